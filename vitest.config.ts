@@ -1,0 +1,43 @@
+import { defineConfig } from "vitest/config";
+
+/**
+ * One vitest run, three projects:
+ * - `unit`: `*.spec.ts` beside the code; timers under fake timers, no network beyond loopback.
+ * - `integ`: `*.integ.spec.ts`; real http/https servers on 127.0.0.1, port 0, real timers.
+ * - `aws`: real AWS SDK v3 clients against moto's server (started by globalSetup; see scripts/setup-moto.sh).
+ */
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: "unit",
+          environment: "node",
+          include: ["packages/*/src/**/*.spec.ts", "scripts/**/*.spec.ts"],
+          exclude: ["**/*.integ.spec.ts", "**/node_modules/**", "**/dist/**"],
+        },
+      },
+      {
+        test: {
+          name: "integ",
+          environment: "node",
+          include: ["packages/*/src/**/*.integ.spec.ts", "packages/*/test/**/*.integ.spec.ts"],
+          exclude: ["packages/aws-sdk-integ/**", "**/node_modules/**", "**/dist/**"],
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+        },
+      },
+      {
+        test: {
+          name: "aws",
+          environment: "node",
+          include: ["packages/aws-sdk-integ/test/**/*.spec.ts"],
+          globalSetup: ["packages/aws-sdk-integ/test/moto-global-setup.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
