@@ -1,0 +1,29 @@
+import type { QueryParameterBag } from "@smithy/types";
+
+const hexEncode = (c: string): string => `%${c.charCodeAt(0).toString(16).toUpperCase()}`;
+
+/** RFC 3986 escaping: `encodeURIComponent` plus `!'()*`. @internal */
+export function escapeUri(value: string): string {
+  return encodeURIComponent(value).replace(/[!'()*]/g, hexEncode);
+}
+
+/**
+ * Serialises a Smithy query bag: keys sorted, keys and values RFC 3986-escaped, arrays repeated as `k=v1&k=v2`,
+ * `null` as a bare key, `""` as `k=`.
+ * @internal
+ */
+export function buildQueryString(query: QueryParameterBag): string {
+  const parts: string[] = [];
+  for (const rawKey of Object.keys(query).sort()) {
+    const value = query[rawKey];
+    const key = escapeUri(rawKey);
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) parts.push(`${key}=${escapeUri(value[i])}`);
+    } else if (value || typeof value === "string") {
+      parts.push(`${key}=${escapeUri(value)}`);
+    } else {
+      parts.push(key);
+    }
+  }
+  return parts.join("&");
+}

@@ -1,0 +1,34 @@
+import type { Logger } from "@smithy/types";
+import type { Agent } from "node:http";
+import { PACKAGE_PREFIX, SOCKET_WARNING_LOCKOUT_MS } from "./constants";
+import { timing } from "./timing";
+
+/**
+ * Upstream's point-in-time socket check, same contract: returns `socketWarningTimestamp` unchanged when the agent
+ * has no finite numeric `maxSockets` or within 15 s (wall clock) of the last warning; otherwise warns once for the
+ * first agent key whose sockets in use are `>= maxSockets` while `>= 2 × maxSockets` requests are queued, and
+ * returns `Date.now()`. The message keeps upstream's phrase `socket usage at capacity=<n> and <m> additional
+ * requests are enqueued` so existing log alerts still match.
+ * @internal
+ */
+export function checkSocketUsage(agent: Agent, socketWarningTimestamp: number, logger: Logger | undefined = console): number {
+  const { sockets, requests, maxSockets } = agent;
+  if (typeof maxSockets !== "number" || maxSockets === Infinity) return socketWarningTimestamp;
+  if (timing.wallNow() - SOCKET_WARNING_LOCKOUT_MS < socketWarningTimestamp) return socketWarningTimestamp;
+  if (sockets && requests) {
+    for (const key in sockets) {
+      if (!Object.hasOwn(sockets, key)) continue;
+      const socketsInUse = sockets[key]?.length ?? 0;
+      const requestsEnqueued = requests[key]?.length ?? 0;
+      if (socketsInUse >= maxSockets && requestsEnqueued >= 2 * maxSockets) {
+        logger?.warn?.(
+          `${PACKAGE_PREFIX}:WARN - socket usage at capacity=${socketsInUse} and ${requestsEnqueued} additional requests are enqueued.
+See https://docs.aws.amazon.com/sdk-for-javascript/v3/developer-guide/node-configuring-maxsockets.html
+or increase socketAcquisitionWarningTimeout=(millis) in the NodeHttpHandler config.`
+        );
+        return timing.wallNow();
+      }
+    }
+  }
+  return socketWarningTimestamp;
+}

@@ -1,0 +1,38 @@
+/**
+ * Default `requestTimeout`: `0` means "no request timeout", as upstream.
+ * @public
+ */
+export const DEFAULT_REQUEST_TIMEOUT = 0;
+
+/** Prefix of every error message and log line, so users can tell Sockeye's apart. @internal */
+export const PACKAGE_PREFIX = "@sockeye/node-http-handler";
+
+/**
+ * Socket error codes that upstream relabels `TimeoutError` (kept for parity; upstream marks the list deprecated
+ * in favour of `@smithy/service-error-classification`).
+ * @internal
+ */
+export const NODEJS_TIMEOUT_ERROR_CODES: readonly string[] = ["ECONNRESET", "EPIPE", "ETIMEDOUT"];
+
+/**
+ * Period of the shared scheduler's interval, in ms. Every scheduled deadline fires at most one tick late and never
+ * early (see `deadline-scheduler.ts`).
+ * @internal
+ */
+export const TICK_MS = 100;
+
+/** Upstream's lockout between two "socket usage at capacity" warnings of one handler, in ms. @internal */
+export const SOCKET_WARNING_LOCKOUT_MS = 15_000;
+
+/** Upstream's minimum wait for `100 Continue` before the body is sent anyway, in ms. @internal */
+export const MIN_CONTINUE_WAIT_MS = 6_000;
+
+/** Upstream's default `maxSockets` and `keepAlive` for agents the handler creates. @internal */
+export const DEFAULT_MAX_SOCKETS = 50;
+
+/**
+ * Minimum socket-usage window in `"interval"` mode, in ms (two ticks): a `requestTimeout: 0, connectionTimeout: 0`
+ * config yields upstream's 0 ms window, which must neither spin nor fall back to native timers.
+ * @internal
+ */
+export const MIN_WARNING_WINDOW_MS = 2 * TICK_MS;

@@ -1,0 +1,203 @@
+import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-http";
+import type { HttpHandlerOptions, Logger, Provider } from "@smithy/types";
+import type { Agent, ClientRequest, IncomingMessage } from "node:http";
+import https from "node:https";
+import { buildAbortError } from "./build-abort-error";
+import { buildQueryString } from "./build-query-string";
+import { checkSocketUsage } from "./check-socket-usage";
+import { HandlerRuntime } from "./handler-runtime";
+import { InFlightRequest, type RequestPlan } from "./in-flight-request";
+import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
+import {
+  loadedHttp,
+  type ResolvedHandlerConfig,
+  resolveDefaultSocketTimeout,
+  resolveHandlerConfig,
+  validateOptions,
+} from "./resolve-handler-config";
+import { resolveSocketMonitorMode } from "./socket-monitor-mode";
+
+type RequestFunc = (options: object, cb: (res: IncomingMessage) => void) => ClientRequest;
+
+/**
+ * A drop-in replacement for `NodeHttpHandler` from `@smithy/node-http-handler` (HTTP/1.1): same constructor forms,
+ * `create`, `handle`, `destroy`, `updateHttpClientConfig`, `httpHandlerConfigs`, `metadata`, error shapes and
+ * messages (prefixed `@sockeye/node-http-handler`). Per-request deadlines and the socket-usage check run on one
+ * lazy, self-stopping, unref'd interval per handler instead of native timers per request.
+ * @public
+ */
+export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
+  /** Identifies the protocol to the SDK. */
+  public readonly metadata = { handlerProtocol: "http/1.1" };
+  private config?: ResolvedHandlerConfig;
+  private configProvider: Promise<ResolvedHandlerConfig>;
+  private lastConfig?: ResolvedHandlerConfig;
+  private externalAgent = false;
+  private readonly runtime = new HandlerRuntime();
+
+  /**
+   * Returns `instanceOrOptions` unchanged when it already has a `handle` function (any handler class), otherwise a
+   * new `NodeHttpHandler` built from it.
+   */
+  public static create(
+    instanceOrOptions?: HttpHandler<any> | NodeHttpHandlerOptions | Provider<NodeHttpHandlerOptions | void>
+  ): HttpHandler<any> | NodeHttpHandler {
+    if (typeof (instanceOrOptions as HttpHandler<any>)?.handle === "function") {
+      return instanceOrOptions as HttpHandler<any>;
+    }
+    return new NodeHttpHandler(instanceOrOptions as NodeHttpHandlerOptions | Provider<NodeHttpHandlerOptions | void>);
+  }
+
+  /**
+   * Upstream's static socket check, same signature and contract: warns (at most once per 15 s, per timestamp) when
+   * some agent key has `>= maxSockets` sockets in use and `>= 2 × maxSockets` queued requests; returns the new
+   * warning timestamp (wall-clock ms), or the one given.
+   * @internal
+   */
+  public static checkSocketUsage(agent: Agent, socketWarningTimestamp: number, logger: Logger = console): number {
+    return checkSocketUsage(agent, socketWarningTimestamp, logger);
+  }
+
+  /**
+   * @param options - an options object (validated now: a bad value throws a `TypeError` naming the option), a
+   *   provider function (called now; its rejection or a bad value rejects every `handle()`), or nothing.
+   */
+  constructor(options?: NodeHttpHandlerOptions | Provider<NodeHttpHandlerOptions | void>) {
+    if (typeof options === "function") {
+      this.configProvider = options().then((resolved) => this.resolveConfig(resolved));
+      // The rejection is surfaced by handle(); do not let an unused handler raise an unhandled rejection.
+      this.configProvider.catch(() => {});
+    } else {
+      const resolved = this.resolveConfig(options);
+      this.configProvider = Promise.resolve(resolved);
+    }
+  }
+
+  /**
+   * Destroys both agents (caller-owned ones too, as upstream) and clears the handler's shared interval.
+   */
+  public destroy(): void {
+    this.runtime.stop();
+    const config = this.config ?? this.lastConfig;
+    config?.httpAgent?.destroy();
+    config?.httpsAgent?.destroy();
+  }
+
+  /**
+   * Sends `request` and resolves with the response once its headers arrived; the body is the `IncomingMessage`.
+   */
+  public async handle(request: HttpRequest, { abortSignal, requestTimeout }: HttpHandlerOptions = {}): Promise<{ response: HttpResponse }> {
+    if (!this.config) {
+      this.config = await this.configProvider;
+      this.lastConfig = this.config;
+      this.applyRuntimeSettings(this.config);
+    }
+    const config = this.config;
+    const isSSL = request.protocol === "https:";
+    if (!isSSL && !config.httpAgent) {
+      config.httpAgent = await config.httpAgentProvider();
+    }
+    if (abortSignal?.aborted) {
+      throw buildAbortError(abortSignal);
+    }
+
+    const headers = request.headers;
+    const expectContinue = headers ? (headers.Expect ?? headers.expect) === "100-continue" : false;
+    let agent: Agent = isSSL ? config.httpsAgent : (config.httpAgent as Agent);
+    const externalAgent = this.externalAgent;
+    let oneOffAgent = false;
+    if (expectContinue && !externalAgent) {
+      // PR smithy-typescript#1754: wait for 100-continue on a private agent so pooled sockets are not held.
+      agent = new (isSSL ? https.Agent : loadedHttp().Agent)({ keepAlive: false, maxSockets: Infinity });
+      oneOffAgent = true;
+    }
+
+    const effectiveRequestTimeout = requestTimeout ?? config.requestTimeout;
+    const serviceDefault = config.socketTimeout === undefined ? resolveDefaultSocketTimeout(config) : undefined;
+    const socketTimeout = serviceDefault ?? config.socketTimeout;
+    const plan: RequestPlan = {
+      agent,
+      isSSL,
+      oneOffAgent,
+      expectContinue,
+      connectionTimeout: config.connectionTimeout,
+      requestTimeout: effectiveRequestTimeout,
+      throwOnRequestTimeout: config.throwOnRequestTimeout === true,
+      socketTimeout: socketTimeout !== undefined && Number.isFinite(socketTimeout) && socketTimeout > 0 ? socketTimeout : undefined,
+      socketTimeoutIsServiceDefault: serviceDefault !== undefined,
+      socketAcquisitionTimeout: config.socketAcquisitionTimeout,
+      logger: config.logger,
+      externalAgent,
+    };
+
+    let path = request.path;
+    const queryString = request.query ? buildQueryString(request.query) : "";
+    if (queryString) path += `?${queryString}`;
+    if (request.fragment) path += `#${request.fragment}`;
+    let auth: string | undefined;
+    if (request.username != null || request.password != null) {
+      auth = `${request.username ?? ""}:${request.password ?? ""}`;
+    }
+    let hostname = request.hostname ?? "";
+    if (hostname[0] === "[" && hostname.endsWith("]")) hostname = hostname.slice(1, -1);
+    else hostname = request.hostname;
+    const nodeOptions = { headers: request.headers, host: hostname, method: request.method, path, port: request.port, agent, auth };
+    // Looked up at call time so interception (nock, APM) installed after construction is honoured.
+    const requestFunc: RequestFunc = isSSL ? https.request : loadedHttp().request;
+
+    const state = new InFlightRequest(this.runtime, request, plan, abortSignal);
+    return new Promise((resolve, reject) => state.start(resolve, reject, requestFunc, nodeOptions));
+  }
+
+  /**
+   * Updates one config key; the next `handle()` re-resolves the config (upstream semantics). Keys:
+   * `Symbol.for("logger")` sets the logger unless the handler has its own; `Symbol.for("@smithy/defaultSocketTimeout")`
+   * sets the service default idle timeout unless the handler has a valid one; `"socketMonitor"` switches the
+   * monitor mode at runtime (validated now); any other key is set as is.
+   */
+  public updateHttpClientConfig(key: keyof NodeHttpHandlerOptions | symbol, value: unknown): void {
+    if (key === "socketMonitor") resolveSocketMonitorMode(value);
+    if (typeof key === "string" && key !== "httpAgent" && key !== "httpsAgent" && key !== "logger") {
+      validateOptions({ [key]: value } as Partial<NodeHttpHandlerOptions>);
+    }
+    this.config = undefined;
+    this.configProvider = this.configProvider.then((config) => {
+      let name: string | symbol = key;
+      let next = value;
+      if (key === Symbol.for("logger")) {
+        name = "logger";
+        next = config.logger ?? value;
+      } else if (key === Symbol.for("@smithy/defaultSocketTimeout")) {
+        name = "defaultSocketTimeout";
+        next = resolveDefaultSocketTimeout(config) ?? value;
+      }
+      return { ...config, [name]: next } as ResolvedHandlerConfig;
+    });
+    this.configProvider.catch(() => {});
+  }
+
+  /**
+   * The resolved config (agents included), or `{}` before the first `handle()` and after an update until the next
+   * `handle()`, as upstream.
+   */
+  public httpHandlerConfigs(): NodeHttpHandlerOptions {
+    return (this.config ?? {}) as NodeHttpHandlerOptions;
+  }
+
+  private resolveConfig(options: NodeHttpHandlerOptions | void | undefined): ResolvedHandlerConfig {
+    return resolveHandlerConfig(options, () => {
+      this.externalAgent = true;
+    });
+  }
+
+  private applyRuntimeSettings(config: ResolvedHandlerConfig): void {
+    const window =
+      config.socketAcquisitionWarningTimeout ?? (config.requestTimeout ?? 2000) + (config.connectionTimeout ?? 1000);
+    this.runtime.settings = {
+      mode: config.socketMonitor,
+      warningWindowMs: window,
+      logger: config.logger,
+      agents: () => [config.httpAgent, config.httpsAgent],
+    };
+  }
+}

@@ -1,0 +1,133 @@
+import type { Logger, Provider } from "@smithy/types";
+import type { Agent as HttpAgent } from "node:http";
+import https from "node:https";
+import { DEFAULT_MAX_SOCKETS, PACKAGE_PREFIX } from "./constants";
+import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
+import { resolveSocketMonitorMode, type SocketMonitorMode } from "./socket-monitor-mode";
+
+/**
+ * The handler's resolved configuration, as `httpHandlerConfigs()` returns it (upstream returns its resolved config
+ * too, agents and `httpAgentProvider` included).
+ * @internal
+ */
+export interface ResolvedHandlerConfig {
+  connectionTimeout?: number;
+  requestTimeout?: number;
+  socketTimeout?: number;
+  defaultSocketTimeout?: number;
+  socketAcquisitionWarningTimeout?: number;
+  socketAcquisitionTimeout?: number;
+  throwOnRequestTimeout?: boolean;
+  logger?: Logger;
+  socketMonitor: SocketMonitorMode;
+  httpAgentProvider: Provider<HttpAgent>;
+  httpAgent?: HttpAgent;
+  httpsAgent: https.Agent;
+  [key: string]: unknown;
+}
+
+const MS_OPTIONS = [
+  "connectionTimeout",
+  "requestTimeout",
+  "socketTimeout",
+  "socketAcquisitionWarningTimeout",
+  "socketAcquisitionTimeout",
+] as const;
+
+/**
+ * Rejects values no timeout can mean: each millisecond option must be `undefined` or a non-negative number (NaN
+ * and strings are errors; `Infinity` means "never"). The error names the option and the value.
+ * @internal
+ */
+export function validateOptions(options: Partial<NodeHttpHandlerOptions>): void {
+  for (const name of MS_OPTIONS) {
+    const value = options[name];
+    if (value === undefined) continue;
+    if (typeof value !== "number" || !(value >= 0)) {
+      throw new TypeError(
+        `${PACKAGE_PREFIX} - invalid option ${name}: ${typeof value === "string" ? JSON.stringify(value) : String(value)}; expected a number of milliseconds >= 0 (0 or undefined disables it).`
+      );
+    }
+  }
+  for (const name of ["httpAgent", "httpsAgent"] as const) {
+    const value = options[name];
+    if (value !== undefined && (value === null || typeof value !== "object")) {
+      throw new TypeError(`${PACKAGE_PREFIX} - invalid option ${name}: ${String(value)}; expected an Agent instance or Agent options object.`);
+    }
+  }
+}
+
+/** `defaultSocketTimeout` counts only as a finite number > 0 (upstream's rule). @internal */
+export function resolveDefaultSocketTimeout(config: { defaultSocketTimeout?: unknown } | undefined): number | undefined {
+  const value = config?.defaultSocketTimeout;
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
+}
+
+/** An object counts as an Agent instance if it is one or has a `destroy` function (proxy agents). @internal */
+export function isAgentInstance(value: unknown, ctor: Function): boolean {
+  return value instanceof ctor || typeof (value as { destroy?: unknown })?.destroy === "function";
+}
+
+/**
+ * Resolves options into the handler config: validates, picks the monitor mode, builds the https agent now and
+ * prepares the lazily created http agent (node:http is loaded only when the first http: request needs it).
+ * `onExternalAgent` is called when the caller supplied an agent instance.
+ * @internal
+ */
+export function resolveHandlerConfig(
+  options: NodeHttpHandlerOptions | void | undefined,
+  onExternalAgent: () => void
+): ResolvedHandlerConfig {
+  const opts = (options || {}) as NodeHttpHandlerOptions & { defaultSocketTimeout?: unknown };
+  validateOptions(opts);
+  const { httpAgent, httpsAgent } = opts;
+  let httpAgentPromise: Promise<HttpAgent> | undefined;
+  let httpsAgentInstance: https.Agent;
+  if (isAgentInstance(httpsAgent, https.Agent)) {
+    onExternalAgent();
+    httpsAgentInstance = httpsAgent as https.Agent;
+  } else {
+    httpsAgentInstance = new https.Agent({ keepAlive: true, maxSockets: DEFAULT_MAX_SOCKETS, ...(httpsAgent as object) });
+  }
+  return {
+    connectionTimeout: opts.connectionTimeout,
+    requestTimeout: opts.requestTimeout,
+    socketTimeout: opts.socketTimeout,
+    defaultSocketTimeout: resolveDefaultSocketTimeout(opts),
+    socketAcquisitionWarningTimeout: opts.socketAcquisitionWarningTimeout,
+    socketAcquisitionTimeout: opts.socketAcquisitionTimeout,
+    throwOnRequestTimeout: opts.throwOnRequestTimeout,
+    logger: opts.logger,
+    socketMonitor: resolveSocketMonitorMode(opts.socketMonitor),
+    httpAgentProvider: () =>
+      (httpAgentPromise ??= (async () => {
+        const http = await loadHttp();
+        if (isAgentInstance(httpAgent, http.Agent)) {
+          onExternalAgent();
+          return httpAgent as HttpAgent;
+        }
+        return new http.Agent({ keepAlive: true, maxSockets: DEFAULT_MAX_SOCKETS, ...(httpAgent as object) });
+      })()),
+    httpsAgent: httpsAgentInstance,
+  };
+}
+
+let httpModule: typeof import("node:http") | undefined;
+
+/**
+ * Loads node:http on first use (aws-sdk-js-v3#6914: most clients only speak https). The module's default export
+ * object is kept, so `http.request` patches (nock, APM) installed at any time are seen at call time.
+ * @internal
+ */
+export async function loadHttp(): Promise<typeof import("node:http")> {
+  if (httpModule === undefined) {
+    const mod = await import("node:http");
+    httpModule = ((mod as { default?: typeof import("node:http") }).default ?? mod) as typeof import("node:http");
+  }
+  return httpModule;
+}
+
+/** The loaded node:http module (only after `loadHttp()` resolved). @internal */
+export function loadedHttp(): typeof import("node:http") {
+  return httpModule as typeof import("node:http");
+}

@@ -1,0 +1,36 @@
+/**
+ * How the handler watches socket-pool saturation:
+ * - `"interval"` (default): the handler's shared lazy interval samples the pool; no timer per request.
+ * - `"per-request"`: upstream's behaviour exactly: one native warning timer per request, upstream's criteria,
+ *   15 s lockout and delay.
+ * - `"off"`: no saturation monitoring and no monitoring timer at all.
+ * @public
+ */
+export type SocketMonitorMode = "interval" | "per-request" | "off";
+
+/** Allowed values of `socketMonitor` / `SOCKEYE_SOCKET_MONITOR`. @internal */
+export const SOCKET_MONITOR_MODES: readonly SocketMonitorMode[] = ["interval", "per-request", "off"];
+
+/** Environment variable consulted when the `socketMonitor` option is absent. @public */
+export const SOCKET_MONITOR_ENV = "SOCKEYE_SOCKET_MONITOR";
+
+/**
+ * Resolves the mode: the option wins, then the environment variable, then `"interval"`. An invalid value throws a
+ * `TypeError` naming where it came from, the value, and the allowed values.
+ * @internal
+ */
+export function resolveSocketMonitorMode(option: unknown, env: NodeJS.ProcessEnv = process.env): SocketMonitorMode {
+  if (option !== undefined) return validate(option, "option socketMonitor");
+  const fromEnv = env[SOCKET_MONITOR_ENV];
+  if (fromEnv !== undefined && fromEnv !== "") return validate(fromEnv, `environment variable ${SOCKET_MONITOR_ENV}`);
+  return "interval";
+}
+
+function validate(value: unknown, source: string): SocketMonitorMode {
+  if (typeof value === "string" && (SOCKET_MONITOR_MODES as readonly string[]).includes(value)) {
+    return value as SocketMonitorMode;
+  }
+  throw new TypeError(
+    `@sockeye/node-http-handler - invalid ${source}: ${JSON.stringify(value) ?? String(value)}; expected one of ${SOCKET_MONITOR_MODES.map((m) => `"${m}"`).join(", ")}.`
+  );
+}
