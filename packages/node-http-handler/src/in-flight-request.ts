@@ -190,6 +190,7 @@ export class InFlightRequest implements DeadlineOwner {
           { name: "TimeoutError", code: "ETIMEDOUT" }
         );
         this.runtime.noteOutcome(this, "timed_out");
+        leaveAgentQueue(this.plan.agent, req);
         req.destroy(error);
         this.settle(error, true);
         return;
@@ -251,6 +252,23 @@ export class InFlightRequest implements DeadlineOwner {
   socketReady(socket: Socket): void {
     if (this.connection) this.runtime.scheduler.cancel(this.connection);
     if (this.plan.socketTimeout && !this.idleWatched && !this.req?.destroyed) this.runtime.watchIdle(this, socket);
+  }
+}
+
+/**
+ * Node keeps a destroyed queued request in `agent.requests` until a socket frees up; remove it now so the queue
+ * (and every gauge built on it) reflects only live requests. O(queue length), on the timeout path only.
+ */
+function leaveAgentQueue(agent: Agent, req: ClientRequest): void {
+  const requests = agent.requests;
+  for (const key in requests) {
+    const queue = requests[key];
+    const index = queue ? queue.indexOf(req as any) : -1;
+    if (index !== -1) {
+      queue!.splice(index, 1);
+      if (queue!.length === 0) delete requests[key];
+      return;
+    }
   }
 }
 

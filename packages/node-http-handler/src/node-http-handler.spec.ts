@@ -1,0 +1,334 @@
+/**
+ * Timer behaviour of the handler under vitest fake timers, against a real loopback server (I/O stays real; only
+ * timers and clocks are faked). Waits are event-driven (server saw N requests), never sleeps.
+ */
+import { HttpRequest } from "@smithy/protocol-http";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test as it, vi } from "vitest";
+import { TICK_MS } from "./constants";
+import { NodeHttpHandler } from "./node-http-handler";
+import { SOCKET_MONITOR_ENV } from "./socket-monitor-mode";
+import { timing } from "./timing";
+
+const TO_FAKE = ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "setImmediate", "clearImmediate", "Date", "performance"] as const;
+
+let server: http.Server;
+let port: number;
+/** Requests the server holds without answering. */
+const held: http.ServerResponse[] = [];
+let seen = 0;
+let waiters: { n: number; resolve: () => void }[] = [];
+
+function serverSaw(n: number): Promise<void> {
+  if (seen >= n) return Promise.resolve();
+  return new Promise((resolve) => waiters.push({ n, resolve }));
+}
+
+function releaseAll(): void {
+  for (const res of held.splice(0)) res.end("ok");
+}
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    seen++;
+    waiters = waiters.filter((w) => (seen >= w.n ? (w.resolve(), false) : true));
+    req.resume();
+    if (req.url?.startsWith("/hold")) held.push(res);
+    else res.end("ok");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  port = (server.address() as AddressInfo).port;
+});
+
+afterAll(async () => {
+  releaseAll();
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+function get(path = "/"): HttpRequest {
+  return new HttpRequest({ protocol: "http:", hostname: "127.0.0.1", port, method: "GET", path, headers: {} });
+}
+
+/** Consumes the body as soon as headers arrive (an unread body would pin its keep-alive socket). */
+async function consume(p: Promise<{ response: { body: any } }>): Promise<void> {
+  const { response } = await p;
+  response.body.resume();
+  await new Promise((resolve) => response.body.once("end", resolve));
+}
+
+/** Starts n requests whose bodies are consumed on arrival; failures become values (never unhandled). */
+function startMany(h: NodeHttpHandler, n: number, path: string): Promise<unknown>[] {
+  return Array.from({ length: n }, () => consume(h.handle(get(path))).catch((e) => e));
+}
+
+/** Answers held requests as they arrive until the server has seen `total` requests. */
+async function drain(total: number): Promise<void> {
+  releaseAll();
+  while (seen < total) {
+    await serverSaw(seen + 1);
+    releaseAll();
+  }
+}
+
+function runtimeOf(handler: NodeHttpHandler) {
+  return (handler as any).runtime as { scheduler: { ticking: boolean; size: number }; inFlightCount: number };
+}
+
+describe("NodeHttpHandler timers (fake timers)", () => {
+  let handler: NodeHttpHandler | undefined;
+  const savedEnv = process.env[SOCKET_MONITOR_ENV];
+
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: [...TO_FAKE] });
+    seen = 0;
+    delete process.env[SOCKET_MONITOR_ENV];
+  });
+  afterEach(() => {
+    releaseAll();
+    handler?.destroy();
+    handler = undefined;
+    vi.useRealTimers();
+    vi.restoreAllMocks();
+    if (savedEnv === undefined) delete process.env[SOCKET_MONITOR_ENV];
+    else process.env[SOCKET_MONITOR_ENV] = savedEnv;
+  });
+
+  it("creates no timer before the first handle(), then one shared interval across many concurrent requests", async () => {
+    const setInterval = vi.spyOn(timing, "setInterval");
+    const setTimeout = vi.spyOn(timing, "setTimeout");
+    handler = new NodeHttpHandler({ httpAgent: { maxSockets: 10 } });
+    expect(setInterval).not.toHaveBeenCalled();
+    const pending = startMany(handler, 50, "/hold");
+    await serverSaw(10);
+    expect(setInterval).toHaveBeenCalledTimes(1);
+    expect(setTimeout).not.toHaveBeenCalled();
+    expect(runtimeOf(handler).scheduler.ticking).toBe(true);
+    await drain(50);
+    expect((await Promise.all(pending)).filter(Boolean)).toEqual([]);
+    expect(setInterval).toHaveBeenCalledTimes(1);
+  });
+
+  it("stops the interval at the first tick after the last request settled", async () => {
+    const clearInterval = vi.spyOn(timing, "clearInterval");
+    handler = new NodeHttpHandler();
+    await consume(handler.handle(get()));
+    expect(runtimeOf(handler).scheduler.ticking).toBe(true);
+    vi.advanceTimersByTime(TICK_MS);
+    expect(runtimeOf(handler).scheduler.ticking).toBe(false);
+    expect(clearInterval).toHaveBeenCalledTimes(1);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("the interval is unref'd", async () => {
+    handler = new NodeHttpHandler();
+    const p = handler.handle(get("/hold"));
+    await serverSaw(1);
+    const ticker = (runtimeOf(handler).scheduler as any).ticker as NodeJS.Timeout;
+    expect(ticker.hasRef()).toBe(false);
+    releaseAll();
+    await consume(p);
+  });
+
+  it("creates no timer at all when the agent has maxSockets: Infinity and no timeouts are set", async () => {
+    const setInterval = vi.spyOn(timing, "setInterval");
+    const setTimeout = vi.spyOn(timing, "setTimeout");
+    handler = new NodeHttpHandler({ httpAgent: { maxSockets: Infinity } });
+    await Promise.all([consume(handler.handle(get())), consume(handler.handle(get()))]);
+    expect(setInterval).not.toHaveBeenCalled();
+    expect(setTimeout).not.toHaveBeenCalled();
+  });
+
+  it("re-evaluates when a lazily created finite agent appears", async () => {
+    const setInterval = vi.spyOn(timing, "setInterval");
+    handler = new NodeHttpHandler({ httpAgent: { maxSockets: Infinity } });
+    await consume(handler.handle(get()));
+    expect(setInterval).not.toHaveBeenCalled();
+    handler.updateHttpClientConfig("httpAgent", new http.Agent({ keepAlive: true, maxSockets: 5 }));
+    await consume(handler.handle(get()));
+    expect(setInterval).toHaveBeenCalledTimes(1);
+  });
+
+  it("destroy() clears the interval", async () => {
+    const clearInterval = vi.spyOn(timing, "clearInterval");
+    handler = new NodeHttpHandler({ requestTimeout: 60_000 });
+    const p = handler.handle(get("/hold"));
+    await serverSaw(1);
+    expect(runtimeOf(handler).scheduler.ticking).toBe(true);
+    handler.destroy();
+    expect(clearInterval).toHaveBeenCalled();
+    expect(runtimeOf(handler).scheduler.ticking).toBe(false);
+    await expect(p).rejects.toThrow();
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("honours a minimum window when requestTimeout and connectionTimeout are 0 (no spin, no native timer)", async () => {
+    const setInterval = vi.spyOn(timing, "setInterval");
+    const setTimeout = vi.spyOn(timing, "setTimeout");
+    const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+    handler = new NodeHttpHandler({ requestTimeout: 0, connectionTimeout: 0, httpAgent: { maxSockets: 1 }, logger });
+    const pending = startMany(handler, 3, "/hold");
+    await serverSaw(1);
+    expect(setInterval).toHaveBeenCalledWith(expect.any(Function), TICK_MS);
+    expect(setTimeout).not.toHaveBeenCalled();
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(TICK_MS * 10);
+    // The windows expired (checked once each); nothing else is armed, so the interval stopped instead of spinning.
+    expect(vi.getTimerCount()).toBe(0);
+    expect(setInterval).toHaveBeenCalledTimes(1);
+    await drain(3);
+    expect((await Promise.all(pending)).filter(Boolean)).toEqual([]);
+  });
+
+  it("interval mode warns with upstream's phrase only after a request waited the whole window", async () => {
+    const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+    handler = new NodeHttpHandler({ httpAgent: { maxSockets: 1 }, logger });
+    const pending = startMany(handler, 5, "/hold");
+    await serverSaw(1);
+    vi.advanceTimersByTime(2999);
+    expect(logger.warn).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(TICK_MS + 1);
+    expect(logger.warn).toHaveBeenCalledTimes(1);
+    expect(logger.warn.mock.calls[0][0]).toContain("socket usage at capacity=1 and 4 additional requests are enqueued");
+    expect(logger.warn.mock.calls[0][0]).toMatch(/^@sockeye\/node-http-handler:WARN - /);
+    // 15 s lockout: the other 4 windows expiring do not warn again.
+    vi.advanceTimersByTime(5000);
+    expect(logger.warn).toHaveBeenCalledTimes(1);
+    await drain(5);
+    expect((await Promise.all(pending)).filter(Boolean)).toEqual([]);
+  });
+
+  it('"per-request" mode arms upstream\'s warning timer per request with upstream\'s delay', async () => {
+    const setTimeout = vi.spyOn(timing, "setTimeout");
+    const setInterval = vi.spyOn(timing, "setInterval");
+    handler = new NodeHttpHandler({ socketMonitor: "per-request", connectionTimeout: 3100, httpAgent: { maxSockets: 5 } });
+    const pending = startMany(handler, 3, "/");
+    expect((await Promise.all(pending)).filter(Boolean)).toEqual([]);
+    const warningTimers = setTimeout.mock.calls.filter((c) => c[1] === 2000 + 3100);
+    expect(warningTimers).toHaveLength(3);
+    // connectionTimeout still runs on the shared interval, not as a native timer.
+    expect(setInterval).toHaveBeenCalledTimes(1);
+  });
+
+  it('"per-request" mode warns like upstream', async () => {
+    const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+    handler = new NodeHttpHandler({ socketMonitor: "per-request", httpAgent: { maxSockets: 1 }, logger });
+    const pending = startMany(handler, 5, "/hold");
+    await serverSaw(1);
+    vi.advanceTimersByTime(3000);
+    expect(logger.warn).toHaveBeenCalledTimes(1);
+    expect(logger.warn.mock.calls[0][0]).toContain("socket usage at capacity=1 and 4 additional requests are enqueued");
+    await drain(5);
+    expect((await Promise.all(pending)).filter(Boolean)).toEqual([]);
+  });
+
+  it('"off" mode creates no monitoring timer at all', async () => {
+    const setTimeout = vi.spyOn(timing, "setTimeout");
+    const setInterval = vi.spyOn(timing, "setInterval");
+    const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+    handler = new NodeHttpHandler({ socketMonitor: "off", httpAgent: { maxSockets: 1 }, logger });
+    const pending = startMany(handler, 5, "/hold");
+    await serverSaw(1);
+    vi.advanceTimersByTime(20_000);
+    expect(setTimeout).not.toHaveBeenCalled();
+    expect(setInterval).not.toHaveBeenCalled();
+    expect(logger.warn).not.toHaveBeenCalled();
+    await drain(5);
+    expect((await Promise.all(pending)).filter(Boolean)).toEqual([]);
+  });
+
+  it("uses SOCKEYE_SOCKET_MONITOR when the option is absent; the option wins over it", async () => {
+    process.env[SOCKET_MONITOR_ENV] = "off";
+    const setInterval = vi.spyOn(timing, "setInterval");
+    handler = new NodeHttpHandler();
+    await consume(handler.handle(get()));
+    expect(setInterval).not.toHaveBeenCalled();
+    handler.destroy();
+    handler = new NodeHttpHandler({ socketMonitor: "interval" });
+    await consume(handler.handle(get()));
+    expect(setInterval).toHaveBeenCalledTimes(1);
+  });
+
+  it("rejects an invalid mode, naming the option or the variable and the allowed values", () => {
+    expect(() => new NodeHttpHandler({ socketMonitor: "sometimes" as any })).toThrow(
+      /invalid option socketMonitor: "sometimes"; expected one of "interval", "per-request", "off"/
+    );
+    process.env[SOCKET_MONITOR_ENV] = "loud";
+    expect(() => new NodeHttpHandler()).toThrow(/invalid environment variable SOCKEYE_SOCKET_MONITOR: "loud"/);
+  });
+
+  it("a provider with a bad mode rejects handle() with the same clear error", async () => {
+    handler = new NodeHttpHandler(async () => ({ socketMonitor: "x" as any }));
+    await expect(handler.handle(get())).rejects.toThrow(/invalid option socketMonitor: "x"/);
+  });
+
+  it("updateHttpClientConfig('socketMonitor') switches mode at runtime without leaking a timer", async () => {
+    const setTimeout = vi.spyOn(timing, "setTimeout");
+    handler = new NodeHttpHandler({ httpAgent: { maxSockets: 5 } });
+    await consume(handler.handle(get()));
+    expect(runtimeOf(handler).scheduler.ticking).toBe(true);
+    handler.updateHttpClientConfig("socketMonitor", "per-request");
+    await consume(handler.handle(get()));
+    expect(setTimeout).toHaveBeenCalledTimes(1);
+    handler.updateHttpClientConfig("socketMonitor", "off");
+    await consume(handler.handle(get()));
+    expect(setTimeout).toHaveBeenCalledTimes(1);
+    vi.advanceTimersByTime(TICK_MS);
+    expect(runtimeOf(handler).scheduler.ticking).toBe(false);
+    expect(vi.getTimerCount()).toBe(0);
+    expect(() => handler!.updateHttpClientConfig("socketMonitor", "fast")).toThrow(/invalid option socketMonitor: "fast"/);
+  });
+
+  it("re-initialises from the new config after updateHttpClientConfig", async () => {
+    const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+    handler = new NodeHttpHandler({ httpAgent: { maxSockets: 1 }, logger });
+    await consume(handler.handle(get()));
+    handler.updateHttpClientConfig("socketAcquisitionWarningTimeout", 500);
+    expect(handler.httpHandlerConfigs()).toEqual({});
+    const pending = startMany(handler, 3, "/hold");
+    await serverSaw(2);
+    vi.advanceTimersByTime(500 + TICK_MS + 1);
+    expect(logger.warn).toHaveBeenCalledTimes(1);
+    expect(logger.warn.mock.calls[0][0]).toContain("capacity=1 and 2 additional requests");
+    await drain(4);
+    expect((await Promise.all(pending)).filter(Boolean)).toEqual([]);
+  });
+
+  it("requestTimeout fires on the shared interval, never early and at most one tick late", async () => {
+    handler = new NodeHttpHandler({ requestTimeout: 1000, throwOnRequestTimeout: true });
+    const p = handler.handle(get("/hold"));
+    const outcome = p.then(
+      () => "resolved",
+      (e: Error) => e
+    );
+    await serverSaw(1);
+    vi.advanceTimersByTime(999);
+    await Promise.resolve();
+    expect(runtimeOf(handler).inFlightCount).toBe(1);
+    vi.advanceTimersByTime(TICK_MS + 1);
+    const error = (await outcome) as Error & { code?: string };
+    expect(error.name).toBe("TimeoutError");
+    expect(error.code).toBe("ETIMEDOUT");
+    expect(error.message).toBe("@sockeye/node-http-handler - [ERROR] a request has exceeded the configured 1000 ms requestTimeout.");
+  });
+
+  it("socketAcquisitionTimeout fails a queued request with a message naming maxSockets and the queue", async () => {
+    handler = new NodeHttpHandler({ socketAcquisitionTimeout: 500, httpAgent: { maxSockets: 1 } });
+    const first = handler.handle(get("/hold"));
+    await serverSaw(1);
+    const second = handler.handle(get("/hold")).catch((e) => e);
+    await Promise.resolve();
+    vi.advanceTimersByTime(500 + TICK_MS + 1);
+    const error = await second;
+    expect(error.name).toBe("TimeoutError");
+    expect(error.code).toBe("ETIMEDOUT");
+    expect(error.message).toMatch(/waited \d+ ms for a free socket \(maxSockets=1, 1 requests queued\)/);
+    const agent = (handler.httpHandlerConfigs() as any).httpAgent as http.Agent;
+    // It left the agent queue.
+    const queued = Object.values(agent.requests).reduce((n, q) => n + (q?.length ?? 0), 0);
+    expect(queued).toBe(0);
+    releaseAll();
+    await consume(first);
+  });
+});
