@@ -3,6 +3,12 @@
  * idle-watch list for `socketTimeout`, the in-flight count, and the socket-usage monitor of the selected
  * `socketMonitor` mode.
  *
+ * Saturation ("interval" mode): each request is handed to the `PoolMonitor` of `@sockeye/pool-monitor` (its
+ * listeners are shared functions; no timer), and the shared tick calls `monitor.sample()` once per
+ * `sampleIntervalMs`. The detector warns on sustained queue growth or stalls, never on a draining batch. With
+ * `telemetry: false` there is no monitor, and the interval applies upstream's criteria to requests that have waited
+ * the whole `socketAcquisitionWarningTimeout` window instead.
+ *
  * Idle watch: `socketTimeout` is an inactivity timeout that stays armed through the response body. Instead of a
  * `socket.setTimeout()` per request (a native Timeout plus a bound function each time on Node 20), watched requests
  * sit on an intrusive list and every tick compares the socket's `bytesRead + bytesWritten` with the last value
@@ -11,6 +17,7 @@
  * `socketTimeout + 2 × TICK_MS` after the last byte moved, never early.
  */
 import type { Logger } from "@smithy/types";
+import type { PoolMonitor } from "@sockeye/pool-monitor";
 import type { Agent, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import { checkSocketUsage } from "./check-socket-usage";
@@ -28,6 +35,8 @@ export interface RuntimeSettings {
   logger: Logger | undefined;
   /** The agents the interval check samples (the http agent may not exist yet). */
   agents: () => (Agent | undefined)[];
+  /** Milliseconds between two `monitor.sample()` calls. */
+  sampleIntervalMs: number;
 }
 
 function onPerRequestWarning(state: InFlightRequest): void {
@@ -41,6 +50,9 @@ export class HandlerRuntime {
   settings: RuntimeSettings | undefined = undefined;
   /** Upstream's per-handler warning timestamp (wall clock ms), shared by both agents. */
   socketWarningTimestamp = 0;
+  /** Per-origin telemetry and saturation detection; `undefined` with `telemetry: false`. */
+  monitor: PoolMonitor | undefined = undefined;
+  private lastSampleAt = Number.NEGATIVE_INFINITY;
   private inFlight = 0;
   private idleHead: InFlightRequest | undefined = undefined;
   private idleExpired: InFlightRequest[] = [];
@@ -55,8 +67,12 @@ export class HandlerRuntime {
     return this.inFlight;
   }
 
-  requestStarted(_state: InFlightRequest): void {
+  requestStarted(state: InFlightRequest): void {
     this.inFlight++;
+    const monitor = this.monitor;
+    if (monitor !== undefined && !state.plan.oneOffAgent) {
+      monitor.trackRequest(state.req!, state.plan.agent, state.plan.origin, state.startedAt);
+    }
   }
 
   requestSettled(state: InFlightRequest): void {
@@ -74,7 +90,9 @@ export class HandlerRuntime {
     if (state.idleWatched) this.unwatchIdle(state);
   }
 
-  noteOutcome(_state: InFlightRequest, _outcome: "aborted" | "timed_out"): void {}
+  noteOutcome(state: InFlightRequest, outcome: "aborted" | "timed_out"): void {
+    if (this.monitor !== undefined && state.req !== undefined) this.monitor.noteOutcome(state.req, outcome);
+  }
 
   /**
    * Arms the socket-usage window of a new request according to the mode. Nothing is armed for agents without a
@@ -90,7 +108,12 @@ export class HandlerRuntime {
       state.warningTimer = timing.setTimeout(onPerRequestWarning, settings.warningWindowMs, state);
       return;
     }
-    // Interval mode: on the shared scheduler. The window is at least MIN_WARNING_WINDOW_MS, so a 0 ms config
+    if (this.monitor !== undefined) {
+      // Interval mode with telemetry: the detector samples the pool on the shared tick; nothing per request.
+      this.scheduler.ensureTicking();
+      return;
+    }
+    // Interval mode without telemetry: upstream's criteria on the shared scheduler. The window is at least MIN_WARNING_WINDOW_MS, so a 0 ms config
     // (requestTimeout: 0, connectionTimeout: 0) neither spins nor falls back to native short timers.
     state.warning ??= new Deadline(state, DeadlineKind.Warning);
     this.scheduler.arm(state.warning, now, Math.max(MIN_WARNING_WINDOW_MS, settings.warningWindowMs));
@@ -135,6 +158,7 @@ export class HandlerRuntime {
   /** Stops the interval and forgets every watch (handler `destroy()`). */
   stop(): void {
     this.scheduler.stop();
+    this.lastSampleAt = Number.NEGATIVE_INFINITY;
     while (this.idleHead) this.unwatchIdle(this.idleHead);
   }
 
@@ -155,7 +179,16 @@ export class HandlerRuntime {
       }
       state = next;
     }
-    return this.idleHead !== undefined;
+    let busy = this.idleHead !== undefined;
+    const monitor = this.monitor;
+    if (monitor !== undefined && this.settings?.mode === "interval") {
+      if (now - this.lastSampleAt >= this.settings.sampleIntervalMs) {
+        this.lastSampleAt = now;
+        monitor.sample(now);
+      }
+      busy ||= monitor.busy;
+    }
+    return busy;
   }
 
   private flushIdle(): void {

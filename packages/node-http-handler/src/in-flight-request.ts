@@ -42,6 +42,8 @@ type Settle = (value: any) => void;
 /** Per-request values resolved by the handler before `start()`. @internal */
 export interface RequestPlan {
   agent: Agent;
+  /** `scheme://host:port`, the only request detail telemetry ever sees. */
+  origin: string;
   isSSL: boolean;
   /** The agent is a one-off 100-continue agent (never monitored). */
   oneOffAgent: boolean;
@@ -266,7 +268,7 @@ function leaveAgentQueue(agent: Agent, req: ClientRequest): void {
     const index = queue ? queue.indexOf(req as any) : -1;
     if (index !== -1) {
       queue!.splice(index, 1);
-      if (queue!.length === 0) delete requests[key];
+      if (queue!.length === 0) delete (requests as Record<string, unknown>)[key];
       return;
     }
   }

@@ -1,4 +1,5 @@
 import type { NodeHttpHandlerOptions as SmithyNodeHttpHandlerOptions } from "@smithy/types";
+import type { SaturationReport } from "@sockeye/pool-monitor";
 import type { SocketMonitorMode } from "./socket-monitor-mode";
 
 /**
@@ -34,4 +35,40 @@ export interface NodeHttpHandlerOptions extends SmithyNodeHttpHandlerOptions {
    * @defaultValue `undefined` (off)
    */
   socketAcquisitionTimeout?: number;
+  /**
+   * Called when an origin's socket pool becomes saturated (its queue grows across the detection window, or stalls
+   * with every socket busy and no completions), with a structured report: origin, active/maxSockets/queued,
+   * oldest queued age, throughput, cause (`pool_capacity` with a recommended `maxSockets`, or `unconsumed_bodies`
+   * with their count and oldest age). Only in `socketMonitor: "interval"` mode. A throwing callback is ignored.
+   * @defaultValue `undefined`
+   */
+  onSaturation?: (report: SaturationReport) => void;
+  /**
+   * Called when a saturated origin's queue has drained and stayed low. Only in `"interval"` mode.
+   * @defaultValue `undefined`
+   */
+  onRecovery?: (report: SaturationReport) => void;
+  /**
+   * Saturation-detector parameters (`"interval"` mode). Each is validated; see `@sockeye/pool-monitor`.
+   * - `sampleIntervalMs`: ms between two samples of each origin's pool. @defaultValue 1000 (min 100)
+   * - `windowSamples`: samples the detector looks at (K); K × sampleIntervalMs is the detection horizon. @defaultValue 5
+   * - `warningLockoutMs`: minimum ms between two log warnings of one origin. @defaultValue 15000
+   * - `unconsumedBodyMs`: ms after which a response body handed to the caller and neither ended nor destroyed
+   *   counts as unconsumed (the unread `GetObject` body leak). @defaultValue 10000
+   * - `maxOrigins`: distinct origins tracked before the rest are aggregated as `"_OTHER"`. @defaultValue 256
+   */
+  saturation?: {
+    sampleIntervalMs?: number;
+    windowSamples?: number;
+    warningLockoutMs?: number;
+    unconsumedBodyMs?: number;
+    maxOrigins?: number;
+  };
+  /**
+   * Per-origin socket-pool telemetry (`getPoolStats()`, diagnostics_channel events, the OpenTelemetry bridge).
+   * `false` tracks nothing per request; saturation detection in `"interval"` mode then falls back to upstream's
+   * criteria on the shared interval.
+   * @defaultValue `true`
+   */
+  telemetry?: boolean;
 }

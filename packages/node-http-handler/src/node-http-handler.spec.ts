@@ -52,7 +52,7 @@ function get(path = "/"): HttpRequest {
 }
 
 /** Consumes the body as soon as headers arrive (an unread body would pin its keep-alive socket). */
-async function consume(p: Promise<{ response: { body: any } }>): Promise<void> {
+async function consume(p: Promise<{ response: { body?: any } }>): Promise<void> {
   const { response } = await p;
   response.body.resume();
   await new Promise((resolve) => response.body.once("end", resolve));
@@ -167,7 +167,7 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     const setInterval = vi.spyOn(timing, "setInterval");
     const setTimeout = vi.spyOn(timing, "setTimeout");
     const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
-    handler = new NodeHttpHandler({ requestTimeout: 0, connectionTimeout: 0, httpAgent: { maxSockets: 1 }, logger });
+    handler = new NodeHttpHandler({ requestTimeout: 0, connectionTimeout: 0, httpAgent: { maxSockets: 1 }, logger, telemetry: false });
     const pending = startMany(handler, 3, "/hold");
     await serverSaw(1);
     expect(setInterval).toHaveBeenCalledWith(expect.any(Function), TICK_MS);
@@ -181,9 +181,9 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     expect((await Promise.all(pending)).filter(Boolean)).toEqual([]);
   });
 
-  it("interval mode warns with upstream's phrase only after a request waited the whole window", async () => {
+  it("with telemetry off, interval mode applies upstream's criteria only after a request waited the whole window", async () => {
     const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
-    handler = new NodeHttpHandler({ httpAgent: { maxSockets: 1 }, logger });
+    handler = new NodeHttpHandler({ httpAgent: { maxSockets: 1 }, logger, telemetry: false });
     const pending = startMany(handler, 5, "/hold");
     await serverSaw(1);
     vi.advanceTimersByTime(2999);
@@ -197,6 +197,53 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     expect(logger.warn).toHaveBeenCalledTimes(1);
     await drain(5);
     expect((await Promise.all(pending)).filter(Boolean)).toEqual([]);
+  });
+
+  it("interval mode: a stalled pool (every socket busy, no completion) warns once via the detector, with a report", async () => {
+    const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+    const onSaturation = vi.fn();
+    const onRecovery = vi.fn();
+    handler = new NodeHttpHandler({ httpAgent: { maxSockets: 1 }, logger, onSaturation, onRecovery });
+    const pending = startMany(handler, 5, "/hold");
+    await serverSaw(1);
+    vi.advanceTimersByTime(1000);
+    expect(logger.warn).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(9000);
+    expect(logger.warn).toHaveBeenCalledTimes(1);
+    expect(logger.warn.mock.calls[0][0]).toMatch(/^@sockeye\/node-http-handler:WARN - /);
+    expect(logger.warn.mock.calls[0][0]).toContain("socket usage at capacity=1 and 4 additional requests are enqueued");
+    expect(onSaturation).toHaveBeenCalledTimes(1);
+    const report = onSaturation.mock.calls[0][0];
+    expect(report.origin).toBe(`http://127.0.0.1:${port}`);
+    expect(report.queued).toBe(4);
+    expect(JSON.stringify(report)).not.toContain("/hold");
+    const stats = handler.getPoolStats();
+    expect(stats.origins[0].saturation.state).not.toBe("ok");
+    await drain(5);
+    expect((await Promise.all(pending)).filter(Boolean)).toEqual([]);
+    vi.advanceTimersByTime(15_000);
+    expect(onRecovery).toHaveBeenCalledTimes(1);
+    expect(handler.getPoolStats().origins[0].saturation.state).toBe("ok");
+    // Idle again: the shared interval stopped by itself.
+    expect(runtimeOf(handler).scheduler.ticking).toBe(false);
+  });
+
+  it("interval mode: a Promise.all batch that drains never warns", async () => {
+    const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+    handler = new NodeHttpHandler({ httpAgent: { maxSockets: 2 }, logger });
+    const pending = startMany(handler, 40, "/hold");
+    // Two requests complete per simulated 500 ms: the queue only shrinks.
+    for (let done = 2; done <= 40; done += 2) {
+      await serverSaw(done);
+      vi.advanceTimersByTime(500);
+      releaseAll();
+    }
+    expect((await Promise.all(pending)).filter(Boolean)).toEqual([]);
+    vi.advanceTimersByTime(10_000);
+    expect(logger.warn).not.toHaveBeenCalled();
+    const origin = handler.getPoolStats().origins[0];
+    expect(origin.requests.completed).toBe(40);
+    expect(origin.saturation.state).toBe("ok");
   });
 
   it('"per-request" mode arms upstream\'s warning timer per request with upstream\'s delay', async () => {
@@ -282,7 +329,7 @@ describe("NodeHttpHandler timers (fake timers)", () => {
 
   it("re-initialises from the new config after updateHttpClientConfig", async () => {
     const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
-    handler = new NodeHttpHandler({ httpAgent: { maxSockets: 1 }, logger });
+    handler = new NodeHttpHandler({ httpAgent: { maxSockets: 1 }, logger, telemetry: false });
     await consume(handler.handle(get()));
     handler.updateHttpClientConfig("socketAcquisitionWarningTimeout", 500);
     expect(handler.httpHandlerConfigs()).toEqual({});

@@ -1,10 +1,12 @@
 import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-http";
 import type { HttpHandlerOptions, Logger, Provider } from "@smithy/types";
+import { type PoolStats, PoolMonitor } from "@sockeye/pool-monitor";
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import https from "node:https";
 import { buildAbortError } from "./build-abort-error";
 import { buildQueryString } from "./build-query-string";
 import { checkSocketUsage } from "./check-socket-usage";
+import { PACKAGE_PREFIX } from "./constants";
 import { HandlerRuntime } from "./handler-runtime";
 import { InFlightRequest, type RequestPlan } from "./in-flight-request";
 import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
@@ -78,6 +80,8 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
    */
   public destroy(): void {
     this.runtime.stop();
+    this.runtime.monitor?.destroy();
+    this.runtime.monitor = undefined;
     const config = this.config ?? this.lastConfig;
     config?.httpAgent?.destroy();
     config?.httpsAgent?.destroy();
@@ -117,6 +121,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     const socketTimeout = serviceDefault ?? config.socketTimeout;
     const plan: RequestPlan = {
       agent,
+      origin: this.runtime.monitor === undefined ? "" : `${isSSL ? "https:" : "http:"}//${request.hostname}:${request.port ?? (isSSL ? 443 : 80)}`,
       isSSL,
       oneOffAgent,
       expectContinue,
@@ -147,6 +152,22 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
 
     const state = new InFlightRequest(this.runtime, request, plan, abortSignal);
     return new Promise((resolve, reject) => state.start(resolve, reject, requestFunc, nodeOptions));
+  }
+
+  /**
+   * A plain, JSON-serialisable snapshot of the socket pool, one entry per origin (`scheme://host:port`, never a
+   * path, query or header): sockets active/idle, queued requests, oldest queued age, request and socket counters,
+   * queue-wait and connect-time summaries, and the saturation state. See `@sockeye/pool-monitor`'s `PoolStats`
+   * for every field and its unit. Empty before the first request or with `telemetry: false`.
+   */
+  public getPoolStats(): PoolStats {
+    return (
+      this.runtime.monitor?.getStats() ?? {
+        takenAt: performance.now(),
+        origins: [],
+        totals: { active: 0, idle: 0, queued: 0, inFlight: 0, saturatedOrigins: 0 },
+      }
+    );
   }
 
   /**
@@ -185,9 +206,21 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   }
 
   private resolveConfig(options: NodeHttpHandlerOptions | void | undefined): ResolvedHandlerConfig {
-    return resolveHandlerConfig(options, () => {
+    const config = resolveHandlerConfig(options, () => {
       this.externalAgent = true;
     });
+    const runtime = this.runtime;
+    if (runtime.monitor === undefined && options?.telemetry !== false) {
+      runtime.monitor = new PoolMonitor({
+        ...options?.saturation,
+        onSaturation: options?.onSaturation,
+        onRecovery: options?.onRecovery,
+        messagePrefix: `${PACKAGE_PREFIX}:WARN - `,
+        // The logger can change later (Symbol.for("logger")): resolve it at warning time.
+        logger: { warn: (message: string) => (runtime.settings?.logger ?? console)?.warn?.(message) },
+      });
+    }
+    return config;
   }
 
   private applyRuntimeSettings(config: ResolvedHandlerConfig): void {
@@ -198,6 +231,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       warningWindowMs: window,
       logger: config.logger,
       agents: () => [config.httpAgent, config.httpsAgent],
+      sampleIntervalMs: (config.saturation as { sampleIntervalMs?: number } | undefined)?.sampleIntervalMs ?? 1000,
     };
   }
 }

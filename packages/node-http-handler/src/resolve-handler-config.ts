@@ -99,6 +99,7 @@ export function resolveHandlerConfig(
     throwOnRequestTimeout: opts.throwOnRequestTimeout,
     logger: opts.logger,
     socketMonitor: resolveSocketMonitorMode(opts.socketMonitor),
+    saturation: opts.saturation,
     httpAgentProvider: () =>
       (httpAgentPromise ??= (async () => {
         const http = await loadHttp();
