@@ -11,7 +11,11 @@ import { timing } from "./timing";
  * requests are enqueued` so existing log alerts still match.
  * @internal
  */
-export function checkSocketUsage(agent: Agent, socketWarningTimestamp: number, logger: Logger | undefined = console): number {
+export function checkSocketUsage(
+  agent: Agent,
+  socketWarningTimestamp: number,
+  logger: Logger | undefined = console
+): number {
   const { sockets, requests, maxSockets } = agent;
   if (typeof maxSockets !== "number" || maxSockets === Infinity) return socketWarningTimestamp;
   if (timing.wallNow() - SOCKET_WARNING_LOCKOUT_MS < socketWarningTimestamp) return socketWarningTimestamp;

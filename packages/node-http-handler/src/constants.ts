@@ -36,3 +36,6 @@ export const DEFAULT_MAX_SOCKETS = 50;
  * @internal
  */
 export const MIN_WARNING_WINDOW_MS = 2 * TICK_MS;
+
+/** Default `idleSocketTimeout`, ms: below Node.js servers' 5 s keep-alive timeout (see the option's docs). @internal */
+export const DEFAULT_IDLE_SOCKET_TIMEOUT_MS = 4000;

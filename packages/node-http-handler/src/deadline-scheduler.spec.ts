@@ -3,7 +3,16 @@ import { TICK_MS } from "./constants";
 import { Deadline, DeadlineScheduler } from "./deadline-scheduler";
 import { timing } from "./timing";
 
-const TO_FAKE = ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "setImmediate", "clearImmediate", "Date", "performance"] as const;
+const TO_FAKE = [
+  "setTimeout",
+  "clearTimeout",
+  "setInterval",
+  "clearInterval",
+  "setImmediate",
+  "clearImmediate",
+  "Date",
+  "performance",
+] as const;
 
 function owner() {
   const fired: { kind: number; at: number }[] = [];

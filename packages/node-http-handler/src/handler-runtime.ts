@@ -25,6 +25,7 @@ import { MIN_WARNING_WINDOW_MS } from "./constants";
 import { Deadline, DeadlineScheduler } from "./deadline-scheduler";
 import { DeadlineKind, type InFlightRequest } from "./in-flight-request";
 import type { SocketMonitorMode } from "./socket-monitor-mode";
+import { type LifecycleCloseReason, type SocketLifecycleLimits, sweepAgent, sweepDue } from "./socket-lifecycle";
 import { timing } from "./timing";
 
 /** Settings the runtime re-reads whenever the handler's config is (re)resolved. @internal */
@@ -37,6 +38,8 @@ export interface RuntimeSettings {
   agents: () => (Agent | undefined)[];
   /** Milliseconds between two `monitor.sample()` calls. */
   sampleIntervalMs: number;
+  /** Free-socket limits (`idleSocketTimeout`, `connectionLifetime`); both off = no sweeping at all. */
+  lifecycle: SocketLifecycleLimits;
 }
 
 function onPerRequestWarning(state: InFlightRequest): void {
@@ -57,6 +60,8 @@ export class HandlerRuntime {
   private idleHead: InFlightRequest | undefined = undefined;
   private idleExpired: InFlightRequest[] = [];
   private readonly boundIdleFlush = () => this.flushIdle();
+  private readonly boundSocketClosed = (socket: Socket, reason: LifecycleCloseReason) =>
+    this.socketClosedByLimit(socket, reason);
 
   constructor() {
     this.scheduler = new DeadlineScheduler((now) => this.onTick(now));
@@ -73,6 +78,19 @@ export class HandlerRuntime {
     if (monitor !== undefined && !state.plan.oneOffAgent) {
       monitor.trackRequest(state.req!, state.plan.agent, state.plan.origin, state.startedAt);
     }
+  }
+
+  /** Right before a request is created: drop expired free sockets of its agent so it cannot get one. */
+  beforeDispatch(agent: Agent, now: number): void {
+    const lifecycle = this.settings?.lifecycle;
+    if (lifecycle === undefined || !(lifecycle.idleSocketTimeout || lifecycle.connectionLifetime)) return;
+    if (sweepDue(agent, now)) sweepAgent(agent, lifecycle, now, this.boundSocketClosed);
+  }
+
+  /** Telemetry for a socket the handler closed on purpose. */
+  socketClosedByLimit(socket: Socket, reason: LifecycleCloseReason): void {
+    const monitor = this.monitor as (PoolMonitor & { noteSocketClose?: (s: Socket, r: string) => void }) | undefined;
+    monitor?.noteSocketClose?.(socket, reason);
   }
 
   requestSettled(state: InFlightRequest): void {
@@ -180,6 +198,12 @@ export class HandlerRuntime {
       state = next;
     }
     let busy = this.idleHead !== undefined;
+    const lifecycle = this.settings?.lifecycle;
+    if (lifecycle !== undefined && (lifecycle.idleSocketTimeout || lifecycle.connectionLifetime)) {
+      for (const agent of this.settings!.agents()) {
+        if (agent !== undefined) sweepAgent(agent, lifecycle, now, this.boundSocketClosed);
+      }
+    }
     const monitor = this.monitor;
     if (monitor !== undefined && this.settings?.mode === "interval") {
       if (now - this.lastSampleAt >= this.settings.sampleIntervalMs) {

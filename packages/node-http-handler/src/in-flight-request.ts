@@ -21,6 +21,7 @@ import { MIN_CONTINUE_WAIT_MS, NODEJS_TIMEOUT_ERROR_CODES, PACKAGE_PREFIX } from
 import { Deadline, type DeadlineOwner } from "./deadline-scheduler";
 import { getTransformedHeaders } from "./get-transformed-headers";
 import type { HandlerRuntime } from "./handler-runtime";
+import { socketAge, stampSocket } from "./socket-lifecycle";
 import { timing } from "./timing";
 import { writeBody } from "./write-body";
 
@@ -29,7 +30,7 @@ const kConnectingFor = Symbol("sockeye.connectingFor");
 const kKeepAliveSet = Symbol("sockeye.keepAliveSet");
 
 /** Deadline kinds. @internal */
-export const enum DeadlineKind {
+export enum DeadlineKind {
   Connection = 0,
   Request = 1,
   Continue = 2,
@@ -54,6 +55,7 @@ export interface RequestPlan {
   socketTimeout: number | undefined;
   socketTimeoutIsServiceDefault: boolean;
   socketAcquisitionTimeout: number | undefined;
+  connectionLifetime: number | undefined;
   logger: Logger | undefined;
   externalAgent: boolean;
 }
@@ -89,12 +91,18 @@ export class InFlightRequest implements DeadlineOwner {
   ) {}
 
   /** Promise executor body: creates the Node request and arms everything. */
-  start(resolve: Settle, reject: Settle, requestFunc: (options: object, cb: (res: IncomingMessage) => void) => ClientRequest, options: object): void {
+  start(
+    resolve: Settle,
+    reject: Settle,
+    requestFunc: (options: object, cb: (res: IncomingMessage) => void) => ClientRequest,
+    options: object
+  ): void {
     this.resolveFn = resolve;
     this.rejectFn = reject;
     const plan = this.plan;
     const runtime = this.runtime;
     const now = (this.startedAt = timing.now());
+    if (!plan.oneOffAgent) runtime.beforeDispatch(plan.agent, now);
     let req: ClientRequest;
     try {
       req = requestFunc(options, onResponse);
@@ -133,7 +141,11 @@ export class InFlightRequest implements DeadlineOwner {
     if (plan.expectContinue && !plan.externalAgent) {
       // Upstream's race: send the body on '100 Continue' or after max(6 s, requestTimeout); never on response/error.
       this.continueWait = new Deadline(this, DeadlineKind.Continue);
-      scheduler.arm(this.continueWait, now, Math.max(MIN_CONTINUE_WAIT_MS, plan.requestTimeout ?? MIN_CONTINUE_WAIT_MS));
+      scheduler.arm(
+        this.continueWait,
+        now,
+        Math.max(MIN_CONTINUE_WAIT_MS, plan.requestTimeout ?? MIN_CONTINUE_WAIT_MS)
+      );
       req.once("continue", onRequestContinue);
       return;
     }
@@ -286,6 +298,13 @@ function describeQueue(agent: Agent): string {
 function onResponse(this: ClientRequest, res: IncomingMessage): void {
   const state: InFlightRequest = (this as any)[kState];
   state.res = res;
+  const lifetime = state.plan.connectionLifetime;
+  const socket = this.socket;
+  if (lifetime && socket && socketAge(socket, timing.now()) >= lifetime && this.shouldKeepAlive) {
+    // Too old to reuse: Node closes it when this response ends instead of returning it to the pool.
+    this.shouldKeepAlive = false;
+    state.runtime.socketClosedByLimit(socket, "max_lifetime");
+  }
   if (state.settled) return;
   const response = new HttpResponse({
     statusCode: res.statusCode || -1,
@@ -326,6 +345,7 @@ function onRequestSocket(this: ClientRequest, socket: Socket): void {
     (socket as any)[kKeepAliveSet] = true;
     socket.setKeepAlive(true, agent.keepAliveMsecs || 0);
   }
+  if (state.plan.connectionLifetime) stampSocket(socket, timing.now());
   if (socket.connecting) {
     (socket as any)[kConnectingFor] = state;
     socket.once(state.plan.isSSL ? "secureConnect" : "connect", onSocketConnected);
@@ -347,6 +367,12 @@ function onRequestClose(this: ClientRequest): void {
   state.runtime.requestClosed(state);
   if (!state.settled) {
     // Destroyed without an 'error' (e.g. by a caller holding the request): never leave the promise hanging.
-    state.settle(Object.assign(new Error(`${PACKAGE_PREFIX} - the request closed before a response was received.`), { code: "ECONNRESET", name: "TimeoutError" }), true);
+    state.settle(
+      Object.assign(new Error(`${PACKAGE_PREFIX} - the request closed before a response was received.`), {
+        code: "ECONNRESET",
+        name: "TimeoutError",
+      }),
+      true
+    );
   }
 }

@@ -36,6 +36,23 @@ export interface NodeHttpHandlerOptions extends SmithyNodeHttpHandlerOptions {
    */
   socketAcquisitionTimeout?: number;
   /**
+   * Milliseconds a pooled keep-alive socket may stay idle before the handler closes it, so that the server's own
+   * keep-alive timeout cannot close it just as a new request is written on it (`ECONNRESET`). The default, 4000 ms,
+   * is below the shortest common server keep-alive timeout (Node.js servers: 5 s; nginx 75 s, ALB 60 s, S3 and
+   * DynamoDB front ends longer) and matches undici's and agentkeepalive's free-socket timeouts. Expired sockets are
+   * closed on the shared interval while requests are in flight and, lazily, right before the next request is
+   * dispatched, so an idle process holds no timer for them. `0` disables it.
+   * @defaultValue 4000
+   */
+  idleSocketTimeout?: number;
+  /**
+   * Milliseconds after which a pooled socket is no longer reused: it is closed when it next becomes free (a busy
+   * socket is never cut), so DNS changes are picked up (the .NET `PooledConnectionLifetime` idea).
+   * `undefined`/`0` = sockets live as long as the server keeps them.
+   * @defaultValue `undefined` (off)
+   */
+  connectionLifetime?: number;
+  /**
    * Called when an origin's socket pool becomes saturated (its queue grows across the detection window, or stalls
    * with every socket busy and no completions), with a structured report: origin, active/maxSockets/queued,
    * oldest queued age, throughput, cause (`pool_capacity` with a recommended `maxSockets`, or `unconsumed_bodies`

@@ -11,7 +11,16 @@ import { NodeHttpHandler } from "./node-http-handler";
 import { SOCKET_MONITOR_ENV } from "./socket-monitor-mode";
 import { timing } from "./timing";
 
-const TO_FAKE = ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "setImmediate", "clearImmediate", "Date", "performance"] as const;
+const TO_FAKE = [
+  "setTimeout",
+  "clearTimeout",
+  "setInterval",
+  "clearInterval",
+  "setImmediate",
+  "clearImmediate",
+  "Date",
+  "performance",
+] as const;
 
 let server: http.Server;
 let port: number;
@@ -32,7 +41,9 @@ function releaseAll(): void {
 beforeAll(async () => {
   server = http.createServer((req, res) => {
     seen++;
-    waiters = waiters.filter((w) => (seen >= w.n ? (w.resolve(), false) : true));
+    const due = waiters.filter((w) => seen >= w.n);
+    waiters = waiters.filter((w) => seen < w.n);
+    for (const w of due) w.resolve();
     req.resume();
     if (req.url?.startsWith("/hold")) held.push(res);
     else res.end("ok");
@@ -167,7 +178,13 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     const setInterval = vi.spyOn(timing, "setInterval");
     const setTimeout = vi.spyOn(timing, "setTimeout");
     const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
-    handler = new NodeHttpHandler({ requestTimeout: 0, connectionTimeout: 0, httpAgent: { maxSockets: 1 }, logger, telemetry: false });
+    handler = new NodeHttpHandler({
+      requestTimeout: 0,
+      connectionTimeout: 0,
+      httpAgent: { maxSockets: 1 },
+      logger,
+      telemetry: false,
+    });
     const pending = startMany(handler, 3, "/hold");
     await serverSaw(1);
     expect(setInterval).toHaveBeenCalledWith(expect.any(Function), TICK_MS);
@@ -246,10 +263,14 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     expect(origin.saturation.state).toBe("ok");
   });
 
-  it('"per-request" mode arms upstream\'s warning timer per request with upstream\'s delay', async () => {
+  it("\"per-request\" mode arms upstream's warning timer per request with upstream's delay", async () => {
     const setTimeout = vi.spyOn(timing, "setTimeout");
     const setInterval = vi.spyOn(timing, "setInterval");
-    handler = new NodeHttpHandler({ socketMonitor: "per-request", connectionTimeout: 3100, httpAgent: { maxSockets: 5 } });
+    handler = new NodeHttpHandler({
+      socketMonitor: "per-request",
+      connectionTimeout: 3100,
+      httpAgent: { maxSockets: 5 },
+    });
     const pending = startMany(handler, 3, "/");
     expect((await Promise.all(pending)).filter(Boolean)).toEqual([]);
     const warningTimers = setTimeout.mock.calls.filter((c) => c[1] === 2000 + 3100);
@@ -324,7 +345,9 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     vi.advanceTimersByTime(TICK_MS);
     expect(runtimeOf(handler).scheduler.ticking).toBe(false);
     expect(vi.getTimerCount()).toBe(0);
-    expect(() => handler!.updateHttpClientConfig("socketMonitor", "fast")).toThrow(/invalid option socketMonitor: "fast"/);
+    expect(() => handler!.updateHttpClientConfig("socketMonitor", "fast")).toThrow(
+      /invalid option socketMonitor: "fast"/
+    );
   });
 
   it("re-initialises from the new config after updateHttpClientConfig", async () => {
@@ -357,7 +380,9 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     const error = (await outcome) as Error & { code?: string };
     expect(error.name).toBe("TimeoutError");
     expect(error.code).toBe("ETIMEDOUT");
-    expect(error.message).toBe("@sockeye/node-http-handler - [ERROR] a request has exceeded the configured 1000 ms requestTimeout.");
+    expect(error.message).toBe(
+      "@sockeye/node-http-handler - [ERROR] a request has exceeded the configured 1000 ms requestTimeout."
+    );
   });
 
   it("socketAcquisitionTimeout fails a queued request with a message naming maxSockets and the queue", async () => {

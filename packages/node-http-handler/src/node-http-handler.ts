@@ -90,7 +90,10 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   /**
    * Sends `request` and resolves with the response once its headers arrived; the body is the `IncomingMessage`.
    */
-  public async handle(request: HttpRequest, { abortSignal, requestTimeout }: HttpHandlerOptions = {}): Promise<{ response: HttpResponse }> {
+  public async handle(
+    request: HttpRequest,
+    { abortSignal, requestTimeout }: HttpHandlerOptions = {}
+  ): Promise<{ response: HttpResponse }> {
     if (!this.config) {
       this.config = await this.configProvider;
       this.lastConfig = this.config;
@@ -121,16 +124,21 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     const socketTimeout = serviceDefault ?? config.socketTimeout;
     const plan: RequestPlan = {
       agent,
-      origin: this.runtime.monitor === undefined ? "" : `${isSSL ? "https:" : "http:"}//${request.hostname}:${request.port ?? (isSSL ? 443 : 80)}`,
+      origin:
+        this.runtime.monitor === undefined
+          ? ""
+          : `${isSSL ? "https:" : "http:"}//${request.hostname}:${request.port ?? (isSSL ? 443 : 80)}`,
       isSSL,
       oneOffAgent,
       expectContinue,
       connectionTimeout: config.connectionTimeout,
       requestTimeout: effectiveRequestTimeout,
       throwOnRequestTimeout: config.throwOnRequestTimeout === true,
-      socketTimeout: socketTimeout !== undefined && Number.isFinite(socketTimeout) && socketTimeout > 0 ? socketTimeout : undefined,
+      socketTimeout:
+        socketTimeout !== undefined && Number.isFinite(socketTimeout) && socketTimeout > 0 ? socketTimeout : undefined,
       socketTimeoutIsServiceDefault: serviceDefault !== undefined,
       socketAcquisitionTimeout: config.socketAcquisitionTimeout,
+      connectionLifetime: config.connectionLifetime,
       logger: config.logger,
       externalAgent,
     };
@@ -146,7 +154,15 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     let hostname = request.hostname ?? "";
     if (hostname[0] === "[" && hostname.endsWith("]")) hostname = hostname.slice(1, -1);
     else hostname = request.hostname;
-    const nodeOptions = { headers: request.headers, host: hostname, method: request.method, path, port: request.port, agent, auth };
+    const nodeOptions = {
+      headers: request.headers,
+      host: hostname,
+      method: request.method,
+      path,
+      port: request.port,
+      agent,
+      auth,
+    };
     // Looked up at call time so interception (nock, APM) installed after construction is honoured.
     const requestFunc: RequestFunc = isSSL ? https.request : loadedHttp().request;
 
@@ -231,6 +247,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       warningWindowMs: window,
       logger: config.logger,
       agents: () => [config.httpAgent, config.httpsAgent],
+      lifecycle: { idleSocketTimeout: config.idleSocketTimeout, connectionLifetime: config.connectionLifetime },
       sampleIntervalMs: (config.saturation as { sampleIntervalMs?: number } | undefined)?.sampleIntervalMs ?? 1000,
     };
   }

@@ -1,7 +1,7 @@
 import type { Logger, Provider } from "@smithy/types";
 import type { Agent as HttpAgent } from "node:http";
 import https from "node:https";
-import { DEFAULT_MAX_SOCKETS, PACKAGE_PREFIX } from "./constants";
+import { DEFAULT_IDLE_SOCKET_TIMEOUT_MS, DEFAULT_MAX_SOCKETS, PACKAGE_PREFIX } from "./constants";
 import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
 import { resolveSocketMonitorMode, type SocketMonitorMode } from "./socket-monitor-mode";
 
@@ -17,6 +17,8 @@ export interface ResolvedHandlerConfig {
   defaultSocketTimeout?: number;
   socketAcquisitionWarningTimeout?: number;
   socketAcquisitionTimeout?: number;
+  idleSocketTimeout?: number;
+  connectionLifetime?: number;
   throwOnRequestTimeout?: boolean;
   logger?: Logger;
   socketMonitor: SocketMonitorMode;
@@ -32,6 +34,8 @@ const MS_OPTIONS = [
   "socketTimeout",
   "socketAcquisitionWarningTimeout",
   "socketAcquisitionTimeout",
+  "idleSocketTimeout",
+  "connectionLifetime",
 ] as const;
 
 /**
@@ -52,13 +56,17 @@ export function validateOptions(options: Partial<NodeHttpHandlerOptions>): void 
   for (const name of ["httpAgent", "httpsAgent"] as const) {
     const value = options[name];
     if (value !== undefined && (value === null || typeof value !== "object")) {
-      throw new TypeError(`${PACKAGE_PREFIX} - invalid option ${name}: ${String(value)}; expected an Agent instance or Agent options object.`);
+      throw new TypeError(
+        `${PACKAGE_PREFIX} - invalid option ${name}: ${String(value)}; expected an Agent instance or Agent options object.`
+      );
     }
   }
 }
 
 /** `defaultSocketTimeout` counts only as a finite number > 0 (upstream's rule). @internal */
-export function resolveDefaultSocketTimeout(config: { defaultSocketTimeout?: unknown } | undefined): number | undefined {
+export function resolveDefaultSocketTimeout(
+  config: { defaultSocketTimeout?: unknown } | undefined
+): number | undefined {
   const value = config?.defaultSocketTimeout;
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
 }
@@ -87,7 +95,11 @@ export function resolveHandlerConfig(
     onExternalAgent();
     httpsAgentInstance = httpsAgent as https.Agent;
   } else {
-    httpsAgentInstance = new https.Agent({ keepAlive: true, maxSockets: DEFAULT_MAX_SOCKETS, ...(httpsAgent as object) });
+    httpsAgentInstance = new https.Agent({
+      keepAlive: true,
+      maxSockets: DEFAULT_MAX_SOCKETS,
+      ...(httpsAgent as object),
+    });
   }
   return {
     connectionTimeout: opts.connectionTimeout,
@@ -96,6 +108,8 @@ export function resolveHandlerConfig(
     defaultSocketTimeout: resolveDefaultSocketTimeout(opts),
     socketAcquisitionWarningTimeout: opts.socketAcquisitionWarningTimeout,
     socketAcquisitionTimeout: opts.socketAcquisitionTimeout,
+    idleSocketTimeout: opts.idleSocketTimeout ?? DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
+    connectionLifetime: opts.connectionLifetime,
     throwOnRequestTimeout: opts.throwOnRequestTimeout,
     logger: opts.logger,
     socketMonitor: resolveSocketMonitorMode(opts.socketMonitor),

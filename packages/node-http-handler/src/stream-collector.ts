@@ -14,7 +14,8 @@ export const streamCollector: StreamCollector = async (stream: unknown): Promise
   const chunks: Buffer[] = [];
   let length = 0;
   for await (const chunk of source) {
-    const buffer = typeof chunk === "string" ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const buffer =
+      typeof chunk === "string" ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     chunks.push(buffer);
     length += buffer.byteLength;
   }

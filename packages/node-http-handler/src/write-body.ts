@@ -28,7 +28,12 @@ export function writeBody(req: ClientRequest, body: unknown): void {
     return;
   }
   const view = body as ArrayBufferView;
-  if (typeof view === "object" && view.buffer && typeof view.byteOffset === "number" && typeof view.byteLength === "number") {
+  if (
+    typeof view === "object" &&
+    view.buffer &&
+    typeof view.byteOffset === "number" &&
+    typeof view.byteLength === "number"
+  ) {
     req.end(Buffer.from(view.buffer, view.byteOffset, view.byteLength));
     return;
   }

@@ -1,0 +1,155 @@
+/**
+ * idleSocketTimeout / connectionLifetime under fake timers against a real loopback server: the server counts TCP
+ * connections, so "the socket was (not) reused" is observed from the outside.
+ */
+import { HttpRequest } from "@smithy/protocol-http";
+import http from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test as it, vi } from "vitest";
+import { TICK_MS } from "./constants";
+import { NodeHttpHandler } from "./node-http-handler";
+
+const TO_FAKE = [
+  "setTimeout",
+  "clearTimeout",
+  "setInterval",
+  "clearInterval",
+  "setImmediate",
+  "clearImmediate",
+  "Date",
+  "performance",
+] as const;
+
+let server: http.Server;
+let port: number;
+let connections = 0;
+const serverSockets = new Set<Socket>();
+const held: http.ServerResponse[] = [];
+let heldWaiter: (() => void) | undefined;
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    req.resume();
+    if (req.url === "/hold") {
+      held.push(res);
+      heldWaiter?.();
+    } else res.end("ok");
+  });
+  server.keepAliveTimeout = 60_000;
+  server.on("connection", (s: Socket) => {
+    connections++;
+    serverSockets.add(s);
+    s.on("close", () => serverSockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  port = (server.address() as AddressInfo).port;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+function get(path = "/"): HttpRequest {
+  return new HttpRequest({ protocol: "http:", hostname: "127.0.0.1", port, method: "GET", path, headers: {} });
+}
+async function roundTrip(h: NodeHttpHandler, path = "/"): Promise<void> {
+  const { response } = await h.handle(get(path));
+  response.body.resume();
+  await new Promise((resolve) => response.body.once("end", resolve));
+}
+function freeSocketCount(h: NodeHttpHandler): number {
+  const agent = (h.httpHandlerConfigs() as { httpAgent?: http.Agent }).httpAgent;
+  return Object.values(agent?.freeSockets ?? {}).reduce((n, list) => n + (list?.length ?? 0), 0);
+}
+
+describe("socket lifecycle limits (fake timers)", () => {
+  let handler: NodeHttpHandler | undefined;
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: [...TO_FAKE] });
+    connections = 0;
+  });
+  afterEach(() => {
+    for (const res of held.splice(0)) res.end("ok");
+    handler?.destroy();
+    handler = undefined;
+    vi.useRealTimers();
+    vi.restoreAllMocks();
+  });
+
+  it("reuses a keep-alive socket idle for less than idleSocketTimeout", async () => {
+    handler = new NodeHttpHandler({ idleSocketTimeout: 4000 });
+    await roundTrip(handler);
+    vi.advanceTimersByTime(3000);
+    await roundTrip(handler);
+    expect(connections).toBe(1);
+  });
+
+  it("closes a socket idle for idleSocketTimeout before the next request can pick it (default 4000 ms)", async () => {
+    handler = new NodeHttpHandler();
+    await roundTrip(handler);
+    expect(freeSocketCount(handler)).toBe(1);
+    // Idle process: the interval stops although an idle socket remains (no timer is kept for it).
+    vi.advanceTimersByTime(TICK_MS);
+    expect((handler as any).runtime.scheduler.ticking).toBe(false);
+    vi.advanceTimersByTime(4000);
+    await roundTrip(handler);
+    expect(connections).toBe(2);
+  });
+
+  it("idleSocketTimeout: 0 disables it", async () => {
+    handler = new NodeHttpHandler({ idleSocketTimeout: 0 });
+    await roundTrip(handler);
+    vi.advanceTimersByTime(60_000);
+    await roundTrip(handler);
+    expect(connections).toBe(1);
+  });
+
+  it("sweeps expired idle sockets on the shared tick while other requests are in flight", async () => {
+    handler = new NodeHttpHandler({ idleSocketTimeout: 1000, httpAgent: { maxSockets: 2 } });
+    await Promise.all([roundTrip(handler), roundTrip(handler)]);
+    expect(freeSocketCount(handler)).toBe(2);
+    const agent = (handler.httpHandlerConfigs() as { httpAgent: http.Agent }).httpAgent;
+    const pooled = Object.values(agent.freeSockets).flatMap((list) => list ?? []);
+    const holding = new Promise<void>((resolve) => (heldWaiter = resolve));
+    const inFlight = roundTrip(handler, "/hold"); // takes one free socket, keeps the interval alive
+    await holding;
+    vi.advanceTimersByTime(1000 + TICK_MS);
+    expect(freeSocketCount(handler)).toBe(0);
+    // One pooled socket serves the held request; the other expired on the tick and was destroyed.
+    expect(pooled.filter((socket) => socket.destroyed)).toHaveLength(1);
+    for (const res of held.splice(0)) res.end("ok");
+    await inFlight;
+  });
+
+  it("connectionLifetime: a free socket older than the lifetime is not reused", async () => {
+    handler = new NodeHttpHandler({ connectionLifetime: 1000, idleSocketTimeout: 0 });
+    await roundTrip(handler);
+    vi.advanceTimersByTime(500);
+    await roundTrip(handler);
+    expect(connections).toBe(1);
+    vi.advanceTimersByTime(600);
+    await roundTrip(handler);
+    expect(connections).toBe(2);
+  });
+
+  it("connectionLifetime never cuts a busy socket: it is closed when its response ends", async () => {
+    handler = new NodeHttpHandler({ connectionLifetime: 1000, idleSocketTimeout: 0 });
+    const holding = new Promise<void>((resolve) => (heldWaiter = resolve));
+    const slow = roundTrip(handler, "/hold");
+    await holding;
+    vi.advanceTimersByTime(5000);
+    expect(connections).toBe(1);
+    for (const res of held.splice(0)) res.end("ok");
+    await slow;
+    expect(freeSocketCount(handler)).toBe(0);
+    await roundTrip(handler);
+    expect(connections).toBe(2);
+  });
+
+  it("rejects invalid limits with an error naming the option and value", () => {
+    expect(() => new NodeHttpHandler({ idleSocketTimeout: -1 })).toThrow(/invalid option idleSocketTimeout: -1/);
+    expect(() => new NodeHttpHandler({ connectionLifetime: "10s" as any })).toThrow(
+      /invalid option connectionLifetime: "10s"/
+    );
+  });
+});

@@ -1,0 +1,104 @@
+/**
+ * Socket lifecycle limits for the handler's agents, with no timer of their own:
+ *
+ * - `idleSocketTimeout`: a pooled (free) keep-alive socket idle this long is closed before the server's own
+ *   keep-alive timeout can close it under a new request (the `ECONNRESET` race, nodejs/node#47130).
+ * - `connectionLifetime`: a socket older than this is not reused (the .NET `PooledConnectionLifetime` idea: DNS
+ *   changes are picked up). A busy socket is never cut: it is closed when its response ends instead of returning to
+ *   the pool.
+ *
+ * When: `sweep()` runs on every shared tick (only while requests are in flight) and right before a request is
+ * dispatched on an agent (at most once per tick period per agent), so an expired socket can never be handed to a new
+ * request, and an idle process keeps no timer for its idle sockets (Node `unref()`s them; they cost nothing).
+ *
+ * Cost: the sweep walks `agent.freeSockets` (at most maxFreeSockets per origin, usually a few), O(free sockets);
+ * each socket carries two numbers under symbols (created-at, freed-at), stamped by one shared `'free'` listener per
+ * agent and by the request's `'socket'` listener.
+ */
+import type { Agent } from "node:http";
+import type { Socket } from "node:net";
+import { TICK_MS } from "./constants";
+import { timing } from "./timing";
+
+const kCreatedAt = Symbol("sockeye.socketCreatedAt");
+const kFreedAt = Symbol("sockeye.socketFreedAt");
+const kLifecycle = Symbol("sockeye.agentLifecycle");
+
+/** Why the handler closed a socket. @internal */
+export type LifecycleCloseReason = "idle_timeout" | "max_lifetime";
+
+/** Limits, in ms; `undefined`/0 = off. @internal */
+export interface SocketLifecycleLimits {
+  idleSocketTimeout: number | undefined;
+  connectionLifetime: number | undefined;
+}
+
+interface AgentLifecycle {
+  lastSweepAt: number;
+}
+
+function onAgentFree(socket: Socket): void {
+  (socket as any)[kFreedAt] = timing.now();
+}
+
+/** Stamps a socket's creation time the first time the handler sees it. @internal */
+export function stampSocket(socket: Socket, now: number): void {
+  if ((socket as any)[kCreatedAt] === undefined) (socket as any)[kCreatedAt] = now;
+}
+
+/** Age of a socket in ms since the handler first saw it (0 if never seen). @internal */
+export function socketAge(socket: Socket, now: number): number {
+  const created = (socket as any)[kCreatedAt] as number | undefined;
+  return created === undefined ? 0 : now - created;
+}
+
+/**
+ * Closes the agent's free sockets that exceeded a limit. `onClose` is told each socket and why, before it is
+ * destroyed. Returns the number of free sockets left on the agent.
+ * @internal
+ */
+export function sweepAgent(
+  agent: Agent,
+  limits: SocketLifecycleLimits,
+  now: number,
+  onClose: (socket: Socket, reason: LifecycleCloseReason) => void
+): number {
+  let state = (agent as any)[kLifecycle] as AgentLifecycle | undefined;
+  if (state === undefined) {
+    state = { lastSweepAt: Number.NEGATIVE_INFINITY };
+    (agent as any)[kLifecycle] = state;
+    agent.on("free", onAgentFree);
+  }
+  state.lastSweepAt = now;
+  const { idleSocketTimeout, connectionLifetime } = limits;
+  let left = 0;
+  const free = agent.freeSockets as Record<string, Socket[] | undefined>;
+  for (const key in free) {
+    const sockets = free[key];
+    if (!sockets) continue;
+    for (let i = sockets.length - 1; i >= 0; i--) {
+      const socket = sockets[i];
+      let freedAt = (socket as any)[kFreedAt] as number | undefined;
+      if (freedAt === undefined) freedAt = (socket as any)[kFreedAt] = now;
+      let reason: LifecycleCloseReason | undefined;
+      if (idleSocketTimeout && now - freedAt >= idleSocketTimeout) reason = "idle_timeout";
+      else if (connectionLifetime && socketAge(socket, now) >= connectionLifetime) reason = "max_lifetime";
+      if (reason === undefined) {
+        left++;
+        continue;
+      }
+      // Leave the pool now (Node would drop it only on 'close', a tick later) so no request can pick it.
+      sockets.splice(i, 1);
+      onClose(socket, reason);
+      socket.destroy();
+    }
+    if (sockets.length === 0) delete free[key];
+  }
+  return left;
+}
+
+/** Whether `agent` is due for a dispatch-time sweep (at most once per tick period). @internal */
+export function sweepDue(agent: Agent, now: number): boolean {
+  const state = (agent as any)[kLifecycle] as AgentLifecycle | undefined;
+  return state === undefined || now - state.lastSweepAt >= TICK_MS;
+}
