@@ -8,6 +8,8 @@ import { defineConfig } from "vitest/config";
  */
 export default defineConfig({
   test: {
+    // The JSON report lets .ci/run print a plain "N passed, N failed" line (scripts/print-test-summary.mjs).
+    reporters: ["default", ["json", { outputFile: ".cache/vitest-report.json" }]],
     projects: [
       {
         test: {

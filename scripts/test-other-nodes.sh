@@ -9,4 +9,5 @@ for major in "$@"; do
   bin="$(bash scripts/install-node.sh "$major")"
   echo "=== npm test under Node $("$bin/node" --version)"
   PATH="$bin:$PATH" npm test
+  "$bin/node" scripts/print-test-summary.mjs
 done
