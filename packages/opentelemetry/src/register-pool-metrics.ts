@@ -1,0 +1,265 @@
+/**
+ * Bridges a `PoolMonitor` (or anything with `getStats()`) to OpenTelemetry metrics.
+ *
+ * Cost model:
+ * - Observable instruments (gauges, up-down counters, counters) share ONE batch callback that calls
+ *   `getStats()` once per collection. Nothing runs between collections, so an unread exporter costs
+ *   nothing.
+ * - Histograms need per-event data. They are fed through `monitor.subscribe()` only when the source
+ *   supports it AND the meter is a real SDK meter (a no-op meter, i.e. no SDK registered, skips the
+ *   subscription entirely, so the monitor keeps building no events). Per event: one function call,
+ *   one cached attribute lookup, one `histogram.record()`.
+ * - Attribute objects are cached per origin (see `origin-attributes.ts`).
+ */
+import {
+  type BatchObservableResult,
+  createNoopMeter,
+  type Meter,
+  type MeterProvider,
+  metrics,
+  type Observable,
+} from "@opentelemetry/api";
+import type { CloseReason, PoolEvent, PoolStats } from "@sockeye/pool-monitor";
+import { namespacedMetrics, SEMCONV_METRICS } from "./metric-names";
+import { OriginAttributeCache } from "./origin-attributes";
+
+/**
+ * Anything that can be bridged: a `PoolMonitor`, or any object returning a `PoolStats` snapshot.
+ * Histograms require `subscribe` (which `PoolMonitor` has).
+ * @public
+ */
+export interface PoolMetricsSource {
+  getStats(): PoolStats;
+  subscribe?(listener: (event: PoolEvent) => void): () => void;
+}
+
+/**
+ * Options of {@link registerPoolMetrics}.
+ * @public
+ */
+export interface PoolMetricsOptions {
+  /** Meter provider to use. @defaultValue the global provider (`metrics.getMeterProvider()`) */
+  meterProvider?: MeterProvider;
+  /** Prefix of the non-semconv instruments and attributes, e.g. `sockeye.pool.queued_requests`. @defaultValue `"sockeye"` */
+  namespace?: string;
+}
+
+/**
+ * Handle returned by {@link registerPoolMetrics}.
+ * @public
+ */
+export interface PoolMetricsRegistration {
+  /** Stops observing and unsubscribes from the monitor. Idempotent. */
+  unregister(): void;
+}
+
+/** .NET / semconv bucket boundaries, seconds. */
+const QUEUE_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+const CONNECTION_DURATION_BUCKETS_S = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
+const CONNECT_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+const STATE_VALUE = { ok: 0, saturated: 1, stalled: 2 } as const;
+const OUTCOMES = [
+  ["completed", "completed"],
+  ["failed", "failed"],
+  ["aborted", "aborted"],
+  ["timedOut", "timed_out"],
+] as const;
+
+const PKG = "@sockeye/opentelemetry";
+
+/**
+ * Registers OpenTelemetry instruments that report the socket pools seen by `source`.
+ *
+ * Semantic conventions (attributes `server.address`, `server.port`, `url.scheme`):
+ * - `http.client.open_connections` (async UpDownCounter, `{connection}`, + `http.connection.state` = `active` | `idle`)
+ * - `http.client.active_requests` (async UpDownCounter, `{request}`; queued requests included)
+ * - `http.client.connection.duration` (Histogram, `s`; per closed connection, + `<ns>.connection.close_reason`)
+ * - `http.client.request.time_in_queue` (Histogram, `s`; only requests that actually queued, .NET semantics)
+ *
+ * Namespace `<ns>` (default `sockeye`): `<ns>.pool.queued_requests`, `<ns>.pool.oldest_queued_age` (s),
+ * `<ns>.pool.limit`, `<ns>.pool.saturation.state` (0 ok, 1 saturated, 2 stalled; + `<ns>.saturation.cause`),
+ * `<ns>.response.unconsumed`, `<ns>.connection.created`, `<ns>.connection.closed` (+ close reason),
+ * `<ns>.connection.errors`, `<ns>.connection.acquisitions` (+ `<ns>.connection.reused`), `<ns>.requests`
+ * (+ `<ns>.request.outcome`), `<ns>.connection.connect.duration` (Histogram, s, + `<ns>.connect.phase` = tcp | tls).
+ *
+ * @param source - a `PoolMonitor`, or any `{ getStats() }`; histograms need `subscribe()`.
+ * @param options - meter provider and namespace.
+ * @returns a handle whose `unregister()` stops the reporting.
+ * @public
+ */
+export function registerPoolMetrics(
+  source: PoolMetricsSource,
+  options: PoolMetricsOptions = {}
+): PoolMetricsRegistration {
+  if (source === null || typeof source !== "object" || typeof source.getStats !== "function") {
+    throw new TypeError(
+      `${PKG}: registerPoolMetrics(source) expects an object with getStats(); received ${describe(source)}.`
+    );
+  }
+  const ns = options.namespace ?? "sockeye";
+  if (typeof ns !== "string" || !/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/.test(ns)) {
+    throw new TypeError(
+      `${PKG}: option "namespace" must be a dot-separated lowercase name such as "sockeye" or "com.example.http"; received ${describe(ns)}.`
+    );
+  }
+  const provider = options.meterProvider ?? metrics.getMeterProvider();
+  const meter: Meter = provider.getMeter(PKG, "0.1.0");
+  const names = namespacedMetrics(ns);
+  const attrs = new OriginAttributeCache();
+
+  const openConnections = meter.createObservableUpDownCounter(SEMCONV_METRICS.openConnections, {
+    description: "Number of outbound HTTP connections that are currently active or idle on the client.",
+    unit: "{connection}",
+  });
+  const activeRequests = meter.createObservableUpDownCounter(SEMCONV_METRICS.activeRequests, {
+    description: "Number of active HTTP requests (queued for a connection or in progress).",
+    unit: "{request}",
+  });
+  const queuedRequests = meter.createObservableUpDownCounter(names.queuedRequests, {
+    description: "Requests waiting in the agent queue for a socket.",
+    unit: "{request}",
+  });
+  const oldestQueuedAge = meter.createObservableGauge(names.oldestQueuedAge, {
+    description: "Age of the oldest request waiting for a socket (0 when none).",
+    unit: "s",
+  });
+  const limit = meter.createObservableUpDownCounter(names.limit, {
+    description: "Socket limit per origin (agent maxSockets); not reported when unlimited.",
+    unit: "{connection}",
+  });
+  const saturationState = meter.createObservableGauge(names.saturationState, {
+    description: "Saturation detector state: 0 ok, 1 saturated, 2 stalled.",
+    unit: "1",
+  });
+  const unconsumed = meter.createObservableUpDownCounter(names.unconsumedResponses, {
+    description: "Responses handed to the caller whose body was neither read nor destroyed for unconsumedBodyMs.",
+    unit: "{response}",
+  });
+  const created = meter.createObservableCounter(names.connectionsCreated, {
+    description: "Connections opened (attempts, successful or not).",
+    unit: "{connection}",
+  });
+  const closed = meter.createObservableCounter(names.connectionsClosed, {
+    description: "Connections closed, by reason.",
+    unit: "{connection}",
+  });
+  const errors = meter.createObservableCounter(names.connectionErrors, {
+    description: "Socket error events.",
+    unit: "{error}",
+  });
+  const acquisitions = meter.createObservableCounter(names.acquisitions, {
+    description: "Socket acquisitions by requests; reused=true when the socket had served a request before.",
+    unit: "{request}",
+  });
+  const requests = meter.createObservableCounter(names.requests, {
+    description: "Finished requests by outcome.",
+    unit: "{request}",
+  });
+  const observables: Observable[] = [
+    openConnections,
+    activeRequests,
+    queuedRequests,
+    oldestQueuedAge,
+    limit,
+    saturationState,
+    unconsumed,
+    created,
+    closed,
+    errors,
+    acquisitions,
+    requests,
+  ];
+
+  const observe = (result: BatchObservableResult): void => {
+    const stats = source.getStats();
+    for (const o of stats.origins) {
+      const origin = o.origin;
+      const base = attrs.get(origin).base;
+      result.observe(openConnections, o.active, attrs.with(origin, "http.connection.state", "active"));
+      result.observe(openConnections, o.idle, attrs.with(origin, "http.connection.state", "idle"));
+      result.observe(activeRequests, o.inFlight, base);
+      result.observe(queuedRequests, o.queued, base);
+      result.observe(oldestQueuedAge, o.oldestQueuedMs / 1000, base);
+      if (o.maxSockets !== null) result.observe(limit, o.maxSockets, base);
+      const sat = o.saturation;
+      result.observe(
+        saturationState,
+        STATE_VALUE[sat.state],
+        sat.cause === null ? base : attrs.with(origin, names.causeAttr, sat.cause)
+      );
+      result.observe(unconsumed, o.unconsumed.count, base);
+      result.observe(created, o.sockets.created, base);
+      for (const reason of Object.keys(o.sockets.closed) as CloseReason[]) {
+        const n = o.sockets.closed[reason];
+        if (n !== 0) result.observe(closed, n, attrs.with(origin, names.closeReasonAttr, reason));
+      }
+      result.observe(errors, o.sockets.errors, base);
+      result.observe(acquisitions, o.sockets.reusedAcquisitions, attrs.with(origin, names.reusedAttr, true));
+      result.observe(
+        acquisitions,
+        o.sockets.acquisitions - o.sockets.reusedAcquisitions,
+        attrs.with(origin, names.reusedAttr, false)
+      );
+      for (const [field, value] of OUTCOMES) {
+        result.observe(requests, o.requests[field], attrs.with(origin, names.outcomeAttr, value));
+      }
+    }
+  };
+  meter.addBatchObservableCallback(observe, observables);
+
+  let unsubscribe: (() => void) | undefined;
+  const isNoop = meter.constructor === createNoopMeter().constructor;
+  if (typeof source.subscribe === "function" && !isNoop) {
+    const timeInQueue = meter.createHistogram(SEMCONV_METRICS.timeInQueue, {
+      description: "Time requests spent waiting for a connection (only requests that queued).",
+      unit: "s",
+      advice: { explicitBucketBoundaries: QUEUE_BUCKETS_S },
+    });
+    const connectionDuration = meter.createHistogram(SEMCONV_METRICS.connectionDuration, {
+      description: "The duration of the successfully established outbound HTTP connections.",
+      unit: "s",
+      advice: { explicitBucketBoundaries: CONNECTION_DURATION_BUCKETS_S },
+    });
+    const connectDuration = meter.createHistogram(names.connectDuration, {
+      description: "Connection setup time by phase: tcp (DNS lookup + TCP connect) and tls (handshake).",
+      unit: "s",
+      advice: { explicitBucketBoundaries: CONNECT_BUCKETS_S },
+    });
+    const onEvent = (e: PoolEvent): void => {
+      switch (e.type) {
+        case "request:acquired":
+          if (e.queued) timeInQueue.record(e.waitMs / 1000, attrs.get(e.origin).base);
+          break;
+        case "connection:created":
+          connectDuration.record(e.connectMs / 1000, attrs.with(e.origin, names.phaseAttr, "tcp"));
+          if (e.tlsMs !== null) connectDuration.record(e.tlsMs / 1000, attrs.with(e.origin, names.phaseAttr, "tls"));
+          break;
+        case "connection:closed":
+          if (e.reason !== "connect_error") {
+            connectionDuration.record(e.ageMs / 1000, attrs.with(e.origin, names.closeReasonAttr, e.reason));
+          }
+          break;
+      }
+    };
+    unsubscribe = source.subscribe(onEvent);
+  }
+
+  let active = true;
+  return {
+    unregister() {
+      if (!active) return;
+      active = false;
+      meter.removeBatchObservableCallback(observe, observables);
+      unsubscribe?.();
+      unsubscribe = undefined;
+    },
+  };
+}
+
+function describe(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (value === null) return "null";
+  if (typeof value === "object") return "an object without getStats()";
+  return typeof value === "function" ? "a function" : String(value);
+}

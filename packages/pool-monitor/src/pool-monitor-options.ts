@@ -1,0 +1,206 @@
+/**
+ * `PoolMonitor` options, their defaults and validation.
+ *
+ * Validation runs once, in the constructor; bad input throws a `TypeError` or `RangeError` whose
+ * message names the option, the received value and the allowed range.
+ */
+import type { SaturationReport } from "./pool-stats";
+
+/**
+ * Minimal logger: any object with an optional `warn` (the Smithy `Logger`, `console`, pino...).
+ * @public
+ */
+export interface PoolMonitorLogger {
+  warn?: (message: string) => void;
+}
+
+/**
+ * Options of `PoolMonitor`.
+ * @public
+ */
+export interface PoolMonitorOptions {
+  /**
+   * Receives one `warn` line per saturation episode (and a reminder every `warningLockoutMs` while it lasts).
+   * @defaultValue none (no log output)
+   */
+  logger?: PoolMonitorLogger;
+  /**
+   * Prefix of every log line.
+   * @defaultValue `"@sockeye/pool-monitor:WARN - "`
+   */
+  messagePrefix?: string;
+  /**
+   * Called on every transition into `saturated` or `stalled` (not rate-limited). A throwing callback is caught.
+   * @defaultValue none
+   */
+  onSaturation?: (report: SaturationReport) => void;
+  /**
+   * Called when a saturated or stalled origin has recovered (queue at or below maxSockets/2 for
+   * `windowSamples` consecutive samples). A throwing callback is caught.
+   * @defaultValue none
+   */
+  onRecovery?: (report: SaturationReport) => void;
+  /**
+   * Sampling period in milliseconds: the interval of the standalone ticker, and the period at which an embedding
+   * handler is expected to call `sample()`. Range 100–60000.
+   * @defaultValue 1000
+   */
+  sampleIntervalMs?: number;
+  /**
+   * K, the number of consecutive samples the detector looks at; K × sampleIntervalMs is the detection horizon.
+   * Integer, range 3–60.
+   * @defaultValue 5
+   */
+  windowSamples?: number;
+  /**
+   * Minimum time between two log lines for the same origin, milliseconds. Callbacks and channels are not rate-limited.
+   * Range 0–86400000.
+   * @defaultValue 15000
+   */
+  warningLockoutMs?: number;
+  /**
+   * A response whose body was handed to the caller and has neither been read nor destroyed, and made no progress,
+   * for this many milliseconds counts as "unconsumed". Range 1–86400000.
+   * @defaultValue 10000
+   */
+  unconsumedBodyMs?: number;
+  /**
+   * Maximum number of distinct origins tracked separately; later origins are aggregated under `"_OTHER"`.
+   * Integer, range 1–100000.
+   * @defaultValue 256
+   */
+  maxOrigins?: number;
+}
+
+/** @internal */
+export interface ResolvedPoolMonitorOptions {
+  logger: PoolMonitorLogger | undefined;
+  messagePrefix: string;
+  onSaturation: ((report: SaturationReport) => void) | undefined;
+  onRecovery: ((report: SaturationReport) => void) | undefined;
+  sampleIntervalMs: number;
+  windowSamples: number;
+  warningLockoutMs: number;
+  unconsumedBodyMs: number;
+  maxOrigins: number;
+}
+
+/**
+ * Defaults of every option.
+ * @public
+ */
+export const POOL_MONITOR_DEFAULTS = {
+  messagePrefix: "@sockeye/pool-monitor:WARN - ",
+  sampleIntervalMs: 1000,
+  windowSamples: 5,
+  warningLockoutMs: 15_000,
+  unconsumedBodyMs: 10_000,
+  maxOrigins: 256,
+} as const;
+
+const PKG = "@sockeye/pool-monitor";
+
+/** @internal */
+export function resolvePoolMonitorOptions(options: PoolMonitorOptions | undefined): ResolvedPoolMonitorOptions {
+  if (options === undefined || options === null) options = {};
+  else if (typeof options !== "object") {
+    throw new TypeError(`${PKG}: options must be an object; received ${describe(options)}.`);
+  }
+  const logger = options.logger;
+  if (logger !== undefined && (logger === null || typeof logger !== "object")) {
+    throw new TypeError(
+      `${PKG}: option "logger" must be an object with a warn(message) method; received ${describe(logger)}.`
+    );
+  }
+  if (logger !== undefined && logger.warn !== undefined && typeof logger.warn !== "function") {
+    throw new TypeError(`${PKG}: option "logger.warn" must be a function; received ${describe(logger.warn)}.`);
+  }
+  const messagePrefix = options.messagePrefix ?? POOL_MONITOR_DEFAULTS.messagePrefix;
+  if (typeof messagePrefix !== "string") {
+    throw new TypeError(`${PKG}: option "messagePrefix" must be a string; received ${describe(messagePrefix)}.`);
+  }
+  return {
+    logger,
+    messagePrefix,
+    onSaturation: fn("onSaturation", options.onSaturation),
+    onRecovery: fn("onRecovery", options.onRecovery),
+    sampleIntervalMs: num(
+      "sampleIntervalMs",
+      options.sampleIntervalMs,
+      POOL_MONITOR_DEFAULTS.sampleIntervalMs,
+      100,
+      60_000,
+      false,
+      "milliseconds"
+    ),
+    windowSamples: num(
+      "windowSamples",
+      options.windowSamples,
+      POOL_MONITOR_DEFAULTS.windowSamples,
+      3,
+      60,
+      true,
+      "samples"
+    ),
+    warningLockoutMs: num(
+      "warningLockoutMs",
+      options.warningLockoutMs,
+      POOL_MONITOR_DEFAULTS.warningLockoutMs,
+      0,
+      86_400_000,
+      false,
+      "milliseconds"
+    ),
+    unconsumedBodyMs: num(
+      "unconsumedBodyMs",
+      options.unconsumedBodyMs,
+      POOL_MONITOR_DEFAULTS.unconsumedBodyMs,
+      1,
+      86_400_000,
+      false,
+      "milliseconds"
+    ),
+    maxOrigins: num("maxOrigins", options.maxOrigins, POOL_MONITOR_DEFAULTS.maxOrigins, 1, 100_000, true, "origins"),
+  };
+}
+
+function fn<T>(name: string, value: T | undefined): T | undefined {
+  if (value !== undefined && typeof value !== "function") {
+    throw new TypeError(`${PKG}: option "${name}" must be a function; received ${describe(value)}.`);
+  }
+  return value;
+}
+
+function num(
+  name: string,
+  value: unknown,
+  fallback: number,
+  min: number,
+  max: number,
+  integer: boolean,
+  unit: string
+): number {
+  if (value === undefined) return fallback;
+  if (
+    typeof value !== "number" ||
+    Number.isNaN(value) ||
+    value < min ||
+    value > max ||
+    (integer && !Number.isInteger(value))
+  ) {
+    const kind = integer ? "an integer" : "a number";
+    const Err = typeof value === "number" ? RangeError : TypeError;
+    throw new Err(
+      `${PKG}: option "${name}" must be ${kind} between ${min} and ${max} (${unit}); received ${describe(value)}.`
+    );
+  }
+  return value;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "function") return "a function";
+  if (value === null) return "null";
+  if (typeof value === "object") return Array.isArray(value) ? "an array" : "an object";
+  return String(value);
+}

@@ -1,0 +1,275 @@
+/**
+ * Real sockets: loopback http/https servers on port 0 and real keep-alive agents with small pools.
+ * Sampling is driven by the test (`monitor.sample(timing.now())`) in lockstep with server releases,
+ * so queue depths per sample are deterministic and no test waits on wall-clock periods.
+ */
+import diagnosticsChannel from "node:diagnostics_channel";
+import http from "node:http";
+import https from "node:https";
+import { afterEach, describe, expect, test as it } from "vitest";
+import { CHANNEL_NAMES } from "./diagnostics";
+import { PoolMonitor } from "./pool-monitor";
+import type { PoolEvent, SaturationReport } from "./pool-stats";
+import { type Fired, fire, makeSelfSignedCert, startTestServer, type TestServer } from "./test-server.mock";
+import { timing } from "./timing";
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function setup(
+  options: {
+    maxSockets?: number;
+    tls?: boolean;
+    autoRespond?: boolean;
+    monitor?: ConstructorParameters<typeof PoolMonitor>[0];
+  } = {}
+) {
+  const tlsMaterial = options.tls ? makeSelfSignedCert() : undefined;
+  const server = await startTestServer({ tls: tlsMaterial, autoRespond: options.autoRespond, bodyBytes: 64 });
+  const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 2 };
+  const agent = tlsMaterial ? new https.Agent({ ...agentOptions, ca: tlsMaterial.cert }) : new http.Agent(agentOptions);
+  const warnings: string[] = [];
+  const saturations: SaturationReport[] = [];
+  const recoveries: SaturationReport[] = [];
+  const monitor = new PoolMonitor({
+    sampleIntervalMs: 100,
+    logger: { warn: (m) => warnings.push(m) },
+    onSaturation: (r) => saturations.push(r),
+    onRecovery: (r) => recoveries.push(r),
+    ...options.monitor,
+  });
+  const events: PoolEvent[] = [];
+  monitor.subscribe((e) => events.push(e));
+  cleanups.push(
+    () => server.close(),
+    () => agent.destroy(),
+    () => monitor.destroy()
+  );
+  return { server, agent, monitor, warnings, saturations, recoveries, events };
+}
+
+const origin = (monitor: PoolMonitor, name: string) => monitor.getStats().origins.find((o) => o.origin === name)!;
+const tick = () => new Promise<void>((resolve) => setTimeout(resolve, 5));
+
+/** Releases `n` parked requests and waits until the pool is refilled to `expectPending` parked requests. */
+async function step(server: TestServer, n: number, expectPending: number) {
+  server.release(n);
+  await server.waitForPending(expectPending);
+  await tick();
+}
+
+describe("PoolMonitor with a real keep-alive http.Agent (maxSockets 2)", () => {
+  it("counts active/idle/queued, reuse for queued requests (where req.reusedSocket is false) and queue wait", async () => {
+    const { server, agent, monitor, events } = await setup();
+    const fired: Fired[] = [];
+    for (let i = 0; i < 6; i++) fired.push(fire(monitor, agent, server));
+    let s = origin(monitor, server.origin);
+    expect(s).toMatchObject({ maxSockets: 2, active: 2, idle: 0, queued: 4, inFlight: 6 });
+    expect(events.filter((e) => e.type === "request:enqueued")).toHaveLength(4);
+
+    await server.waitForPending(2);
+    await new Promise((r) => setTimeout(r, 60));
+    s = origin(monitor, server.origin);
+    expect(s.oldestQueuedMs).toBeGreaterThanOrEqual(55);
+    for (let remaining = 4; remaining > 0; remaining -= 2) await step(server, 2, 2);
+    server.release();
+    await Promise.all(fired.map((f) => f.done));
+    await tick();
+
+    s = origin(monitor, server.origin);
+    expect(s).toMatchObject({ active: 0, idle: 2, queued: 0, inFlight: 0, oldestQueuedMs: 0 });
+    expect(s.requests).toEqual({ started: 6, completed: 6, failed: 0, aborted: 0, timedOut: 0 });
+    expect(s.sockets).toMatchObject({ created: 2, acquisitions: 6, reusedAcquisitions: 4, errors: 0 });
+    // Node's own flag misses the 'free' hand-off to queued requests: that is why reuse is counted per socket.
+    expect(fired.filter((f) => f.req.reusedSocket).length).toBe(0);
+    expect(s.queueWaitMs.count).toBe(6);
+    expect(s.queueWaitMs.max).toBeGreaterThanOrEqual(55);
+    expect(s.connectMs.count).toBe(2);
+    expect(s.tlsMs.count).toBe(0);
+    const acquired = events.filter((e) => e.type === "request:acquired");
+    expect(acquired.map((e) => [e.queued, e.reused])).toEqual([
+      [false, false],
+      [false, false],
+      [true, true],
+      [true, true],
+      [true, true],
+      [true, true],
+    ]);
+    // Origins only: no event carries the path or query string.
+    expect(JSON.stringify(events)).not.toContain("secret");
+    expect(JSON.stringify(monitor.getStats())).not.toContain("secret");
+  });
+
+  it("does not warn for a Promise.all batch of 20 x maxSockets that drains", async () => {
+    const { server, agent, monitor, warnings, saturations } = await setup();
+    const fired = Array.from({ length: 40 }, () => fire(monitor, agent, server));
+    await server.waitForPending(2);
+    monitor.sample(timing.now());
+    for (let left = 38; left > 0; left -= 2) {
+      await step(server, 2, 2);
+      monitor.sample(timing.now());
+    }
+    server.release();
+    await Promise.all(fired.map((f) => f.done));
+    for (let i = 0; i < 6; i++) monitor.sample(timing.now());
+    expect(saturations).toEqual([]);
+    expect(warnings).toEqual([]);
+    expect(origin(monitor, server.origin).requests.completed).toBe(40);
+    expect(monitor.busy).toBe(false);
+  });
+
+  it("warns on sustained overload within K samples, recommends maxSockets, then reports recovery", async () => {
+    const { server, agent, monitor, warnings, saturations, recoveries, events } = await setup();
+    const fired: Fired[] = [fire(monitor, agent, server), fire(monitor, agent, server)];
+    await server.waitForPending(2);
+    // Each step: 3 arrivals, 2 completions -> the queue grows by 1 per sample (1.5x capacity).
+    let samples = 0;
+    let firstSaturatedSample = -1;
+    while (saturations.length === 0 && samples < 20) {
+      for (let i = 0; i < 3; i++) fired.push(fire(monitor, agent, server));
+      await step(server, 2, 2);
+      monitor.sample(timing.now());
+      samples++;
+      if (firstSaturatedSample < 0 && origin(monitor, server.origin).queued >= 2) firstSaturatedSample = samples;
+    }
+    const report = saturations[0];
+    expect(report).toBeDefined();
+    expect(samples - firstSaturatedSample + 1).toBeLessThanOrEqual(5);
+    expect(report).toMatchObject({
+      origin: server.origin,
+      state: "saturated",
+      cause: "pool_capacity",
+      trigger: "growth",
+      maxSockets: 2,
+      active: 2,
+    });
+    expect(report.queueGrowth).toBeGreaterThanOrEqual(4);
+    expect(report.recommendedMaxSockets).toBeGreaterThanOrEqual(3);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(
+      `@sockeye/pool-monitor:WARN - socket usage at capacity=2 and ${report.queued} additional requests are enqueued`
+    );
+    expect(warnings[0]).toContain(server.origin);
+    expect(warnings[0]).not.toContain("secret");
+    expect(events.some((e) => e.type === "pool:saturated")).toBe(true);
+    expect(monitor.getStats().origins[0].saturation).toMatchObject({ state: "saturated", cause: "pool_capacity" });
+    if (process.env.SOCKEYE_SIM_REPORT) {
+      console.log(`integ overload: warned ${samples - firstSaturatedSample + 1} samples after the pool saturated`);
+    }
+
+    // Stop the arrivals and drain; recovery comes after K low samples.
+    while (server.pending.length > 0 || origin(monitor, server.origin).inFlight > 0) {
+      server.release();
+      await tick();
+    }
+    await Promise.all(fired.map((f) => f.done));
+    expect(monitor.busy).toBe(true); // the detector still needs samples to report recovery
+    for (let i = 0; i < 5; i++) monitor.sample(timing.now());
+    expect(recoveries).toHaveLength(1);
+    expect(recoveries[0]).toMatchObject({ state: "ok", previousState: "saturated", cause: null });
+    expect(monitor.busy).toBe(false);
+  });
+
+  it("reports a stall (server never answers, flat queue) after K samples", async () => {
+    const { server, agent, monitor, warnings, saturations } = await setup();
+    const fired = Array.from({ length: 5 }, () => fire(monitor, agent, server));
+    await server.waitForPending(2);
+    let samples = 0;
+    while (saturations.length === 0 && samples < 10) {
+      await tick();
+      monitor.sample(timing.now());
+      samples++;
+    }
+    expect(samples).toBe(5);
+    if (process.env.SOCKEYE_SIM_REPORT) console.log(`integ stall: warned after ${samples} samples`);
+    expect(saturations[0]).toMatchObject({
+      state: "stalled",
+      trigger: "stall",
+      cause: "no_progress",
+      queued: 3,
+      active: 2,
+      recommendedMaxSockets: null,
+    });
+    expect(warnings[0]).toContain("socket usage at capacity=2 and 3 additional requests are enqueued");
+    expect(warnings[0]).toContain("no request completed");
+    for (const f of fired) {
+      monitor.noteOutcome(f.req, "timed_out");
+      f.req.destroy();
+    }
+    await Promise.all(fired.map((f) => f.done));
+    await tick();
+    const s = origin(monitor, server.origin);
+    expect(s.requests).toMatchObject({ started: 5, timedOut: 5, failed: 0 });
+    expect(s.sockets.closed.timed_out).toBe(2);
+  });
+
+  it("attributes a stall to unconsumed response bodies", async () => {
+    const { server, agent, monitor, saturations, warnings } = await setup({
+      autoRespond: true,
+      monitor: { unconsumedBodyMs: 30 },
+    });
+    // Two responses whose bodies are never read pin both sockets; three more requests queue behind them.
+    const leaked = [fire(monitor, agent, server, false), fire(monitor, agent, server, false)];
+    const queued = Array.from({ length: 3 }, () => fire(monitor, agent, server));
+    const leakedResponses = await Promise.all(leaked.map((f) => f.response));
+    monitor.sample(timing.now());
+    await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 5 && saturations.length === 0; i++) {
+      await tick();
+      monitor.sample(timing.now());
+    }
+    expect(saturations[0]).toMatchObject({ state: "stalled", cause: "unconsumed_bodies", queued: 3, active: 2 });
+    if (process.env.SOCKEYE_SIM_REPORT)
+      console.log(`integ unconsumed: warned after ${saturations[0].windowSamples} samples`);
+    expect(saturations[0].unconsumed.count).toBe(2);
+    expect(saturations[0].unconsumed.oldestMs).toBeGreaterThanOrEqual(30);
+    expect(warnings[0]).toContain("2 responses handed to the caller have not been read or destroyed");
+    expect(origin(monitor, server.origin).unconsumed.count).toBe(2);
+    // Reading the bodies releases the sockets and the queued requests complete.
+    for (const res of leakedResponses) res.resume();
+    await Promise.all(queued.map((f) => f.done));
+    await tick();
+    const s = origin(monitor, server.origin);
+    expect(s.unconsumed.count).toBe(0);
+    expect(s.requests.completed).toBe(5);
+  });
+});
+
+describe("PoolMonitor with a real https.Agent", () => {
+  it("measures TCP connect and TLS handshake separately and counts reuse", async () => {
+    const { server, agent, monitor, events } = await setup({ tls: true, autoRespond: true });
+    const created: unknown[] = [];
+    const onCreated = (m: unknown) => created.push(m);
+    diagnosticsChannel.subscribe(CHANNEL_NAMES.connectionCreated, onCreated);
+    cleanups.push(() => diagnosticsChannel.unsubscribe(CHANNEL_NAMES.connectionCreated, onCreated));
+    expect(await fire(monitor, agent, server).done).toBe("ok");
+    await tick();
+    expect(await fire(monitor, agent, server).done).toBe("ok");
+    await tick();
+    const s = origin(monitor, server.origin);
+    expect(s.origin).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    expect(s.sockets).toMatchObject({ created: 1, acquisitions: 2, reusedAcquisitions: 1 });
+    expect(s.connectMs.count).toBe(1);
+    expect(s.tlsMs.count).toBe(1);
+    expect(s.tlsMs.max).toBeGreaterThan(0);
+    expect(s.idle).toBe(1);
+    expect(created).toHaveLength(1);
+    expect(created[0]).toEqual({
+      type: "connection:created",
+      origin: server.origin,
+      connectMs: expect.any(Number),
+      tlsMs: expect.any(Number),
+    });
+    expect(events.filter((e) => e.type === "connection:created")).toHaveLength(1);
+
+    agent.destroy();
+    await new Promise((r) => setTimeout(r, 20));
+    const closed = events.filter((e) => e.type === "connection:closed");
+    expect(closed).toEqual([
+      { type: "connection:closed", origin: server.origin, ageMs: expect.any(Number), requests: 2, reason: "local" },
+    ]);
+    expect(origin(monitor, server.origin).sockets.closed.local).toBe(1);
+  });
+});

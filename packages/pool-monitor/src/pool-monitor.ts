@@ -1,0 +1,369 @@
+/**
+ * `PoolMonitor`: socket-pool telemetry and saturation detection for any `http.Agent` / `https.Agent`,
+ * built on public Node APIs only (agent maps, request and socket events, WeakMaps; no patching).
+ *
+ * Data flow:
+ * - `trackRequest()` (hot path, once per request) hangs a small state object on the request and
+ *   registers four shared module-level listeners (see `request-listeners.ts` for per-request costs).
+ * - Listeners update per-origin counters and histograms as the request gets a socket, a response and
+ *   closes; sockets are followed from first sight to `'close'` (connect/TLS timings, close reason).
+ * - `sample(now)` (once per `sampleIntervalMs`, from the embedding handler's shared tick or from the
+ *   monitor's own lazy interval) reads each busy origin's agent maps, feeds its `SaturationDetector`
+ *   and delivers transitions (logger, callbacks, `subscribe()` listeners, diagnostics channels).
+ *   Cost: O(busy origins × (agent names + open responses)); idle origins cost one branch.
+ * - `getStats()` builds a JSON snapshot on demand; nothing is precomputed for it.
+ *
+ * Standalone mode (`start()`): one `unref()`'d interval owned by the monitor, created on the first
+ * `trackRequest()` and cleared at the first tick that finds the monitor not `busy`, so an idle
+ * process has no timer and no wake-ups.
+ */
+import type { Agent, ClientRequest } from "node:http";
+import { poolRecoveredChannel, poolSaturatedChannel } from "./diagnostics";
+import {
+  type PoolMonitorOptions,
+  type ResolvedPoolMonitorOptions,
+  resolvePoolMonitorOptions,
+} from "./pool-monitor-options";
+import type { OriginStats, PoolEventListener, PoolStats, SaturationReport } from "./pool-stats";
+import { attachRequest, bumpOutcome } from "./request-listeners";
+import { timing } from "./timing";
+import { kRequestState, MonitorCore, OriginState, type TrackedRequest } from "./tracking-state";
+
+/** Origin under which requests beyond `maxOrigins` distinct origins are aggregated. @public */
+export const OVERFLOW_ORIGIN = "_OTHER";
+
+/**
+ * Options of `PoolMonitor.getStats()`.
+ * @public
+ */
+export interface GetStatsOptions {
+  /** Reset the duration histograms after reading them, so the next snapshot covers only the time since. @defaultValue false */
+  resetSummaries?: boolean;
+}
+
+/**
+ * Socket-pool telemetry and saturation detection for Node `http.Agent` / `https.Agent`.
+ *
+ * @example
+ * ```ts
+ * const monitor = new PoolMonitor({ logger: console });
+ * monitor.start(); // standalone: the monitor samples on its own unref'd interval
+ * const startedAt = performance.now();
+ * const req = http.request(url, { agent });
+ * monitor.trackRequest(req, agent, "http://127.0.0.1:8080", startedAt);
+ * ```
+ * @public
+ */
+export class PoolMonitor {
+  private readonly options: ResolvedPoolMonitorOptions;
+  private readonly core = new MonitorCore();
+  private readonly origins = new Map<string, OriginState>();
+  private distinctOrigins = 0;
+  private nonOk = 0;
+  private standalone = false;
+  private ticker: ReturnType<typeof setInterval> | undefined = undefined;
+  private tickerImpl: unknown = undefined;
+
+  /**
+   * @param options - see {@link PoolMonitorOptions}; validated here (a `TypeError`/`RangeError` names the option,
+   * the value received and the allowed range).
+   */
+  constructor(options?: PoolMonitorOptions) {
+    this.options = resolvePoolMonitorOptions(options);
+  }
+
+  /**
+   * Starts tracking one request. Call it right after `http.request()` / `https.request()` returned (before any
+   * await), so that a request that had to queue is still the last entry of `agent.requests`.
+   *
+   * @param req - the request just created.
+   * @param agent - the agent it was created with.
+   * @param origin - `scheme://host:port`. Only this string is ever reported, never paths or headers.
+   * @param startedAt - `timing.now()` / `performance.now()` ms taken when the caller began handling the request;
+   *   queue wait is measured from it.
+   */
+  trackRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number): void {
+    const core = this.core;
+    if (core.destroyed) return;
+    const o = this.origins.get(origin) ?? this.addOrigin(origin);
+    attachRequest(core, req as TrackedRequest, agent, o, startedAt);
+    if (this.standalone && (this.ticker === undefined || this.tickerImpl !== globalThis.setInterval)) {
+      this.ensureTicking();
+    }
+  }
+
+  /**
+   * Tells the monitor why the caller destroyed a request, so it is counted as aborted / timed out rather than
+   * failed (and its socket's close reason says so). May be called before or after the request closed.
+   */
+  noteOutcome(req: ClientRequest, outcome: "aborted" | "timed_out"): void {
+    const st = (req as TrackedRequest)[kRequestState];
+    if (st === undefined || st.core !== this.core || this.core.destroyed || st.outcome !== undefined) return;
+    st.outcome = outcome;
+    if (st.closed && st.countedAs !== undefined) {
+      bumpOutcome(st.origin, st.countedAs, -1);
+      bumpOutcome(st.origin, outcome, 1);
+      st.countedAs = outcome;
+      if (st.socket !== undefined && st.socket.current === undefined) st.socket.lastOutcome = outcome;
+    }
+  }
+
+  /**
+   * One sampling step: for every origin with requests in flight (or a detector not yet recovered), reads the
+   * agent maps, feeds the saturation detector and delivers saturation / recovery. Call it once per
+   * `sampleIntervalMs`; each call is one detector sample.
+   *
+   * @param now - `timing.now()` / `performance.now()` ms.
+   */
+  sample(now: number): void {
+    if (this.core.destroyed) return;
+    for (const o of this.origins.values()) this.sampleOrigin(o, now);
+  }
+
+  /** The resolved `sampleIntervalMs` (ms): the period at which an embedding handler should call `sample()`. */
+  get sampleIntervalMs(): number {
+    return this.options.sampleIntervalMs;
+  }
+
+  /**
+   * True while a tracked request is in flight (queued, on a socket, or its body still open) or a detector is
+   * saturated/stalled and still needs samples to report recovery. An embedding handler keeps ticking while busy.
+   */
+  get busy(): boolean {
+    return this.core.inFlight > 0 || this.nonOk > 0;
+  }
+
+  /** JSON-serialisable snapshot of every origin. Cost: O(origins × (agent names + open responses)). */
+  getStats(options?: GetStatsOptions): PoolStats {
+    const now = timing.now();
+    const origins: OriginStats[] = [];
+    const totals = { active: 0, idle: 0, queued: 0, inFlight: 0, saturatedOrigins: 0 };
+    if (!this.core.destroyed) {
+      for (const o of this.origins.values()) {
+        const s = this.originStats(o, now, options?.resetSummaries === true);
+        origins.push(s);
+        totals.active += s.active;
+        totals.idle += s.idle;
+        totals.queued += s.queued;
+        totals.inFlight += s.inFlight;
+        if (s.saturation.state !== "ok") totals.saturatedOrigins++;
+      }
+    }
+    return { takenAt: now, origins, totals };
+  }
+
+  /**
+   * Receives every pool event of this monitor (the same objects published on the `sockeye:*` diagnostics
+   * channels). Events are built only while at least one listener or channel subscriber exists.
+   * @returns a function that removes the listener.
+   */
+  subscribe(listener: PoolEventListener): () => void {
+    if (typeof listener !== "function") {
+      throw new TypeError(
+        `@sockeye/pool-monitor: subscribe(listener) expects a function; received ${typeof listener}.`
+      );
+    }
+    this.core.listeners = [...this.core.listeners, listener];
+    return () => {
+      this.core.listeners = this.core.listeners.filter((l) => l !== listener);
+    };
+  }
+
+  /**
+   * Standalone mode: the monitor samples itself every `sampleIntervalMs` on a lazy, `unref()`'d interval that
+   * exists only while the monitor is busy (created by `trackRequest()`, cleared by the first idle tick).
+   */
+  start(): void {
+    if (this.core.destroyed) return;
+    this.standalone = true;
+    if (this.busy) this.ensureTicking();
+  }
+
+  /** Leaves standalone mode and clears the interval. Tracking continues; `sample()` can still be called. */
+  stop(): void {
+    this.standalone = false;
+    this.stopTicker();
+  }
+
+  /** Clears the interval and all state. Later calls are no-ops; requests still in flight are ignored. */
+  destroy(): void {
+    this.stop();
+    this.core.destroyed = true;
+    this.core.inFlight = 0;
+    this.core.listeners = [];
+    this.origins.clear();
+    this.nonOk = 0;
+  }
+
+  private readonly onTick = (): void => {
+    this.sample(timing.now());
+    if (!this.busy) this.stopTicker();
+  };
+
+  private ensureTicking(): void {
+    if (this.ticker !== undefined) {
+      if (this.tickerImpl === globalThis.setInterval) return;
+      // The timer implementation changed (fake <-> real timers): recreate the interval with the current one.
+      timing.clearInterval(this.ticker);
+    }
+    this.tickerImpl = globalThis.setInterval;
+    const ticker = timing.setInterval(this.onTick, this.options.sampleIntervalMs);
+    (ticker as { unref?: () => void }).unref?.();
+    this.ticker = ticker;
+  }
+
+  private stopTicker(): void {
+    if (this.ticker === undefined) return;
+    timing.clearInterval(this.ticker);
+    this.ticker = undefined;
+    this.tickerImpl = undefined;
+  }
+
+  private addOrigin(origin: string): OriginState {
+    let key = origin;
+    if (this.distinctOrigins >= this.options.maxOrigins) {
+      key = OVERFLOW_ORIGIN;
+      const other = this.origins.get(key);
+      if (other !== undefined) return other;
+    } else {
+      this.distinctOrigins++;
+    }
+    const o = new OriginState(key, this.options.windowSamples, this.options.sampleIntervalMs);
+    o.detector.since = timing.now();
+    this.origins.set(key, o);
+    return o;
+  }
+
+  private sampleOrigin(o: OriginState, now: number): void {
+    const detector = o.detector;
+    if (o.inFlight === 0 && detector.state === "ok") {
+      if (detector.needsSamples) detector.resetWindow();
+      o.resetSampleCounters();
+      return;
+    }
+    o.poll(this.core, now);
+    o.pollUnconsumed(now, this.options.unconsumedBodyMs);
+    const s = o.sample;
+    s.now = now;
+    s.active = o.active;
+    s.maxSockets = o.maxSockets;
+    s.queued = o.queued;
+    s.minQueued = Math.min(o.minQueued, o.queued);
+    s.completions = o.completions;
+    s.arrivals = o.arrivals;
+    s.holdTimeSumMs = o.holdSumMs;
+    s.holdCount = o.holdCount;
+    s.oldestQueuedMs = o.oldestQueuedMs;
+    s.unconsumedCount = o.unconsumedCount;
+    s.unconsumedOldestMs = o.unconsumedOldestMs;
+    const report = detector.update(s);
+    o.resetSampleCounters();
+    if (report !== undefined) {
+      this.deliver(o, report, now);
+    } else if (detector.state !== "ok" && now - o.lastWarnAt >= this.options.warningLockoutMs) {
+      const reminder = detector.assess();
+      if (reminder !== undefined) this.log(o, reminder, now);
+    }
+  }
+
+  private deliver(o: OriginState, report: SaturationReport, now: number): void {
+    const options = this.options;
+    if (report.state === "ok") {
+      this.nonOk--;
+      o.recommendedMaxSockets = null;
+      if (this.core.wants(poolRecoveredChannel)) {
+        this.core.emit({ type: "pool:recovered", origin: o.origin, report }, poolRecoveredChannel);
+      }
+      this.call(options.onRecovery, "onRecovery", report);
+      return;
+    }
+    if (report.previousState === "ok") this.nonOk++;
+    o.recommendedMaxSockets = report.recommendedMaxSockets;
+    this.log(o, report, now);
+    if (this.core.wants(poolSaturatedChannel)) {
+      this.core.emit({ type: "pool:saturated", origin: o.origin, report }, poolSaturatedChannel);
+    }
+    this.call(options.onSaturation, "onSaturation", report);
+  }
+
+  private log(o: OriginState, report: SaturationReport, now: number): void {
+    if (now - o.lastWarnAt < this.options.warningLockoutMs) return;
+    o.lastWarnAt = now;
+    const logger = this.options.logger;
+    if (logger === undefined || typeof logger.warn !== "function") return;
+    try {
+      logger.warn(this.options.messagePrefix + report.message);
+    } catch {
+      // A broken logger must not break sampling.
+    }
+  }
+
+  private call(fn: ((r: SaturationReport) => void) | undefined, name: string, report: SaturationReport): void {
+    if (fn === undefined) return;
+    try {
+      fn(report);
+    } catch (err) {
+      try {
+        this.options.logger?.warn?.(
+          `${this.options.messagePrefix}${name} callback threw ${(err as Error)?.name ?? typeof err}; the monitor continues.`
+        );
+      } catch {
+        // ignore
+      }
+    }
+  }
+
+  private originStats(o: OriginState, now: number, reset: boolean): OriginStats {
+    o.poll(this.core, now);
+    o.pollUnconsumed(now, this.options.unconsumedBodyMs);
+    const d = o.detector;
+    const limited = o.maxSockets > 0 && o.maxSockets !== Number.POSITIVE_INFINITY;
+    const stats: OriginStats = {
+      origin: o.origin,
+      maxSockets: limited ? o.maxSockets : null,
+      active: o.active,
+      idle: o.idle,
+      queued: o.queued,
+      oldestQueuedMs: round(o.oldestQueuedMs),
+      inFlight: o.inFlight,
+      requests: {
+        started: o.started,
+        completed: o.completed,
+        failed: o.failed,
+        aborted: o.aborted,
+        timedOut: o.timedOut,
+      },
+      sockets: {
+        created: o.socketsCreated,
+        closed: { ...o.closed },
+        acquisitions: o.acquisitions,
+        reusedAcquisitions: o.reusedAcquisitions,
+        errors: o.socketErrors,
+      },
+      queueWaitMs: o.queueWait.summary(),
+      connectMs: o.connect.summary(),
+      tlsMs: o.tls.summary(),
+      connectionAgeMs: o.connectionAge.summary(),
+      unconsumed: { count: o.unconsumedCount, oldestMs: round(o.unconsumedOldestMs) },
+      saturation: {
+        state: d.state,
+        since: d.since,
+        cause: d.cause,
+        trigger: d.trigger,
+        recommendedMaxSockets: o.recommendedMaxSockets,
+        episodes: d.episodes,
+      },
+    };
+    if (reset) {
+      o.queueWait.reset();
+      o.connect.reset();
+      o.tls.reset();
+      o.connectionAge.reset();
+    }
+    return stats;
+  }
+}
+
+function round(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}

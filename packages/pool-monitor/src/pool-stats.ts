@@ -1,0 +1,230 @@
+/**
+ * Public data shapes: the `getStats()` snapshot, the saturation report and the event union.
+ *
+ * Everything here is plain data: JSON-serialisable (no `Infinity`, no `Map`, no class instances),
+ * so a snapshot can be logged, sent over IPC or diffed in a test as is. Durations are milliseconds
+ * (`...Ms`), rates are per second (`.../s`), timestamps are `performance.now()` milliseconds
+ * (monotonic, process-relative; not epoch).
+ */
+
+/**
+ * Saturation state of one origin.
+ * - `ok`: no sustained queue growth and no stall.
+ * - `saturated`: every socket is busy and the queue keeps growing (or its troughs keep rising).
+ * - `stalled`: every socket is busy, requests are queued and nothing completed during the whole window.
+ * @public
+ */
+export type SaturationState = "ok" | "saturated" | "stalled";
+
+/**
+ * Why an origin is saturated or stalled.
+ * - `pool_capacity`: arrivals exceed what `maxSockets` sockets can serve; `recommendedMaxSockets` says how many would.
+ * - `unconsumed_bodies`: at least half of the busy sockets are pinned by responses handed to the caller whose body
+ *   was neither read nor destroyed (the unread S3 `GetObject` body leak). More sockets would only delay exhaustion.
+ * - `no_progress`: nothing completed for the whole window while every socket is busy (server not answering, no timeouts).
+ * @public
+ */
+export type SaturationCause = "pool_capacity" | "unconsumed_bodies" | "no_progress";
+
+/**
+ * Which detector rule fired.
+ * - `growth`: the queue was non-decreasing over the last `windowSamples` saturated samples and grew by at least
+ *   max(1, ceil(maxSockets / 5)) to at least `maxSockets`.
+ * - `rising_troughs`: the last 3 local minima of the per-interval queue floor were non-decreasing, grew by the same
+ *   amount and never fell below `maxSockets` (sawtooth backlog from periodic bursts).
+ * - `stall`: `windowSamples` consecutive samples with every socket busy, requests queued and zero completions.
+ * @public
+ */
+export type SaturationTrigger = "growth" | "rising_troughs" | "stall";
+
+/**
+ * Reason a socket closed, as classified by the monitor (first match wins):
+ * - `connect_error`: errored before it connected (TCP) or finished the TLS handshake.
+ * - `aborted` / `timed_out`: the request using it was reported through `noteOutcome()` as aborted / timed out.
+ * - `error`: any other socket error (e.g. `ECONNRESET`).
+ * - `timeout`: the socket emitted `'timeout'` (agent idle timeout or socket inactivity timeout) and was then closed.
+ * - `server_closed`: the server ended the connection (FIN received).
+ * - `local`: closed locally without error (keep-alive off, `maxFreeSockets` exceeded, `agent.destroy()`, body destroyed).
+ * @public
+ */
+export type CloseReason = "connect_error" | "aborted" | "timed_out" | "error" | "timeout" | "server_closed" | "local";
+
+/**
+ * Summary of a duration distribution, from a `perf_hooks` histogram recorded in microseconds.
+ * All fields are milliseconds (3 decimals) except `count`. All zero when `count` is 0.
+ * @public
+ */
+export interface DurationSummary {
+  /** Number of recorded values. */
+  count: number;
+  /** Median, ms. */
+  p50: number;
+  /** 90th percentile, ms. */
+  p90: number;
+  /** 99th percentile, ms. */
+  p99: number;
+  /** Largest value, ms. */
+  max: number;
+}
+
+/**
+ * Structured saturation / recovery report, passed to `onSaturation` / `onRecovery`, published on
+ * `sockeye:pool:saturated` / `sockeye:pool:recovered` and used to build the log line.
+ * @public
+ */
+export interface SaturationReport {
+  /** `scheme://host:port` (or `_OTHER`). Never a path, query or header. */
+  origin: string;
+  /** State after this transition (`ok` for a recovery). */
+  state: SaturationState;
+  /** State before this transition. */
+  previousState: SaturationState;
+  /** Attributed cause; `null` in a recovery report. */
+  cause: SaturationCause | null;
+  /** Rule that fired; `null` in a recovery report. */
+  trigger: SaturationTrigger | null;
+  /** When the report was made, `performance.now()` ms. */
+  detectedAt: number;
+  /** When the previous state began, `performance.now()` ms (for a recovery: when saturation began). */
+  since: number;
+  /** Sockets in use (the agent's `sockets` entries for this origin, connecting ones included). */
+  active: number;
+  /** Per-origin socket limit (sum of `agent.maxSockets` over the agents seen); `null` = unlimited. */
+  maxSockets: number | null;
+  /** Requests waiting in the agent queue (`agent.requests`). */
+  queued: number;
+  /** Age of the oldest queued request, ms (0 when none). */
+  oldestQueuedMs: number;
+  /** Time covered by the detector window, ms. */
+  windowMs: number;
+  /** Samples in the window. */
+  windowSamples: number;
+  /** Queue depth change across the window (last − first sample), requests. */
+  queueGrowth: number;
+  /** Completed requests (socket released) per second over the window. */
+  throughput: number;
+  /** Requests started per second over the window. */
+  arrivalRate: number;
+  /** Mean time a request held its socket (acquired → closed) over the window, ms; `null` if none finished. */
+  meanHoldMs: number | null;
+  /**
+   * Little's law estimate of the sockets needed: ceil(arrivalRate × meanHold × 1.25), at least maxSockets + 1.
+   * Only for cause `pool_capacity`, else `null`.
+   */
+  recommendedMaxSockets: number | null;
+  /** Responses handed out whose body has made no progress and was neither read nor destroyed for `unconsumedBodyMs`. */
+  unconsumed: { count: number; oldestMs: number };
+  /** The human-readable line (also what the logger receives, without the prefix). */
+  message: string;
+}
+
+/**
+ * Saturation block of an origin snapshot.
+ * @public
+ */
+export interface OriginSaturation {
+  /** Current state. */
+  state: SaturationState;
+  /** When the current state began, `performance.now()` ms. */
+  since: number;
+  /** Cause of the current (non-ok) state, else `null`. */
+  cause: SaturationCause | null;
+  /** Rule that fired for the current (non-ok) state, else `null`. */
+  trigger: SaturationTrigger | null;
+  /** From the last saturation report, `null` when `ok` or not applicable. */
+  recommendedMaxSockets: number | null;
+  /** Number of transitions into `saturated` / `stalled` since the monitor was created. */
+  episodes: number;
+}
+
+/**
+ * Snapshot of one origin.
+ * @public
+ */
+export interface OriginStats {
+  /** `scheme://host:port`, or `_OTHER` for origins beyond `maxOrigins`. */
+  origin: string;
+  /** Per-origin socket limit (sum of `agent.maxSockets` over the agents seen); `null` = unlimited. */
+  maxSockets: number | null;
+  /** Sockets assigned to requests, connecting ones included (`agent.sockets`). */
+  active: number;
+  /** Kept-alive sockets waiting for a request (`agent.freeSockets`). */
+  idle: number;
+  /** Requests waiting for a socket (`agent.requests`). */
+  queued: number;
+  /** Age of the oldest tracked queued request, ms (0 when none). */
+  oldestQueuedMs: number;
+  /** Tracked requests not yet closed (queued + on a socket + body still open). */
+  inFlight: number;
+  /** Request counters since creation. Every started request ends in exactly one of the four outcomes. */
+  requests: {
+    /** `trackRequest()` calls. */
+    started: number;
+    /** Closed after response headers arrived, without a request or body error. */
+    completed: number;
+    /** Closed with an error or without a response (and not reported as aborted / timed out). */
+    failed: number;
+    /** Reported through `noteOutcome(req, "aborted")`. */
+    aborted: number;
+    /** Reported through `noteOutcome(req, "timed_out")`. */
+    timedOut: number;
+  };
+  /** Socket counters since creation. */
+  sockets: {
+    /** New sockets seen (connection attempts, successful or not). */
+    created: number;
+    /** Closed sockets by reason. */
+    closed: Record<CloseReason, number>;
+    /** Socket acquisitions (a request received a socket). */
+    acquisitions: number;
+    /** Acquisitions of a socket that had already served a request (correct for the `'free'` hand-off, unlike `req.reusedSocket`). */
+    reusedAcquisitions: number;
+    /** Socket `'error'` events. */
+    errors: number;
+  };
+  /** Time from `startedAt` to the request's `'socket'` event, ms, every acquisition (≈0 when a socket was free). */
+  queueWaitMs: DurationSummary;
+  /** TCP connect time of new sockets (DNS lookup included), ms. */
+  connectMs: DurationSummary;
+  /** TLS handshake time of new sockets (`'connect'` → `'secureConnect'`), ms. */
+  tlsMs: DurationSummary;
+  /** Lifetime of closed sockets that connected, ms. */
+  connectionAgeMs: DurationSummary;
+  /** Open responses whose body was not consumed for `unconsumedBodyMs` (see `SaturationReport.unconsumed`). */
+  unconsumed: { count: number; oldestMs: number };
+  /** Saturation detector state. */
+  saturation: OriginSaturation;
+}
+
+/**
+ * `PoolMonitor.getStats()` result.
+ * @public
+ */
+export interface PoolStats {
+  /** When the snapshot was taken, `performance.now()` ms. */
+  takenAt: number;
+  /** One entry per origin, in first-seen order. */
+  origins: OriginStats[];
+  /** Sums over all origins. */
+  totals: { active: number; idle: number; queued: number; inFlight: number; saturatedOrigins: number };
+}
+
+/**
+ * Events delivered to `PoolMonitor.subscribe()` listeners. The same objects are published on the
+ * `sockeye:*` diagnostics channels (channel name = `"sockeye:" + type`). Origins only, never paths or headers.
+ * @public
+ */
+export type PoolEvent =
+  | { type: "request:enqueued"; origin: string }
+  | { type: "request:acquired"; origin: string; waitMs: number; reused: boolean; queued: boolean }
+  | { type: "connection:created"; origin: string; connectMs: number; tlsMs: number | null }
+  | { type: "connection:closed"; origin: string; ageMs: number; requests: number; reason: CloseReason }
+  | { type: "pool:saturated"; origin: string; report: SaturationReport }
+  | { type: "pool:recovered"; origin: string; report: SaturationReport };
+
+/**
+ * Listener for `PoolMonitor.subscribe()`. Called synchronously on the hot path: keep it cheap. A throwing
+ * listener is ignored.
+ * @public
+ */
+export type PoolEventListener = (event: PoolEvent) => void;

@@ -1,0 +1,185 @@
+/**
+ * Test helper: a deterministic discrete-event simulation of one agent origin (c sockets, FIFO queue),
+ * producing the samples `PoolMonitor.sample()` would feed to a `SaturationDetector`.
+ *
+ * Event-driven: the next event is the earliest of (next arrival, earliest completion, next sample),
+ * so cost is O((arrivals + completions) log c), independent of the time resolution. Service times
+ * are lognormal (median `medianMs`, shape `sigma`); randomness comes from a seeded mulberry32 PRNG,
+ * so a (scenario, seed) pair always yields the same sample sequence.
+ */
+import type { SaturationSample } from "./saturation-detector";
+
+/** Arrival processes; times in ms. */
+export type ArrivalSpec =
+  | { kind: "poisson"; ratePerSec: number; fromMs?: number; untilMs?: number }
+  | { kind: "batch"; size: number; atMs: number }
+  | { kind: "periodic"; size: number; everyMs: number; fromMs?: number; untilMs?: number };
+
+export interface SimScenario {
+  maxSockets: number;
+  medianMs: number;
+  sigma: number;
+  horizonMs: number;
+  sampleIntervalMs: number;
+  arrivals: ArrivalSpec[];
+  /** Service started at or after this time never completes (a server that stops answering). */
+  stallAtMs?: number;
+  /** Multiplies service times of requests started at or after `slowdownAtMs`. */
+  slowdownFactor?: number;
+  slowdownAtMs?: number;
+}
+
+/** Mean service rate mu in requests/s for c sockets with lognormal service (mean = median * e^(sigma^2/2)). */
+export function capacityPerSec(s: Pick<SimScenario, "maxSockets" | "medianMs" | "sigma">): number {
+  return s.maxSockets / ((s.medianMs * Math.exp((s.sigma * s.sigma) / 2)) / 1000);
+}
+
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function arrivalTimes(spec: ArrivalSpec[], horizonMs: number, rng: () => number): number[] {
+  const out: number[] = [];
+  for (const a of spec) {
+    if (a.kind === "batch") {
+      for (let i = 0; i < a.size; i++) out.push(a.atMs);
+    } else if (a.kind === "periodic") {
+      const until = Math.min(a.untilMs ?? horizonMs, horizonMs);
+      for (let t = a.fromMs ?? 0; t < until; t += a.everyMs) for (let i = 0; i < a.size; i++) out.push(t);
+    } else {
+      const until = Math.min(a.untilMs ?? horizonMs, horizonMs);
+      let t = a.fromMs ?? 0;
+      for (;;) {
+        t += (-Math.log(1 - rng()) / a.ratePerSec) * 1000;
+        if (t >= until) break;
+        out.push(t);
+      }
+    }
+  }
+  return out.sort((x, y) => x - y);
+}
+
+/** Min-heap of completion times with the matching acquire times. */
+class CompletionHeap {
+  ends: number[] = [];
+  starts: number[] = [];
+  get size(): number {
+    return this.ends.length;
+  }
+  peek(): number {
+    return this.ends.length ? this.ends[0] : Number.POSITIVE_INFINITY;
+  }
+  push(end: number, start: number): void {
+    const e = this.ends;
+    const s = this.starts;
+    let i = e.length;
+    e.push(end);
+    s.push(start);
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (e[p] <= e[i]) break;
+      [e[p], e[i]] = [e[i], e[p]];
+      [s[p], s[i]] = [s[i], s[p]];
+      i = p;
+    }
+  }
+  pop(): number {
+    const e = this.ends;
+    const s = this.starts;
+    const start = s[0];
+    const lastE = e.pop()!;
+    const lastS = s.pop()!;
+    if (e.length) {
+      e[0] = lastE;
+      s[0] = lastS;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < e.length && e[l] < e[m]) m = l;
+        if (r < e.length && e[r] < e[m]) m = r;
+        if (m === i) break;
+        [e[m], e[i]] = [e[i], e[m]];
+        [s[m], s[i]] = [s[i], s[m]];
+        i = m;
+      }
+    }
+    return start;
+  }
+}
+
+/**
+ * Runs the scenario and calls `onSample` for every sample; the first sample is taken at a seeded
+ * random phase in [0, sampleIntervalMs).
+ */
+export function simulate(sc: SimScenario, seed: number, onSample: (s: SaturationSample) => void): void {
+  const rng = mulberry32(seed);
+  const arrivals = arrivalTimes(sc.arrivals, sc.horizonMs, rng);
+  const heap = new CompletionHeap();
+  const queue: number[] = [];
+  let qHead = 0;
+  let ai = 0;
+  let nextSample = rng() * sc.sampleIntervalMs;
+  let floor = 0;
+  let completions = 0;
+  let arrived = 0;
+  let holdSum = 0;
+  let holdCount = 0;
+  const serve = (t: number) => {
+    const normal = Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());
+    let d = sc.medianMs * Math.exp(sc.sigma * normal);
+    if (sc.slowdownAtMs !== undefined && t >= sc.slowdownAtMs) d *= sc.slowdownFactor ?? 1;
+    const end = sc.stallAtMs !== undefined && t >= sc.stallAtMs ? Number.POSITIVE_INFINITY : t + d;
+    heap.push(end, t);
+  };
+  while (nextSample < sc.horizonMs) {
+    const tc = heap.peek();
+    const ta = ai < arrivals.length ? arrivals[ai] : Number.POSITIVE_INFINITY;
+    if (tc <= ta && tc <= nextSample) {
+      const start = heap.pop();
+      completions++;
+      holdSum += tc - start;
+      holdCount++;
+      if (qHead < queue.length) {
+        qHead++;
+        const depth = queue.length - qHead;
+        if (depth < floor) floor = depth;
+        serve(tc);
+      }
+    } else if (ta <= nextSample) {
+      ai++;
+      arrived++;
+      if (heap.size < sc.maxSockets) serve(ta);
+      else queue.push(ta);
+    } else {
+      const depth = queue.length - qHead;
+      onSample({
+        now: nextSample,
+        active: heap.size,
+        maxSockets: sc.maxSockets,
+        queued: depth,
+        minQueued: floor,
+        completions,
+        arrivals: arrived,
+        holdTimeSumMs: holdSum,
+        holdCount,
+        oldestQueuedMs: depth > 0 ? nextSample - queue[qHead] : 0,
+      });
+      floor = depth;
+      completions = arrived = holdSum = holdCount = 0;
+      if (qHead > 4096 && qHead * 2 > queue.length) {
+        queue.splice(0, qHead);
+        qHead = 0;
+      }
+      nextSample += sc.sampleIntervalMs;
+    }
+  }
+}

@@ -1,0 +1,264 @@
+/**
+ * Hot path: attaching a request and the shared, module-level listeners.
+ *
+ * Cost per request: one `RequestState` allocation, four `on()` registrations of the *same* module
+ * functions (no closures, no `once()` wrappers), a scan of `agent.requests` (empty unless something
+ * is queued) and three `timing.now()` reads (socket, response, close). Per new connection: up to six
+ * listeners on the socket plus one `lastIndexOf` to learn its agent name. Events are built only if
+ * `subscribe()` listeners or diagnostics-channel subscribers exist.
+ *
+ * Errors are observed through `events.errorMonitor`, which does not count as handling the error: an
+ * application that relied on an unhandled `'error'` crashing the process keeps that behaviour.
+ */
+import { errorMonitor } from "node:events";
+import type { Agent, IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
+import type { TLSSocket } from "node:tls";
+import {
+  connectionClosedChannel,
+  connectionCreatedChannel,
+  requestAcquiredChannel,
+  requestEnqueuedChannel,
+} from "./diagnostics";
+import type { CloseReason } from "./pool-stats";
+import { timing } from "./timing";
+import {
+  agentMaps,
+  type CountedAs,
+  kRequestState,
+  type MonitorCore,
+  type OriginState,
+  RequestState,
+  SocketState,
+  socketStates,
+  type TrackedRequest,
+} from "./tracking-state";
+
+/** @internal */
+export function attachRequest(
+  core: MonitorCore,
+  req: TrackedRequest,
+  agent: Agent,
+  o: OriginState,
+  startedAt: number
+): void {
+  const st = new RequestState(core, o, agent, startedAt);
+  req[kRequestState] = st;
+  o.started++;
+  o.inFlight++;
+  o.arrivals++;
+  core.inFlight++;
+  if (o.lastAgent !== agent) {
+    o.lastAgent = agent;
+    if (!o.agents.includes(agent)) o.agents.push(agent);
+  }
+  if (isQueued(core, req, agent, o)) {
+    st.queued = true;
+    o.queuedTracked++;
+    if (core.wants(requestEnqueuedChannel)) {
+      core.emit({ type: "request:enqueued", origin: o.origin }, requestEnqueuedChannel);
+    }
+  }
+  req.on("socket", onRequestSocket);
+  req.on("response", onRequestResponse);
+  req.on("close", onRequestClose);
+  req.on(errorMonitor, onRequestError);
+}
+
+/** Right after `http.request()`, a request that could not get a socket is the last element of one `agent.requests` list. */
+function isQueued(core: MonitorCore, req: TrackedRequest, agent: Agent, o: OriginState): boolean {
+  const requests = agentMaps(agent).requests;
+  for (const name in requests) {
+    const q = requests[name];
+    if (q !== undefined && q.length !== 0 && q[q.length - 1] === req) {
+      core.link(o, agent, name);
+      return true;
+    }
+  }
+  return false;
+}
+
+function onRequestSocket(this: TrackedRequest, socket: Socket): void {
+  const st = this[kRequestState];
+  if (st === undefined || st.acquiredAt >= 0 || st.core.destroyed) return;
+  const core = st.core;
+  const o = st.origin;
+  const now = timing.now();
+  st.acquiredAt = now;
+  const wasQueued = st.queued;
+  if (wasQueued) {
+    st.queued = false;
+    if (--o.queuedTracked < o.minQueued) o.minQueued = o.queuedTracked;
+  }
+  const waitMs = now - st.startedAt;
+  o.queueWait.record(waitMs);
+  o.acquisitions++;
+  let reused = true;
+  let ss = socketStates.get(socket);
+  if (ss === undefined) {
+    const connecting = socket.connecting;
+    ss = new SocketState(core, o, now, connecting, (socket as TLSSocket).encrypted === true);
+    socketStates.set(socket, ss);
+    socket.on("close", onSocketClose);
+    (socket as NodeJS.EventEmitter).on(errorMonitor, onSocketError);
+    socket.on("end", onSocketEnd);
+    socket.on("timeout", onSocketTimeout);
+    if (connecting) {
+      socket.on("connect", onSocketConnect);
+      if (ss.tls) socket.on("secureConnect", onSocketSecureConnect);
+    } else {
+      ss.readyAt = now;
+    }
+    // A socket first seen here is new unless it already carried traffic (adopted from before tracking began).
+    if (connecting || (socket.bytesWritten === 0 && socket.bytesRead === 0)) {
+      o.socketsCreated++;
+      reused = false;
+    }
+    core.learnSocket(o, st.agent, socket);
+  }
+  if (ss.core === core) {
+    ss.requests++;
+    ss.current = st;
+    st.socket = ss;
+  }
+  if (reused) o.reusedAcquisitions++;
+  if (core.wants(requestAcquiredChannel)) {
+    core.emit(
+      { type: "request:acquired", origin: o.origin, waitMs, reused, queued: wasQueued },
+      requestAcquiredChannel
+    );
+  }
+}
+
+function onRequestResponse(this: TrackedRequest, res: IncomingMessage): void {
+  const st = this[kRequestState];
+  if (st === undefined || st.core.destroyed) return;
+  st.res = res;
+  st.responseAt = st.progressAt = timing.now();
+  st.lastBytes = res.socket?.bytesRead ?? 0;
+  st.origin.openResponses.add(st);
+}
+
+function onRequestError(this: TrackedRequest): void {
+  const st = this[kRequestState];
+  if (st !== undefined) st.errored = true;
+}
+
+function onRequestClose(this: TrackedRequest): void {
+  const st = this[kRequestState];
+  if (st === undefined || st.closed) return;
+  st.closed = true;
+  const core = st.core;
+  if (core.destroyed) return;
+  const o = st.origin;
+  o.inFlight--;
+  core.inFlight--;
+  if (st.queued) {
+    st.queued = false;
+    if (--o.queuedTracked < o.minQueued) o.minQueued = o.queuedTracked;
+  }
+  const res = st.res;
+  if (res !== undefined) o.openResponses.delete(st);
+  const counted: CountedAs = st.outcome ?? (st.errored || res === undefined || res.errored ? "failed" : "completed");
+  st.countedAs = counted;
+  bumpOutcome(o, counted, 1);
+  if (st.acquiredAt >= 0) {
+    o.completions++;
+    o.holdSumMs += timing.now() - st.acquiredAt;
+    o.holdCount++;
+    const ss = st.socket;
+    if (ss !== undefined) {
+      ss.lastOutcome = st.outcome;
+      if (ss.current === st) ss.current = undefined;
+    }
+  }
+}
+
+/** Adds `delta` to the counter of one request outcome. @internal */
+export function bumpOutcome(o: OriginState, counted: CountedAs, delta: number): void {
+  if (counted === "completed") o.completed += delta;
+  else if (counted === "failed") o.failed += delta;
+  else if (counted === "aborted") o.aborted += delta;
+  else o.timedOut += delta;
+}
+
+function onSocketConnect(this: Socket): void {
+  const ss = socketStates.get(this);
+  if (ss === undefined || ss.core.destroyed) return;
+  const now = timing.now();
+  ss.tcpAt = now;
+  const connectMs = now - ss.createdAt;
+  ss.origin.connect.record(connectMs);
+  if (!ss.tls) {
+    ss.readyAt = now;
+    if (ss.core.wants(connectionCreatedChannel)) {
+      ss.core.emit(
+        { type: "connection:created", origin: ss.origin.origin, connectMs, tlsMs: null },
+        connectionCreatedChannel
+      );
+    }
+  }
+}
+
+function onSocketSecureConnect(this: Socket): void {
+  const ss = socketStates.get(this);
+  if (ss === undefined || ss.core.destroyed) return;
+  const now = timing.now();
+  const tcpAt = ss.tcpAt >= 0 ? ss.tcpAt : ss.createdAt;
+  const tlsMs = now - tcpAt;
+  ss.readyAt = now;
+  ss.origin.tls.record(tlsMs);
+  if (ss.core.wants(connectionCreatedChannel)) {
+    ss.core.emit(
+      { type: "connection:created", origin: ss.origin.origin, connectMs: tcpAt - ss.createdAt, tlsMs },
+      connectionCreatedChannel
+    );
+  }
+}
+
+function onSocketError(this: Socket): void {
+  const ss = socketStates.get(this);
+  if (ss === undefined || ss.core.destroyed) return;
+  ss.errored = true;
+  ss.origin.socketErrors++;
+}
+
+function onSocketEnd(this: Socket): void {
+  const ss = socketStates.get(this);
+  if (ss !== undefined) ss.remoteEnded = true;
+}
+
+function onSocketTimeout(this: Socket): void {
+  const ss = socketStates.get(this);
+  if (ss !== undefined) ss.timedOut = true;
+}
+
+function onSocketClose(this: Socket): void {
+  const ss = socketStates.get(this);
+  if (ss === undefined || ss.closed) return;
+  ss.closed = true;
+  socketStates.delete(this);
+  if (ss.core.destroyed) return;
+  const o = ss.origin;
+  const reason = closeReason(ss);
+  o.closed[reason]++;
+  const ageMs = timing.now() - ss.createdAt;
+  if (ss.readyAt >= 0) o.connectionAge.record(ageMs);
+  if (ss.core.wants(connectionClosedChannel)) {
+    ss.core.emit(
+      { type: "connection:closed", origin: o.origin, ageMs, requests: ss.requests, reason },
+      connectionClosedChannel
+    );
+  }
+}
+
+function closeReason(ss: SocketState): CloseReason {
+  if (ss.errored && ss.connecting && ss.readyAt < 0) return "connect_error";
+  const outcome = ss.current?.outcome ?? ss.lastOutcome;
+  if (outcome === "aborted") return "aborted";
+  if (outcome === "timed_out") return "timed_out";
+  if (ss.errored) return "error";
+  if (ss.timedOut) return "timeout";
+  if (ss.remoteEnded) return "server_closed";
+  return "local";
+}
