@@ -89,8 +89,7 @@ export class HandlerRuntime {
 
   /** Telemetry for a socket the handler closed on purpose. */
   socketClosedByLimit(socket: Socket, reason: LifecycleCloseReason): void {
-    const monitor = this.monitor as (PoolMonitor & { noteSocketClose?: (s: Socket, r: string) => void }) | undefined;
-    monitor?.noteSocketClose?.(socket, reason);
+    this.monitor?.noteSocketClose(socket, reason);
   }
 
   requestSettled(state: InFlightRequest): void {

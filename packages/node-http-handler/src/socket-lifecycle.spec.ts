@@ -92,8 +92,13 @@ describe("socket lifecycle limits (fake timers)", () => {
     vi.advanceTimersByTime(TICK_MS);
     expect((handler as any).runtime.scheduler.ticking).toBe(false);
     vi.advanceTimersByTime(4000);
+    const agent = (handler.httpHandlerConfigs() as { httpAgent: http.Agent }).httpAgent;
+    const [stale] = Object.values(agent.freeSockets).flatMap((list) => list ?? []);
+    const staleClosed = new Promise((resolve) => stale.once("close", resolve));
     await roundTrip(handler);
     expect(connections).toBe(2);
+    await staleClosed;
+    expect(handler.getPoolStats().origins[0].sockets.closed.idle_timeout).toBe(1);
   });
 
   it("idleSocketTimeout: 0 disables it", async () => {
@@ -130,6 +135,7 @@ describe("socket lifecycle limits (fake timers)", () => {
     vi.advanceTimersByTime(600);
     await roundTrip(handler);
     expect(connections).toBe(2);
+    await vi.waitUntil(() => handler!.getPoolStats().origins[0].sockets.closed.max_lifetime === 1, { interval: 0 });
   });
 
   it("connectionLifetime never cuts a busy socket: it is closed when its response ends", async () => {

@@ -18,6 +18,7 @@
  * process has no timer and no wake-ups.
  */
 import type { Agent, ClientRequest } from "node:http";
+import type { Socket } from "node:net";
 import { poolRecoveredChannel, poolSaturatedChannel } from "./diagnostics";
 import {
   type PoolMonitorOptions,
@@ -27,7 +28,7 @@ import {
 import type { OriginStats, PoolEventListener, PoolStats, SaturationReport } from "./pool-stats";
 import { attachRequest, bumpOutcome } from "./request-listeners";
 import { timing } from "./timing";
-import { kRequestState, MonitorCore, OriginState, type TrackedRequest } from "./tracking-state";
+import { kRequestState, MonitorCore, OriginState, socketStates, type TrackedRequest } from "./tracking-state";
 
 /** Origin under which requests beyond `maxOrigins` distinct origins are aggregated. @public */
 export const OVERFLOW_ORIGIN = "_OTHER";
@@ -106,6 +107,15 @@ export class PoolMonitor {
       st.countedAs = outcome;
       if (st.socket !== undefined && st.socket.current === undefined) st.socket.lastOutcome = outcome;
     }
+  }
+
+  /**
+   * Tells the monitor that the caller is closing `socket` on purpose (a pooled socket idle too long, or older than
+   * its allowed lifetime), so its close is counted under that reason. Unknown sockets are ignored.
+   */
+  noteSocketClose(socket: Socket, reason: "idle_timeout" | "max_lifetime"): void {
+    const ss = socketStates.get(socket);
+    if (ss !== undefined && ss.core === this.core && !ss.closed) ss.closedBy = reason;
   }
 
   /**

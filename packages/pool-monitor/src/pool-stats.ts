@@ -44,10 +44,21 @@ export type SaturationTrigger = "growth" | "rising_troughs" | "stall";
  * - `error`: any other socket error (e.g. `ECONNRESET`).
  * - `timeout`: the socket emitted `'timeout'` (agent idle timeout or socket inactivity timeout) and was then closed.
  * - `server_closed`: the server ended the connection (FIN received).
+ * - `idle_timeout` / `max_lifetime`: closed by its owner (e.g. the handler's `idleSocketTimeout` /
+ *   `connectionLifetime`), reported through `noteSocketClose()`.
  * - `local`: closed locally without error (keep-alive off, `maxFreeSockets` exceeded, `agent.destroy()`, body destroyed).
  * @public
  */
-export type CloseReason = "connect_error" | "aborted" | "timed_out" | "error" | "timeout" | "server_closed" | "local";
+export type CloseReason =
+  | "connect_error"
+  | "aborted"
+  | "timed_out"
+  | "error"
+  | "timeout"
+  | "server_closed"
+  | "idle_timeout"
+  | "max_lifetime"
+  | "local";
 
 /**
  * Summary of a duration distribution, from a `perf_hooks` histogram recorded in microseconds.

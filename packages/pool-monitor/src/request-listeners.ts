@@ -253,6 +253,7 @@ function onSocketClose(this: Socket): void {
 }
 
 function closeReason(ss: SocketState): CloseReason {
+  if (ss.closedBy !== undefined) return ss.closedBy;
   if (ss.errored && ss.connecting && ss.readyAt < 0) return "connect_error";
   const outcome = ss.current?.outcome ?? ss.lastOutcome;
   if (outcome === "aborted") return "aborted";

@@ -144,6 +144,8 @@ export class SocketState {
   errored = false;
   timedOut = false;
   remoteEnded = false;
+  /** Set by `PoolMonitor.noteSocketClose()`: the owner closed it on purpose. */
+  closedBy: "idle_timeout" | "max_lifetime" | undefined = undefined;
   closed = false;
 
   constructor(
@@ -181,6 +183,8 @@ export class OriginState {
     error: 0,
     timeout: 0,
     server_closed: 0,
+    idle_timeout: 0,
+    max_lifetime: 0,
     local: 0,
   };
   // Tracked queued requests now, and the minimum since the last sample (queue floor).
