@@ -80,8 +80,6 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
    */
   public destroy(): void {
     this.runtime.stop();
-    this.runtime.monitor?.destroy();
-    this.runtime.monitor = undefined;
     const config = this.config ?? this.lastConfig;
     config?.httpAgent?.destroy();
     config?.httpsAgent?.destroy();
@@ -184,6 +182,15 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
         totals: { active: 0, idle: 0, queued: 0, inFlight: 0, saturatedOrigins: 0 },
       }
     );
+  }
+
+  /**
+   * The handler's `PoolMonitor` (from `@sockeye/pool-monitor`), e.g. for `registerPoolMetrics(handler.poolMonitor)`
+   * from `@sockeye/opentelemetry` or `poolMonitor.subscribe(listener)`. `undefined` with `telemetry: false`. It
+   * outlives `destroy()`, so the final counters stay readable.
+   */
+  public get poolMonitor(): PoolMonitor | undefined {
+    return this.runtime.monitor;
   }
 
   /**
