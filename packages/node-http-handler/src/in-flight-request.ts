@@ -262,10 +262,14 @@ export class InFlightRequest implements DeadlineOwner {
     }
   }
 
-  /** Called from the socket listeners: the socket can carry bytes now. */
-  socketReady(socket: Socket): void {
-    if (this.connection) this.runtime.scheduler.cancel(this.connection);
+  /** The socket is connected at the TCP level: start the inactivity watch (`socketTimeout`). */
+  connected(socket: Socket): void {
     if (this.plan.socketTimeout && !this.idleWatched && !this.req?.destroyed) this.runtime.watchIdle(this, socket);
+  }
+
+  /** The connection is established (TCP, plus TLS for https): `connectionTimeout` no longer applies. */
+  socketReady(): void {
+    if (this.connection) this.runtime.scheduler.cancel(this.connection);
   }
 }
 
@@ -348,16 +352,30 @@ function onRequestSocket(this: ClientRequest, socket: Socket): void {
   if (state.plan.connectionLifetime) stampSocket(socket, timing.now());
   if (socket.connecting) {
     (socket as any)[kConnectingFor] = state;
-    socket.once(state.plan.isSSL ? "secureConnect" : "connect", onSocketConnected);
+    socket.once("connect", onSocketConnected);
+    if (state.plan.isSSL) socket.once("secureConnect", onSocketSecureConnected);
   } else {
-    state.socketReady(socket);
+    state.connected(socket);
+    state.socketReady();
   }
 }
 
+/** TCP connected: bytes can move, so the inactivity timeout starts (it covers a stalled TLS handshake too). */
 function onSocketConnected(this: Socket): void {
   const state: InFlightRequest | undefined = (this as any)[kConnectingFor];
+  if (state === undefined || state.req?.socket !== this) return;
+  state.connected(this);
+  if (!state.plan.isSSL) {
+    (this as any)[kConnectingFor] = undefined;
+    state.socketReady();
+  }
+}
+
+/** TLS handshake done: the connection is established. */
+function onSocketSecureConnected(this: Socket): void {
+  const state: InFlightRequest | undefined = (this as any)[kConnectingFor];
   (this as any)[kConnectingFor] = undefined;
-  if (state !== undefined && state.req?.socket === this) state.socketReady(this);
+  if (state !== undefined && state.req?.socket === this) state.socketReady();
 }
 
 function onRequestClose(this: ClientRequest): void {

@@ -15,7 +15,7 @@ import {
   type ResolvedHandlerConfig,
   resolveDefaultSocketTimeout,
   resolveHandlerConfig,
-  validateOptions,
+  normalizeOptions,
 } from "./resolve-handler-config";
 import { resolveSocketMonitorMode } from "./socket-monitor-mode";
 
@@ -202,7 +202,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   public updateHttpClientConfig(key: keyof NodeHttpHandlerOptions | symbol, value: unknown): void {
     if (key === "socketMonitor") resolveSocketMonitorMode(value);
     if (typeof key === "string" && key !== "httpAgent" && key !== "httpsAgent" && key !== "logger") {
-      validateOptions({ [key]: value } as Partial<NodeHttpHandlerOptions>);
+      value = (normalizeOptions({ [key]: value } as Record<string, unknown>) as Record<string, unknown>)[key];
     }
     this.config = undefined;
     this.configProvider = this.configProvider.then((config) => {
@@ -254,7 +254,11 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       warningWindowMs: window,
       logger: config.logger,
       agents: () => [config.httpAgent, config.httpsAgent],
-      lifecycle: { idleSocketTimeout: config.idleSocketTimeout, connectionLifetime: config.connectionLifetime },
+      lifecycle: {
+        idleSocketTimeout: config.idleSocketTimeout,
+        connectionLifetime: config.connectionLifetime,
+        externalAgents: config.lifecycleForExternalAgents,
+      },
       sampleIntervalMs: (config.saturation as { sampleIntervalMs?: number } | undefined)?.sampleIntervalMs ?? 1000,
     };
   }

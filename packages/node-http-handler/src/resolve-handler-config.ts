@@ -19,6 +19,8 @@ export interface ResolvedHandlerConfig {
   socketAcquisitionTimeout?: number;
   idleSocketTimeout?: number;
   connectionLifetime?: number;
+  /** The caller set a lifecycle limit explicitly, so it also applies to caller-owned agents. */
+  lifecycleForExternalAgents: boolean;
   throwOnRequestTimeout?: boolean;
   logger?: Logger;
   socketMonitor: SocketMonitorMode;
@@ -39,29 +41,43 @@ const MS_OPTIONS = [
 ] as const;
 
 /**
- * Rejects values no timeout can mean: each millisecond option must be `undefined` or a non-negative number (NaN
- * and strings are errors; `Infinity` means "never"). The error names the option and the value.
+ * Normalises and checks the millisecond and agent options, returning a copy: `null` counts as unset (JSON-built
+ * configs), a numeric string (e.g. from an environment variable) is converted, as upstream's timers would coerce it;
+ * anything else that is not a number >= 0 (NaN, negative, `"5s"`) throws a `TypeError` naming the option and the
+ * value. `Infinity` means "never".
  * @internal
  */
-export function validateOptions(options: Partial<NodeHttpHandlerOptions>): void {
+export function normalizeOptions<T extends Partial<NodeHttpHandlerOptions>>(options: T): T {
+  const out: Record<string, unknown> = { ...options };
   for (const name of MS_OPTIONS) {
-    const value = options[name];
-    if (value === undefined) continue;
-    if (typeof value !== "number" || !(value >= 0)) {
+    let value = out[name];
+    if (value === null) value = undefined;
+    if (typeof value === "string" && value.trim() !== "" && Number.isFinite(Number(value))) value = Number(value);
+    if (value !== undefined && (typeof value !== "number" || !(value >= 0))) {
       throw new TypeError(
         `${PACKAGE_PREFIX} - invalid option ${name}: ${typeof value === "string" ? JSON.stringify(value) : String(value)}; expected a number of milliseconds >= 0 (0 or undefined disables it).`
       );
     }
+    if (name in out) out[name] = value;
   }
   for (const name of ["httpAgent", "httpsAgent"] as const) {
-    const value = options[name];
-    if (value !== undefined && (value === null || typeof value !== "object")) {
+    const value = out[name];
+    if (value === null) out[name] = undefined;
+    else if (value !== undefined && typeof value !== "object") {
       throw new TypeError(
         `${PACKAGE_PREFIX} - invalid option ${name}: ${String(value)}; expected an Agent instance or Agent options object.`
       );
     }
   }
+  return out as T;
 }
+
+/**
+ * Agents the handler created itself. Lifecycle limits with their defaults apply only to these; a caller-owned agent's
+ * pool is left alone unless the caller set `idleSocketTimeout` / `connectionLifetime` explicitly.
+ * @internal
+ */
+export const ownedAgents = new WeakSet<object>();
 
 /** `defaultSocketTimeout` counts only as a finite number > 0 (upstream's rule). @internal */
 export function resolveDefaultSocketTimeout(
@@ -86,8 +102,7 @@ export function resolveHandlerConfig(
   options: NodeHttpHandlerOptions | void | undefined,
   onExternalAgent: () => void
 ): ResolvedHandlerConfig {
-  const opts = (options || {}) as NodeHttpHandlerOptions & { defaultSocketTimeout?: unknown };
-  validateOptions(opts);
+  const opts = normalizeOptions((options || {}) as NodeHttpHandlerOptions & { defaultSocketTimeout?: unknown });
   const { httpAgent, httpsAgent } = opts;
   let httpAgentPromise: Promise<HttpAgent> | undefined;
   let httpsAgentInstance: https.Agent;
@@ -110,6 +125,7 @@ export function resolveHandlerConfig(
     socketAcquisitionTimeout: opts.socketAcquisitionTimeout,
     idleSocketTimeout: opts.idleSocketTimeout ?? DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
     connectionLifetime: opts.connectionLifetime,
+    lifecycleForExternalAgents: opts.idleSocketTimeout !== undefined || opts.connectionLifetime !== undefined,
     throwOnRequestTimeout: opts.throwOnRequestTimeout,
     logger: opts.logger,
     socketMonitor: resolveSocketMonitorMode(opts.socketMonitor),
@@ -121,7 +137,9 @@ export function resolveHandlerConfig(
           onExternalAgent();
           return httpAgent as HttpAgent;
         }
-        return new http.Agent({ keepAlive: true, maxSockets: DEFAULT_MAX_SOCKETS, ...(httpAgent as object) });
+        const agent = new http.Agent({ keepAlive: true, maxSockets: DEFAULT_MAX_SOCKETS, ...(httpAgent as object) });
+        ownedAgents.add(agent);
+        return agent;
       })()),
     httpsAgent: httpsAgentInstance,
   };

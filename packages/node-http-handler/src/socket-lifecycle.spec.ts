@@ -101,6 +101,22 @@ describe("socket lifecycle limits (fake timers)", () => {
     expect(handler.getPoolStats().origins[0].sockets.closed.idle_timeout).toBe(1);
   });
 
+  it("leaves a caller-owned agent's pool alone by default, and manages it when a limit is set explicitly", async () => {
+    const external = new http.Agent({ keepAlive: true });
+    handler = new NodeHttpHandler({ httpAgent: external });
+    await roundTrip(handler);
+    vi.advanceTimersByTime(10_000);
+    await roundTrip(handler);
+    expect(connections).toBe(1);
+    handler.destroy();
+    const external2 = new http.Agent({ keepAlive: true });
+    handler = new NodeHttpHandler({ httpAgent: external2, idleSocketTimeout: 2000 });
+    await roundTrip(handler);
+    vi.advanceTimersByTime(2000);
+    await roundTrip(handler);
+    expect(connections).toBe(3);
+  });
+
   it("idleSocketTimeout: 0 disables it", async () => {
     handler = new NodeHttpHandler({ idleSocketTimeout: 0 });
     await roundTrip(handler);

@@ -18,6 +18,7 @@
 import type { Agent } from "node:http";
 import type { Socket } from "node:net";
 import { TICK_MS } from "./constants";
+import { ownedAgents } from "./resolve-handler-config";
 import { timing } from "./timing";
 
 const kCreatedAt = Symbol("sockeye.socketCreatedAt");
@@ -31,6 +32,8 @@ export type LifecycleCloseReason = "idle_timeout" | "max_lifetime";
 export interface SocketLifecycleLimits {
   idleSocketTimeout: number | undefined;
   connectionLifetime: number | undefined;
+  /** Also apply to caller-owned agents (only when the caller set a limit explicitly). */
+  externalAgents: boolean;
 }
 
 interface AgentLifecycle {
@@ -63,6 +66,9 @@ export function sweepAgent(
   now: number,
   onClose: (socket: Socket, reason: LifecycleCloseReason) => void
 ): number {
+  // Duck-typed agents (anything with addRequest/destroy) may have no pool maps or events: nothing to manage.
+  if (typeof agent.on !== "function" || agent.freeSockets === null || typeof agent.freeSockets !== "object") return 0;
+  if (!limits.externalAgents && !ownedAgents.has(agent)) return 0;
   let state = (agent as any)[kLifecycle] as AgentLifecycle | undefined;
   if (state === undefined) {
     state = { lastSweepAt: Number.NEGATIVE_INFINITY };
