@@ -1,0 +1,486 @@
+/**
+ * `npm run demo`: Sockeye's saturation detection told as a one-minute story, on loopback only.
+ *
+ * A real `S3Client` (`@aws-sdk/client-s3`) uses Sockeye's `NodeHttpHandler` (maxSockets 8) against an embedded
+ * S3-compatible endpoint with a fixed service time. Four phases: a healthy `Promise.all` batch, sustained overload,
+ * unread GetObject bodies, and recovery. A live view shows the pool; Sockeye's warnings are printed next to what
+ * upstream's per-request check (`@smithy/node-http-handler`, emulated exactly) would have said at the same moments.
+ * Every 250 ms the pool is recorded; at the end an SVG timeline is written to `out/pool-timeline.svg`.
+ *
+ * Every load is bounded (count and time) and a watchdog ends the process if anything hangs.
+ */
+import diagnosticsChannel from "node:diagnostics_channel";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { createHistogram } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { CreateBucketCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { NodeHttpHandler } from "@sockeye/node-http-handler";
+import { ConsoleView, stamp } from "./console-view.mjs";
+import { BodyHolder, getAndRead, OpenLoop, runBatch } from "./load.mjs";
+import { renderTimelineSvg } from "./render-timeline-svg.mjs";
+import { startS3Server } from "./s3-server.mjs";
+import { Timeline } from "./timeline.mjs";
+import { UpstreamCheckEmulator } from "./upstream-check.mjs";
+
+// ---- Story parameters ---------------------------------------------------------------------------------------
+const MAX_SOCKETS = 8;
+const SERVICE_MS = 80; // fixed per-request latency of the embedded endpoint
+const SAMPLE_INTERVAL_MS = 500; // Sockeye's detector period (K = 5 samples: a 2.5 s horizon)
+const UNCONSUMED_BODY_MS = 2000; // a body untouched this long counts as unread
+const RECORD_EVERY_MS = 250;
+const BATCH_SIZE = 50 * MAX_SOCKETS; // long enough to outlast upstream's 3 s per-request timer
+const OVERLOAD_FACTOR = 1.4;
+const OVERLOAD_MS = 9000;
+const BACKGROUND_FACTOR = 0.4; // phase 3 background load, as a fraction of capacity: healthy on its own
+const LEAK_EVERY_MS = 350;
+const LEAK_MAX = MAX_SOCKETS - 1; // leave one socket serving, so the queue grows rather than freezes
+const WATCHDOG_MS = 150_000;
+
+const here = dirname(fileURLToPath(import.meta.url));
+const outDir = join(here, "..", "out");
+const svgPath = join(outDir, "pool-timeline.svg");
+const jsonPath = join(outDir, "pool-timeline.json");
+
+// The SDK warns that future releases need Node >= 22; irrelevant to this demo and noisy on Node 20.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+
+const watchdog = setTimeout(() => {
+  process.stderr.write(`demo: still running after ${WATCHDOG_MS / 1000} s; giving up.\n`);
+  process.exit(1);
+}, WATCHDOG_MS);
+watchdog.unref();
+
+const view = new ConsoleView(process.stdout);
+const timeline = new Timeline();
+const t0 = performance.now();
+const secs = (/** @type {number} */ perfMs) => (perfMs - t0) / 1000;
+const nowS = () => secs(performance.now());
+const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Per-phase findings for the final summary. */
+const results = {
+  /** @type {{ name: string, start: number, sockeye: string, upstream: string }[]} */
+  rows: [],
+};
+/** @type {Array<{ t: number, kind: string, report?: any, message?: string }>} */
+const events = [];
+let currentPhase = "setup";
+let suppressedLoggedInPhase = "";
+let phaseStartedAt = 0;
+
+// ---- Embedded S3 endpoint and the client ------------------------------------------------------------------------
+const server = await startS3Server({ latencyMs: SERVICE_MS });
+
+const handler = new NodeHttpHandler({
+  httpAgent: { maxSockets: MAX_SOCKETS },
+  saturation: { sampleIntervalMs: SAMPLE_INTERVAL_MS, unconsumedBodyMs: UNCONSUMED_BODY_MS },
+  onSaturation: (report) => {
+    events.push({ t: secs(report.detectedAt), kind: "saturated", report });
+    const label =
+      report.cause === "pool_capacity"
+        ? `saturated: pool_capacity → maxSockets ${report.recommendedMaxSockets ?? "?"}`
+        : report.cause === "unconsumed_bodies"
+          ? `${report.state}: unconsumed_bodies (${report.unconsumed.count} unread)`
+          : `${report.state}: ${report.cause}`;
+    timeline.mark({ t: secs(report.detectedAt), kind: "sockeye-saturated", label });
+    view.log(formatReport(report));
+  },
+  onRecovery: (report) => {
+    events.push({ t: secs(report.detectedAt), kind: "recovered", report });
+    timeline.mark({ t: secs(report.detectedAt), kind: "sockeye-recovered", label: "recovered" });
+    view.log(
+      `${stamp(secs(report.detectedAt))} ${view.green("SOCKEYE onRecovery")}  ${report.origin}: ${report.previousState} → ok ` +
+        `after ${((report.detectedAt - report.since) / 1000).toFixed(1)} s; queued ${report.queued}, active ${report.active}/${report.maxSockets}`
+    );
+  },
+  logger: {
+    debug: () => {},
+    info: () => {},
+    warn: (/** @type {string} */ message) => {
+      events.push({ t: nowS(), kind: "sockeye-log", message });
+      view.log(`${stamp(nowS())} ${view.red("SOCKEYE logger.warn")}  ${message}`);
+    },
+    error: (/** @type {string} */ message) => view.log(`${stamp(nowS())} sockeye logger.error  ${message}`),
+  },
+});
+
+const s3 = new S3Client({
+  region: "us-east-1",
+  endpoint: server.endpoint,
+  forcePathStyle: true,
+  credentials: { accessKeyId: "DEMOACCESSKEY", secretAccessKey: "demo-secret-not-a-secret" },
+  maxAttempts: 1,
+  requestHandler: handler,
+});
+const object = { Bucket: "sockeye-demo", Key: "data/object-16k.bin" };
+await s3.send(new CreateBucketCommand({ Bucket: object.Bucket }));
+await s3.send(new PutObjectCommand({ ...object, Body: Buffer.alloc(16 * 1024, 7) }));
+for (let i = 0; i < 2 * MAX_SOCKETS; i++) await getAndRead(s3, object); // warm-up (JIT, first sockets)
+
+// ---- Upstream's per-request check, emulated exactly on the same agent ------------------------------------------------
+const config = handler.httpHandlerConfigs();
+/** @type {import("node:http").Agent | undefined} */
+const agent = /** @type {any} */ (config).httpAgent;
+if (agent === undefined || typeof agent !== "object" || !("requests" in agent)) {
+  throw new Error("demo: handler.httpHandlerConfigs().httpAgent is not an http.Agent after the first request.");
+}
+const upstreamW =
+  config.socketAcquisitionWarningTimeout ?? (config.requestTimeout ?? 2000) + (config.connectionTimeout ?? 1000);
+const upstream = new UpstreamCheckEmulator({
+  getAgent: () => agent,
+  warningTimeoutMs: upstreamW,
+  onEvent: (e) => {
+    const t = secs(e.at);
+    const queued = /capacity=(\d+) and (\d+) additional/.exec(e.message);
+    if (e.kind === "warn") {
+      events.push({ t, kind: "upstream-warn", message: e.message });
+      timeline.mark({ t, kind: "upstream-warn", label: `upstream warns (queued ${queued?.[2] ?? "?"})` });
+      view.log(
+        `${stamp(t)} ${view.yellow("upstream would say:")} ${e.message.split("\n").join(`\n${" ".repeat(29)}`)}`
+      );
+      return;
+    }
+    events.push({ t, kind: "upstream-suppressed", message: e.message });
+    timeline.mark({ t, kind: "upstream-suppressed", label: "" });
+    // Say it once per phase, and only in a phase where upstream has not logged anything itself.
+    if (suppressedLoggedInPhase !== currentPhase && firstEvent("upstream-warn", phaseStartedAt) === undefined) {
+      suppressedLoggedInPhase = currentPhase;
+      const last = [...events].reverse().find((x) => x.kind === "upstream-warn");
+      view.log(
+        `${stamp(t)} ${view.yellow("upstream would say:")} nothing. Its criteria hold (capacity=${queued?.[1]}, ` +
+          `${queued?.[2]} enqueued) but its single 15 s lockout, started by the warning at ${last === undefined ? "?" : `${last.t.toFixed(1)} s`}, silences it.`
+      );
+    }
+  },
+});
+upstream.install(s3);
+
+// ---- Recording and the live view ---------------------------------------------------------------------------
+/** Queue-wait p99 per origin over the last second, from Sockeye's `sockeye:request:acquired` channel. */
+const waits = new Map();
+const onAcquired = (/** @type {any} */ event) => {
+  let w = waits.get(event.origin);
+  if (w === undefined) {
+    w = { hist: createHistogram(), p99: /** @type {number | null} */ (null) };
+    waits.set(event.origin, w);
+  }
+  w.hist.record(Math.max(1, Math.round(event.waitMs * 1000)));
+};
+diagnosticsChannel.subscribe("sockeye:request:acquired", onAcquired);
+
+/** Completion counters per origin, for req/s over the last second. */
+const done = new Map();
+let tick = 0;
+/** @type {number[]} */
+const queueHistory = [];
+let phaseTitle = "setup";
+
+function record() {
+  const stats = handler.getPoolStats();
+  const t = secs(stats.takenAt);
+  tick++;
+  const everySecond = tick % (1000 / RECORD_EVERY_MS) === 0;
+  const rows = [];
+  for (const o of stats.origins) {
+    const finished = o.requests.completed + o.requests.failed + o.requests.aborted + o.requests.timedOut;
+    let d = done.get(o.origin);
+    if (d === undefined) {
+      d = { history: /** @type {number[][]} */ ([]) };
+      done.set(o.origin, d);
+    }
+    d.history.push([t, finished]);
+    if (d.history.length > 5) d.history.shift();
+    const [tA, fA] = d.history[0];
+    const reqPerSec = t > tA ? (finished - fA) / (t - tA) : 0;
+    const w = waits.get(o.origin);
+    if (w !== undefined && everySecond) {
+      w.p99 = w.hist.count > 0 ? w.hist.percentile(99) / 1000 : null;
+      w.hist.reset();
+    }
+    timeline.addSample(o.origin, {
+      t,
+      queued: o.queued,
+      active: o.active,
+      idle: o.idle,
+      unconsumed: o.unconsumed.count,
+      state: o.saturation.state,
+    });
+    rows.push({
+      origin: o.origin,
+      active: o.active,
+      maxSockets: o.maxSockets,
+      idle: o.idle,
+      queued: o.queued,
+      oldestQueuedMs: o.oldestQueuedMs,
+      waitP99Ms: w?.p99 ?? null,
+      reqPerSec,
+      state: o.saturation.state,
+      cause: o.saturation.cause,
+      unconsumed: o.unconsumed.count,
+    });
+  }
+  queueHistory.push(stats.totals.queued);
+  if (queueHistory.length > 60) queueHistory.shift();
+  view.update({
+    t,
+    phase: phaseTitle,
+    origins: rows,
+    queueHistory,
+    upstream:
+      `upstream emulation: ${upstream.armed} timers armed (${upstream.pending} pending), ${upstream.fired} fired, ` +
+      `${upstream.warnings} warning(s) logged, ${upstream.suppressed} silenced by lockout`,
+  });
+}
+const recorder = setInterval(record, RECORD_EVERY_MS);
+
+// ---- The story ----------------------------------------------------------------------------------------------
+view.log(
+  `${view.bold("Sockeye demo")}: a real S3Client (@aws-sdk/client-s3) on @sockeye/node-http-handler, against an embedded S3 endpoint.\n` +
+    `  endpoint ${server.endpoint} (loopback, fixed service time ${SERVICE_MS} ms); maxSockets ${MAX_SOCKETS}: ` +
+    `capacity ≈ ${MAX_SOCKETS} / ${SERVICE_MS} ms = ${Math.round((MAX_SOCKETS * 1000) / SERVICE_MS)} req/s before SDK overhead\n` +
+    `  Sockeye: saturation { sampleIntervalMs: ${SAMPLE_INTERVAL_MS}, windowSamples: 5, unconsumedBodyMs: ${UNCONSUMED_BODY_MS} } → warns on queue growth, stalls, unread bodies\n` +
+    `  upstream (emulated exactly): setTimeout(${upstreamW} ms) per request → @smithy/node-http-handler NodeHttpHandler.checkSocketUsage(agent, …)\n` +
+    `    on the same agent, one 15 s lockout; its lines are labelled "upstream would say:"`
+);
+
+/**
+ * @param {string} name short name (chart, table)
+ * @param {string} title on-screen title
+ * @param {string} explanation
+ */
+function beginPhase(name, title, explanation) {
+  currentPhase = name;
+  phaseTitle = title;
+  const t = nowS();
+  phaseStartedAt = t;
+  timeline.beginPhase(name, t);
+  view.title(title, explanation);
+  record();
+  return t;
+}
+
+/** Polls `predicate` every 50 ms until it holds or `timeoutMs` passed. @returns {Promise<boolean>} */
+async function waitFor(/** @type {() => boolean} */ predicate, /** @type {number} */ timeoutMs) {
+  const until = performance.now() + timeoutMs;
+  while (!predicate()) {
+    if (performance.now() >= until) return false;
+    await sleep(50);
+  }
+  return true;
+}
+
+const sockeyeState = () => handler.getPoolStats().origins[0]?.saturation.state ?? "ok";
+const firstEvent = (/** @type {string} */ kind, /** @type {number} */ from, /** @type {number} */ to = Infinity) =>
+  events.find((e) => e.kind === kind && e.t >= from && e.t < to);
+const delay = (/** @type {{ t: number } | undefined} */ e, /** @type {number} */ from) =>
+  e === undefined ? null : e.t - from;
+const fmt = (/** @type {number | null} */ d) => (d === null ? "—" : `+${d.toFixed(1)} s`);
+
+// Phase 1: healthy batch.
+const p1 = beginPhase(
+  "healthy batch",
+  `Phase 1/4 · healthy batch: Promise.all of ${BATCH_SIZE} GetObjects (${BATCH_SIZE / MAX_SOCKETS} × maxSockets)`,
+  "Bodies are read. The queue starts deep but only ever drains: nothing is wrong, so nobody should warn."
+);
+const batch = await runBatch(s3, object, BATCH_SIZE);
+// Steady-state capacity: completions between the first and the last one (the SDK's CPU burst of submitting
+// the whole batch at once is excluded).
+const capacity = (BATCH_SIZE - 1) / ((batch.lastDoneMs - batch.firstDoneMs) / 1000);
+timeline.mark({ t: p1 + batch.lastDoneMs / 1000, kind: "note", label: "batch drained" });
+view.log(
+  `${stamp(nowS())} batch done: ${BATCH_SIZE} GetObjects in ${(batch.durationMs / 1000).toFixed(1)} s (${batch.errors} errors; ` +
+    `first response after ${(batch.firstDoneMs / 1000).toFixed(1)} s) → measured capacity ${capacity.toFixed(0)} req/s. Sockeye state: ${sockeyeState()}.`
+);
+await sleep(1500);
+const p1End = nowS();
+
+// Phase 2: sustained overload, then the load stops.
+const rate = OVERLOAD_FACTOR * capacity;
+const p2 = beginPhase(
+  "overload",
+  `Phase 2/4 · overload: ${rate.toFixed(0)} GetObjects/s for ${OVERLOAD_MS / 1000} s (${OVERLOAD_FACTOR} × measured capacity)`,
+  "Arrivals outpace what 8 sockets can serve: the queue grows and never drains. Then the load stops."
+);
+const overload = new OpenLoop(s3, object, rate, OVERLOAD_MS);
+await sleep(OVERLOAD_MS);
+overload.stop();
+const p2Stop = nowS();
+timeline.mark({ t: p2Stop, kind: "note", label: "load stops" });
+view.log(
+  `${stamp(p2Stop)} load stopped after ${overload.started} GetObjects; ${handler.getPoolStats().totals.queued} still queued, draining…`
+);
+await overload.drain();
+await waitFor(() => sockeyeState() === "ok", 10_000);
+await sleep(500);
+
+// Phase 3: unread GetObject bodies.
+const p3 = beginPhase(
+  "unread bodies",
+  `Phase 3/4 · unread GetObject bodies: healthy background load (${(BACKGROUND_FACTOR * capacity).toFixed(0)} req/s) + a code path that never reads its Body`,
+  `Every ${LEAK_EVERY_MS} ms one GetObject's Body is kept but never read nor destroyed (up to ${LEAK_MAX}); each one pins a socket.`
+);
+const background = new OpenLoop(s3, object, BACKGROUND_FACTOR * capacity, 20_000);
+const holder = new BodyHolder(s3, object);
+const leakTimer = setInterval(() => {
+  if (holder.held.length + holder.pending < LEAK_MAX) holder.leakOne();
+}, LEAK_EVERY_MS);
+await waitFor(() => firstEvent("saturated", p3) !== undefined, 14_000);
+// Give upstream's per-request timers the chance to speak too (they need a request that waited 3 s).
+await waitFor(() => firstEvent("upstream-warn", p3) !== undefined, 9000);
+await sleep(1500);
+clearInterval(leakTimer);
+
+// Phase 4: recovery.
+const p4 = beginPhase(
+  "recovery",
+  "Phase 4/4 · recovery: destroy the held bodies and stop the load",
+  "The sockets come back, the queue drains; Sockeye reports the recovery. Upstream has no such signal."
+);
+background.stop();
+const released = holder.releaseAll();
+view.log(`${stamp(nowS())} destroyed ${released} held bodies; background load stopped.`);
+await background.drain();
+await waitFor(() => sockeyeState() === "ok", 10_000);
+await sleep(1000);
+const p4End = nowS();
+timeline.endPhase(p4End);
+
+// ---- Teardown ------------------------------------------------------------------------------------------------
+clearInterval(recorder);
+record();
+view.close();
+diagnosticsChannel.unsubscribe("sockeye:request:acquired", onAcquired);
+const finalStats = handler.getPoolStats();
+s3.destroy();
+await server.close();
+
+// ---- Summary ---------------------------------------------------------------------------------------------------
+const sat2 = firstEvent("saturated", p2, p3);
+const sat3 = firstEvent("saturated", p3, p4);
+const rec2 = firstEvent("recovered", p2Stop, p3);
+const rec4 = firstEvent("recovered", p4);
+const up = (/** @type {number} */ from, /** @type {number} */ to) => {
+  const w = firstEvent("upstream-warn", from, to);
+  const s = firstEvent("upstream-suppressed", from, to);
+  if (w !== undefined) {
+    return (
+      `warns at ${fmt(delay(w, from))}` +
+      (s !== undefined && s.t < w.t
+        ? ` (its criteria held from ${fmt(delay(s, from))}, silenced until then by its 15 s lockout)`
+        : "")
+    );
+  }
+  return s === undefined
+    ? "no warning"
+    : `silent: its criteria held from ${fmt(delay(s, from))}, but the 15 s lockout of an earlier warning silenced it`;
+};
+const sockeyeSat = (/** @type {any} */ e, /** @type {number} */ from) =>
+  e === undefined
+    ? "no warning"
+    : `${e.report.state} at ${fmt(delay(e, from))} (cause ${e.report.cause}` +
+      (e.report.cause === "pool_capacity" ? `, recommended maxSockets ${e.report.recommendedMaxSockets})` : "") +
+      (e.report.cause === "unconsumed_bodies"
+        ? `: ${e.report.unconsumed.count} unread, oldest ${(e.report.unconsumed.oldestMs / 1000).toFixed(1)} s)`
+        : e.report.cause === "pool_capacity"
+          ? ""
+          : ")");
+results.rows.push(
+  {
+    name: "1 healthy batch",
+    start: p1,
+    sockeye: firstEvent("saturated", p1, p1End) === undefined ? "no warning (correct)" : "WARNED (false positive)",
+    upstream: `${up(p1, p1End)}${firstEvent("upstream-warn", p1, p1End) === undefined ? "" : ` (false alarm: batch drained at +${(batch.durationMs / 1000).toFixed(1)} s)`}`,
+  },
+  { name: "2 overload", start: p2, sockeye: sockeyeSat(sat2, p2), upstream: up(p2, p2Stop) },
+  {
+    name: "2 load stopped",
+    start: p2Stop,
+    sockeye: rec2 === undefined ? "no recovery" : `recovered at ${fmt(delay(rec2, p2Stop))}`,
+    upstream: `${up(p2Stop, p3)} (no recovery signal)`,
+  },
+  { name: "3 unread bodies", start: p3, sockeye: sockeyeSat(sat3, p3), upstream: up(p3, p4) },
+  {
+    name: "4 recovery",
+    start: p4,
+    sockeye: rec4 === undefined ? "no recovery" : `recovered at ${fmt(delay(rec4, p4))}`,
+    upstream: `${up(p4, p4End)} (no recovery signal)`,
+  }
+);
+
+process.stdout.write(
+  `\n${view.bold(view.cyan("━━ Summary: detection delays, from the start of each phase "))}${view.cyan("━".repeat(23))}\n`
+);
+for (const r of results.rows) {
+  process.stdout.write(
+    `${view.bold(r.name)} (starts at ${r.start.toFixed(1)} s)\n  Sockeye : ${r.sockeye}\n  upstream: ${r.upstream}\n`
+  );
+}
+const origin = finalStats.origins[0];
+process.stdout.write(
+  `\nrequests: ${origin?.requests.started} started, ${origin?.requests.completed} completed, ${origin?.requests.failed} failed; ` +
+    `sockets created ${origin?.sockets.created}; upstream timers armed ${upstream.armed}, fired ${upstream.fired}, ` +
+    `warnings ${upstream.warnings}, silenced ${upstream.suppressed}\n`
+);
+
+// ---- Chart ---------------------------------------------------------------------------------------------------
+const chartOrigin = [...timeline.samples.keys()][0] ?? "";
+const svg = renderTimelineSvg({
+  samples: timeline.samples.get(chartOrigin) ?? [],
+  markers: timeline.markers,
+  phases: timeline.phases,
+  maxSockets: MAX_SOCKETS,
+  title: "Sockeye vs upstream: one S3Client's socket pool, second by second",
+  subtitle:
+    `${chartOrigin} · maxSockets ${MAX_SOCKETS} · ${SERVICE_MS} ms service time · capacity ≈ ${capacity.toFixed(0)} req/s (measured) · ` +
+    `Sockeye: sample every ${SAMPLE_INTERVAL_MS} ms, K = 5 · upstream: ${upstreamW} ms timer per request`,
+});
+mkdirSync(outDir, { recursive: true });
+writeFileSync(svgPath, svg);
+writeFileSync(
+  jsonPath,
+  `${JSON.stringify(
+    {
+      parameters: {
+        MAX_SOCKETS,
+        SERVICE_MS,
+        SAMPLE_INTERVAL_MS,
+        UNCONSUMED_BODY_MS,
+        BATCH_SIZE,
+        OVERLOAD_FACTOR,
+        OVERLOAD_MS,
+      },
+      measuredCapacityPerSecond: Math.round(capacity * 10) / 10,
+      upstreamWarningTimeoutMs: upstreamW,
+      phases: timeline.phases,
+      markers: timeline.markers,
+      summary: results.rows,
+      samples: Object.fromEntries(timeline.samples),
+    },
+    null,
+    1
+  )}\n`
+);
+process.stdout.write(
+  `\nchart: ${svgPath}\n       (${relative(process.cwd(), svgPath)}; the recorded series: ${relative(process.cwd(), jsonPath)})\n` +
+    `total run time ${nowS().toFixed(1)} s\n`
+);
+clearTimeout(watchdog);
+
+/** Multi-line rendering of an onSaturation report. @param {any} r */
+function formatReport(r) {
+  const pad = " ".repeat(10);
+  const lines = [
+    `${stamp(secs(r.detectedAt))} ${view.red("SOCKEYE onSaturation")}  origin ${r.origin}  state ${r.state}  cause ${view.bold(r.cause)}  trigger ${r.trigger}`,
+    `${pad}active ${r.active}/${r.maxSockets}, queued ${r.queued} (${r.queueGrowth >= 0 ? "+" : ""}${r.queueGrowth} over ${(r.windowMs / 1000).toFixed(1)} s), ` +
+      `oldest queued ${(r.oldestQueuedMs / 1000).toFixed(1)} s, arrivals ${r.arrivalRate.toFixed(0)}/s vs throughput ${r.throughput.toFixed(0)}/s, ` +
+      `mean socket hold ${r.meanHoldMs === null ? "n/a" : `${Math.round(r.meanHoldMs)} ms`}`,
+  ];
+  if (r.cause === "pool_capacity")
+    lines.push(`${pad}recommended maxSockets: ${view.bold(String(r.recommendedMaxSockets))}`);
+  if (r.unconsumed.count > 0)
+    lines.push(
+      `${pad}unread bodies: ${view.bold(String(r.unconsumed.count))}, oldest ${(r.unconsumed.oldestMs / 1000).toFixed(1)} s`
+    );
+  return lines.join("\n");
+}
