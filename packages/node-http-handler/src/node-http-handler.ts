@@ -1,6 +1,6 @@
 import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-http";
 import type { HttpHandlerOptions, Logger, Provider } from "@smithy/types";
-import { type PoolStats, PoolMonitor } from "@sockeye/pool-monitor";
+import { type GetStatsOptions, type PoolStats, PoolMonitor } from "@sockeye/pool-monitor";
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import https from "node:https";
 import { buildAbortError } from "./build-abort-error";
@@ -172,11 +172,14 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
    * A plain, JSON-serialisable snapshot of the socket pool, one entry per origin (`scheme://host:port`, never a
    * path, query or header): sockets active/idle, queued requests, oldest queued age, request and socket counters,
    * queue-wait and connect-time summaries, and the saturation state. See `@sockeye/pool-monitor`'s `PoolStats`
-   * for every field and its unit. Empty before the first request or with `telemetry: false`.
+   * for every field and its unit. Empty before the first request or with `telemetry: false`. Counters are updated
+   * by request/socket events, so right after a burst resolves they may trail it by an event-loop turn.
+   * @param options - `{ resetSummaries: true }` restarts the duration summaries after reading them (windowed
+   *   percentiles).
    */
-  public getPoolStats(): PoolStats {
+  public getPoolStats(options?: GetStatsOptions): PoolStats {
     return (
-      this.runtime.monitor?.getStats() ?? {
+      this.runtime.monitor?.getStats(options) ?? {
         takenAt: performance.now(),
         origins: [],
         totals: { active: 0, idle: 0, queued: 0, inFlight: 0, saturatedOrigins: 0 },

@@ -28,12 +28,14 @@ export class DurationHistogram {
     const h = this.histogram;
     const count = h.count;
     if (count === 0) return { count: 0, p50: 0, p90: 0, p99: 0, max: 0 };
+    const max = Math.round(this.maxMs * 1000) / 1000;
+    // The histogram answers percentiles with a bucket bound, which can exceed the exact maximum: clamp to it.
     return {
       count,
-      p50: toMs(h.percentile(50)),
-      p90: toMs(h.percentile(90)),
-      p99: toMs(h.percentile(99)),
-      max: Math.round(this.maxMs * 1000) / 1000,
+      p50: Math.min(toMs(h.percentile(50)), max),
+      p90: Math.min(toMs(h.percentile(90)), max),
+      p99: Math.min(toMs(h.percentile(99)), max),
+      max,
     };
   }
 

@@ -152,6 +152,29 @@ describe("PoolMonitor (fake clock)", () => {
     expect(stats(monitor).sockets.closed.aborted).toBe(1);
   });
 
+  it("sends no reminder once the queue drained while recovery is still pending", async () => {
+    const warnings: string[] = [];
+    const { server, agent, monitor } = await setup(1, {
+      logger: { warn: (m) => warnings.push(m) },
+      warningLockoutMs: 1000,
+    });
+    monitor.start();
+    const fired = [fire(monitor, agent, server), fire(monitor, agent, server), fire(monitor, agent, server)];
+    await server.waitForPending(1);
+    vi.advanceTimersByTime(5000);
+    expect(warnings).toHaveLength(1);
+    for (const f of fired) {
+      monitor.noteOutcome(f.req, "aborted");
+      f.req.destroy();
+    }
+    await Promise.all(fired.map((f) => f.closed));
+    const before = warnings.length;
+    vi.advanceTimersByTime(6000); // recovery streak, lockout long over
+    expect(warnings.slice(before).filter((w) => w.includes("capacity=0"))).toEqual([]);
+    expect(warnings).toHaveLength(before);
+    expect(stats(monitor).saturation.state).toBe("ok");
+  });
+
   it("noteOutcome after close moves the request from failed to the noted outcome", async () => {
     const { server, agent, monitor } = await setup(1);
     const f = fire(monitor, agent, server);

@@ -270,7 +270,13 @@ export class PoolMonitor {
     o.resetSampleCounters();
     if (report !== undefined) {
       this.deliver(o, report, now);
-    } else if (detector.state !== "ok" && now - o.lastWarnAt >= this.options.warningLockoutMs) {
+    } else if (
+      detector.state !== "ok" &&
+      now - o.lastWarnAt >= this.options.warningLockoutMs &&
+      // Remind only while the pool is still saturated now, not while a drained queue waits out its recovery streak.
+      s.queued > 0 &&
+      s.active >= s.maxSockets
+    ) {
       const reminder = detector.assess();
       if (reminder !== undefined) this.log(o, reminder, now);
     }
