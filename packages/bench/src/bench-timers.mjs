@@ -1,0 +1,185 @@
+// =============================================================================
+// bench-timers.mjs: the timer-creation table (`npm run bench:timers`).
+//
+// Question: how many native `Timeout` objects does a client create, and how
+// many are alive at once, when N requests are in flight? This is the table of
+// smithy-lang/smithy-typescript#1882 (which timed 10 / 100 / 1,000 / 10,000
+// bare setTimeout calls), redone with real requests through real handlers.
+//
+// How:
+//   * load server in a separate process (answers at once, 128 B, keep-alive);
+//   * per configuration one client with its own 50-socket keep-alive agent,
+//     warmed up with 50 requests so sockets exist;
+//   * N requests are issued at once (N = 10, 100, 1,000, 10,000: 50 on sockets,
+//     the rest queued in the agent) and awaited; an async_hooks hook counts
+//     `Timeout` inits (created) and tracks init-minus-destroy (live at peak);
+//   * REPS repetitions per cell, configurations rotated; the median is reported
+//     (the range is shown when the repetitions disagree).
+//
+// Output: out/timers-<date>.json (+ out/timers-latest.json) and docs/perf/timers.md.
+// =============================================================================
+
+import { mkdirSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { createClients, TIMEOUTS } from "./lib/clients.mjs";
+import { describeRun } from "./lib/machine.mjs";
+import { startLoadServer } from "./lib/server-control.mjs";
+import { median } from "./lib/stats.mjs";
+import { TimerCounter } from "./lib/timer-counter.mjs";
+
+// -----------------------------------------------------------------------------
+// Configuration
+// -----------------------------------------------------------------------------
+const IN_FLIGHT = [10, 100, 1_000, 10_000];
+const REPS = Number(process.env.BENCH_REPS ?? 3);
+/** Configurations: label, client name, timeouts on/off. */
+const CONFIGS = [
+  { label: "floor (raw http.request)", client: "floor", timeouts: false },
+  { label: "upstream 4.14.2, default config", client: "upstream", timeouts: false },
+  { label: "upstream 4.14.2, all three timeouts", client: "upstream", timeouts: true },
+  { label: "Sockeye interval, default config", client: "sockeye-interval", timeouts: false },
+  { label: "Sockeye interval, all three timeouts", client: "sockeye-interval", timeouts: true },
+];
+
+const rotate = (arr, k) => arr.map((_, i) => arr[(i + k) % arr.length]);
+
+// -----------------------------------------------------------------------------
+// Measurement
+// -----------------------------------------------------------------------------
+/**
+ * Issue `n` requests at once and count native Timeouts until all have completed.
+ * @param {import("./lib/clients.mjs").BenchClient} client
+ */
+async function countInFlight(client, n, counter) {
+  const pending = new Array(n);
+  counter.enable();
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) pending[i] = client.request("/128");
+  await Promise.all(pending);
+  const wallMs = performance.now() - t0;
+  return { ...counter.disable(), wallMs };
+}
+
+// -----------------------------------------------------------------------------
+// Main
+// -----------------------------------------------------------------------------
+const startedAt = performance.now();
+const meta = describeRun("npm run bench:timers");
+meta.config = { inFlight: IN_FLIGHT, reps: REPS, timeouts: TIMEOUTS, serverAnswers: "immediately, 128 B" };
+const server = await startLoadServer();
+const results = { meta, configs: [], skipped: {} };
+
+try {
+  // One client per configuration.
+  const entries = [];
+  for (const cfg of CONFIGS) {
+    const { clients, skipped } = await createClients(server.origin, { timeouts: cfg.timeouts, only: [cfg.client] });
+    if (clients.length === 0) {
+      results.skipped[cfg.label] = skipped[cfg.client] ?? "unavailable";
+      console.log(`! skipped ${cfg.label}: ${results.skipped[cfg.label]}`);
+      continue;
+    }
+    const client = clients[0];
+    await Promise.all(Array.from({ length: 50 }, () => client.request("/128")));
+    entries.push({ cfg, client, cells: Object.fromEntries(IN_FLIGHT.map((n) => [n, []])) });
+  }
+  const counter = new TimerCounter();
+  for (const n of IN_FLIGHT) {
+    for (let r = 0; r < REPS; r++) {
+      for (const e of rotate(entries, r)) e.cells[n].push(await countInFlight(e.client, n, counter));
+    }
+    console.log(
+      `N=${n}: ${entries.map((e) => `${e.cfg.label}: ${median(e.cells[n].map((x) => x.created))} created, peak ${median(e.cells[n].map((x) => x.livePeak))}`).join("; ")}`
+    );
+  }
+  for (const e of entries) {
+    results.configs.push({ label: e.cfg.label, client: e.cfg.client, timeouts: e.cfg.timeouts, cells: e.cells });
+    await e.client.close();
+  }
+} finally {
+  await server.close();
+}
+
+// -----------------------------------------------------------------------------
+// Output
+// -----------------------------------------------------------------------------
+results.meta.totalSeconds = Math.round((performance.now() - startedAt) / 100) / 10;
+const outDir = fileURLToPath(new URL("../out/", import.meta.url));
+const docsDir = fileURLToPath(new URL("../../../docs/perf/", import.meta.url));
+mkdirSync(outDir, { recursive: true });
+mkdirSync(docsDir, { recursive: true });
+const stamp = results.meta.date.replace(/[:.]/g, "-");
+writeFileSync(`${outDir}timers-${stamp}.json`, JSON.stringify(results, null, 2));
+writeFileSync(`${outDir}timers-latest.json`, JSON.stringify(results, null, 2));
+writeFileSync(`${docsDir}timers.md`, buildTimersMarkdown(results, `timers-${stamp}.json`));
+console.log(`wrote out/timers-${stamp}.json and docs/perf/timers.md (${results.meta.totalSeconds} s)`);
+
+/** Render docs/perf/timers.md from the results. */
+function buildTimersMarkdown(res, sourceName) {
+  const m = res.meta;
+  const cellText = (runs, key) => {
+    const vals = runs.map((x) => x[key]);
+    const med = median(vals);
+    const lo = Math.min(...vals);
+    const hi = Math.max(...vals);
+    return lo === hi ? med.toLocaleString("en-US") : `${med.toLocaleString("en-US")} [${lo}–${hi}]`;
+  };
+  const L = [
+    "# Native timers per request: upstream vs Sockeye",
+    "",
+    `<!-- GENERATED by packages/bench/src/bench-timers.mjs from packages/bench/out/${sourceName}. Do not edit by hand; re-run \`npm run bench:timers\`. -->`,
+    "",
+    `Machine: ${m.cpuModel}, ${m.cores} cores · Node ${m.node} · ${m.date} · command \`${m.command}\` · ${m.totalSeconds} s.`,
+    `Versions: ${Object.entries(m.versions)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ")}.`,
+    "",
+    "The seed (smithy-lang/smithy-typescript#1882) timed N bare `setTimeout` calls against one shared `setInterval`.",
+    "This table counts what real requests create: N requests issued at once through a handler whose agent has",
+    "50 keep-alive sockets (so N − 50 wait in the agent's queue), against a local keep-alive server in another process.",
+    "`created` = `Timeout` async resources initialised (async_hooks `init`) from the first request until the last",
+    "response body ended; `peak` = most `Timeout`s alive at once (init minus destroy). Timers re-armed with",
+    `\`refresh()\` count once. Median of ${m.config.reps} rotated repetitions (range shown when they differ).`,
+    `"All three timeouts" = connectionTimeout ${m.config.timeouts.connectionTimeout} ms, requestTimeout ${m.config.timeouts.requestTimeout} ms, socketTimeout ${m.config.timeouts.socketTimeout} ms.`,
+    "",
+  ];
+  const skipped = Object.entries(res.skipped);
+  if (skipped.length) L.push("**Skipped:**", "", ...skipped.map(([k, v]) => `- ${k}: ${v}`), "");
+
+  L.push(
+    "## Timeouts created",
+    "",
+    `| in flight | ${res.configs.map((c) => c.label).join(" | ")} |`,
+    `|---:|${res.configs.map(() => "---:").join("|")}|`
+  );
+  for (const n of m.config.inFlight) {
+    L.push(
+      `| ${n.toLocaleString("en-US")} | ${res.configs.map((c) => `${cellText(c.cells[n], "created")} · ${(median(c.cells[n].map((x) => x.created)) / n).toFixed(3)}/req`).join(" | ")} |`
+    );
+  }
+  L.push(
+    "",
+    "## Timeouts alive at peak",
+    "",
+    `| in flight | ${res.configs.map((c) => c.label).join(" | ")} |`,
+    `|---:|${res.configs.map(() => "---:").join("|")}|`
+  );
+  for (const n of m.config.inFlight) {
+    L.push(
+      `| ${n.toLocaleString("en-US")} | ${res.configs.map((c) => cellText(c.cells[n], "livePeak")).join(" | ")} |`
+    );
+  }
+  L.push(
+    "",
+    "## Reading it",
+    "",
+    "- Upstream creates a fixed number of timers per request however many are in flight: with the default configuration the",
+    "  socket-usage warning timer, the socket-timeout deferral and the keep-alive deferral; with all three timeouts also",
+    "  the request timer and the connection-timeout deferral. Each lives until its request ends, so the peak grows with N.",
+    "- Sockeye's interval mode keeps deadlines as fields on its per-request state, checked by one lazy, unref'd interval",
+    "  per handler; a native timer per request only appears where a deadline is not (yet) carried by that scheduler.",
+    "- Timer counts are deterministic up to connection churn; CPU and heap effects are in [README.md](README.md).",
+    ""
+  );
+  return `${L.join("\n")}\n`;
+}

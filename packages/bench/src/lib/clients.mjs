@@ -1,0 +1,281 @@
+// =============================================================================
+// clients.mjs: the HTTP clients under comparison, behind one tiny interface.
+//
+//   client.request(path) -> Promise<void>   one GET that resolves after the
+//                                           response body has been FULLY consumed
+//   client.startBurst() / client.endBurst() hooks around each measured burst
+//   client.close()                          destroy agents / pools
+//
+// Every client owns its own agent (keep-alive, 50 sockets), so clients never
+// share sockets. All bodies are drained the same way (a 'data' listener that
+// discards chunks), so the body-reading cost is identical for every client.
+//
+// Clients
+//   floor               raw http.request + keep-alive http.Agent (the control)
+//   upstream            @smithy/node-http-handler 4.14.2 (pinned)
+//   sockeye-interval    @sockeye/node-http-handler, socketMonitor "interval",
+//                       telemetry read via getPoolStats() once a second
+//   sockeye-per-request @sockeye/node-http-handler, socketMonitor "per-request"
+//   sockeye-off         @sockeye/node-http-handler, socketMonitor "off"
+//                       (the baseline for the telemetry-cost target)
+//   undici              undici 7.30.2 Pool, connections 50
+// =============================================================================
+
+import http from "node:http";
+import { HttpRequest } from "@smithy/protocol-http";
+import { NodeHttpHandler as UpstreamHandler } from "@smithy/node-http-handler";
+import { Pool } from "undici";
+
+/** Sockets per client (agent maxSockets / undici connections). */
+export const MAX_SOCKETS = 50;
+
+/** The three Smithy timeouts used when a cell runs "with timeouts" (ms). */
+export const TIMEOUTS = Object.freeze({ connectionTimeout: 5000, requestTimeout: 10000, socketTimeout: 10000 });
+
+/** How often the sockeye-interval client reads its telemetry (ms). */
+export const TELEMETRY_READ_MS = 1000;
+
+// -----------------------------------------------------------------------------
+// Shared helpers
+// -----------------------------------------------------------------------------
+function noop() {}
+
+/**
+ * Consume a readable body completely.
+ * @param {import("node:stream").Readable} body
+ * @returns {Promise<void>}
+ */
+export function drain(body) {
+  return new Promise((resolve, reject) => {
+    body.on("data", noop);
+    body.once("end", resolve);
+    body.once("error", reject);
+  });
+}
+
+/**
+ * A logger that swallows output but counts warnings, passed to upstream and Sockeye
+ * alike: both print socket-saturation warnings at high concurrency, which would
+ * flood the bench output; the count is reported in the notes.
+ */
+function quietLogger(notes) {
+  notes.warnings = 0;
+  return {
+    trace: noop,
+    debug: noop,
+    info: noop,
+    warn: () => {
+      notes.warnings++;
+    },
+    error: noop,
+  };
+}
+
+function newAgent() {
+  return new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS, keepAliveMsecs: 1000 });
+}
+
+let sockeyeModule;
+let sockeyeLoadError;
+/**
+ * Load @sockeye/node-http-handler lazily; it may not be built yet.
+ * @returns {Promise<any | undefined>}
+ */
+export async function loadSockeye() {
+  if (sockeyeModule || sockeyeLoadError) return sockeyeModule;
+  try {
+    sockeyeModule = await import("@sockeye/node-http-handler");
+    if (typeof sockeyeModule.NodeHttpHandler !== "function") {
+      sockeyeLoadError = new Error("@sockeye/node-http-handler does not export NodeHttpHandler yet");
+      sockeyeModule = undefined;
+    }
+  } catch (err) {
+    sockeyeLoadError = err;
+  }
+  return sockeyeModule;
+}
+
+/** Why Sockeye could not be loaded (undefined when it loaded). */
+export function sockeyeUnavailableReason() {
+  return sockeyeLoadError ? String(sockeyeLoadError.message ?? sockeyeLoadError).split("\n")[0] : undefined;
+}
+
+// -----------------------------------------------------------------------------
+// Client factories
+// -----------------------------------------------------------------------------
+
+/**
+ * @typedef {object} BenchClient
+ * @property {string} name
+ * @property {(path: string) => Promise<void>} request
+ * @property {() => void} startBurst
+ * @property {() => void} endBurst
+ * @property {() => Promise<void>} close
+ * @property {Record<string, unknown>} notes   facts worth reporting (e.g. telemetry availability)
+ */
+
+/** @returns {BenchClient} */
+function floorClient(origin) {
+  const url = new URL(origin);
+  const agent = newAgent();
+  const host = url.hostname;
+  const port = Number(url.port);
+  return {
+    name: "floor",
+    notes: {},
+    request(path) {
+      return new Promise((resolve, reject) => {
+        const req = http.request({ host, port, path, method: "GET", agent }, (res) => {
+          drain(res).then(resolve, reject);
+        });
+        req.once("error", reject);
+        req.end();
+      });
+    },
+    startBurst: noop,
+    endBurst: noop,
+    async close() {
+      agent.destroy();
+    },
+  };
+}
+
+/** A client around any Smithy-compatible NodeHttpHandler class. */
+function smithyClient(name, HandlerClass, origin, options, extra = {}) {
+  const url = new URL(origin);
+  const agent = newAgent();
+  const notes = {};
+  const handler = new HandlerClass({ httpAgent: agent, logger: quietLogger(notes), ...options });
+  const hostname = url.hostname;
+  const port = Number(url.port);
+  const client = {
+    name,
+    notes,
+    handler,
+    async request(path) {
+      const { response } = await handler.handle(
+        new HttpRequest({ protocol: "http:", hostname, port, method: "GET", path, headers: {} })
+      );
+      await drain(response.body);
+    },
+    startBurst: noop,
+    endBurst: noop,
+    async close() {
+      handler.destroy?.();
+      agent.destroy();
+    },
+    ...extra,
+  };
+  return client;
+}
+
+/**
+ * sockeye-interval additionally reads telemetry once a second while a burst runs:
+ * once when the burst starts (conservative for short bursts) and then every
+ * TELEMETRY_READ_MS. If getPoolStats() does not exist yet, that is noted.
+ */
+function sockeyeIntervalClient(Sockeye, origin, options) {
+  const client = smithyClient("sockeye-interval", Sockeye.NodeHttpHandler, origin, {
+    ...options,
+    socketMonitor: "interval",
+  });
+  const hasStats = typeof client.handler.getPoolStats === "function";
+  client.notes.getPoolStats = hasStats ? "read once at burst start, then every 1 s" : "getPoolStats() not available";
+  let reader;
+  let reads = 0;
+  let lastSnapshot;
+  const read = () => {
+    lastSnapshot = client.handler.getPoolStats();
+    reads++;
+  };
+  client.startBurst = () => {
+    if (!hasStats) return;
+    read();
+    reader = setInterval(read, TELEMETRY_READ_MS);
+  };
+  client.endBurst = () => {
+    if (reader) clearInterval(reader);
+    reader = undefined;
+  };
+  client.telemetry = () => ({ reads, lastSnapshot });
+  return client;
+}
+
+/** @returns {BenchClient} */
+function undiciClient(origin, timeouts) {
+  const pool = new Pool(origin, {
+    connections: MAX_SOCKETS,
+    pipelining: 1,
+    keepAliveTimeout: 60_000,
+    // "with timeouts" maps the Smithy trio onto undici's equivalents; "without" disables them.
+    ...(timeouts
+      ? {
+          connectTimeout: TIMEOUTS.connectionTimeout,
+          headersTimeout: TIMEOUTS.requestTimeout,
+          bodyTimeout: TIMEOUTS.socketTimeout,
+        }
+      : { headersTimeout: 0, bodyTimeout: 0 }),
+  });
+  return {
+    name: "undici",
+    notes: {},
+    async request(path) {
+      const { body } = await pool.request({ path, method: "GET" });
+      await drain(body);
+    },
+    startBurst: noop,
+    endBurst: noop,
+    async close() {
+      await pool.destroy();
+    },
+  };
+}
+
+// -----------------------------------------------------------------------------
+// Public entry point
+// -----------------------------------------------------------------------------
+
+/** Every client name, in report order. */
+export const CLIENT_NAMES = Object.freeze([
+  "floor",
+  "upstream",
+  "sockeye-interval",
+  "sockeye-per-request",
+  "sockeye-off",
+  "undici",
+]);
+
+/**
+ * Create a fresh set of clients against `origin`.
+ * @param {string} origin
+ * @param {{ timeouts: boolean, only?: string[] }} opts
+ * @returns {Promise<{ clients: BenchClient[], skipped: Record<string, string> }>}
+ */
+export async function createClients(origin, { timeouts, only }) {
+  const smithyTimeouts = timeouts ? { ...TIMEOUTS } : {};
+  const Sockeye = await loadSockeye();
+  const want = (name) => !only || only.includes(name);
+  /** @type {BenchClient[]} */
+  const clients = [];
+  /** @type {Record<string, string>} */
+  const skipped = {};
+  if (want("floor")) clients.push(floorClient(origin));
+  if (want("upstream")) clients.push(smithyClient("upstream", UpstreamHandler, origin, smithyTimeouts));
+  for (const name of ["sockeye-interval", "sockeye-per-request", "sockeye-off"]) {
+    if (!want(name)) continue;
+    if (!Sockeye) {
+      skipped[name] = `@sockeye/node-http-handler unavailable: ${sockeyeUnavailableReason()}`;
+      continue;
+    }
+    if (name === "sockeye-interval") clients.push(sockeyeIntervalClient(Sockeye, origin, smithyTimeouts));
+    else
+      clients.push(
+        smithyClient(name, Sockeye.NodeHttpHandler, origin, {
+          ...smithyTimeouts,
+          socketMonitor: name === "sockeye-per-request" ? "per-request" : "off",
+        })
+      );
+  }
+  if (want("undici")) clients.push(undiciClient(origin, timeouts));
+  return { clients, skipped };
+}

@@ -1,0 +1,91 @@
+// =============================================================================
+// server-control.mjs: fork load-server.mjs into its own process and talk to it.
+//
+// The server runs in a separate process so that the measured (client) process
+// only pays for client work: CPU, heap and native Timeout counts stay clean.
+// =============================================================================
+
+import { fork } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const SERVER_PATH = fileURLToPath(new URL("./load-server.mjs", import.meta.url));
+
+/**
+ * @typedef {object} LoadServer
+ * @property {number} port
+ * @property {string} origin                       e.g. "http://127.0.0.1:40123"
+ * @property {() => Promise<void>} hold            hold /hold/* requests until release()
+ * @property {() => Promise<number>} release       answer every held request and stop holding; resolves to how many
+ * @property {() => Promise<{held:number, served:number, connections:number}>} stats
+ * @property {() => Promise<void>} close
+ */
+
+/**
+ * Start the load server in a child process on 127.0.0.1, port 0.
+ * @returns {Promise<LoadServer>}
+ */
+export function startLoadServer() {
+  const child = fork(SERVER_PATH, [], {
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+    // The server must not inherit --cpu-prof / --expose-gc / loaders from the client.
+    execArgv: [],
+  });
+  let nextId = 1;
+  /** @type {Map<number, (msg: any) => void>} */
+  const waiting = new Map();
+
+  return new Promise((resolve, reject) => {
+    const onEarlyExit = (code) => reject(new Error(`load-server exited early with code ${code}`));
+    child.once("exit", onEarlyExit);
+    child.on("message", (msg) => {
+      if (msg.type === "ready") {
+        child.off("exit", onEarlyExit);
+        const port = msg.port;
+        resolve({
+          port,
+          origin: `http://127.0.0.1:${port}`,
+          hold: () => request("hold").then(() => undefined),
+          release: () => request("release").then((m) => m.count),
+          stats: () => request("stats"),
+          close: () =>
+            new Promise((done) => {
+              if (child.exitCode !== null) return done();
+              child.once("exit", () => done());
+              child.send({ type: "close" });
+            }),
+        });
+        return;
+      }
+      const cb = waiting.get(msg.id);
+      if (cb) {
+        waiting.delete(msg.id);
+        cb(msg);
+      }
+    });
+  });
+
+  function request(type) {
+    const id = nextId++;
+    return new Promise((resolve) => {
+      waiting.set(id, resolve);
+      child.send({ type, id });
+    });
+  }
+}
+
+/**
+ * Poll the server until `predicate(stats)` holds (bounded: throws after `timeoutMs`).
+ * @param {LoadServer} server
+ * @param {(s: {held:number, served:number, connections:number}) => boolean} predicate
+ * @param {number} [timeoutMs]
+ */
+export async function waitForServer(server, predicate, timeoutMs = 10_000) {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const s = await server.stats();
+    if (predicate(s)) return s;
+    if (performance.now() > deadline)
+      throw new Error(`load-server: condition not reached in ${timeoutMs} ms (${JSON.stringify(s)})`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

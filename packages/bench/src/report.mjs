@@ -1,0 +1,439 @@
+// =============================================================================
+// report.mjs: turn a bench result JSON into docs/perf/README.md and
+// docs/perf/cpu-per-request.svg. Never edit those two files by hand.
+//
+//   node src/report.mjs [path/to/bench-*.json]      (default: out/bench-latest.json)
+//
+// Every number in the doc is derived here from the raw JSON:
+//   * ratios are PAIRED: client / floor within the same round, then
+//     median (min-max) over rounds;
+//   * absolute values are medians over rounds and are shown next to ratios;
+//   * targets are evaluated on the median paired ratio of every cell.
+// CPU profiles summarised by profile.mjs (out/profiles/*.summary.json) are
+// appended when present.
+// =============================================================================
+
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { PALETTE, renderChart } from "./lib/svg-chart.mjs";
+import { median, pairedRatios, summary } from "./lib/stats.mjs";
+
+const OUT_DIR = fileURLToPath(new URL("../out/", import.meta.url));
+const DOCS_DIR = fileURLToPath(new URL("../../../docs/perf/", import.meta.url));
+
+/** Targets from the issue. */
+export const TARGETS = Object.freeze({ cpuVsFloor: 1.1, telemetryVsOff: 1.03 });
+const SOCKEYE = ["sockeye-interval", "sockeye-per-request", "sockeye-off"];
+
+// -----------------------------------------------------------------------------
+// Formatting helpers
+// -----------------------------------------------------------------------------
+const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : "n/a");
+const fr = (s, d = 2) => (s && Number.isFinite(s.median) ? `${f(s.median, d)} (${f(s.min, d)}–${f(s.max, d)})` : "n/a");
+const bodyLabel = (b) => (b >= 1024 ? `${b / 1024} KiB` : `${b} B`);
+const pct = (r) => `${r >= 1 ? "+" : "−"}${Math.abs((r - 1) * 100).toFixed(1)} %`;
+const cellLabel = (cell) => `c=${cell.c}, ${bodyLabel(cell.body)}, timeouts ${cell.timeouts}`;
+
+// -----------------------------------------------------------------------------
+// Derivations
+// -----------------------------------------------------------------------------
+/** Heap results are { bytesPerRequest, retainedPerRequest }; older files stored the first as a bare number. */
+const heapValue = (v, key) => (typeof v === "number" ? (key === "bytesPerRequest" ? v : Number.NaN) : v?.[key]);
+const series = (cell, client, key) => cell.rounds.map((r) => r.results[client]?.[key]);
+
+/** Paired ratio summary of `client` vs `base` for `key` in one cell. */
+export function ratio(cell, client, key, base = "floor") {
+  return summary(pairedRatios(series(cell, client, key), series(cell, base, key)));
+}
+
+function evaluateTargets(results) {
+  const cells = results.cells;
+  const has = (name) => results.clients.includes(name);
+  const cpu = SOCKEYE.filter(has).map((client) => {
+    const rows = cells.map((cell) => ({ cell, r: ratio(cell, client, "cpuUsPerReq") }));
+    const missed = rows.filter((x) => !(x.r.median <= TARGETS.cpuVsFloor));
+    const worst = rows.reduce((a, b) => (b.r.median > a.r.median ? b : a), rows[0]);
+    return { client, total: rows.length, met: rows.length - missed.length, missed, worst };
+  });
+  let telemetry;
+  const readerNote = Object.entries(results.notes ?? {}).find(([k]) => k.startsWith("sockeye-interval"))?.[1]
+    ?.getPoolStats;
+  if (has("sockeye-interval") && has("sockeye-off")) {
+    const rows = cells.map((cell) => ({ cell, r: ratio(cell, "sockeye-interval", "cpuUsPerReq", "sockeye-off") }));
+    const missed = rows.filter((x) => !(x.r.median <= TARGETS.telemetryVsOff));
+    const all = median(rows.map((x) => x.r.median));
+    telemetry = { total: rows.length, met: rows.length - missed.length, missed, medianOfCells: all, readerNote };
+  }
+  const heap = results.heap.map((h) => {
+    const of = (key) => (c) => summary(h.reps.map((r) => heapValue(r.results[c], key)));
+    const sum = Object.fromEntries(results.clients.map((c) => [c, of("bytesPerRequest")(c)]));
+    const kept = Object.fromEntries(results.clients.map((c) => [c, of("retainedPerRequest")(c)]));
+    const med = Object.fromEntries(results.clients.map((c) => [c, sum[c].median]));
+    return { timeouts: h.timeouts, n: h.n, med, sum, kept };
+  });
+  return { cpu, telemetry, heap };
+}
+
+// -----------------------------------------------------------------------------
+// Chart
+// -----------------------------------------------------------------------------
+export function buildChart(results) {
+  const panels = [];
+  for (const timeouts of results.meta.config.timeoutModes) {
+    for (const body of results.meta.config.bodies) {
+      const cells = results.cells.filter((c) => c.timeouts === timeouts && c.body === body);
+      panels.push({
+        title: `${bodyLabel(body)} body, timeouts ${timeouts}`,
+        series: results.clients.map((client, i) => ({
+          name: client,
+          color: PALETTE[i % PALETTE.length],
+          points: cells.map((cell) => {
+            const s = summary(series(cell, client, "cpuUsPerReq"));
+            return { x: cell.c, y: s.median, lo: s.min, hi: s.max };
+          }),
+        })),
+      });
+    }
+  }
+  const m = results.meta;
+  return renderChart({
+    title: "Client CPU per request vs concurrency",
+    subtitle: `median of ${m.config.rounds} rotated rounds, whiskers min–max · ${m.cpuModel} ×${m.cores} · Node ${m.node} · ${m.date.slice(0, 10)}`,
+    xLabel: "requests in flight (log scale)",
+    yLabel: "client CPU µs / request",
+    panels,
+  });
+}
+
+// -----------------------------------------------------------------------------
+// Markdown
+// -----------------------------------------------------------------------------
+function loadProfiles() {
+  const dir = `${OUT_DIR}profiles/`;
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((n) => n.endsWith(".summary.json"))
+    .sort()
+    .map((n) => JSON.parse(readFileSync(dir + n, "utf8")));
+}
+
+export function buildMarkdown(results, sourceName) {
+  const m = results.meta;
+  const t = evaluateTargets(results);
+  const L = [];
+  const push = (...xs) => L.push(...xs);
+
+  push(
+    "# Sockeye performance",
+    "",
+    `<!-- GENERATED by packages/bench/src/report.mjs from packages/bench/out/${sourceName}. Do not edit by hand; re-run \`npm run bench\`. -->`,
+    "",
+    "| | |",
+    "|---|---|",
+    `| Machine | ${m.cpuModel}, ${m.cores} cores, ${m.totalMemGiB} GiB, ${m.platform} |`,
+    `| Node | ${m.node} |`,
+    `| Date | ${m.date} |`,
+    `| Command | \`${m.command}\` (from the repository root; \`node ${m.execArgv.join(" ")} src/bench.mjs\` in packages/bench) |`,
+    `| Versions | ${Object.entries(m.versions)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ")} |`,
+    `| Rounds per cell | ${m.config.rounds}, plus one unrecorded warm-up burst per client of ${Object.entries(
+      m.config.warmupPerCell ?? {}
+    )
+      .map(([c, n]) => `c=${c}: ${n}`)
+      .join(", ")} requests |`,
+    `| Requests per burst | ${Object.entries(m.config.requestsPerBurst)
+      .map(([c, n]) => `c=${c}: ${n}`)
+      .join(", ")} |`,
+    `| Timeouts "on" | connectionTimeout ${m.config.timeouts.connectionTimeout} ms, requestTimeout ${m.config.timeouts.requestTimeout} ms, socketTimeout ${m.config.timeouts.socketTimeout} ms (undici: connectTimeout / headersTimeout / bodyTimeout; "off" disables undici's) |`,
+    `| Total run time | ${m.totalSeconds} s |`,
+    ""
+  );
+  const skipped = Object.entries(results.skipped ?? {});
+  if (skipped.length) {
+    push("**Skipped clients:**", "", ...skipped.map(([k, v]) => `- ${k}: ${v}`), "");
+  }
+
+  // ---- Method ----
+  push(
+    "## Method",
+    "",
+    "- The load server (`packages/bench/src/lib/load-server.mjs`) runs in a **separate process** on 127.0.0.1, keep-alive (`keepAliveTimeout` 120 s), answering 128 B or 64 KiB.",
+    `- All clients run in **one** process, each with its **own** keep-alive agent (${m.config.maxSockets} sockets; undici \`Pool\` with ${m.config.maxSockets} connections). Every request fully consumes its body.`,
+    "- `floor` is the control: raw `http.request` with a keep-alive `http.Agent`. `sockeye-interval` reads `getPoolStats()` at the start of each of its bursts and then once a second (if the method exists; see notes).",
+    "- Each cell: one warm-up burst per client (none at c=10000: the c=1000 cell just before has warmed every client up), then rounds of one short burst per client, the **order rotated** by one each round. Each number below is a **paired ratio** to the floor burst of the same round: median (min–max) over rounds. Absolute medians are shown for orientation only.",
+    "- Client CPU = `process.cpuUsage()` delta (user + system) of the client process over the burst ÷ requests. Latency from `perf_hooks.createHistogram`. ELU = `performance.eventLoopUtilization()` delta.",
+    "- Native timers are counted in a **separate pass** (async_hooks `init` of type `Timeout`; hooks cost CPU). Heap per in-flight request is another separate pass (`gc()` before the baseline only; N requests held by the server, the rest queued in the client).",
+    "- No GC is forced before a measured window. The machine is a noisy shared VM: read ratios and their spread, not single values.",
+    ""
+  );
+
+  // ---- Targets ----
+  push("## Targets", "", "| Target | Result | Verdict |", "|---|---|---|");
+  for (const x of t.cpu) {
+    const w = x.worst;
+    const verdict = x.missed.length === 0 ? "**met**" : `**missed** in ${x.missed.length}/${x.total} cells`;
+    push(
+      `| ${x.client} CPU/request ≤ ${TARGETS.cpuVsFloor.toFixed(2)}× floor, every cell | ${x.met}/${x.total} cells met; worst ${f(w.r.median)}× at ${cellLabel(w.cell)} | ${verdict} |`
+    );
+  }
+  if (t.telemetry) {
+    const x = t.telemetry;
+    push(
+      `| Telemetry on vs off ≤ ${TARGETS.telemetryVsOff.toFixed(2)}× CPU/request (sockeye-interval + reader ÷ sockeye-off) | ${x.met}/${x.total} cells met; median over cells ${f(x.medianOfCells, 3)}×${x.readerNote ? `; reader: ${x.readerNote}` : ""} | ${x.missed.length === 0 ? "**met**" : `**missed** in ${x.missed.length}/${x.total} cells`} |`
+    );
+  } else {
+    push("| Telemetry on vs off ≤ 1.03× | sockeye-interval or sockeye-off did not run | not evaluated |");
+  }
+  for (const h of t.heap) {
+    const up = h.med.upstream;
+    for (const client of SOCKEYE.filter((c) => c in h.med)) {
+      const s = h.med[client];
+      push(
+        `| ${client} heap per in-flight request < upstream (timeouts ${h.timeouts}) | ${f(s, 0)} B vs ${f(up, 0)} B (${pct(s / up)}) | ${s < up ? "**met**" : "**missed**"} |`
+      );
+    }
+  }
+  push("");
+  for (const x of t.cpu) {
+    if (x.missed.length === 0) continue;
+    push(
+      `<details><summary>${x.client}: cells over ${TARGETS.cpuVsFloor.toFixed(2)}× (${x.missed.length})</summary>`,
+      "",
+      "| cell | CPU ratio vs floor, median (min–max) | over the limit by |",
+      "|---|---|---|",
+      ...x.missed.map((y) => `| ${cellLabel(y.cell)} | ${fr(y.r)} | ${pct(y.r.median / TARGETS.cpuVsFloor)} |`),
+      "",
+      "</details>",
+      ""
+    );
+  }
+  if (t.telemetry?.missed.length) {
+    push(
+      `<details><summary>telemetry: cells over ${TARGETS.telemetryVsOff.toFixed(2)}× (${t.telemetry.missed.length})</summary>`,
+      "",
+      "| cell | sockeye-interval ÷ sockeye-off CPU, median (min–max) |",
+      "|---|---|",
+      ...t.telemetry.missed.map((y) => `| ${cellLabel(y.cell)} | ${fr(y.r, 3)} |`),
+      "",
+      "</details>",
+      ""
+    );
+  }
+
+  push("Timer creation at 10 / 100 / 1,000 / 10,000 requests in flight: [timers.md](timers.md).", "");
+
+  // ---- Chart ----
+  push("## CPU per request", "", "![Client CPU µs per request vs concurrency](cpu-per-request.svg)", "");
+
+  // ---- Tables ----
+  push(
+    "## Results by cell",
+    "",
+    "Ratios are client ÷ floor of the same round, median (min–max) over rounds. For CPU and latency lower is better; for req/s higher is better. `CPU µs` and `ELU` are absolute medians.",
+    ""
+  );
+  for (const timeouts of m.config.timeoutModes) {
+    for (const body of m.config.bodies) {
+      push(
+        `### ${bodyLabel(body)} body, timeouts ${timeouts}`,
+        "",
+        "| c | client | CPU µs/req | CPU ÷ floor | req/s ÷ floor | p50 ÷ floor | p99 ÷ floor | ELU |",
+        "|---:|---|---:|---|---|---|---|---:|"
+      );
+      for (const cell of results.cells.filter((c) => c.timeouts === timeouts && c.body === body)) {
+        for (const client of results.clients) {
+          const abs = median(series(cell, client, "cpuUsPerReq"));
+          const cpu = client === "floor" ? "1 (control)" : fr(ratio(cell, client, "cpuUsPerReq"));
+          const rps =
+            client === "floor"
+              ? `(${f(median(series(cell, client, "reqPerSec")), 0)} req/s)`
+              : fr(ratio(cell, client, "reqPerSec"));
+          const p50 =
+            client === "floor"
+              ? `(${f(median(series(cell, client, "p50Us")), 0)} µs)`
+              : fr(ratio(cell, client, "p50Us"));
+          const p99 =
+            client === "floor"
+              ? `(${f(median(series(cell, client, "p99Us")), 0)} µs)`
+              : fr(ratio(cell, client, "p99Us"));
+          push(
+            `| ${cell.c} | ${client} | ${f(abs, 1)} | ${cpu} | ${rps} | ${p50} | ${p99} | ${f(median(series(cell, client, "elu")), 2)} |`
+          );
+        }
+      }
+      push("");
+    }
+  }
+
+  if (t.telemetry) {
+    push(
+      "### Telemetry cost: sockeye-interval (+ getPoolStats reader) ÷ sockeye-off",
+      "",
+      "| cell | CPU/request ratio, median (min–max) |",
+      "|---|---|",
+      ...results.cells.map(
+        (cell) => `| ${cellLabel(cell)} | ${fr(ratio(cell, "sockeye-interval", "cpuUsPerReq", "sockeye-off"), 3)} |`
+      ),
+      ""
+    );
+  }
+
+  // ---- Timers ----
+  push(
+    "## Native timers per request",
+    "",
+    "Separate counting pass, 128 B body: `Timeout` resources initialised (async_hooks) ÷ requests, and the peak number alive at once. Includes every native timer in the client process during the burst (socket timeouts, the telemetry reader's interval).",
+    "",
+    `| timeouts | c | requests | ${results.clients.join(" | ")} |`,
+    `|---|---:|---:|${results.clients.map(() => "---").join("|")}|`
+  );
+  for (const e of results.timerCounts) {
+    push(
+      `| ${e.timeouts} | ${e.c} | ${e.n} | ${results.clients.map((c) => (e.results[c] ? `${f(e.results[c].perReq, 3)} (peak ${e.results[c].livePeak})` : "n/a")).join(" | ")} |`
+    );
+  }
+  push("");
+
+  // ---- Heap ----
+  push(
+    "## Heap per in-flight request",
+    "",
+    `N requests issued at once against a server that holds its answers (${m.config.maxSockets} on sockets, the rest queued in the client). **heapUsed delta ÷ N** with \`gc()\` before the baseline only (the reported figure: what holding N requests costs the heap, garbage from dispatching included), median (min–max) of ${m.config.heapReps} rotated repetitions. *Retained* is a supplementary reading taken after that one, after \`gc()\`: what the in-flight requests keep alive; the gap is not-yet-collected garbage.`,
+    "",
+    "| client | timeouts | N | bytes / in-flight request | ÷ upstream | retained after gc() | retained ÷ upstream |",
+    "|---|---|---:|---|---|---|---|"
+  );
+  for (const h of t.heap) {
+    for (const client of results.clients) {
+      push(
+        `| ${client} | ${h.timeouts} | ${h.n} | ${fr(h.sum[client], 0)} | ${f(h.med[client] / h.med.upstream)} | ${fr(h.kept[client], 0)} | ${f(h.kept[client].median / h.kept.upstream.median)} |`
+      );
+    }
+  }
+  push("");
+  const counts = (timeouts) => results.timerCounts.find((e) => e.timeouts === timeouts && e.c === 1000)?.results;
+  const explain = [];
+  for (const h of t.heap) {
+    const tc = counts(h.timeouts);
+    for (const client of SOCKEYE.filter((c) => Number.isFinite(h.med[c]))) {
+      const d = h.med.upstream - h.med[client];
+      const dk = h.kept.upstream.median - h.kept[client].median;
+      explain.push(
+        `- timeouts ${h.timeouts}, ${client}: ${f(Math.abs(d), 0)} B ${d >= 0 ? "less" : "more"} than upstream per in-flight request, of which ${f(Math.abs(dk), 0)} B ${dk >= 0 ? "less" : "more"} retained and ${f(Math.abs(d - dk), 0)} B ${d - dk >= 0 ? "less" : "more"} garbage.` +
+          (tc
+            ? ` Live native timers per request at c=1000: upstream ${f(tc.upstream?.livePeak / 1000, 2)}, ${client} ${f(tc[client]?.livePeak / 1000, 3)}.`
+            : "")
+      );
+    }
+  }
+  if (explain.length) {
+    push(
+      "**Where the difference comes from.** Everything Node's `http` client allocates per request (ClientRequest, its headers, listeners, the agent-queue entry) is common to floor, upstream and Sockeye. Upstream adds per request: a Promise with resolve/reject closures, the `HttpRequest`/`HttpResponse` objects, and one native `Timeout` per armed timer (~150 B each plus ~128 B for its per-request closure; shared/reference timers.md §5), all alive while the request waits. Sockeye replaces the timers with fields on one per-request state object scheduled by a shared interval, and adds its pool-monitor state (per-request record and listeners). undici's requests are far lighter than any `http.ClientRequest` (no per-request socket-bound objects while queued).",
+      "",
+      ...explain,
+      ""
+    );
+  }
+
+  // ---- Notes ----
+  if (results.notes) {
+    push("## Notes", "");
+    for (const [k, v] of Object.entries(results.notes)) {
+      const entries = Object.entries(v).filter(([, x]) => x !== undefined);
+      if (entries.length)
+        push(`- ${k}: ${entries.map(([a, b]) => `${a}: ${typeof b === "object" ? JSON.stringify(b) : b}`).join("; ")}`);
+    }
+    push("");
+  }
+
+  // ---- Profiles ----
+  const profiles = loadProfiles();
+  if (profiles.length) {
+    push(
+      "## CPU profiles",
+      "",
+      "From `npm run --workspace @sockeye/bench bench:profile -- <client> <c> <body> <on|off>` (`node --cpu-prof`, one client alone in the process, several seconds of bursts). Self time per category, converted to µs per request (category share of non-idle samples × the run's measured CPU µs/request; includes warm-up, so approximate). Δ is against the floor profile of the same cell.",
+      ""
+    );
+    const groups = new Map();
+    for (const p of profiles) {
+      const key = `c=${p.c}, ${bodyLabel(p.body)}, timeouts ${p.timeouts}`;
+      if (!groups.has(key)) groups.set(key, []);
+      groups.get(key).push(p);
+    }
+    for (const [key, ps] of groups) {
+      ps.sort((a, b) => (a.client === "floor" ? -1 : b.client === "floor" ? 1 : a.client.localeCompare(b.client)));
+      const floorP = ps.find((p) => p.client === "floor");
+      const us = (p, cat) => ((p.categories.find((c) => c.name === cat)?.percent ?? 0) / 100) * p.cpuUsPerReq;
+      const cats = [...new Set(ps.flatMap((p) => p.categories.map((c) => c.name)))];
+      push(
+        `### ${key}`,
+        "",
+        `| category (µs/request) | ${ps.map((p) => p.client + (floorP && p !== floorP ? " (Δ vs floor)" : "")).join(" | ")} |`,
+        `|---|${ps.map(() => "---:").join("|")}|`,
+        `| **total CPU** | ${ps.map((p) => `**${f(p.cpuUsPerReq, 1)}**${floorP && p !== floorP ? ` (${p.cpuUsPerReq >= floorP.cpuUsPerReq ? "+" : ""}${f(p.cpuUsPerReq - floorP.cpuUsPerReq, 1)})` : ""}`).join(" | ")} |`
+      );
+      for (const cat of cats) {
+        push(
+          `| ${cat} | ${ps
+            .map((p) => {
+              const v = us(p, cat);
+              if (!floorP || p === floorP) return f(v, 1);
+              const d = v - us(floorP, cat);
+              return `${f(v, 1)} (${d >= 0 ? "+" : ""}${f(d, 1)})`;
+            })
+            .join(" | ")} |`
+        );
+      }
+      push("");
+      if (floorP) {
+        for (const p of ps) {
+          if (p === floorP) continue;
+          const deltas = cats
+            .map((cat) => ({ cat, d: us(p, cat) - us(floorP, cat) }))
+            .filter((x) => x.d > 0)
+            .sort((a, b) => b.d - a.d)
+            .slice(0, 3);
+          push(
+            `- ${p.client} vs floor: ${p.cpuUsPerReq >= floorP.cpuUsPerReq ? "+" : ""}${f(p.cpuUsPerReq - floorP.cpuUsPerReq, 1)} µs/request; largest increases: ${deltas.map((x) => `${x.cat} +${f(x.d, 1)}`).join(", ") || "none"}.`
+          );
+        }
+        push("");
+      }
+      for (const p of ps) {
+        push(
+          `<details><summary>${p.client}: top functions by self time (${p.requests} requests)</summary>`,
+          "",
+          "| function | location | self % |",
+          "|---|---|---:|",
+          ...p.top.map((x) => `| \`${x.functionName || "(anonymous)"}\` | ${x.location} | ${f(x.percent, 1)} |`),
+          "",
+          "</details>",
+          ""
+        );
+      }
+    }
+  }
+  return `${L.join("\n")}\n`;
+}
+
+// -----------------------------------------------------------------------------
+// Entry points
+// -----------------------------------------------------------------------------
+/** Write docs/perf/README.md and docs/perf/cpu-per-request.svg. @returns {string[]} written paths */
+export function writeReport(results, sourceName = "bench-latest.json") {
+  mkdirSync(DOCS_DIR, { recursive: true });
+  const md = `${DOCS_DIR}README.md`;
+  const svg = `${DOCS_DIR}cpu-per-request.svg`;
+  writeFileSync(md, buildMarkdown(results, sourceName));
+  writeFileSync(svg, buildChart(results));
+  return [md, svg];
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const src = process.argv[2] ?? `${OUT_DIR}bench-latest.json`;
+  const results = JSON.parse(readFileSync(src, "utf8"));
+  const name = src.split("/").pop();
+  for (const file of writeReport(results, name)) console.log(`wrote ${file}`);
+}
