@@ -32,7 +32,7 @@ let added = 0;
 for (const name of names) {
   let version;
   let parentEntry;
-  for (const [path, entry] of Object.entries(lock.packages)) {
+  for (const entry of Object.values(lock.packages)) {
     const spec = entry.optionalDependencies?.[name];
     if (spec) {
       version = spec;
