@@ -10,8 +10,9 @@
 // How (the method is the point, read it before trusting any number):
 //   * The load server runs in a SEPARATE process (lib/load-server.mjs).
 //   * All clients live in THIS process, each with its own 50-socket keep-alive agent.
-//   * Each cell: one warm-up burst per client (none at c=10000, see below), then ROUNDS rounds; in every round
-//     each client runs one short burst, in an order ROTATED by one each round.
+//   * Each cell: one warm-up burst per client (none at c=10000, see below), then 7 rounds
+//     (5 at c=10000); in every round each client runs one short burst, in an order
+//     ROTATED by one each round.
 //     The unmodified control ("floor", raw http.request) is in every round, so
 //     every number is reported as a PAIRED ratio to the floor of the same round:
 //     median (min-max) over rounds. Absolute values are printed only next to ratios.
@@ -21,7 +22,7 @@
 // Output: packages/bench/out/bench-<date>.json (+ out/bench-latest.json), then
 // docs/perf/README.md and docs/perf/cpu-per-request.svg via report.mjs.
 //
-// Knobs (environment): BENCH_ROUNDS (default 5), BENCH_SCALE (multiplies request
+// Knobs (environment): BENCH_ROUNDS (default 7, 5 at c=10000), BENCH_SCALE (multiplies request
 // counts, default 1), BENCH_CONCURRENCY="1,50", BENCH_BODIES="128", BENCH_CLIENTS=
 // "floor,upstream", BENCH_TIMEOUTS="off,on", BENCH_NO_DOCS=1 (JSON only).
 // =============================================================================
@@ -41,7 +42,11 @@ import { writeReport } from "./report.mjs";
 // -----------------------------------------------------------------------------
 const list = (v, fallback) => (v ? v.split(",").map((s) => s.trim()) : fallback);
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+/**
+ * Rounds (pairs) per cell: 7 where a round is cheap, the mandated minimum of 5 at
+ * c=10000 (each of its bursts costs 1.5-3 s). BENCH_ROUNDS overrides both.
+ */
+const roundsFor = (c) => Number(process.env.BENCH_ROUNDS ?? (c >= 10000 ? 5 : 7));
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const CONCURRENCIES = list(process.env.BENCH_CONCURRENCY, ["1", "50", "200", "1000", "10000"]).map(Number);
 const BODIES = list(process.env.BENCH_BODIES, ["128", "65536"]).map(Number);
@@ -84,7 +89,7 @@ const fmt = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : "n/a");
 const startedAt = performance.now();
 const meta = describeRun("npm run bench");
 meta.config = {
-  rounds: ROUNDS,
+  rounds: Object.fromEntries(CONCURRENCIES.map((c) => [c, roundsFor(c)])),
   scale: SCALE,
   concurrencies: CONCURRENCIES,
   bodies: BODIES,
@@ -121,7 +126,7 @@ try {
         // Warm-up: JIT, sockets, timer lists. Not recorded.
         const warm = warmupSize(c, n);
         if (warm > 0) for (const client of clients) await runBurst(client, { n: warm, c, path });
-        for (let r = 0; r < ROUNDS; r++) {
+        for (let r = 0; r < roundsFor(c); r++) {
           const order = rotate(clients, r);
           const round = { order: order.map((cl) => cl.name), results: {} };
           for (const client of order) round.results[client.name] = await runBurst(client, { n, c, path });

@@ -98,7 +98,7 @@ export function buildChart(results) {
   const m = results.meta;
   return renderChart({
     title: "Client CPU per request vs concurrency",
-    subtitle: `median of ${m.config.rounds} rotated rounds, whiskers min–max · ${m.cpuModel} ×${m.cores} · Node ${m.node} · ${m.date.slice(0, 10)}`,
+    subtitle: `median of ${typeof m.config.rounds === "object" ? Object.values(m.config.rounds).join("/") : m.config.rounds} rotated rounds per point, whiskers min–max · ${m.cpuModel} ×${m.cores} · Node ${m.node} · ${m.date.slice(0, 10)}`,
     xLabel: "requests in flight (log scale)",
     yLabel: "client CPU µs / request",
     panels,
@@ -137,9 +137,13 @@ export function buildMarkdown(results, sourceName) {
     `| Versions | ${Object.entries(m.versions)
       .map(([k, v]) => `${k} ${v}`)
       .join(", ")} |`,
-    `| Rounds per cell | ${m.config.rounds}, plus one unrecorded warm-up burst per client of ${Object.entries(
-      m.config.warmupPerCell ?? {}
-    )
+    `| Rounds (pairs) per cell | ${
+      typeof m.config.rounds === "object"
+        ? Object.entries(m.config.rounds)
+            .map(([c, r]) => `c=${c}: ${r}`)
+            .join(", ")
+        : m.config.rounds
+    }, plus one unrecorded warm-up burst per client of ${Object.entries(m.config.warmupPerCell ?? {})
       .map(([c, n]) => `c=${c}: ${n}`)
       .join(", ")} requests |`,
     `| Requests per burst | ${Object.entries(m.config.requestsPerBurst)
@@ -160,7 +164,7 @@ export function buildMarkdown(results, sourceName) {
     "",
     "- The load server (`packages/bench/src/lib/load-server.mjs`) runs in a **separate process** on 127.0.0.1, keep-alive (`keepAliveTimeout` 120 s), answering 128 B or 64 KiB.",
     `- All clients run in **one** process, each with its **own** keep-alive agent (${m.config.maxSockets} sockets; undici \`Pool\` with ${m.config.maxSockets} connections). Every request fully consumes its body.`,
-    "- `floor` is the control: raw `http.request` with a keep-alive `http.Agent`. `sockeye-interval` reads `getPoolStats()` at the start of each of its bursts and then once a second (if the method exists; see notes).",
+    '- `floor` is the control: raw `http.request` with a keep-alive `http.Agent`. `sockeye-interval` (the default configuration) reads `getPoolStats()` at the start of each of its bursts and then once a second (if the method exists; see notes). `sockeye-per-request` is `socketMonitor: "per-request"`. `sockeye-off` is `socketMonitor: "off", telemetry: false`: no saturation monitor and no per-request pool tracking, the baseline for the telemetry-cost target.',
     "- Each cell: one warm-up burst per client (none at c=10000: the c=1000 cell just before has warmed every client up), then rounds of one short burst per client, the **order rotated** by one each round. Each number below is a **paired ratio** to the floor burst of the same round: median (min–max) over rounds. Absolute medians are shown for orientation only.",
     "- Client CPU = `process.cpuUsage()` delta (user + system) of the client process over the burst ÷ requests. Latency from `perf_hooks.createHistogram`. ELU = `performance.eventLoopUtilization()` delta.",
     "- Native timers are counted in a **separate pass** (async_hooks `init` of type `Timeout`; hooks cost CPU). Heap per in-flight request is another separate pass (`gc()` before the baseline only; N requests held by the server, the rest queued in the client).",
@@ -189,8 +193,11 @@ export function buildMarkdown(results, sourceName) {
     const up = h.med.upstream;
     for (const client of SOCKEYE.filter((c) => c in h.med)) {
       const s = h.med[client];
+      const k = h.kept[client].median;
+      const ku = h.kept.upstream.median;
+      const kept = Number.isFinite(k) ? `; retained after gc(): ${f(k, 0)} B vs ${f(ku, 0)} B (${pct(k / ku)})` : "";
       push(
-        `| ${client} heap per in-flight request < upstream (timeouts ${h.timeouts}) | ${f(s, 0)} B vs ${f(up, 0)} B (${pct(s / up)}) | ${s < up ? "**met**" : "**missed**"} |`
+        `| ${client} heap per in-flight request < upstream (timeouts ${h.timeouts}) | ${f(s, 0)} B vs ${f(up, 0)} B (${pct(s / up)})${kept} | ${s < up ? "**met**" : "**missed**"} |`
       );
     }
   }
@@ -266,6 +273,22 @@ export function buildMarkdown(results, sourceName) {
     }
   }
 
+  if (results.clients.includes("upstream")) {
+    const mine = SOCKEYE.filter((c) => results.clients.includes(c));
+    push(
+      "### Sockeye ÷ upstream (paired, CPU per request)",
+      "",
+      "Same rounds, same method, upstream as the denominator: below 1 means Sockeye used less CPU per request than upstream 4.14.2.",
+      "",
+      `| cell | ${mine.join(" | ")} |`,
+      `|---|${mine.map(() => "---").join("|")}|`,
+      ...results.cells.map(
+        (cell) =>
+          `| ${cellLabel(cell)} | ${mine.map((c) => fr(ratio(cell, c, "cpuUsPerReq", "upstream"))).join(" | ")} |`
+      ),
+      ""
+    );
+  }
   if (t.telemetry) {
     push(
       "### Telemetry cost: sockeye-interval (+ getPoolStats reader) ÷ sockeye-off",

@@ -16,8 +16,10 @@
 //   sockeye-interval    @sockeye/node-http-handler, socketMonitor "interval",
 //                       telemetry read via getPoolStats() once a second
 //   sockeye-per-request @sockeye/node-http-handler, socketMonitor "per-request"
-//   sockeye-off         @sockeye/node-http-handler, socketMonitor "off"
-//                       (the baseline for the telemetry-cost target)
+//   sockeye-off         @sockeye/node-http-handler, socketMonitor "off" AND telemetry
+//                       false: no saturation monitor, no per-request pool tracking
+//                       (the baseline for the telemetry-cost target; socketMonitor
+//                       "off" alone still tracks every request for getPoolStats())
 //   undici              undici 7.30.2 Pool, connections 50
 // =============================================================================
 
@@ -272,7 +274,9 @@ export async function createClients(origin, { timeouts, only }) {
       clients.push(
         smithyClient(name, Sockeye.NodeHttpHandler, origin, {
           ...smithyTimeouts,
-          socketMonitor: name === "sockeye-per-request" ? "per-request" : "off",
+          ...(name === "sockeye-per-request"
+            ? { socketMonitor: "per-request" }
+            : { socketMonitor: "off", telemetry: false }),
         })
       );
   }
