@@ -76,7 +76,9 @@ export class HandlerRuntime {
     this.inFlight++;
     const monitor = this.monitor;
     if (monitor !== undefined && !state.plan.oneOffAgent) {
-      monitor.trackRequest(state.req!, state.plan.agent, state.plan.origin, state.startedAt);
+      // The request's own listeners forward its events to the monitor (no second set of listeners).
+      monitor.trackRequest(state.req!, state.plan.agent, state.plan.origin, state.startedAt, false);
+      state.tracked = true;
     }
   }
 

@@ -80,6 +80,8 @@ export class InFlightRequest implements DeadlineOwner {
   idlePrev: InFlightRequest | undefined = undefined;
   idleWatched = false;
   idleExpiring = false;
+  /** The pool monitor tracks this request; its events are forwarded from the listeners below. */
+  tracked = false;
   idleBytes = 0;
   idleSince = 0;
 
@@ -91,12 +93,7 @@ export class InFlightRequest implements DeadlineOwner {
   ) {}
 
   /** Promise executor body: creates the Node request and arms everything. */
-  start(
-    resolve: Settle,
-    reject: Settle,
-    requestFunc: (options: object, cb: (res: IncomingMessage) => void) => ClientRequest,
-    options: object
-  ): void {
+  start(resolve: Settle, reject: Settle, requestFunc: (options: object) => ClientRequest, options: object): void {
     this.resolveFn = resolve;
     this.rejectFn = reject;
     const plan = this.plan;
@@ -105,7 +102,7 @@ export class InFlightRequest implements DeadlineOwner {
     if (!plan.oneOffAgent) runtime.beforeDispatch(plan.agent, now);
     let req: ClientRequest;
     try {
-      req = requestFunc(options, onResponse);
+      req = requestFunc(options);
     } catch (error) {
       this.settle(error, true);
       return;
@@ -113,9 +110,12 @@ export class InFlightRequest implements DeadlineOwner {
     this.req = req;
     (req as any)[kState] = this;
     runtime.requestStarted(this);
+    // `on`, not `once`: each of these fires once anyway, and `once` allocates a wrapper per registration. The
+    // response listener is registered here rather than passed to request() for the same reason.
+    req.on("response", onResponse);
     req.on("error", onRequestError);
-    req.once("socket", onRequestSocket);
-    req.once("close", onRequestClose);
+    req.on("socket", onRequestSocket);
+    req.on("close", onRequestClose);
 
     const signal = this.abortSignal;
     if (signal) {
@@ -301,6 +301,7 @@ function describeQueue(agent: Agent): string {
 
 function onResponse(this: ClientRequest, res: IncomingMessage): void {
   const state: InFlightRequest = (this as any)[kState];
+  if (state.tracked) state.runtime.monitor?.requestResponse(this, res);
   state.res = res;
   const lifetime = state.plan.connectionLifetime;
   const socket = this.socket;
@@ -322,6 +323,7 @@ function onResponse(this: ClientRequest, res: IncomingMessage): void {
 
 function onRequestError(this: ClientRequest, error: NodeJS.ErrnoException): void {
   const state: InFlightRequest = (this as any)[kState];
+  if (state.tracked) state.runtime.monitor?.requestError(this);
   if (state.settled) return;
   if (error && NODEJS_TIMEOUT_ERROR_CODES.includes(error.code as string)) {
     state.settle(Object.assign(error, { name: "TimeoutError" }), true);
@@ -340,6 +342,7 @@ function onRequestContinue(this: ClientRequest): void {
 
 function onRequestSocket(this: ClientRequest, socket: Socket): void {
   const state: InFlightRequest = (this as any)[kState];
+  if (state.tracked) state.runtime.monitor?.requestSocket(this, socket);
   const acquire = state.acquire;
   if (acquire) state.runtime.scheduler.cancel(acquire);
   // nodejs/node#47137: the agent only enables TCP keep-alive when a socket is first pooled, so a long first
@@ -380,6 +383,7 @@ function onSocketSecureConnected(this: Socket): void {
 
 function onRequestClose(this: ClientRequest): void {
   const state: InFlightRequest = (this as any)[kState];
+  if (state.tracked) state.runtime.monitor?.requestClosed(this);
   const signal = state.abortSignal;
   if (signal && typeof signal.removeEventListener === "function") signal.removeEventListener("abort", state);
   state.runtime.requestClosed(state);

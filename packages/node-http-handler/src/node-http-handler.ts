@@ -1,7 +1,7 @@
 import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-http";
 import type { HttpHandlerOptions, Logger, Provider } from "@smithy/types";
 import { type GetStatsOptions, type PoolStats, PoolMonitor } from "@sockeye/pool-monitor";
-import type { Agent, ClientRequest, IncomingMessage } from "node:http";
+import type { Agent, ClientRequest } from "node:http";
 import https from "node:https";
 import { buildAbortError } from "./build-abort-error";
 import { buildQueryString } from "./build-query-string";
@@ -19,7 +19,7 @@ import {
 } from "./resolve-handler-config";
 import { resolveSocketMonitorMode } from "./socket-monitor-mode";
 
-type RequestFunc = (options: object, cb: (res: IncomingMessage) => void) => ClientRequest;
+type RequestFunc = (options: object) => ClientRequest;
 
 /**
  * A drop-in replacement for `NodeHttpHandler` from `@smithy/node-http-handler` (HTTP/1.1): same constructor forms,

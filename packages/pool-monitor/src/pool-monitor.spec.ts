@@ -45,8 +45,28 @@ async function setup(maxSockets = 1, options: ConstructorParameters<typeof PoolM
 }
 
 const stats = (monitor: PoolMonitor) => monitor.getStats().origins[0];
+/** Only the embedder's own 'socket' listener: the monitor added none. */
+const req0Listeners = (req: http.ClientRequest) => req.listenerCount("socket");
 
 describe("PoolMonitor (fake clock)", () => {
+  it("gives the same telemetry when the embedder forwards request events (listen = false)", async () => {
+    const { server, agent, monitor } = await setup(1);
+    const fired = [fire(monitor, agent, server, true, false), fire(monitor, agent, server, true, false)];
+    await server.waitForPending(1);
+    vi.advanceTimersByTime(300);
+    expect(stats(monitor)).toMatchObject({ active: 1, queued: 1, oldestQueuedMs: 300, inFlight: 2 });
+    server.release();
+    await server.waitForPending(1);
+    server.release();
+    await Promise.all(fired.map((f) => f.closed));
+    const s = stats(monitor);
+    expect(s.requests).toMatchObject({ started: 2, completed: 2, failed: 0 });
+    expect(s.sockets.reusedAcquisitions).toBe(1);
+    expect(s.queueWaitMs.count).toBe(2);
+    expect(s.queueWaitMs.max).toBeGreaterThanOrEqual(300);
+    expect(req0Listeners(fired[0].req)).toBe(1);
+  });
+
   it("measures queue wait and oldest queued age exactly on the fake clock", async () => {
     const { server, agent, monitor } = await setup(1);
     const fired = [fire(monitor, agent, server), fire(monitor, agent, server)];

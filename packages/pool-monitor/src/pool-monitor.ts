@@ -17,7 +17,7 @@
  * `trackRequest()` and cleared at the first tick that finds the monitor not `busy`, so an idle
  * process has no timer and no wake-ups.
  */
-import type { Agent, ClientRequest } from "node:http";
+import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import { poolRecoveredChannel, poolSaturatedChannel } from "./diagnostics";
 import {
@@ -26,7 +26,7 @@ import {
   resolvePoolMonitorOptions,
 } from "./pool-monitor-options";
 import type { OriginStats, PoolEventListener, PoolStats, SaturationReport } from "./pool-stats";
-import { attachRequest, bumpOutcome } from "./request-listeners";
+import { attachRequest, bumpOutcome, requestEventHandlers } from "./request-listeners";
 import { timing } from "./timing";
 import { kRequestState, MonitorCore, OriginState, socketStates, type TrackedRequest } from "./tracking-state";
 
@@ -82,15 +82,39 @@ export class PoolMonitor {
    * @param origin - `scheme://host:port`. Only this string is ever reported, never paths or headers.
    * @param startedAt - `timing.now()` / `performance.now()` ms taken when the caller began handling the request;
    *   queue wait is measured from it.
+   * @param listen - `true` (default): the monitor adds its own request listeners. `false`: the caller already
+   *   listens to the request and forwards `'socket'`, `'response'`, `'error'` and `'close'` through
+   *   `requestSocket()`, `requestResponse()`, `requestError()` and `requestClosed()` (saves four listener
+   *   registrations per request on the hot path).
    */
-  trackRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number): void {
+  trackRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number, listen = true): void {
     const core = this.core;
     if (core.destroyed) return;
     const o = this.origins.get(origin) ?? this.addOrigin(origin);
-    attachRequest(core, req as TrackedRequest, agent, o, startedAt);
+    attachRequest(core, req as TrackedRequest, agent, o, startedAt, listen);
     if (this.standalone && (this.ticker === undefined || this.tickerImpl !== globalThis.setInterval)) {
       this.ensureTicking();
     }
+  }
+
+  /** Forwarded `'socket'` event of a request tracked with `listen = false`. */
+  requestSocket(req: ClientRequest, socket: Socket): void {
+    requestEventHandlers.socket.call(req as TrackedRequest, socket);
+  }
+
+  /** Forwarded `'response'` event of a request tracked with `listen = false`. */
+  requestResponse(req: ClientRequest, res: IncomingMessage): void {
+    requestEventHandlers.response.call(req as TrackedRequest, res);
+  }
+
+  /** Forwarded `'error'` event of a request tracked with `listen = false` (call it before handling the error). */
+  requestError(req: ClientRequest): void {
+    requestEventHandlers.error.call(req as TrackedRequest);
+  }
+
+  /** Forwarded `'close'` event of a request tracked with `listen = false`. */
+  requestClosed(req: ClientRequest): void {
+    requestEventHandlers.close.call(req as TrackedRequest);
   }
 
   /**

@@ -40,7 +40,8 @@ export function attachRequest(
   req: TrackedRequest,
   agent: Agent,
   o: OriginState,
-  startedAt: number
+  startedAt: number,
+  listen: boolean
 ): void {
   const st = new RequestState(core, o, agent, startedAt);
   req[kRequestState] = st;
@@ -59,11 +60,24 @@ export function attachRequest(
       core.emit({ type: "request:enqueued", origin: o.origin }, requestEnqueuedChannel);
     }
   }
+  if (!listen) return; // the embedder forwards 'socket', 'response', 'error' and 'close' itself
   req.on("socket", onRequestSocket);
   req.on("response", onRequestResponse);
   req.on("close", onRequestClose);
   req.on(errorMonitor, onRequestError);
 }
+
+/**
+ * The request listeners, for embedders that already listen to the request and forward its events (one listener
+ * registration per event instead of two). Each is called with the request as `this`.
+ * @internal
+ */
+export const requestEventHandlers = {
+  socket: onRequestSocket,
+  response: onRequestResponse,
+  error: onRequestError,
+  close: onRequestClose,
+} as const;
 
 /** Right after `http.request()`, a request that could not get a socket is the last element of one `agent.requests` list. */
 function isQueued(core: MonitorCore, req: TrackedRequest, agent: Agent, o: OriginState): boolean {

@@ -97,13 +97,21 @@ export function fire(
   monitor: PoolMonitor,
   agent: http.Agent,
   server: Pick<TestServer, "origin" | "port">,
-  consume = true
+  consume = true,
+  listen = true
 ): Fired {
   const startedAt = timing.now();
   const secure = server.origin.startsWith("https:");
   const request = secure ? https.request : http.request;
   const req = request({ host: "127.0.0.1", port: server.port, path: "/secret/path?token=abc", agent });
-  monitor.trackRequest(req, agent, server.origin, startedAt);
+  monitor.trackRequest(req, agent, server.origin, startedAt, listen);
+  if (!listen) {
+    // An embedder that forwards its own listeners' events (what @sockeye/node-http-handler does).
+    req.on("socket", (socket) => monitor.requestSocket(req, socket));
+    req.on("response", (res) => monitor.requestResponse(req, res));
+    req.on("error", () => monitor.requestError(req));
+    req.on("close", () => monitor.requestClosed(req));
+  }
   const response = new Promise<http.IncomingMessage>((resolve, reject) => {
     req.on("response", resolve);
     req.on("error", reject);
