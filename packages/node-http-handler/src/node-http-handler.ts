@@ -88,9 +88,20 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   /**
    * Sends `request` and resolves with the response once its headers arrived; the body is the `IncomingMessage`.
    */
-  public async handle(
+  public handle(request: HttpRequest, options?: HttpHandlerOptions): Promise<{ response: HttpResponse }> {
+    const config = this.config;
+    // Fast path: config resolved and the agent exists. Not `async`: returning the request's own promise saves the
+    // promise adoption (two microtask hops) an async function pays when it returns a promise.
+    if (config !== undefined && (request?.protocol === "https:" || config.httpAgent !== undefined)) {
+      return this.dispatch(config, request, options);
+    }
+    return this.handleAfterSetup(request, options);
+  }
+
+  /** First request (or first after `updateHttpClientConfig()`), or first http: request: resolve config and agent. */
+  private async handleAfterSetup(
     request: HttpRequest,
-    { abortSignal, requestTimeout }: HttpHandlerOptions = {}
+    options?: HttpHandlerOptions
   ): Promise<{ response: HttpResponse }> {
     if (!this.config) {
       this.config = await this.configProvider;
@@ -98,14 +109,34 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       this.applyRuntimeSettings(this.config);
     }
     const config = this.config;
-    const isSSL = request.protocol === "https:";
-    if (!isSSL && !config.httpAgent) {
+    if (request.protocol !== "https:" && !config.httpAgent) {
       config.httpAgent = await config.httpAgentProvider();
     }
-    if (abortSignal?.aborted) {
-      throw buildAbortError(abortSignal);
-    }
+    return this.dispatch(config, request, options);
+  }
 
+  private dispatch(
+    config: ResolvedHandlerConfig,
+    request: HttpRequest,
+    { abortSignal, requestTimeout }: HttpHandlerOptions = {}
+  ): Promise<{ response: HttpResponse }> {
+    if (abortSignal?.aborted) {
+      return Promise.reject(buildAbortError(abortSignal));
+    }
+    try {
+      return this.startRequest(config, request, abortSignal, requestTimeout);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private startRequest(
+    config: ResolvedHandlerConfig,
+    request: HttpRequest,
+    abortSignal: HttpHandlerOptions["abortSignal"],
+    requestTimeout: number | undefined
+  ): Promise<{ response: HttpResponse }> {
+    const isSSL = request.protocol === "https:";
     const headers = request.headers;
     const expectContinue = headers ? (headers.Expect ?? headers.expect) === "100-continue" : false;
     let agent: Agent = isSSL ? config.httpsAgent : (config.httpAgent as Agent);
