@@ -295,7 +295,11 @@ describe.each(KINDS)("request line and headers over %s", (kind) => {
     if (!(await canListen("::1"))) return ctx.skip();
     const server = await serve(kind, "::1");
     expect(server.hostname).toBe("[::1]");
-    const { response } = await make().handle(requestTo(server, { path: "/echo/v6" }));
+    // Node 22+ checks the certificate against the literal "::1" differently from Node 20 (it fails the IP SAN
+    // match); verify the certificate by its DNS name instead, which keeps the test about the handler's URL.
+    const { response } = await make({ httpsAgent: { servername: "localhost" } }).handle(
+      requestTo(server, { path: "/echo/v6" })
+    );
     const echoed = echoOf(await readAll(response.body));
     expect(response.statusCode).toBe(200);
     expect(echoed.url).toBe("/echo/v6");
