@@ -1,18 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test as it, vi } from "vitest";
+import { FAKE_TIMERS } from "./fake-timers.mock";
 import { TICK_MS } from "./constants";
 import { Deadline, DeadlineScheduler } from "./deadline-scheduler";
 import { timing } from "./timing";
-
-const TO_FAKE = [
-  "setTimeout",
-  "clearTimeout",
-  "setInterval",
-  "clearInterval",
-  "setImmediate",
-  "clearImmediate",
-  "Date",
-  "performance",
-] as const;
 
 function owner() {
   const fired: { kind: number; at: number }[] = [];
@@ -21,7 +11,7 @@ function owner() {
 
 describe("DeadlineScheduler", () => {
   beforeEach(() => {
-    vi.useFakeTimers({ toFake: [...TO_FAKE] });
+    vi.useFakeTimers({ toFake: [...FAKE_TIMERS] });
   });
   afterEach(() => {
     vi.useRealTimers();
@@ -164,7 +154,7 @@ describe("DeadlineScheduler", () => {
     const o = owner();
     scheduler.arm(new Deadline(o, 0), timing.now(), 60_000);
     expect(scheduler.ticking).toBe(true);
-    vi.useFakeTimers({ toFake: [...TO_FAKE] });
+    vi.useFakeTimers({ toFake: [...FAKE_TIMERS] });
     const d = new Deadline(o, 1);
     scheduler.arm(d, timing.now(), 1000);
     vi.advanceTimersByTime(1000 + TICK_MS + 1);

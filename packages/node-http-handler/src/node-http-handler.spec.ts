@@ -6,21 +6,11 @@ import { HttpRequest } from "@smithy/protocol-http";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test as it, vi } from "vitest";
+import { FAKE_TIMERS } from "./fake-timers.mock";
 import { TICK_MS } from "./constants";
 import { NodeHttpHandler } from "./node-http-handler";
 import { SOCKET_MONITOR_ENV } from "./socket-monitor-mode";
 import { timing } from "./timing";
-
-const TO_FAKE = [
-  "setTimeout",
-  "clearTimeout",
-  "setInterval",
-  "clearInterval",
-  "setImmediate",
-  "clearImmediate",
-  "Date",
-  "performance",
-] as const;
 
 let server: http.Server;
 let port: number;
@@ -92,7 +82,7 @@ describe("NodeHttpHandler timers (fake timers)", () => {
   const savedEnv = process.env[SOCKET_MONITOR_ENV];
 
   beforeEach(() => {
-    vi.useFakeTimers({ toFake: [...TO_FAKE] });
+    vi.useFakeTimers({ toFake: [...FAKE_TIMERS] });
     seen = 0;
     delete process.env[SOCKET_MONITOR_ENV];
   });

@@ -6,19 +6,9 @@ import { HttpRequest } from "@smithy/protocol-http";
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test as it, vi } from "vitest";
+import { FAKE_TIMERS } from "./fake-timers.mock";
 import { TICK_MS } from "./constants";
 import { NodeHttpHandler } from "./node-http-handler";
-
-const TO_FAKE = [
-  "setTimeout",
-  "clearTimeout",
-  "setInterval",
-  "clearInterval",
-  "setImmediate",
-  "clearImmediate",
-  "Date",
-  "performance",
-] as const;
 
 let server: http.Server;
 let port: number;
@@ -65,7 +55,7 @@ function freeSocketCount(h: NodeHttpHandler): number {
 describe("socket lifecycle limits (fake timers)", () => {
   let handler: NodeHttpHandler | undefined;
   beforeEach(() => {
-    vi.useFakeTimers({ toFake: [...TO_FAKE] });
+    vi.useFakeTimers({ toFake: [...FAKE_TIMERS] });
     connections = 0;
   });
   afterEach(() => {
