@@ -18,7 +18,7 @@
  */
 import type { Logger } from "@smithy/types";
 import type { PoolMonitor } from "@sockeye/pool-monitor";
-import type { Agent, IncomingMessage } from "node:http";
+import type { Agent } from "node:http";
 import type { Socket } from "node:net";
 import { checkSocketUsage } from "./check-socket-usage";
 import { MIN_WARNING_WINDOW_MS } from "./constants";
@@ -102,8 +102,6 @@ export class HandlerRuntime {
       state.warningTimer = undefined;
     }
   }
-
-  responseReceived(_state: InFlightRequest, _res: IncomingMessage): void {}
 
   requestClosed(state: InFlightRequest): void {
     if (state.idleWatched) this.unwatchIdle(state);

@@ -317,7 +317,6 @@ function onResponse(this: ClientRequest, res: IncomingMessage): void {
     headers: getTransformedHeaders(res.headers),
     body: res,
   });
-  state.runtime.responseReceived(state, res);
   state.settle({ response }, false);
 }
 
