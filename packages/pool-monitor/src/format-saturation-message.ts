@@ -3,17 +3,23 @@ import type { SaturationReport } from "./pool-stats";
 /**
  * The human-readable line for a report (without the logger prefix). Always contains
  * `socket usage at capacity=<active> and <queued> additional requests are enqueued` for non-ok states,
- * the phrase users and log alerts know from `@smithy/node-http-handler`.
+ * the phrase users and log alerts know from `@smithy/node-http-handler`. A change of cause says so
+ * (`cause changed from <previous>`); the sizing hint says how it was computed.
  * @public
  */
 export function formatSaturationMessage(r: SaturationReport): string {
   if (r.state === "ok") {
-    return `${r.origin} recovered from ${r.previousState}: ${r.queued} requests enqueued, ${r.active} sockets in use (maxSockets=${r.maxSockets ?? "Infinity"}).`;
+    return `${r.origin} recovered from ${r.previousState}${r.previousCause === null ? "" : ` (${r.previousCause})`}: ${r.queued} requests enqueued, ${r.active} sockets in use (maxSockets=${r.maxSockets ?? "Infinity"}).`;
   }
+  const changed =
+    r.previousState !== "ok" && r.previousCause !== null && r.previousCause !== r.cause
+      ? ` Cause changed from ${r.previousCause}.`
+      : "";
   const head =
     `socket usage at capacity=${r.active} and ${r.queued} additional requests are enqueued ` +
-    `(origin=${r.origin}, maxSockets=${r.maxSockets ?? "Infinity"}, state=${r.state}, oldest queued ${Math.round(r.oldestQueuedMs)} ms).`;
+    `(origin=${r.origin}, maxSockets=${r.maxSockets ?? "Infinity"}, state=${r.state}, oldest queued ${Math.round(r.oldestQueuedMs)} ms).${changed}`;
   const windowS = (r.windowMs / 1000).toFixed(1);
+  const heldS = (r.oldestActiveMs / 1000).toFixed(1);
   switch (r.cause) {
     case "unconsumed_bodies":
       return (
@@ -23,17 +29,37 @@ export function formatSaturationMessage(r: SaturationReport): string {
       );
     case "no_progress":
       return (
-        `${head} Cause: no request completed in the last ${windowS} s while every socket is busy; the server may not be ` +
-        "answering. Configure requestTimeout/socketTimeout so hung requests fail and release their sockets."
+        `${head} Cause: no request completed while every socket is busy, and the oldest has held its socket ${heldS} s, ` +
+        `past this origin's stall deadline of ${(r.stallDeadlineMs / 1000).toFixed(1)} s (${
+          r.expectedHoldMs === null
+            ? "no request of this origin has completed yet"
+            : `its requests normally hold a socket up to ${(r.expectedHoldMs / 1000).toFixed(1)} s`
+        }); the server may not be answering. Configure requestTimeout/socketTimeout so hung requests fail and release their sockets.`
       );
-    default:
-      return (
-        `${head} Cause: ${r.trigger === "rising_troughs" ? "the backlog never drains between bursts" : "the queue keeps growing"} ` +
-        `(arrivals ${r.arrivalRate.toFixed(1)}/s, throughput ${r.throughput.toFixed(1)}/s over ${windowS} s, mean socket hold ` +
-        `${r.meanHoldMs === null ? "n/a" : `${Math.round(r.meanHoldMs)} ms`}).` +
-        (r.recommendedMaxSockets === null
-          ? ""
-          : ` By Little's law about ${r.recommendedMaxSockets} sockets are needed: raise maxSockets to ${r.recommendedMaxSockets} or limit concurrency.`)
-      );
+    default: {
+      let why: string;
+      if (r.trigger === "long_holds") {
+        why =
+          `requests queue behind sockets held for ${heldS} s so far with no completion ` +
+          `(${r.expectedHoldMs === null ? "no request of this origin has completed yet" : `its requests normally hold a socket up to ${(r.expectedHoldMs / 1000).toFixed(1)} s`}); ` +
+          "long requests (long polls, streams) need a socket each for their whole duration. " +
+          `If the server is not answering instead, this becomes no_progress once a request is held ${(r.stallDeadlineMs / 1000).toFixed(1)} s.`;
+      } else {
+        why =
+          `${r.trigger === "rising_troughs" ? "the backlog never drains between bursts" : "the queue keeps growing"} ` +
+          `(arrivals ${r.arrivalRate.toFixed(1)}/s, throughput ${r.throughput.toFixed(1)}/s over ${windowS} s, mean socket hold ` +
+          `${r.meanHoldMs === null ? "n/a" : `${Math.round(r.meanHoldMs)} ms`}).`;
+      }
+      const z = r.sizing;
+      let hint = "";
+      if (z !== null) {
+        const basis =
+          z.method === "littles_law"
+            ? `by Little's law, ${z.ratePerSec?.toFixed(1)} requests/s × ${Math.round(z.holdMs)} ms held`
+            : `${z.needed} requests want a socket now (${r.active} in use + ${r.queued} queued, the oldest held ${(z.holdMs / 1000).toFixed(1)} s)`;
+        hint = ` About ${z.recommended} sockets are needed (${basis}, +25 % headroom): raise maxSockets to ${z.recommended} or limit concurrency.`;
+      }
+      return `${head} Cause: ${why}${hint}`;
+    }
   }
 }

@@ -1,14 +1,20 @@
 export { CHANNEL_NAMES } from "./diagnostics";
 export { formatSaturationMessage } from "./format-saturation-message";
-export { type GetStatsOptions, OVERFLOW_ORIGIN, PoolMonitor } from "./pool-monitor";
+export { normalizeOrigin } from "./normalize-origin";
+export { type GetStatsOptions, OVERFLOW_ORIGIN, PoolMonitor, UNREAD_WHILE_QUEUED_SAMPLES } from "./pool-monitor";
 export {
   POOL_MONITOR_DEFAULTS,
   type PoolMonitorLogger,
   type PoolMonitorOptions,
+  SATURATION_OPTION_KEYS,
+  type SaturationOptions,
 } from "./pool-monitor-options";
 export type {
   CloseReason,
   DurationSummary,
+  Http2CloseReason,
+  Http2OriginStats,
+  Http2SessionStats,
   OriginSaturation,
   OriginStats,
   PoolEvent,
@@ -16,12 +22,22 @@ export type {
   PoolStats,
   SaturationCause,
   SaturationReport,
+  SaturationSizing,
   SaturationState,
   SaturationTrigger,
+  UnpooledStats,
 } from "./pool-stats";
 export {
+  CAUSE_CONFIRM_SAMPLES,
+  DEFAULT_STALL_AFTER_MS,
+  GAP_PERIODS,
+  HOLD_DECAY,
   SaturationDetector,
   type SaturationDetectorOptions,
+  SIZING_HEADROOM,
+  STALL_HOLD_FACTOR,
+  TROUGHS,
   type SaturationSample,
 } from "./saturation-detector";
+export { LazyInterval } from "./lazy-interval";
 export { timing } from "./timing";

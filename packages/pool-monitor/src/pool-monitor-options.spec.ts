@@ -13,6 +13,7 @@ describe("resolvePoolMonitorOptions", () => {
       windowSamples: 5,
       warningLockoutMs: 15_000,
       unconsumedBodyMs: 10_000,
+      stallAfterMs: 30_000,
       maxOrigins: 256,
     });
     expect(POOL_MONITOR_DEFAULTS.sampleIntervalMs).toBe(1000);

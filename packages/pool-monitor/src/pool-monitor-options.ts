@@ -1,8 +1,8 @@
 /**
  * `PoolMonitor` options, their defaults and validation.
  *
- * Validation runs once, in the constructor; bad input throws a `TypeError` or `RangeError` whose
- * message names the option, the received value and the allowed range.
+ * Validation runs in the constructor and in `PoolMonitor.configure()`; bad input throws a `TypeError`
+ * or `RangeError` whose message names the option, the received value and the allowed range.
  */
 import type { SaturationReport } from "./pool-stats";
 
@@ -20,7 +20,8 @@ export interface PoolMonitorLogger {
  */
 export interface PoolMonitorOptions {
   /**
-   * Receives one `warn` line per saturation episode (and a reminder every `warningLockoutMs` while it lasts).
+   * Receives one `warn` line per saturation episode and per change of its cause (and a reminder every
+   * `warningLockoutMs` while it lasts).
    * @defaultValue none (no log output)
    */
   logger?: PoolMonitorLogger;
@@ -30,13 +31,15 @@ export interface PoolMonitorOptions {
    */
   messagePrefix?: string;
   /**
-   * Called on every transition into `saturated` or `stalled` (not rate-limited). A throwing callback is caught.
+   * Called on every transition into `saturated` or `stalled` and on every change of cause during an episode (not
+   * rate-limited). A throwing callback is caught.
    * @defaultValue none
    */
   onSaturation?: (report: SaturationReport) => void;
   /**
-   * Called when a saturated or stalled origin has recovered (queue at or below maxSockets/2 for
-   * `windowSamples` consecutive samples). A throwing callback is caught.
+   * Called when a saturated or stalled origin has recovered: for `windowSamples` consecutive samples the queue was
+   * empty, sockets were completing (or all released) and, for `unconsumed_bodies`, no unread body was left. A
+   * throwing callback is caught.
    * @defaultValue none
    */
   onRecovery?: (report: SaturationReport) => void;
@@ -60,10 +63,21 @@ export interface PoolMonitorOptions {
   warningLockoutMs?: number;
   /**
    * A response whose body was handed to the caller and has neither been read nor destroyed, and made no progress,
-   * for this many milliseconds counts as "unconsumed". Range 1–86400000.
+   * for this many milliseconds counts as "unconsumed". While requests of the same origin are queued, such a body counts
+   * after 2 × `sampleIntervalMs` already, when that is shorter (it holds a socket others wait for). Range 1–86400000.
    * @defaultValue 10000
    */
   unconsumedBodyMs?: number;
+  /**
+   * Shortest stall deadline, milliseconds: with every socket busy, requests queued and nothing completing for
+   * `windowSamples` samples, a request held this long is a stall (`no_progress`); before that the pool is reported
+   * once as `pool_capacity` with trigger `long_holds` (a long poll looks exactly like a server that does not answer
+   * until it completes). An origin whose requests normally hold a socket longer gets 4 × that hold time instead. The
+   * default exceeds SQS's longest long poll (20 s); raise it for longer polls (e.g. Step Functions `GetActivityTask`,
+   * 60 s). Range 1000–86400000.
+   * @defaultValue 30000
+   */
+  stallAfterMs?: number;
   /**
    * Maximum number of distinct origins tracked separately; later origins are aggregated under `"_OTHER"`.
    * Integer, range 1–100000.
@@ -71,6 +85,26 @@ export interface PoolMonitorOptions {
    */
   maxOrigins?: number;
 }
+
+/**
+ * The saturation detector's parameters: the subset of {@link PoolMonitorOptions} an embedding handler exposes as its
+ * `saturation` option (each field documented there, with its range and default).
+ * @public
+ */
+export type SaturationOptions = Pick<PoolMonitorOptions, (typeof SATURATION_OPTION_KEYS)[number]>;
+
+/**
+ * The keys of {@link SaturationOptions}, e.g. to replace all of them at once with `configure()`.
+ * @public
+ */
+export const SATURATION_OPTION_KEYS = [
+  "sampleIntervalMs",
+  "windowSamples",
+  "warningLockoutMs",
+  "unconsumedBodyMs",
+  "stallAfterMs",
+  "maxOrigins",
+] as const;
 
 /** @internal */
 export interface ResolvedPoolMonitorOptions {
@@ -82,6 +116,7 @@ export interface ResolvedPoolMonitorOptions {
   windowSamples: number;
   warningLockoutMs: number;
   unconsumedBodyMs: number;
+  stallAfterMs: number;
   maxOrigins: number;
 }
 
@@ -95,6 +130,7 @@ export const POOL_MONITOR_DEFAULTS = {
   windowSamples: 5,
   warningLockoutMs: 15_000,
   unconsumedBodyMs: 10_000,
+  stallAfterMs: 30_000,
   maxOrigins: 256,
 } as const;
 
@@ -156,6 +192,15 @@ export function resolvePoolMonitorOptions(options: PoolMonitorOptions | undefine
       options.unconsumedBodyMs,
       POOL_MONITOR_DEFAULTS.unconsumedBodyMs,
       1,
+      86_400_000,
+      false,
+      "milliseconds"
+    ),
+    stallAfterMs: num(
+      "stallAfterMs",
+      options.stallAfterMs,
+      POOL_MONITOR_DEFAULTS.stallAfterMs,
+      1000,
       86_400_000,
       false,
       "milliseconds"

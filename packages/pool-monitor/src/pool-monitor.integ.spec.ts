@@ -52,6 +52,18 @@ async function setup(
 
 const origin = (monitor: PoolMonitor, name: string) => monitor.getStats().origins.find((o) => o.origin === name)!;
 const tick = () => new Promise<void>((resolve) => setTimeout(resolve, 5));
+const brief = (r: SaturationReport) => [r.state, r.cause, r.trigger];
+
+/**
+ * Samples every `sampleIntervalMs` (100 ms) of real time, as the handler's tick would, until `done()` is true. The
+ * assertions that follow are on the sequence of reports, not on how many samples it took.
+ */
+async function sampleFor(monitor: PoolMonitor, done: () => boolean): Promise<void> {
+  while (!done()) {
+    await new Promise((resolve) => setTimeout(resolve, monitor.sampleIntervalMs));
+    monitor.sample(timing.now());
+  }
+}
 
 /** Releases `n` parked requests and waits until the pool is refilled to `expectPending` parked requests. */
 async function step(server: TestServer, n: number, expectPending: number) {
@@ -172,40 +184,133 @@ describe("PoolMonitor with a real keep-alive http.Agent (maxSockets 2)", () => {
     expect(monitor.busy).toBe(false);
   });
 
-  it("reports a stall (server never answers, flat queue) after K samples", async () => {
-    const { server, agent, monitor, warnings, saturations } = await setup();
+  it("a server that never answers: long holds after K samples, a stall once held past stallAfterMs, no flapping, one recovery", async () => {
+    const { server, agent, monitor, warnings, saturations, recoveries } = await setup({
+      monitor: { stallAfterMs: 1000 },
+    });
     const fired = Array.from({ length: 5 }, () => fire(monitor, agent, server));
     await server.waitForPending(2);
-    let samples = 0;
-    while (saturations.length === 0 && samples < 10) {
-      await tick();
-      monitor.sample(timing.now());
-      samples++;
+    const t0 = timing.now();
+    await sampleFor(monitor, () => saturations.length >= 2 || timing.now() - t0 > 3000);
+    if (process.env.SOCKEYE_SIM_REPORT) {
+      console.log(
+        `integ dead server: reports at ${saturations.map((r) => Math.round(r.detectedAt - t0)).join(", ")} ms`
+      );
     }
-    expect(samples).toBe(5);
-    if (process.env.SOCKEYE_SIM_REPORT) console.log(`integ stall: warned after ${samples} samples`);
-    expect(saturations[0]).toMatchObject({
-      state: "stalled",
-      trigger: "stall",
-      cause: "no_progress",
+    expect(saturations.map(brief)).toEqual([
+      ["saturated", "pool_capacity", "long_holds"],
+      ["stalled", "no_progress", "stall"],
+    ]);
+    expect(saturations[0]).toMatchObject({ queued: 3, active: 2, recommendedMaxSockets: 7 }); // 5 x 1.25
+    expect(saturations[1]).toMatchObject({
       queued: 3,
       active: 2,
       recommendedMaxSockets: null,
+      previousCause: "pool_capacity",
     });
+    expect(saturations[1].oldestActiveMs).toBeGreaterThanOrEqual(1000);
     expect(warnings[0]).toContain("socket usage at capacity=2 and 3 additional requests are enqueued");
-    expect(warnings[0]).toContain("no request completed");
+    expect(warnings[1]).toContain("no request completed");
+    // Still stuck: no recovery, no new report (the old rule recovered on a short queue and re-fired).
+    await sampleFor(monitor, () => timing.now() - t0 > 2500);
+    expect(saturations).toHaveLength(2);
+    expect(recoveries).toEqual([]);
     for (const f of fired) {
       monitor.noteOutcome(f.req, "timed_out");
       f.req.destroy();
     }
     await Promise.all(fired.map((f) => f.done));
-    await tick();
+    await sampleFor(monitor, () => recoveries.length > 0 || !monitor.busy);
+    expect(recoveries.map((r) => [r.state, r.previousCause])).toEqual([["ok", "no_progress"]]);
     const s = origin(monitor, server.origin);
     expect(s.requests).toMatchObject({ started: 5, timedOut: 5, failed: 0 });
     expect(s.sockets.closed.timed_out).toBe(2);
   });
 
-  it("attributes a stall to unconsumed response bodies", async () => {
+  it("long polls (3 pollers on 2 sockets, each held 700 ms): one capacity report sized for the pollers, no stall claim, one recovery", async () => {
+    const { agent, monitor, saturations, recoveries } = await setup({ monitor: { stallAfterMs: 1000 } });
+    const server = await startTestServer({ holdMs: 700 });
+    cleanups.push(() => server.close());
+    let polling = true;
+    let polls = 0;
+    const poller = async () => {
+      while (polling) {
+        expect(await fire(monitor, agent, server).done).toBe("ok");
+        polls++;
+      }
+    };
+    const pollers = [poller(), poller(), poller()];
+    const t0 = timing.now();
+    await sampleFor(monitor, () => timing.now() - t0 > 3200);
+    polling = false;
+    expect(polls).toBeGreaterThanOrEqual(6);
+    expect(saturations.map(brief)).toEqual([["saturated", "pool_capacity", "long_holds"]]);
+    const report = saturations[0];
+    expect(report.sizing).toMatchObject({ method: "concurrent_requests", needed: 3, recommended: 4 });
+    expect(report.message).toContain("3 requests want a socket now (2 in use + 1 queued");
+    expect(origin(monitor, server.origin).saturation).toMatchObject({ state: "saturated", cause: "pool_capacity" });
+    expect(recoveries).toEqual([]);
+    await Promise.all(pollers);
+    await sampleFor(monitor, () => recoveries.length > 0 || !monitor.busy);
+    expect(recoveries.map((r) => [r.state, r.previousCause])).toEqual([["ok", "pool_capacity"]]);
+    expect(saturations).toHaveLength(1);
+  });
+
+  it("latency ramp (50 -> 300 ms at 20 requests/s on 2 sockets): reminders size the pool for the latency now", async () => {
+    const { agent, monitor, saturations } = await setup({ monitor: { windowSamples: 10 } });
+    const t0 = timing.now();
+    const server = await startTestServer({ holdMs: () => Math.min(300, 50 + ((timing.now() - t0) / 1500) * 250) });
+    cleanups.push(() => server.close());
+    const fired: Fired[] = [];
+    let nextArrival = t0;
+    let onset: number | null = null;
+    await sampleFor(monitor, () => {
+      while (timing.now() >= nextArrival) {
+        fired.push(fire(monitor, agent, server));
+        nextArrival += 50;
+      }
+      if (onset === null && saturations.length > 0) onset = saturations[0].recommendedMaxSockets;
+      return timing.now() - t0 > 3500;
+    });
+    const now = origin(monitor, server.origin).saturation;
+    if (process.env.SOCKEYE_SIM_REPORT) console.log(`integ ramp: onset ${onset}, now ${now.recommendedMaxSockets}`);
+    expect(saturations.map((r) => [r.state, r.cause])).toEqual([["saturated", "pool_capacity"]]);
+    expect(["growth", "rising_troughs"]).toContain(saturations[0].trigger);
+    // 20/s x 300 ms = 6 sockets needed now (x 1.25 headroom): at least 6, and more than at onset.
+    expect(now.recommendedMaxSockets).toBeGreaterThanOrEqual(6);
+    expect(now.recommendedMaxSockets).toBeGreaterThan(onset!);
+    for (const f of fired) f.req.destroy();
+    await Promise.all(fired.map((f) => f.closed));
+  });
+});
+
+describe("PoolMonitor on unread response bodies (real sockets)", () => {
+  it("names unconsumed_bodies (not no_progress) before unconsumedBodyMs when requests queue behind never-read bodies; keeps it; one recovery", async () => {
+    // Default unconsumedBodyMs (10 s): a never-read body counts after 2 samples (200 ms) while requests queue.
+    const { server, agent, monitor, saturations, recoveries, warnings } = await setup({ autoRespond: true });
+    const leaked = [fire(monitor, agent, server, false), fire(monitor, agent, server, false)];
+    const leakedResponses = await Promise.all(leaked.map((f) => f.response));
+    const queued = Array.from({ length: 3 }, () => fire(monitor, agent, server));
+    const t0 = timing.now();
+    await sampleFor(monitor, () => saturations.length > 0 || timing.now() - t0 > 3000);
+    expect(saturations.map(brief)).toEqual([["saturated", "unconsumed_bodies", "long_holds"]]);
+    expect(saturations[0].unconsumed.count).toBe(2);
+    expect(saturations[0].detectedAt - t0).toBeLessThan(2000);
+    expect(warnings[0]).toContain("2 responses handed to the caller have not been read or destroyed");
+    // Kept while they stay unread.
+    await sampleFor(monitor, () => timing.now() - t0 > 2500);
+    expect(saturations).toHaveLength(1);
+    expect(recoveries).toEqual([]);
+    expect(origin(monitor, server.origin).saturation.cause).toBe("unconsumed_bodies");
+    for (const res of leakedResponses) res.resume();
+    await Promise.all(queued.map((f) => f.done));
+    await sampleFor(monitor, () => recoveries.length > 0 || !monitor.busy);
+    expect(recoveries.map((r) => [r.state, r.previousCause])).toEqual([["ok", "unconsumed_bodies"]]);
+    expect(saturations).toHaveLength(1);
+    expect(origin(monitor, server.origin).requests.completed).toBe(5);
+  });
+
+  it("attributes a pool pinned by unread bodies to unconsumed_bodies (short unconsumedBodyMs)", async () => {
     const { server, agent, monitor, saturations, warnings } = await setup({
       autoRespond: true,
       monitor: { unconsumedBodyMs: 30 },
@@ -220,9 +325,7 @@ describe("PoolMonitor with a real keep-alive http.Agent (maxSockets 2)", () => {
       await tick();
       monitor.sample(timing.now());
     }
-    expect(saturations[0]).toMatchObject({ state: "stalled", cause: "unconsumed_bodies", queued: 3, active: 2 });
-    if (process.env.SOCKEYE_SIM_REPORT)
-      console.log(`integ unconsumed: warned after ${saturations[0].windowSamples} samples`);
+    expect(saturations[0]).toMatchObject({ state: "saturated", cause: "unconsumed_bodies", queued: 3, active: 2 });
     expect(saturations[0].unconsumed.count).toBe(2);
     expect(saturations[0].unconsumed.oldestMs).toBeGreaterThanOrEqual(30);
     expect(warnings[0]).toContain("2 responses handed to the caller have not been read or destroyed");

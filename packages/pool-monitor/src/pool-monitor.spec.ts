@@ -125,37 +125,74 @@ describe("PoolMonitor (fake clock)", () => {
     await f3.closed;
   });
 
-  it("warns on a stall via its own interval, rate-limits the log per origin, survives a throwing callback, reports recovery", async () => {
+  it("reports long holds at K samples, then a stall past stallAfterMs as a change of cause (logged through the lockout), survives a throwing callback, recovers once", async () => {
     const warnings: string[] = [];
     const recoveries: SaturationReport[] = [];
-    let saturationCalls = 0;
+    const saturations: SaturationReport[] = [];
     const { server, agent, monitor } = await setup(1, {
       logger: { warn: (m) => warnings.push(m) },
       messagePrefix: "[pool] ",
-      onSaturation: () => {
-        saturationCalls++;
+      stallAfterMs: 10_000,
+      onSaturation: (r) => {
+        saturations.push(r);
         throw new Error("callback bug");
       },
       onRecovery: (r) => recoveries.push(r),
+    });
+    const brief = () => saturations.map((r) => [r.state, r.cause, r.trigger]);
+    const poolEvents: Extract<PoolEvent, { type: "pool:saturated" | "pool:recovered" }>[] = [];
+    monitor.subscribe((e) => {
+      if (e.type === "pool:saturated" || e.type === "pool:recovered") poolEvents.push(e);
     });
     monitor.start();
     const fired = [fire(monitor, agent, server), fire(monitor, agent, server), fire(monitor, agent, server)];
     await server.waitForPending(1);
     vi.advanceTimersByTime(4000);
-    expect(saturationCalls).toBe(0);
-    vi.advanceTimersByTime(1000); // 5th sample
-    expect(saturationCalls).toBe(1);
+    expect(saturations).toHaveLength(0);
+    vi.advanceTimersByTime(1000); // 5th sample: nothing completed yet, so a long hold rather than a stall
+    expect(brief()).toEqual([["saturated", "pool_capacity", "long_holds"]]);
     expect(warnings[0]).toMatch(/^\[pool\] socket usage at capacity=1 and 2 additional requests are enqueued/);
-    expect(warnings[0]).toContain("state=stalled, oldest queued 5000 ms");
+    expect(warnings[0]).toContain("state=saturated, oldest queued 5000 ms");
+    expect(warnings[0]).toContain("3 requests want a socket now (1 in use + 2 queued, the oldest held 5.0 s)");
     expect(warnings[1]).toBe("[pool] onSaturation callback threw Error; the monitor continues.");
-    expect(stats(monitor).saturation).toMatchObject({ state: "stalled", cause: "no_progress", episodes: 1 });
+    expect(stats(monitor).saturation).toMatchObject({
+      state: "saturated",
+      cause: "pool_capacity",
+      trigger: "long_holds",
+      episodes: 1,
+      recommendedMaxSockets: 4,
+    });
 
-    vi.advanceTimersByTime(14_000);
-    expect(warnings).toHaveLength(2); // within the 15 s lockout
-    vi.advanceTimersByTime(1000);
-    expect(warnings).toHaveLength(3); // reminder
-    expect(warnings[2]).toContain("oldest queued 20000 ms");
-    expect(saturationCalls).toBe(1); // callbacks only on transitions
+    vi.advanceTimersByTime(5000); // 10 s: held 10 s on one sample
+    expect(saturations).toHaveLength(1);
+    vi.advanceTimersByTime(1000); // 11 s: confirmed on a second sample
+    expect(brief()).toEqual([
+      ["saturated", "pool_capacity", "long_holds"],
+      ["stalled", "no_progress", "stall"],
+    ]);
+    expect(saturations[1]).toMatchObject({ previousState: "saturated", previousCause: "pool_capacity", since: 5000 });
+    // A change of cause is logged at once, 6 s into the 15 s lockout.
+    expect(warnings).toHaveLength(4);
+    expect(warnings[2]).toContain("state=stalled");
+    expect(warnings[2]).toContain("Cause changed from pool_capacity.");
+    expect(warnings[2]).toContain("the server may not be answering");
+    expect(stats(monitor).saturation).toMatchObject({
+      state: "stalled",
+      cause: "no_progress",
+      recommendedMaxSockets: null,
+    });
+
+    vi.advanceTimersByTime(14_000); // 25 s: repeats of the same cause wait out the lockout
+    expect(warnings).toHaveLength(4);
+    vi.advanceTimersByTime(1000); // 26 s: reminder with fresh figures
+    expect(warnings).toHaveLength(5);
+    expect(warnings[4]).toContain("oldest queued 26000 ms");
+    expect(saturations).toHaveLength(2); // callbacks only on transitions and changes of cause
+    // The channel / subscribers get the change of cause too.
+    expect(poolEvents.map((e) => [e.type, e.report.cause])).toEqual([
+      ["pool:saturated", "pool_capacity"],
+      ["pool:saturated", "no_progress"],
+    ]);
 
     for (const f of fired) {
       monitor.noteOutcome(f.req, "aborted");
@@ -163,9 +200,20 @@ describe("PoolMonitor (fake clock)", () => {
     }
     await Promise.all(fired.map((f) => f.closed));
     expect(monitor.busy).toBe(true);
-    vi.advanceTimersByTime(5000);
+    vi.advanceTimersByTime(4000);
+    expect(recoveries).toHaveLength(0);
+    expect(stats(monitor).saturation.clearSamples).toBe(4);
+    vi.advanceTimersByTime(1000);
     expect(recoveries).toHaveLength(1);
-    expect(recoveries[0]).toMatchObject({ state: "ok", previousState: "stalled", origin: server.origin });
+    expect(recoveries[0]).toMatchObject({
+      state: "ok",
+      previousState: "stalled",
+      previousCause: "no_progress",
+      origin: server.origin,
+    });
+    vi.advanceTimersByTime(10_000);
+    expect(recoveries).toHaveLength(1);
+    expect(saturations).toHaveLength(2);
     expect(monitor.busy).toBe(false);
     expect(vi.getTimerCount()).toBe(0);
     expect(stats(monitor).requests).toMatchObject({ started: 3, aborted: 3 });
@@ -264,5 +312,161 @@ describe("PoolMonitor (fake clock)", () => {
     await server.waitForPending(1);
     server.release();
     await f.closed;
+  });
+});
+
+describe("PoolMonitor runtime configuration, origin keys, unpooled requests and _OTHER (fake clock)", () => {
+  it("configure(): validates like the constructor (nothing changes on error), swaps callbacks and logger at runtime", async () => {
+    const first: SaturationReport[] = [];
+    const second: SaturationReport[] = [];
+    const warnings: string[] = [];
+    const { server, agent, monitor } = await setup(1, { onSaturation: (r) => first.push(r) });
+    expect(() => monitor.configure({ sampleIntervalMs: 50 })).toThrow(
+      'option "sampleIntervalMs" must be a number between 100 and 60000 (milliseconds); received 50.'
+    );
+    expect(() => monitor.configure({ onRecovery: 42 as never })).toThrow('option "onRecovery" must be a function');
+    expect(() => monitor.configure(null as never)).toThrow("configure(options) expects an object; received null");
+    expect(monitor.sampleIntervalMs).toBe(1000);
+    monitor.configure({ onSaturation: (r) => second.push(r), logger: { warn: (m) => warnings.push(m) } });
+    monitor.start();
+    const fired = [fire(monitor, agent, server), fire(monitor, agent, server)];
+    await server.waitForPending(1);
+    vi.advanceTimersByTime(5000);
+    expect(first).toEqual([]);
+    expect(second.map((r) => r.trigger)).toEqual(["long_holds"]);
+    expect(warnings).toHaveLength(1);
+    // `undefined` removes a callback.
+    monitor.configure({ onSaturation: undefined });
+    server.release();
+    await server.waitForPending(1);
+    server.release();
+    await Promise.all(fired.map((f) => f.closed));
+  });
+
+  it("configure({ sampleIntervalMs }): the standalone interval and the detectors follow; no sample counts as a gap", async () => {
+    const saturations: SaturationReport[] = [];
+    const { server, agent, monitor } = await setup(1, { onSaturation: (r) => saturations.push(r) });
+    const setSpy = vi.spyOn(timing, "setInterval");
+    cleanups.push(() => setSpy.mockRestore());
+    monitor.start();
+    const fired = [fire(monitor, agent, server), fire(monitor, agent, server)];
+    await server.waitForPending(1);
+    vi.advanceTimersByTime(2000);
+    monitor.configure({ sampleIntervalMs: 5000 });
+    expect(monitor.sampleIntervalMs).toBe(5000);
+    expect(setSpy.mock.calls.at(-1)?.[1]).toBe(5000);
+    expect(vi.getTimerCount()).toBe(1);
+    // 5 samples 5 s apart (each a "gap" under the old 1 s period): detection still happens.
+    vi.advanceTimersByTime(20_000);
+    expect(saturations).toHaveLength(0);
+    vi.advanceTimersByTime(5000);
+    expect(saturations.map((r) => [r.trigger, r.windowSamples])).toEqual([["long_holds", 5]]);
+    expect(saturations[0].windowMs).toBe(20_000);
+    server.release();
+    await server.waitForPending(1);
+    server.release();
+    await Promise.all(fired.map((f) => f.closed));
+  });
+
+  it("reduces a url.href to scheme://host:port: no path or presigned query in stats, events or logs; rejects non-URLs", async () => {
+    const { server, agent, monitor } = await setup(1, {}, true);
+    const events: PoolEvent[] = [];
+    monitor.subscribe((e) => events.push(e));
+    const href = `http://user:pw@127.0.0.1:${server.port}/bucket/key?X-Amz-Signature=deadbeef&X-Amz-Credential=AKID`;
+    const req = http.request({ host: "127.0.0.1", port: server.port, path: "/bucket/key", agent });
+    monitor.trackRequest(req, agent, href, timing.now());
+    const closed = new Promise((resolve) => req.on("close", resolve));
+    req.on("response", (res) => res.resume());
+    req.end();
+    await closed;
+    const req2 = http.request({ host: "127.0.0.1", port: server.port, agent });
+    monitor.trackRequest(req2, agent, `HTTP://127.0.0.1:${server.port}`, timing.now());
+    const closed2 = new Promise((resolve) => req2.on("close", resolve));
+    req2.on("response", (res) => res.resume());
+    req2.end();
+    await closed2;
+    const s = monitor.getStats();
+    expect(s.origins.map((o) => [o.origin, o.requests.completed])).toEqual([[server.origin, 2]]);
+    const dump = JSON.stringify([s, events]);
+    for (const secret of ["X-Amz-Signature", "deadbeef", "AKID", "/bucket", "user:pw"])
+      expect(dump).not.toContain(secret);
+    const bad = http.request({ host: "127.0.0.1", port: server.port, agent });
+    bad.on("error", () => undefined);
+    let err: unknown;
+    try {
+      monitor.trackRequest(bad, agent, "not a url?X-Amz-Signature=deadbeef", timing.now());
+    } catch (e) {
+      err = e;
+    }
+    bad.destroy();
+    expect(err).toBeInstanceOf(TypeError);
+    expect((err as Error).message).toMatch(/origin must be "scheme:\/\/host:port".*a string of 34 characters/);
+    expect((err as Error).message).not.toContain("deadbeef");
+    expect(monitor.getStats().origins).toHaveLength(1);
+  });
+
+  it("trackUnpooledRequest(): counted per origin outside the pool gauges and the detector", async () => {
+    const { server, agent, monitor } = await setup(1, {}, true);
+    await fire(monitor, agent, server).closed; // one pooled request
+    // What the handler does for `Expect: 100-continue`: a one-off agent, no socket limit, events forwarded.
+    const sendUnpooled = (forward: boolean) => {
+      const oneOff = new http.Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
+      const req = http.request({ host: "127.0.0.1", port: server.port, agent: oneOff, method: "PUT" });
+      monitor.trackUnpooledRequest(req, server.origin, timing.now(), !forward);
+      if (forward) {
+        req.on("socket", (socket) => monitor.requestSocket(req, socket));
+        req.on("response", (res) => monitor.requestResponse(req, res));
+        req.on("error", () => monitor.requestError(req));
+        req.on("close", () => monitor.requestClosed(req));
+      }
+      req.on("response", (res) => res.resume());
+      req.on("error", () => undefined);
+      const closed = new Promise<void>((resolve) => req.on("close", () => resolve()));
+      return { req, closed };
+    };
+    const a = sendUnpooled(true);
+    const b = sendUnpooled(false);
+    expect(stats(monitor).unpooled).toMatchObject({ started: 2, inFlight: 2 });
+    a.req.end();
+    await a.closed;
+    monitor.noteOutcome(b.req, "aborted");
+    b.req.destroy();
+    await b.closed;
+    const s = stats(monitor);
+    expect(s.unpooled).toMatchObject({ started: 2, inFlight: 0, completed: 1, failed: 0, aborted: 1, timedOut: 0 });
+    expect(s.unpooled!.connectMs.count).toBe(2); // both connected (b while a was in flight)
+    // The pool's own figures only count the pooled request.
+    expect(s.requests).toEqual({ started: 1, completed: 1, failed: 0, aborted: 0, timedOut: 0 });
+    expect(s.sockets).toMatchObject({ created: 1, acquisitions: 1 });
+    expect(s.inFlight).toBe(0);
+    expect(monitor.busy).toBe(false);
+  });
+
+  it("_OTHER sums maxSockets per host as it sums active: a queue on one full host while another has room is not saturation", async () => {
+    const saturations: SaturationReport[] = [];
+    const { server, agent, monitor } = await setup(2, { maxOrigins: 1, onSaturation: (r) => saturations.push(r) });
+    const a = await startTestServer();
+    const b = await startTestServer();
+    cleanups.push(
+      () => a.close(),
+      () => b.close()
+    );
+    monitor.start();
+    const fired = [
+      fire(monitor, agent, server),
+      fire(monitor, agent, a),
+      fire(monitor, agent, a),
+      fire(monitor, agent, a), // queued behind host a's 2 sockets
+      fire(monitor, agent, b),
+    ];
+    await Promise.all([server.waitForPending(1), a.waitForPending(2), b.waitForPending(1)]);
+    vi.advanceTimersByTime(10_000);
+    const other = monitor.getStats().origins.find((o) => o.origin === "_OTHER")!;
+    expect(other).toMatchObject({ active: 3, queued: 1, maxSockets: 4 });
+    expect(saturations).toEqual([]);
+    for (const s of [server, a, b]) s.release();
+    await a.waitForPending(1);
+    a.release();
+    await Promise.all(fired.map((f) => f.closed));
   });
 });

@@ -12,6 +12,10 @@
  *   and delivers transitions (logger, callbacks, `subscribe()` listeners, diagnostics channels).
  *   Cost: O(busy origins × (agent names + open responses)); idle origins cost one branch.
  * - `getStats()` builds a JSON snapshot on demand; nothing is precomputed for it.
+ * - Origins are keyed `scheme://host:port` (`normalize-origin.ts`): a caller's `url.href` is reduced to
+ *   its origin before anything is stored, so paths and presigned queries never reach stats or events.
+ * - `configure()` swaps the resolved options at runtime; detectors are re-tuned in place (their window
+ *   is cleared, episodes are kept), so a new sample interval never makes every sample a gap.
  *
  * Standalone mode (`start()`): one `unref()`'d interval owned by the monitor, created on the first
  * `trackRequest()` and cleared at the first tick that finds the monitor not `busy`, so an idle
@@ -20,13 +24,16 @@
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import { poolRecoveredChannel, poolSaturatedChannel } from "./diagnostics";
+import { LazyInterval } from "./lazy-interval";
 import {
   type PoolMonitorOptions,
   type ResolvedPoolMonitorOptions,
   resolvePoolMonitorOptions,
 } from "./pool-monitor-options";
-import type { OriginStats, PoolEventListener, PoolStats, SaturationReport } from "./pool-stats";
-import { attachRequest, bumpOutcome, requestEventHandlers } from "./request-listeners";
+import type { OriginStats, PoolEventListener, PoolStats, SaturationReport, UnpooledStats } from "./pool-stats";
+import { normalizeOrigin } from "./normalize-origin";
+import { attachRequest, attachUnpooled, bumpOutcome, requestEventHandlers } from "./request-listeners";
+import { bumpUnpooled } from "./unpooled-request";
 import { timing } from "./timing";
 import { kRequestState, MonitorCore, OriginState, socketStates, type TrackedRequest } from "./tracking-state";
 
@@ -56,14 +63,14 @@ export interface GetStatsOptions {
  * @public
  */
 export class PoolMonitor {
-  private readonly options: ResolvedPoolMonitorOptions;
+  private options: ResolvedPoolMonitorOptions;
   private readonly core = new MonitorCore();
   private readonly origins = new Map<string, OriginState>();
   private distinctOrigins = 0;
   private nonOk = 0;
   private standalone = false;
-  private ticker: ReturnType<typeof setInterval> | undefined = undefined;
-  private tickerImpl: unknown = undefined;
+  /** Standalone mode's lazy interval (see `lazy-interval.ts`); created on demand, never while idle. */
+  private ticker: LazyInterval | undefined = undefined;
 
   /**
    * @param options - see {@link PoolMonitorOptions}; validated here (a `TypeError`/`RangeError` names the option,
@@ -79,21 +86,79 @@ export class PoolMonitor {
    *
    * @param req - the request just created.
    * @param agent - the agent it was created with.
-   * @param origin - `scheme://host:port`. Only this string is ever reported, never paths or headers.
+   * @param origin - `scheme://host:port` (cheapest), or any absolute URL, which is reduced to `scheme://host:port`
+   *   (see `normalizeOrigin()`): only the origin is ever stored or reported, never paths, queries or headers.
    * @param startedAt - `timing.now()` / `performance.now()` ms taken when the caller began handling the request;
    *   queue wait is measured from it.
    * @param listen - `true` (default): the monitor adds its own request listeners. `false`: the caller already
    *   listens to the request and forwards `'socket'`, `'response'`, `'error'` and `'close'` through
    *   `requestSocket()`, `requestResponse()`, `requestError()` and `requestClosed()` (saves four listener
    *   registrations per request on the hot path).
+   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
    */
   trackRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number, listen = true): void {
     const core = this.core;
     if (core.destroyed) return;
     const o = this.origins.get(origin) ?? this.addOrigin(origin);
     attachRequest(core, req as TrackedRequest, agent, o, startedAt, listen);
-    if (this.standalone && (this.ticker === undefined || this.tickerImpl !== globalThis.setInterval)) {
-      this.ensureTicking();
+    if (this.standalone) this.ensureTicking();
+  }
+
+  /**
+   * Starts tracking a request sent outside the pool: on a one-off agent with no socket limit, e.g. the handler's
+   * `Expect: 100-continue` requests. It is counted in the origin's `unpooled` block of `getStats()` (started, in
+   * flight, outcomes, TCP connect time) and stays out of the pool gauges (`active`, `queued`, `inFlight`,
+   * `requests`, `sockets`, histograms) and the saturation detector. Forward its events (`requestSocket()`,
+   * `requestResponse()`, `requestError()`, `requestClosed()`) and outcome (`noteOutcome()`) as for `trackRequest()`.
+   *
+   * @param req - the request just created.
+   * @param origin - as for `trackRequest()`.
+   * @param startedAt - `timing.now()` ms when the caller began handling the request.
+   * @param listen - as for `trackRequest()`: `false` when the caller forwards the request's events itself.
+   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
+   */
+  trackUnpooledRequest(req: ClientRequest, origin: string, startedAt: number, listen = true): void {
+    const core = this.core;
+    if (core.destroyed) return;
+    const o = this.origins.get(origin) ?? this.addOrigin(origin);
+    attachUnpooled(core, req as TrackedRequest, o, startedAt, listen);
+  }
+
+  /**
+   * Applies options at runtime, validated as in the constructor (a bad value throws and changes nothing). Keys absent
+   * from `options` keep their current value; a key present with the value `undefined` goes back to its default (or
+   * removes a callback / the logger). Detectors are re-tuned in place: a new `sampleIntervalMs` or `windowSamples`
+   * clears their sample window (so no sample counts as a gap) but keeps the current episodes. A new `maxOrigins`
+   * applies to origins seen from now on. In standalone mode the interval is re-created with the new period.
+   */
+  configure(options: PoolMonitorOptions): void {
+    if (options === null || typeof options !== "object") {
+      throw new TypeError(
+        `@sockeye/pool-monitor: configure(options) expects an object; received ${options === null ? "null" : typeof options}.`
+      );
+    }
+    const current = this.options;
+    const merged: Record<string, unknown> = { ...current };
+    for (const key of Object.keys(options)) merged[key] = (options as Record<string, unknown>)[key];
+    const next = resolvePoolMonitorOptions(merged as PoolMonitorOptions);
+    this.options = next;
+    const retune =
+      next.sampleIntervalMs !== current.sampleIntervalMs ||
+      next.windowSamples !== current.windowSamples ||
+      next.stallAfterMs !== current.stallAfterMs;
+    if (retune) {
+      for (const o of this.origins.values()) {
+        o.detector.reconfigure({
+          windowSamples: next.windowSamples,
+          sampleIntervalMs: next.sampleIntervalMs,
+          stallAfterMs: next.stallAfterMs,
+        });
+      }
+    }
+    if (next.sampleIntervalMs !== current.sampleIntervalMs && this.ticker !== undefined) {
+      this.stopTicker();
+      this.ticker = undefined; // the next ensureTicking() creates it with the new period
+      if (this.standalone && this.busy) this.ensureTicking();
     }
   }
 
@@ -125,6 +190,14 @@ export class PoolMonitor {
     const st = (req as TrackedRequest)[kRequestState];
     if (st === undefined || st.core !== this.core || this.core.destroyed || st.outcome !== undefined) return;
     st.outcome = outcome;
+    if (st.unpooled) {
+      if (st.closed && st.countedAs !== undefined && st.origin.unpooled !== undefined) {
+        bumpUnpooled(st.origin.unpooled, st.countedAs, -1);
+        bumpUnpooled(st.origin.unpooled, outcome, 1);
+        st.countedAs = outcome;
+      }
+      return;
+    }
     if (st.closed && st.countedAs !== undefined) {
       bumpOutcome(st.origin, st.countedAs, -1);
       bumpOutcome(st.origin, outcome, 1);
@@ -235,34 +308,29 @@ export class PoolMonitor {
   };
 
   private ensureTicking(): void {
-    if (this.ticker !== undefined) {
-      if (this.tickerImpl === globalThis.setInterval) return;
-      // The timer implementation changed (fake <-> real timers): recreate the interval with the current one.
-      timing.clearInterval(this.ticker);
-    }
-    this.tickerImpl = globalThis.setInterval;
-    const ticker = timing.setInterval(this.onTick, this.options.sampleIntervalMs);
-    (ticker as { unref?: () => void }).unref?.();
-    this.ticker = ticker;
+    // LazyInterval also recreates the interval when the timer implementation changed (fake <-> real timers).
+    this.ticker ??= new LazyInterval(this.onTick, this.options.sampleIntervalMs);
+    this.ticker.ensure();
   }
 
   private stopTicker(): void {
-    if (this.ticker === undefined) return;
-    timing.clearInterval(this.ticker);
-    this.ticker = undefined;
-    this.tickerImpl = undefined;
+    this.ticker?.stop();
   }
 
-  private addOrigin(origin: string): OriginState {
-    let key = origin;
-    if (this.distinctOrigins >= this.options.maxOrigins) {
+  private addOrigin(raw: string): OriginState {
+    let key = normalizeOrigin(raw);
+    const known = this.origins.get(key);
+    if (known !== undefined) return known;
+    const overflow = this.distinctOrigins >= this.options.maxOrigins;
+    if (overflow) {
       key = OVERFLOW_ORIGIN;
       const other = this.origins.get(key);
       if (other !== undefined) return other;
     } else {
       this.distinctOrigins++;
     }
-    const o = new OriginState(key, this.options.windowSamples, this.options.sampleIntervalMs);
+    const options = this.options;
+    const o = new OriginState(key, options.windowSamples, options.sampleIntervalMs, options.stallAfterMs, overflow);
     o.detector.since = timing.now();
     this.origins.set(key, o);
     return o;
@@ -276,7 +344,7 @@ export class PoolMonitor {
       return;
     }
     o.poll(this.core, now);
-    o.pollUnconsumed(now, this.options.unconsumedBodyMs);
+    o.pollUnconsumed(now, this.options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * this.options.sampleIntervalMs);
     const s = o.sample;
     s.now = now;
     s.active = o.active;
@@ -287,6 +355,10 @@ export class PoolMonitor {
     s.arrivals = o.arrivals;
     s.holdTimeSumMs = o.holdSumMs;
     s.holdCount = o.holdCount;
+    s.holdTimeMaxMs = o.holdMaxMs;
+    s.oldestActiveMs = o.oldestActiveMs;
+    s.activeAgeSumMs = o.activeAgeSumMs;
+    s.activeAgeCount = o.activeAgeCount;
     s.oldestQueuedMs = o.oldestQueuedMs;
     s.unconsumedCount = o.unconsumedCount;
     s.unconsumedOldestMs = o.unconsumedOldestMs;
@@ -297,9 +369,9 @@ export class PoolMonitor {
     } else if (
       detector.state !== "ok" &&
       now - o.lastWarnAt >= this.options.warningLockoutMs &&
-      // Remind only while the pool is still saturated now, not while a drained queue waits out its recovery streak.
-      s.queued > 0 &&
-      s.active >= s.maxSockets
+      // Remind only while the pool is still saturated (or pinned by unread bodies) now, not while a drained queue
+      // waits out its recovery streak.
+      ((s.queued > 0 && s.active >= s.maxSockets) || (detector.cause === "unconsumed_bodies" && o.unconsumedCount > 0))
     ) {
       const reminder = detector.assess();
       if (reminder !== undefined) this.log(o, reminder, now);
@@ -310,7 +382,7 @@ export class PoolMonitor {
     const options = this.options;
     if (report.state === "ok") {
       this.nonOk--;
-      o.recommendedMaxSockets = null;
+      o.lastWarnCause = null;
       if (this.core.wants(poolRecoveredChannel)) {
         this.core.emit({ type: "pool:recovered", origin: o.origin, report }, poolRecoveredChannel);
       }
@@ -318,7 +390,6 @@ export class PoolMonitor {
       return;
     }
     if (report.previousState === "ok") this.nonOk++;
-    o.recommendedMaxSockets = report.recommendedMaxSockets;
     this.log(o, report, now);
     if (this.core.wants(poolSaturatedChannel)) {
       this.core.emit({ type: "pool:saturated", origin: o.origin, report }, poolSaturatedChannel);
@@ -326,9 +397,11 @@ export class PoolMonitor {
     this.call(options.onSaturation, "onSaturation", report);
   }
 
+  /** Logs a non-ok report; the lockout holds back repeats of the last logged cause, never a different cause. */
   private log(o: OriginState, report: SaturationReport, now: number): void {
-    if (now - o.lastWarnAt < this.options.warningLockoutMs) return;
+    if (report.cause === o.lastWarnCause && now - o.lastWarnAt < this.options.warningLockoutMs) return;
     o.lastWarnAt = now;
+    o.lastWarnCause = report.cause;
     const logger = this.options.logger;
     if (logger === undefined || typeof logger.warn !== "function") return;
     try {
@@ -355,7 +428,7 @@ export class PoolMonitor {
 
   private originStats(o: OriginState, now: number, reset: boolean): OriginStats {
     o.poll(this.core, now);
-    o.pollUnconsumed(now, this.options.unconsumedBodyMs);
+    o.pollUnconsumed(now, this.options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * this.options.sampleIntervalMs);
     const d = o.detector;
     const limited = o.maxSockets > 0 && o.maxSockets !== Number.POSITIVE_INFINITY;
     const stats: OriginStats = {
@@ -390,9 +463,11 @@ export class PoolMonitor {
         since: d.since,
         cause: d.cause,
         trigger: d.trigger,
-        recommendedMaxSockets: o.recommendedMaxSockets,
+        recommendedMaxSockets: d.recommendedMaxSockets,
+        clearSamples: d.recoveryStreak,
         episodes: d.episodes,
       },
+      unpooled: unpooledStats(o, reset),
     };
     if (reset) {
       o.queueWait.reset();
@@ -402,6 +477,38 @@ export class PoolMonitor {
     }
     return stats;
   }
+}
+
+/**
+ * While requests of an origin are queued, a response body the caller is not reading counts as unconsumed after this many
+ * sample periods (when shorter than `unconsumedBodyMs`). @public
+ */
+export const UNREAD_WHILE_QUEUED_SAMPLES = 2;
+
+function unpooledStats(o: OriginState, reset: boolean): UnpooledStats {
+  const u = o.unpooled;
+  if (u === undefined) {
+    return {
+      started: 0,
+      inFlight: 0,
+      completed: 0,
+      failed: 0,
+      aborted: 0,
+      timedOut: 0,
+      connectMs: { count: 0, p50: 0, p90: 0, p99: 0, max: 0 },
+    };
+  }
+  const stats: UnpooledStats = {
+    started: u.started,
+    inFlight: u.inFlight,
+    completed: u.completed,
+    failed: u.failed,
+    aborted: u.aborted,
+    timedOut: u.timedOut,
+    connectMs: u.connect.summary(),
+  };
+  if (reset) u.connect.reset();
+  return stats;
 }
 
 function round(x: number): number {

@@ -9,19 +9,23 @@
 
 /**
  * Saturation state of one origin.
- * - `ok`: no sustained queue growth and no stall.
- * - `saturated`: every socket is busy and the queue keeps growing (or its troughs keep rising).
- * - `stalled`: every socket is busy, requests are queued and nothing completed during the whole window.
+ * - `ok`: no sustained queue growth, no long-held pool and no stall.
+ * - `saturated`: every socket is busy and the queue keeps growing (or its troughs keep rising), or requests queue
+ *   behind sockets held by long requests.
+ * - `stalled`: every socket is busy, requests are queued, nothing completed for `windowSamples` samples and the
+ *   oldest request holding a socket is older than the origin's stall deadline (see `SaturationReport.stallDeadlineMs`).
  * @public
  */
 export type SaturationState = "ok" | "saturated" | "stalled";
 
 /**
  * Why an origin is saturated or stalled.
- * - `pool_capacity`: arrivals exceed what `maxSockets` sockets can serve; `recommendedMaxSockets` says how many would.
+ * - `pool_capacity`: more requests want a socket than `maxSockets` sockets can serve (arrivals exceed capacity, or
+ *   long requests such as SQS long polls hold every socket); `recommendedMaxSockets` says how many would do.
  * - `unconsumed_bodies`: at least half of the busy sockets are pinned by responses handed to the caller whose body
  *   was neither read nor destroyed (the unread S3 `GetObject` body leak). More sockets would only delay exhaustion.
- * - `no_progress`: nothing completed for the whole window while every socket is busy (server not answering, no timeouts).
+ * - `no_progress`: nothing completed for `windowSamples` samples while every socket is busy and requests queue, and
+ *   the oldest request holding a socket is past the stall deadline (server not answering, no timeouts).
  * @public
  */
 export type SaturationCause = "pool_capacity" | "unconsumed_bodies" | "no_progress";
@@ -32,20 +36,48 @@ export type SaturationCause = "pool_capacity" | "unconsumed_bodies" | "no_progre
  *   max(1, ceil(maxSockets / 5)) to at least `maxSockets`.
  * - `rising_troughs`: the last 3 local minima of the per-interval queue floor were non-decreasing, grew by the same
  *   amount and never fell below `maxSockets` (sawtooth backlog from periodic bursts).
- * - `stall`: `windowSamples` consecutive samples with every socket busy, requests queued and zero completions.
+ * - `stall`: `windowSamples` consecutive samples with every socket busy, requests queued and zero completions, and the
+ *   oldest request holding a socket older than the stall deadline.
+ * - `long_holds`: the same samples, but the held requests are not (yet) older than the stall deadline: requests queue
+ *   behind long-held sockets (long polls, streams).
+ * On a change of cause, the rule supporting the new cause (`growth` when the pool is saturated and requests complete).
  * @public
  */
-export type SaturationTrigger = "growth" | "rising_troughs" | "stall";
+export type SaturationTrigger = "growth" | "rising_troughs" | "stall" | "long_holds";
 
 /**
- * Reason a socket closed, as classified by the monitor (first match wins):
+ * How `recommendedMaxSockets` was computed.
+ * @public
+ */
+export interface SaturationSizing {
+  /**
+   * - `littles_law`: `ratePerSec` × `holdMs` (the window saw completions and spans at least twice the hold time);
+   * - `concurrent_requests`: the requests in use or queued now (`active + queued`), each needing a socket for as long
+   *   as the long-held ones (no completion in the window, or holds too long for the window to measure a rate).
+   */
+  method: "littles_law" | "concurrent_requests";
+  /** Arrival rate (at least the throughput) over the window, requests/s; `null` for `concurrent_requests`. */
+  ratePerSec: number | null;
+  /**
+   * Hold time used, ms: for `littles_law` the larger of the mean hold of the window's completions and the mean age of
+   * the requests holding a socket now; for `concurrent_requests` the age of the oldest request holding a socket.
+   */
+  holdMs: number;
+  /** Sockets needed before headroom. */
+  needed: number;
+  /** max(maxSockets + 1, ceil(needed × 1.25)). */
+  recommended: number;
+}
+
+/**
+ * Reason a socket closed, as classified by the monitor (first match wins, in this order):
+ * - `idle_timeout` / `max_lifetime`: closed by its owner (e.g. the handler's `idleSocketTimeout` /
+ *   `connectionLifetime`), reported through `noteSocketClose()`.
  * - `connect_error`: errored before it connected (TCP) or finished the TLS handshake.
  * - `aborted` / `timed_out`: the request using it was reported through `noteOutcome()` as aborted / timed out.
  * - `error`: any other socket error (e.g. `ECONNRESET`).
  * - `timeout`: the socket emitted `'timeout'` (agent idle timeout or socket inactivity timeout) and was then closed.
  * - `server_closed`: the server ended the connection (FIN received).
- * - `idle_timeout` / `max_lifetime`: closed by its owner (e.g. the handler's `idleSocketTimeout` /
- *   `connectionLifetime`), reported through `noteSocketClose()`.
  * - `local`: closed locally without error (keep-alive off, `maxFreeSockets` exceeded, `agent.destroy()`, body destroyed).
  * @public
  */
@@ -92,6 +124,11 @@ export interface SaturationReport {
   previousState: SaturationState;
   /** Attributed cause; `null` in a recovery report. */
   cause: SaturationCause | null;
+  /**
+   * Cause before this report: `null` when entering an episode, the episode's former cause on a change of cause, the
+   * episode's cause in a recovery report.
+   */
+  previousCause: SaturationCause | null;
   /** Rule that fired; `null` in a recovery report. */
   trigger: SaturationTrigger | null;
   /** When the report was made, `performance.now()` ms. */
@@ -106,7 +143,19 @@ export interface SaturationReport {
   queued: number;
   /** Age of the oldest queued request, ms (0 when none). */
   oldestQueuedMs: number;
-  /** Time covered by the detector window, ms. */
+  /** Age of the oldest request holding a socket (since it acquired it), ms (0 when none). */
+  oldestActiveMs: number;
+  /**
+   * How long this origin's requests normally hold a socket, ms: the longest completed hold time, decaying by 2 % per
+   * sample; `null` until a request of this origin completed.
+   */
+  expectedHoldMs: number | null;
+  /**
+   * Age past which a held request counts as stalled, ms: max((windowSamples − 1) × sampleIntervalMs, `stallAfterMs`,
+   * 4 × expectedHoldMs).
+   */
+  stallDeadlineMs: number;
+  /** Time covered by the detector window, ms (the window restarts at every transition). */
   windowMs: number;
   /** Samples in the window. */
   windowSamples: number;
@@ -119,10 +168,12 @@ export interface SaturationReport {
   /** Mean time a request held its socket (acquired → closed) over the window, ms; `null` if none finished. */
   meanHoldMs: number | null;
   /**
-   * Little's law estimate of the sockets needed: ceil(arrivalRate × meanHold × 1.25), at least maxSockets + 1.
-   * Only for cause `pool_capacity`, else `null`.
+   * Sockets the pool needs now, at least maxSockets + 1 (see `sizing` for how it was computed). Only for cause
+   * `pool_capacity`, else `null`.
    */
   recommendedMaxSockets: number | null;
+  /** How `recommendedMaxSockets` was computed; `null` when it is `null`. */
+  sizing: SaturationSizing | null;
   /** Responses handed out whose body has made no progress and was neither read nor destroyed for `unconsumedBodyMs`. */
   unconsumed: { count: number; oldestMs: number };
   /** The human-readable line (also what the logger receives, without the prefix). */
@@ -142,8 +193,13 @@ export interface OriginSaturation {
   cause: SaturationCause | null;
   /** Rule that fired for the current (non-ok) state, else `null`. */
   trigger: SaturationTrigger | null;
-  /** From the last saturation report, `null` when `ok` or not applicable. */
+  /** Sockets the pool needs now, refreshed every sample while the cause is `pool_capacity`; else `null`. */
   recommendedMaxSockets: number | null;
+  /**
+   * Consecutive samples on which the cause was gone; the origin recovers at `windowSamples` (0 when `ok`). Always
+   * present in `PoolMonitor` snapshots.
+   */
+  clearSamples?: number;
   /** Number of transitions into `saturated` / `stalled` since the monitor was created. */
   episodes: number;
 }
@@ -205,6 +261,114 @@ export interface OriginStats {
   unconsumed: { count: number; oldestMs: number };
   /** Saturation detector state. */
   saturation: OriginSaturation;
+  /**
+   * Requests tracked through `PoolMonitor.trackUnpooledRequest()`: sent on a one-off agent with no socket limit (the
+   * handler's `Expect: 100-continue` requests), so outside the pool gauges above and the saturation detector. Always
+   * present in `PoolMonitor` snapshots.
+   */
+  unpooled?: UnpooledStats;
+  /**
+   * HTTP/2 origins only (Sockeye's `NodeHttp2Handler`): session-level detail. For such an origin the shared fields
+   * count sessions as connections (`active` = sessions carrying at least one stream, `idle` = open sessions carrying
+   * none, `maxSockets` = the sessions-per-origin bound) and streams as requests (`queued` = streams waiting for a
+   * stream slot). Absent for HTTP/1.1 origins.
+   */
+  http2?: Http2OriginStats;
+}
+
+/**
+ * Why an HTTP/2 session closed (first match wins):
+ * - `connect_timeout`: not established (TCP + TLS + the server's SETTINGS) within `connectionTimeout`.
+ * - `connect_error`: failed before it was established (refused, TLS error, …).
+ * - `goaway`: the server sent GOAWAY (its error code is counted in `goawayCodes`).
+ * - `idle_timeout`: no byte moved for `sessionTimeout`.
+ * - `error`: a session or frame error after establishment.
+ * - `server_closed`: the connection ended without GOAWAY or error.
+ * - `local`: closed by the client (isolated session done, `destroy()`).
+ * @public
+ */
+export type Http2CloseReason =
+  | "connect_timeout"
+  | "connect_error"
+  | "goaway"
+  | "idle_timeout"
+  | "error"
+  | "server_closed"
+  | "local";
+
+/**
+ * One open HTTP/2 session.
+ * @public
+ */
+export interface Http2SessionStats {
+  /** Handler-local session id. */
+  id: number;
+  /** `connecting` (TCP, TLS or SETTINGS pending), `ready`, or `closing` (GOAWAY received or sent, draining). */
+  state: "connecting" | "ready" | "closing";
+  /** An isolated session (event stream or `disableConcurrentStreams`): one stream, destroyed when it closes. */
+  isolated: boolean;
+  /** Streams open on it now. */
+  activeStreams: number;
+  /** Most streams open at once. */
+  maxActiveStreams: number;
+  /** Streams opened over its life. */
+  streams: number;
+  /** The peer's `maxConcurrentStreams` from its SETTINGS frame; `null` before it arrived or when unlimited. */
+  peerMaxConcurrentStreams: number | null;
+  /** Effective stream limit: min(peer limit, the handler's `maxConcurrentStreams`); `null` = unlimited. */
+  streamLimit: number | null;
+  /** Age, ms. */
+  ageMs: number;
+}
+
+/**
+ * HTTP/2 block of an origin snapshot.
+ * @public
+ */
+export interface Http2OriginStats {
+  /** Pooled sessions open (connecting, ready or closing). */
+  sessionsOpen: number;
+  /** Isolated sessions open. */
+  isolatedSessionsOpen: number;
+  /** Streams open on all sessions of the origin. */
+  activeStreams: number;
+  /** Streams waiting for a stream slot (every pooled session at its limit and `maxSessionsPerOrigin` reached). */
+  streamsWaiting: number;
+  /** The bound on pooled sessions; `null` = unbounded. */
+  maxSessions: number | null;
+  /** The handler's own cap on streams per session (`maxConcurrentStreams`); `null` = none. */
+  maxConcurrentStreams: number | null;
+  /** Smallest peer `maxConcurrentStreams` over the ready sessions; `null` when none is known. */
+  peerMaxConcurrentStreams: number | null;
+  /** Every open session. */
+  sessions: Http2SessionStats[];
+  /** Sessions created, successful or not. */
+  sessionsCreated: number;
+  /** Closed sessions by reason. */
+  closed: Record<Http2CloseReason, number>;
+  /** GOAWAY frames received, by HTTP/2 error code (decimal string, e.g. `"0"` = NO_ERROR). */
+  goawayCodes: Record<string, number>;
+}
+
+/**
+ * Requests of one origin sent outside the pool (one-off agents, one new socket each).
+ * @public
+ */
+export interface UnpooledStats {
+  /** `trackUnpooledRequest()` calls. */
+  started: number;
+  /** Not yet closed. */
+  inFlight: number;
+  /** Closed after response headers arrived, without a request or body error. */
+  completed: number;
+  /** Closed with an error or without a response (and not reported as aborted / timed out). */
+  failed: number;
+  /** Reported through `noteOutcome(req, "aborted")`. */
+  aborted: number;
+  /** Reported through `noteOutcome(req, "timed_out")`. */
+  timedOut: number;
+  /** TCP connect time of their sockets (DNS lookup included), ms. */
+  connectMs: DurationSummary;
 }
 
 /**

@@ -5,7 +5,8 @@
  * Event-driven: the next event is the earliest of (next arrival, earliest completion, next sample),
  * so cost is O((arrivals + completions) log c), independent of the time resolution. Service times
  * are lognormal (median `medianMs`, shape `sigma`); randomness comes from a seeded mulberry32 PRNG,
- * so a (scenario, seed) pair always yields the same sample sequence.
+ * so a (scenario, seed) pair always yields the same sample sequence. Closed-loop clients (long
+ * pollers) resubmit when their request completes; a latency ramp scales service times linearly.
  */
 import type { SaturationSample } from "./saturation-detector";
 
@@ -27,6 +28,10 @@ export interface SimScenario {
   /** Multiplies service times of requests started at or after `slowdownAtMs`. */
   slowdownFactor?: number;
   slowdownAtMs?: number;
+  /** Service-time multiplier ramping linearly from 1 at `ramp.fromMs` to `ramp.factor` at `ramp.toMs` (then flat). */
+  ramp?: { fromMs: number; toMs: number; factor: number };
+  /** Closed-loop clients: each sends at `fromMs` (default 0), then again `thinkMs` after its request completes. */
+  closedLoop?: { clients: number; thinkMs?: number; fromMs?: number };
 }
 
 /** Mean service rate mu in requests/s for c sockets with lognormal service (mean = median * e^(sigma^2/2)). */
@@ -124,6 +129,9 @@ export function simulate(sc: SimScenario, seed: number, onSample: (s: Saturation
   const rng = mulberry32(seed);
   const arrivals = arrivalTimes(sc.arrivals, sc.horizonMs, rng);
   const heap = new CompletionHeap();
+  // Closed-loop resubmissions (few: one per client), kept sorted.
+  const resubmits: number[] = [];
+  if (sc.closedLoop) for (let i = 0; i < sc.closedLoop.clients; i++) resubmits.push(sc.closedLoop.fromMs ?? 0);
   const queue: number[] = [];
   let qHead = 0;
   let ai = 0;
@@ -133,21 +141,33 @@ export function simulate(sc: SimScenario, seed: number, onSample: (s: Saturation
   let arrived = 0;
   let holdSum = 0;
   let holdCount = 0;
+  let holdMax = 0;
   const serve = (t: number) => {
     const normal = Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());
     let d = sc.medianMs * Math.exp(sc.sigma * normal);
     if (sc.slowdownAtMs !== undefined && t >= sc.slowdownAtMs) d *= sc.slowdownFactor ?? 1;
+    if (sc.ramp !== undefined && t > sc.ramp.fromMs) {
+      const f = Math.min(1, (t - sc.ramp.fromMs) / (sc.ramp.toMs - sc.ramp.fromMs));
+      d *= 1 + f * (sc.ramp.factor - 1);
+    }
     const end = sc.stallAtMs !== undefined && t >= sc.stallAtMs ? Number.POSITIVE_INFINITY : t + d;
     heap.push(end, t);
   };
   while (nextSample < sc.horizonMs) {
     const tc = heap.peek();
-    const ta = ai < arrivals.length ? arrivals[ai] : Number.POSITIVE_INFINITY;
+    const tOpen = ai < arrivals.length ? arrivals[ai] : Number.POSITIVE_INFINITY;
+    const tClosed = resubmits.length > 0 ? resubmits[0] : Number.POSITIVE_INFINITY;
+    const ta = Math.min(tOpen, tClosed);
     if (tc <= ta && tc <= nextSample) {
       const start = heap.pop();
+      if (sc.closedLoop) {
+        resubmits.push(tc + (sc.closedLoop.thinkMs ?? 0));
+        resubmits.sort((x, y) => x - y);
+      }
       completions++;
       holdSum += tc - start;
       holdCount++;
+      if (tc - start > holdMax) holdMax = tc - start;
       if (qHead < queue.length) {
         qHead++;
         const depth = queue.length - qHead;
@@ -155,12 +175,20 @@ export function simulate(sc: SimScenario, seed: number, onSample: (s: Saturation
         serve(tc);
       }
     } else if (ta <= nextSample) {
-      ai++;
+      if (tClosed <= tOpen) resubmits.shift();
+      else ai++;
       arrived++;
       if (heap.size < sc.maxSockets) serve(ta);
       else queue.push(ta);
     } else {
       const depth = queue.length - qHead;
+      let oldestActive = 0;
+      let ageSum = 0;
+      for (const start of heap.starts) {
+        const age = nextSample - start;
+        ageSum += age;
+        if (age > oldestActive) oldestActive = age;
+      }
       onSample({
         now: nextSample,
         active: heap.size,
@@ -171,10 +199,14 @@ export function simulate(sc: SimScenario, seed: number, onSample: (s: Saturation
         arrivals: arrived,
         holdTimeSumMs: holdSum,
         holdCount,
+        holdTimeMaxMs: holdMax,
+        oldestActiveMs: oldestActive,
+        activeAgeSumMs: ageSum,
+        activeAgeCount: heap.size,
         oldestQueuedMs: depth > 0 ? nextSample - queue[qHead] : 0,
       });
       floor = depth;
-      completions = arrived = holdSum = holdCount = 0;
+      completions = arrived = holdSum = holdCount = holdMax = 0;
       if (qHead > 4096 && qHead * 2 > queue.length) {
         queue.splice(0, qHead);
         qHead = 0;

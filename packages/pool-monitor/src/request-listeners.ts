@@ -7,6 +7,10 @@
  * listeners on the socket plus one `lastIndexOf` to learn its agent name. Events are built only if
  * `subscribe()` listeners or diagnostics-channel subscribers exist.
  *
+ * Requests tracked with `trackUnpooledRequest()` (one-off agents) go through the same listeners and
+ * leave at the first branch for `unpooled-request.ts`; socket completion also records the longest
+ * hold time of the sample (the detector's expected hold).
+ *
  * Errors are observed through `events.errorMonitor`, which does not count as handling the error: an
  * application that relied on an unhandled `'error'` crashing the process keeps that behaviour.
  */
@@ -33,6 +37,7 @@ import {
   socketStates,
   type TrackedRequest,
 } from "./tracking-state";
+import { attachUnpooledRequest, unpooledClosed, unpooledSocket } from "./unpooled-request";
 
 /** @internal */
 export function attachRequest(
@@ -79,6 +84,21 @@ export const requestEventHandlers = {
   close: onRequestClose,
 } as const;
 
+/**
+ * Starts tracking a request sent outside the pool (a one-off agent with no socket limit). Its events go through the
+ * same shared listeners, which hand it to `unpooled-request.ts`.
+ * @internal
+ */
+export function attachUnpooled(
+  core: MonitorCore,
+  req: TrackedRequest,
+  o: OriginState,
+  startedAt: number,
+  listen: boolean
+): void {
+  attachUnpooledRequest(core, req, o, startedAt, listen, requestEventHandlers);
+}
+
 /** Right after `http.request()`, a request that could not get a socket is the last element of one `agent.requests` list. */
 function isQueued(core: MonitorCore, req: TrackedRequest, agent: Agent, o: OriginState): boolean {
   const requests = agentMaps(agent).requests;
@@ -95,6 +115,10 @@ function isQueued(core: MonitorCore, req: TrackedRequest, agent: Agent, o: Origi
 function onRequestSocket(this: TrackedRequest, socket: Socket): void {
   const st = this[kRequestState];
   if (st === undefined || st.acquiredAt >= 0 || st.core.destroyed) return;
+  if (st.unpooled) {
+    unpooledSocket(st, socket);
+    return;
+  }
   const core = st.core;
   const o = st.origin;
   const now = timing.now();
@@ -148,6 +172,7 @@ function onRequestResponse(this: TrackedRequest, res: IncomingMessage): void {
   const st = this[kRequestState];
   if (st === undefined || st.core.destroyed) return;
   st.res = res;
+  if (st.unpooled) return;
   st.responseAt = st.progressAt = timing.now();
   st.lastBytes = res.socket?.bytesRead ?? 0;
   st.origin.openResponses.add(st);
@@ -164,6 +189,10 @@ function onRequestClose(this: TrackedRequest): void {
   st.closed = true;
   const core = st.core;
   if (core.destroyed) return;
+  if (st.unpooled) {
+    unpooledClosed(st);
+    return;
+  }
   const o = st.origin;
   o.inFlight--;
   core.inFlight--;
@@ -178,8 +207,10 @@ function onRequestClose(this: TrackedRequest): void {
   bumpOutcome(o, counted, 1);
   if (st.acquiredAt >= 0) {
     o.completions++;
-    o.holdSumMs += timing.now() - st.acquiredAt;
+    const holdMs = timing.now() - st.acquiredAt;
+    o.holdSumMs += holdMs;
     o.holdCount++;
+    if (holdMs > o.holdMaxMs) o.holdMaxMs = holdMs;
     const ss = st.socket;
     if (ss !== undefined) {
       ss.lastOutcome = st.outcome;

@@ -8,14 +8,17 @@ const P = 1000;
 const BASE = { maxSockets: 50, medianMs: 80, sigma: 0.5, horizonMs: 60_000, sampleIntervalMs: P };
 const MU = capacityPerSec(BASE); // ~552 req/s
 
+const newDetector = () => new SaturationDetector({ origin: "https://sim:443", windowSamples: 5, sampleIntervalMs: P });
+/** A report reduced to what a sequence assertion compares. */
+const brief = (r: SaturationReport) => [r.state, r.cause, r.trigger];
+
 interface Run {
   reports: SaturationReport[];
   firstWarn: SaturationReport | undefined;
   samplesToFirstWarn: number;
 }
 
-function run(sc: SimScenario, seed: number, onsetMs = 0): Run {
-  const detector = new SaturationDetector({ origin: "https://sim:443", windowSamples: 5, sampleIntervalMs: P });
+function run(sc: SimScenario, seed: number, onsetMs = 0, detector = newDetector()): Run {
   const reports: SaturationReport[] = [];
   let samplesAfterOnset = 0;
   let samplesToFirstWarn = -1;
@@ -120,15 +123,25 @@ describe("SaturationDetector on simulated traffic (maxSockets 50, lognormal 80 m
       for (const ms of d.ms) expect(ms).toBeLessThanOrEqual(10_000);
     });
 
-    it("stall with a flat queue: 60 requests, server never answers", () => {
+    it("server never answers (flat queue of 10 behind 50 hung sockets): long holds within 6 s, then a stall at 30 s, no flapping", () => {
       const d = delays({ ...BASE, stallAtMs: 0, arrivals: [{ kind: "batch", size: 60, atMs: 0 }] });
       record("stall, flat queue (60 requests, no answers)", d);
       for (const r of d.runs) {
-        expect(r.firstWarn?.state).toBe("stalled");
-        expect(r.firstWarn?.trigger).toBe("stall");
-        expect(r.firstWarn?.cause).toBe("no_progress");
-        expect(r.firstWarn?.recommendedMaxSockets).toBeNull();
-        expect(r.firstWarn!.detectedAt).toBeLessThanOrEqual(6_000);
+        // Nothing has completed yet: a first long poll looks the same, so the first report is the capacity one.
+        expect(r.reports.map(brief)).toEqual([
+          ["saturated", "pool_capacity", "long_holds"],
+          ["stalled", "no_progress", "stall"],
+        ]);
+        const [first, stall] = r.reports;
+        expect(first.detectedAt).toBeLessThanOrEqual(6_000);
+        expect(first.message).toContain("this becomes no_progress once a request is held 30.0 s");
+        expect(first.sizing).toMatchObject({ method: "concurrent_requests", needed: 60 });
+        expect(stall.previousCause).toBe("pool_capacity");
+        expect(stall.recommendedMaxSockets).toBeNull();
+        expect(stall.detectedAt).toBeGreaterThanOrEqual(30_000);
+        // The deadline, plus one sample confirming the new cause.
+        expect(stall.detectedAt).toBeLessThanOrEqual(32_000);
+        expect(stall.oldestActiveMs).toBeGreaterThanOrEqual(30_000);
       }
     });
 
@@ -136,8 +149,14 @@ describe("SaturationDetector on simulated traffic (maxSockets 50, lognormal 80 m
       const d = delays({ ...BASE, stallAtMs: 10_000, arrivals: [{ kind: "poisson", ratePerSec: 0.5 * MU }] }, 10_000);
       record("server stops answering at 10 s (0.5 mu load)", d);
       for (const ms of d.ms) expect(ms).toBeLessThanOrEqual(10_000);
-      // Growth fires first (the queue grows); the stall rule upgrades the state once the window has no completions.
-      for (const r of d.runs) expect(r.reports.some((x) => x.state === "stalled")).toBe(true);
+      // Growth fires first (the queue grows); the cause becomes no_progress once the held requests pass the deadline.
+      for (const r of d.runs) {
+        expect(r.reports.map(brief)).toEqual([
+          ["saturated", "pool_capacity", "growth"],
+          ["stalled", "no_progress", "stall"],
+        ]);
+        expect(r.reports[1].detectedAt - 10_000).toBeLessThanOrEqual(32_000);
+      }
     });
 
     it("sustained overload 1.2 mu with a small pool (maxSockets 4)", () => {
@@ -148,18 +167,122 @@ describe("SaturationDetector on simulated traffic (maxSockets 50, lognormal 80 m
     });
   });
 
-  it("emits recovery once the overload stopped and the queue stayed low for K samples", () => {
+  it("emits exactly one saturation and one recovery once the overload stopped and the queue stayed drained for K samples", () => {
     for (const seed of SEEDS) {
       const r = run({ ...BASE, arrivals: [{ kind: "poisson", ratePerSec: 1.2 * MU, untilMs: 20_000 }] }, seed);
       const states = r.reports.map((x) => x.state);
-      expect(states[0]).toBe("saturated");
-      expect(states.at(-1)).toBe("ok");
+      expect(states).toEqual(["saturated", "ok"]);
       const recovery = r.reports.at(-1)!;
       expect(recovery.previousState).toBe("saturated");
       expect(recovery.cause).toBeNull();
       // The backlog (~0.2 mu * 20 s ~ 2200) drains at mu in ~4 s, then K = 5 low samples.
       expect(recovery.detectedAt).toBeGreaterThan(24_000);
       expect(recovery.detectedAt).toBeLessThan(32_000);
+    }
+  });
+});
+
+describe("SaturationDetector on long requests, hung servers and latency ramps", () => {
+  // 6 SQS-style long pollers on 4 sockets: each poll is held 20 s (empty queue), then re-sent at once.
+  const LONG_POLLS: SimScenario = {
+    maxSockets: 4,
+    medianMs: 20_000,
+    sigma: 0,
+    horizonMs: 120_000,
+    sampleIntervalMs: P,
+    arrivals: [],
+    closedLoop: { clients: 6 },
+  };
+
+  it("long polls (more than sockets): one capacity report sized by the long requests, no stall claim, no flapping", () => {
+    for (const seed of SEEDS) {
+      const r = run(LONG_POLLS, seed);
+      expect(r.reports.map(brief)).toEqual([["saturated", "pool_capacity", "long_holds"]]);
+      const w = r.reports[0];
+      expect(w.detectedAt).toBeLessThanOrEqual(6_000);
+      // 4 held + 2 queued want a socket: 6 x 1.25 -> 8.
+      expect(w.sizing).toMatchObject({ method: "concurrent_requests", needed: 6, recommended: 8 });
+      expect(w.recommendedMaxSockets).toBe(8);
+      expect(w.message).toContain("long requests (long polls, streams) need a socket each");
+      expect(w.message).toContain("6 requests want a socket now (4 in use + 2 queued");
+    }
+    record("6 long pollers (20 s) on 4 sockets", delays(LONG_POLLS));
+  });
+
+  it("long polls after fast requests on the same origin: still no stall claim (the 30 s floor), one report", () => {
+    const sc: SimScenario = {
+      ...LONG_POLLS,
+      medianMs: 20_000,
+      // Fast calls first (CreateQueue, SendMessage…): 80 ms holds make a 20 s poll 250x slower than "normal".
+      arrivals: [{ kind: "batch", size: 8, atMs: 0 }],
+      closedLoop: { clients: 6, fromMs: 10_000 },
+    };
+    for (const seed of SEEDS) {
+      const detector = newDetector();
+      const fast = run({ ...sc, medianMs: 80, closedLoop: undefined, horizonMs: 10_000 }, seed, 0, detector);
+      expect(fast.reports).toEqual([]);
+      expect(detector.expectedHoldMs).toBeGreaterThan(0);
+      expect(detector.expectedHoldMs).toBeLessThan(200);
+      const polls = run(
+        { ...LONG_POLLS, closedLoop: { clients: 6, fromMs: 10_000 }, horizonMs: 120_000 },
+        seed,
+        0,
+        detector
+      );
+      expect(polls.reports.map(brief)).toEqual([["saturated", "pool_capacity", "long_holds"]]);
+    }
+  });
+
+  it("a server that stops answering after fast traffic is reported within 10 s and called a stall at the deadline", () => {
+    // 12 requests on 4 sockets, all hung: light load, nothing completes after t = 5 s.
+    const sc: SimScenario = {
+      ...BASE,
+      maxSockets: 4,
+      stallAtMs: 5_000,
+      arrivals: [
+        { kind: "poisson", ratePerSec: 10, untilMs: 5_000 },
+        { kind: "batch", size: 12, atMs: 5_000 },
+      ],
+    };
+    for (const seed of SEEDS) {
+      const r = run(sc, seed);
+      expect(r.reports.map(brief)).toEqual([
+        ["saturated", "pool_capacity", "long_holds"],
+        ["stalled", "no_progress", "stall"],
+      ]);
+      expect(r.reports[0].detectedAt - 5_000).toBeLessThanOrEqual(7_000);
+      expect(r.reports[1].detectedAt - 5_000).toBeLessThanOrEqual(32_000);
+      expect(r.reports[1].message).toContain("the server may not be answering");
+    }
+  });
+
+  it("latency ramp at constant arrivals: the recommendation follows the latency the pool sees now", () => {
+    // 0.7 mu at 80 ms; service times ramp 4x between 5 s and 25 s, then stay: needed = 0.7 * 50 * 4 = 140 sockets.
+    const lambda = 0.7 * MU;
+    const meanServiceMs = BASE.medianMs * Math.exp((BASE.sigma * BASE.sigma) / 2);
+    const needed = (lambda * 4 * meanServiceMs) / 1000;
+    for (const seed of SEEDS) {
+      const detector = newDetector();
+      const r = run(
+        {
+          ...BASE,
+          arrivals: [{ kind: "poisson", ratePerSec: lambda, untilMs: 45_000 }],
+          ramp: { fromMs: 5_000, toMs: 25_000, factor: 4 },
+          horizonMs: 40_000,
+        },
+        seed,
+        0,
+        detector
+      );
+      expect(r.reports.map(brief)).toEqual([["saturated", "pool_capacity", "growth"]]);
+      const onset = r.reports[0].recommendedMaxSockets!;
+      const now = detector.assess()!;
+      expect(now.sizing?.method).toBe("littles_law");
+      // Sized for the latency now (4x), not at onset.
+      expect(now.recommendedMaxSockets).toBeGreaterThanOrEqual(Math.ceil(needed));
+      expect(now.recommendedMaxSockets).toBeLessThanOrEqual(Math.ceil(needed * 1.25 * 1.25));
+      expect(now.recommendedMaxSockets).toBeGreaterThan(onset);
+      expect(detector.recommendedMaxSockets).toBe(now.recommendedMaxSockets);
     }
   });
 });
@@ -186,18 +309,115 @@ describe("SaturationDetector rules on hand-written samples", () => {
     ).toEqual([]);
   });
 
-  it("stall: K saturated samples with zero completions, even with a flat queue; unconsumed bodies attributed", () => {
+  it("stuck samples: K saturated samples with zero completions, even with a flat queue; unconsumed bodies attributed", () => {
     const d = new SaturationDetector({ origin: "http://a:80" });
-    const stallSample = { queued: 2, completions: 0, unconsumedCount: 3, unconsumedOldestMs: 12_000 };
-    const out = feed(d, [stallSample, stallSample, stallSample, stallSample, stallSample]);
+    const stuck = { queued: 2, completions: 0, unconsumedCount: 3, unconsumedOldestMs: 12_000, oldestActiveMs: 12_000 };
+    const out = feed(d, [stuck, stuck, stuck, stuck, stuck]);
     expect(out.slice(0, 4).filter(Boolean)).toEqual([]);
     const r = out[4]!;
-    expect(r.state).toBe("stalled");
-    expect(r.cause).toBe("unconsumed_bodies");
+    expect(brief(r)).toEqual(["saturated", "unconsumed_bodies", "long_holds"]);
     expect(r.unconsumed).toEqual({ count: 3, oldestMs: 12_000 });
     expect(r.recommendedMaxSockets).toBeNull();
     expect(r.message).toContain("socket usage at capacity=4 and 2 additional requests are enqueued");
     expect(r.message).toContain("3 responses handed to the caller have not been read or destroyed");
+  });
+
+  it("unread bodies: kept while they stay unread (no recovery, even with the queue drained), one recovery after", () => {
+    const d = new SaturationDetector({ origin: "http://a:80" });
+    const pinned = { active: 4, queued: 3, completions: 0, unconsumedCount: 4, oldestActiveMs: 3_000 };
+    const out = feed(
+      d,
+      Array.from({ length: 5 }, () => pinned)
+    );
+    expect(out.filter(Boolean).map((r) => brief(r!))).toEqual([["saturated", "unconsumed_bodies", "long_holds"]]);
+    // 40 more samples pinned, first with the queue, then with the callers gone (queue 0): no report, no recovery.
+    const later = feed(
+      d,
+      Array.from({ length: 40 }, (_, i) => ({ ...pinned, queued: i < 30 ? 3 : 0, oldestActiveMs: 3_000 + i * 1000 })),
+      5_000
+    );
+    expect(later.filter(Boolean)).toEqual([]);
+    expect(d.cause).toBe("unconsumed_bodies");
+    // Bodies consumed: sockets complete, queue drained. Exactly one recovery after K clear samples.
+    const after = feed(
+      d,
+      Array.from({ length: 8 }, () => ({ active: 0, queued: 0, completions: 2, unconsumedCount: 0 })),
+      45_000
+    );
+    expect(after.filter(Boolean).map((r) => [r!.state, r!.previousCause])).toEqual([["ok", "unconsumed_bodies"]]);
+    expect(after.findIndex(Boolean)).toBe(4);
+  });
+
+  it("the cause follows the evidence: a change is a new report after 2 samples; a single odd sample is not", () => {
+    const d = new SaturationDetector({ origin: "http://a:80", stallAfterMs: 5_000 });
+    const hung = (age: number) => ({ queued: 2, completions: 0, oldestActiveMs: age });
+    const entry = feed(d, [hung(1000), hung(2000), hung(3000), hung(4000), hung(5000)]);
+    expect(entry.filter(Boolean).map((r) => brief(r!))).toEqual([["stalled", "no_progress", "stall"]]);
+    // One sample with unread bodies pinning the sockets: not enough.
+    expect(d.update({ ...base, now: 5000, ...hung(6000), unconsumedCount: 4 })).toBeUndefined();
+    expect(d.update({ ...base, now: 6000, ...hung(7000) })).toBeUndefined();
+    expect(d.cause).toBe("no_progress");
+    // Two in a row: re-attributed, with the former cause named.
+    expect(d.update({ ...base, now: 7000, ...hung(8000), unconsumedCount: 4 })).toBeUndefined();
+    const changed = d.update({ ...base, now: 8000, ...hung(9000), unconsumedCount: 4 });
+    expect(changed).toMatchObject({ state: "stalled", cause: "unconsumed_bodies", previousCause: "no_progress" });
+    expect(changed!.message).toContain("Cause changed from no_progress.");
+    expect(changed!.since).toBe(4000); // same episode
+    // Completions resume with a backlog: pool capacity (state saturated), again after 2 samples.
+    const busy = { queued: 6, completions: 3, holdCount: 3, holdTimeSumMs: 300, unconsumedCount: 0 };
+    expect(d.update({ ...base, now: 9000, ...busy })).toBeUndefined();
+    expect(d.update({ ...base, now: 10_000, ...busy })).toMatchObject({
+      state: "saturated",
+      cause: "pool_capacity",
+      previousCause: "unconsumed_bodies",
+    });
+    expect(d.episodes).toBe(1);
+  });
+
+  it("a backlog draining after the cause went away is not re-attributed to pool capacity: one report, one recovery", () => {
+    const d = new SaturationDetector({ origin: "http://a:80" });
+    const pinned = { active: 4, queued: 20, completions: 0, unconsumedCount: 4, oldestActiveMs: 3_000 };
+    feed(
+      d,
+      Array.from({ length: 5 }, () => pinned)
+    );
+    expect(d.cause).toBe("unconsumed_bodies");
+    // Bodies destroyed: every socket busy serving the backlog, which shrinks sample after sample.
+    const drain = [16, 12, 8, 4, 1].map((queued) => ({ queued, completions: 4, unconsumedCount: 0 }));
+    const clear = Array.from({ length: 5 }, () => ({ active: 0, queued: 0, completions: 1 }));
+    const out = feed(d, [...drain, ...clear], 5000);
+    expect(out.filter(Boolean).map((r) => [r!.state, r!.previousCause])).toEqual([["ok", "unconsumed_bodies"]]);
+    // A backlog that holds or grows with every socket busy is a capacity matter: re-attributed after 2 samples.
+    const e = new SaturationDetector({ origin: "http://a:80" });
+    feed(
+      e,
+      Array.from({ length: 5 }, () => pinned)
+    );
+    const stays = [20, 21].map((queued) => ({ queued, completions: 4, unconsumedCount: 0 }));
+    expect(feed(e, stays, 5000).map((r) => r?.cause)).toEqual([undefined, "pool_capacity"]);
+  });
+
+  it("expected hold time: the stall deadline is 4 x the longest recent hold, and never below stallAfterMs", () => {
+    const d = new SaturationDetector({ origin: "http://a:80", stallAfterMs: 10_000 });
+    expect(d.stallDeadlineMs()).toBe(10_000);
+    d.update({ ...base, now: 0, queued: 0, holdTimeMaxMs: 5_000 });
+    expect(d.expectedHoldMs).toBe(5_000);
+    expect(d.stallDeadlineMs()).toBe(20_000);
+    d.update({ ...base, now: 1000, queued: 0, holdCount: 0, completions: 0 });
+    expect(d.expectedHoldMs).toBeCloseTo(4_900, 6); // decays 2 % per sample
+  });
+
+  it("reconfigure(): a longer sample period is not a gap once applied; the episode is kept", () => {
+    const d = new SaturationDetector({ origin: "http://a:80" });
+    feed(d, [{ queued: 4 }, { queued: 5 }, { queued: 6 }, { queued: 7 }, { queued: 8 }]);
+    expect(d.state).toBe("saturated");
+    d.reconfigure({ sampleIntervalMs: 5000 });
+    // Samples 5 s apart (3.5 s would have been a gap with the old 1 s period): K clear samples recover.
+    const out = [0, 1, 2, 3, 4].map((i) => d.update({ ...base, now: 10_000 + i * 5000, queued: 0 }));
+    expect(out.filter(Boolean).map((r) => r!.state)).toEqual(["ok"]);
+    expect(d.episodes).toBe(1);
+    d.reconfigure({ windowSamples: 3 });
+    expect(d.windowSamples).toBe(3);
   });
 
   it("a sample gap longer than 3 periods clears the window (event loop blocked)", () => {
@@ -212,23 +432,41 @@ describe("SaturationDetector rules on hand-written samples", () => {
     ).toEqual(["growth"]);
   });
 
-  it("recovery needs K consecutive samples at or below maxSockets/2 (hysteresis)", () => {
+  it("recovery needs K consecutive samples with the queue drained and sockets completing (hysteresis)", () => {
     const d = new SaturationDetector({ origin: "http://a:80" });
     feed(d, [{ queued: 4 }, { queued: 5 }, { queued: 6 }, { queued: 7 }, { queued: 8 }]);
     expect(d.state).toBe("saturated");
-    // lowWater = floor(4 / 2) = 2; the 3 breaks the streak.
-    const queued = [2, 1, 3, 0, 0, 0, 0, 0];
+    // Queue 0 but nothing completing (sockets stuck) is not clear; a queued request breaks the streak.
+    const samples: Partial<SaturationSample>[] = [
+      { queued: 0, completions: 0 },
+      { queued: 0 },
+      { queued: 0 },
+      { queued: 1 },
+      { queued: 0 },
+      { queued: 0 },
+      { queued: 0 },
+      { queued: 0, completions: 0, active: 0 }, // every socket released: clear too
+      { queued: 0 },
+    ];
+    const out = feed(d, samples.slice(0, 8), 5000);
+    expect(out.filter(Boolean)).toEqual([]);
+    expect(d.recoveryStreak).toBe(4);
+    out.push(...feed(d, samples.slice(8), 13_000));
+    expect(out[8]?.state).toBe("ok");
+    expect(out[8]?.previousState).toBe("saturated");
+    expect(out[8]?.previousCause).toBe("pool_capacity");
+    // The window restarts at every transition.
+    expect(d.needsSamples).toBe(false);
+  });
+
+  it("a stuck pool with a short queue does not flap (stalled -> ok -> stalled): one episode while it stays stuck", () => {
+    const d = new SaturationDetector({ origin: "http://a:80", stallAfterMs: 3_000 });
     const out = feed(
       d,
-      queued.map((q) => ({ queued: q })),
-      5000
+      Array.from({ length: 60 }, (_, i) => ({ queued: 1, completions: 0, oldestActiveMs: (i + 1) * 1000 }))
     );
-    expect(out.slice(0, 7).filter(Boolean)).toEqual([]);
-    expect(out[7]?.state).toBe("ok");
-    expect(out[7]?.previousState).toBe("saturated");
-    expect(d.needsSamples).toBe(true); // window still holds samples
-    d.resetWindow();
-    expect(d.needsSamples).toBe(false);
+    expect(out.filter(Boolean).map((r) => brief(r!))).toEqual([["stalled", "no_progress", "stall"]]);
+    expect(d.episodes).toBe(1);
   });
 
   it("never warns for an unlimited pool", () => {

@@ -1,30 +1,53 @@
 /**
  * Per-origin saturation detector: a pure state machine fed one sample per sampling period.
  *
- * Design ("MT" + stall, see docs in the README): an origin is saturated when requests arrive faster
- * than `maxSockets` sockets can serve them. The queue then grows and never drains. A batch
- * (`Promise.all` of N requests) is a step input: after submission the queue only shrinks, however
- * deep it started. So the detector never looks at the depth alone; it looks at its *trend*:
+ * An origin is saturated when requests want more sockets than `maxSockets` can give them for long
+ * enough that the queue never drains. A `Promise.all` batch is a step input (after submission the
+ * queue only shrinks, however deep it started), so the detector never looks at the depth alone.
+ * A sample is *saturated* when `active >= maxSockets` and the queue is non-empty.
  *
- * - M (growth): the last K samples are all saturated (`active >= maxSockets`, queue non-empty), the
- *   depth is non-decreasing across them, grew by >= G = max(1, ceil(maxSockets / 5)) and is now
- *   >= maxSockets.
- * - T (rising troughs): every sample carries the floor (minimum depth) of the interval it closes. A
- *   local minimum of that floor series is a trough. If the last 3 troughs are non-decreasing, grew by
- *   >= G and the lowest is >= maxSockets (the queue never drained), periodic bursts are piling up: a
- *   sawtooth backlog that defeats M.
- * - S (stall): K consecutive samples with every socket busy, requests queued and zero completions:
- *   a server that never answers, or bodies that are never read, even if the queue is flat.
+ * Entry rules (state `ok`), K = `windowSamples`, G = max(1, ceil(maxSockets / 5)):
+ * - growth (M): the last K samples are saturated, the depth is non-decreasing across them, grew by
+ *   >= G and is now >= maxSockets.
+ * - rising troughs (T): every sample carries the floor (minimum depth) of the interval it closes; a
+ *   local minimum of that floor series is a trough. The last 3 troughs non-decreasing, grown by
+ *   >= G, the lowest >= maxSockets: periodic bursts pile up (a sawtooth backlog that defeats M).
+ * - stuck samples: K consecutive saturated samples with zero completions. Whether that is a stall or
+ *   long requests depends on how long this origin's requests normally hold a socket:
+ *   - stall (S): the oldest request holding a socket is older than the stall deadline
+ *     (`stallDeadlineMs()`) = max((K - 1) x period, `stallAfterMs`, STALL_HOLD_FACTOR x expected
+ *     hold). Fast requests completed earlier do not make a long poll a stall: a client's first long
+ *     polls look exactly like a server that does not answer until one of them completes, hence the
+ *     absolute floor `stallAfterMs` (30 s, above SQS's longest poll); an origin whose requests
+ *     normally take longer gets a proportionally later deadline.
+ *   - long holds (L): younger than that: requests queue behind long-held sockets (SQS long polls,
+ *     streams, or a server not answering yet). A capacity matter, reported once, sized by the
+ *     requests that want a socket now; it becomes `no_progress` if the holds pass the deadline.
+ *   The expected hold is a decaying maximum of completed hold times (x HOLD_DECAY per sample), so it
+ *   follows the origin's recent past and forgets an old outlier within about a minute.
  *
- * Hysteresis: a saturated/stalled origin recovers after K consecutive samples with depth
- * <= floor(maxSockets / 2). A gap between samples longer than 3 periods (event loop blocked, sampling
- * paused while idle) clears the window, so K always means K consecutive loop-alive samples.
+ * While an episode lasts (state `saturated` / `stalled`) the cause is re-attributed on every sample
+ * from the evidence of that sample (`pool_capacity` only from a saturated sample whose queue did
+ * not shrink, or long holds); a different cause seen on CAUSE_CONFIRM_SAMPLES consecutive
+ * samples is a new report (with `previousCause`). The episode ends only when its cause is gone:
+ * K consecutive *clear* samples (queue drained to 0, sockets completing again or none held by a request,
+ * and no unread body left when the cause was `unconsumed_bodies`). Every transition (entry, change
+ * of cause, recovery) clears the sample window. A gap between samples longer than GAP_PERIODS
+ * periods (event loop blocked, sampling paused while idle) clears the window too, so K always means
+ * K consecutive loop-alive samples.
  *
- * Data structure: a ring of K samples in preallocated Float64Arrays plus a ring of the last 3
- * troughs. `update()` is O(K) and allocation-free unless it returns a report.
+ * Data structure: a ring of K samples in preallocated typed arrays plus a ring of the last 3
+ * troughs and a handful of scalars. `update()` is O(K) and allocation-free unless it returns a
+ * report.
  */
 import { formatSaturationMessage } from "./format-saturation-message";
-import type { SaturationCause, SaturationReport, SaturationState, SaturationTrigger } from "./pool-stats";
+import type {
+  SaturationCause,
+  SaturationReport,
+  SaturationSizing,
+  SaturationState,
+  SaturationTrigger,
+} from "./pool-stats";
 
 /**
  * One sample of one origin.
@@ -49,6 +72,14 @@ export interface SaturationSample {
   holdTimeSumMs?: number;
   /** Number of hold times summed in `holdTimeSumMs`. */
   holdCount?: number;
+  /** Longest of those hold times, ms (feeds the expected hold of this origin); defaults to their mean. */
+  holdTimeMaxMs?: number;
+  /** Age of the oldest request holding a socket now (since it acquired it), ms. */
+  oldestActiveMs?: number;
+  /** Sum of the ages of the `activeAgeCount` requests holding a socket now, ms (sizing). */
+  activeAgeSumMs?: number;
+  /** Number of ages summed in `activeAgeSumMs`. */
+  activeAgeCount?: number;
   /** Age of the oldest queued request, ms. */
   oldestQueuedMs?: number;
   /** Unconsumed responses (see `unconsumedBodyMs`). */
@@ -66,11 +97,31 @@ export interface SaturationDetectorOptions {
   origin: string;
   /** K. @defaultValue 5 */
   windowSamples?: number;
-  /** Expected period between samples, ms (gap detection). @defaultValue 1000 */
+  /** Expected period between samples, ms (gap detection, stall deadline). @defaultValue 1000 */
   sampleIntervalMs?: number;
+  /**
+   * Shortest stall deadline, ms: with every socket busy, requests queued and nothing completing for K samples, a
+   * request held this long (or 4 × the origin's expected hold time, if longer) is a stall; before that the pool is
+   * reported as `long_holds`.
+   * @defaultValue 30000
+   */
+  stallAfterMs?: number;
 }
 
-const TROUGHS = 3;
+/** Number of troughs (local minima of the queue floor) the rising-troughs rule compares. @public */
+export const TROUGHS = 3;
+/** A gap longer than this many sample periods clears the window. @public */
+export const GAP_PERIODS = 3;
+/** A held request is stalled past this multiple of the origin's expected hold time. @public */
+export const STALL_HOLD_FACTOR = 4;
+/** Per-sample decay of the expected hold time (a decaying maximum; half-life ~34 samples). @public */
+export const HOLD_DECAY = 0.98;
+/** Consecutive samples a different cause must be seen on before the episode's cause changes. @public */
+export const CAUSE_CONFIRM_SAMPLES = 2;
+/** Headroom applied to the sockets needed in `recommendedMaxSockets`. @public */
+export const SIZING_HEADROOM = 1.25;
+/** Default of `stallAfterMs`, ms: longer than SQS's maximum long poll (20 s). @public */
+export const DEFAULT_STALL_AFTER_MS = 30_000;
 
 /**
  * Saturation state machine for one origin.
@@ -83,46 +134,63 @@ export class SaturationDetector {
   since = 0;
   /** Cause of the current non-ok state. */
   cause: SaturationCause | null = null;
-  /** Rule that fired for the current non-ok state. */
+  /** Rule that fired for the current non-ok state (or that supported the last change of cause). */
   trigger: SaturationTrigger | null = null;
   /** Last report returned by `update()` or `assess()` for a non-ok state. */
   lastReport: SaturationReport | null = null;
   /** Number of transitions into a non-ok state. */
   episodes = 0;
+  /** Sockets the pool needs now, refreshed on every sample of an episode (`pool_capacity` only), else `null`. */
+  recommendedMaxSockets: number | null = null;
+  /** Consecutive clear samples towards recovery (0 when `ok`). */
+  recoveryStreak = 0;
+  /**
+   * How long this origin's requests normally hold a socket, ms: a maximum of completed hold times decaying by
+   * `HOLD_DECAY` per sample; 0 until a request completed.
+   */
+  expectedHoldMs = 0;
 
   readonly origin: string;
-  readonly windowSamples: number;
-  private readonly gapMs: number;
+  private k: number;
+  private periodMs: number;
+  private stallAfterMs: number;
   // Ring of the last K samples.
-  private readonly tNow: Float64Array;
-  private readonly tQueued: Float64Array;
-  private readonly tSaturated: Uint8Array;
-  private readonly tCompletions: Float64Array;
-  private readonly tArrivals: Float64Array;
-  private readonly tHoldSum: Float64Array;
-  private readonly tHoldCount: Float64Array;
+  private tNow!: Float64Array;
+  private tQueued!: Float64Array;
+  private tSaturated!: Uint8Array;
+  private tCompletions!: Float64Array;
+  private tArrivals!: Float64Array;
+  private tHoldSum!: Float64Array;
+  private tHoldCount!: Float64Array;
   private head = 0; // index of the next write
   private count = 0;
+  private lastNow = Number.NaN;
   // Floor series, for trough detection.
   private prev1 = Number.POSITIVE_INFINITY;
   private prev2 = Number.POSITIVE_INFINITY;
   private readonly troughs = new Float64Array(TROUGHS);
   private troughCount = 0;
-  private lowStreak = 0;
+  // Consecutive saturated samples without a completion, and when the run began.
+  private stuckSamples = 0;
+  private stuckSince = 0;
+  // Queue depth of the previous sample (a draining backlog is no evidence of a capacity shortage).
+  private lastQueued = 0;
+  // Cause seen on the last samples, waiting for confirmation.
+  private pendingCause: SaturationCause | null = null;
+  private pendingCount = 0;
   private last: SaturationSample | undefined;
 
   constructor(options: SaturationDetectorOptions) {
     this.origin = options.origin;
-    const k = options.windowSamples ?? 5;
-    this.windowSamples = k;
-    this.gapMs = 3 * (options.sampleIntervalMs ?? 1000);
-    this.tNow = new Float64Array(k);
-    this.tQueued = new Float64Array(k);
-    this.tSaturated = new Uint8Array(k);
-    this.tCompletions = new Float64Array(k);
-    this.tArrivals = new Float64Array(k);
-    this.tHoldSum = new Float64Array(k);
-    this.tHoldCount = new Float64Array(k);
+    this.k = options.windowSamples ?? 5;
+    this.periodMs = options.sampleIntervalMs ?? 1000;
+    this.stallAfterMs = options.stallAfterMs ?? DEFAULT_STALL_AFTER_MS;
+    this.allocate();
+  }
+
+  /** K, the number of samples in the window. */
+  get windowSamples(): number {
+    return this.k;
   }
 
   /** True while the detector has history or a non-ok state, i.e. it wants more samples. */
@@ -130,27 +198,169 @@ export class SaturationDetector {
     return this.state !== "ok" || this.count !== 0;
   }
 
-  /** Forgets the sample window (keeps the state). */
+  /**
+   * Applies new tuning. The sample window is cleared (its samples were taken under the old period or size); the
+   * state, the episode and the expected hold time are kept.
+   */
+  reconfigure(options: Omit<SaturationDetectorOptions, "origin">): void {
+    const k = options.windowSamples ?? this.k;
+    this.periodMs = options.sampleIntervalMs ?? this.periodMs;
+    this.stallAfterMs = options.stallAfterMs ?? this.stallAfterMs;
+    if (k !== this.k) {
+      this.k = k;
+      this.allocate();
+    }
+    this.resetWindow();
+    this.recoveryStreak = 0;
+  }
+
+  /** Forgets the sample window and the running counters (keeps the state, the cause and the expected hold time). */
   resetWindow(): void {
     this.count = 0;
     this.head = 0;
     this.prev1 = this.prev2 = Number.POSITIVE_INFINITY;
     this.troughCount = 0;
+    this.stuckSamples = 0;
+    this.pendingCause = null;
+    this.pendingCount = 0;
+    this.lastNow = Number.NaN;
   }
 
   /**
-   * Feeds one sample. Returns a report when the state changed to `saturated`/`stalled` (or upgraded from
-   * `saturated` to `stalled`), or to `ok` (recovery); otherwise `undefined`.
+   * The age, ms, past which a request holding a socket (with every socket busy, requests queued and nothing
+   * completing for K samples) counts as stalled for this origin now.
+   */
+  stallDeadlineMs(): number {
+    return Math.max((this.k - 1) * this.periodMs, this.stallAfterMs, STALL_HOLD_FACTOR * this.expectedHoldMs);
+  }
+
+  /**
+   * Feeds one sample. Returns a report when the state changed to `saturated`/`stalled`, when the cause of the current
+   * episode changed, or on recovery (`state: "ok"`); otherwise `undefined`.
    */
   update(s: SaturationSample): SaturationReport | undefined {
-    if (this.count !== 0 && s.now - this.tNow[(this.head + this.windowSamples - 1) % this.windowSamples] > this.gapMs) {
-      this.resetWindow();
-    }
-    const k = this.windowSamples;
-    const i = this.head;
+    if (this.count !== 0 && s.now - this.lastNow > GAP_PERIODS * this.periodMs) this.resetWindow();
+    this.lastNow = s.now;
+    const k = this.k;
     const max = s.maxSockets;
     const limited = max > 0 && max !== Number.POSITIVE_INFINITY;
     const saturated = limited && s.active >= max && s.queued > 0;
+    const draining = s.queued < this.lastQueued;
+    this.lastQueued = s.queued;
+    this.record(s, saturated);
+
+    // What completed requests say about this origin's normal hold time.
+    const holdCount = s.holdCount ?? 0;
+    const holdMax = s.holdTimeMaxMs ?? (holdCount > 0 ? (s.holdTimeSumMs ?? 0) / holdCount : 0);
+    this.expectedHoldMs = Math.max(holdMax, this.expectedHoldMs * HOLD_DECAY);
+
+    if (saturated && s.completions === 0) {
+      if (this.stuckSamples === 0) this.stuckSince = s.now;
+      this.stuckSamples++;
+    } else {
+      this.stuckSamples = 0;
+    }
+    const stuck = this.stuckSamples >= k;
+    // No completion since the run began: every request holding a socket then still holds it.
+    const heldMs = Math.max(s.oldestActiveMs ?? 0, stuck ? s.now - this.stuckSince : 0);
+    const stall = stuck && heldMs >= this.stallDeadlineMs();
+    const unconsumed = s.unconsumedCount ?? 0;
+    const pinned = unconsumed > 0 && unconsumed * 2 >= s.active;
+
+    if (this.state === "ok") {
+      let trigger: SaturationTrigger | null = null;
+      if (limited) {
+        const g = Math.max(1, Math.ceil(max / 5));
+        if (stall) trigger = "stall";
+        else if (saturated && s.queued >= max && this.growing(g)) trigger = "growth";
+        else if (saturated && this.risingTroughs(g, max)) trigger = "rising_troughs";
+        else if (stuck) trigger = "long_holds";
+      }
+      if (trigger === null) return undefined;
+      const cause: SaturationCause = pinned ? "unconsumed_bodies" : stall ? "no_progress" : "pool_capacity";
+      return this.transition(stall ? "stalled" : "saturated", cause, trigger, s, true);
+    }
+
+    // In an episode: recovery needs the cause gone for K consecutive samples.
+    // "Sockets completing again": a completion this sample, or no request holding a socket any more (a socket the
+    // agent opened for a request destroyed while queued holds none).
+    const clear =
+      s.queued === 0 &&
+      (s.completions > 0 || s.active === 0 || s.activeAgeCount === 0) &&
+      !(this.cause === "unconsumed_bodies" && unconsumed > 0);
+    this.recoveryStreak = clear ? this.recoveryStreak + 1 : 0;
+    if (this.recoveryStreak >= k) {
+      const report = this.report("ok", null, null, s);
+      this.state = "ok";
+      this.since = s.now;
+      this.cause = this.trigger = null;
+      this.recommendedMaxSockets = null;
+      this.recoveryStreak = 0;
+      this.resetWindow();
+      return report;
+    }
+
+    // Re-attribute from this sample's evidence; null = no evidence either way (keep the cause).
+    let evidence: SaturationCause | null = null;
+    let trigger: SaturationTrigger | null = null;
+    if (pinned && (saturated || this.cause === "unconsumed_bodies")) {
+      evidence = "unconsumed_bodies";
+      trigger = stall ? "stall" : stuck ? "long_holds" : this.trigger;
+    } else if (stall) {
+      evidence = "no_progress";
+      trigger = "stall";
+    } else if (saturated && (stuck || !draining)) {
+      // A backlog draining after its cause went away (bodies destroyed, server answering again) is not a capacity
+      // shortage: only a queue that holds or grows is.
+      evidence = "pool_capacity";
+      trigger = stuck
+        ? "long_holds"
+        : this.trigger === "growth" || this.trigger === "rising_troughs"
+          ? this.trigger
+          : "growth";
+    }
+    if (evidence === null || evidence === this.cause) {
+      this.pendingCause = null;
+      this.pendingCount = 0;
+      this.recommendedMaxSockets =
+        this.cause === "pool_capacity" ? (this.sizing(s, this.cause)?.recommended ?? null) : null;
+      return undefined;
+    }
+    if (evidence !== this.pendingCause) {
+      this.pendingCause = evidence;
+      this.pendingCount = 0;
+    }
+    if (++this.pendingCount < CAUSE_CONFIRM_SAMPLES) return undefined;
+    const state: SaturationState =
+      evidence === "no_progress" || (evidence === "unconsumed_bodies" && stall) ? "stalled" : "saturated";
+    return this.transition(state, evidence, trigger ?? "growth", s, false);
+  }
+
+  /** Builds a report for the current state from the latest sample (periodic reminders carry fresh figures). */
+  assess(): SaturationReport | undefined {
+    if (this.last === undefined) return undefined;
+    const report = this.report(this.state, this.cause, this.trigger, this.last);
+    report.previousState = this.state;
+    report.previousCause = this.cause;
+    if (this.state !== "ok") this.lastReport = report;
+    return report;
+  }
+
+  private allocate(): void {
+    const k = this.k;
+    this.tNow = new Float64Array(k);
+    this.tQueued = new Float64Array(k);
+    this.tSaturated = new Uint8Array(k);
+    this.tCompletions = new Float64Array(k);
+    this.tArrivals = new Float64Array(k);
+    this.tHoldSum = new Float64Array(k);
+    this.tHoldCount = new Float64Array(k);
+    this.head = 0;
+    this.count = 0;
+  }
+
+  private record(s: SaturationSample, saturated: boolean): void {
+    const i = this.head;
     this.tNow[i] = s.now;
     this.tQueued[i] = s.queued;
     this.tSaturated[i] = saturated ? 1 : 0;
@@ -158,10 +368,9 @@ export class SaturationDetector {
     this.tArrivals[i] = s.arrivals ?? 0;
     this.tHoldSum[i] = s.holdTimeSumMs ?? 0;
     this.tHoldCount[i] = s.holdCount ?? 0;
-    this.head = (i + 1) % k;
-    if (this.count < k) this.count++;
+    this.head = (i + 1) % this.k;
+    if (this.count < this.k) this.count++;
     this.last = s;
-
     // Trough bookkeeping on the floor series.
     const floor = Math.min(s.minQueued ?? s.queued, s.queued);
     if (this.prev1 < floor && this.prev1 <= this.prev2) {
@@ -170,83 +379,47 @@ export class SaturationDetector {
     }
     this.prev2 = this.prev1;
     this.prev1 = floor;
-
-    let trigger: SaturationTrigger | null = null;
-    if (limited) {
-      const g = Math.max(1, Math.ceil(max / 5));
-      if (this.stalled()) trigger = "stall";
-      else if (saturated && s.queued >= max && this.growing(g)) trigger = "growth";
-      else if (saturated && this.risingTroughs(g, max)) trigger = "rising_troughs";
-    }
-
-    if (this.state === "ok") {
-      if (trigger === null) return undefined;
-      return this.enter(trigger === "stall" ? "stalled" : "saturated", trigger, s);
-    }
-    const lowWater = limited ? Math.floor(max / 2) : Number.POSITIVE_INFINITY;
-    this.lowStreak = s.queued <= lowWater ? this.lowStreak + 1 : 0;
-    if (this.lowStreak >= k) {
-      const report = this.report("ok", null, null, s);
-      this.state = "ok";
-      this.since = s.now;
-      this.cause = this.trigger = null;
-      this.lowStreak = 0;
-      return report;
-    }
-    if (trigger === "stall" && this.state !== "stalled") return this.enter("stalled", trigger, s);
-    if (this.state === "stalled" && s.completions > 0 && s.queued > lowWater) {
-      // Progress resumed but the backlog is still there: quietly downgrade.
-      this.state = "saturated";
-      this.trigger = trigger ?? "growth";
-      this.cause = this.attribute("saturated", s);
-    }
-    return undefined;
   }
 
-  /** Builds a report for the current state from the latest sample (used for periodic reminders). */
-  assess(): SaturationReport | undefined {
-    if (this.last === undefined) return undefined;
-    const report = this.report(this.state, this.cause, this.trigger, this.last);
-    report.previousState = this.state;
-    if (this.state !== "ok") this.lastReport = report;
-    return report;
-  }
-
-  private enter(state: SaturationState, trigger: SaturationTrigger, s: SaturationSample): SaturationReport {
-    const cause = this.attribute(state, s);
+  /** Enters a non-ok state or changes the cause of the current episode; clears the window. */
+  private transition(
+    state: SaturationState,
+    cause: SaturationCause,
+    trigger: SaturationTrigger,
+    s: SaturationSample,
+    entering: boolean
+  ): SaturationReport {
     const report = this.report(state, cause, trigger, s);
+    if (entering) {
+      this.episodes++;
+      this.since = s.now;
+    } else {
+      report.since = this.since;
+    }
     this.state = state;
-    this.since = s.now;
     this.cause = cause;
     this.trigger = trigger;
-    this.lowStreak = 0;
-    this.episodes++;
+    this.recommendedMaxSockets = report.recommendedMaxSockets;
+    this.recoveryStreak = 0;
     this.lastReport = report;
+    // A new window for the new state; the stuck run is evidence about the pool, not the window: keep it.
+    const stuckSamples = this.stuckSamples;
+    const stuckSince = this.stuckSince;
+    this.resetWindow();
+    this.stuckSamples = stuckSamples;
+    this.stuckSince = stuckSince;
+    this.lastNow = s.now;
+    this.record(s, s.maxSockets > 0 && s.active >= s.maxSockets && s.queued > 0);
     return report;
-  }
-
-  private attribute(state: SaturationState, s: SaturationSample): SaturationCause {
-    const unconsumed = s.unconsumedCount ?? 0;
-    if (unconsumed > 0 && unconsumed * 2 >= s.active) return "unconsumed_bodies";
-    return state === "stalled" ? "no_progress" : "pool_capacity";
   }
 
   private at(j: number): number {
     // j = 0 is the oldest sample in the window.
-    return (this.head - this.count + j + this.windowSamples) % this.windowSamples;
-  }
-
-  private stalled(): boolean {
-    if (this.count < this.windowSamples) return false;
-    for (let j = 0; j < this.count; j++) {
-      const x = this.at(j);
-      if (this.tSaturated[x] === 0 || this.tCompletions[x] !== 0) return false;
-    }
-    return true;
+    return (this.head - this.count + j + this.k) % this.k;
   }
 
   private growing(g: number): boolean {
-    if (this.count < this.windowSamples) return false;
+    if (this.count < this.k) return false;
     let prev = -1;
     for (let j = 0; j < this.count; j++) {
       const x = this.at(j);
@@ -267,14 +440,15 @@ export class SaturationDetector {
     return a <= b && b <= c && c - a >= g && a >= max;
   }
 
-  private report(
-    state: SaturationState,
-    cause: SaturationCause | null,
-    trigger: SaturationTrigger | null,
-    s: SaturationSample
-  ): SaturationReport {
-    const first = this.at(0);
-    const windowMs = this.count > 1 ? s.now - this.tNow[first] : 0;
+  /** Window aggregates (the first sample only opens the window: its counters predate it). */
+  private windowTotals(s: SaturationSample): {
+    windowMs: number;
+    completions: number;
+    arrivals: number;
+    holdSum: number;
+    holdCount: number;
+  } {
+    const windowMs = this.count > 1 ? s.now - this.tNow[this.at(0)] : 0;
     let completions = 0;
     let arrivals = 0;
     let holdSum = 0;
@@ -286,22 +460,73 @@ export class SaturationDetector {
       holdSum += this.tHoldSum[x];
       holdCount += this.tHoldCount[x];
     }
-    const seconds = windowMs / 1000;
-    const throughput = seconds > 0 ? completions / seconds : 0;
-    const arrivalRate = seconds > 0 ? arrivals / seconds : 0;
-    let meanHoldMs: number | null = holdCount > 0 ? holdSum / holdCount : null;
+    return { windowMs, completions, arrivals, holdSum, holdCount };
+  }
+
+  /**
+   * How many sockets the pool needs now (`pool_capacity` only):
+   * - `littles_law` when the window saw completions and spans at least twice the hold time: arrival rate (at least
+   *   the throughput) × hold time, the hold time being the larger of the mean hold of the window's completions and
+   *   the mean age of the requests holding a socket now (on a latency ramp the requests still in flight are the
+   *   slow ones);
+   * - `concurrent_requests` otherwise (long holds: nothing completed in the window, or holds too long for the window
+   *   to measure a rate): every request in use or queued now needs a socket for as long as the ones holding them.
+   * `recommended` = max(maxSockets + 1, ceil(needed × SIZING_HEADROOM)).
+   */
+  private sizing(s: SaturationSample, cause: SaturationCause | null): SaturationSizing | null {
+    const max = s.maxSockets;
+    if (cause !== "pool_capacity" || !(max > 0) || max === Number.POSITIVE_INFINITY) return null;
+    const w = this.windowTotals(s);
+    const seconds = w.windowMs / 1000;
+    const meanHold = w.holdCount > 0 ? w.holdSum / w.holdCount : 0;
+    const ageCount = s.activeAgeCount ?? 0;
+    const meanAge = ageCount > 0 ? (s.activeAgeSumMs ?? 0) / ageCount : 0;
+    const holdMs = Math.max(meanHold, meanAge);
+    let sizing: SaturationSizing;
+    if (w.completions > 0 && seconds > 0 && w.windowMs >= 2 * holdMs && holdMs > 0) {
+      const ratePerSec = Math.max(w.arrivals / seconds, w.completions / seconds);
+      const needed = (ratePerSec * holdMs) / 1000;
+      sizing = {
+        method: "littles_law",
+        ratePerSec: round(ratePerSec),
+        holdMs: round(holdMs),
+        needed: round(needed),
+        recommended: 0,
+      };
+    } else {
+      const needed = s.active + s.queued;
+      sizing = {
+        method: "concurrent_requests",
+        ratePerSec: null,
+        holdMs: round(Math.max(s.oldestActiveMs ?? 0, holdMs)),
+        needed,
+        recommended: 0,
+      };
+    }
+    sizing.recommended = Math.max(max + 1, Math.ceil(sizing.needed * SIZING_HEADROOM - 1e-9));
+    return sizing;
+  }
+
+  private report(
+    state: SaturationState,
+    cause: SaturationCause | null,
+    trigger: SaturationTrigger | null,
+    s: SaturationSample
+  ): SaturationReport {
+    const w = this.windowTotals(s);
+    const seconds = w.windowMs / 1000;
+    const throughput = seconds > 0 ? w.completions / seconds : 0;
+    const arrivalRate = seconds > 0 ? w.arrivals / seconds : 0;
+    let meanHoldMs: number | null = w.holdCount > 0 ? w.holdSum / w.holdCount : null;
     if (meanHoldMs === null && throughput > 0) meanHoldMs = (s.active / throughput) * 1000;
     const limited = s.maxSockets > 0 && s.maxSockets !== Number.POSITIVE_INFINITY;
-    let recommendedMaxSockets: number | null = null;
-    if (cause === "pool_capacity" && limited && meanHoldMs !== null) {
-      const demand = Math.max(arrivalRate, throughput);
-      recommendedMaxSockets = Math.max(s.maxSockets + 1, Math.ceil(((demand * meanHoldMs) / 1000) * 1.25));
-    }
+    const sizing = this.sizing(s, cause);
     const report: SaturationReport = {
       origin: this.origin,
       state,
       previousState: this.state,
       cause,
+      previousCause: this.cause,
       trigger,
       detectedAt: s.now,
       since: this.since,
@@ -309,13 +534,17 @@ export class SaturationDetector {
       maxSockets: limited ? s.maxSockets : null,
       queued: s.queued,
       oldestQueuedMs: round(s.oldestQueuedMs ?? 0),
-      windowMs: round(windowMs),
+      oldestActiveMs: round(s.oldestActiveMs ?? 0),
+      expectedHoldMs: this.expectedHoldMs > 0 ? round(this.expectedHoldMs) : null,
+      stallDeadlineMs: round(this.stallDeadlineMs()),
+      windowMs: round(w.windowMs),
       windowSamples: this.count,
-      queueGrowth: this.count > 0 ? s.queued - this.tQueued[first] : 0,
+      queueGrowth: this.count > 0 ? s.queued - this.tQueued[this.at(0)] : 0,
       throughput: round(throughput),
       arrivalRate: round(arrivalRate),
       meanHoldMs: meanHoldMs === null ? null : round(meanHoldMs),
-      recommendedMaxSockets,
+      recommendedMaxSockets: sizing === null ? null : sizing.recommended,
+      sizing,
       unconsumed: { count: s.unconsumedCount ?? 0, oldestMs: round(s.unconsumedOldestMs ?? 0) },
       message: "",
     };

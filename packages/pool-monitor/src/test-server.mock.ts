@@ -30,6 +30,8 @@ export interface TestServer {
 export interface TestServerOptions {
   /** Answer every request at once instead of parking it. */
   autoRespond?: boolean;
+  /** Answer every request after this many ms (a long poll, or a latency ramp when a function of time). */
+  holdMs?: number | (() => number);
   /** Response body size in bytes. @defaultValue 2 */
   bodyBytes?: number;
   tls?: { key: string; cert: string };
@@ -38,6 +40,7 @@ export interface TestServerOptions {
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const body = Buffer.alloc(options.bodyBytes ?? 2, "o");
   const pending: http.ServerResponse[] = [];
+  const timers = new Set<ReturnType<typeof setTimeout>>();
   let waiter: { n: number; resolve: () => void } | undefined;
   const answer = (res: http.ServerResponse) => {
     res.writeHead(200, { "content-length": body.length, "content-type": "text/plain" });
@@ -46,6 +49,16 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const handler = (_req: http.IncomingMessage, res: http.ServerResponse) => {
     state.received++;
     if (options.autoRespond) return answer(res);
+    if (options.holdMs !== undefined) {
+      const ms = typeof options.holdMs === "function" ? options.holdMs() : options.holdMs;
+      const timer = setTimeout(() => answer(res), ms);
+      timers.add(timer);
+      res.on("close", () => {
+        clearTimeout(timer);
+        timers.delete(timer);
+      });
+      return;
+    }
     pending.push(res);
     if (waiter && pending.length >= waiter.n) {
       const w = waiter;
@@ -75,6 +88,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     },
     async close() {
       pending.length = 0;
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

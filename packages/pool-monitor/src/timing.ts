@@ -1,20 +1,28 @@
 /**
- * Clock and interval seam.
+ * Clock and timer seam, shared by `@sockeye/pool-monitor` and `@sockeye/node-http-handler` (one seam, not two).
  *
- * Every time read and every interval the monitor creates goes through this object, so that
- * `vi.useFakeTimers({ toFake: [..., "performance"] })` drives the monitor and specs can spy on it.
- * Globals are resolved at call time, never captured at module load: a monitor created under fake
- * timers must see the fake `performance`, and one created later under real timers the real one.
- * Exported so tests and an embedding handler read the same clock (`startedAt` given to
- * `trackRequest()` must come from it).
+ * Every time read, timer, interval and immediate either package creates goes through this object, so that
+ * `vi.useFakeTimers({ toFake: [...] })` drives both and specs can spy on one object. Globals are resolved at call
+ * time, never captured at module load: a monitor or handler created under fake timers must see the fake
+ * `performance`, and one created later under real timers the real one. Exported so tests and an embedding handler
+ * read the same clock (`startedAt` given to `trackRequest()` must come from it).
  *
  * @public
  */
 export const timing = {
   /** Monotonic milliseconds (`performance.now()`). */
   now: (): number => performance.now(),
+  /** Wall-clock milliseconds (`Date.now()`); only for contracts defined on wall time (upstream's warning stamp). */
+  wallNow: (): number => Date.now(),
+  /** `setTimeout`, resolved at call time. */
+  setTimeout: <A extends unknown[]>(fn: (...args: A) => void, ms: number, ...args: A): ReturnType<typeof setTimeout> =>
+    setTimeout(fn, ms, ...args),
+  /** `clearTimeout`, resolved at call time. */
+  clearTimeout: (handle: ReturnType<typeof setTimeout> | undefined): void => clearTimeout(handle),
   /** `setInterval`, resolved at call time. */
   setInterval: (fn: () => void, ms: number): ReturnType<typeof setInterval> => setInterval(fn, ms),
   /** `clearInterval`, resolved at call time. */
-  clearInterval: (handle: ReturnType<typeof setInterval>): void => clearInterval(handle),
+  clearInterval: (handle: ReturnType<typeof setInterval> | undefined): void => clearInterval(handle),
+  /** `setImmediate`, resolved at call time. */
+  setImmediate: (fn: () => void): ReturnType<typeof setImmediate> => setImmediate(fn),
 };

@@ -11,13 +11,16 @@
  * - at the request's `'socket'` event, a socket never seen before is looked up in the origin's known
  *   `agent.sockets[name]` arrays first and in the other names second. That is O(sockets) once per
  *   *connection*, never per reused request.
- * Reading active / idle / queued for an origin is then O(links) array-length reads, done only at
- * sample or snapshot time.
+ * Reading active / idle / queued for an origin is then O(links) array-length reads, plus one WeakMap
+ * lookup per busy socket for the age of the requests holding them, done only at sample or snapshot
+ * time. The `_OTHER` aggregate sums `maxSockets` over its links (one per host), as it sums `active`,
+ * so it reads as saturated only when every one of its hosts is full and one has a queue.
  *
  * Per request: one `RequestState` (a dozen fields) hung on the request under a symbol; per socket:
  * one `SocketState` in a module-level `WeakMap<Socket, SocketState>`. Both die with their owner.
- * Per origin: counters, four `perf_hooks` histograms (a few KB each, fixed), a `Set` of responses
- * whose body is still open (bounded by the sockets in use) and one `SaturationDetector`.
+ * Per origin: counters, four `perf_hooks` histograms (a few KB each, fixed; a fifth for requests
+ * sent outside the pool, created on the first one), a `Set` of responses whose body is still open
+ * (bounded by the sockets in use) and one `SaturationDetector`.
  */
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
@@ -124,6 +127,8 @@ export class RequestState {
   /** `socket.bytesRead` when the body last made progress, and when that was. */
   lastBytes = 0;
   progressAt = 0;
+  /** Tracked through `trackUnpooledRequest()`: counted in `origin.unpooled` only. */
+  unpooled = false;
 
   constructor(
     readonly core: MonitorCore,
@@ -155,6 +160,17 @@ export class SocketState {
     readonly connecting: boolean,
     readonly tls: boolean
   ) {}
+}
+
+/** Counters of the requests of one origin sent outside the pool (`trackUnpooledRequest()`). @internal */
+export class UnpooledCounters {
+  started = 0;
+  inFlight = 0;
+  completed = 0;
+  failed = 0;
+  aborted = 0;
+  timedOut = 0;
+  readonly connect = new DurationHistogram();
 }
 
 /** Socket bookkeeping, shared by every monitor (a socket is owned by the first monitor that saw it). @internal */
@@ -195,6 +211,7 @@ export class OriginState {
   completions = 0;
   holdSumMs = 0;
   holdCount = 0;
+  holdMaxMs = 0;
   readonly queueWait = new DurationHistogram();
   readonly connect = new DurationHistogram();
   readonly tls = new DurationHistogram();
@@ -212,45 +229,79 @@ export class OriginState {
     arrivals: 0,
     holdTimeSumMs: 0,
     holdCount: 0,
+    holdTimeMaxMs: 0,
+    oldestActiveMs: 0,
+    activeAgeSumMs: 0,
+    activeAgeCount: 0,
     oldestQueuedMs: 0,
     unconsumedCount: 0,
     unconsumedOldestMs: 0,
   };
   lastWarnAt = Number.NEGATIVE_INFINITY;
-  recommendedMaxSockets: number | null = null;
+  /** Cause of the last logged line (the lockout limits repeats of one cause, never a change). */
+  lastWarnCause: string | null = null;
+  /** Requests sent outside the pool; created on the first one. */
+  unpooled: UnpooledCounters | undefined = undefined;
   // Last poll results.
   active = 0;
   idle = 0;
   queued = 0;
   maxSockets = 0;
   oldestQueuedMs = 0;
+  oldestActiveMs = 0;
+  activeAgeSumMs = 0;
+  activeAgeCount = 0;
   unconsumedCount = 0;
   unconsumedOldestMs = 0;
 
+  /**
+   * @param overflow - the `_OTHER` aggregate: `maxSockets` is summed per link (host) instead of per agent.
+   */
   constructor(
     readonly origin: string,
     windowSamples: number,
-    sampleIntervalMs: number
+    sampleIntervalMs: number,
+    stallAfterMs: number,
+    readonly overflow = false
   ) {
-    this.detector = new SaturationDetector({ origin, windowSamples, sampleIntervalMs });
+    this.detector = new SaturationDetector({ origin, windowSamples, sampleIntervalMs, stallAfterMs });
   }
 
   resetSampleCounters(): void {
-    this.arrivals = this.completions = this.holdSumMs = this.holdCount = 0;
+    this.arrivals = this.completions = this.holdSumMs = this.holdCount = this.holdMaxMs = 0;
     this.minQueued = this.queuedTracked;
   }
 
-  /** Reads active / idle / queued / maxSockets / oldest queued age from the agents. O(links + agents). */
+  /**
+   * Reads active / idle / queued / maxSockets, the oldest queued age and the ages of the requests holding sockets from
+   * the agents. O(links + agents + busy sockets).
+   */
   poll(core: MonitorCore, now: number): void {
     let active = 0;
     let idle = 0;
     let queued = 0;
     let oldest = 0;
+    let oldestActive = 0;
+    let ageSum = 0;
+    let ageCount = 0;
+    let linkMax = 0;
     const links = this.links;
     for (let i = 0; i < links.length; i++) {
       const maps = agentMaps(links[i].agent);
       const name = links[i].name;
-      active += maps.sockets[name]?.length ?? 0;
+      linkMax += maps.maxSockets;
+      const sockets = maps.sockets[name];
+      if (sockets !== undefined) {
+        active += sockets.length;
+        for (let j = 0; j < sockets.length; j++) {
+          const st = socketStates.get(sockets[j])?.current;
+          if (st === undefined || st.core !== core || st.acquiredAt < 0) continue;
+          const age = now - st.acquiredAt;
+          ageSum += age;
+          ageCount++;
+          if (age > oldestActive) oldestActive = age;
+        }
+      }
       idle += maps.freeSockets[name]?.length ?? 0;
       const q = maps.requests[name];
       if (q !== undefined && q.length !== 0) {
@@ -265,9 +316,15 @@ export class OriginState {
         }
       }
     }
-    let max = 0;
-    const agents = this.agents;
-    for (let i = 0; i < agents.length; i++) max += agentMaps(agents[i]).maxSockets;
+    let max = linkMax;
+    if (!this.overflow) {
+      max = 0;
+      const agents = this.agents;
+      for (let i = 0; i < agents.length; i++) max += agentMaps(agents[i]).maxSockets;
+    }
+    this.oldestActiveMs = oldestActive;
+    this.activeAgeSumMs = ageSum;
+    this.activeAgeCount = ageCount;
     this.active = active;
     this.idle = idle;
     this.queued = queued;
@@ -278,9 +335,12 @@ export class OriginState {
   /**
    * Counts open responses whose body made no progress for `thresholdMs` and that the caller is not
    * reading: never read (`readableFlowing === null`) or data left buffered (`readableLength > 0`). A
-   * consumer waiting on a slow server is not counted. O(open responses).
+   * consumer waiting on a slow server is not counted. While requests of this origin are queued, such
+   * a body counts after `queuedThresholdMs` already (when shorter): it holds a socket others wait
+   * for. O(open responses).
    */
-  pollUnconsumed(now: number, thresholdMs: number): void {
+  pollUnconsumed(now: number, thresholdMs: number, queuedThresholdMs = thresholdMs): void {
+    const limit = this.queued > 0 ? Math.min(thresholdMs, queuedThresholdMs) : thresholdMs;
     let count = 0;
     let oldest = 0;
     for (const st of this.openResponses) {
@@ -292,7 +352,7 @@ export class OriginState {
         st.progressAt = now;
         continue;
       }
-      if (now - st.progressAt < thresholdMs) continue;
+      if (now - st.progressAt < limit) continue;
       if (res.readableFlowing !== null && res.readableLength === 0) continue;
       count++;
       if (now - st.responseAt > oldest) oldest = now - st.responseAt;

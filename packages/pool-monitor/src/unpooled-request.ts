@@ -1,0 +1,89 @@
+/**
+ * Requests sent outside the pool: a handler sends `Expect: 100-continue` requests on a one-off agent with no socket
+ * limit (as `@smithy/node-http-handler` does), so they never queue and their sockets never appear in the pooled
+ * agent's maps. They are counted per origin in `OriginState.unpooled` (started, in flight, outcomes, TCP connect
+ * time) and stay out of the pool gauges, the hold-time accumulators and the saturation detector.
+ *
+ * Cost per request: one `RequestState` (flagged `unpooled`), the four shared request listeners when the monitor
+ * listens itself, and one `'connect'` listener (a module-level function, no closure) on the new socket, which is
+ * found again through a module-level `WeakMap<Socket, RequestState>`. The request events reach the functions below
+ * through the branch at the top of each shared request listener.
+ */
+import { errorMonitor } from "node:events";
+import type { IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
+import { timing } from "./timing";
+import {
+  type CountedAs,
+  kRequestState,
+  type MonitorCore,
+  type OriginState,
+  RequestState,
+  type TrackedRequest,
+  UnpooledCounters,
+} from "./tracking-state";
+
+const connectingSockets = new WeakMap<Socket, RequestState>();
+
+/** @internal */
+export function attachUnpooledRequest(
+  core: MonitorCore,
+  req: TrackedRequest,
+  o: OriginState,
+  startedAt: number,
+  listen: boolean,
+  listeners: {
+    socket: (this: TrackedRequest, socket: Socket) => void;
+    response: (this: TrackedRequest, res: IncomingMessage) => void;
+    error: (this: TrackedRequest) => void;
+    close: (this: TrackedRequest) => void;
+  }
+): void {
+  // The agent is never read for an unpooled request: `undefined` as any stands for "no pool".
+  const st = new RequestState(core, o, undefined as never, startedAt);
+  st.unpooled = true;
+  req[kRequestState] = st;
+  o.unpooled ??= new UnpooledCounters();
+  o.unpooled.started++;
+  o.unpooled.inFlight++;
+  if (!listen) return;
+  req.on("socket", listeners.socket);
+  req.on("response", listeners.response);
+  req.on("close", listeners.close);
+  req.on(errorMonitor, listeners.error);
+}
+
+/** `'socket'` of an unpooled request: times the TCP connect of its (new) socket. @internal */
+export function unpooledSocket(st: RequestState, socket: Socket): void {
+  st.acquiredAt = timing.now();
+  if (socket.connecting) {
+    connectingSockets.set(socket, st);
+    socket.once("connect", onUnpooledConnect);
+  }
+}
+
+function onUnpooledConnect(this: Socket): void {
+  const st = connectingSockets.get(this);
+  if (st === undefined) return;
+  connectingSockets.delete(this);
+  if (st.core.destroyed) return;
+  st.origin.unpooled?.connect.record(timing.now() - st.acquiredAt);
+}
+
+/** `'close'` of an unpooled request. @internal */
+export function unpooledClosed(st: RequestState): void {
+  const u = st.origin.unpooled!;
+  u.inFlight--;
+  const res = st.res;
+  const counted: CountedAs = st.outcome ?? (st.errored || res === undefined || res.errored ? "failed" : "completed");
+  st.countedAs = counted;
+  bumpUnpooled(u, counted, 1);
+}
+
+/** Adds `delta` to the counter of one unpooled request outcome. @internal */
+export function bumpUnpooled(u: UnpooledCounters, counted: CountedAs, delta: number): void {
+  if (counted === "completed") u.completed += delta;
+  else if (counted === "failed") u.failed += delta;
+  else if (counted === "aborted") u.aborted += delta;
+  else u.timedOut += delta;
+}
