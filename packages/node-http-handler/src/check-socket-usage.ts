@@ -1,14 +1,15 @@
 import type { Logger } from "@smithy/types";
 import type { Agent } from "node:http";
+import { timing } from "@sockeye/pool-monitor";
 import { PACKAGE_PREFIX, SOCKET_WARNING_LOCKOUT_MS } from "./constants";
-import { timing } from "./timing";
+import { guardedWarn } from "./guarded-call";
 
 /**
  * Upstream's point-in-time socket check, same contract: returns `socketWarningTimestamp` unchanged when the agent
  * has no finite numeric `maxSockets` or within 15 s (wall clock) of the last warning; otherwise warns once for the
  * first agent key whose sockets in use are `>= maxSockets` while `>= 2 × maxSockets` requests are queued, and
  * returns `Date.now()`. The message keeps upstream's phrase `socket usage at capacity=<n> and <m> additional
- * requests are enqueued` so existing log alerts still match.
+ * requests are enqueued` so existing log alerts still match. A throwing logger is ignored (`guardedWarn`).
  * @internal
  */
 export function checkSocketUsage(
@@ -25,7 +26,8 @@ export function checkSocketUsage(
       const socketsInUse = sockets[key]?.length ?? 0;
       const requestsEnqueued = requests[key]?.length ?? 0;
       if (socketsInUse >= maxSockets && requestsEnqueued >= 2 * maxSockets) {
-        logger?.warn?.(
+        guardedWarn(
+          logger,
           `${PACKAGE_PREFIX}:WARN - socket usage at capacity=${socketsInUse} and ${requestsEnqueued} additional requests are enqueued.
 See https://docs.aws.amazon.com/sdk-for-javascript/v3/developer-guide/node-configuring-maxsockets.html
 or increase socketAcquisitionWarningTimeout=(millis) in the NodeHttpHandler config.`

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test as it, vi } from "vitest"
 import { FAKE_TIMERS } from "./fake-timers.mock";
 import { TICK_MS } from "./constants";
 import { Deadline, DeadlineScheduler } from "./deadline-scheduler";
-import { timing } from "./timing";
+import { timing } from "@sockeye/pool-monitor";
 
 function owner() {
   const fired: { kind: number; at: number }[] = [];
@@ -33,9 +33,10 @@ describe("DeadlineScheduler", () => {
   });
 
   it("unrefs its interval so it never keeps the process alive", () => {
+    const setInterval = vi.spyOn(timing, "setInterval");
     const scheduler = new DeadlineScheduler();
     scheduler.arm(new Deadline(owner(), 0), timing.now(), 1000);
-    const ticker = (scheduler as unknown as { ticker: NodeJS.Timeout }).ticker;
+    const ticker = setInterval.mock.results[0].value as NodeJS.Timeout;
     expect(ticker.hasRef()).toBe(false);
     scheduler.stop();
   });
@@ -146,6 +147,46 @@ describe("DeadlineScheduler", () => {
     expect(vi.getTimerCount()).toBe(0);
     vi.advanceTimersByTime(10_000);
     expect(o.fired).toEqual([]);
+  });
+
+  it("stop() also clears native short deadlines: nothing fires after it and size never goes negative", () => {
+    const scheduler = new DeadlineScheduler();
+    const o = owner();
+    scheduler.arm(new Deadline(o, 0), timing.now(), 50);
+    scheduler.arm(new Deadline(o, 1), timing.now(), 150);
+    scheduler.arm(new Deadline(o, 2), timing.now(), 1000);
+    expect(scheduler.size).toBe(3);
+    scheduler.stop();
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(5000);
+    expect(o.fired).toEqual([]);
+    expect(scheduler.size).toBe(0);
+    // Still usable: a deadline armed after stop() fires, and the interval stops itself afterwards.
+    scheduler.arm(new Deadline(o, 3), timing.now(), 1000);
+    vi.advanceTimersByTime(1000 + 2 * TICK_MS + 1);
+    expect(o.fired.map((f) => f.kind)).toEqual([3]);
+    expect(scheduler.size).toBe(0);
+    expect(scheduler.ticking).toBe(false);
+  });
+
+  it("a throwing owner does not keep the other deadlines of the same tick from firing", () => {
+    const scheduler = new DeadlineScheduler();
+    const o = owner();
+    const thrower = {
+      onDeadline: () => {
+        throw new Error("owner bug");
+      },
+    };
+    const start = timing.now();
+    scheduler.arm(new Deadline(thrower, 0), start, 1000);
+    scheduler.arm(new Deadline(o, 1), start, 1000);
+    scheduler.arm(new Deadline(o, 2), start, 1000);
+    // The first error is rethrown once every expired deadline has fired (bugs stay visible).
+    expect(() => vi.advanceTimersByTime(1000 + TICK_MS + 1)).toThrow("owner bug");
+    expect(o.fired.map((f) => f.kind)).toEqual([1, 2]);
+    expect(scheduler.size).toBe(0);
+    vi.advanceTimersByTime(TICK_MS);
+    expect(scheduler.ticking).toBe(false);
   });
 
   it("recreates its interval when the timer implementation changed (real -> fake timers)", () => {

@@ -17,7 +17,8 @@
  *   without ever being searched: expiry only looks at heads.
  *
  * Costs: arm O(1) (a Map lookup and an append), cancel O(1) (unlink), tick O(#durations + #expired). No allocation
- * per arm: the node belongs to the request's state object and is reused for its whole life.
+ * per arm on the interval: the node belongs to the request's state object and is reused for its whole life (a new
+ * duration allocates its list once; a native short deadline allocates its Node `Timeout`).
  *
  * Resolution: the interval runs every `TICK_MS` (100 ms) only while something is armed or the owner asks for
  * ticks (`onTick` returns true); a deadline fires no earlier than `start + duration` and at most one tick later
@@ -28,17 +29,31 @@
  * poll phase. A response or `connect` that became ready during a long block is therefore processed first and
  * cancels its deadline, instead of being failed by a deadline that "expired" while the loop was blocked.
  *
- * Process lifetime: the interval is `unref()`'d and cleared at the first tick that finds nothing to do, so an idle
- * process has no handler timer at all and a forgotten handler never keeps a process alive (sockets in use do).
+ * Isolation: each expired deadline is fired in its own `try`; an owner that throws cannot keep the other deadlines
+ * of the same flush from firing (the first such error is rethrown once the loop is done, so a bug stays visible).
+ * Owners route user code (loggers, callbacks) through `guardedCall`, so in practice nothing reaches this `catch`.
+ *
+ * `stop()` (handler `destroy()`) forgets every deadline, native short timers included: after it nothing fires and
+ * `size` is 0. The armed count is only ever changed by a transition out of / into IDLE, so it cannot go negative.
+ *
+ * Process lifetime: the interval (a `LazyInterval` from `@sockeye/pool-monitor`, shared with the standalone
+ * monitor) is `unref()`'d and cleared at the first tick that finds nothing to do, so an idle process has no handler
+ * timer at all and a forgotten handler never keeps a process alive (sockets in use do).
  *
  * Fake timers: the interval is recreated if `globalThis.setInterval` changed since it was created (vitest
- * installing or removing fake timers), and every global is resolved at call time through `timing`.
+ * installing or removing fake timers), and every global is resolved at call time through the shared `timing` seam.
  */
+import { LazyInterval, timing } from "@sockeye/pool-monitor";
 import { TICK_MS } from "./constants";
-import { timing } from "./timing";
+
+export { DeadlineKind } from "./deadline-kind";
 
 /** Something that owns deadlines and is told when one fires. @internal */
 export interface DeadlineOwner {
+  /**
+   * @param kind - the `kind` the deadline was created with (see `DeadlineKind`).
+   * @param now - `timing.now()` ms at firing time.
+   */
   onDeadline(kind: number, now: number): void;
 }
 
@@ -57,7 +72,7 @@ export class Deadline {
   prev: Deadline | undefined = undefined;
   list: DeadlineList | undefined = undefined;
   state = IDLE;
-  native: NodeJS.Timeout | undefined = undefined;
+  native: ReturnType<typeof setTimeout> | undefined = undefined;
 
   constructor(
     readonly owner: DeadlineOwner,
@@ -70,7 +85,7 @@ export class Deadline {
   }
 }
 
-/** @internal */
+/** Intrusive doubly linked list of deadlines. @internal */
 class DeadlineList {
   head: Deadline | undefined = undefined;
   tail: Deadline | undefined = undefined;
@@ -94,10 +109,7 @@ class DeadlineList {
 }
 
 function fireNative(d: Deadline, scheduler: DeadlineScheduler): void {
-  d.native = undefined;
-  d.state = IDLE;
-  scheduler.released();
-  d.owner.onDeadline(d.kind, timing.now());
+  scheduler.fireNative(d);
 }
 
 /**
@@ -106,19 +118,21 @@ function fireNative(d: Deadline, scheduler: DeadlineScheduler): void {
  */
 export class DeadlineScheduler {
   private readonly lists = new Map<number, DeadlineList>();
-  private ticker: NodeJS.Timeout | undefined;
-  private tickerImpl: unknown;
+  /** Deadlines shorter than two ticks, each on its own native timer (kept here so `stop()` can clear them). */
+  private readonly natives = new DeadlineList();
+  private readonly interval: LazyInterval;
   private armedCount = 0;
   private expired: Deadline[] = [];
   private flushPending = false;
-  private readonly boundTick = () => this.tick();
   private readonly boundFlush = () => this.flush();
 
   /**
    * @param onTick - called on every tick with the monotonic time; returns true while the owner still needs ticks
    *   (e.g. requests in flight to sample). The interval stops when it returns false and nothing is armed.
    */
-  constructor(private readonly onTick?: (now: number) => boolean) {}
+  constructor(private readonly onTick?: (now: number) => boolean) {
+    this.interval = new LazyInterval(() => this.tick(), TICK_MS);
+  }
 
   /** Number of deadlines currently armed on the shared interval or on native short timers. */
   get size(): number {
@@ -127,7 +141,7 @@ export class DeadlineScheduler {
 
   /** Whether the shared interval currently exists. */
   get ticking(): boolean {
-    return this.ticker !== undefined;
+    return this.interval.running;
   }
 
   /**
@@ -136,13 +150,15 @@ export class DeadlineScheduler {
    */
   arm(d: Deadline, start: number, durationMs: number): void {
     if (d.state !== IDLE) this.cancel(d);
-    if (!(durationMs >= 0) || durationMs === Infinity) return;
+    if (!(durationMs >= 0) || durationMs === Number.POSITIVE_INFINITY) return;
     d.state = ARMED;
     this.armedCount++;
     if (durationMs < 2 * TICK_MS) {
       const remaining = Math.max(0, start + durationMs - timing.now());
-      d.native = timing.setTimeout(fireNative, remaining, d, this);
-      d.native.unref?.();
+      const native = timing.setTimeout(fireNative, remaining, d, this);
+      (native as { unref?: () => void }).unref?.();
+      d.native = native;
+      this.natives.append(d);
       return;
     }
     d.at = start + durationMs;
@@ -163,40 +179,35 @@ export class DeadlineScheduler {
     if (d.native !== undefined) {
       timing.clearTimeout(d.native);
       d.native = undefined;
-    } else if (d.list !== undefined) {
-      d.list.remove(d);
     }
+    d.list?.remove(d);
   }
 
-  /** @internal Called when a native short deadline fired. */
-  released(): void {
+  /** @internal A native short deadline's timer fired. */
+  fireNative(d: Deadline): void {
+    d.native = undefined;
+    if (d.state !== ARMED) return;
+    this.natives.remove(d);
+    d.state = IDLE;
     this.armedCount--;
+    d.owner.onDeadline(d.kind, timing.now());
   }
 
   /** Starts the interval if it is not running (or was created by another timer implementation). */
   ensureTicking(): void {
-    if (this.ticker !== undefined) {
-      if (this.tickerImpl === globalThis.setInterval) return;
-      timing.clearInterval(this.ticker);
-    }
-    this.tickerImpl = globalThis.setInterval;
-    this.ticker = timing.setInterval(this.boundTick, TICK_MS);
-    this.ticker.unref?.();
+    this.interval.ensure();
   }
 
-  /** Clears the interval and forgets every deadline (used by `destroy()`). */
+  /** Clears the interval and forgets every deadline, native short ones included (used by `destroy()`). */
   stop(): void {
-    if (this.ticker !== undefined) timing.clearInterval(this.ticker);
-    this.ticker = undefined;
-    for (const list of this.lists.values()) {
-      for (let d = list.head; d !== undefined; ) {
-        const next = d.next;
-        d.next = d.prev = d.list = undefined;
-        d.state = IDLE;
-        d = next;
-      }
-    }
+    this.interval.stop();
+    for (const list of this.lists.values()) forget(list);
     this.lists.clear();
+    for (let d = this.natives.head; d !== undefined; d = d.next) {
+      timing.clearTimeout(d.native);
+      d.native = undefined;
+    }
+    forget(this.natives);
     for (const d of this.expired) d.state = IDLE;
     this.expired = [];
     this.armedCount = 0;
@@ -220,10 +231,7 @@ export class DeadlineScheduler {
       timing.setImmediate(this.boundFlush);
     }
     const ownerBusy = this.onTick ? this.onTick(now) : false;
-    if (!ownerBusy && this.armedCount === 0 && this.ticker !== undefined) {
-      timing.clearInterval(this.ticker);
-      this.ticker = undefined;
-    }
+    if (!ownerBusy && this.armedCount === 0) this.interval.stop();
   }
 
   private flush(): void {
@@ -231,12 +239,29 @@ export class DeadlineScheduler {
     const expired = this.expired;
     this.expired = [];
     const now = timing.now();
+    let failure: { error: unknown } | undefined;
     for (const d of expired) {
       // Cancelled or re-armed after collection (e.g. its response arrived during an event-loop stall): skip.
       if (d.state !== EXPIRING) continue;
       d.state = IDLE;
       this.armedCount--;
-      d.owner.onDeadline(d.kind, now);
+      try {
+        d.owner.onDeadline(d.kind, now);
+      } catch (error) {
+        failure ??= { error };
+      }
     }
+    if (failure !== undefined) throw failure.error;
   }
+}
+
+/** Unlinks every node of `list` and marks it idle, without touching the armed count. */
+function forget(list: DeadlineList): void {
+  for (let d = list.head; d !== undefined; ) {
+    const next = d.next;
+    d.next = d.prev = d.list = undefined;
+    d.state = IDLE;
+    d = next;
+  }
+  list.head = list.tail = undefined;
 }

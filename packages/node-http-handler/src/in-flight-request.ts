@@ -1,70 +1,75 @@
 /**
- * InFlightRequest: the state of one `handle()` call, from the Node request's creation to its `close`.
+ * InFlightRequest: the state of one `handle()` call, from `start()` to its single way out, `finish()`.
  *
- * Hot-path shape: the state object is the only per-request allocation of the handler besides what Node and the
- * promise need. Node listeners are module-level functions that find the state through a symbol on the request
- * (`this[kState]`), the abort signal gets the state itself as an EventListener object (`handleEvent`), and every
- * deadline is a `Deadline` node on the handler's shared scheduler, created only for the concerns configured.
- * No closure and no native timer is created per request (except in `socketMonitor: "per-request"` mode, which
- * reproduces upstream's warning timer on purpose).
+ * States and the one way out:
  *
- * Lifecycle:   handle() ─► start(): listeners, deadlines, body ─► 'socket' ─► connect/secureConnect ─► 'response'
- *              ─► settle (resolve) … body streams to the caller, idle watch still on … 'close' ─► finish()
+ *   start() ─► dispatched ─'socket'─► assigned ─connect/secureConnect─► connected ─'response'─► responded
+ *              (queued in agent.requests,                                                       │ settle(resolve)
+ *               or connecting)                                                                   ▼
+ *   any state ── error, abort, deadline, body write failure ─► settle(reject)            body streams to the caller
+ *
+ *   'close' │ left the agent queue (abort / timeout while queued) │ handler destroy() │ http.request threw
+ *          └──────────────────────────────► finish() ─► finished (terminal)
+ *
+ * `settle()` resolves or rejects the promise once and cancels the deadlines that only matter until then.
+ * `finish()` is idempotent and owns every other release: it settles first if needed (a request never ends with its
+ * promise pending), cancels every deadline, removes the abort listener and hands the request back to the
+ * `RequestHost` (`requestFinished`: idle watch, warning timer, monitor accounting, the one in-flight count). A request
+ * that leaves the agent queue never emits `'close'` (see `agent-queue.ts`), so that path calls `finish()` itself.
+ *
+ * Allocations per request: this object, the Node options object and path string built by the handler (the
+ * `RequestPlan` is shared, see `request-plan.ts`; the origin string is memoised), one
+ * `Deadline` node per configured deadline (up to five; nodes are reused, arming allocates nothing), the promise and
+ * its resolvers, and error objects on failure paths only. Node listeners are module-level functions that find the
+ * state through a symbol on the request (`this[kState]`); the abort signal gets the state itself as an
+ * EventListener object (`handleEvent`). Closures: the promise executor (one per request), one for a legacy signal
+ * without `addEventListener` (`onabort`), one error forwarder for a `Readable` body (`write-body.ts`) plus whatever
+ * its piping creates. No native timer per request, except in
+ * `socketMonitor: "per-request"` mode (upstream's warning timer, on purpose) and for deadlines under two ticks.
  */
+import { type PoolMonitor, timing } from "@sockeye/pool-monitor";
 import type { HttpRequest } from "@smithy/protocol-http";
 import { HttpResponse } from "@smithy/protocol-http";
-import type { Logger } from "@smithy/types";
-import type { Agent, ClientRequest, IncomingMessage } from "node:http";
+import type { ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
+import { leaveAgentQueue } from "./agent-queue";
 import { buildAbortError } from "./build-abort-error";
-import { MIN_CONTINUE_WAIT_MS, NODEJS_TIMEOUT_ERROR_CODES, PACKAGE_PREFIX } from "./constants";
+import { MIN_CONTINUE_WAIT_MS, NODEJS_TIMEOUT_ERROR_CODES } from "./constants";
+import { DeadlineKind } from "./deadline-kind";
 import { Deadline, type DeadlineOwner } from "./deadline-scheduler";
 import { getTransformedHeaders } from "./get-transformed-headers";
-import type { HandlerRuntime } from "./handler-runtime";
+import { guardedWarn } from "./guarded-call";
+import type { IdleWatcher } from "./idle-watch-list";
+import {
+  acquisitionTimeoutError,
+  closedBeforeResponseError,
+  connectionTimeoutError,
+  handlerDestroyedError,
+  idleTimeoutError,
+  requestTimeoutError,
+  requestTimeoutMessage,
+} from "./request-errors";
+import type { RequestHost } from "./request-host";
+import type { RequestPlan } from "./request-plan";
 import { socketAge, stampSocket } from "./socket-lifecycle";
-import { timing } from "./timing";
+import type { WarnedRequest } from "./socket-usage-warning";
+import { enableTcpKeepAlive } from "./tcp-keep-alive";
 import { writeBody } from "./write-body";
 
 const kState = Symbol("sockeye.inFlightRequest");
 const kConnectingFor = Symbol("sockeye.connectingFor");
-const kKeepAliveSet = Symbol("sockeye.keepAliveSet");
-
-/** Deadline kinds. @internal */
-export enum DeadlineKind {
-  Connection = 0,
-  Request = 1,
-  Continue = 2,
-  Acquire = 3,
-  Warning = 4,
-}
 
 type Settle = (value: any) => void;
 
-/** Per-request values resolved by the handler before `start()`. @internal */
-export interface RequestPlan {
-  agent: Agent;
-  /** `scheme://host:port`, the only request detail telemetry ever sees. */
-  origin: string;
-  isSSL: boolean;
-  /** The agent is a one-off 100-continue agent (never monitored). */
-  oneOffAgent: boolean;
-  expectContinue: boolean;
-  connectionTimeout: number | undefined;
-  requestTimeout: number | undefined;
-  throwOnRequestTimeout: boolean;
-  socketTimeout: number | undefined;
-  socketTimeoutIsServiceDefault: boolean;
-  socketAcquisitionTimeout: number | undefined;
-  connectionLifetime: number | undefined;
-  logger: Logger | undefined;
-  externalAgent: boolean;
-}
-
 /** @internal */
-export class InFlightRequest implements DeadlineOwner {
+export class InFlightRequest implements DeadlineOwner, IdleWatcher, WarnedRequest {
+  /** The promise has been resolved or rejected. */
   settled = false;
+  /** `finish()` ran: nothing of this request is registered anywhere any more. */
+  finished = false;
   req: ClientRequest | undefined = undefined;
   res: IncomingMessage | undefined = undefined;
+  /** `timing.now()` ms at `start()`. */
   startedAt = 0;
   private resolveFn: Settle | undefined = undefined;
   private rejectFn: Settle | undefined = undefined;
@@ -72,50 +77,62 @@ export class InFlightRequest implements DeadlineOwner {
   private request: Deadline | undefined = undefined;
   continueWait: Deadline | undefined = undefined;
   acquire: Deadline | undefined = undefined;
-  /** Shared-interval socket-usage window (interval mode) or upstream's native timer (per-request mode). */
   warning: Deadline | undefined = undefined;
-  warningTimer: NodeJS.Timeout | undefined = undefined;
-  // Idle watch (socketTimeout) on the runtime's list; sampled by the shared tick.
-  idleNext: InFlightRequest | undefined = undefined;
-  idlePrev: InFlightRequest | undefined = undefined;
+  warningTimer: ReturnType<typeof setTimeout> | undefined = undefined;
+  // IdleWatcher links and fields (the host's idle-watch list).
+  idleNext: IdleWatcher | undefined = undefined;
+  idlePrev: IdleWatcher | undefined = undefined;
   idleWatched = false;
   idleExpiring = false;
-  /** The pool monitor tracks this request; its events are forwarded from the listeners below. */
-  tracked = false;
   idleBytes = 0;
   idleSince = 0;
+  // The host's live list.
+  liveNext: InFlightRequest | undefined = undefined;
+  livePrev: InFlightRequest | undefined = undefined;
+  /** The pool monitor tracking this request (its events are forwarded from the listeners below), if any. */
+  tracked: PoolMonitor | undefined = undefined;
 
   constructor(
-    readonly runtime: HandlerRuntime,
+    readonly host: RequestHost<InFlightRequest>,
     readonly httpRequest: HttpRequest,
     readonly plan: RequestPlan,
+    /** `scheme://host:port`, the only request detail telemetry ever sees ("" with telemetry off). */
+    readonly origin: string,
     readonly abortSignal: any
   ) {}
 
-  /** Promise executor body: creates the Node request and arms everything. */
+  /** Promise executor body: creates the Node request and arms everything. Never throws. */
   start(resolve: Settle, reject: Settle, requestFunc: (options: object) => ClientRequest, options: object): void {
     this.resolveFn = resolve;
     this.rejectFn = reject;
-    const plan = this.plan;
-    const runtime = this.runtime;
     const now = (this.startedAt = timing.now());
-    if (!plan.oneOffAgent) runtime.beforeDispatch(plan.agent, now);
+    this.host.requestStarted(this, now);
     let req: ClientRequest;
     try {
       req = requestFunc(options);
     } catch (error) {
-      this.settle(error, true);
+      // e.g. a header value with a newline: no Node request, no 'close' will come.
+      this.finish(error);
       return;
     }
     this.req = req;
     (req as any)[kState] = this;
-    runtime.requestStarted(this);
-    // `on`, not `once`: each of these fires once anyway, and `once` allocates a wrapper per registration. The
-    // response listener is registered here rather than passed to request() for the same reason.
+    try {
+      this.arm(req, now);
+    } catch (error) {
+      this.giveUp(error, undefined, false);
+    }
+  }
+
+  private arm(req: ClientRequest, now: number): void {
+    const plan = this.plan;
+    const host = this.host;
+    // `on`, not `once`: each of these fires once anyway, and `once` allocates a wrapper per registration.
     req.on("response", onResponse);
     req.on("error", onRequestError);
     req.on("socket", onRequestSocket);
     req.on("close", onRequestClose);
+    host.requestCreated(this, req, now);
 
     const signal = this.abortSignal;
     if (signal) {
@@ -123,7 +140,7 @@ export class InFlightRequest implements DeadlineOwner {
       else signal.onabort = () => this.handleEvent();
     }
 
-    const scheduler = runtime.scheduler;
+    const scheduler = host.scheduler;
     if (plan.connectionTimeout) {
       this.connection = new Deadline(this, DeadlineKind.Connection);
       scheduler.arm(this.connection, now, plan.connectionTimeout);
@@ -136,8 +153,6 @@ export class InFlightRequest implements DeadlineOwner {
       this.acquire = new Deadline(this, DeadlineKind.Acquire);
       scheduler.arm(this.acquire, now, plan.socketAcquisitionTimeout);
     }
-    runtime.armWarning(this, now);
-
     if (plan.expectContinue && !plan.externalAgent) {
       // Upstream's race: send the body on '100 Continue' or after max(6 s, requestTimeout); never on response/error.
       this.continueWait = new Deadline(this, DeadlineKind.Continue);
@@ -154,161 +169,167 @@ export class InFlightRequest implements DeadlineOwner {
 
   /** EventListener interface: the abort signal fired. */
   handleEvent(): void {
-    this.runtime.noteOutcome(this, "aborted");
-    this.req?.destroy();
-    this.settle(buildAbortError(this.abortSignal), true);
+    if (this.finished) return;
+    this.giveUp(buildAbortError(this.abortSignal), "aborted", false);
   }
 
   onDeadline(kind: number, now: number): void {
     const req = this.req;
-    if (req === undefined) return;
+    if (req === undefined || this.finished) return;
     switch (kind) {
-      case DeadlineKind.Connection: {
-        if (this.settled) return;
-        const socket = req.socket;
-        let message = `${PACKAGE_PREFIX} - the request socket did not establish a connection with the server within the configured timeout of ${this.plan.connectionTimeout} ms.`;
-        if (!socket) {
-          message += ` The request was still waiting for a free socket (${describeQueue(this.plan.agent)}).`;
-        }
-        this.runtime.noteOutcome(this, "timed_out");
-        req.destroy();
-        this.settle(Object.assign(new Error(message), { name: "TimeoutError" }), true);
+      case DeadlineKind.Connection:
+        if (!this.settled) this.giveUp(connectionTimeoutError(this.plan, !req.socket), "timed_out", false);
         return;
-      }
-      case DeadlineKind.Request: {
+      case DeadlineKind.Request:
         if (this.settled) return;
-        const throwIt = this.plan.throwOnRequestTimeout;
-        const message = `${PACKAGE_PREFIX} - [${throwIt ? "ERROR" : "WARN"}] a request has exceeded the configured ${this.plan.requestTimeout} ms requestTimeout.`;
-        if (throwIt) {
-          const error = Object.assign(new Error(message), { name: "TimeoutError", code: "ETIMEDOUT" });
-          this.runtime.noteOutcome(this, "timed_out");
-          req.destroy(error);
-          this.settle(error, true);
+        if (this.plan.throwOnRequestTimeout) {
+          this.giveUp(requestTimeoutError(this.plan), "timed_out", true);
         } else {
-          (this.plan.logger ?? console)?.warn?.(
-            `${message} Init client requestHandler with throwOnRequestTimeout=true to turn this into an error.`
+          guardedWarn(
+            this.plan.logger ?? console,
+            `${requestTimeoutMessage(this.plan)} Init client requestHandler with throwOnRequestTimeout=true to turn this into an error.`
           );
         }
         return;
-      }
       case DeadlineKind.Continue:
         if (!req.destroyed && !this.res) this.writeBodyOrFail();
         return;
-      case DeadlineKind.Acquire: {
-        if (this.settled || req.socket) return;
-        const waited = Math.round(now - this.startedAt);
-        const error = Object.assign(
-          new Error(
-            `${PACKAGE_PREFIX} - the request waited ${waited} ms for a free socket (${describeQueue(this.plan.agent)}) and exceeded the configured socketAcquisitionTimeout of ${this.plan.socketAcquisitionTimeout} ms. Raise maxSockets, lower concurrency, or make sure response bodies are consumed.`
-          ),
-          { name: "TimeoutError", code: "ETIMEDOUT" }
-        );
-        this.runtime.noteOutcome(this, "timed_out");
-        leaveAgentQueue(this.plan.agent, req);
-        req.destroy(error);
-        this.settle(error, true);
+      case DeadlineKind.Acquire:
+        if (!this.settled && !req.socket) {
+          this.giveUp(acquisitionTimeoutError(this.plan, now - this.startedAt), "timed_out", true);
+        }
         return;
-      }
       case DeadlineKind.Warning:
-        if (!this.settled) this.runtime.onWarningWindow(this);
+        if (!this.settled) this.host.onWarningWindow(this);
         return;
     }
   }
 
-  /** Idle timeout (socketTimeout) expired with no byte moved on the socket. */
+  /** IdleWatcher: the `socketTimeout` limit, ms. */
+  get idleLimitMs(): number {
+    return this.plan.socketTimeout as number;
+  }
+
+  /** IdleWatcher: the socket to compare (none while the request waits for one). */
+  idleSocket(): Socket | undefined {
+    return this.req?.socket ?? undefined;
+  }
+
+  /** IdleWatcher: `socketTimeout` expired with no byte moved on the socket. */
   onIdleTimeout(): void {
     const req = this.req;
-    if (req === undefined) return;
+    if (req === undefined || this.finished) return;
     const res = this.res;
     if (res?.complete) {
       req.socket?.destroy();
       return;
     }
-    const error = Object.assign(
-      new Error(
-        `${PACKAGE_PREFIX} - the request socket timed out after ${this.plan.socketTimeout} ms of inactivity (${this.plan.socketTimeoutIsServiceDefault ? "service default socket timeout" : "configured by client requestHandler"}).`
-      ),
-      { name: "TimeoutError" }
-    );
-    this.runtime.noteOutcome(this, "timed_out");
+    const error = idleTimeoutError(this.plan);
     res?.destroy(error);
-    req.destroy();
+    this.giveUp(error, "timed_out", false);
+  }
+
+  /**
+   * The handler gives up on the request: tells telemetry why, takes it out of the agent queue if it is still there,
+   * destroys it (`destroyWithError`: the error is also the Node request's, as upstream), rejects the promise (no-op
+   * if already settled), and finishes it now when no `'close'` will come.
+   */
+  private giveUp(error: unknown, outcome: "aborted" | "timed_out" | undefined, destroyWithError: boolean): void {
+    if (outcome !== undefined) this.host.noteOutcome(this, outcome);
+    const req = this.req;
+    let noClose = req === undefined;
+    if (req !== undefined) {
+      noClose = !req.socket && leaveAgentQueue(this.plan.agent, req);
+      if (destroyWithError) req.destroy(error as Error);
+      else req.destroy();
+    }
     this.settle(error, true);
+    if (noClose) this.finish();
+  }
+
+  /**
+   * Handler `destroy()`: rejects with `HandlerDestroyedError` (unless settled) and finishes now. A queued request
+   * leaves the agent queue first, so Node never opens a connection for it; a response body still streaming fails
+   * as upstream's does when its agent is destroyed (the socket is destroyed; the body stream errors).
+   */
+  destroyByHandler(): void {
+    if (this.finished) return;
+    const req = this.req;
+    const queued = req !== undefined && !req.socket && leaveAgentQueue(this.plan.agent, req);
+    const error = handlerDestroyedError(this.plan.agent, queued);
+    if (req !== undefined) {
+      this.host.noteOutcome(this, "aborted");
+      if (this.res !== undefined) req.socket?.destroy();
+      else req.destroy(error);
+    }
+    this.finish(error);
   }
 
   /** Resolves or rejects once; cancels every deadline that only matters until settlement. */
   settle(value: unknown, isError: boolean): void {
     if (this.settled) return;
     this.settled = true;
-    const scheduler = this.runtime.scheduler;
-    if (this.connection) scheduler.cancel(this.connection);
-    if (this.request) scheduler.cancel(this.request);
-    if (this.acquire) scheduler.cancel(this.acquire);
-    if (this.continueWait) scheduler.cancel(this.continueWait);
-    this.runtime.requestSettled(this);
+    this.cancelDeadlines();
+    this.host.requestSettled(this);
     const fn = isError ? this.rejectFn : this.resolveFn;
     this.resolveFn = this.rejectFn = undefined;
     fn?.(value);
   }
 
+  /**
+   * The single way out (idempotent): settles if still pending (with `error`, or "closed before a response"),
+   * removes the abort listener and releases everything the host holds for the request.
+   */
+  finish(error?: unknown): void {
+    if (this.finished) return;
+    this.finished = true;
+    if (!this.settled) this.settle(error ?? closedBeforeResponseError(), true);
+    else this.cancelDeadlines();
+    const signal = this.abortSignal;
+    if (signal && typeof signal.removeEventListener === "function") signal.removeEventListener("abort", this);
+    this.host.requestFinished(this);
+  }
+
+  private cancelDeadlines(): void {
+    const scheduler = this.host.scheduler;
+    if (this.connection) scheduler.cancel(this.connection);
+    if (this.request) scheduler.cancel(this.request);
+    if (this.acquire) scheduler.cancel(this.acquire);
+    if (this.continueWait) scheduler.cancel(this.continueWait);
+  }
+
   writeBodyOrFail(): void {
-    const req = this.req!;
     try {
-      writeBody(req, this.httpRequest.body);
+      writeBody(this.req!, this.httpRequest.body);
     } catch (error) {
       // Upstream rejects but leaves the request open; destroying it frees the socket too.
-      req.destroy();
-      this.settle(error, true);
+      this.giveUp(error, undefined, false);
     }
   }
 
   /** The socket is connected at the TCP level: start the inactivity watch (`socketTimeout`). */
   connected(socket: Socket): void {
-    if (this.plan.socketTimeout && !this.idleWatched && !this.req?.destroyed) this.runtime.watchIdle(this, socket);
+    if (this.plan.socketTimeout && !this.finished && !this.req?.destroyed) this.host.watchIdle(this, socket);
   }
 
   /** The connection is established (TCP, plus TLS for https): `connectionTimeout` no longer applies. */
   socketReady(): void {
-    if (this.connection) this.runtime.scheduler.cancel(this.connection);
+    if (this.connection) this.host.scheduler.cancel(this.connection);
   }
-}
-
-/**
- * Node keeps a destroyed queued request in `agent.requests` until a socket frees up; remove it now so the queue
- * (and every gauge built on it) reflects only live requests. O(queue length), on the timeout path only.
- */
-function leaveAgentQueue(agent: Agent, req: ClientRequest): void {
-  const requests = agent.requests;
-  for (const key in requests) {
-    const queue = requests[key];
-    const index = queue ? queue.indexOf(req as any) : -1;
-    if (index !== -1) {
-      queue!.splice(index, 1);
-      if (queue!.length === 0) delete (requests as Record<string, unknown>)[key];
-      return;
-    }
-  }
-}
-
-function describeQueue(agent: Agent): string {
-  let queued = 0;
-  const requests = agent.requests;
-  for (const key in requests) queued += requests[key]?.length ?? 0;
-  return `maxSockets=${agent.maxSockets}, ${queued} requests queued`;
 }
 
 // ---- Node listeners: shared functions, `this` is the emitter ------------------------------------------------
 
 function onResponse(this: ClientRequest, res: IncomingMessage): void {
   const state: InFlightRequest = (this as any)[kState];
-  if (state.tracked) state.runtime.monitor?.requestResponse(this, res);
+  state.tracked?.requestResponse(this, res);
   state.res = res;
   const lifetime = state.plan.connectionLifetime;
   const socket = this.socket;
   if (lifetime && socket && socketAge(socket, timing.now()) >= lifetime && this.shouldKeepAlive) {
     // Too old to reuse: Node closes it when this response ends instead of returning it to the pool.
     this.shouldKeepAlive = false;
-    state.runtime.socketClosedByLimit(socket, "max_lifetime");
+    state.host.socketClosedByLimit(socket, "max_lifetime");
   }
   if (state.settled) return;
   const response = new HttpResponse({
@@ -322,7 +343,7 @@ function onResponse(this: ClientRequest, res: IncomingMessage): void {
 
 function onRequestError(this: ClientRequest, error: NodeJS.ErrnoException): void {
   const state: InFlightRequest = (this as any)[kState];
-  if (state.tracked) state.runtime.monitor?.requestError(this);
+  state.tracked?.requestError(this);
   if (state.settled) return;
   if (error && NODEJS_TIMEOUT_ERROR_CODES.includes(error.code as string)) {
     state.settle(Object.assign(error, { name: "TimeoutError" }), true);
@@ -335,22 +356,16 @@ function onRequestContinue(this: ClientRequest): void {
   const state: InFlightRequest = (this as any)[kState];
   const deadline = state.continueWait;
   if (deadline === undefined || !deadline.armed) return;
-  state.runtime.scheduler.cancel(deadline);
+  state.host.scheduler.cancel(deadline);
   if (!this.destroyed && !state.res) state.writeBodyOrFail();
 }
 
 function onRequestSocket(this: ClientRequest, socket: Socket): void {
   const state: InFlightRequest = (this as any)[kState];
-  if (state.tracked) state.runtime.monitor?.requestSocket(this, socket);
+  state.tracked?.requestSocket(this, socket);
   const acquire = state.acquire;
-  if (acquire) state.runtime.scheduler.cancel(acquire);
-  // nodejs/node#47137: the agent only enables TCP keep-alive when a socket is first pooled, so a long first
-  // request runs without it. Upstream arms a 3 s timer per request to set it; once per socket is enough.
-  const agent = state.plan.agent as Agent & { keepAlive?: boolean; keepAliveMsecs?: number };
-  if (agent.keepAlive === true && (socket as any)[kKeepAliveSet] !== true) {
-    (socket as any)[kKeepAliveSet] = true;
-    socket.setKeepAlive(true, agent.keepAliveMsecs || 0);
-  }
+  if (acquire) state.host.scheduler.cancel(acquire);
+  enableTcpKeepAlive(socket, state.plan.agent);
   if (state.plan.connectionLifetime) stampSocket(socket, timing.now());
   if (socket.connecting) {
     (socket as any)[kConnectingFor] = state;
@@ -380,20 +395,7 @@ function onSocketSecureConnected(this: Socket): void {
   if (state !== undefined && state.req?.socket === this) state.socketReady();
 }
 
+/** The Node request closed: the common way out. */
 function onRequestClose(this: ClientRequest): void {
-  const state: InFlightRequest = (this as any)[kState];
-  if (state.tracked) state.runtime.monitor?.requestClosed(this);
-  const signal = state.abortSignal;
-  if (signal && typeof signal.removeEventListener === "function") signal.removeEventListener("abort", state);
-  state.runtime.requestClosed(state);
-  if (!state.settled) {
-    // Destroyed without an 'error' (e.g. by a caller holding the request): never leave the promise hanging.
-    state.settle(
-      Object.assign(new Error(`${PACKAGE_PREFIX} - the request closed before a response was received.`), {
-        code: "ECONNRESET",
-        name: "TimeoutError",
-      }),
-      true
-    );
-  }
+  ((this as any)[kState] as InFlightRequest).finish();
 }

@@ -1,5 +1,7 @@
 import type { NodeHttpHandlerOptions as SmithyNodeHttpHandlerOptions } from "@smithy/types";
-import type { SaturationReport } from "@sockeye/pool-monitor";
+import type { SaturationOptions, SaturationReport } from "@sockeye/pool-monitor";
+
+export type { SaturationOptions };
 import type { SocketMonitorMode } from "./socket-monitor-mode";
 
 /**
@@ -12,6 +14,7 @@ import type { SocketMonitorMode } from "./socket-monitor-mode";
  * - `requestTimeout`: time from `handle()` until response headers; warns on the logger unless
  *   `throwOnRequestTimeout` is true; overridable per call. `undefined`/`0` = none.
  * - `throwOnRequestTimeout`: turn a `requestTimeout` breach into a `TimeoutError` (`code: "ETIMEDOUT"`). Default false.
+ *   Must be a boolean: anything else (`"true"`, `1`) is a `TypeError` naming the option and the value.
  * - `socketTimeout`: socket inactivity timeout, armed through the response body. `undefined`/`0` = none.
  * - `socketAcquisitionWarningTimeout`: how long a request must wait before the socket-usage check may warn about
  *   it. Default `(requestTimeout ?? 2000) + (connectionTimeout ?? 1000)` (3000 ms when neither is set).
@@ -53,34 +56,27 @@ export interface NodeHttpHandlerOptions extends SmithyNodeHttpHandlerOptions {
    */
   connectionLifetime?: number;
   /**
-   * Called when an origin's socket pool becomes saturated (its queue grows across the detection window, or stalls
-   * with every socket busy and no completions), with a structured report: origin, active/maxSockets/queued,
-   * oldest queued age, throughput, cause (`pool_capacity` with a recommended `maxSockets`, or `unconsumed_bodies`
-   * with their count and oldest age). Only in `socketMonitor: "interval"` mode. A throwing callback is ignored.
+   * Called when an origin's socket pool becomes saturated, and again when the cause of an ongoing episode changes,
+   * with a structured report: origin, active/maxSockets/queued, oldest queued age, throughput, trigger and cause
+   * (`pool_capacity` with a recommended `maxSockets` and how it was sized, `unconsumed_bodies` with their count and
+   * oldest age, or `no_progress` when requests are held far longer than this origin's requests normally are). Only
+   * in `socketMonitor: "interval"` mode. A throwing callback is ignored. Can be replaced at runtime with
+   * `updateHttpClientConfig("onSaturation", fn)`.
    * @defaultValue `undefined`
    */
   onSaturation?: (report: SaturationReport) => void;
   /**
-   * Called when a saturated origin's queue has drained and stayed low. Only in `"interval"` mode.
+   * Called once when a saturated origin's episode ends: the queue drained to 0 and sockets complete again (and no
+   * unread body is left when the cause was `unconsumed_bodies`) for `saturation.windowSamples` consecutive samples.
+   * Only in `"interval"` mode. A throwing callback is ignored.
    * @defaultValue `undefined`
    */
   onRecovery?: (report: SaturationReport) => void;
   /**
-   * Saturation-detector parameters (`"interval"` mode). Each is validated; see `@sockeye/pool-monitor`.
-   * - `sampleIntervalMs`: ms between two samples of each origin's pool. @defaultValue 1000 (min 100)
-   * - `windowSamples`: samples the detector looks at (K); K × sampleIntervalMs is the detection horizon. @defaultValue 5
-   * - `warningLockoutMs`: minimum ms between two log warnings of one origin. @defaultValue 15000
-   * - `unconsumedBodyMs`: ms after which a response body handed to the caller and neither ended nor destroyed
-   *   counts as unconsumed (the unread `GetObject` body leak). @defaultValue 10000
-   * - `maxOrigins`: distinct origins tracked before the rest are aggregated as `"_OTHER"`. @defaultValue 256
+   * Saturation-detector parameters (`"interval"` mode), each validated and documented on {@link SaturationOptions}.
+   * @defaultValue `{}` (every field at its default)
    */
-  saturation?: {
-    sampleIntervalMs?: number;
-    windowSamples?: number;
-    warningLockoutMs?: number;
-    unconsumedBodyMs?: number;
-    maxOrigins?: number;
-  };
+  saturation?: SaturationOptions;
   /**
    * Per-origin socket-pool telemetry (`getPoolStats()`, diagnostics_channel events, the OpenTelemetry bridge).
    * `false` tracks nothing per request; saturation detection in `"interval"` mode then falls back to upstream's

@@ -10,7 +10,7 @@ import { FAKE_TIMERS } from "./fake-timers.mock";
 import { TICK_MS } from "./constants";
 import { NodeHttpHandler } from "./node-http-handler";
 import { SOCKET_MONITOR_ENV } from "./socket-monitor-mode";
-import { timing } from "./timing";
+import { timing } from "@sockeye/pool-monitor";
 
 let server: http.Server;
 let port: number;
@@ -123,10 +123,12 @@ describe("NodeHttpHandler timers (fake timers)", () => {
   });
 
   it("the interval is unref'd", async () => {
+    const setInterval = vi.spyOn(timing, "setInterval");
     handler = new NodeHttpHandler();
     const p = handler.handle(get("/hold"));
     await serverSaw(1);
-    const ticker = (runtimeOf(handler).scheduler as any).ticker as NodeJS.Timeout;
+    expect(setInterval).toHaveBeenCalledTimes(1);
+    const ticker = setInterval.mock.results[0].value as NodeJS.Timeout;
     expect(ticker.hasRef()).toBe(false);
     releaseAll();
     await consume(p);
@@ -392,5 +394,89 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     expect(queued).toBe(0);
     releaseAll();
     await consume(first);
+  });
+});
+
+describe("NodeHttpHandler runtime configuration of telemetry (fake timers)", () => {
+  let handler: NodeHttpHandler | undefined;
+
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: [...FAKE_TIMERS] });
+    seen = 0;
+  });
+  afterEach(() => {
+    releaseAll();
+    handler?.destroy();
+    handler = undefined;
+    vi.useRealTimers();
+  });
+
+  it("updateHttpClientConfig validates saturation, callbacks and telemetry now, naming the option and value", () => {
+    handler = new NodeHttpHandler();
+    expect(() => handler!.updateHttpClientConfig("saturation", { windowSamples: 1 })).toThrow(/windowSamples/);
+    expect(() => handler!.updateHttpClientConfig("saturation", 5 as any)).toThrow(/invalid option saturation: 5/);
+    expect(() => handler!.updateHttpClientConfig("onSaturation", "x" as any)).toThrow(/onSaturation/);
+    expect(() => handler!.updateHttpClientConfig("telemetry", "yes" as any)).toThrow(
+      /invalid option telemetry: "yes"; expected a boolean/
+    );
+    expect(() => new NodeHttpHandler({ telemetry: 1 as any })).toThrow(/invalid option telemetry: 1/);
+    // A rejected update changed nothing.
+    expect(handler.poolMonitor?.sampleIntervalMs).toBe(1000);
+  });
+
+  it("a new saturation object and callback apply at once; omitted saturation fields return to their defaults", async () => {
+    const first = vi.fn();
+    const second = vi.fn();
+    const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+    handler = new NodeHttpHandler({
+      httpAgent: { maxSockets: 1 },
+      logger,
+      onSaturation: first,
+      saturation: { sampleIntervalMs: 2000 },
+    });
+    expect(handler.poolMonitor?.sampleIntervalMs).toBe(2000);
+    handler.updateHttpClientConfig("saturation", { windowSamples: 3 });
+    expect(handler.poolMonitor?.sampleIntervalMs).toBe(1000);
+    handler.updateHttpClientConfig("onSaturation", second);
+    const pending = startMany(handler, 4, "/hold");
+    await serverSaw(1);
+    // K = 3 samples of 1 s with every socket busy, a queue and no completion: one report, to the new callback.
+    vi.advanceTimersByTime(4000);
+    expect(second).toHaveBeenCalledTimes(1);
+    expect(first).not.toHaveBeenCalled();
+    expect(second.mock.calls[0][0].queued).toBe(3);
+    await drain(4);
+    expect((await Promise.all(pending)).filter(Boolean)).toEqual([]);
+  });
+
+  it("telemetry can be switched off and on at runtime; the monitor keeps its counts", async () => {
+    handler = new NodeHttpHandler({ httpAgent: { maxSockets: 2 } });
+    await consume(handler.handle(get()));
+    const monitor = handler.poolMonitor!;
+    expect(monitor.getStats().origins[0].requests.completed).toBe(1);
+    handler.updateHttpClientConfig("telemetry", false);
+    expect(handler.poolMonitor).toBeUndefined();
+    expect(handler.getPoolStats().origins).toEqual([]);
+    await consume(handler.handle(get()));
+    expect(monitor.getStats().origins[0].requests.completed).toBe(1);
+    handler.updateHttpClientConfig("telemetry", true);
+    expect(handler.poolMonitor).toBe(monitor);
+    await consume(handler.handle(get()));
+    await vi.waitFor(() => expect(monitor.getStats().origins[0].requests.completed).toBe(2));
+    expect(monitor.getStats().totals.inFlight).toBe(0);
+  });
+
+  it("Expect: 100-continue requests (one-off agent) are counted per origin outside the pool gauges", async () => {
+    handler = new NodeHttpHandler({ httpAgent: { maxSockets: 2 } });
+    const request = get("/upload");
+    request.method = "PUT";
+    request.headers = { Expect: "100-continue", "content-length": "5" };
+    request.body = "hello";
+    await consume(handler.handle(request));
+    await vi.waitFor(() => expect(handler!.getPoolStats().origins[0].unpooled?.completed).toBe(1));
+    const origin = handler.getPoolStats().origins[0];
+    expect(origin.unpooled).toMatchObject({ started: 1, inFlight: 0, completed: 1, failed: 0 });
+    expect(origin.requests.completed).toBe(0);
+    expect(origin.active + origin.idle + origin.queued).toBe(0);
   });
 });

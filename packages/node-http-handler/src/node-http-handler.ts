@@ -1,6 +1,12 @@
 import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-http";
 import type { HttpHandlerOptions, Logger, Provider } from "@smithy/types";
-import { type GetStatsOptions, type PoolStats, PoolMonitor } from "@sockeye/pool-monitor";
+import {
+  type GetStatsOptions,
+  type PoolStats,
+  PoolMonitor,
+  SATURATION_OPTION_KEYS,
+  timing,
+} from "@sockeye/pool-monitor";
 import type { Agent, ClientRequest } from "node:http";
 import https from "node:https";
 import { buildAbortError } from "./build-abort-error";
@@ -8,8 +14,9 @@ import { buildQueryString } from "./build-query-string";
 import { checkSocketUsage } from "./check-socket-usage";
 import { PACKAGE_PREFIX } from "./constants";
 import { HandlerRuntime } from "./handler-runtime";
-import { InFlightRequest, type RequestPlan } from "./in-flight-request";
+import { InFlightRequest } from "./in-flight-request";
 import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
+import type { RequestPlan } from "./request-plan";
 import {
   loadedHttp,
   type ResolvedHandlerConfig,
@@ -18,6 +25,7 @@ import {
   normalizeOptions,
 } from "./resolve-handler-config";
 import { resolveSocketMonitorMode } from "./socket-monitor-mode";
+import { validateRequest } from "./validate-request";
 
 type RequestFunc = (options: object) => ClientRequest;
 
@@ -36,6 +44,21 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   private lastConfig?: ResolvedHandlerConfig;
   private externalAgent = false;
   private readonly runtime = new HandlerRuntime();
+  /** The handler's monitor, also while `telemetry` is off (then `runtime.monitor` is `undefined`). */
+  private monitorInstance: PoolMonitor | undefined = undefined;
+  /** Shared plans of the current config (see `cachedPlan`). */
+  private readonly plans: {
+    config: ResolvedHandlerConfig | undefined;
+    externalAgent: boolean;
+    http: RequestPlan | undefined;
+    https: RequestPlan | undefined;
+  } = { config: undefined, externalAgent: false, http: undefined, https: undefined };
+  private readonly lastOrigin: {
+    isSSL: boolean;
+    hostname: string | undefined;
+    port: number | undefined;
+    origin: string;
+  } = { isSSL: false, hostname: undefined, port: undefined, origin: "" };
 
   /**
    * Returns `instanceOrOptions` unchanged when it already has a `handle` function (any handler class), otherwise a
@@ -76,10 +99,14 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   }
 
   /**
-   * Destroys both agents (caller-owned ones too, as upstream) and clears the handler's shared interval.
+   * Ends every request in flight or queued (each still pending rejects with a `HandlerDestroyedError`, code
+   * `ERR_HANDLER_DESTROYED`; a queued one leaves the agent queue, so no connection is opened for it; a response body
+   * still streaming fails as with upstream), then destroys both agents (caller-owned ones too, as upstream) and
+   * clears the handler's shared interval. Afterwards the handler holds no socket, timer or listener. As upstream,
+   * a later `handle()` still works (with new connections).
    */
   public destroy(): void {
-    this.runtime.stop();
+    this.runtime.destroy();
     const config = this.config ?? this.lastConfig;
     config?.httpAgent?.destroy();
     config?.httpsAgent?.destroy();
@@ -88,10 +115,11 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   /**
    * Sends `request` and resolves with the response once its headers arrived; the body is the `IncomingMessage`.
    */
-  public handle(request: HttpRequest, options?: HttpHandlerOptions): Promise<{ response: HttpResponse }> {
+  public handle(request: HttpRequest, options?: HttpHandlerOptions | null): Promise<{ response: HttpResponse }> {
     const config = this.config;
     // Fast path: config resolved and the agent exists. Not `async`: returning the request's own promise saves the
-    // promise adoption (two microtask hops) an async function pays when it returns a promise.
+    // promise adoption (two microtask hops) an async function pays when it returns a promise. Every failure,
+    // synchronous or not, is a rejection.
     if (config !== undefined && (request?.protocol === "https:" || config.httpAgent !== undefined)) {
       return this.dispatch(config, request, options);
     }
@@ -101,7 +129,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   /** First request (or first after `updateHttpClientConfig()`), or first http: request: resolve config and agent. */
   private async handleAfterSetup(
     request: HttpRequest,
-    options?: HttpHandlerOptions
+    options?: HttpHandlerOptions | null
   ): Promise<{ response: HttpResponse }> {
     if (!this.config) {
       this.config = await this.configProvider;
@@ -109,7 +137,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       this.applyRuntimeSettings(this.config);
     }
     const config = this.config;
-    if (request.protocol !== "https:" && !config.httpAgent) {
+    if (request?.protocol !== "https:" && !config.httpAgent) {
       config.httpAgent = await config.httpAgentProvider();
     }
     return this.dispatch(config, request, options);
@@ -118,13 +146,15 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   private dispatch(
     config: ResolvedHandlerConfig,
     request: HttpRequest,
-    { abortSignal, requestTimeout }: HttpHandlerOptions = {}
+    options: HttpHandlerOptions | null | undefined
   ): Promise<{ response: HttpResponse }> {
-    if (abortSignal?.aborted) {
-      return Promise.reject(buildAbortError(abortSignal));
-    }
     try {
-      return this.startRequest(config, request, abortSignal, requestTimeout);
+      const abortSignal = options?.abortSignal;
+      if (abortSignal?.aborted) {
+        return Promise.reject(buildAbortError(abortSignal));
+      }
+      validateRequest(request);
+      return this.startRequest(config, request, abortSignal, options?.requestTimeout);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -139,42 +169,23 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     const isSSL = request.protocol === "https:";
     const headers = request.headers;
     const expectContinue = headers ? (headers.Expect ?? headers.expect) === "100-continue" : false;
-    let agent: Agent = isSSL ? config.httpsAgent : (config.httpAgent as Agent);
-    const externalAgent = this.externalAgent;
-    let oneOffAgent = false;
-    if (expectContinue && !externalAgent) {
-      // PR smithy-typescript#1754: wait for 100-continue on a private agent so pooled sockets are not held.
-      agent = new (isSSL ? https.Agent : loadedHttp().Agent)({ keepAlive: false, maxSockets: Infinity });
-      oneOffAgent = true;
-    }
-
-    const effectiveRequestTimeout = requestTimeout ?? config.requestTimeout;
-    const serviceDefault = config.socketTimeout === undefined ? resolveDefaultSocketTimeout(config) : undefined;
-    const socketTimeout = serviceDefault ?? config.socketTimeout;
-    const plan: RequestPlan = {
-      agent,
-      origin:
-        this.runtime.monitor === undefined
-          ? ""
-          : `${isSSL ? "https:" : "http:"}//${request.hostname}:${request.port ?? (isSSL ? 443 : 80)}`,
-      isSSL,
-      oneOffAgent,
-      expectContinue,
-      connectionTimeout: config.connectionTimeout,
-      requestTimeout: effectiveRequestTimeout,
-      throwOnRequestTimeout: config.throwOnRequestTimeout === true,
-      socketTimeout:
-        socketTimeout !== undefined && Number.isFinite(socketTimeout) && socketTimeout > 0 ? socketTimeout : undefined,
-      socketTimeoutIsServiceDefault: serviceDefault !== undefined,
-      socketAcquisitionTimeout: config.socketAcquisitionTimeout,
-      connectionLifetime: config.connectionLifetime,
-      logger: config.logger,
-      externalAgent,
-    };
+    const plan =
+      !expectContinue && (requestTimeout === undefined || requestTimeout === config.requestTimeout)
+        ? this.cachedPlan(config, isSSL)
+        : this.buildPlan(config, isSSL, requestTimeout ?? config.requestTimeout, expectContinue);
+    const agent = plan.agent;
+    const origin = this.runtime.monitor === undefined ? "" : this.originOf(isSSL, request.hostname, request.port);
 
     let path = request.path;
-    const queryString = request.query ? buildQueryString(request.query) : "";
-    if (queryString) path += `?${queryString}`;
+    const query = request.query;
+    if (query) {
+      // No sort, escaping or array when the bag is empty (the common case).
+      for (const _ in query) {
+        const queryString = buildQueryString(query);
+        if (queryString) path += `?${queryString}`;
+        break;
+      }
+    }
     if (request.fragment) path += `#${request.fragment}`;
     let auth: string | undefined;
     if (request.username != null || request.password != null) {
@@ -195,8 +206,74 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     // Looked up at call time so interception (nock, APM) installed after construction is honoured.
     const requestFunc: RequestFunc = isSSL ? https.request : loadedHttp().request;
 
-    const state = new InFlightRequest(this.runtime, request, plan, abortSignal);
+    const state = new InFlightRequest(this.runtime, request, plan, origin, abortSignal);
     return new Promise((resolve, reject) => state.start(resolve, reject, requestFunc, nodeOptions));
+  }
+
+  /**
+   * The plan of a request without per-call overrides: built once per (resolved config, protocol) and shared by
+   * every such request, so the hot path allocates no plan. Rebuilt when the config is re-resolved or the agent
+   * changes.
+   */
+  private cachedPlan(config: ResolvedHandlerConfig, isSSL: boolean): RequestPlan {
+    const cache = this.plans;
+    if (cache.config !== config || cache.externalAgent !== this.externalAgent) {
+      cache.config = config;
+      cache.externalAgent = this.externalAgent;
+      cache.http = cache.https = undefined;
+    }
+    let plan = isSSL ? cache.https : cache.http;
+    if (plan === undefined || plan.agent !== (isSSL ? config.httpsAgent : config.httpAgent)) {
+      plan = this.buildPlan(config, isSSL, config.requestTimeout, false);
+      if (isSSL) cache.https = plan;
+      else cache.http = plan;
+    }
+    return plan;
+  }
+
+  private buildPlan(
+    config: ResolvedHandlerConfig,
+    isSSL: boolean,
+    requestTimeout: number | undefined,
+    expectContinue: boolean
+  ): RequestPlan {
+    let agent: Agent = isSSL ? config.httpsAgent : (config.httpAgent as Agent);
+    const externalAgent = this.externalAgent;
+    let oneOffAgent = false;
+    if (expectContinue && !externalAgent) {
+      // PR smithy-typescript#1754: wait for 100-continue on a private agent so pooled sockets are not held.
+      agent = new (isSSL ? https.Agent : loadedHttp().Agent)({ keepAlive: false, maxSockets: Infinity });
+      oneOffAgent = true;
+    }
+    const serviceDefault = config.socketTimeout === undefined ? resolveDefaultSocketTimeout(config) : undefined;
+    const socketTimeout = serviceDefault ?? config.socketTimeout;
+    return {
+      agent,
+      isSSL,
+      oneOffAgent,
+      expectContinue,
+      connectionTimeout: config.connectionTimeout,
+      requestTimeout,
+      throwOnRequestTimeout: config.throwOnRequestTimeout === true,
+      socketTimeout:
+        socketTimeout !== undefined && Number.isFinite(socketTimeout) && socketTimeout > 0 ? socketTimeout : undefined,
+      socketTimeoutIsServiceDefault: serviceDefault !== undefined,
+      socketAcquisitionTimeout: config.socketAcquisitionTimeout,
+      connectionLifetime: config.connectionLifetime,
+      logger: config.logger,
+      externalAgent,
+    };
+  }
+
+  /** `scheme://host:port` for telemetry; the last one is memoised (one endpoint per client is the common case). */
+  private originOf(isSSL: boolean, hostname: string, port: number | undefined): string {
+    const memo = this.lastOrigin;
+    if (memo.isSSL === isSSL && memo.hostname === hostname && memo.port === port) return memo.origin;
+    memo.isSSL = isSSL;
+    memo.hostname = hostname;
+    memo.port = port;
+    memo.origin = `${isSSL ? "https:" : "http:"}//${hostname}:${port ?? (isSSL ? 443 : 80)}`;
+    return memo.origin;
   }
 
   /**
@@ -211,7 +288,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   public getPoolStats(options?: GetStatsOptions): PoolStats {
     return (
       this.runtime.monitor?.getStats(options) ?? {
-        takenAt: performance.now(),
+        takenAt: timing.now(),
         origins: [],
         totals: { active: 0, idle: 0, queued: 0, inFlight: 0, saturatedOrigins: 0 },
       }
@@ -231,12 +308,21 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
    * Updates one config key; the next `handle()` re-resolves the config (upstream semantics). Keys:
    * `Symbol.for("logger")` sets the logger unless the handler has its own; `Symbol.for("@smithy/defaultSocketTimeout")`
    * sets the service default idle timeout unless the handler has a valid one; `"socketMonitor"` switches the
-   * monitor mode at runtime (validated now); any other key is set as is.
+   * monitor mode at runtime (validated now); `"saturation"`, `"onSaturation"`, `"onRecovery"` are applied to the
+   * monitor at once (validated now; a new `saturation` object replaces the old one, omitted fields return to their
+   * defaults); `"telemetry"` switches tracking on or off for requests started from now on (validated now); any
+   * other key is set as is.
    */
   public updateHttpClientConfig(key: keyof NodeHttpHandlerOptions | symbol, value: unknown): void {
     if (key === "socketMonitor") resolveSocketMonitorMode(value);
     if (typeof key === "string" && key !== "httpAgent" && key !== "httpsAgent" && key !== "logger") {
       value = (normalizeOptions({ [key]: value } as Record<string, unknown>) as Record<string, unknown>)[key];
+    }
+    if (key === "saturation" || key === "onSaturation" || key === "onRecovery") this.reconfigureMonitor(key, value);
+    else if (key === "telemetry") {
+      // Applies to requests started from now on; requests already tracked keep reporting to the monitor.
+      this.runtime.monitor = value === false ? undefined : this.monitorInstance;
+      if (this.runtime.monitor !== undefined && this.runtime.inFlightCount > 0) this.runtime.scheduler.ensureTicking();
     }
     this.config = undefined;
     this.configProvider = this.configProvider.then((config) => {
@@ -266,9 +352,11 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     const config = resolveHandlerConfig(options, () => {
       this.externalAgent = true;
     });
-    const runtime = this.runtime;
-    if (runtime.monitor === undefined && options?.telemetry !== false) {
-      runtime.monitor = new PoolMonitor({
+    if (this.monitorInstance === undefined) {
+      const runtime = this.runtime;
+      // Built even with `telemetry: false` (it holds no timer and tracks nothing until used): the saturation options
+      // are validated the same way in both cases, and `updateHttpClientConfig("telemetry", true)` can switch it on.
+      this.monitorInstance = new PoolMonitor({
         ...options?.saturation,
         onSaturation: options?.onSaturation,
         onRecovery: options?.onRecovery,
@@ -276,8 +364,30 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
         // The logger can change later (Symbol.for("logger")): resolve it at warning time.
         logger: { warn: (message: string) => (runtime.settings?.logger ?? console)?.warn?.(message) },
       });
+      runtime.monitor = options?.telemetry === false ? undefined : this.monitorInstance;
     }
     return config;
+  }
+
+  /**
+   * Applies `saturation`, `onSaturation` or `onRecovery` to the monitor now (validated: a bad value throws a
+   * `TypeError`/`RangeError` naming the option and the value, and changes nothing). A new `saturation` object
+   * replaces the old one: fields it leaves out go back to their defaults.
+   */
+  private reconfigureMonitor(key: "saturation" | "onSaturation" | "onRecovery", value: unknown): void {
+    const monitor = this.monitorInstance as PoolMonitor;
+    if (key !== "saturation") {
+      monitor.configure({ [key]: value ?? undefined });
+      return;
+    }
+    if (value != null && typeof value !== "object") {
+      throw new TypeError(
+        `${PACKAGE_PREFIX} - invalid option saturation: ${typeof value === "string" ? JSON.stringify(value) : String(value)}; expected an object of saturation-detector options.`
+      );
+    }
+    const next: Record<string, unknown> = {};
+    for (const name of SATURATION_OPTION_KEYS) next[name] = (value as Record<string, unknown> | null)?.[name];
+    monitor.configure(next);
   }
 
   private applyRuntimeSettings(config: ResolvedHandlerConfig): void {
@@ -293,7 +403,6 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
         connectionLifetime: config.connectionLifetime,
         externalAgents: config.lifecycleForExternalAgents,
       },
-      sampleIntervalMs: (config.saturation as { sampleIntervalMs?: number } | undefined)?.sampleIntervalMs ?? 1000,
     };
   }
 }

@@ -1,4 +1,5 @@
 import { describe, expect, test as it } from "vitest";
+import { NodeHttpHandler } from "./node-http-handler";
 import { normalizeOptions } from "./resolve-handler-config";
 
 describe("normalizeOptions", () => {
@@ -23,6 +24,23 @@ describe("normalizeOptions", () => {
     expect(() => normalizeOptions({ connectionTimeout: -1 })).toThrow(/invalid option connectionTimeout: -1/);
     expect(() => normalizeOptions({ requestTimeout: Number.NaN })).toThrow(/invalid option requestTimeout: NaN/);
     expect(() => normalizeOptions({ httpsAgent: 5 as any })).toThrow(/invalid option httpsAgent: 5/);
+  });
+
+  it("accepts only a boolean throwOnRequestTimeout (null = unset), naming the option and the value otherwise", () => {
+    expect(normalizeOptions({ throwOnRequestTimeout: true }).throwOnRequestTimeout).toBe(true);
+    expect(normalizeOptions({ throwOnRequestTimeout: false }).throwOnRequestTimeout).toBe(false);
+    expect(normalizeOptions({ throwOnRequestTimeout: null as any }).throwOnRequestTimeout).toBeUndefined();
+    expect(() => normalizeOptions({ throwOnRequestTimeout: "true" as any })).toThrow(
+      'invalid option throwOnRequestTimeout: "true"; expected a boolean (true or false).'
+    );
+    expect(() => normalizeOptions({ throwOnRequestTimeout: 1 as any })).toThrow(
+      "invalid option throwOnRequestTimeout: 1; expected a boolean"
+    );
+    // The constructor and updateHttpClientConfig validate it the same way.
+    expect(() => new NodeHttpHandler({ throwOnRequestTimeout: "false" as any })).toThrow(TypeError);
+    expect(() => new NodeHttpHandler().updateHttpClientConfig("throwOnRequestTimeout", 1)).toThrow(
+      "invalid option throwOnRequestTimeout: 1"
+    );
   });
 
   it("keeps Infinity (never) and leaves absent keys absent", () => {

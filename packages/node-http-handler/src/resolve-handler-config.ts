@@ -41,10 +41,11 @@ const MS_OPTIONS = [
 ] as const;
 
 /**
- * Normalises and checks the millisecond and agent options, returning a copy: `null` counts as unset (JSON-built
- * configs), a numeric string (e.g. from an environment variable) is converted, as upstream's timers would coerce it;
- * anything else that is not a number >= 0 (NaN, negative, `"5s"`) throws a `TypeError` naming the option and the
- * value. `Infinity` means "never".
+ * Normalises and checks the millisecond, `throwOnRequestTimeout` and agent options, returning a copy: `null` counts as
+ * unset (JSON-built configs), a numeric string (e.g. from an environment variable) is converted, as upstream's timers
+ * would coerce it; anything else that is not a number >= 0 (NaN, negative, `"5s"`) throws a `TypeError` naming the
+ * option and the value. `Infinity` means "never". `throwOnRequestTimeout` must be a boolean (upstream's truthiness
+ * would make `"false"` throw): anything else throws a `TypeError`.
  * @internal
  */
 export function normalizeOptions<T extends Partial<NodeHttpHandlerOptions>>(options: T): T {
@@ -59,6 +60,21 @@ export function normalizeOptions<T extends Partial<NodeHttpHandlerOptions>>(opti
       );
     }
     if (name in out) out[name] = value;
+  }
+  const throwOn = out.throwOnRequestTimeout;
+  if (throwOn === null) out.throwOnRequestTimeout = undefined;
+  else if (throwOn !== undefined && typeof throwOn !== "boolean") {
+    // Upstream treats any truthy value as true, so "false" would throw; a clear error is safer than guessing.
+    throw new TypeError(
+      `${PACKAGE_PREFIX} - invalid option throwOnRequestTimeout: ${typeof throwOn === "string" ? JSON.stringify(throwOn) : String(throwOn)}; expected a boolean (true or false).`
+    );
+  }
+  const telemetry = out.telemetry;
+  if (telemetry === null) out.telemetry = undefined;
+  else if (telemetry !== undefined && typeof telemetry !== "boolean") {
+    throw new TypeError(
+      `${PACKAGE_PREFIX} - invalid option telemetry: ${typeof telemetry === "string" ? JSON.stringify(telemetry) : String(telemetry)}; expected a boolean (true or false).`
+    );
   }
   for (const name of ["httpAgent", "httpsAgent"] as const) {
     const value = out[name];
@@ -115,6 +131,8 @@ export function resolveHandlerConfig(
       maxSockets: DEFAULT_MAX_SOCKETS,
       ...(httpsAgent as object),
     });
+    // Handler-owned, like the http agent: the default idleSocketTimeout applies to it (i.e. to every AWS request).
+    ownedAgents.add(httpsAgentInstance);
   }
   return {
     connectionTimeout: opts.connectionTimeout,

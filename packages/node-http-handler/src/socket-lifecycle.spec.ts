@@ -3,12 +3,19 @@
  * connections, so "the socket was (not) reused" is observed from the outside.
  */
 import { HttpRequest } from "@smithy/protocol-http";
+import { readFileSync } from "node:fs";
 import http from "node:http";
+import https from "node:https";
+import { join } from "node:path";
 import type { AddressInfo, Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test as it, vi } from "vitest";
 import { FAKE_TIMERS } from "./fake-timers.mock";
 import { TICK_MS } from "./constants";
 import { NodeHttpHandler } from "./node-http-handler";
+
+const FIXTURES = join(__dirname, "..", "test", "fixtures");
+const CA = readFileSync(join(FIXTURES, "localhost-cert.pem"));
+const KEY = readFileSync(join(FIXTURES, "localhost-key.pem"));
 
 let server: http.Server;
 let port: number;
@@ -89,6 +96,42 @@ describe("socket lifecycle limits (fake timers)", () => {
     expect(connections).toBe(2);
     await staleClosed;
     expect(handler.getPoolStats().origins[0].sockets.closed.idle_timeout).toBe(1);
+  });
+
+  it("applies the default idleSocketTimeout to the handler's own https agent too (every AWS request)", async () => {
+    const tls = https.createServer({ key: KEY, cert: CA }, (req, res) => {
+      req.resume();
+      res.end("ok");
+    });
+    tls.keepAliveTimeout = 60_000;
+    let tlsConnections = 0;
+    tls.on("connection", () => tlsConnections++);
+    await new Promise<void>((resolve) => tls.listen(0, "127.0.0.1", resolve));
+    const tlsPort = (tls.address() as AddressInfo).port;
+    try {
+      // Agent options (not an instance): the agent is the handler's own, so the default limit applies.
+      handler = new NodeHttpHandler({ httpsAgent: { ca: CA } });
+      const request = () =>
+        new HttpRequest({ protocol: "https:", hostname: "127.0.0.1", port: tlsPort, method: "GET", path: "/" });
+      const once = async () => {
+        const { response } = await handler!.handle(request());
+        response.body.resume();
+        await new Promise((resolve) => response.body.once("end", resolve));
+      };
+      await once();
+      const agent = (handler.httpHandlerConfigs() as { httpsAgent: https.Agent }).httpsAgent;
+      const [stale] = Object.values(agent.freeSockets).flatMap((list) => list ?? []);
+      expect(stale).toBeDefined();
+      const staleClosed = new Promise((resolve) => stale.once("close", resolve));
+      vi.advanceTimersByTime(4000);
+      await once();
+      expect(tlsConnections).toBe(2);
+      await staleClosed;
+      expect(handler.getPoolStats().origins[0].sockets.closed.idle_timeout).toBe(1);
+    } finally {
+      tls.closeAllConnections();
+      await new Promise((resolve) => tls.close(resolve));
+    }
   });
 
   it("leaves a caller-owned agent's pool alone by default, and manages it when a limit is set explicitly", async () => {

@@ -7,9 +7,11 @@
  *   changes are picked up). A busy socket is never cut: it is closed when its response ends instead of returning to
  *   the pool.
  *
- * When: `sweep()` runs on every shared tick (only while requests are in flight) and right before a request is
- * dispatched on an agent (at most once per tick period per agent), so an expired socket can never be handed to a new
- * request, and an idle process keeps no timer for its idle sockets (Node `unref()`s them; they cost nothing).
+ * When: `sweepAgent()` runs for both agents on every shared tick (while the handler's interval runs) and for the
+ * request's agent right before a request is dispatched (at most once per tick period per agent, see `sweepDue()`),
+ * so an expired socket can never be handed to a new request, and an idle process keeps no timer for its idle
+ * sockets (Node `unref()`s them; they cost nothing). Applies to the agents the handler created (both the http and
+ * the https one) and, only when a limit was set explicitly, to caller-owned agents.
  *
  * Cost: the sweep walks `agent.freeSockets` (at most maxFreeSockets per origin, usually a few), O(free sockets);
  * each socket carries two numbers under symbols (created-at, freed-at), stamped by one shared `'free'` listener per
@@ -19,7 +21,7 @@ import type { Agent } from "node:http";
 import type { Socket } from "node:net";
 import { TICK_MS } from "./constants";
 import { ownedAgents } from "./resolve-handler-config";
-import { timing } from "./timing";
+import { timing } from "@sockeye/pool-monitor";
 
 const kCreatedAt = Symbol("sockeye.socketCreatedAt");
 const kFreedAt = Symbol("sockeye.socketFreedAt");

@@ -14,6 +14,9 @@
  *   /stall-body         headers (content-length 100) + 10 bytes, then silence
  *   /never              reads the body, never answers
  *   /reset              destroys the socket as soon as the request head is parsed
+ *   /reset-mid-body     headers (content-length 100) + 10 bytes, then destroys the socket
+ *   /half-close         reads the body, then ends its side of the connection without a response
+ *   /malformed          reads the body, then writes an unparsable status line and ends the connection
  *   /stream-sink        emits "first-chunk" on `events` with the first body chunk, answers `{ length, sha256 }`
  *   /early-413          answers 413 at once, without reading the body
  *
@@ -75,6 +78,8 @@ export interface TestServer {
   events: EventEmitter;
   /** Resolves once `received.length >= n`. */
   waitForRequests(n: number): Promise<void>;
+  /** Destroys every open connection (the server keeps listening). */
+  dropConnections(): void;
   close(): Promise<void>;
 }
 
@@ -199,6 +204,22 @@ function route(state: InternalState, req: http.IncomingMessage, res: http.Server
     case "/reset":
       req.socket.destroy();
       return;
+    case "/reset-mid-body":
+      collectInto(rec, req, () => {
+        res.writeHead(200, { "content-length": 100 });
+        res.write("0123456789", () => setImmediate(() => req.socket.destroy()));
+      });
+      return;
+    case "/half-close":
+      // The server ends its side of the connection without a response.
+      collectInto(rec, req, () => req.socket.end());
+      return;
+    case "/malformed":
+      collectInto(rec, req, () => {
+        req.socket.write("HTTP/1.1 ABC not-a-status\r\nbroken header line\r\n\r\n");
+        req.socket.end();
+      });
+      return;
     case "/early-413":
       res.writeHead(413, { "content-type": "text/plain", connection: "close" });
       res.end("too large");
@@ -286,6 +307,9 @@ export async function startServer(kind: ServerKind, host = "127.0.0.1"): Promise
     },
     events: state.events,
     waitForRequests: (n) => waitFor(() => state.received.length >= n, `${n} requests`),
+    dropConnections: () => {
+      for (const socket of sockets) socket.destroy();
+    },
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -300,6 +324,8 @@ export async function startServer(kind: ServerKind, host = "127.0.0.1"): Promise
 export async function startSilentTcpServer(): Promise<{
   port: number;
   readonly connections: number;
+  /** TCP connections currently open. */
+  readonly openConnections: number;
   close(): Promise<void>;
 }> {
   const sockets = new Set<net.Socket>();
@@ -309,6 +335,8 @@ export async function startSilentTcpServer(): Promise<{
     sockets.add(socket);
     socket.on("error", () => {});
     socket.on("close", () => sockets.delete(socket));
+    // Discard what arrives (never answer), so the client's close is seen and counted.
+    socket.resume();
   });
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
@@ -316,6 +344,9 @@ export async function startSilentTcpServer(): Promise<{
     port: (server.address() as net.AddressInfo).port,
     get connections() {
       return connections;
+    },
+    get openConnections() {
+      return sockets.size;
     },
     close: async () => {
       for (const socket of sockets) socket.destroy();

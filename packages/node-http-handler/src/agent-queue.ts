@@ -1,0 +1,42 @@
+/**
+ * Surgery on an `http.Agent`'s request queue (`agent.requests`: name → array of queued `ClientRequest`s).
+ *
+ * Node keeps a destroyed queued request in `agent.requests` until a socket frees up and then hands it that socket
+ * (which it frees again): in a stuck pool it stays there forever, and it never emits `'close'`. A request that
+ * gives up while queued (abort, acquisition / connection / request timeout, handler `destroy()`) therefore leaves
+ * the queue itself, and its owner ends it without waiting for a `'close'` that will not come.
+ *
+ * Cost: O(queue length) per call, on failure paths only; nothing on the hot path.
+ */
+import type { Agent, ClientRequest } from "node:http";
+
+/**
+ * Removes `req` from `agent.requests` if it is queued there. Returns true when it was (the request then has no
+ * socket and will never emit `'close'`), false otherwise.
+ * @internal
+ */
+export function leaveAgentQueue(agent: Agent, req: ClientRequest): boolean {
+  const requests = agent.requests as Record<string, unknown[] | undefined> | undefined;
+  if (requests === null || typeof requests !== "object") return false;
+  for (const key in requests) {
+    const queue = requests[key];
+    const index = Array.isArray(queue) ? queue.indexOf(req) : -1;
+    if (index !== -1) {
+      queue!.splice(index, 1);
+      if (queue!.length === 0) delete requests[key];
+      return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * `maxSockets=<n>, <m> requests queued` for error messages (all agent keys summed).
+ * @internal
+ */
+export function describeAgentQueue(agent: Agent): string {
+  let queued = 0;
+  const requests = agent.requests;
+  for (const key in requests) queued += requests[key]?.length ?? 0;
+  return `maxSockets=${agent.maxSockets}, ${queued} requests queued`;
+}

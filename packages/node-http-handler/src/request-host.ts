@@ -1,0 +1,37 @@
+import type { PoolMonitor } from "@sockeye/pool-monitor";
+import type { ClientRequest } from "node:http";
+import type { Socket } from "node:net";
+import type { DeadlineScheduler } from "./deadline-scheduler";
+import type { LifecycleCloseReason } from "./socket-lifecycle";
+
+/**
+ * What a request needs from the handler that runs it (implemented by `HandlerRuntime`). The request depends on
+ * this interface only, so `in-flight-request.ts` does not import the runtime and the runtime can import the request:
+ * no import cycle. `R` is the request's state type.
+ *
+ * The calls bracket a request's life: `requestStarted` (counted in flight) … `requestFinished` (its single way out,
+ * called exactly once by `InFlightRequest.finish()`).
+ * @internal
+ */
+export interface RequestHost<R> {
+  /** The handler's shared deadline scheduler. */
+  readonly scheduler: DeadlineScheduler;
+  /** Per-origin telemetry; `undefined` with `telemetry: false`. */
+  readonly monitor: PoolMonitor | undefined;
+  /** Before the Node request is created: count it in flight, drop expired free sockets of its agent. */
+  requestStarted(r: R, now: number): void;
+  /** The Node request `req` exists: start telemetry and the socket-usage window. */
+  requestCreated(r: R, req: ClientRequest, now: number): void;
+  /** The promise settled: the socket-usage window no longer matters. */
+  requestSettled(r: R): void;
+  /** The single way out: every per-request registration of the handler is released. Called once per request. */
+  requestFinished(r: R): void;
+  /** Tells telemetry why the handler ended the request (before or after it closed). */
+  noteOutcome(r: R, outcome: "aborted" | "timed_out"): void;
+  /** The request's socket connected: start its inactivity watch (`socketTimeout`). */
+  watchIdle(r: R, socket: Socket): void;
+  /** The request waited its whole socket-usage window without settling. */
+  onWarningWindow(r: R): void;
+  /** Telemetry for a socket the handler closes on purpose (`connectionLifetime` reached). */
+  socketClosedByLimit(socket: Socket, reason: LifecycleCloseReason): void;
+}

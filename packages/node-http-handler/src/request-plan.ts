@@ -1,0 +1,25 @@
+import type { Logger } from "@smithy/types";
+import type { Agent } from "node:http";
+
+/**
+ * What the handler resolves for a request before `InFlightRequest.start()`: which agent and which deadlines (ms,
+ * `undefined` = off). Read-only and shared: one plan per (resolved config, protocol) serves every request without a
+ * per-call `requestTimeout` override or `Expect: 100-continue` (those get their own).
+ * @internal
+ */
+export interface RequestPlan {
+  agent: Agent;
+  isSSL: boolean;
+  /** The agent is a one-off 100-continue agent (never monitored, never swept). */
+  oneOffAgent: boolean;
+  expectContinue: boolean;
+  connectionTimeout: number | undefined;
+  requestTimeout: number | undefined;
+  throwOnRequestTimeout: boolean;
+  socketTimeout: number | undefined;
+  socketTimeoutIsServiceDefault: boolean;
+  socketAcquisitionTimeout: number | undefined;
+  connectionLifetime: number | undefined;
+  logger: Logger | undefined;
+  externalAgent: boolean;
+}

@@ -1,0 +1,106 @@
+/**
+ * SocketUsageWarning: upstream's "socket usage at capacity" warning, in the three `socketMonitor` modes.
+ *
+ * - `"per-request"`: upstream exactly: one native timer per request (`warningWindowMs`), cleared when the request
+ *   settles; when it fires, `checkSocketUsage` runs on that request's agent with the request's logger.
+ * - `"interval"` with telemetry: nothing per request; the `PoolMonitor`'s saturation detector samples the pool on
+ *   the handler's shared tick (the runtime only keeps the interval running).
+ * - `"interval"` without telemetry: upstream's criteria on the shared scheduler: a `Deadline` of the request,
+ *   armed for max(`MIN_WARNING_WINDOW_MS`, `warningWindowMs`); when a request has waited the whole window, both
+ *   agents are checked with the handler's logger.
+ * - `"off"`: nothing.
+ *
+ * One warning timestamp per handler (wall clock, upstream's 15 s lockout) is shared by both agents. Loggers are
+ * called through `guardedWarn` (inside `checkSocketUsage`).
+ */
+import { timing } from "@sockeye/pool-monitor";
+import type { Logger } from "@smithy/types";
+import type { Agent } from "node:http";
+import { checkSocketUsage } from "./check-socket-usage";
+import { MIN_WARNING_WINDOW_MS } from "./constants";
+import { DeadlineKind } from "./deadline-kind";
+import { Deadline, type DeadlineOwner, type DeadlineScheduler } from "./deadline-scheduler";
+import type { RequestPlan } from "./request-plan";
+import type { SocketMonitorMode } from "./socket-monitor-mode";
+
+/** The per-request slots this concern uses (fields of the request's state). @internal */
+export interface WarnedRequest extends DeadlineOwner {
+  readonly plan: RequestPlan;
+  /** `"interval"` mode without telemetry: the window on the shared scheduler. */
+  warning: Deadline | undefined;
+  /** `"per-request"` mode: upstream's native timer. */
+  warningTimer: ReturnType<typeof setTimeout> | undefined;
+}
+
+/** What the warning needs from the handler's resolved config. @internal */
+export interface SocketUsageWarningSettings {
+  mode: SocketMonitorMode;
+  /** Delay before a request counts as "waiting", ms (upstream's formula). */
+  warningWindowMs: number;
+  logger: Logger | undefined;
+  /** The agents the interval check looks at (the http agent may not exist yet). */
+  agents: () => (Agent | undefined)[];
+}
+
+function onPerRequestTimer(warning: SocketUsageWarning, r: WarnedRequest): void {
+  r.warningTimer = undefined;
+  warning.onWindow(r);
+}
+
+/** @internal */
+export class SocketUsageWarning {
+  /** Upstream's per-handler warning timestamp (wall clock ms), shared by both agents. */
+  timestamp = 0;
+  /** Set by the handler whenever its config is (re)resolved; `undefined` before the first `handle()`. */
+  settings: SocketUsageWarningSettings | undefined = undefined;
+
+  constructor(private readonly scheduler: DeadlineScheduler) {}
+
+  /**
+   * Arms the window of a new request according to the mode. Nothing is armed for agents without a finite
+   * `maxSockets` (the check could never warn), for one-off 100-continue agents, or when `monitored` (the pool
+   * monitor's detector does the job on the shared tick).
+   */
+  arm(r: WarnedRequest, now: number, monitored: boolean): void {
+    const settings = this.settings;
+    if (settings === undefined || settings.mode === "off" || r.plan.oneOffAgent) return;
+    const maxSockets = r.plan.agent.maxSockets;
+    if (typeof maxSockets !== "number" || maxSockets === Number.POSITIVE_INFINITY) return;
+    if (settings.mode === "per-request") {
+      r.warningTimer = timing.setTimeout(onPerRequestTimer, settings.warningWindowMs, this, r);
+      return;
+    }
+    if (monitored) {
+      // The detector samples the pool on the shared tick: keep it ticking; nothing per request.
+      this.scheduler.ensureTicking();
+      return;
+    }
+    r.warning ??= new Deadline(r, DeadlineKind.Warning);
+    this.scheduler.arm(r.warning, now, Math.max(MIN_WARNING_WINDOW_MS, settings.warningWindowMs));
+  }
+
+  /** The request settled: its window no longer matters. */
+  clear(r: WarnedRequest): void {
+    if (r.warning !== undefined) this.scheduler.cancel(r.warning);
+    if (r.warningTimer !== undefined) {
+      timing.clearTimeout(r.warningTimer);
+      r.warningTimer = undefined;
+    }
+  }
+
+  /** A request waited the whole window without settling: run upstream's check. */
+  onWindow(r: WarnedRequest): void {
+    const settings = this.settings;
+    if (settings === undefined) return;
+    if (settings.mode === "per-request") {
+      this.timestamp = checkSocketUsage(r.plan.agent, this.timestamp, r.plan.logger);
+      return;
+    }
+    for (const agent of settings.agents()) {
+      if (agent === undefined) continue;
+      const before = this.timestamp;
+      this.timestamp = checkSocketUsage(agent, before, settings.logger);
+      if (this.timestamp !== before) return;
+    }
+  }
+}

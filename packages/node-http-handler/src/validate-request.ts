@@ -1,0 +1,32 @@
+import type { HttpRequest } from "@smithy/protocol-http";
+import { PACKAGE_PREFIX } from "./constants";
+
+function show(value: unknown): string {
+  return typeof value === "string" ? JSON.stringify(value) : String(value);
+}
+
+/**
+ * Checks what `handle()` needs of a request before anything is dispatched, so a bad request never opens a socket:
+ * `request` is an object, `hostname` a non-empty string (Node would silently use `localhost` otherwise), and `port`
+ * absent or an integer from 1 to 65535 (a numeric string such as `"8080"` is accepted, as Node accepts it).
+ * Throws a `TypeError` naming the field and the value. O(1).
+ * @internal
+ */
+export function validateRequest(request: HttpRequest): void {
+  if (request === null || typeof request !== "object") {
+    throw new TypeError(`${PACKAGE_PREFIX} - handle(request) expects an HttpRequest; received ${show(request)}.`);
+  }
+  const { hostname, port } = request;
+  if (typeof hostname !== "string" || hostname === "" || hostname === "[]") {
+    throw new TypeError(
+      `${PACKAGE_PREFIX} - invalid request hostname: ${show(hostname)}; expected a non-empty host name or IP address.`
+    );
+  }
+  if (port === undefined || port === null) return;
+  const n = typeof port === "string" && /^\d+$/.test(port) ? Number(port) : port;
+  if (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > 65535) {
+    throw new TypeError(
+      `${PACKAGE_PREFIX} - invalid request port: ${show(port)}; expected an integer from 1 to 65535 (or none for the protocol's default).`
+    );
+  }
+}

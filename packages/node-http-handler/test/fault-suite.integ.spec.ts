@@ -1,0 +1,715 @@
+/**
+ * Fault suite: every scenario runs through upstream `NodeHttpHandler` (`@smithy/node-http-handler` 4.14.2) and
+ * through Sockeye's, side by side, against the same real loopback servers, over http AND https.
+ *
+ * After each run (and the handler's `destroy()`, unless the scenario is about not destroying), the suite counts
+ * what is left, never sleeping for a guessed time (it polls with a cap, and the cap only bounds a failing run):
+ *
+ * - `pending`: `handle()` promises still unsettled;
+ * - `openConnections`: TCP connections the server still has open (each is a client socket left open);
+ * - `newConnections`: connections opened after `destroy()`;
+ * - `abortListeners`: `'abort'` listeners left on the callers' signals;
+ * - `refTimers` / `refHandles`: ref'd `Timeout`s and other ref'd handles (`process.getActiveResourcesInfo()`) more
+ *   than before the run;
+ * - `queued`: requests left in the agents' queues (zombies);
+ * - Sockeye only: its in-flight count, armed deadlines, whether its interval runs, and the monitor's totals.
+ *
+ * Sockeye must leave every count at 0 and be never worse than upstream on any of them.
+ */
+import { NodeHttpHandler as UpstreamNodeHttpHandler } from "@smithy/node-http-handler";
+import type { HttpRequest } from "@smithy/protocol-http";
+import type { HttpHandlerOptions, Logger } from "@smithy/types";
+import { getEventListeners } from "node:events";
+import type { Agent, IncomingMessage } from "node:http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NodeHttpHandler, type NodeHttpHandlerOptions } from "../src/index";
+import {
+  CA,
+  closedPort,
+  readAll,
+  requestTo,
+  type RequestInit,
+  type ServerKind,
+  startServer,
+  startSilentTcpServer,
+  type TestServer,
+  waitFor,
+} from "./servers";
+
+const KINDS: ServerKind[] = ["http", "https"];
+/** Upper bound for anything to settle or close; a passing run never waits for it. */
+const CAP_MS = 2000;
+
+type Impl = "upstream" | "sockeye";
+type AnyHandler = UpstreamNodeHttpHandler | NodeHttpHandler;
+
+interface Settled {
+  status?: number;
+  body?: string;
+  bodyError?: string;
+  error?: { name: string; code?: unknown; message: string };
+}
+
+interface Leftovers {
+  pending: number;
+  openConnections: number;
+  newConnections: number;
+  abortListeners: number;
+  refTimers: number;
+  refHandles: number;
+  queued: number;
+}
+
+interface RunResult {
+  outcomes: (Settled | "pending")[];
+  left: Leftovers;
+  /** Sockeye's own accounting after the run (undefined for upstream). */
+  internal?: { inFlight: number; armed: number; ticking: boolean; monitorInFlight: number; monitorQueued: number };
+  notes: Record<string, unknown>;
+}
+
+interface Ctx {
+  impl: Impl;
+  kind: ServerKind;
+  server: TestServer;
+  /** A TCP server that accepts and never writes (https: the TLS handshake never completes). */
+  silentPort: number;
+  handler: AnyHandler;
+  controllers: AbortController[];
+  pending: Promise<{ response: { statusCode: number; body: IncomingMessage } }>[];
+  notes: Record<string, unknown>;
+  start(init: RequestInit, options?: HttpHandlerOptions & { signal?: boolean }): number;
+}
+
+interface Scenario {
+  name: string;
+  options?: NodeHttpHandlerOptions;
+  /** Agent options merged in for both kinds (e.g. `{ maxSockets: 1 }`). */
+  agent?: Record<string, unknown>;
+  /** Starts requests and plays the fault; resolves once the scenario's point has been reached. */
+  run(ctx: Ctx): Promise<void>;
+  /** How resolved bodies are handled (default: read to the end). */
+  body?: "read" | "destroy";
+  /** Do not call destroy() at the end (the scenario checks a handler that is simply dropped). */
+  noDestroy?: boolean;
+  /** Only Sockeye (upstream cannot run it without crashing the test process; the reason is given). */
+  sockeyeOnly?: string;
+  /** Scenario-specific assertions on both results. */
+  check?(ours: RunResult, upstream: RunResult | undefined, kind: ServerKind): void;
+}
+
+const unhandled: unknown[] = [];
+const onUnhandled = (reason: unknown) => unhandled.push(reason);
+beforeAll(() => {
+  process.on("unhandledRejection", onUnhandled);
+});
+afterAll(() => {
+  process.off("unhandledRejection", onUnhandled);
+});
+
+function countResources(): { timers: number; handles: number } {
+  let timers = 0;
+  let handles = 0;
+  for (const type of process.getActiveResourcesInfo()) {
+    if (type === "Timeout") timers++;
+    else if (type !== "Immediate" && type !== "FSReqCallback") handles++;
+  }
+  return { timers, handles };
+}
+
+function agentsOf(handler: AnyHandler): Agent[] {
+  const config = handler.httpHandlerConfigs() as { httpAgent?: Agent; httpsAgent?: Agent };
+  return [config.httpAgent, config.httpsAgent].filter((a): a is Agent => a !== undefined && a !== null);
+}
+
+function queuedIn(agents: Agent[]): number {
+  let n = 0;
+  for (const agent of agents) for (const key in agent.requests) n += agent.requests[key]?.length ?? 0;
+  return n;
+}
+
+function errorOf(e: unknown): Settled["error"] {
+  const error = e as Error & { code?: unknown };
+  return { name: error?.name, code: error?.code, message: String(error?.message) };
+}
+
+async function settleAll<T>(promises: Promise<T>[], capMs: number): Promise<(PromiseSettledResult<T> | "pending")[]> {
+  const states: (PromiseSettledResult<T> | "pending")[] = promises.map(() => "pending");
+  promises.forEach((p, i) => {
+    p.then(
+      (value) => {
+        states[i] = { status: "fulfilled", value };
+      },
+      (reason) => {
+        states[i] = { status: "rejected", reason };
+      }
+    );
+  });
+  await waitFor(() => states.every((s) => s !== "pending"), "promises to settle", capMs).catch(() => {});
+  return states;
+}
+
+async function runOnce(impl: Impl, kind: ServerKind, scenario: Scenario): Promise<RunResult> {
+  // Fresh servers per run: whatever a previous run left behind (upstream's hung or late connections) is not
+  // counted against this one.
+  const server = await startServer(kind);
+  const silent = await startSilentTcpServer();
+  const before = countResources();
+  const agentOptions: Record<string, unknown> = { ...(kind === "https" ? { ca: CA } : {}), ...scenario.agent };
+  const options: NodeHttpHandlerOptions = {
+    ...scenario.options,
+    ...(kind === "https" ? { httpsAgent: agentOptions } : { httpAgent: agentOptions }),
+  };
+  const handler: AnyHandler = impl === "upstream" ? new UpstreamNodeHttpHandler(options) : new NodeHttpHandler(options);
+  const notes: Record<string, unknown> = {};
+  const ctx: Ctx = {
+    impl,
+    kind,
+    server,
+    silentPort: silent.port,
+    handler,
+    controllers: [],
+    pending: [],
+    notes,
+    start(init, handleOptions = {}) {
+      const { signal, ...rest } = handleOptions;
+      let abortSignal = rest.abortSignal;
+      if (signal) {
+        const controller = new AbortController();
+        ctx.controllers.push(controller);
+        abortSignal = controller.signal as never;
+      }
+      const request: HttpRequest = requestTo(server, init);
+      const p = handler.handle(request, { ...rest, abortSignal }) as Ctx["pending"][number];
+      p.catch(() => {});
+      ctx.pending.push(p);
+      return ctx.pending.length - 1;
+    },
+  };
+  let destroyedAt = -1;
+  try {
+    await scenario.run(ctx);
+    const states = await settleAll(ctx.pending, CAP_MS);
+    const outcomes: (Settled | "pending")[] = [];
+    for (const state of states) {
+      if (state === "pending") {
+        outcomes.push("pending");
+      } else if (state.status === "rejected") {
+        outcomes.push({ error: errorOf(state.reason) });
+      } else {
+        const { response } = state.value;
+        const out: Settled = { status: response.statusCode };
+        if (scenario.body === "destroy") {
+          response.body.destroy();
+        } else {
+          try {
+            out.body = (await readAll(response.body)).toString();
+          } catch (error) {
+            out.bodyError = errorOf(error)?.message;
+          }
+        }
+        outcomes.push(out);
+      }
+    }
+    notes.queuedBeforeDestroy = queuedIn(agentsOf(handler));
+    const agents = agentsOf(handler);
+    if (!scenario.noDestroy) {
+      destroyedAt = server.connections;
+      handler.destroy();
+    }
+    // Whatever destroy() left pending gets the cap to settle; open connections get the cap to close.
+    const after = await settleAll(ctx.pending, CAP_MS);
+    if (scenario.noDestroy && impl === "sockeye") {
+      // Not destroyed: the interval stops itself at the first tick that finds nothing to do.
+      const runtime = (handler as unknown as { runtime: { scheduler: { ticking: boolean } } }).runtime;
+      await waitFor(() => !runtime.scheduler.ticking, "the interval to stop itself", CAP_MS).catch(() => {});
+    }
+    const open = () => server.openConnections + silent.openConnections;
+    await waitFor(() => open() === 0, "connections to close", CAP_MS).catch(() => {});
+    // Let closes and timers of this run be processed before counting handles.
+    await new Promise((resolve) => setImmediate(resolve));
+    const now = countResources();
+    const left: Leftovers = {
+      pending: after.filter((s) => s === "pending").length,
+      openConnections: open(),
+      newConnections: destroyedAt < 0 ? 0 : server.connections - destroyedAt,
+      abortListeners: ctx.controllers.reduce((n, c) => n + getEventListeners(c.signal, "abort").length, 0),
+      refTimers: Math.max(0, now.timers - before.timers),
+      refHandles: Math.max(0, now.handles - before.handles),
+      queued: queuedIn(agents),
+    };
+    const result: RunResult = { outcomes, left, notes };
+    if (impl === "sockeye") result.internal = internals(handler as NodeHttpHandler);
+    return result;
+  } finally {
+    handler.destroy();
+    await Promise.all([server.close(), silent.close()]);
+  }
+}
+
+function internals(handler: NodeHttpHandler): NonNullable<RunResult["internal"]> {
+  const runtime = (handler as unknown as { runtime: any }).runtime;
+  const totals = handler.getPoolStats().totals;
+  return {
+    inFlight: runtime.inFlightCount,
+    armed: runtime.scheduler.size,
+    ticking: runtime.scheduler.ticking,
+    monitorInFlight: totals.inFlight,
+    monitorQueued: totals.queued,
+  };
+}
+
+function errorName(o: Settled | "pending"): string {
+  if (o === "pending") return "pending";
+  return o.error ? o.error.name : `status ${o.status}`;
+}
+
+async function sawRequests(ctx: Ctx, n: number, baseline: number): Promise<void> {
+  await ctx.server.waitForRequests(baseline + n);
+}
+
+const holdQueue = (ctx: Ctx) => ctx.server.received.length;
+
+/** The scenarios: the issue's ten defects, then the classic faults. */
+const SCENARIOS: Scenario[] = [
+  {
+    name: "1. acquisition timeout: the queued request settles and nothing of it is left",
+    agent: { maxSockets: 1 },
+    options: { socketAcquisitionTimeout: 300 },
+    async run(ctx) {
+      const base = holdQueue(ctx);
+      ctx.start({ path: "/never" });
+      await sawRequests(ctx, 1, base);
+      const second = ctx.start({ path: "/echo" }, { signal: true });
+      await settleAll([ctx.pending[second]], CAP_MS);
+      // Before destroy(): the queued request is gone everywhere.
+      ctx.notes.listenersAfterTimeout = getEventListeners(ctx.controllers[0].signal, "abort").length;
+      ctx.notes.queuedAfterTimeout = queuedIn(agentsOf(ctx.handler));
+      if (ctx.impl === "sockeye") {
+        const h = ctx.handler as NodeHttpHandler;
+        const origin = h.getPoolStats().origins[0];
+        ctx.notes.timedOut = origin?.requests.timedOut;
+        ctx.notes.monitorInFlight = origin?.inFlight;
+        ctx.notes.runtimeInFlight = (h as any).runtime.inFlightCount;
+      }
+    },
+    check(ours, upstream) {
+      expect(errorName(ours.outcomes[1])).toBe("TimeoutError");
+      expect(ours.notes).toMatchObject({
+        listenersAfterTimeout: 0,
+        queuedAfterTimeout: 0,
+        timedOut: 1,
+        monitorInFlight: 1,
+        runtimeInFlight: 1,
+      });
+      // Upstream has no socketAcquisitionTimeout: its queued request waits until destroy().
+      expect(upstream?.notes.listenersAfterTimeout).toBe(1);
+    },
+  },
+  {
+    name: "3. destroy() with requests queued: all settle with HandlerDestroyedError, no new connection",
+    agent: { maxSockets: 1 },
+    async run(ctx) {
+      const base = holdQueue(ctx);
+      ctx.start({ path: "/never" }, { signal: true });
+      ctx.start({ path: "/never" }, { signal: true });
+      ctx.start({ path: "/never" }, { signal: true });
+      await sawRequests(ctx, 1, base);
+      await waitFor(() => queuedIn(agentsOf(ctx.handler)) === 2, "two queued requests");
+      const connections = ctx.server.connections;
+      ctx.handler.destroy();
+      await settleAll(ctx.pending, CAP_MS);
+      ctx.notes.connectionsOpenedByDestroy = ctx.server.connections - connections;
+    },
+    check(ours, upstream) {
+      for (const o of ours.outcomes) {
+        expect(o).not.toBe("pending");
+        expect((o as Settled).error).toMatchObject({ name: "HandlerDestroyedError", code: "ERR_HANDLER_DESTROYED" });
+        expect((o as Settled).error?.message).toContain("destroyed");
+      }
+      expect(ours.notes.connectionsOpenedByDestroy).toBe(0);
+      // Upstream hands the queued requests fresh sockets, which hang.
+      expect(upstream?.notes.connectionsOpenedByDestroy).toBeGreaterThan(0);
+    },
+  },
+  {
+    name: "3b. destroy() with requests queued under requestTimeout + throw",
+    agent: { maxSockets: 1 },
+    options: { requestTimeout: 1500, throwOnRequestTimeout: true },
+    async run(ctx) {
+      const base = holdQueue(ctx);
+      for (let i = 0; i < 3; i++) ctx.start({ path: "/never" });
+      await sawRequests(ctx, 1, base);
+      await waitFor(() => queuedIn(agentsOf(ctx.handler)) === 2, "two queued requests");
+      ctx.handler.destroy();
+    },
+    check(ours) {
+      expect(ours.outcomes.map(errorName)).toEqual(Array(3).fill("HandlerDestroyedError"));
+    },
+  },
+  {
+    name: "4. a throwing logger does not drop another request's deadline of the same tick",
+    sockeyeOnly: "upstream's warn-only requestTimeout throws from its timer callback: an uncaught exception",
+    agent: { maxSockets: 1 },
+    options: {
+      requestTimeout: 300,
+      connectionTimeout: 300,
+      logger: {
+        debug() {},
+        info() {},
+        warn() {
+          throw new Error("logger down");
+        },
+        error() {},
+      } as Logger,
+    },
+    async run(ctx) {
+      const base = holdQueue(ctx);
+      // Armed in the same turn with the same duration: one list, expiring in the same tick in arm order. The first
+      // request's requestTimeout warning (throwing logger) comes before the queued second request's
+      // connectionTimeout.
+      ctx.start({ path: "/never" });
+      ctx.start({ path: "/never" });
+      await sawRequests(ctx, 1, base);
+      await settleAll([ctx.pending[1]], CAP_MS);
+      // The warn-only first request is still running: end it.
+      ctx.handler.destroy();
+    },
+    check(ours) {
+      expect(ours.outcomes[1]).toMatchObject({ error: { name: "TimeoutError" } });
+      expect((ours.outcomes[1] as Settled).error?.message).toContain("still waiting for a free socket");
+      expect(errorName(ours.outcomes[0])).toBe("HandlerDestroyedError");
+    },
+  },
+  {
+    name: "5. handle(request, null) is not a synchronous throw",
+    async run(ctx) {
+      const request = requestTo(ctx.server, { path: "/echo" });
+      let threw = false;
+      try {
+        const p = (ctx.handler.handle as any)(request, null);
+        p.catch(() => {});
+        ctx.pending.push(p);
+        const q = (ctx.handler.handle as any)(null);
+        q.catch(() => {});
+        ctx.pending.push(q);
+      } catch {
+        threw = true;
+      }
+      ctx.notes.threw = threw;
+    },
+    check(ours, upstream) {
+      expect(ours.notes.threw).toBe(false);
+      expect(upstream?.notes.threw).toBe(false);
+      expect(ours.outcomes[0]).toMatchObject({ status: 200 });
+      expect(ours.outcomes[1]).toMatchObject({ error: { name: "TypeError" } });
+      expect((ours.outcomes[1] as Settled).error?.message).toContain("handle(request) expects an HttpRequest");
+    },
+  },
+  {
+    name: "7. bad request ports and a missing hostname: clear rejection, no socket",
+    async run(ctx) {
+      const connections = ctx.server.connections;
+      for (const port of [-1, 70000, "abc"]) ctx.start({ path: "/echo", port: port as number });
+      const request = requestTo(ctx.server, { path: "/echo" });
+      (request as any).hostname = undefined;
+      const p = ctx.handler.handle(request) as Ctx["pending"][number];
+      p.catch(() => {});
+      ctx.pending.push(p);
+      await settleAll(ctx.pending, CAP_MS);
+      ctx.notes.connections = ctx.server.connections - connections;
+      ctx.notes.sockets = agentsOf(ctx.handler).reduce(
+        (n, a) => n + Object.values(a.sockets).reduce((m, s) => m + (s?.length ?? 0), 0),
+        0
+      );
+    },
+    check(ours) {
+      const names = ours.outcomes.map(errorName);
+      expect(names).toEqual(["TypeError", "TypeError", "TypeError", "TypeError"]);
+      expect((ours.outcomes[0] as Settled).error?.message).toContain("invalid request port: -1");
+      expect((ours.outcomes[2] as Settled).error?.message).toContain('invalid request port: "abc"');
+      expect((ours.outcomes[3] as Settled).error?.message).toContain("invalid request hostname: undefined");
+      expect(ours.notes).toMatchObject({ connections: 0, sockets: 0 });
+    },
+  },
+  {
+    name: "8. aborting a queued request while the pool is stuck: it leaves the agent queue",
+    agent: { maxSockets: 1 },
+    async run(ctx) {
+      const base = holdQueue(ctx);
+      ctx.start({ path: "/never" });
+      await sawRequests(ctx, 1, base);
+      ctx.start({ path: "/echo" }, { signal: true });
+      await waitFor(() => queuedIn(agentsOf(ctx.handler)) === 1, "the queued request");
+      ctx.controllers[0].abort();
+      await settleAll([ctx.pending[1]], CAP_MS);
+      ctx.notes.queuedAfterAbort = queuedIn(agentsOf(ctx.handler));
+      if (ctx.impl === "sockeye") {
+        const origin = (ctx.handler as NodeHttpHandler).getPoolStats().origins[0];
+        ctx.notes.aborted = origin?.requests.aborted;
+        ctx.notes.monitorInFlight = origin?.inFlight;
+      }
+    },
+    check(ours, upstream) {
+      expect(errorName(ours.outcomes[1])).toBe("AbortError");
+      expect(ours.notes).toMatchObject({ queuedAfterAbort: 0, aborted: 1, monitorInFlight: 1 });
+      expect(upstream?.notes.queuedAfterAbort).toBe(1);
+    },
+  },
+  {
+    name: "9. a synchronous throw from http.request (header with a newline) keeps the count at 0",
+    async run(ctx) {
+      ctx.start({ path: "/echo", headers: { "x-bad": "a\nb" } });
+      await settleAll(ctx.pending, CAP_MS);
+      if (ctx.impl === "sockeye") ctx.notes.inFlight = (ctx.handler as any).runtime.inFlightCount;
+    },
+    check(ours) {
+      expect(ours.outcomes[0]).toMatchObject({ error: { code: "ERR_INVALID_CHAR" } });
+      expect(ours.notes.inFlight).toBe(0);
+    },
+  },
+  // ---- classic faults --------------------------------------------------------------------------------------
+  {
+    name: "reset before the response",
+    async run(ctx) {
+      ctx.start({ path: "/reset" }, { signal: true });
+    },
+    check(ours, upstream) {
+      expect(ours.outcomes.map(errorName)).toEqual(upstream!.outcomes.map(errorName));
+    },
+  },
+  {
+    name: "reset mid-body",
+    async run(ctx) {
+      ctx.start({ path: "/reset-mid-body" }, { signal: true });
+    },
+    check(ours, upstream) {
+      expect(ours.outcomes[0]).toMatchObject({ status: 200, bodyError: expect.any(String) });
+      expect((upstream!.outcomes[0] as Settled).bodyError).toBeDefined();
+    },
+  },
+  {
+    name: "connection refused",
+    async run(ctx) {
+      ctx.start({ path: "/echo", port: await closedPort() }, { signal: true });
+    },
+    check(ours, upstream) {
+      expect(ours.outcomes[0]).toMatchObject({ error: { code: "ECONNREFUSED" } });
+      expect(ours.outcomes.map(errorName)).toEqual(upstream!.outcomes.map(errorName));
+    },
+  },
+  {
+    name: "server never answers (requestTimeout + throw)",
+    options: { requestTimeout: 300, throwOnRequestTimeout: true },
+    async run(ctx) {
+      ctx.start({ path: "/never" }, { signal: true });
+    },
+    check(ours, upstream) {
+      expect(ours.outcomes[0]).toMatchObject({ error: { name: "TimeoutError", code: "ETIMEDOUT" } });
+      expect(ours.outcomes.map(errorName)).toEqual(upstream!.outcomes.map(errorName));
+    },
+  },
+  {
+    name: "server never answers, no timeout: destroy() ends it",
+    async run(ctx) {
+      const base = holdQueue(ctx);
+      ctx.start({ path: "/never" }, { signal: true });
+      await sawRequests(ctx, 1, base);
+      ctx.handler.destroy();
+    },
+    check(ours) {
+      expect(errorName(ours.outcomes[0])).toBe("HandlerDestroyedError");
+    },
+  },
+  {
+    name: "TLS handshake / first byte never comes (connectionTimeout, socketTimeout)",
+    options: { connectionTimeout: 300, socketTimeout: 300 },
+    async run(ctx) {
+      ctx.start({ path: "/echo", port: ctx.silentPort }, { signal: true });
+    },
+    check(ours) {
+      expect(errorName(ours.outcomes[0])).toBe("TimeoutError");
+    },
+  },
+  {
+    name: "slow body",
+    async run(ctx) {
+      ctx.start({ path: "/slow-body", query: { ms: "50" } }, { signal: true });
+    },
+    check(ours, upstream) {
+      expect(ours.outcomes).toEqual(upstream!.outcomes);
+      expect(ours.outcomes[0]).toMatchObject({ status: 200, body: "part-1;part-2" });
+    },
+  },
+  {
+    name: "stalled body (socketTimeout)",
+    options: { socketTimeout: 300 },
+    async run(ctx) {
+      ctx.start({ path: "/stall-body" }, { signal: true });
+    },
+    check(ours, upstream) {
+      expect(ours.outcomes[0]).toMatchObject({ status: 200, bodyError: expect.any(String) });
+      expect((upstream!.outcomes[0] as Settled).bodyError).toBeDefined();
+    },
+  },
+  {
+    name: "half-close: the server ends the connection without a response",
+    async run(ctx) {
+      ctx.start({ path: "/half-close" }, { signal: true });
+    },
+    check(ours, upstream) {
+      expect(ours.outcomes.map(errorName)).toEqual(upstream!.outcomes.map(errorName));
+      expect((ours.outcomes[0] as Settled).error?.message).toBe("socket hang up");
+    },
+  },
+  {
+    name: "malformed response",
+    async run(ctx) {
+      ctx.start({ path: "/malformed" }, { signal: true });
+    },
+    check(ours, upstream) {
+      expect(ours.outcomes.map(errorName)).toEqual(upstream!.outcomes.map(errorName));
+      expect((ours.outcomes[0] as Settled).error?.code).toMatch(/^HPE_/);
+    },
+  },
+  {
+    name: "abort before handle()",
+    async run(ctx) {
+      const controller = new AbortController();
+      ctx.controllers.push(controller);
+      controller.abort();
+      ctx.start({ path: "/echo" }, { abortSignal: controller.signal as never });
+    },
+    check(ours, upstream) {
+      expect(ours.outcomes.map(errorName)).toEqual(["AbortError"]);
+      expect(upstream!.outcomes.map(errorName)).toEqual(["AbortError"]);
+    },
+  },
+  {
+    name: "abort while waiting for the response",
+    async run(ctx) {
+      const base = holdQueue(ctx);
+      ctx.start({ path: "/never" }, { signal: true });
+      await sawRequests(ctx, 1, base);
+      ctx.controllers[0].abort();
+    },
+    check(ours, upstream) {
+      expect(ours.outcomes.map(errorName)).toEqual(["AbortError"]);
+      expect(upstream!.outcomes.map(errorName)).toEqual(["AbortError"]);
+    },
+  },
+  {
+    name: "abort mid-body",
+    body: "read",
+    async run(ctx) {
+      const i = ctx.start({ path: "/stall-body" }, { signal: true });
+      await ctx.pending[i];
+      ctx.controllers[0].abort();
+    },
+    check(ours) {
+      expect(ours.outcomes[0]).toMatchObject({ status: 200, bodyError: expect.any(String) });
+    },
+  },
+  {
+    name: "destroy() under load (20 requests, maxSockets 5)",
+    agent: { maxSockets: 5 },
+    async run(ctx) {
+      const base = holdQueue(ctx);
+      for (let i = 0; i < 20; i++) ctx.start({ path: "/delay", query: { ms: "2000" } }, { signal: true });
+      await sawRequests(ctx, 5, base);
+      ctx.handler.destroy();
+    },
+    check(ours) {
+      expect(ours.outcomes.map(errorName)).toEqual(Array(20).fill("HandlerDestroyedError"));
+    },
+  },
+  {
+    name: "event-loop block while the response arrives (requestTimeout + throw)",
+    options: { requestTimeout: 300, throwOnRequestTimeout: true },
+    async run(ctx) {
+      const base = holdQueue(ctx);
+      ctx.start({ path: "/delay", query: { ms: "20" } }, { signal: true });
+      await sawRequests(ctx, 1, base);
+      const until = Date.now() + 500;
+      while (Date.now() < until) {
+        // Block the loop past the deadline.
+      }
+    },
+    check(ours) {
+      // Sockeye processes the response that arrived during the block before its deadline (see deadline-stall).
+      expect(ours.outcomes[0]).toMatchObject({ status: 200 });
+    },
+  },
+  {
+    name: "a body consumed, handler simply dropped (no destroy): nothing ref'd is left",
+    noDestroy: true,
+    async run(ctx) {
+      ctx.start({ path: "/echo" }, { signal: true });
+      ctx.start({ path: "/large", query: { bytes: "100000" } }, { signal: true });
+    },
+    check(ours) {
+      expect(ours.outcomes.map(errorName)).toEqual(["status 200", "status 200"]);
+    },
+  },
+];
+
+describe("fault suite: bad options", () => {
+  it("rejects bad option values with a clear error and never opens a connection", async () => {
+    const server = await startServer("http");
+    try {
+      const bad: [keyof NodeHttpHandlerOptions, unknown][] = [
+        ["requestTimeout", -1],
+        ["connectionTimeout", "5s"],
+        ["throwOnRequestTimeout", "true"],
+        ["socketMonitor", "sometimes"],
+        ["httpAgent", 5],
+      ];
+      for (const [name, value] of bad) {
+        // Object options: the constructor throws, naming the option and the value.
+        expect(() => new NodeHttpHandler({ [name]: value } as NodeHttpHandlerOptions)).toThrow(
+          new RegExp(`invalid (option|environment variable) ${name}`)
+        );
+        // Provider: every handle() rejects with the same error; no connection, nothing pending.
+        const handler = new NodeHttpHandler(async () => ({ [name]: value }) as NodeHttpHandlerOptions);
+        await expect(handler.handle(requestTo(server))).rejects.toThrow(name);
+        handler.destroy();
+      }
+      expect(server.connections).toBe(0);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe.each(KINDS)("fault suite vs @smithy/node-http-handler over %s", (kind) => {
+  it.each(SCENARIOS.map((s) => [s.name, s] as const))("%s", async (_name, scenario) => {
+    const upstream = scenario.sockeyeOnly ? undefined : await runOnce("upstream", kind, scenario);
+    const ours = await runOnce("sockeye", kind, scenario);
+    scenario.check?.(ours, upstream, kind);
+    // Nothing of ours is left...
+    // Not destroyed: pooled keep-alive sockets stay open, unref'd (they never keep the process alive).
+    const keepAlive = scenario.noDestroy ? { openConnections: ours.left.openConnections } : {};
+    expect(ours.left).toEqual({
+      pending: 0,
+      openConnections: 0,
+      newConnections: 0,
+      abortListeners: 0,
+      refTimers: 0,
+      refHandles: 0,
+      queued: 0,
+      ...keepAlive,
+    });
+    expect(ours.internal).toEqual({ inFlight: 0, armed: 0, ticking: false, monitorInFlight: 0, monitorQueued: 0 });
+    // ...and never worse than upstream on any count.
+    if (upstream !== undefined) {
+      for (const key of Object.keys(ours.left) as (keyof Leftovers)[]) {
+        expect(
+          ours.left[key],
+          `${key}: sockeye ${ours.left[key]} vs upstream ${upstream.left[key]}`
+        ).toBeLessThanOrEqual(upstream.left[key]);
+      }
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(unhandled.splice(0)).toEqual([]);
+  });
+});
