@@ -12,6 +12,7 @@
  * - Attribute objects are cached per origin (see `origin-attributes.ts`).
  */
 import {
+  type Attributes,
   type BatchObservableResult,
   createNoopMeter,
   type Meter,
@@ -72,7 +73,8 @@ const PKG = "@sockeye/opentelemetry";
  * Registers OpenTelemetry instruments that report the socket pools seen by `source`.
  *
  * Semantic conventions (attributes `server.address`, `server.port`, `url.scheme`):
- * - `http.client.open_connections` (async UpDownCounter, `{connection}`, + `http.connection.state` = `active` | `idle`)
+ * - `http.client.open_connections` (async UpDownCounter, `{connection}`, + `http.connection.state` = `active` | `idle`;
+ *   HTTP/2 sessions of Sockeye's `NodeHttp2Handler` also carry `network.protocol.version` = `"2"`)
  * - `http.client.active_requests` (async UpDownCounter, `{request}`; queued requests included)
  * - `http.client.connection.duration` (Histogram, `s`; per closed connection, + `<ns>.connection.close_reason`)
  * - `http.client.request.time_in_queue` (Histogram, `s`; only requests that actually queued, .NET semantics)
@@ -171,13 +173,29 @@ export function registerPoolMetrics(
     requests,
   ];
 
+  // HTTP/2 origins (an `http2` block, from Sockeye's NodeHttp2Handler): open connections are sessions, tagged
+  // `network.protocol.version = "2"`. Attribute objects cached per origin and state, like the others.
+  const h2StateAttrs = new Map<string, Attributes>();
+  const connectionAttrs = (origin: string, state: "active" | "idle", http2: boolean): Attributes => {
+    const plain = attrs.with(origin, "http.connection.state", state);
+    if (!http2) return plain;
+    const id = `${origin}\n${state}`;
+    let tagged = h2StateAttrs.get(id);
+    if (tagged === undefined) {
+      tagged = Object.freeze({ ...plain, "network.protocol.version": "2" });
+      h2StateAttrs.set(id, tagged);
+    }
+    return tagged;
+  };
+
   const observe = (result: BatchObservableResult): void => {
     const stats = source.getStats();
     for (const o of stats.origins) {
       const origin = o.origin;
       const base = attrs.get(origin).base;
-      result.observe(openConnections, o.active, attrs.with(origin, "http.connection.state", "active"));
-      result.observe(openConnections, o.idle, attrs.with(origin, "http.connection.state", "idle"));
+      const http2 = o.http2 !== undefined;
+      result.observe(openConnections, o.active, connectionAttrs(origin, "active", http2));
+      result.observe(openConnections, o.idle, connectionAttrs(origin, "idle", http2));
       result.observe(activeRequests, o.inFlight, base);
       result.observe(queuedRequests, o.queued, base);
       result.observe(oldestQueuedAge, o.oldestQueuedMs / 1000, base);

@@ -1,0 +1,156 @@
+/**
+ * Http2SessionEntry: the pool's record of one `ClientHttp2Session`: its state (connecting → ready → closing →
+ * closed), the streams open on it, its effective stream limit, its establishment deadline and its idle watch.
+ *
+ * A session is `ready` once the server's first SETTINGS frame arrived (TCP, TLS and SETTINGS done): only then is its
+ * `maxConcurrentStreams` known, so the pool never puts more streams on it than the peer allows. Streams wait in the
+ * origin's queue until then.
+ *
+ * Listeners are shared module functions (the session points back to its entry through a symbol), so a session costs
+ * its entry, one `Deadline` node and six listener slots; nothing per stream.
+ *
+ * Process lifetime: the session is `unref()`'d while it carries no stream and nobody waits for it, so an idle pooled
+ * session never keeps a process alive (upstream does the same through its refcount).
+ */
+import type { Http2CloseReason } from "@sockeye/pool-monitor";
+import type { ClientHttp2Session, Settings } from "node:http2";
+import { Deadline, type DeadlineOwner } from "./deadline-scheduler";
+import type { ActivityCounter, Http2IdleWatcher } from "./http2-idle-watch";
+import type { Http2Origin } from "./http2-origin";
+import type { Http2SessionPool } from "./http2-session-pool";
+import type { Http2StreamRequest } from "./http2-stream-request";
+
+/** Session states. @internal */
+export const SESSION_CONNECTING = 0;
+/** @internal */
+export const SESSION_READY = 1;
+/** @internal */
+export const SESSION_CLOSING = 2;
+/** @internal */
+export const SESSION_CLOSED = 3;
+
+const kEntry = Symbol("sockeye.http2SessionEntry");
+let nextSessionId = 1;
+
+type SessionWithEntry = ClientHttp2Session & { [kEntry]?: Http2SessionEntry };
+
+function entryOf(session: ClientHttp2Session): Http2SessionEntry | undefined {
+  return (session as SessionWithEntry)[kEntry];
+}
+
+function onSessionConnect(this: ClientHttp2Session): void {
+  const entry = entryOf(this);
+  if (entry !== undefined) entry.connectedAt = entry.pool.now();
+}
+
+function onSocketConnect(this: { [kEntry]?: Http2SessionEntry }): void {
+  const entry = this[kEntry];
+  if (entry !== undefined) entry.tcpAt = entry.pool.now();
+}
+
+function onRemoteSettings(this: ClientHttp2Session, settings: Settings): void {
+  const entry = entryOf(this);
+  if (entry !== undefined) entry.pool.sessionSettings(entry, settings);
+}
+
+function onGoaway(this: ClientHttp2Session, code: number): void {
+  const entry = entryOf(this);
+  if (entry !== undefined) entry.pool.sessionGoaway(entry, code);
+}
+
+function onSessionError(this: ClientHttp2Session, error: Error): void {
+  const entry = entryOf(this);
+  if (entry !== undefined) entry.pool.sessionError(entry, error);
+}
+
+function onSessionFrameError(this: ClientHttp2Session, type: number, code: number, id: number): void {
+  const entry = entryOf(this);
+  // Upstream drops the session on a session-level frame error; stream-level ones (id > 0) are the stream's business.
+  if (entry !== undefined && id === 0) {
+    entry.pool.sessionError(entry, new Error(`Frame type id ${type} in stream id ${id} has failed with code ${code}.`));
+  }
+}
+
+function onSessionClose(this: ClientHttp2Session): void {
+  const entry = entryOf(this);
+  if (entry !== undefined) entry.pool.sessionClosed(entry);
+}
+
+/** @internal */
+export class Http2SessionEntry implements DeadlineOwner, Http2IdleWatcher {
+  readonly id = nextSessionId++;
+  state = SESSION_CONNECTING;
+  /** Streams open on the session now. */
+  active = 0;
+  /** Streams opened over its life. */
+  streams = 0;
+  maxActive = 0;
+  /** Effective stream limit: min(peer limit, handler cap); the cap alone until the peer's SETTINGS arrived. */
+  streamLimit: number;
+  /** The peer's `maxConcurrentStreams`, once known. */
+  peerMaxConcurrentStreams: number | undefined = undefined;
+  referenced = true;
+  /** The session was established (its first SETTINGS arrived) at some point. */
+  wasReady = false;
+  readonly createdAt: number;
+  tcpAt = -1;
+  connectedAt = -1;
+  closeReason: Http2CloseReason | undefined = undefined;
+  error: Error | undefined = undefined;
+  /** The one request of an isolated session (until its stream starts). */
+  isolatedRequest: Http2StreamRequest | undefined = undefined;
+  readonly connectDeadline: Deadline;
+  // Idle watch links (sessionTimeout).
+  watchNext: Http2IdleWatcher | undefined = undefined;
+  watchPrev: Http2IdleWatcher | undefined = undefined;
+  watched = false;
+  watchExpiring = false;
+  watchBytes = 0;
+  watchSince = 0;
+  watchLimitMs = 0;
+
+  constructor(
+    readonly pool: Http2SessionPool,
+    readonly origin: Http2Origin,
+    readonly session: ClientHttp2Session,
+    readonly isolated: boolean,
+    streamCap: number,
+    now: number
+  ) {
+    this.streamLimit = isolated ? 1 : streamCap;
+    this.createdAt = now;
+    this.connectDeadline = new Deadline(this, 0);
+    (session as SessionWithEntry)[kEntry] = this;
+    session.on("connect", onSessionConnect);
+    session.on("remoteSettings", onRemoteSettings);
+    session.on("goaway", onGoaway);
+    session.on("error", onSessionError);
+    session.on("frameError", onSessionFrameError);
+    session.on("close", onSessionClose);
+    const socket = session.socket as unknown as { once?: (event: string, fn: () => void) => void } | undefined;
+    if (socket !== undefined && typeof socket.once === "function") {
+      (socket as { [kEntry]?: Http2SessionEntry })[kEntry] = this;
+      socket.once("connect", onSocketConnect);
+    }
+  }
+
+  /** Whether the session can take one more stream now. */
+  get available(): boolean {
+    return this.state === SESSION_READY && this.active < this.streamLimit;
+  }
+
+  /** The socket's byte counters (`undefined` once the session is destroyed). */
+  activity(): ActivityCounter | undefined {
+    return this.session.destroyed ? undefined : (this.session.socket as unknown as ActivityCounter | undefined);
+  }
+
+  /** `sessionTimeout` passed with no byte moved. */
+  onInactive(): void {
+    this.pool.sessionIdle(this);
+  }
+
+  /** `connectionTimeout` passed before the session was established. */
+  onDeadline(): void {
+    this.pool.connectTimedOut(this);
+  }
+}

@@ -1,0 +1,410 @@
+/**
+ * Http2SessionPool: the HTTP/2 sessions of one handler, per origin, and everything time-based about them, on ONE
+ * shared, lazy, unref'd `DeadlineScheduler` (no native timer per stream or per session).
+ *
+ * Placement of a stream (`acquire`):
+ *   1. isolated (event stream, `disableConcurrentStreams`): a new session of its own, destroyed when the stream
+ *      closes (not counted against `maxSessionsPerOrigin`);
+ *   2. else the first pooled session that is ready and below its stream limit (min of the peer's SETTINGS
+ *      `maxConcurrentStreams` and the handler's `maxConcurrentStreams`);
+ *   3. else the stream waits in the origin's FIFO (counted as `queued`) and, while fewer than
+ *      `maxSessionsPerOrigin` sessions exist and the connecting ones cannot absorb the queue, a new session is
+ *      opened. A stream that closes hands its slot to the head of the queue; a session that becomes ready drains it.
+ *
+ * Session life: connecting → ready (first SETTINGS received) → closing (GOAWAY, or an isolated session whose stream
+ * got its response) → closed. A connecting session is bounded by `connectionTimeout` (a `Deadline`); ready sessions
+ * by `sessionTimeout` (the idle watch). A pooled session that fails before it is ready fails the queued streams
+ * when no other session of the origin is left to serve them (no reconnect loop against a dead server); one that
+ * closes after it was ready lets the queue open a fresh session.
+ *
+ * Costs: acquire/release O(maxSessionsPerOrigin) and allocation-free beyond the stream itself; the shared tick is
+ * O(watched streams + sessions) and stops when nothing is in flight.
+ */
+import type { SaturationReport } from "@sockeye/pool-monitor";
+import { timing } from "@sockeye/pool-monitor";
+import http2, { type ClientHttp2Session, type Settings } from "node:http2";
+import { PACKAGE_PREFIX } from "./constants";
+import { DeadlineScheduler } from "./deadline-scheduler";
+import { Http2IdleWatch } from "./http2-idle-watch";
+import { Http2Origin } from "./http2-origin";
+import { Http2OriginCounters, recordMs } from "./http2-origin-counters";
+import type { Http2PoolMonitor } from "./http2-pool-monitor";
+import {
+  Http2SessionEntry,
+  SESSION_CLOSED,
+  SESSION_CLOSING,
+  SESSION_CONNECTING,
+  SESSION_READY,
+} from "./http2-session-entry";
+import type { Http2StreamRequest } from "./http2-stream-request";
+import type { ResolvedHttp2Config } from "./resolve-http2-config";
+
+/** Streams assumed per connecting session when deciding whether the queue needs one more session. @internal */
+const ASSUMED_STREAMS_PER_SESSION = 100;
+
+/** @internal */
+export class Http2SessionPool {
+  readonly origins = new Map<string, Http2Origin>();
+  readonly scheduler: DeadlineScheduler;
+  readonly watch = new Http2IdleWatch();
+  config: ResolvedHttp2Config | undefined = undefined;
+  monitor: Http2PoolMonitor | undefined = undefined;
+  /** Streams started (queued included) and not yet closed. */
+  inFlight = 0;
+
+  constructor() {
+    this.scheduler = new DeadlineScheduler((now) => this.onTick(now));
+  }
+
+  now(): number {
+    return timing.now();
+  }
+
+  /** The origin record for `key` (created on first use). */
+  origin(key: string, name: string): Http2Origin {
+    let origin = this.origins.get(key);
+    if (origin === undefined) {
+      origin = new Http2Origin(key, name, this.monitor === undefined ? undefined : new Http2OriginCounters());
+      this.origins.set(key, origin);
+    }
+    return origin;
+  }
+
+  /** Places `req` on a session, or queues it (see the header). Throws only if `http2.connect()` throws. */
+  acquire(req: Http2StreamRequest): void {
+    const origin = req.origin;
+    this.inFlight++;
+    req.counted = true;
+    const counters = origin.counters;
+    if (counters !== undefined) {
+      counters.started++;
+      counters.arrivals++;
+      this.scheduler.ensureTicking();
+    }
+    if (req.isolated) {
+      const entry = this.openSession(origin, true);
+      entry.isolatedRequest = req;
+      req.entry = entry;
+      return;
+    }
+    const entry = origin.available();
+    if (entry !== undefined) {
+      this.startOn(entry, req);
+      return;
+    }
+    origin.enqueue(req);
+    this.monitor?.enqueued(origin);
+    this.maybeOpen(origin);
+  }
+
+  /** A request that will not get (or no longer needs) a slot: leaves the queue; an isolated session is dropped. */
+  abandon(req: Http2StreamRequest): void {
+    if (req.queued) req.origin.remove(req);
+    const entry = req.entry;
+    if (entry?.isolated && entry.isolatedRequest === req) {
+      entry.isolatedRequest = undefined;
+      this.destroySession(entry, "local");
+    }
+  }
+
+  /** The stream of `req` closed (or failed to open): frees its slot and hands it on. */
+  released(req: Http2StreamRequest, holdMs: number): void {
+    if (!req.counted) return;
+    req.counted = false;
+    this.inFlight--;
+    const entry = req.entry;
+    const counters = req.origin.counters;
+    if (entry === undefined || !req.onSession) return;
+    req.onSession = false;
+    req.origin.holdEnd(req);
+    if (counters !== undefined) {
+      counters.completions++;
+      counters.holdSumMs += holdMs;
+      counters.holdCount++;
+      if (holdMs > counters.holdMaxMs) counters.holdMaxMs = holdMs;
+    }
+    entry.active--;
+    if (entry.isolated) {
+      this.destroySession(entry, "local");
+      return;
+    }
+    if (entry.state === SESSION_READY) this.drain(entry);
+    this.updateRef(entry);
+  }
+
+  /** A request that settled without ever getting a stream slot (aborted, timed out or failed while waiting). */
+  droppedWhileWaiting(req: Http2StreamRequest): void {
+    if (!req.counted) return;
+    req.counted = false;
+    this.inFlight--;
+  }
+
+  sessionSettings(entry: Http2SessionEntry, settings: Settings): void {
+    const peer = settings.maxConcurrentStreams;
+    const cap = this.config?.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
+    entry.peerMaxConcurrentStreams = typeof peer === "number" && peer < 0xffffffff ? peer : undefined;
+    if (!entry.isolated) entry.streamLimit = Math.min(cap, entry.peerMaxConcurrentStreams ?? Number.POSITIVE_INFINITY);
+    if (!entry.isolated) entry.origin.streamLimitHint = entry.streamLimit;
+    if (entry.state === SESSION_CONNECTING) {
+      entry.state = SESSION_READY;
+      entry.wasReady = true;
+      this.scheduler.cancel(entry.connectDeadline);
+      const now = this.now();
+      if (!entry.isolated) entry.origin.connecting--;
+      const sessionTimeout = this.config?.sessionTimeout;
+      if (sessionTimeout !== undefined) {
+        this.watch.watch(entry, sessionTimeout, now);
+        this.scheduler.ensureTicking();
+      }
+      const counters = entry.origin.counters;
+      if (counters !== undefined) {
+        const established = entry.connectedAt >= 0 ? entry.connectedAt : now;
+        const tcpAt = entry.tcpAt >= 0 ? entry.tcpAt : established;
+        recordMs(counters.connect, tcpAt - entry.createdAt);
+        const tls = entry.origin.name.startsWith("https:");
+        if (tls) recordMs(counters.tls, established - tcpAt);
+        this.monitor?.sessionCreated(entry.origin, tcpAt - entry.createdAt, tls ? established - tcpAt : null);
+      }
+      if (entry.isolated) {
+        const req = entry.isolatedRequest;
+        entry.isolatedRequest = undefined;
+        if (req !== undefined && !req.settled) this.startOn(entry, req);
+        else this.destroySession(entry, "local");
+        return;
+      }
+    }
+    if (entry.state === SESSION_READY) this.drain(entry);
+    this.updateRef(entry);
+    this.maybeOpen(entry.origin);
+  }
+
+  /** An isolated session's stream got its response: no new stream may use it; it closes when the stream does. */
+  isolatedResponded(entry: Http2SessionEntry): void {
+    entry.closeReason ??= "local";
+    this.retire(entry);
+    if (!entry.session.closed && !entry.session.destroyed) entry.session.close();
+  }
+
+  sessionGoaway(entry: Http2SessionEntry, code: number): void {
+    const counters = entry.origin.counters;
+    if (counters !== undefined) counters.goawayCodes[String(code)] = (counters.goawayCodes[String(code)] ?? 0) + 1;
+    entry.closeReason ??= "goaway";
+    this.retire(entry);
+    // Upstream closes gracefully: streams the server accepted (id <= lastStreamID) may finish.
+    if (!entry.session.closed && !entry.session.destroyed) entry.session.close();
+    this.maybeOpen(entry.origin);
+  }
+
+  sessionError(entry: Http2SessionEntry, error: Error): void {
+    entry.error ??= error;
+    const counters = entry.origin.counters;
+    if (counters !== undefined) counters.sessionErrors++;
+    entry.closeReason ??= entry.wasReady ? "error" : "connect_error";
+    this.retire(entry);
+    if (!entry.session.destroyed) entry.session.destroy();
+  }
+
+  sessionIdle(entry: Http2SessionEntry): void {
+    entry.closeReason ??= "idle_timeout";
+    this.retire(entry);
+    entry.session.destroy();
+  }
+
+  /**
+   * A stream on `entry` hit its inactivity timeout. Stream activity is measured on the session's socket, so the whole
+   * session moved no byte for that long: it may be dead without knowing it (e.g. after a connection error nghttp2
+   * reported to nobody). Retire it (no new stream) and close it gracefully; streams still on it keep their own
+   * deadlines. The next stream gets a fresh session.
+   */
+  sessionSilent(entry: Http2SessionEntry): void {
+    if (entry.isolated || entry.state === SESSION_CLOSED) return;
+    entry.closeReason ??= "idle_timeout";
+    this.retire(entry);
+    if (!entry.session.closed && !entry.session.destroyed) entry.session.close();
+  }
+
+  connectTimedOut(entry: Http2SessionEntry): void {
+    if (entry.state !== SESSION_CONNECTING) return;
+    const ms = this.config?.connectionTimeout;
+    entry.error ??= Object.assign(
+      new Error(
+        `${PACKAGE_PREFIX} - HTTP/2 session to ${entry.origin.name} was not established (TCP, TLS and the server's SETTINGS) within connectionTimeout=${ms} ms.`
+      ),
+      { name: "TimeoutError", code: "ETIMEDOUT" }
+    );
+    entry.closeReason = "connect_timeout";
+    this.retire(entry);
+    entry.session.destroy();
+  }
+
+  sessionClosed(entry: Http2SessionEntry): void {
+    const wasConnecting = !entry.wasReady;
+    this.retire(entry);
+    entry.state = SESSION_CLOSED;
+    this.scheduler.cancel(entry.connectDeadline);
+    this.watch.unwatch(entry);
+    const origin = entry.origin;
+    origin.open.delete(entry);
+    const reason = entry.closeReason ?? (wasConnecting ? "connect_error" : "server_closed");
+    const counters = origin.counters;
+    if (counters !== undefined) {
+      counters.closed[reason]++;
+      recordMs(counters.sessionAge, this.now() - entry.createdAt);
+      this.monitor?.sessionClosed(origin, entry, reason);
+    }
+    const pending = entry.isolatedRequest;
+    if (pending !== undefined) {
+      entry.isolatedRequest = undefined;
+      pending.sessionFailed(entry.error ?? this.closedBeforeReady(origin));
+    }
+    if (entry.isolated) return;
+    if (wasConnecting && origin.queued > 0 && origin.sessions.length === 0) {
+      // Establishment failed and nothing else can serve the queue: fail it rather than reconnect in a loop.
+      const error = entry.error ?? this.closedBeforeReady(origin);
+      for (let req = origin.dequeue(); req !== undefined; req = origin.dequeue()) req.sessionFailed(error);
+      return;
+    }
+    this.maybeOpen(origin);
+  }
+
+  /**
+   * Destroys every session (upstream `destroy()`): open streams fail as their session goes, waiting streams fail at
+   * once. Origins and their counters stay (telemetry outlives `destroy()`); the pool stays usable.
+   */
+  destroy(): void {
+    for (const origin of this.origins.values()) {
+      const error = new Error(`${PACKAGE_PREFIX} - the handler was destroyed before a stream slot was free.`);
+      for (let req = origin.dequeue(); req !== undefined; req = origin.dequeue()) req.sessionFailed(error);
+      for (const entry of [...origin.open]) this.destroySession(entry, "local");
+    }
+    this.watch.clear();
+    this.scheduler.stop();
+  }
+
+  /** Takes `entry` out of the placement list (it will accept no new stream). */
+  private retire(entry: Http2SessionEntry): void {
+    if (entry.state === SESSION_CLOSED) return;
+    if (entry.state === SESSION_CONNECTING && !entry.isolated) entry.origin.connecting--;
+    if (entry.state !== SESSION_CLOSING) entry.state = SESSION_CLOSING;
+    this.scheduler.cancel(entry.connectDeadline);
+    const sessions = entry.origin.sessions;
+    const ix = sessions.indexOf(entry);
+    if (ix >= 0) sessions.splice(ix, 1);
+  }
+
+  private destroySession(entry: Http2SessionEntry, reason: "local"): void {
+    entry.closeReason ??= reason;
+    this.retire(entry);
+    if (!entry.session.destroyed) entry.session.destroy();
+  }
+
+  private closedBeforeReady(origin: Http2Origin): Error {
+    return new Error(`${PACKAGE_PREFIX} - HTTP/2 session to ${origin.name} closed before it was established.`);
+  }
+
+  private openSession(origin: Http2Origin, isolated: boolean): Http2SessionEntry {
+    const config = this.config;
+    const connectOptions = config?.options.nodeHttp2ConnectOptions;
+    const session: ClientHttp2Session =
+      connectOptions === undefined || connectOptions === null
+        ? http2.connect(origin.key)
+        : http2.connect(origin.key, connectOptions);
+    const now = this.now();
+    const entry = new Http2SessionEntry(
+      this,
+      origin,
+      session,
+      isolated,
+      config?.maxConcurrentStreams ?? Number.POSITIVE_INFINITY,
+      now
+    );
+    origin.open.add(entry);
+    if (!isolated) {
+      origin.sessions.push(entry);
+      origin.connecting++;
+    }
+    if (origin.counters !== undefined) origin.counters.sessionsCreated++;
+    const connectionTimeout = config?.connectionTimeout;
+    if (connectionTimeout !== undefined) this.scheduler.arm(entry.connectDeadline, now, connectionTimeout);
+    return entry;
+  }
+
+  private maybeOpen(origin: Http2Origin): void {
+    if (origin.queued === 0) return;
+    const max = this.config?.maxSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
+    if (origin.sessions.length >= max) return;
+    const cap = this.config?.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
+    const perSession = Math.min(cap, origin.streamLimitHint ?? ASSUMED_STREAMS_PER_SESSION);
+    if (origin.queued <= origin.connecting * perSession) return;
+    this.openSession(origin, false);
+  }
+
+  /** Moves queued streams onto `entry` while it has free slots. */
+  private drain(entry: Http2SessionEntry): void {
+    const origin = entry.origin;
+    while (origin.queued > 0 && entry.available) {
+      const req = origin.dequeue()!;
+      this.startOn(entry, req);
+    }
+  }
+
+  private startOn(entry: Http2SessionEntry, req: Http2StreamRequest): void {
+    entry.active++;
+    entry.streams++;
+    if (entry.active > entry.maxActive) entry.maxActive = entry.active;
+    req.entry = entry;
+    req.onSession = true;
+    const now = this.now();
+    entry.origin.holdStart(req, now);
+    this.updateRef(entry);
+    const counters = entry.origin.counters;
+    if (counters !== undefined) {
+      counters.acquisitions++;
+      if (entry.streams > 1) counters.reusedAcquisitions++;
+      const waitMs = now - req.startedAt;
+      recordMs(counters.queueWait, waitMs);
+      this.monitor?.acquired(entry.origin, waitMs, entry.streams > 1, req.wasQueued);
+    }
+    req.startStream(entry);
+  }
+
+  /** Keeps a session referenced exactly while it carries a stream or someone waits for it. */
+  private updateRef(entry: Http2SessionEntry): void {
+    const want =
+      entry.active > 0 ||
+      (entry.state === SESSION_CONNECTING && (entry.isolatedRequest !== undefined || entry.origin.queued > 0));
+    if (want === entry.referenced || entry.session.destroyed) return;
+    entry.referenced = want;
+    if (want) entry.session.ref();
+    else entry.session.unref();
+  }
+
+  private onTick(now: number): boolean {
+    this.watch.sample(now);
+    const monitor = this.monitor;
+    if (monitor !== undefined) monitor.tick(now);
+    return !this.watch.empty || this.inFlight > 0 || monitor?.busy === true;
+  }
+
+  /** Reports saturation transitions to the user's callbacks and logger (isolated: a throwing one changes nothing). */
+  report(report: SaturationReport): void {
+    const config = this.config;
+    if (config === undefined) return;
+    const callback = report.state === "ok" ? config.onRecovery : config.onSaturation;
+    if (typeof callback === "function") {
+      try {
+        callback(report);
+      } catch {
+        // User callbacks are isolated.
+      }
+    }
+    if (report.state !== "ok") {
+      const logger = config.logger ?? console;
+      try {
+        logger.warn?.(`${PACKAGE_PREFIX} - ${report.message}`);
+      } catch {
+        // A throwing logger is ignored.
+      }
+    }
+  }
+}

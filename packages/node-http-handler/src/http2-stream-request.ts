@@ -1,0 +1,372 @@
+/**
+ * Http2StreamRequest: the state of one `NodeHttp2Handler.handle()` call, from the call until its stream closes.
+ *
+ * One object per request holds everything the request needs: its queue links (`Http2Origin`), its idle-watch links
+ * (`Http2IdleWatch`, for `requestTimeout`), its 100-continue `Deadline`, and it is its own abort listener
+ * (`handleEvent`). The stream's listeners are shared module functions that find the request through a symbol on the
+ * stream, so the hot path allocates no closure per request beyond the promise executor.
+ *
+ * Settling: exactly once. The promise resolves when response headers arrive (the body is the stream) and rejects on
+ * the first of: abort, inactivity timeout, stream error, RST_STREAM ("aborted"), frame error, or the stream closing
+ * without a response. Whatever happens first, the stream's slot is released exactly once, when the stream closes (or
+ * at once for a request that never got a stream).
+ */
+import { HttpResponse, type HttpRequest } from "@smithy/protocol-http";
+import type { ClientRequest } from "node:http";
+import http2, { type ClientHttp2Stream, type IncomingHttpHeaders } from "node:http2";
+import { buildAbortError } from "./build-abort-error";
+import { buildQueryString } from "./build-query-string";
+import { MIN_CONTINUE_WAIT_MS } from "./constants";
+import { Deadline, type DeadlineOwner } from "./deadline-scheduler";
+import { getTransformedHeaders } from "./get-transformed-headers";
+import type { ActivityCounter, Http2IdleWatcher } from "./http2-idle-watch";
+import type { Http2Origin } from "./http2-origin";
+import type { Http2SessionEntry } from "./http2-session-entry";
+import type { Http2SessionPool } from "./http2-session-pool";
+import { writeBody } from "./write-body";
+
+const { NGHTTP2_CANCEL } = http2.constants;
+const kRequest = Symbol("sockeye.http2StreamRequest");
+
+type StreamWithRequest = ClientHttp2Stream & { [kRequest]?: Http2StreamRequest };
+
+/** How a request ended, for telemetry. @internal */
+const OUTCOME_NONE = 0;
+const OUTCOME_COMPLETED = 1;
+const OUTCOME_FAILED = 2;
+const OUTCOME_ABORTED = 3;
+const OUTCOME_TIMED_OUT = 4;
+
+/** A signal as the SDK may pass it: a DOM `AbortSignal` or the SDK's own `{ aborted, onabort }` shape. */
+export interface AbortSignalLike {
+  aborted: boolean;
+  reason?: unknown;
+  onabort?: ((this: unknown, ev: unknown) => unknown) | null;
+  addEventListener?: (type: "abort", listener: { handleEvent(): void }, options?: { once?: boolean }) => void;
+  removeEventListener?: (type: "abort", listener: { handleEvent(): void }) => void;
+}
+
+function requestOf(stream: ClientHttp2Stream): Http2StreamRequest | undefined {
+  return (stream as StreamWithRequest)[kRequest];
+}
+
+function onStreamResponse(this: ClientHttp2Stream, headers: IncomingHttpHeaders): void {
+  requestOf(this)?.onResponse(headers);
+}
+
+function onStreamError(this: ClientHttp2Stream, error: Error): void {
+  requestOf(this)?.onError(error);
+}
+
+function onStreamAborted(this: ClientHttp2Stream): void {
+  requestOf(this)?.onAborted(
+    new Error(`HTTP/2 stream is abnormally aborted in mid-communication with result code ${this.rstCode}.`)
+  );
+}
+
+function onStreamFrameError(this: ClientHttp2Stream, type: number, code: number, id: number): void {
+  requestOf(this)?.fail(
+    new Error(`Frame type id ${type} in stream id ${id} has failed with code ${code}.`),
+    OUTCOME_FAILED
+  );
+}
+
+function onStreamClose(this: ClientHttp2Stream): void {
+  requestOf(this)?.onClose();
+}
+
+function onStreamContinue(this: ClientHttp2Stream): void {
+  requestOf(this)?.sendBody();
+}
+
+/**
+ * RST_STREAM(CANCEL), as upstream's `stream.close()`, then a local teardown: on a session nghttp2 has already
+ * terminated (after a connection error it reported to nobody) `close()` alone never emits `'close'`, which would leak
+ * the stream slot.
+ */
+function cancel(stream: ClientHttp2Stream | undefined): void {
+  if (stream === undefined || stream.destroyed) return;
+  if (!stream.closed) stream.close(NGHTTP2_CANCEL);
+  stream.destroy();
+}
+
+/** @internal */
+export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
+  entry: Http2SessionEntry | undefined = undefined;
+  stream: ClientHttp2Stream | undefined = undefined;
+  settled = false;
+  /** Counted in the pool's in-flight total. */
+  counted = false;
+  /** Holds a stream slot on `entry`. */
+  onSession = false;
+  // Queue links (Http2Origin).
+  queued = false;
+  wasQueued = false;
+  waitNext: Http2StreamRequest | undefined = undefined;
+  waitPrev: Http2StreamRequest | undefined = undefined;
+  // Slot-holder links (Http2Origin), and when the slot was taken (timing.now() ms).
+  activeNext: Http2StreamRequest | undefined = undefined;
+  activePrev: Http2StreamRequest | undefined = undefined;
+  slotAt = 0;
+  // Idle watch links (requestTimeout).
+  watchNext: Http2IdleWatcher | undefined = undefined;
+  watchPrev: Http2IdleWatcher | undefined = undefined;
+  watched = false;
+  watchExpiring = false;
+  watchBytes = 0;
+  watchSince = 0;
+  watchLimitMs = 0;
+  readonly startedAt: number;
+  private streamStartedAt = 0;
+  private outcome = OUTCOME_NONE;
+  private outcomeCounted = false;
+  private awaitingContinue = false;
+  private bodySent = false;
+  private continueDeadline: Deadline | undefined = undefined;
+  private abortAttached = false;
+
+  constructor(
+    readonly pool: Http2SessionPool,
+    readonly origin: Http2Origin,
+    readonly request: HttpRequest,
+    readonly isolated: boolean,
+    readonly signal: AbortSignalLike | undefined,
+    /** Inactivity limit, ms (`requestTimeout`, or the service default); `undefined` = none. */
+    readonly idleMs: number | undefined,
+    private readonly resolve: (value: { response: HttpResponse }) => void,
+    private readonly reject: (error: unknown) => void
+  ) {
+    this.startedAt = pool.now();
+  }
+
+  /** Attaches the abort listener and the idle watch, then asks the pool for a stream slot. */
+  start(): void {
+    const signal = this.signal;
+    if (signal !== undefined && signal !== null) {
+      if (typeof signal.addEventListener === "function") {
+        signal.addEventListener("abort", this, { once: true });
+      } else {
+        // The SDK's legacy signal shape: a single `onabort` slot, as upstream.
+        signal.onabort = () => this.handleEvent();
+      }
+      this.abortAttached = true;
+    }
+    if (this.idleMs !== undefined) {
+      this.pool.watch.watch(this, this.idleMs, this.startedAt);
+      this.pool.scheduler.ensureTicking();
+    }
+    try {
+      this.pool.acquire(this);
+    } catch (error) {
+      this.fail(error, OUTCOME_FAILED);
+    }
+  }
+
+  /** Called by the pool once the request holds a slot on a ready session. */
+  startStream(entry: Http2SessionEntry): void {
+    if (this.settled) {
+      this.pool.released(this, 0);
+      return;
+    }
+    const request = this.request;
+    let path = request.path;
+    const queryString = request.query ? buildQueryString(request.query) : "";
+    if (queryString) path += `?${queryString}`;
+    if (request.fragment) path += `#${request.fragment}`;
+    let stream: ClientHttp2Stream;
+    try {
+      stream = entry.session.request({ ...request.headers, ":path": path, ":method": request.method });
+    } catch (error) {
+      // Free the slot first (the request holds one but has no stream), then reject.
+      this.pool.released(this, 0);
+      this.fail(error, OUTCOME_FAILED);
+      return;
+    }
+    this.stream = stream;
+    this.streamStartedAt = this.pool.now();
+    (stream as StreamWithRequest)[kRequest] = this;
+    stream.on("response", onStreamResponse);
+    stream.on("error", onStreamError);
+    stream.on("aborted", onStreamAborted);
+    stream.on("frameError", onStreamFrameError);
+    stream.on("close", onStreamClose);
+    const headers = request.headers;
+    const expect = headers ? (headers.Expect ?? headers.expect) : undefined;
+    if (expect === "100-continue") {
+      this.awaitingContinue = true;
+      stream.once("continue", onStreamContinue);
+      this.continueDeadline ??= new Deadline(this, 0);
+      this.pool.scheduler.arm(
+        this.continueDeadline,
+        this.streamStartedAt,
+        Math.max(MIN_CONTINUE_WAIT_MS, this.idleMs ?? MIN_CONTINUE_WAIT_MS)
+      );
+      return;
+    }
+    this.sendBody();
+  }
+
+  /** Writes the body and ends the stream (once). */
+  sendBody(): void {
+    if (this.bodySent || this.stream === undefined) return;
+    this.bodySent = true;
+    if (this.awaitingContinue) {
+      this.awaitingContinue = false;
+      if (this.continueDeadline !== undefined) this.pool.scheduler.cancel(this.continueDeadline);
+    }
+    try {
+      writeBody(this.stream as unknown as ClientRequest, this.request.body);
+    } catch (error) {
+      this.fail(error, OUTCOME_FAILED);
+      cancel(this.stream);
+    }
+  }
+
+  /** The 100-continue wait ended without `100 Continue`: send the body anyway (upstream behaviour). */
+  onDeadline(): void {
+    this.sendBody();
+  }
+
+  onResponse(headers: IncomingHttpHeaders): void {
+    if (this.awaitingContinue) {
+      // A final response before 100 Continue: the body is not sent; end our side so the stream can close.
+      this.awaitingContinue = false;
+      this.bodySent = true;
+      if (this.continueDeadline !== undefined) this.pool.scheduler.cancel(this.continueDeadline);
+      this.stream?.end();
+    }
+    if (this.settled) return;
+    this.settled = true;
+    this.outcome = OUTCOME_COMPLETED;
+    const entry = this.entry;
+    if (entry?.isolated) this.pool.isolatedResponded(entry);
+    const status = headers[":status"];
+    this.resolve({
+      response: new HttpResponse({
+        statusCode: typeof status === "number" ? status : -1,
+        headers: getTransformedHeaders(headers),
+        body: this.stream,
+      }),
+    });
+  }
+
+  onError(error: Error): void {
+    if (this.settled) {
+      if (this.outcome === OUTCOME_COMPLETED) this.outcome = OUTCOME_FAILED;
+      return;
+    }
+    this.fail(error, OUTCOME_FAILED);
+  }
+
+  /**
+   * The peer reset the stream (RST_STREAM) or the session went away mid-stream. Before the response: reject (as
+   * upstream). After it: Node ends the body as if it were complete; destroy it with the error instead, so a truncated
+   * body is never mistaken for a whole one.
+   */
+  onAborted(error: Error): void {
+    if (!this.settled) {
+      this.fail(error, OUTCOME_FAILED);
+      return;
+    }
+    if (this.outcome === OUTCOME_COMPLETED) this.outcome = OUTCOME_FAILED;
+    this.stream?.destroy(error);
+  }
+
+  onClose(): void {
+    this.pool.watch.unwatch(this);
+    if (this.continueDeadline !== undefined) this.pool.scheduler.cancel(this.continueDeadline);
+    this.detachAbort();
+    if (!this.settled) {
+      const error = new Error("Unexpected error: http2 request did not get a response");
+      if (this.entry?.session.destroyed) error.name = "TimeoutError";
+      this.fail(error, OUTCOME_FAILED);
+    }
+    this.countOutcome();
+    this.pool.released(this, this.pool.now() - this.streamStartedAt);
+  }
+
+  /** The session this request waited for failed before it was established. */
+  sessionFailed(error: Error): void {
+    this.fail(error, OUTCOME_FAILED);
+  }
+
+  /** The abort signal fired (this object is the listener). */
+  handleEvent(): void {
+    this.abortAttached = false;
+    cancel(this.stream);
+    if (this.settled) {
+      if (this.outcome === OUTCOME_COMPLETED) this.outcome = OUTCOME_ABORTED;
+      return;
+    }
+    this.fail(buildAbortError(this.signal), OUTCOME_ABORTED);
+  }
+
+  /** The idle watch's view of the stream's activity: its session's socket counters once it has a stream. */
+  activity(): ActivityCounter | undefined {
+    const entry = this.entry;
+    if (entry === undefined || !this.onSession || entry.session.destroyed) return undefined;
+    return entry.session.socket as unknown as ActivityCounter;
+  }
+
+  /** `requestTimeout` (or the service default) passed with no byte moved. */
+  onInactive(): void {
+    const ms = this.idleMs;
+    const error = Object.assign(new Error(`Stream timed out because of no activity for ${ms} ms`), {
+      name: "TimeoutError",
+    });
+    const stream = this.stream;
+    if (this.entry !== undefined && this.onSession) this.pool.sessionSilent(this.entry);
+    if (this.settled) {
+      // Headers arrived, the body stalled: the body reader gets the error.
+      if (this.outcome === OUTCOME_COMPLETED) this.outcome = OUTCOME_TIMED_OUT;
+      stream?.destroy(error);
+      return;
+    }
+    this.fail(error, OUTCOME_TIMED_OUT);
+    cancel(stream);
+  }
+
+  /** Rejects (once). A request without a stream also leaves the queue / drops its isolated session now. */
+  fail(error: unknown, outcome: number): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.outcome = outcome;
+    if (this.stream === undefined) {
+      this.pool.watch.unwatch(this);
+      this.detachAbort();
+      this.pool.abandon(this);
+      this.pool.droppedWhileWaiting(this);
+      this.countOutcome();
+    }
+    this.reject(error);
+  }
+
+  private detachAbort(): void {
+    if (!this.abortAttached) return;
+    this.abortAttached = false;
+    const signal = this.signal;
+    if (signal === undefined) return;
+    if (typeof signal.removeEventListener === "function") signal.removeEventListener("abort", this);
+    else signal.onabort = null;
+  }
+
+  private countOutcome(): void {
+    if (this.outcomeCounted) return;
+    this.outcomeCounted = true;
+    const counters = this.origin.counters;
+    if (counters === undefined) return;
+    switch (this.outcome) {
+      case OUTCOME_COMPLETED:
+        counters.completed++;
+        break;
+      case OUTCOME_ABORTED:
+        counters.aborted++;
+        break;
+      case OUTCOME_TIMED_OUT:
+        counters.timedOut++;
+        break;
+      default:
+        counters.failed++;
+    }
+  }
+}

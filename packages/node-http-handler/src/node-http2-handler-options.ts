@@ -1,0 +1,78 @@
+import type { Logger } from "@smithy/types";
+import type { SaturationReport } from "@sockeye/pool-monitor";
+import type { ClientSessionOptions, SecureClientSessionOptions } from "node:http2";
+import type { SocketMonitorMode } from "./socket-monitor-mode";
+
+/**
+ * Options of Sockeye's `NodeHttp2Handler`: every option of upstream 4.14.2's `NodeHttp2HandlerOptions` with the same
+ * meaning and default, plus Sockeye's own. Durations are milliseconds; `undefined`, `null` and `0` disable a timeout.
+ * A bad value throws a `TypeError` naming the option and the value (at construction for an options object, from
+ * `handle()` for a provider).
+ * @public
+ */
+export interface NodeHttp2HandlerOptions {
+  /**
+   * Stream inactivity timeout, ms: a stream fails with a `TimeoutError` ("Stream timed out because of no activity
+   * for N ms") when no byte moved for this long. Overridable per call (`handle(req, { requestTimeout })`). Activity
+   * is observed on the stream's session on the handler's shared interval, so it fires between `requestTimeout` and
+   * `requestTimeout + 200` ms after the last byte; on a shared session, traffic of sibling streams counts as
+   * activity. `undefined`/`0` = none.
+   * @defaultValue `undefined`
+   */
+  requestTimeout?: number;
+  /**
+   * Session inactivity timeout, ms: a session that moved no byte for this long is destroyed (its streams fail).
+   * `undefined`/`0` = none. (Upstream also applies a 300 s safety timeout to event-stream sessions; Sockeye
+   * destroys such a session when its only stream closes instead.)
+   * @defaultValue `undefined`
+   */
+  sessionTimeout?: number;
+  /**
+   * One session per request (an "isolated" session, destroyed when the stream closes) instead of pooled sessions.
+   * Generated clients that stream (Kinesis, Transcribe Streaming, Bedrock Runtime) set it to `true`.
+   * @defaultValue `false`
+   */
+  disableConcurrentStreams?: boolean;
+  /**
+   * Client-side cap on concurrent streams per pooled session (an integer >= 1). The effective limit of a session is
+   * the smaller of this and the peer's `maxConcurrentStreams` from its SETTINGS frame. Unlike upstream it is not
+   * sent to the server as a local SETTINGS value (which only limits server-initiated streams).
+   * @defaultValue `undefined` (the peer's limit only)
+   */
+  maxConcurrentStreams?: number;
+  /** Raw options passed to `http2.connect()` (TLS options, `settings`, …). */
+  nodeHttp2ConnectOptions?: Partial<SecureClientSessionOptions | ClientSessionOptions>;
+  /**
+   * Session establishment timeout, ms: TCP connect, TLS handshake and the server's first SETTINGS frame must complete
+   * within it, else the session is destroyed and the streams waiting for it fail with a `TimeoutError`
+   * (`code: "ETIMEDOUT"`). `undefined`/`0` = none (as upstream, which has no such timeout).
+   * @defaultValue `undefined`
+   */
+  connectionTimeout?: number;
+  /**
+   * Maximum pooled sessions per origin (an integer >= 1, or `Infinity`). When every session is at its stream limit
+   * and this many exist, new streams wait in a FIFO queue (reported as `queued`) for a stream slot instead of opening
+   * yet another session. Isolated sessions (event streams, `disableConcurrentStreams`) are not counted.
+   * @defaultValue 4
+   */
+  maxSessionsPerOrigin?: number;
+  /**
+   * Session-pool telemetry (`getPoolStats()`, `poolMonitor`, `diagnostics_channel` events). `false` turns it off.
+   * @defaultValue `true`
+   */
+  telemetry?: boolean;
+  /**
+   * Saturation detection. `"interval"`: the handler's shared interval samples each origin's stream queue once per
+   * second and reports sustained growth of waiting streams (cause `pool_capacity`) or a stall with every stream slot
+   * busy and no stream completing (`no_progress`). Upstream's HTTP/2 handler has no socket-usage check, so
+   * `"per-request"` and `"off"` both mean no detection. When absent, `SOCKEYE_SOCKET_MONITOR` is used.
+   * @defaultValue `"interval"`
+   */
+  socketMonitor?: SocketMonitorMode;
+  /** Called when an origin becomes saturated or stalled (see `socketMonitor`). A throwing callback is ignored. */
+  onSaturation?: (report: SaturationReport) => void;
+  /** Called when a saturated origin recovers. A throwing callback is ignored. */
+  onRecovery?: (report: SaturationReport) => void;
+  /** Receives the saturation warning line. A throwing logger is ignored. @defaultValue `console` */
+  logger?: Logger;
+}

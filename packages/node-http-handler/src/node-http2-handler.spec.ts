@@ -1,0 +1,250 @@
+/**
+ * NodeHttp2Handler unit tests: public surface, option validation, config updates, and every deadline under fake
+ * timers (an explicit `toFake` list: the shared interval, its stall-safe `setImmediate` and the monotonic clock),
+ * with loopback sockets for the I/O the deadlines watch. No sleeps of guessed length: time moves only through
+ * `vi.advanceTimersByTimeAsync`.
+ */
+import { HttpRequest } from "@smithy/protocol-http";
+import { timing } from "@sockeye/pool-monitor";
+import { readFileSync } from "node:fs";
+import http2 from "node:http2";
+import net from "node:net";
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { NodeHttp2Handler } from "./index";
+
+const FIXTURES = join(__dirname, "..", "test", "fixtures");
+const CA = readFileSync(join(FIXTURES, "localhost-cert.pem"));
+const KEY = readFileSync(join(FIXTURES, "localhost-key.pem"));
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function request(port: number, path = "/"): HttpRequest {
+  return new HttpRequest({ protocol: "https:", hostname: "localhost", port, method: "GET", path, headers: {} });
+}
+
+/** Real-time poll (setTimeout is not faked) for loopback I/O to happen. */
+async function until(predicate: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !predicate(); i++) await new Promise((r) => setTimeout(r, 5));
+  if (!predicate()) throw new Error("condition not met");
+}
+
+async function silentTcp(): Promise<{ port: number; connections: () => number }> {
+  let connections = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((s) => {
+    connections++;
+    sockets.add(s);
+    s.on("error", () => {});
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  cleanups.push(
+    () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      })
+  );
+  return { port: (server.address() as net.AddressInfo).port, connections: () => connections };
+}
+
+async function neverAnsweringH2(): Promise<{ port: number; streams: () => number }> {
+  let streams = 0;
+  const server = http2.createSecureServer({ key: KEY, cert: CA });
+  const sockets = new Set<net.Socket>();
+  server.on("connection", (s: net.Socket) => sockets.add(s));
+  server.on("stream", (stream) => {
+    streams++;
+    stream.on("error", () => {});
+    stream.resume();
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  cleanups.push(
+    () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      })
+  );
+  return { port: (server.address() as net.AddressInfo).port, streams: () => streams };
+}
+
+function settled<T>(promise: Promise<T>): { done: boolean; error?: Error } {
+  const state: { done: boolean; error?: Error } = { done: false };
+  promise.then(
+    () => {
+      state.done = true;
+    },
+    (error) => {
+      state.done = true;
+      state.error = error;
+    }
+  );
+  return state;
+}
+
+const FAKE: Parameters<typeof vi.useFakeTimers>[0] = {
+  toFake: ["setInterval", "clearInterval", "setImmediate", "clearImmediate", "performance"],
+};
+
+describe("public surface", () => {
+  it("create() returns any handler as is and builds one from options or nothing", () => {
+    const other = { handle: async () => ({ response: {} }) };
+    expect(NodeHttp2Handler.create(other as never)).toBe(other);
+    expect(NodeHttp2Handler.create()).toBeInstanceOf(NodeHttp2Handler);
+    expect(NodeHttp2Handler.create({ requestTimeout: 5 })).toBeInstanceOf(NodeHttp2Handler);
+    expect(new NodeHttp2Handler().metadata).toEqual({ handlerProtocol: "h2" });
+  });
+
+  it("httpHandlerConfigs() is {} until the first handle(), then the options plus defaultSocketTimeout", async () => {
+    const h = new NodeHttp2Handler({ requestTimeout: 1234, disableConcurrentStreams: true });
+    expect(h.httpHandlerConfigs()).toEqual({});
+    const ac = new AbortController();
+    ac.abort();
+    await expect(h.handle(request(1), { abortSignal: ac.signal as never })).rejects.toMatchObject({
+      name: "AbortError",
+    });
+    expect(h.httpHandlerConfigs()).toEqual({
+      requestTimeout: 1234,
+      disableConcurrentStreams: true,
+      defaultSocketTimeout: undefined,
+    });
+  });
+
+  it("updateHttpClientConfig: plain keys and the default-socket-timeout symbol (an existing value wins)", async () => {
+    const h = new NodeHttp2Handler({});
+    h.updateHttpClientConfig("sessionTimeout", 99);
+    h.updateHttpClientConfig(Symbol.for("@smithy/defaultSocketTimeout") as never, 5000);
+    h.updateHttpClientConfig(Symbol.for("@smithy/defaultSocketTimeout") as never, 7000);
+    const ac = new AbortController();
+    ac.abort();
+    await h.handle(request(1), { abortSignal: ac.signal as never }).catch(() => {});
+    expect(h.httpHandlerConfigs()).toMatchObject({ sessionTimeout: 99, defaultSocketTimeout: 5000 });
+  });
+
+  it("a provider is called once; its bad value rejects handle() with the option named", async () => {
+    const provider = vi.fn(async () => ({ requestTimeout: -1 }));
+    const h = new NodeHttp2Handler(provider);
+    await expect(h.handle(request(1))).rejects.toThrow(/invalid option requestTimeout: -1/);
+    expect(provider).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("option validation: a TypeError naming the option and the value", () => {
+  it.each([
+    [{ requestTimeout: -1 }, /invalid option requestTimeout: -1;/],
+    [{ requestTimeout: "5s" }, /invalid option requestTimeout: "5s";/],
+    [{ sessionTimeout: Number.NaN }, /invalid option sessionTimeout: NaN;/],
+    [{ connectionTimeout: -5 }, /invalid option connectionTimeout: -5;/],
+    [{ maxConcurrentStreams: -1 }, /invalid option maxConcurrentStreams: -1;/],
+    [{ maxConcurrentStreams: 1.5 }, /invalid option maxConcurrentStreams: 1.5;/],
+    [{ maxSessionsPerOrigin: 0 }, /invalid option maxSessionsPerOrigin: 0;/],
+    [{ disableConcurrentStreams: "yes" }, /invalid option disableConcurrentStreams: "yes";/],
+    [{ nodeHttp2ConnectOptions: 5 }, /invalid option nodeHttp2ConnectOptions: 5;/],
+    [{ telemetry: 1 }, /invalid option telemetry: 1;/],
+    [{ socketMonitor: "bogus" }, /invalid option socketMonitor: "bogus"/],
+    [{ onSaturation: "x" }, /invalid option onSaturation: "x";/],
+  ])("%o", (options, message) => {
+    expect(() => new NodeHttp2Handler(options as never)).toThrow(TypeError);
+    expect(() => new NodeHttp2Handler(options as never)).toThrow(message);
+  });
+
+  it("accepts upstream's forms: 0 and undefined disable, numeric strings convert, Infinity sessions", () => {
+    expect(
+      () => new NodeHttp2Handler({ requestTimeout: 0, maxConcurrentStreams: 0, sessionTimeout: "100" as never })
+    ).not.toThrow();
+    expect(() => new NodeHttp2Handler({ maxSessionsPerOrigin: Number.POSITIVE_INFINITY })).not.toThrow();
+  });
+});
+
+describe("deadlines on the shared interval (fake timers)", () => {
+  it("connectionTimeout: a session whose TLS never completes fails at the deadline, not before", async () => {
+    const silent = await silentTcp();
+    vi.useFakeTimers(FAKE);
+    const setTimeoutSpy = vi.spyOn(timing, "setTimeout");
+    const h = new NodeHttp2Handler({ connectionTimeout: 1000, nodeHttp2ConnectOptions: { ca: CA } });
+    cleanups.push(() => h.destroy());
+    const state = settled(h.handle(request(silent.port)));
+    await until(() => silent.connections() === 1);
+    await vi.advanceTimersByTimeAsync(900);
+    expect(state.done).toBe(false);
+    await vi.advanceTimersByTimeAsync(300);
+    await until(() => state.done);
+    expect(state.error?.name).toBe("TimeoutError");
+    expect(state.error?.message).toContain("connectionTimeout=1000 ms");
+    expect(setTimeoutSpy).not.toHaveBeenCalled();
+    expect(h.getPoolStats().origins[0].http2?.closed.connect_timeout).toBe(1);
+  });
+
+  it("requestTimeout: a stream with no activity fails between the limit and limit + 2 ticks; the interval then stops", async () => {
+    const server = await neverAnsweringH2();
+    vi.useFakeTimers(FAKE);
+    const setTimeoutSpy = vi.spyOn(timing, "setTimeout");
+    const h = new NodeHttp2Handler({ requestTimeout: 1000, nodeHttp2ConnectOptions: { ca: CA } });
+    cleanups.push(() => h.destroy());
+    const state = settled(h.handle(request(server.port, "/never")));
+    await until(() => server.streams() === 1);
+    // Let the stream's own bytes (headers, SETTINGS ACK) be seen as activity first.
+    await vi.advanceTimersByTimeAsync(100);
+    await vi.advanceTimersByTimeAsync(900);
+    expect(state.done).toBe(false);
+    await vi.advanceTimersByTimeAsync(300);
+    await until(() => state.done);
+    expect(state.error?.name).toBe("TimeoutError");
+    expect(state.error?.message).toBe("Stream timed out because of no activity for 1000 ms");
+    expect(setTimeoutSpy).not.toHaveBeenCalled();
+    await until(() => h.getPoolStats().totals.inFlight === 0);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("the interval is unref'd and exists only while something is in flight", async () => {
+    const server = await neverAnsweringH2();
+    vi.useFakeTimers(FAKE);
+    const h = new NodeHttp2Handler({ requestTimeout: 5000, nodeHttp2ConnectOptions: { ca: CA } });
+    cleanups.push(() => h.destroy());
+    expect(vi.getTimerCount()).toBe(0);
+    const ac = new AbortController();
+    const state = settled(h.handle(request(server.port, "/never"), { abortSignal: ac.signal as never }));
+    await until(() => server.streams() === 1);
+    expect(vi.getTimerCount()).toBe(1);
+    ac.abort();
+    await until(() => state.done && h.getPoolStats().totals.inFlight === 0);
+    await vi.advanceTimersByTimeAsync(300);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe("bad requests reject, never throw", () => {
+  it("a null request or an invalid header rejects; nothing stays in flight", async () => {
+    const server = await neverAnsweringH2();
+    const h = new NodeHttp2Handler({ nodeHttp2ConnectOptions: { ca: CA } });
+    cleanups.push(() => h.destroy());
+    const ac = new AbortController();
+    ac.abort();
+    await h.handle(request(server.port), { abortSignal: ac.signal as never }).catch(() => {});
+    let rejection: Promise<unknown> | undefined;
+    expect(() => {
+      rejection = h.handle(null as never);
+    }).not.toThrow();
+    await expect(rejection).rejects.toBeInstanceOf(TypeError);
+    const bad = new HttpRequest({
+      protocol: "https:",
+      hostname: "localhost",
+      port: server.port,
+      method: "GET",
+      path: "/",
+      headers: { connection: "keep-alive" },
+    });
+    await expect(h.handle(bad)).rejects.toMatchObject({ code: "ERR_HTTP2_INVALID_CONNECTION_HEADERS" });
+    await until(() => h.getPoolStats().totals.inFlight === 0);
+    const stats = h.getPoolStats().origins[0];
+    expect(stats.http2?.activeStreams).toBe(0);
+    expect(stats.requests.failed).toBe(1);
+  });
+});

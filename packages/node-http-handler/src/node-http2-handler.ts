@@ -1,0 +1,195 @@
+import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-http";
+import type { HttpHandlerOptions, Provider } from "@smithy/types";
+import type { PoolStats } from "@sockeye/pool-monitor";
+import { buildAbortError } from "./build-abort-error";
+import { Http2PoolMonitor } from "./http2-pool-monitor";
+import { Http2SessionPool } from "./http2-session-pool";
+import { type AbortSignalLike, Http2StreamRequest } from "./http2-stream-request";
+import type { NodeHttp2HandlerOptions } from "./node-http2-handler-options";
+import { type ResolvedHttp2Config, resolveHttp2Config, resolveHttp2DefaultSocketTimeout } from "./resolve-http2-config";
+
+/** The SDK's per-call flag that asks for an isolated session (event streams). */
+type EventStreamSignal = { isEventStream?: boolean };
+
+/**
+ * A drop-in replacement for `NodeHttp2Handler` from `@smithy/node-http-handler` 4.14.2 (HTTP/2): same constructor
+ * forms, `create`, `handle` (with `abortSignal`, `requestTimeout`, `isEventStream`), `destroy`,
+ * `updateHttpClientConfig`, `httpHandlerConfigs`, `metadata` and error shapes and messages. Sockeye adds a session
+ * establishment timeout (`connectionTimeout`), a bound on pooled sessions per origin with a queue of waiting streams
+ * (`maxSessionsPerOrigin`), the peer's `maxConcurrentStreams` honoured, session-pool telemetry (`getPoolStats()`,
+ * `poolMonitor`) and saturation detection; every deadline runs on one lazy, unref'd interval per handler instead of a
+ * native timer per stream and per session.
+ * @public
+ */
+export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
+  /** Identifies the protocol to the SDK. */
+  public readonly metadata = { handlerProtocol: "h2" };
+  private config?: ResolvedHttp2Config;
+  private configProvider: Promise<ResolvedHttp2Config>;
+  private readonly pool = new Http2SessionPool();
+  private monitor: Http2PoolMonitor | undefined = undefined;
+
+  /**
+   * Returns `instanceOrOptions` unchanged when it already has a `handle` function (any handler class), otherwise a
+   * new `NodeHttp2Handler` built from it.
+   */
+  public static create(
+    instanceOrOptions?: HttpHandler<any> | NodeHttp2HandlerOptions | Provider<NodeHttp2HandlerOptions | void>
+  ): NodeHttp2Handler | HttpHandler<any> {
+    if (typeof (instanceOrOptions as HttpHandler<any>)?.handle === "function") {
+      return instanceOrOptions as HttpHandler<any>;
+    }
+    return new NodeHttp2Handler(
+      instanceOrOptions as NodeHttp2HandlerOptions | Provider<NodeHttp2HandlerOptions | void>
+    );
+  }
+
+  /**
+   * @param options - an options object (validated now: a bad value throws a `TypeError` naming the option and the
+   *   value), a provider function (called now; its rejection or a bad value rejects every `handle()`), or nothing.
+   */
+  constructor(options?: NodeHttp2HandlerOptions | Provider<NodeHttp2HandlerOptions | void>) {
+    if (typeof options === "function") {
+      this.configProvider = options().then((resolved) => resolveHttp2Config(resolved));
+      // Surfaced by handle(); an unused handler must not raise an unhandled rejection.
+      this.configProvider.catch(() => {});
+    } else {
+      const resolved = resolveHttp2Config(options);
+      this.configProvider = Promise.resolve(resolved);
+      // The telemetry source exists from construction, so metrics can be registered before the first request.
+      if (resolved.telemetry) {
+        this.monitor = new Http2PoolMonitor(this.pool, resolved.mode === "interval");
+        this.pool.monitor = this.monitor;
+      }
+    }
+  }
+
+  /** Destroys every session of the handler (streams still open fail) and stops its shared interval. */
+  public destroy(): void {
+    this.pool.destroy();
+  }
+
+  /**
+   * Sends `request` on an HTTP/2 stream and resolves once response headers arrived; the body is the stream.
+   * `isEventStream: true` (set by the SDK for event streams) puts the stream on an isolated session.
+   */
+  public handle(
+    request: HttpRequest,
+    options?: HttpHandlerOptions & EventStreamSignal
+  ): Promise<{ response: HttpResponse }> {
+    const config = this.config;
+    if (config === undefined) return this.handleAfterSetup(request, options);
+    try {
+      return this.dispatch(config, request, options);
+    } catch (error) {
+      // Every failure of handle() is a rejection (e.g. a null request), never a synchronous throw.
+      return Promise.reject(error);
+    }
+  }
+
+  private async handleAfterSetup(
+    request: HttpRequest,
+    options?: HttpHandlerOptions & EventStreamSignal
+  ): Promise<{ response: HttpResponse }> {
+    if (this.config === undefined) {
+      const config = await this.configProvider;
+      this.apply(config);
+    }
+    return this.dispatch(this.config as ResolvedHttp2Config, request, options);
+  }
+
+  private apply(config: ResolvedHttp2Config): void {
+    this.config = config;
+    this.pool.config = config;
+    if (config.telemetry && this.monitor === undefined) {
+      this.monitor = new Http2PoolMonitor(this.pool, config.mode === "interval");
+      this.pool.monitor = this.monitor;
+    } else if (this.monitor !== undefined) {
+      this.monitor.detect = config.mode === "interval";
+    }
+  }
+
+  private dispatch(
+    config: ResolvedHttp2Config,
+    request: HttpRequest,
+    options: (HttpHandlerOptions & EventStreamSignal) | undefined
+  ): Promise<{ response: HttpResponse }> {
+    const abortSignal = options?.abortSignal as AbortSignalLike | undefined;
+    if (abortSignal?.aborted) return Promise.reject(buildAbortError(abortSignal));
+    const { protocol, hostname, port } = request;
+    let auth = "";
+    if (request.username != null || request.password != null) {
+      auth = `${request.username ?? ""}:${request.password ?? ""}@`;
+    }
+    const key = `${protocol}//${auth}${hostname}${port ? `:${port}` : ""}`;
+    let origin = this.pool.origins.get(key);
+    if (origin === undefined) {
+      const name = `${protocol}//${hostname}:${port ?? (protocol === "http:" ? 80 : 443)}`;
+      origin = this.pool.origin(key, name);
+    }
+    const perCall = options?.requestTimeout;
+    const configured = perCall ?? config.options.requestTimeout;
+    let idleMs: number | undefined;
+    if (configured !== undefined && configured !== null) {
+      const n = Number(configured);
+      idleMs = n > 0 && Number.isFinite(n) ? n : undefined;
+    } else if (config.options.sessionTimeout === undefined) {
+      idleMs = config.defaultSocketTimeout;
+    }
+    const isolated = config.disableConcurrentStreams || options?.isEventStream === true;
+    const pool = this.pool;
+    const target = origin;
+    return new Promise((resolve, reject) => {
+      new Http2StreamRequest(pool, target, request, isolated, abortSignal, idleMs, resolve, reject).start();
+    });
+  }
+
+  /**
+   * Updates one config key; the next `handle()` re-resolves (and re-validates) the config, as upstream.
+   * `Symbol.for("@smithy/defaultSocketTimeout")` sets the service default idle timeout unless one is set already.
+   */
+  public updateHttpClientConfig(key: keyof NodeHttp2HandlerOptions | symbol, value: unknown): void {
+    this.config = undefined;
+    this.configProvider = this.configProvider.then((config) => {
+      let name: string | symbol = key;
+      let next = value;
+      if (key === Symbol.for("@smithy/defaultSocketTimeout")) {
+        name = "defaultSocketTimeout";
+        next = resolveHttp2DefaultSocketTimeout(config.options) ?? value;
+      }
+      return resolveHttp2Config({ ...config.options, [name]: next } as NodeHttp2HandlerOptions);
+    });
+    this.configProvider.catch(() => {});
+  }
+
+  /** The current config (upstream's shape: the options given, plus `defaultSocketTimeout`); `{}` before resolution. */
+  public httpHandlerConfigs(): NodeHttp2HandlerOptions {
+    return this.config?.options ?? {};
+  }
+
+  /**
+   * A plain, JSON-serialisable snapshot of the session pool, one entry per origin (`scheme://host:port` only), in
+   * `@sockeye/pool-monitor`'s `PoolStats` shape: sessions count as connections, streams as requests, and each origin
+   * carries an `http2` block (sessions open, active streams per session, the peer's `maxConcurrentStreams`, streams
+   * waiting, closes by reason and GOAWAY code). Empty before the first request or with `telemetry: false`.
+   * @param options - `{ resetSummaries: true }` restarts the duration summaries after reading them.
+   */
+  public getPoolStats(options?: { resetSummaries?: boolean }): PoolStats {
+    return (
+      this.monitor?.getStats(options) ?? {
+        takenAt: performance.now(),
+        origins: [],
+        totals: { active: 0, idle: 0, queued: 0, inFlight: 0, saturatedOrigins: 0 },
+      }
+    );
+  }
+
+  /**
+   * The telemetry source (`getStats()`, `subscribe()`), e.g. for `registerPoolMetrics(handler.poolMonitor)` from
+   * `@sockeye/opentelemetry`. `undefined` with `telemetry: false` (and, for a provider, until the first request).
+   * It outlives `destroy()`.
+   */
+  public get poolMonitor(): Http2PoolMonitor | undefined {
+    return this.monitor;
+  }
+}

@@ -1,0 +1,129 @@
+import type { Logger } from "@smithy/types";
+import type { SaturationReport } from "@sockeye/pool-monitor";
+import { PACKAGE_PREFIX } from "./constants";
+import type { NodeHttp2HandlerOptions } from "./node-http2-handler-options";
+import { resolveSocketMonitorMode, type SocketMonitorMode } from "./socket-monitor-mode";
+
+/** Default `maxSessionsPerOrigin`. @internal */
+export const DEFAULT_MAX_SESSIONS_PER_ORIGIN = 4;
+
+/**
+ * The validated, normalised HTTP/2 config. `options` keeps what the caller gave (plus `defaultSocketTimeout`), as
+ * `httpHandlerConfigs()` returns it.
+ * @internal
+ */
+export interface ResolvedHttp2Config {
+  options: NodeHttp2HandlerOptions & { defaultSocketTimeout?: number };
+  requestTimeout: number | undefined;
+  sessionTimeout: number | undefined;
+  connectionTimeout: number | undefined;
+  /** Service default idle timeout (`Symbol.for("@smithy/defaultSocketTimeout")`), used when no timeout is set. */
+  defaultSocketTimeout: number | undefined;
+  disableConcurrentStreams: boolean;
+  /** Client-side stream cap per session; `Infinity` = the peer's limit only. */
+  maxConcurrentStreams: number;
+  maxSessionsPerOrigin: number;
+  telemetry: boolean;
+  mode: SocketMonitorMode;
+  logger: Logger | undefined;
+  onSaturation: ((report: SaturationReport) => void) | undefined;
+  onRecovery: ((report: SaturationReport) => void) | undefined;
+}
+
+function describe(value: unknown): string {
+  return typeof value === "string" ? JSON.stringify(value) : String(value);
+}
+
+function invalid(name: string, value: unknown, expected: string): TypeError {
+  return new TypeError(`${PACKAGE_PREFIX} - invalid option ${name}: ${describe(value)}; expected ${expected}.`);
+}
+
+/** A millisecond option: `null`/`0`/`undefined` = off; a numeric string is converted; else >= 0 or it throws. */
+function ms(options: Record<string, unknown>, name: string): number | undefined {
+  let value = options[name];
+  if (value === null || value === undefined) return undefined;
+  if (typeof value === "string" && value.trim() !== "" && Number.isFinite(Number(value))) value = Number(value);
+  if (typeof value !== "number" || !(value >= 0)) {
+    throw invalid(name, value, "a number of milliseconds >= 0 (0 or undefined disables it)");
+  }
+  return value === 0 || value === Infinity ? undefined : value;
+}
+
+function count(options: Record<string, unknown>, name: string, fallback: number): number {
+  const value = options[name];
+  if (value === null || value === undefined) return fallback;
+  if (typeof value !== "number" || !(value >= 1) || (value !== Infinity && !Number.isInteger(value))) {
+    throw invalid(name, value, "an integer >= 1 (or Infinity)");
+  }
+  return value;
+}
+
+/**
+ * Reads the service default idle timeout the SDK sets through `updateHttpClientConfig`: a finite number > 0, else
+ * `undefined` (upstream's rule).
+ * @internal
+ */
+export function resolveHttp2DefaultSocketTimeout(options: { defaultSocketTimeout?: unknown }): number | undefined {
+  const value = options?.defaultSocketTimeout;
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
+}
+
+/**
+ * Validates `options` (an options object, or `undefined`/`null`) and resolves every default. Throws a `TypeError`
+ * naming the first bad option and its value.
+ * @internal
+ */
+export function resolveHttp2Config(options: NodeHttp2HandlerOptions | undefined | null | void): ResolvedHttp2Config {
+  if (options !== undefined && options !== null && typeof options !== "object") {
+    throw new TypeError(
+      `${PACKAGE_PREFIX} - invalid NodeHttp2Handler options: ${describe(options)}; expected an object.`
+    );
+  }
+  const raw = (options ?? {}) as Record<string, unknown>;
+  const requestTimeout = ms(raw, "requestTimeout");
+  const sessionTimeout = ms(raw, "sessionTimeout");
+  const connectionTimeout = ms(raw, "connectionTimeout");
+  const disable = raw.disableConcurrentStreams;
+  if (disable !== undefined && disable !== null && typeof disable !== "boolean") {
+    throw invalid("disableConcurrentStreams", disable, "a boolean");
+  }
+  // Upstream treats 0 as "unset" for maxConcurrentStreams; keep that, and reject what it would reject later.
+  const maxStreamsRaw = raw.maxConcurrentStreams === 0 ? undefined : raw.maxConcurrentStreams;
+  const maxConcurrentStreams = count({ maxConcurrentStreams: maxStreamsRaw }, "maxConcurrentStreams", Infinity);
+  const maxSessionsPerOrigin = count(raw, "maxSessionsPerOrigin", DEFAULT_MAX_SESSIONS_PER_ORIGIN);
+  const connect = raw.nodeHttp2ConnectOptions;
+  if (connect !== undefined && connect !== null && typeof connect !== "object") {
+    throw invalid("nodeHttp2ConnectOptions", connect, "an object of http2.connect() options");
+  }
+  const telemetry = raw.telemetry;
+  if (telemetry !== undefined && telemetry !== null && typeof telemetry !== "boolean") {
+    throw invalid("telemetry", telemetry, "a boolean");
+  }
+  for (const name of ["onSaturation", "onRecovery"] as const) {
+    const value = raw[name];
+    if (value !== undefined && value !== null && typeof value !== "function") throw invalid(name, value, "a function");
+  }
+  let logger = raw.logger as Logger | undefined;
+  if (logger !== undefined && logger !== null && (typeof logger !== "object" || typeof logger.warn !== "function")) {
+    throw invalid("logger", logger, "an object with a warn() method");
+  }
+  // The SDK hands its logger over with `updateHttpClientConfig(Symbol.for("logger"), …)`; an explicit one wins.
+  const sdkLogger = (raw as Record<symbol, unknown>)[Symbol.for("logger")] as Logger | undefined;
+  if ((logger === undefined || logger === null) && typeof sdkLogger?.warn === "function") logger = sdkLogger;
+  const mode = resolveSocketMonitorMode(raw.socketMonitor);
+  return {
+    options: { ...(raw as NodeHttp2HandlerOptions), defaultSocketTimeout: resolveHttp2DefaultSocketTimeout(raw) },
+    requestTimeout,
+    sessionTimeout,
+    connectionTimeout,
+    defaultSocketTimeout: resolveHttp2DefaultSocketTimeout(raw),
+    disableConcurrentStreams: disable === true,
+    maxConcurrentStreams,
+    maxSessionsPerOrigin,
+    telemetry: telemetry !== false,
+    mode,
+    logger: logger ?? undefined,
+    onSaturation: (raw.onSaturation as ResolvedHttp2Config["onSaturation"]) ?? undefined,
+    onRecovery: (raw.onRecovery as ResolvedHttp2Config["onRecovery"]) ?? undefined,
+  };
+}
