@@ -352,7 +352,7 @@ export function buildMarkdown(results, sourceName) {
   }
   if (explain.length) {
     push(
-      "**Where the difference comes from.** Everything Node's `http` client allocates per request (ClientRequest, its headers, listeners, the agent-queue entry) is common to floor, upstream and Sockeye. Upstream adds per request: a Promise with resolve/reject closures, the `HttpRequest`/`HttpResponse` objects, and one native `Timeout` per armed timer (~150 B each plus ~128 B for its per-request closure; shared/reference timers.md §5), all alive while the request waits. Sockeye replaces the timers with fields on one per-request state object scheduled by a shared interval, and adds its pool-monitor state (per-request record and listeners). undici's requests are far lighter than any `http.ClientRequest` (no per-request socket-bound objects while queued).",
+      "**Where the difference comes from.** Everything Node's `http` client allocates per request (ClientRequest, its headers, listeners, the agent-queue entry) is common to floor, upstream and Sockeye. Upstream adds per request: a Promise with resolve/reject closures, the `HttpRequest`/`HttpResponse` objects, and one native `Timeout` per armed timer (~150 B each plus ~128 B for its per-request closure), all alive while the request waits. Sockeye replaces the timers with fields on one per-request state object scheduled by a shared interval, and adds its pool-monitor state (per-request record and listeners). undici's requests are far lighter than any `http.ClientRequest` (no per-request socket-bound objects while queued).",
       "",
       ...explain,
       ""

@@ -1,1 +1,3 @@
-export {};
+export { UndiciHttpHandler } from "./undici-http-handler";
+export type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
+export { UndiciPoolMonitor } from "./undici-pool-monitor";

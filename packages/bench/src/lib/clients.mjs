@@ -20,12 +20,18 @@
 //                       false: no saturation monitor, no per-request pool tracking
 //                       (the baseline for the telemetry-cost target; socketMonitor
 //                       "off" alone still tracks every request for getPoolStats())
-//   undici              undici 7.30.2 Pool, connections 50
+//   undici              undici 7.30.2 Pool, connections 50 (raw Pool.request)
+//   smithy-undici       @smithy/undici-http-handler 3.2.4 (pinned) on an undici
+//                       Agent of 50 connections
+//   sockeye-undici      @sockeye/undici-http-handler, maxSockets 50, telemetry on
+//                       (default), getPoolStats() read once a second like
+//                       sockeye-interval
 // =============================================================================
 
 import http from "node:http";
 import { HttpRequest } from "@smithy/protocol-http";
 import { NodeHttpHandler as UpstreamHandler } from "@smithy/node-http-handler";
+import { UndiciHttpHandler as SmithyUndiciHandler } from "@smithy/undici-http-handler";
 import { Pool } from "undici";
 
 /** Sockets per client (agent maxSockets / undici connections). */
@@ -233,6 +239,97 @@ function undiciClient(origin, timeouts) {
   };
 }
 
+/**
+ * undici's equivalents of the Smithy trio for the raw-undici-style clients ("off" disables undici's own 300 s
+ * defaults, as the other clients have no timeout then).
+ */
+function undiciTimeouts(timeouts) {
+  return timeouts
+    ? {
+        connectTimeout: TIMEOUTS.connectionTimeout,
+        headersTimeout: TIMEOUTS.requestTimeout,
+        bodyTimeout: TIMEOUTS.socketTimeout,
+      }
+    : { headersTimeout: 0, bodyTimeout: 0 };
+}
+
+/** @smithy/undici-http-handler with its own undici Agent (Agent options via `dispatcher`). @returns {BenchClient} */
+function smithyUndiciClient(origin, timeouts) {
+  const handler = new SmithyUndiciHandler({
+    dispatcher: { connections: MAX_SOCKETS, pipelining: 1, keepAliveTimeout: 60_000, ...undiciTimeouts(timeouts) },
+  });
+  return smithyClientAround("smithy-undici", handler, origin, {});
+}
+
+let sockeyeUndiciModule;
+let sockeyeUndiciLoadError;
+/** Load @sockeye/undici-http-handler lazily; it may not be built yet. */
+async function loadSockeyeUndici() {
+  if (sockeyeUndiciModule || sockeyeUndiciLoadError) return sockeyeUndiciModule;
+  try {
+    sockeyeUndiciModule = await import("@sockeye/undici-http-handler");
+  } catch (err) {
+    sockeyeUndiciLoadError = err;
+  }
+  return sockeyeUndiciModule;
+}
+
+/**
+ * @sockeye/undici-http-handler, default configuration (telemetry and the interval detector on), Smithy timeouts
+ * when the cell has them, getPoolStats() read like sockeye-interval. @returns {BenchClient}
+ */
+function sockeyeUndiciClient(Module, origin, options) {
+  const notes = {};
+  const handler = new Module.UndiciHttpHandler({
+    httpAgent: { maxSockets: MAX_SOCKETS },
+    idleSocketTimeout: 60_000,
+    logger: quietLogger(notes),
+    ...options,
+  });
+  const client = smithyClientAround("sockeye-undici", handler, origin, notes);
+  let reader;
+  let reads = 0;
+  let lastSnapshot;
+  const read = () => {
+    lastSnapshot = handler.getPoolStats();
+    reads++;
+  };
+  client.notes.getPoolStats = "read once at burst start, then every 1 s";
+  client.startBurst = () => {
+    read();
+    reader = setInterval(read, TELEMETRY_READ_MS);
+  };
+  client.endBurst = () => {
+    if (reader) clearInterval(reader);
+    reader = undefined;
+  };
+  client.telemetry = () => ({ reads, lastSnapshot });
+  return client;
+}
+
+/** A client around an already built Smithy handler (no node:http agent of its own). @returns {BenchClient} */
+function smithyClientAround(name, handler, origin, notes) {
+  const url = new URL(origin);
+  const hostname = url.hostname;
+  const port = Number(url.port);
+  return {
+    name,
+    notes,
+    handler,
+    async request(path) {
+      const { response } = await handler.handle(
+        new HttpRequest({ protocol: "http:", hostname, port, method: "GET", path, headers: {} })
+      );
+      await drain(response.body);
+    },
+    startBurst: noop,
+    endBurst: noop,
+    async close() {
+      handler.destroy();
+    },
+  };
+}
+
 // -----------------------------------------------------------------------------
 // Public entry point
 // -----------------------------------------------------------------------------
@@ -245,6 +342,8 @@ export const CLIENT_NAMES = Object.freeze([
   "sockeye-per-request",
   "sockeye-off",
   "undici",
+  "smithy-undici",
+  "sockeye-undici",
 ]);
 
 /**
@@ -281,5 +380,13 @@ export async function createClients(origin, { timeouts, only }) {
       );
   }
   if (want("undici")) clients.push(undiciClient(origin, timeouts));
+  if (want("smithy-undici")) clients.push(smithyUndiciClient(origin, timeouts));
+  if (want("sockeye-undici")) {
+    const SockeyeUndici = await loadSockeyeUndici();
+    if (SockeyeUndici?.UndiciHttpHandler) clients.push(sockeyeUndiciClient(SockeyeUndici, origin, smithyTimeouts));
+    else
+      skipped["sockeye-undici"] =
+        `@sockeye/undici-http-handler unavailable: ${String(sockeyeUndiciLoadError?.message ?? "no export").split("\n")[0]}`;
+  }
   return { clients, skipped };
 }

@@ -30,6 +30,8 @@ export function describeRun(command) {
     versions: {
       "@smithy/node-http-handler": versionOf("@smithy/node-http-handler"),
       "@sockeye/node-http-handler": versionOf("@sockeye/node-http-handler"),
+      "@smithy/undici-http-handler": versionOf("@smithy/undici-http-handler"),
+      "@sockeye/undici-http-handler": versionOf("@sockeye/undici-http-handler"),
       undici: versionOf("undici"),
     },
   };

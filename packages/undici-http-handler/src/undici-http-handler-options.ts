@@ -1,0 +1,44 @@
+import type { NodeHttpHandlerOptions } from "@sockeye/node-http-handler";
+import type { Agent, Dispatcher } from "undici";
+
+/**
+ * Options of `UndiciHttpHandler`: `NodeHttpHandler`'s options (same names, units and defaults) plus undici's
+ * `dispatcher`. Every time is in milliseconds.
+ *
+ * - `connectionTimeout`: from `handle()` until a connection is ready to carry the request (TLS included); a request
+ *   still waiting for a free connection when it expires fails with a message that says so. Also bounds each new
+ *   connection attempt (undici's `connectTimeout`). `TimeoutError`. Default none.
+ * - `requestTimeout`: from `handle()` until response headers; warns on the logger, or rejects with `TimeoutError`
+ *   (`code: "ETIMEDOUT"`) when `throwOnRequestTimeout` is true. Per call: `client.send(cmd, { requestTimeout })`.
+ *   Default none.
+ * - `throwOnRequestTimeout`: turn a `requestTimeout` breach into a rejection instead of a logged warning.
+ *   Default `false`.
+ * - `socketTimeout`: inactivity timeout, mapped to undici's `headersTimeout` (request sent → headers) and
+ *   `bodyTimeout` (between two body chunks). `TimeoutError`. Default none (undici's own 300 s defaults are off).
+ * - `socketAcquisitionTimeout`: from `handle()` until the request got a connection; `TimeoutError`
+ *   (`code: "ETIMEDOUT"`) naming `maxSockets` and the queue length. Default none.
+ * - `httpsAgent`: only `maxSockets` has a meaning here: connections per origin (`Infinity` = unlimited). An
+ *   `Agent` instance contributes its `maxSockets`. Default `{ maxSockets: 50 }`.
+ * - `httpAgent`: the same for http origins. Default `{ maxSockets: 50 }`.
+ * - `idleSocketTimeout`: how long an idle pooled connection is kept (undici `keepAliveTimeout`). Default 4000;
+ *   `0` keeps it as long as the server allows (capped at 10 min).
+ * - `connectionLifetime`: a connection is retired after this long (undici `clientTtl`). Default none.
+ * - `logger`: receives warnings (a throwing logger is ignored). Default the client's logger, else `console`.
+ * - `socketAcquisitionWarningTimeout`: belongs to `NodeHttpHandler`'s `"per-request"` mode; ignored here.
+ * - `onSaturation`, `onRecovery`, `saturation.*`, `telemetry`: as in `NodeHttpHandler`.
+ * - `socketMonitor`: `"interval"` (default) or `"off"`; `"per-request"` has no undici equivalent and is treated as
+ *   `"interval"` (a warning says so once). `socketAcquisitionWarningTimeout` belongs to that mode and is ignored.
+ * @public
+ */
+export interface UndiciHttpHandlerOptions extends NodeHttpHandlerOptions {
+  /**
+   * An undici `Dispatcher` (`Agent`, `Pool`, `Client`, a composed dispatcher…) used as is for every request
+   * except `Expect: 100-continue` ones, or `Agent` options merged over the handler's own (`connections` from
+   * `maxSockets`, `keepAliveTimeout` from `idleSocketTimeout`, `connectTimeout` from `connectionTimeout`).
+   * With a dispatcher instance, `maxSockets` and the connection counters of `getPoolStats()` are unknown
+   * (`null` / 0); its `stats` (when it has them) still feed the active/idle/queued gauges.
+   * `destroy()` destroys it, as upstream destroys its agents.
+   * @defaultValue a handler-owned undici `Agent`
+   */
+  dispatcher?: Dispatcher | Agent.Options;
+}

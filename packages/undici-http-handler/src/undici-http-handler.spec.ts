@@ -1,0 +1,247 @@
+import { HttpRequest } from "@smithy/protocol-http";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { TICK_MS } from "@sockeye/node-http-handler/internal";
+import { FAKE_TIMERS } from "../../node-http-handler/src/fake-timers.mock";
+import { connect, stubDispatcher } from "./stub-dispatcher.mock";
+import { UndiciHttpHandler } from "./undici-http-handler";
+
+const request = () =>
+  new HttpRequest({ protocol: "https:", hostname: "example.com", port: 443, method: "GET", path: "/", headers: {} });
+
+function quietLogger() {
+  return { warn: vi.fn(), debug() {}, info() {}, error() {}, trace() {} };
+}
+
+/** Lets the handler's first handle() resolve its config (one awaited promise). */
+async function flush(): Promise<void> {
+  for (let i = 0; i < 5; i++) await Promise.resolve();
+}
+
+async function outcome(p: Promise<unknown>) {
+  return p.then(
+    (value) => ({ ok: true as const, value }),
+    (error) => ({ ok: false as const, error })
+  );
+}
+
+describe("UndiciHttpHandler deadlines (fake timers)", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: [...FAKE_TIMERS] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("requestTimeout without throwOnRequestTimeout warns once, after the timeout and at most a tick late", async () => {
+    const dispatcher = stubDispatcher();
+    const logger = quietLogger();
+    const h = new UndiciHttpHandler({ dispatcher, requestTimeout: 1000, logger });
+    const p = h.handle(request());
+    await flush();
+    connect(dispatcher.calls[0]);
+    vi.advanceTimersByTime(999);
+    expect(logger.warn).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(TICK_MS);
+    expect(logger.warn).toHaveBeenCalledTimes(1);
+    expect(logger.warn.mock.calls[0][0]).toContain("exceeded the configured 1000 ms requestTimeout");
+    dispatcher.calls[0].handler.onHeaders(200, [Buffer.from("x-a"), Buffer.from("1")], () => {}, "OK");
+    const { response } = (await p) as any;
+    expect(response.statusCode).toBe(200);
+    expect(response.headers).toEqual({ "x-a": "1" });
+    dispatcher.calls[0].handler.onComplete([]);
+    vi.advanceTimersByTime(5000);
+    expect(logger.warn).toHaveBeenCalledTimes(1);
+    h.destroy();
+  });
+
+  it("requestTimeout with throwOnRequestTimeout rejects TimeoutError ETIMEDOUT and aborts the exchange", async () => {
+    const dispatcher = stubDispatcher();
+    const h = new UndiciHttpHandler({ dispatcher, requestTimeout: 2000, throwOnRequestTimeout: true });
+    const p = outcome(h.handle(request()));
+    await flush();
+    connect(dispatcher.calls[0]);
+    vi.advanceTimersByTime(2000 + TICK_MS);
+    const r = await p;
+    expect(r.ok).toBe(false);
+    expect((r as any).error).toMatchObject({ name: "TimeoutError", code: "ETIMEDOUT" });
+    expect(dispatcher.calls[0].aborts).toEqual([(r as any).error]);
+    expect(h.getPoolStats().origins[0].requests.timedOut).toBe(1);
+    expect(h.getPoolStats().totals.inFlight).toBe(0);
+    h.destroy();
+  });
+
+  it("a per-call requestTimeout overrides the handler's", async () => {
+    const dispatcher = stubDispatcher();
+    const h = new UndiciHttpHandler({ dispatcher, requestTimeout: 60_000, throwOnRequestTimeout: true });
+    const p = outcome(h.handle(request(), { requestTimeout: 500 }));
+    await flush();
+    vi.advanceTimersByTime(500 + TICK_MS);
+    expect((await p).ok).toBe(false);
+    h.destroy();
+  });
+
+  it("connectionTimeout while still queued rejects at once; the request is aborted unsent when undici reaches it", async () => {
+    const dispatcher = stubDispatcher();
+    const h = new UndiciHttpHandler({ dispatcher, connectionTimeout: 1000 });
+    const p = outcome(h.handle(request()));
+    await flush();
+    vi.advanceTimersByTime(1000 + TICK_MS);
+    const r = await p;
+    expect((r as any).error.name).toBe("TimeoutError");
+    expect((r as any).error.message).toContain("connectionTimeout of 1000 ms");
+    expect((r as any).error.message).toContain("still waiting for a free connection");
+    expect(h.getPoolStats().totals.inFlight).toBe(0);
+    // undici hands it a connection later: it is aborted immediately, with the same error.
+    const call = dispatcher.calls[0];
+    call.handler.onConnect((reason) => call.aborts.push(reason));
+    expect(call.aborts).toEqual([(r as any).error]);
+    expect(h.getPoolStats().origins[0].sockets.acquisitions).toBe(0);
+    h.destroy();
+  });
+
+  it("a connection in time cancels connectionTimeout and socketAcquisitionTimeout: nothing fires later", async () => {
+    const dispatcher = stubDispatcher();
+    const h = new UndiciHttpHandler({ dispatcher, connectionTimeout: 1000, socketAcquisitionTimeout: 800 });
+    const p = outcome(h.handle(request()));
+    await flush();
+    vi.advanceTimersByTime(300);
+    connect(dispatcher.calls[0]);
+    expect((h as any).scheduler.size).toBe(0);
+    vi.advanceTimersByTime(5000);
+    dispatcher.calls[0].handler.onHeaders(204, [], () => {});
+    expect((await p).ok).toBe(true);
+    expect(dispatcher.calls[0].aborts).toEqual([]);
+    h.destroy();
+  });
+
+  it("socketAcquisitionTimeout (shorter than connectionTimeout) rejects ETIMEDOUT naming the wait and the setting", async () => {
+    const dispatcher = stubDispatcher();
+    const h = new UndiciHttpHandler({ dispatcher, connectionTimeout: 5000, socketAcquisitionTimeout: 700 });
+    const p = outcome(h.handle(request()));
+    await flush();
+    vi.advanceTimersByTime(700 + TICK_MS);
+    const r = await p;
+    expect((r as any).error).toMatchObject({ name: "TimeoutError", code: "ETIMEDOUT" });
+    expect((r as any).error.message).toMatch(/waited \d+ ms for a free connection/);
+    expect((r as any).error.message).toContain("socketAcquisitionTimeout of 700 ms");
+    h.destroy();
+  });
+
+  it("no native timer per request: 200 requests with every deadline share one interval", async () => {
+    const dispatcher = stubDispatcher();
+    const h = new UndiciHttpHandler({
+      dispatcher,
+      connectionTimeout: 5000,
+      requestTimeout: 10_000,
+      throwOnRequestTimeout: true,
+      socketAcquisitionTimeout: 8000,
+    });
+    const all = Array.from({ length: 200 }, () => outcome(h.handle(request())));
+    await flush();
+    expect(dispatcher.calls).toHaveLength(200);
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(5000 + TICK_MS);
+    const results = await Promise.all(all);
+    expect(results.every((r) => !r.ok && (r as any).error.name === "TimeoutError")).toBe(true);
+    vi.advanceTimersByTime(2 * TICK_MS);
+    expect(vi.getTimerCount()).toBe(0);
+    h.destroy();
+  });
+
+  it("abort while queued: AbortError with the reason as cause, at once; a throwing logger changes nothing", async () => {
+    const dispatcher = stubDispatcher();
+    const logger = {
+      warn: () => {
+        throw new Error("broken logger");
+      },
+    };
+    const h = new UndiciHttpHandler({ dispatcher, logger: logger as any, requestTimeout: 300 });
+    const controller = new AbortController();
+    const p = outcome(h.handle(request(), { abortSignal: controller.signal as any }));
+    await flush();
+    vi.advanceTimersByTime(300 + TICK_MS);
+    controller.abort(new Error("stop"));
+    const r = await p;
+    expect((r as any).error.name).toBe("AbortError");
+    expect((r as any).error.cause.message).toBe("stop");
+    expect(h.getPoolStats().origins[0].requests.aborted).toBe(1);
+    h.destroy();
+  });
+
+  it("destroy() clears the interval and destroys the dispatcher", async () => {
+    const dispatcher = stubDispatcher();
+    const h = new UndiciHttpHandler({ dispatcher, requestTimeout: 10_000 });
+    void outcome(h.handle(request()));
+    await flush();
+    expect(vi.getTimerCount()).toBe(1);
+    h.destroy();
+    expect(vi.getTimerCount()).toBe(0);
+    expect(dispatcher.destroyed).toBe(true);
+  });
+});
+
+describe("UndiciHttpHandler options", () => {
+  it.each([
+    [{ connectionTimeout: -1 }, "connectionTimeout: -1"],
+    [{ requestTimeout: "5s" }, 'requestTimeout: "5s"'],
+    [{ socketTimeout: Number.NaN }, "socketTimeout: NaN"],
+    [{ socketMonitor: "sometimes" }, 'socketMonitor: "sometimes"'],
+    [{ httpsAgent: { maxSockets: 0 } }, "httpsAgent.maxSockets: 0"],
+    [{ httpAgent: 7 }, "httpAgent: 7"],
+    [{ telemetry: "yes" }, 'telemetry: "yes"'],
+    [{ onSaturation: 1 }, "onSaturation: 1"],
+    [{ dispatcher: 5 }, "dispatcher: 5"],
+  ])("rejects %j with an error naming the option and the value", (options, text) => {
+    expect(() => new UndiciHttpHandler(options as any)).toThrow(TypeError);
+    expect(() => new UndiciHttpHandler(options as any)).toThrow(text);
+  });
+
+  it("validates saturation.* with the pool monitor's rules", () => {
+    expect(() => new UndiciHttpHandler({ saturation: { sampleIntervalMs: 1 } })).toThrow(/sampleIntervalMs/);
+  });
+
+  it("accepts numeric strings for times (environment variables), as NodeHttpHandler does", async () => {
+    const h = new UndiciHttpHandler({ dispatcher: stubDispatcher(), requestTimeout: "1500" as any });
+    void h.handle(request()).catch(() => {});
+    await flush();
+    expect(h.httpHandlerConfigs().requestTimeout).toBe(1500);
+    h.destroy();
+  });
+
+  it("httpHandlerConfigs() is {} before the first handle() and after an update; updates are validated", async () => {
+    const h = new UndiciHttpHandler({ dispatcher: stubDispatcher(), requestTimeout: 1000 });
+    expect(h.httpHandlerConfigs()).toEqual({});
+    void h.handle(request()).catch(() => {});
+    await flush();
+    expect(h.httpHandlerConfigs().requestTimeout).toBe(1000);
+    expect(() => h.updateHttpClientConfig("requestTimeout", -5)).toThrow("requestTimeout: -5");
+    h.updateHttpClientConfig("requestTimeout", 2500);
+    expect(h.httpHandlerConfigs()).toEqual({});
+    void h.handle(request()).catch(() => {});
+    await flush();
+    expect(h.httpHandlerConfigs().requestTimeout).toBe(2500);
+    h.destroy();
+  });
+
+  it("a rejecting options provider rejects handle(), never throws or leaves an unhandled rejection", async () => {
+    const h = new UndiciHttpHandler(() => Promise.reject(new Error("no config")));
+    await expect(h.handle(request())).rejects.toThrow("no config");
+  });
+
+  it("create() returns an existing handler unchanged and builds one from options", () => {
+    const existing = new UndiciHttpHandler();
+    expect(UndiciHttpHandler.create(existing)).toBe(existing);
+    expect(UndiciHttpHandler.create({ requestTimeout: 5 })).toBeInstanceOf(UndiciHttpHandler);
+    expect(existing.metadata).toEqual({ handlerProtocol: "http/1.1" });
+  });
+
+  it("telemetry: false tracks nothing: getPoolStats() is empty and poolMonitor undefined", async () => {
+    const dispatcher = stubDispatcher();
+    const h = new UndiciHttpHandler({ dispatcher, telemetry: false });
+    void h.handle(request()).catch(() => {});
+    await flush();
+    expect(h.getPoolStats().origins).toEqual([]);
+    expect(h.poolMonitor).toBeUndefined();
+    h.destroy();
+  });
+});
