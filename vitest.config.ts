@@ -1,5 +1,9 @@
 import { defineConfig } from "vitest/config";
 
+// The AWS SDK prints a 9-line "releases after January 2027 need Node >= 22" warning once per test file on Node 20:
+// noise in every run (CI tests Node 22 and 24 as well). Test workers inherit this environment.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+
 /**
  * One vitest run, three projects:
  * - `unit`: `*.spec.ts` beside the code; timers under fake timers, no network beyond loopback.

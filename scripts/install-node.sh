@@ -4,8 +4,8 @@
 # Usage: scripts/install-node.sh <major>          e.g. scripts/install-node.sh 22
 #
 # The `node` package (e.g. node@22) only ships a preinstall script that fetches the platform package
-# `node-<os>-<arch>`; npm 11 does not run dependency install scripts unless approved, so this script installs that
-# platform package directly. It is not a devDependency on purpose: a `node` binary in node_modules/.bin would
+# `node-<os>-<arch>`, with os (linux, darwin) and arch (x64, arm64) taken from this machine; npm 11 does not run
+# dependency install scripts unless approved, so this script installs that platform package directly. It is not a devDependency on purpose: a `node` binary in node_modules/.bin would
 # shadow the system one in every npm script.
 set -euo pipefail
 major="${1:?usage: install-node.sh <major>}"
@@ -14,6 +14,11 @@ case "$major" in
   24) version=24.21.0 ;;
   *) echo "install-node.sh: no pinned version for Node $major (edit scripts/install-node.sh)" >&2; exit 2 ;;
 esac
+case "$(uname -s)" in
+  Linux) os=linux ;;
+  Darwin) os=darwin ;;
+  *) echo "install-node.sh: unsupported operating system $(uname -s) (linux and darwin are supported)" >&2; exit 2 ;;
+esac
 case "$(uname -m)" in
   x86_64) arch=x64 ;;
   aarch64|arm64) arch=arm64 ;;
@@ -21,10 +26,10 @@ case "$(uname -m)" in
 esac
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dir="$root/.cache/node/$version"
-bin="$dir/node_modules/node-linux-$arch/bin"
+bin="$dir/node_modules/node-$os-$arch/bin"
 if [ ! -x "$bin/node" ]; then
   mkdir -p "$dir"
-  npm install --prefix "$dir" --no-save --no-audit --no-fund --loglevel=error "node-linux-$arch@$version" >&2
+  npm install --prefix "$dir" --no-save --no-audit --no-fund --loglevel=error "node-$os-$arch@$version" >&2
 fi
 "$bin/node" --version >&2
 echo "$bin"

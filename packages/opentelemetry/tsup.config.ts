@@ -9,4 +9,7 @@ export default defineConfig({
   target: "node20",
   platform: "node",
   splitting: false,
+  // Keep the real `name` of every class and function (esbuild would otherwise rename a self-referencing class to
+  // `_NodeHttpHandler`, visible in `util.inspect` and logs). Tested by scripts/export-names.spec.ts.
+  keepNames: true,
 });

@@ -5,8 +5,13 @@
  * - TTY: the panel (a few lines) is redrawn in place with ANSI cursor moves on every `update()`; an event line first
  *   erases the panel, prints itself, then redraws the panel below it, so events scroll and the panel stays at the
  *   bottom. Colours are used.
- * - Not a TTY (piped, CI): no escape codes at all; the panel is printed as one plain line per origin once per
+ * - Not a TTY (piped, CI): no escape codes at all; the panel is printed as plain status lines per origin once per
  *   `plainEveryMs` (1 s).
+ *
+ * Every printed line fits the terminal: `process.stdout.columns` in a TTY (read on every write, so resizing works),
+ * 80 when not a TTY. Event text is word-wrapped (ANSI-aware) with a hanging indent, status fields are packed into as
+ * many lines as needed; nothing is cut. Every event is also kept, unwrapped and uncoloured, in `transcript` (the
+ * demo writes it to `out/demo-report.txt`), with the full text where the terminal got a shortened one.
  */
 
 const ESC = "\x1b[";
@@ -24,6 +29,8 @@ const ESC = "\x1b[";
  * @property {string} state
  * @property {string | null} cause
  * @property {number} unconsumed
+ * @property {number} clearSamples consecutive samples on which the cause was gone (recovery hysteresis)
+ * @property {number} windowSamples samples needed to recover
  */
 
 /**
@@ -48,6 +55,13 @@ export class ConsoleView {
     this.lastPlainAt = Number.NEGATIVE_INFINITY;
     /** @type {PanelModel | undefined} */
     this.model = undefined;
+    /** @type {string[]} every event, unwrapped and without escape codes */
+    this.transcript = [];
+  }
+
+  /** Usable width: the TTY's columns (80 if unknown), 80 when not a TTY. */
+  get columns() {
+    return this.tty ? Math.max(40, this.out.columns ?? 80) : 80;
   }
 
   /** @param {string} code @param {string} text */
@@ -74,17 +88,29 @@ export class ConsoleView {
     return this.color("36;1", t);
   }
 
-  /** Prints event text above the panel. @param {string} text may span several lines */
-  log(text) {
+  /**
+   * Prints event text above the panel, each line word-wrapped to the terminal width (continuation lines indented by
+   * `indent`), and keeps `full` (default: `text`) in the transcript.
+   * @param {string} text may span several lines
+   * @param {{ indent?: number, full?: string }} [options]
+   */
+  log(text, options = {}) {
+    this.transcript.push(stripAnsi(options.full ?? text));
     this.erasePanel();
-    this.out.write(`${text}\n`);
+    const cols = this.columns;
+    const out = text.split("\n").flatMap((line) => wrapLine(line, cols, options.indent ?? 10));
+    this.out.write(`${out.join("\n")}\n`);
     this.drawPanel();
   }
 
   /** Blank line + title bar + explanation. @param {string} title @param {string} explanation */
   title(title, explanation) {
-    const bar = "━".repeat(Math.max(3, 78 - title.length));
-    this.log(`\n${this.bold(this.cyan(`━━ ${title} `))}${this.cyan(bar)}\n${this.dim(explanation)}`);
+    const cols = this.columns;
+    const head = wrapLine(`━━ ${title}`, cols, 3);
+    const last = head.length - 1;
+    head[last] = `${head[last]} ${"━".repeat(Math.max(3, cols - 1 - visibleLength(head[last])))}`;
+    if (visibleLength(head[last]) > cols) head[last] = head[last].slice(0, cols);
+    this.log(`\n${head.map((l) => this.bold(this.cyan(l))).join("\n")}\n${this.dim(explanation)}`, { indent: 0 });
   }
 
   /** New panel data: redraws in place (TTY) or prints one plain line per origin at most once per `plainEveryMs`. */
@@ -98,7 +124,12 @@ export class ConsoleView {
     const now = model.t * 1000;
     if (now - this.lastPlainAt < this.plainEveryMs - 1) return;
     this.lastPlainAt = now;
-    for (const o of model.origins) this.out.write(`${plainLine(model.t, o)}\n`);
+    const cols = this.columns;
+    const many = model.origins.length > 1;
+    for (const o of model.origins) {
+      const lines = packFields(stamp(model.t), statusFields(o, many), cols);
+      this.out.write(`${lines.join("\n")}\n`);
+    }
   }
 
   /** Erases the panel for good (end of the story). */
@@ -118,45 +149,145 @@ export class ConsoleView {
   drawPanel() {
     if (!this.tty || this.model === undefined) return;
     const m = this.model;
-    const lines = [];
-    lines.push(this.dim("─".repeat(96)));
+    // One column spare: a line exactly as wide as the terminal can wrap early on some terminals.
+    const cols = this.columns - 1;
+    const many = m.origins.length > 1;
+    const lines = [this.dim("─".repeat(cols))];
     lines.push(`${this.bold(`t=${m.t.toFixed(1).padStart(5)} s`)}  ${m.phase}`);
-    lines.push(
-      this.dim(
-        `${"origin".padEnd(24)}${"active".padStart(7)}${"idle".padStart(6)}${"queued".padStart(8)}${"oldest".padStart(9)}` +
-          `${"wait p99".padStart(10)}${"req/s".padStart(8)}  state`
-      )
-    );
     for (const o of m.origins) {
-      const state =
-        o.state === "ok" ? this.green("ok") : this.red(`${o.state}${o.cause === null ? "" : ` · ${o.cause}`}`);
-      lines.push(
-        `${o.origin.padEnd(24)}${`${o.active}/${o.maxSockets ?? "∞"}`.padStart(7)}${String(o.idle).padStart(6)}` +
-          `${String(o.queued).padStart(8)}${seconds(o.oldestQueuedMs).padStart(9)}${seconds(o.waitP99Ms).padStart(10)}` +
-          `${o.reqPerSec.toFixed(0).padStart(8)}  ${state}${o.unconsumed > 0 ? this.yellow(`  ${o.unconsumed} unread bodies`) : ""}`
+      const fields = statusFields(o, many).map((f) =>
+        f.startsWith("state ok")
+          ? this.green(f)
+          : f.startsWith("state ")
+            ? this.red(f)
+            : f.startsWith("unread")
+              ? this.yellow(f)
+              : f
       );
+      lines.push(...packFields(" ", fields, cols));
     }
-    lines.push(`${this.dim("queue ")}${this.cyan(sparkline(m.queueHistory))}`);
-    lines.push(this.dim(m.upstream));
-    // A wrapped line would break the cursor-up count: cut every line to the terminal width.
-    const cols = Math.max(20, (this.out.columns ?? 120) - 1);
-    this.out.write(`${lines.map((l) => fit(l, cols)).join("\n")}\n`);
-    this.panelLines = lines.length;
+    lines.push(`${this.dim("queue ")}${this.cyan(sparkline(m.queueHistory.slice(-(cols - 6))))}`);
+    lines.push(...wrapLine(this.dim(m.upstream), cols, 2));
+    // A wrapped line would break the cursor-up count: every line is at most `cols` wide (cut defensively).
+    const fitted = lines.flatMap((l) => wrapLine(l, cols, 2)).map((l) => fit(l, cols));
+    this.out.write(`${fitted.join("\n")}\n`);
+    this.panelLines = fitted.length;
   }
 }
 
 /**
- * One plain status line.
- * @param {number} t seconds
+ * The status of one origin as short fields, most important first. "idle (kept-alive)" counts kept-alive sockets
+ * waiting for a request; while a saturated origin recovers the state says how far its hysteresis has got.
  * @param {OriginRow} o
+ * @param {boolean} withOrigin
+ * @returns {string[]}
  */
-export function plainLine(t, o) {
-  return (
-    `${stamp(t)} ${o.origin}  active ${o.active}/${o.maxSockets ?? "∞"}  idle ${o.idle}  queued ${String(o.queued).padStart(3)}` +
-    `  oldest ${seconds(o.oldestQueuedMs).padStart(6)}  wait p99 ${seconds(o.waitP99Ms).padStart(6)}` +
-    `  ${o.reqPerSec.toFixed(0).padStart(3)} req/s  ${o.state}${o.cause === null ? "" : ` (${o.cause})`}` +
-    (o.unconsumed > 0 ? `  unread bodies ${o.unconsumed}` : "")
+export function statusFields(o, withOrigin) {
+  const fields = [];
+  if (withOrigin) fields.push(o.origin);
+  fields.push(
+    `active ${o.active}/${o.maxSockets ?? "∞"}`,
+    `idle (kept-alive) ${o.idle}`,
+    `queued ${o.queued}`,
+    `oldest ${seconds(o.oldestQueuedMs)}`,
+    `wait p99 ${seconds(o.waitP99Ms)}`,
+    `${o.reqPerSec.toFixed(0)} req/s`
   );
+  let state = `state ${o.state}${o.cause === null ? "" : ` (${o.cause})`}`;
+  if (o.state !== "ok" && o.clearSamples > 0) {
+    state += `, recovering: clear for ${o.clearSamples}/${o.windowSamples} samples`;
+  }
+  fields.push(state);
+  if (o.unconsumed > 0) fields.push(`unread bodies ${o.unconsumed}`);
+  return fields;
+}
+
+/**
+ * Packs fields, separated by two spaces, into lines of at most `cols` visible characters; the first line starts with
+ * `prefix`, the others are indented to the prefix's width.
+ * @param {string} prefix @param {string[]} fields @param {number} cols
+ * @returns {string[]}
+ */
+export function packFields(prefix, fields, cols) {
+  const indent = " ".repeat(visibleLength(prefix));
+  const lines = [];
+  let line = prefix;
+  let empty = true;
+  for (const field of fields) {
+    const next = empty ? `${line} ${field}` : `${line}  ${field}`;
+    if (!empty && visibleLength(next) > cols) {
+      lines.push(line);
+      line = `${indent} ${field}`;
+    } else line = next;
+    empty = false;
+  }
+  lines.push(line);
+  return lines.flatMap((l) => wrapLine(l, cols, indent.length + 1));
+}
+
+/**
+ * Word-wraps one line (ANSI escape sequences count as zero width and are kept) to `cols` visible characters;
+ * continuation lines start with `indent` spaces. A word longer than the line is split.
+ * @param {string} line @param {number} cols @param {number} indent
+ * @returns {string[]}
+ */
+export function wrapLine(line, cols, indent) {
+  if (visibleLength(line) <= cols) return [line];
+  const pad = " ".repeat(Math.min(indent, Math.floor(cols / 2)));
+  const out = [];
+  let current = "";
+  let len = 0;
+  for (let word of line.split(/(?<= )/)) {
+    if (len + visibleLength(word.trimEnd()) <= cols) {
+      current += word;
+      len += visibleLength(word);
+      continue;
+    }
+    if (len > pad.length || (out.length === 0 && len > 0)) {
+      out.push(current.trimEnd());
+      current = pad;
+      len = pad.length;
+    }
+    while (len + visibleLength(word.trimEnd()) > cols) {
+      const [head, tail] = splitVisible(word, cols - len);
+      out.push(current + head);
+      current = pad;
+      len = pad.length;
+      word = tail;
+    }
+    current += word;
+    len += visibleLength(word);
+  }
+  if (stripAnsi(current).trim() !== "") out.push(current.trimEnd());
+  return out;
+}
+
+/** Visible length of a string: escape sequences excluded. @param {string} s */
+export function visibleLength(s) {
+  return [...stripAnsi(s)].length;
+}
+
+/** @param {string} s */
+export function stripAnsi(s) {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching the escape character is the point
+  return s.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "");
+}
+
+/** Splits `s` after `n` visible characters (escape sequences stay whole). @param {string} s @param {number} n */
+function splitVisible(s, n) {
+  let visible = 0;
+  let i = 0;
+  while (i < s.length && visible < n) {
+    if (s[i] === "\x1b") {
+      const end = s.indexOf("m", i);
+      i = end === -1 ? s.length : end + 1;
+      continue;
+    }
+    const cp = s.codePointAt(i) ?? 0;
+    i += cp > 0xffff ? 2 : 1;
+    visible++;
+  }
+  return [s.slice(0, i), s.slice(i)];
 }
 
 /** `[ 12.3s]` @param {number} t seconds */

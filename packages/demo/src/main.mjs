@@ -27,6 +27,7 @@ import { UpstreamCheckEmulator } from "./upstream-check.mjs";
 const MAX_SOCKETS = 8;
 const SERVICE_MS = 80; // fixed per-request latency of the embedded endpoint
 const SAMPLE_INTERVAL_MS = 500; // Sockeye's detector period (K = 5 samples: a 2.5 s horizon)
+const WINDOW_SAMPLES = 5; // Sockeye's default K: also the samples a saturated origin must stay clear to recover
 const UNCONSUMED_BODY_MS = 2000; // a body untouched this long counts as unread
 const RECORD_EVERY_MS = 250;
 const BATCH_SIZE = 50 * MAX_SOCKETS; // long enough to outlast upstream's 3 s per-request timer
@@ -41,6 +42,9 @@ const here = dirname(fileURLToPath(import.meta.url));
 const outDir = join(here, "..", "out");
 const svgPath = join(outDir, "pool-timeline.svg");
 const jsonPath = join(outDir, "pool-timeline.json");
+const pngPath = join(outDir, "pool-timeline.png");
+const reportPath = join(outDir, "demo-report.txt");
+const REPORT_NAME = "out/demo-report.txt";
 
 // The SDK warns that future releases need Node >= 22; irrelevant to this demo and noisy on Node 20.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
@@ -74,7 +78,11 @@ const server = await startS3Server({ latencyMs: SERVICE_MS });
 
 const handler = new NodeHttpHandler({
   httpAgent: { maxSockets: MAX_SOCKETS },
-  saturation: { sampleIntervalMs: SAMPLE_INTERVAL_MS, unconsumedBodyMs: UNCONSUMED_BODY_MS },
+  saturation: {
+    sampleIntervalMs: SAMPLE_INTERVAL_MS,
+    windowSamples: WINDOW_SAMPLES,
+    unconsumedBodyMs: UNCONSUMED_BODY_MS,
+  },
   onSaturation: (report) => {
     events.push({ t: secs(report.detectedAt), kind: "saturated", report });
     const label =
@@ -99,7 +107,14 @@ const handler = new NodeHttpHandler({
     info: () => {},
     warn: (/** @type {string} */ message) => {
       events.push({ t: nowS(), kind: "sockeye-log", message });
-      view.log(`${stamp(nowS())} ${view.red("SOCKEYE logger.warn")}  ${message}`);
+      // The terminal gets the first two lines' worth; the report keeps the whole message.
+      const head = `${stamp(nowS())} SOCKEYE logger.warn  `;
+      view.log(
+        `${stamp(nowS())} ${view.red("SOCKEYE logger.warn")}  ${shorten(message, 2 * view.columns - head.length - 12)}`,
+        {
+          full: `${head}${message}`,
+        }
+      );
     },
     error: (/** @type {string} */ message) => view.log(`${stamp(nowS())} sockeye logger.error  ${message}`),
   },
@@ -136,9 +151,7 @@ const upstream = new UpstreamCheckEmulator({
     if (e.kind === "warn") {
       events.push({ t, kind: "upstream-warn", message: e.message });
       timeline.mark({ t, kind: "upstream-warn", label: `upstream warns (queued ${queued?.[2] ?? "?"})` });
-      view.log(
-        `${stamp(t)} ${view.yellow("upstream would say:")} ${e.message.split("\n").join(`\n${" ".repeat(29)}`)}`
-      );
+      view.log(`${stamp(t)} ${view.yellow("upstream would say:")} ${e.message.replace(/\s*\n\s*/g, " ")}`);
       return;
     }
     events.push({ t, kind: "upstream-suppressed", message: e.message });
@@ -218,6 +231,8 @@ function record() {
       state: o.saturation.state,
       cause: o.saturation.cause,
       unconsumed: o.unconsumed.count,
+      clearSamples: o.saturation.clearSamples ?? 0,
+      windowSamples: WINDOW_SAMPLES,
     });
   }
   queueHistory.push(stats.totals.queued);
@@ -236,12 +251,21 @@ const recorder = setInterval(record, RECORD_EVERY_MS);
 
 // ---- The story ----------------------------------------------------------------------------------------------
 view.log(
-  `${view.bold("Sockeye demo")}: a real S3Client (@aws-sdk/client-s3) on @sockeye/node-http-handler, against an embedded S3 endpoint.\n` +
-    `  endpoint ${server.endpoint} (loopback, fixed service time ${SERVICE_MS} ms); maxSockets ${MAX_SOCKETS}: ` +
-    `capacity ≈ ${MAX_SOCKETS} / ${SERVICE_MS} ms = ${Math.round((MAX_SOCKETS * 1000) / SERVICE_MS)} req/s before SDK overhead\n` +
-    `  Sockeye: saturation { sampleIntervalMs: ${SAMPLE_INTERVAL_MS}, windowSamples: 5, unconsumedBodyMs: ${UNCONSUMED_BODY_MS} } → warns on queue growth, stalls, unread bodies\n` +
-    `  upstream (emulated exactly): setTimeout(${upstreamW} ms) per request → @smithy/node-http-handler NodeHttpHandler.checkSocketUsage(agent, …)\n` +
-    `    on the same agent, one 15 s lockout; its lines are labelled "upstream would say:"`
+  [
+    `${view.bold("Sockeye demo")}: a real S3Client (@aws-sdk/client-s3) on @sockeye/node-http-handler,`,
+    "against an embedded S3 endpoint on loopback.",
+    `  endpoint ${server.endpoint}, fixed service time ${SERVICE_MS} ms, maxSockets ${MAX_SOCKETS}:`,
+    `    capacity ≈ ${MAX_SOCKETS} / ${SERVICE_MS} ms = ${Math.round((MAX_SOCKETS * 1000) / SERVICE_MS)} req/s before SDK overhead`,
+    `  Sockeye: saturation { sampleIntervalMs: ${SAMPLE_INTERVAL_MS}, windowSamples: ${WINDOW_SAMPLES},`,
+    `    unconsumedBodyMs: ${UNCONSUMED_BODY_MS} }: warns on queue growth, stalls, unread bodies`,
+    `  upstream, emulated exactly: setTimeout(${upstreamW} ms) per request, then the real`,
+    "    NodeHttpHandler.checkSocketUsage() of @smithy/node-http-handler on the same",
+    '    agent, one 15 s lockout; its lines are labelled "upstream would say:"',
+    '  status: "idle (kept-alive)" counts kept-alive sockets waiting for a request;',
+    `    after a warning, "recovering: clear for n/${WINDOW_SAMPLES}" counts the samples the origin`,
+    `    has stayed clear: it recovers at ${WINDOW_SAMPLES}/${WINDOW_SAMPLES}.`,
+  ].join("\n"),
+  { indent: 4 }
 );
 
 /**
@@ -408,19 +432,18 @@ results.rows.push(
   }
 );
 
-process.stdout.write(
-  `\n${view.bold(view.cyan("━━ Summary: detection delays, from the start of each phase "))}${view.cyan("━".repeat(23))}\n`
-);
+view.title("Summary: detection delays, from the start of each phase", "");
 for (const r of results.rows) {
-  process.stdout.write(
-    `${view.bold(r.name)} (starts at ${r.start.toFixed(1)} s)\n  Sockeye : ${r.sockeye}\n  upstream: ${r.upstream}\n`
-  );
+  view.log(`${view.bold(r.name)} (starts at ${r.start.toFixed(1)} s)`);
+  view.log(`  Sockeye : ${r.sockeye}`, { indent: 12 });
+  view.log(`  upstream: ${r.upstream}`, { indent: 12 });
 }
 const origin = finalStats.origins[0];
-process.stdout.write(
+view.log(
   `\nrequests: ${origin?.requests.started} started, ${origin?.requests.completed} completed, ${origin?.requests.failed} failed; ` +
     `sockets created ${origin?.sockets.created}; upstream timers armed ${upstream.armed}, fired ${upstream.fired}, ` +
-    `warnings ${upstream.warnings}, silenced ${upstream.suppressed}\n`
+    `warnings ${upstream.warnings}, silenced ${upstream.suppressed}`,
+  { indent: 2 }
 );
 
 // ---- Chart ---------------------------------------------------------------------------------------------------
@@ -432,8 +455,8 @@ const svg = renderTimelineSvg({
   maxSockets: MAX_SOCKETS,
   title: "Sockeye vs upstream: one S3Client's socket pool, second by second",
   subtitle:
-    `${chartOrigin} · maxSockets ${MAX_SOCKETS} · ${SERVICE_MS} ms service time · capacity ≈ ${capacity.toFixed(0)} req/s (measured) · ` +
-    `Sockeye: sample every ${SAMPLE_INTERVAL_MS} ms, K = 5 · upstream: ${upstreamW} ms timer per request`,
+    `${chartOrigin} · maxSockets ${MAX_SOCKETS} · ${SERVICE_MS} ms per request · capacity ≈ ${capacity.toFixed(0)} req/s · ` +
+    `Sockeye samples every ${SAMPLE_INTERVAL_MS} ms (K = ${WINDOW_SAMPLES}) · upstream: one ${upstreamW} ms timer per request`,
 });
 mkdirSync(outDir, { recursive: true });
 writeFileSync(svgPath, svg);
@@ -461,11 +484,37 @@ writeFileSync(
     1
   )}\n`
 );
-process.stdout.write(
-  `\nchart: ${svgPath}\n       (${relative(process.cwd(), svgPath)}; the recorded series: ${relative(process.cwd(), jsonPath)})\n` +
-    `total run time ${nowS().toFixed(1)} s\n`
-);
+const png = await renderPng(svg);
+if (png !== undefined) writeFileSync(pngPath, png);
+writeFileSync(reportPath, `${view.transcript.join("\n")}\n`);
+const rel = (/** @type {string} */ p) => relative(process.cwd(), p) || p;
+view.log(`\nchart: ${rel(svgPath)}${png === undefined ? "" : ` (PNG: ${rel(pngPath)})`}`, { indent: 7 });
+view.log(`full report with every warning's whole text: ${rel(reportPath)}`, { indent: 2 });
+view.log(`recorded series: ${rel(jsonPath)}; total run time ${nowS().toFixed(1)} s`, { indent: 2 });
 clearTimeout(watchdog);
+
+/**
+ * `text` cut at a word boundary to at most `max` characters, pointing to the report for the rest.
+ * @param {string} text @param {number} max
+ */
+function shorten(text, max) {
+  if (text.length <= max) return text;
+  const cut = text.lastIndexOf(" ", Math.max(20, max - 1));
+  return `${text.slice(0, cut > 20 ? cut : max - 1)} … (full text in ${REPORT_NAME})`;
+}
+
+/**
+ * The chart as PNG through `@resvg/resvg-js` (a root dev dependency of the repository), or `undefined` when it cannot
+ * be loaded. @param {string} svg @returns {Promise<Buffer | undefined>}
+ */
+async function renderPng(svg) {
+  try {
+    const { Resvg } = await import("@resvg/resvg-js");
+    return new Resvg(svg, { font: { loadSystemFonts: true, defaultFontFamily: "DejaVu Sans" } }).render().asPng();
+  } catch {
+    return undefined;
+  }
+}
 
 /** Multi-line rendering of an onSaturation report. @param {any} r */
 function formatReport(r) {

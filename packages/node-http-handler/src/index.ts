@@ -1,5 +1,8 @@
 export { DEFAULT_REQUEST_TIMEOUT } from "./constants";
 export { NodeHttpHandler } from "./node-http-handler";
-export type { NodeHttpHandlerOptions } from "./node-http-handler-options";
+export type { NodeHttpHandlerOptions, SaturationOptions } from "./node-http-handler-options";
 export { SOCKET_MONITOR_ENV, type SocketMonitorMode } from "./socket-monitor-mode";
 export { streamCollector } from "./stream-collector";
+export { Http2PoolMonitor } from "./http2-pool-monitor";
+export { NodeHttp2Handler } from "./node-http2-handler";
+export type { NodeHttp2HandlerOptions } from "./node-http2-handler-options";

@@ -1,0 +1,87 @@
+/** `scripts/check-package.mjs`: a complete package passes; each missing piece is reported by name. */
+import { describe, expect, it } from "vitest";
+import { packageProblems } from "./check-package.mjs";
+
+const LICENSE = "Apache License\nVersion 2.0\n";
+const complete = () => ({
+  manifest: {
+    name: "@sockeye/x",
+    description: "x",
+    license: "Apache-2.0",
+    author: "The Sockeye Authors",
+    repository: { type: "git", url: "git+https://example.invalid/sockeye.git", directory: "packages/x" },
+    homepage: "https://example.invalid/sockeye",
+    bugs: { url: "https://example.invalid/sockeye/issues" },
+    keywords: ["http"],
+    engines: { node: ">=20" },
+    publishConfig: { access: "public" },
+    main: "./dist/index.js",
+    module: "./dist/index.mjs",
+    types: "./dist/index.d.ts",
+  } as Record<string, any>,
+  files: ["package.json", "README.md", "LICENSE", "CHANGELOG.md", "dist/index.js", "dist/index.mjs", "dist/index.d.ts"],
+  relDir: "packages/x",
+  contents: {
+    "README.md": "# @sockeye/x\n\n1\n2\n3\n4\n5\n6\n7\n8\n9\n",
+    LICENSE,
+    "CHANGELOG.md": "# @sockeye/x\n\n## 0.1.0\n",
+  } as Record<string, string>,
+});
+const run = (c: ReturnType<typeof complete>) =>
+  packageProblems({
+    manifest: c.manifest,
+    files: c.files,
+    relDir: c.relDir,
+    readPacked: (p: string) => (c.files.includes(p) ? c.contents[p] : undefined),
+    rootLicense: LICENSE,
+  });
+
+describe("packageProblems", () => {
+  it("accepts a complete package", () => {
+    expect(run(complete())).toEqual([]);
+  });
+
+  it.each(["README.md", "LICENSE", "CHANGELOG.md"])("reports a tarball without %s", (file) => {
+    const c = complete();
+    c.files = c.files.filter((f) => f !== file);
+    expect(run(c)).toEqual([`the tarball has no ${file}`]);
+  });
+
+  it.each([
+    ["author", 'package.json has no "author"'],
+    ["homepage", 'package.json has no "homepage"'],
+    ["bugs", 'package.json has no "bugs"'],
+    ["keywords", 'package.json has no "keywords"'],
+    ["publishConfig", '"publishConfig.access" is not "public"'],
+    ["repository", '"repository" must be { type: "git", url, directory }'],
+    ["description", 'package.json has no "description"'],
+  ])("reports a manifest without %s", (field, problem) => {
+    const c = complete();
+    delete c.manifest[field];
+    expect(run(c)).toEqual([problem]);
+  });
+
+  it("reports a repository.directory that is not the package folder", () => {
+    const c = complete();
+    c.manifest.repository.directory = "packages/y";
+    expect(run(c)).toEqual(['"repository.directory" is "packages/y", not "packages/x"']);
+  });
+
+  it("reports a LICENSE that differs from the root one, a stub README and a foreign CHANGELOG", () => {
+    const c = complete();
+    c.contents.LICENSE = "MIT";
+    c.contents["README.md"] = "# x\n";
+    c.contents["CHANGELOG.md"] = "# other\n";
+    expect(run(c)).toEqual([
+      "README.md is a stub (< 10 lines)",
+      "LICENSE differs from the repository's LICENSE",
+      'CHANGELOG.md does not start with "# @sockeye/x"',
+    ]);
+  });
+
+  it("reports a main that is not in the tarball", () => {
+    const c = complete();
+    c.files = c.files.filter((f) => f !== "dist/index.js");
+    expect(run(c)).toEqual(['"main" points at ./dist/index.js, not in the tarball']);
+  });
+});
