@@ -290,12 +290,18 @@ export class Http2PoolMonitor {
 
   private transition(origin: Http2Origin, report: SaturationReport, maxSessions: number): void {
     if (report.state !== "ok") {
-      const cause =
-        report.cause === "no_progress"
-          ? `no stream completed in the last ${(report.windowMs / 1000).toFixed(1)} s while every stream slot is busy; the server may not be answering. Set requestTimeout so hung streams fail and free their slots.`
-          : `waiting streams keep growing (arrivals ${report.arrivalRate.toFixed(1)}/s, throughput ${report.throughput.toFixed(1)}/s). Raise maxSessionsPerOrigin (now ${maxSessions}) or limit concurrency.`;
+      let cause: string;
+      if (report.cause === "no_progress") {
+        cause = `no stream completed in the last ${(report.windowMs / 1000).toFixed(1)} s while every stream slot is busy, and the oldest has been open far longer than this origin's streams normally are; the server may not be answering. Set requestTimeout so hung streams fail and free their slots.`;
+      } else if (report.trigger === "long_holds") {
+        cause = `every stream slot is held by a long-running stream (oldest ${Math.round(report.oldestActiveMs)} ms) and none completed, so new streams wait behind them (long polls or streams, or a server that is not answering yet). Raise maxSessionsPerOrigin (now ${maxSessions}) if these streams are meant to run long.`;
+      } else {
+        cause = `waiting streams keep growing (arrivals ${report.arrivalRate.toFixed(1)}/s, throughput ${report.throughput.toFixed(1)}/s). Raise maxSessionsPerOrigin (now ${maxSessions}) or limit concurrency.`;
+      }
       report.message = `HTTP/2 stream slots at capacity=${report.active} and ${report.queued} additional streams are waiting (origin=${report.origin}, state=${report.state}, oldest waiting ${Math.round(report.oldestQueuedMs)} ms). Cause: ${cause}`;
+      // Socket sizing does not apply: the HTTP/2 bound is sessions × the peer's stream limit.
       report.recommendedMaxSockets = null;
+      report.sizing = null;
     } else {
       report.message = `HTTP/2 ${report.origin} recovered from ${report.previousState}: ${report.queued} streams waiting, ${report.active} open.`;
     }

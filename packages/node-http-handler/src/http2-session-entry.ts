@@ -136,7 +136,11 @@ export class Http2SessionEntry implements DeadlineOwner, Http2IdleWatcher {
 
   /** Whether the session can take one more stream now. */
   get available(): boolean {
-    return this.state === SESSION_READY && this.active < this.streamLimit;
+    // Node may destroy a session (a protocol error on Node 22+) a few ticks before its 'error'/'close' events reach
+    // the pool: never hand such a session a new stream.
+    return (
+      this.state === SESSION_READY && this.active < this.streamLimit && !this.session.destroyed && !this.session.closed
+    );
   }
 
   /** The socket's byte counters (`undefined` once the session is destroyed). */

@@ -128,6 +128,7 @@ export class Http2SessionPool {
       this.destroySession(entry, "local");
       return;
     }
+    if (entry.state === SESSION_CLOSING) this.closeWhenDrained(entry);
     if (entry.state === SESSION_READY) this.drain(entry);
     this.updateRef(entry);
   }
@@ -182,7 +183,6 @@ export class Http2SessionPool {
   isolatedResponded(entry: Http2SessionEntry): void {
     entry.closeReason ??= "local";
     this.retire(entry);
-    if (!entry.session.closed && !entry.session.destroyed) entry.session.close();
   }
 
   sessionGoaway(entry: Http2SessionEntry, code: number): void {
@@ -191,7 +191,7 @@ export class Http2SessionPool {
     entry.closeReason ??= "goaway";
     this.retire(entry);
     // Upstream closes gracefully: streams the server accepted (id <= lastStreamID) may finish.
-    if (!entry.session.closed && !entry.session.destroyed) entry.session.close();
+    this.closeWhenDrained(entry);
     this.maybeOpen(entry.origin);
   }
 
@@ -220,7 +220,7 @@ export class Http2SessionPool {
     if (entry.isolated || entry.state === SESSION_CLOSED) return;
     entry.closeReason ??= "idle_timeout";
     this.retire(entry);
-    if (!entry.session.closed && !entry.session.destroyed) entry.session.close();
+    this.closeWhenDrained(entry);
   }
 
   connectTimedOut(entry: Http2SessionEntry): void {
@@ -290,6 +290,14 @@ export class Http2SessionPool {
     const sessions = entry.origin.sessions;
     const ix = sessions.indexOf(entry);
     if (ix >= 0) sessions.splice(ix, 1);
+  }
+
+  /**
+   * Graceful close of a retired session once its last stream is done. Not earlier: since Node 24, `session.close()`
+   * ends a stream whose response body was received but not yet read with `ERR_STREAM_PREMATURE_CLOSE`.
+   */
+  private closeWhenDrained(entry: Http2SessionEntry): void {
+    if (entry.active === 0 && !entry.session.closed && !entry.session.destroyed) entry.session.close();
   }
 
   private destroySession(entry: Http2SessionEntry, reason: "local"): void {

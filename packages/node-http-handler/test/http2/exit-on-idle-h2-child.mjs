@@ -23,10 +23,18 @@ const request = (path) => ({
   path,
   headers: {},
 });
-async function read(body) {
-  let n = 0;
-  for await (const chunk of body) n += chunk.length;
-  return n;
+// Read with 'data'/'end' events, as the SDK's stream collector does: on Node 24, `for await` over an Http2Stream
+// whose body has fully arrived before it is read rejects with ERR_STREAM_PREMATURE_CLOSE (upstream's body is the
+// same raw stream, so it behaves the same).
+function read(body) {
+  return new Promise((resolve, reject) => {
+    let n = 0;
+    body.on("data", (chunk) => {
+      n += chunk.length;
+    });
+    body.on("end", () => resolve(n));
+    body.on("error", reject);
+  });
 }
 const results = await Promise.all(
   Array.from({ length: 10 }, (_, i) => handler.handle(request("/echo"), { isEventStream: i % 3 === 0 }))

@@ -389,16 +389,21 @@ describe("faults: every handle() settles, nothing leaks, the next request gets a
     }
   });
 
-  it("a bad frame (DATA on stream 0): the silent session is retired and the next request gets a fresh one", async () => {
-    // Node's client answers a connection PROTOCOL_ERROR with GOAWAY and then reports nothing (no event, the stream
-    // stays open): without requestTimeout both upstream and Sockeye wait for the server to close the connection.
+  // Node 20's client answers a connection PROTOCOL_ERROR with GOAWAY and then reports nothing (no event, the stream
+  // stays open): without requestTimeout both upstream and Sockeye wait for the server to close the connection, and
+  // with it the silent session is retired. Node 22+ reports ERR_HTTP2_ERROR on the stream and the session at once.
+  const nodeReportsProtocolErrors = Number(process.versions.node.split(".")[0]) >= 22;
+
+  it("a bad frame (DATA on stream 0): the request fails and the next request gets a fresh session", async () => {
     const raw = await startRawH2cServer("bad-frame");
     try {
       const h = handler({ requestTimeout: 300 });
+      const expected = nodeReportsProtocolErrors ? { code: "ERR_HTTP2_ERROR" } : { name: "TimeoutError" };
       const first = await outcome(h.handle(req(raw.port, "/x", { protocol: "http:" })));
-      expect(first.ok === false && first.error.name).toBe("TimeoutError");
+      expect(first.ok).toBe(false);
+      expect(!first.ok && first.error).toMatchObject(expected);
       const second = await outcome(h.handle(req(raw.port, "/x", { protocol: "http:" })));
-      expect(second.ok === false && second.error.name).toBe("TimeoutError");
+      expect(!second.ok && second.error).toMatchObject(expected);
       expect(raw.connections).toBe(2);
       await waitFor(() => inFlight(h) === 0);
       expect(h.getPoolStats().origins[0].http2?.sessionsCreated).toBe(2);
@@ -406,6 +411,22 @@ describe("faults: every handle() settles, nothing leaks, the next request gets a
       await raw.close();
     }
   });
+
+  it.runIf(nodeReportsProtocolErrors)(
+    "a bad frame without requestTimeout still settles (Node 22+ reports it)",
+    async () => {
+      const raw = await startRawH2cServer("bad-frame");
+      try {
+        const h = handler();
+        const first = await outcome(h.handle(req(raw.port, "/x", { protocol: "http:" })));
+        expect(!first.ok && first.error).toMatchObject({ code: "ERR_HTTP2_ERROR" });
+        await waitFor(() => inFlight(h) === 0);
+        expect(h.getPoolStats().origins[0].http2?.sessionsCreated).toBe(1);
+      } finally {
+        await raw.close();
+      }
+    }
+  );
 
   it("a refused connection rejects every queued stream (no reconnect loop)", async () => {
     const s = await startH2Server();
