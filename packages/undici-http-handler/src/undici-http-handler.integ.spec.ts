@@ -3,6 +3,7 @@
  * NodeHttpHandler and @smithy/undici-http-handler, the 100-continue route, faults (reset, refused, hang, abort at
  * each phase, destroy under load) with counts asserted after, and telemetry.
  */
+import { setMaxListeners } from "node:events";
 import { Readable } from "node:stream";
 import type { HttpRequest } from "@smithy/protocol-http";
 import { UndiciHttpHandler as SmithyUndiciHttpHandler } from "@smithy/undici-http-handler";
@@ -371,6 +372,8 @@ describe("telemetry", () => {
     });
     const pending: Promise<unknown>[] = [];
     const controller = new AbortController();
+    // One signal for every request of the overload (each in flight holds one listener until it settles).
+    setMaxListeners(0, controller.signal);
     const feeder = setInterval(() => {
       for (let i = 0; i < 3; i++)
         pending.push(settle(mine.handle(requestTo(server, { path: "/never" }), { abortSignal: controller.signal })));
