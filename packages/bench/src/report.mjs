@@ -71,7 +71,29 @@ function evaluateTargets(results) {
     const med = Object.fromEntries(results.clients.map((c) => [c, sum[c].median]));
     return { timeouts: h.timeouts, n: h.n, med, sum, kept };
   });
-  return { cpu, telemetry, heap };
+  // Relative targets: below upstream (node:http handlers), and the undici handler against its two references.
+  const vs = [];
+  const against = (client, base, limit, op) => {
+    if (!has(client) || !has(base)) return;
+    const rows = cells.map((cell) => ({ cell, r: ratio(cell, client, "cpuUsPerReq", base) }));
+    const ok = (m) => (op === "<" ? m < limit : m <= limit);
+    const missed = rows.filter((x) => !ok(x.r.median));
+    const worst = rows.reduce((a, b) => (b.r.median > a.r.median ? b : a), rows[0]);
+    vs.push({
+      client,
+      base: limit === 1 ? base : `${f(limit)}× ${base}`,
+      baseName: base,
+      op,
+      total: rows.length,
+      met: rows.length - missed.length,
+      missed,
+      worst,
+    });
+  };
+  for (const client of SOCKEYE) against(client, "upstream", 1, "<");
+  against("sockeye-undici", "smithy-undici", 1, "≤");
+  against("sockeye-undici", "undici", TARGETS.cpuVsFloor, "≤");
+  return { cpu, telemetry, heap, vs };
 }
 
 // -----------------------------------------------------------------------------
@@ -115,6 +137,12 @@ function loadProfiles() {
     .filter((n) => n.endsWith(".summary.json"))
     .sort()
     .map((n) => JSON.parse(readFileSync(dir + n, "utf8")));
+}
+
+/** The HTTP/2 cells of the last `bench-h2.mjs` run, if any. */
+function loadH2() {
+  const file = `${OUT_DIR}bench-h2-latest.json`;
+  return existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : undefined;
 }
 
 export function buildMarkdown(results, sourceName) {
@@ -164,7 +192,7 @@ export function buildMarkdown(results, sourceName) {
     "",
     "- The load server (`packages/bench/src/lib/load-server.mjs`) runs in a **separate process** on 127.0.0.1, keep-alive (`keepAliveTimeout` 120 s), answering 128 B or 64 KiB.",
     `- All clients run in **one** process, each with its **own** keep-alive agent (${m.config.maxSockets} sockets; undici \`Pool\` with ${m.config.maxSockets} connections). Every request fully consumes its body.`,
-    '- `floor` is the control: raw `http.request` with a keep-alive `http.Agent`. `sockeye-interval` (the default configuration) reads `getPoolStats()` at the start of each of its bursts and then once a second (if the method exists; see notes). `sockeye-per-request` is `socketMonitor: "per-request"`. `sockeye-off` is `socketMonitor: "off", telemetry: false`: no saturation monitor and no per-request pool tracking, the baseline for the telemetry-cost target.',
+    '- `floor` is the control: raw `http.request` with a keep-alive `http.Agent`. `sockeye-interval` (the default configuration) reads `getPoolStats()` at the start of each of its bursts and then once a second (if the method exists; see notes). `sockeye-per-request` is `socketMonitor: "per-request"`. `sockeye-off` is `socketMonitor: "off", telemetry: false`: no saturation monitor and no per-request pool tracking, the baseline for the telemetry-cost target. `smithy-floor` (diagnostic, not a handler) is the floor\'s `http.request` behind the Smithy shapes only: an async call with an `HttpRequest` in and an `HttpResponse` with a plain header bag out; floor → smithy-floor is what the Smithy handler interface itself costs, smithy-floor → a handler is that handler\'s own cost. `undici` is a raw undici `Pool`, `smithy-undici` `@smithy/undici-http-handler` 3.2.4, `sockeye-undici` `@sockeye/undici-http-handler` (defaults: telemetry on, `getPoolStats()` read like sockeye-interval).',
     "- Each cell: one warm-up burst per client (none at c=10000: the c=1000 cell just before has warmed every client up), then rounds of one short burst per client, the **order rotated** by one each round. Each number below is a **paired ratio** to the floor burst of the same round: median (min–max) over rounds. Absolute medians are shown for orientation only.",
     "- Client CPU = `process.cpuUsage()` delta (user + system) of the client process over the burst ÷ requests. Latency from `perf_hooks.createHistogram`. ELU = `performance.eventLoopUtilization()` delta.",
     "- Native timers are counted in a **separate pass** (async_hooks `init` of type `Timeout`; hooks cost CPU). Heap per in-flight request is another separate pass (`gc()` before the baseline only; N requests held by the server, the rest queued in the client).",
@@ -189,15 +217,25 @@ export function buildMarkdown(results, sourceName) {
   } else {
     push("| Telemetry on vs off ≤ 1.03× | sockeye-interval or sockeye-off did not run | not evaluated |");
   }
+  for (const x of t.vs) {
+    push(
+      `| ${x.client} CPU/request ${x.op} ${x.base}, every cell | ${x.met}/${x.total} cells met; worst ${f(x.worst.r.median)}× ${x.baseName} at ${cellLabel(x.worst.cell)} | ${x.missed.length === 0 ? "**met**" : `**missed** in ${x.missed.length}/${x.total} cells`} |`
+    );
+  }
   for (const h of t.heap) {
     const up = h.med.upstream;
     for (const client of SOCKEYE.filter((c) => c in h.med)) {
       const s = h.med[client];
       const k = h.kept[client].median;
-      const ku = h.kept.upstream.median;
-      const kept = Number.isFinite(k) ? `; retained after gc(): ${f(k, 0)} B vs ${f(ku, 0)} B (${pct(k / ku)})` : "";
+      const ku = h.kept.upstream?.median;
+      // The target is what a request holds (retained after gc()); the no-gc reading depends on whether a scavenge
+      // happened to run during the dispatch (see the heap section) and is shown beside it.
+      const held = Number.isFinite(k) && Number.isFinite(ku);
+      const ok = held ? k < ku : s < up;
       push(
-        `| ${client} heap per in-flight request < upstream (timeouts ${h.timeouts}) | ${f(s, 0)} B vs ${f(up, 0)} B (${pct(s / up)})${kept} | ${s < up ? "**met**" : "**missed**"} |`
+        held
+          ? `| ${client} heap held per in-flight request (retained after gc()) < upstream (timeouts ${h.timeouts}) | ${f(k, 0)} B vs ${f(ku, 0)} B (${pct(k / ku)}); without gc(): ${f(s, 0)} B vs ${f(up, 0)} B (${pct(s / up)}) | ${ok ? "**met**" : "**missed**"} |`
+          : `| ${client} heap per in-flight request < upstream (timeouts ${h.timeouts}) | ${f(s, 0)} B vs ${f(up, 0)} B (${pct(s / up)}) | ${ok ? "**met**" : "**missed**"} |`
       );
     }
   }
@@ -224,6 +262,24 @@ export function buildMarkdown(results, sourceName) {
       ...t.telemetry.missed.map((y) => `| ${cellLabel(y.cell)} | ${fr(y.r, 3)} |`),
       "",
       "</details>",
+      ""
+    );
+  }
+
+  // ---- Where the gap to the floor is (needs the diagnostic smithy-floor client) ----
+  const hasAll = ["smithy-floor", "sockeye-off", "sockeye-interval"].every((c) => results.clients.includes(c));
+  if (hasAll) {
+    push(
+      "### Where the gap to the floor is",
+      "",
+      "Each column is a paired ratio of the same rounds, median (min–max): the Smithy interface itself (smithy-floor ÷ floor: an async call, `HttpRequest` in, `HttpResponse` with a header bag out), Sockeye's handler without telemetry on top of that (sockeye-off ÷ smithy-floor: deadlines, validation, the request state, the live list), and telemetry with the detector on top of that (sockeye-interval ÷ sockeye-off). Their product is roughly sockeye-interval ÷ floor.",
+      "",
+      "| cell | smithy-floor ÷ floor | sockeye-off ÷ smithy-floor | sockeye-interval ÷ sockeye-off | sockeye-interval ÷ floor |",
+      "|---|---|---|---|---|",
+      ...results.cells.map(
+        (cell) =>
+          `| ${cellLabel(cell)} | ${fr(ratio(cell, "smithy-floor", "cpuUsPerReq"))} | ${fr(ratio(cell, "sockeye-off", "cpuUsPerReq", "smithy-floor"))} | ${fr(ratio(cell, "sockeye-interval", "cpuUsPerReq", "sockeye-off"))} | ${fr(ratio(cell, "sockeye-interval", "cpuUsPerReq"))} |`
+      ),
       ""
     );
   }
@@ -322,7 +378,7 @@ export function buildMarkdown(results, sourceName) {
   push(
     "## Heap per in-flight request",
     "",
-    `N requests issued at once against a server that holds its answers (${m.config.maxSockets} on sockets, the rest queued in the client). **heapUsed delta ÷ N** with \`gc()\` before the baseline only (the reported figure: what holding N requests costs the heap, garbage from dispatching included), median (min–max) of ${m.config.heapReps} rotated repetitions. *Retained* is a supplementary reading taken after that one, after \`gc()\`: what the in-flight requests keep alive; the gap is not-yet-collected garbage.`,
+    `N requests issued at once against a server that holds its answers (${m.config.maxSockets} on sockets, the rest queued in the client). **heapUsed delta ÷ N** with \`gc()\` before the baseline only (the reported figure: what holding N requests costs the heap, garbage from dispatching included), median (min–max) of ${m.config.heapReps} rotated repetitions. *Retained* is a reading taken after that one, after \`gc()\`: what the in-flight requests keep alive (the figure the heap target uses); the gap is not-yet-collected garbage. The no-gc figure is bimodal: 2,000 requests allocate about as much as the young generation holds, so whether a scavenge happens to run during the dispatch decides whether the dispatch garbage is still counted (a client that allocates *more* can read lower); a repetition far below the others is such a scavenge.`,
     "",
     "| client | timeouts | N | bytes / in-flight request | ÷ upstream | retained after gc() | retained ÷ upstream |",
     "|---|---|---:|---|---|---|---|"
@@ -330,7 +386,7 @@ export function buildMarkdown(results, sourceName) {
   for (const h of t.heap) {
     for (const client of results.clients) {
       push(
-        `| ${client} | ${h.timeouts} | ${h.n} | ${fr(h.sum[client], 0)} | ${f(h.med[client] / h.med.upstream)} | ${fr(h.kept[client], 0)} | ${f(h.kept[client].median / h.kept.upstream.median)} |`
+        `| ${client} | ${h.timeouts} | ${h.n} | ${fr(h.sum[client], 0)} | ${f(h.med[client] / h.med.upstream)} | ${fr(h.kept[client], 0)} | ${f(h.kept[client].median / h.kept.upstream?.median)} |`
       );
     }
   }
@@ -341,7 +397,7 @@ export function buildMarkdown(results, sourceName) {
     const tc = counts(h.timeouts);
     for (const client of SOCKEYE.filter((c) => Number.isFinite(h.med[c]))) {
       const d = h.med.upstream - h.med[client];
-      const dk = h.kept.upstream.median - h.kept[client].median;
+      const dk = h.kept.upstream?.median - h.kept[client].median;
       explain.push(
         `- timeouts ${h.timeouts}, ${client}: ${f(Math.abs(d), 0)} B ${d >= 0 ? "less" : "more"} than upstream per in-flight request, of which ${f(Math.abs(dk), 0)} B ${dk >= 0 ? "less" : "more"} retained and ${f(Math.abs(d - dk), 0)} B ${d - dk >= 0 ? "less" : "more"} garbage.` +
           (tc
@@ -357,6 +413,32 @@ export function buildMarkdown(results, sourceName) {
       ...explain,
       ""
     );
+  }
+
+  // ---- HTTP/2 (bench-h2.mjs writes its own result file; `npm run bench` runs it after bench.mjs) ----
+  const h2 = loadH2();
+  if (h2) {
+    push(
+      "## HTTP/2 (`NodeHttp2Handler`)",
+      "",
+      `From \`packages/bench/out/bench-h2-latest.json\` (${h2.meta.date}, Node ${h2.meta.node}; \`src/bench-h2.mjs\`): all clients on ONE session to one origin; floor = raw \`node:http2\` \`session.request()\`; "on" = requestTimeout 30 s + sessionTimeout 60 s on both handlers. ${h2.meta.rounds} rounds per cell, order rotated; ratios are paired per round, median (min–max).`,
+      "",
+      "| c | timeouts | requests/burst | CPU µs/req floor | upstream | sockeye | upstream ÷ floor | sockeye ÷ floor | sockeye ÷ upstream |",
+      "|---:|---|---:|---:|---:|---:|---|---|---|",
+      ...h2.cells.map(
+        (x) =>
+          `| ${x.concurrency} | ${x.timeouts ? "on" : "off"} | ${x.requestsPerBurst} | ${f(x.cpuUsPerRequest.floor.median, 1)} | ${f(x.cpuUsPerRequest.upstream.median, 1)} | ${f(x.cpuUsPerRequest.sockeye.median, 1)} | ${fr(x.ratios.upstreamVsFloor)} | ${fr(x.ratios.sockeyeVsFloor)} | ${fr(x.ratios.sockeyeVsUpstream)} |`
+      ),
+      ""
+    );
+    if (h2.timersPerRequest) {
+      push(
+        `Native Timeouts created per request (c=50, timeouts on): ${Object.entries(h2.timersPerRequest)
+          .map(([k, v]) => `${k} ${f(v.perRequest, 3)} (live peak ${v.livePeak})`)
+          .join(", ")}.`,
+        ""
+      );
+    }
   }
 
   // ---- Notes ----
@@ -455,6 +537,10 @@ export function writeReport(results, sourceName = "bench-latest.json") {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  if (process.env.BENCH_NO_DOCS) {
+    console.log("BENCH_NO_DOCS set: docs/perf not regenerated");
+    process.exit(0);
+  }
   const src = process.argv[2] ?? `${OUT_DIR}bench-latest.json`;
   const results = JSON.parse(readFileSync(src, "utf8"));
   const name = src.split("/").pop();

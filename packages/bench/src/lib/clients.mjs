@@ -20,6 +20,12 @@
 //                       false: no saturation monitor, no per-request pool tracking
 //                       (the baseline for the telemetry-cost target; socketMonitor
 //                       "off" alone still tracks every request for getPoolStats())
+//   smithy-floor        diagnostic: raw http.request wrapped in exactly what the Smithy
+//                       handler interface makes any handler do per request (an async
+//                       call with an HttpRequest in, an HttpResponse with a plain header
+//                       bag out, then the body drained): no timeouts, no telemetry. The
+//                       distance floor -> smithy-floor is the interface's own cost; the
+//                       distance smithy-floor -> a handler is that handler's cost.
 //   undici              undici 7.30.2 Pool, connections 50 (raw Pool.request)
 //   smithy-undici       @smithy/undici-http-handler 3.2.4 (pinned) on an undici
 //                       Agent of 50 connections
@@ -29,7 +35,7 @@
 // =============================================================================
 
 import http from "node:http";
-import { HttpRequest } from "@smithy/protocol-http";
+import { HttpRequest, HttpResponse } from "@smithy/protocol-http";
 import { NodeHttpHandler as UpstreamHandler } from "@smithy/node-http-handler";
 import { UndiciHttpHandler as SmithyUndiciHandler } from "@smithy/undici-http-handler";
 import { Pool } from "undici";
@@ -139,6 +145,66 @@ function floorClient(origin) {
         req.once("error", reject);
         req.end();
       });
+    },
+    startBurst: noop,
+    endBurst: noop,
+    async close() {
+      agent.destroy();
+    },
+  };
+}
+
+/** Node's response headers as a plain bag, repeated values joined with "," (what a Smithy handler must return). */
+function headerBag(headers) {
+  const bag = {};
+  for (const name of Object.keys(headers)) {
+    const value = headers[name];
+    bag[name] = Array.isArray(value) ? value.join(",") : value;
+  }
+  return bag;
+}
+
+/**
+ * smithy-floor: the floor's raw http.request behind the Smithy shapes only (see the header). Not a handler: no
+ * timeouts, abort, validation or telemetry. @returns {BenchClient}
+ */
+function smithyFloorClient(origin) {
+  const url = new URL(origin);
+  const agent = newAgent();
+  const hostname = url.hostname;
+  const port = Number(url.port);
+  const send = (request) =>
+    new Promise((resolve, reject) => {
+      const req = http.request(
+        {
+          host: request.hostname,
+          port: request.port,
+          path: request.path,
+          method: request.method,
+          headers: request.headers,
+          agent,
+        },
+        (res) => {
+          const response = new HttpResponse({
+            statusCode: res.statusCode,
+            reason: res.statusMessage,
+            headers: headerBag(res.headers),
+            body: res,
+          });
+          resolve({ response });
+        }
+      );
+      req.once("error", reject);
+      req.end();
+    });
+  return {
+    name: "smithy-floor",
+    notes: {},
+    async request(path) {
+      const { response } = await send(
+        new HttpRequest({ protocol: "http:", hostname, port, method: "GET", path, headers: {} })
+      );
+      await drain(response.body);
     },
     startBurst: noop,
     endBurst: noop,
@@ -337,6 +403,7 @@ function smithyClientAround(name, handler, origin, notes) {
 /** Every client name, in report order. */
 export const CLIENT_NAMES = Object.freeze([
   "floor",
+  "smithy-floor",
   "upstream",
   "sockeye-interval",
   "sockeye-per-request",
@@ -361,6 +428,7 @@ export async function createClients(origin, { timeouts, only }) {
   /** @type {Record<string, string>} */
   const skipped = {};
   if (want("floor")) clients.push(floorClient(origin));
+  if (want("smithy-floor")) clients.push(smithyFloorClient(origin));
   if (want("upstream")) clients.push(smithyClient("upstream", UpstreamHandler, origin, smithyTimeouts));
   for (const name of ["sockeye-interval", "sockeye-per-request", "sockeye-off"]) {
     if (!want(name)) continue;
