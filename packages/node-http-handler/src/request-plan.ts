@@ -10,7 +10,7 @@ import type { Agent } from "node:http";
 export interface RequestPlan {
   agent: Agent;
   isSSL: boolean;
-  /** The agent is a one-off 100-continue agent (never monitored, never swept). */
+  /** The agent is a one-off 100-continue agent: never swept, and tracked as `unpooled` (outside the pool gauges and the detector). */
   oneOffAgent: boolean;
   expectContinue: boolean;
   connectionTimeout: number | undefined;
