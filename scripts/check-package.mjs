@@ -6,11 +6,13 @@
  * (exit 1, one line per problem) unless the tarball holds README.md, LICENSE (identical to the root LICENSE),
  * CHANGELOG.md, package.json and the files `main`/`module`/`types` point at, and the manifest has complete metadata:
  * description, license Apache-2.0, author, repository (git, with `directory` = the package's folder), homepage,
- * bugs, keywords, engines, and `publishConfig.access: "public"`.
+ * bugs, keywords, engines, and `publishConfig.access: "public"`; and the packed README has no relative link that
+ * leaves the package or points at a file not in the tarball (npmjs.com shows the README without the repository around
+ * it, so such a link 404s there: link to the repository URL instead).
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { join, posix, relative } from "node:path";
 import { REPO_ROOT } from "./lib/published-packages.mjs";
 
 /** Files every tarball must contain besides the build output. */
@@ -37,6 +39,7 @@ export function packageProblems({ manifest, files, relDir, readPacked, rootLicen
   }
   const readme = readPacked("README.md");
   if (readme !== undefined && readme.trim().split("\n").length < 10) problems.push("README.md is a stub (< 10 lines)");
+  if (readme !== undefined) problems.push(...readmeLinkProblems(readme, files));
   const license = readPacked("LICENSE");
   if (license !== undefined && license !== rootLicense) problems.push("LICENSE differs from the repository's LICENSE");
   const changelog = readPacked("CHANGELOG.md");
@@ -63,6 +66,45 @@ export function packageProblems({ manifest, files, relDir, readPacked, rootLicen
   return problems;
 }
 
+/**
+ * The link targets of a Markdown text: inline links and images `[text](target "title")`, reference definitions
+ * `[name]: target`, and `href`/`src` attributes of inline HTML. Fenced code blocks and inline code are skipped.
+ * @param {string} markdown
+ * @returns {string[]} in order of appearance
+ */
+export function markdownLinkTargets(markdown) {
+  const prose = markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, "").replace(/`[^`\n]*`/g, "``");
+  const targets = [];
+  for (const m of prose.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+["'(][^)]*)?\)/g)) targets.push(m[1]);
+  for (const m of prose.matchAll(/^ {0,3}\[[^\]\n]+\]:\s*<?(\S+?)>?(?:\s|$)/gm)) targets.push(m[1]);
+  for (const m of prose.matchAll(/\b(?:href|src)\s*=\s*["']([^"']+)["']/gi)) targets.push(m[1]);
+  return targets;
+}
+
+/**
+ * Relative links of a published README that break on npmjs.com, where the README is shown without the repository:
+ * a link leaving the package folder (`../../docs/x.md`, `../other-package`, `/docs`), or one to a path the tarball
+ * does not contain (`examples/x.mjs` when only `dist` is published). Absolute URLs, `mailto:` and the like, and
+ * in-page anchors (`#options`) are fine.
+ * @param {string} readme contents of the packed README.md
+ * @param {string[]} files paths in the tarball
+ * @returns {string[]} one sentence per bad link
+ */
+export function readmeLinkProblems(readme, files) {
+  const packed = files.map((f) => f.replace(/^\.\//, ""));
+  const problems = [];
+  for (const target of markdownLinkTargets(readme)) {
+    if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith("#") || target.startsWith("//")) continue;
+    const path = posix.normalize(decodeURI(target.replace(/[?#].*$/, "")));
+    if (path.startsWith("/") || path === ".." || path.startsWith("../")) {
+      problems.push(`README.md links to ${target}, outside the package (a 404 on npmjs.com; use the repository URL)`);
+    } else if (path !== "." && !packed.some((f) => f === path || f.startsWith(`${path.replace(/\/$/, "")}/`))) {
+      problems.push(`README.md links to ${target}, which is not in the tarball (use the repository URL)`);
+    }
+  }
+  return problems;
+}
+
 /** Runs the check on the package in `cwd`; returns the exit code. */
 export function main(cwd = process.cwd()) {
   const manifest = JSON.parse(readFileSync(join(cwd, "package.json"), "utf8"));
@@ -82,7 +124,9 @@ export function main(cwd = process.cwd()) {
     for (const p of problems) console.error(`check-package: ${manifest.name}: ${p}`);
     return 1;
   }
-  console.log(`check-package: ${manifest.name}: ${files.length} files, README, LICENSE, CHANGELOG and metadata ok`);
+  console.log(
+    `check-package: ${manifest.name}: ${files.length} files, README (links included), LICENSE, CHANGELOG and metadata ok`
+  );
   return 0;
 }
 

@@ -1,6 +1,6 @@
 /** `scripts/check-package.mjs`: a complete package passes; each missing piece is reported by name. */
 import { describe, expect, it } from "vitest";
-import { packageProblems } from "./check-package.mjs";
+import { markdownLinkTargets, packageProblems, readmeLinkProblems } from "./check-package.mjs";
 
 const LICENSE = "Apache License\nVersion 2.0\n";
 const complete = () => ({
@@ -83,5 +83,48 @@ describe("packageProblems", () => {
     const c = complete();
     c.files = c.files.filter((f) => f !== "dist/index.js");
     expect(run(c)).toEqual(['"main" points at ./dist/index.js, not in the tarball']);
+  });
+});
+
+describe("readmeLinkProblems", () => {
+  const files = ["package.json", "README.md", "LICENSE", "CHANGELOG.md", "dist/index.js"];
+
+  it("accepts absolute URLs, anchors, mailto and links to packed files", () => {
+    const readme = [
+      "[docs](https://github.com/o/r/blob/main/docs/x.md) [opts](#options) [mail](mailto:a@b.invalid)",
+      "[Changelog](CHANGELOG.md) · [License](./LICENSE) [code](dist/index.js) [dist](dist/)",
+      '<img src="https://example.invalid/x.png"> [ref]: https://example.invalid/y',
+    ].join("\n");
+    expect(readmeLinkProblems(readme, files)).toEqual([]);
+  });
+
+  it("reports links that leave the package and links to files not in the tarball", () => {
+    const readme = [
+      "See [parity](../../docs/upstream-parity.md#http2) and [`@sockeye/x`](../x).",
+      "[root](/docs/a.md) [example](examples/run.mjs)",
+      '<a href="../y/README.md">y</a>',
+      "[arch]: ../../docs/ARCHITECTURE.md",
+    ].join("\n");
+    expect(readmeLinkProblems(readme, files)).toEqual([
+      "README.md links to ../../docs/upstream-parity.md#http2, outside the package (a 404 on npmjs.com; use the repository URL)",
+      "README.md links to ../x, outside the package (a 404 on npmjs.com; use the repository URL)",
+      "README.md links to /docs/a.md, outside the package (a 404 on npmjs.com; use the repository URL)",
+      "README.md links to examples/run.mjs, which is not in the tarball (use the repository URL)",
+      "README.md links to ../../docs/ARCHITECTURE.md, outside the package (a 404 on npmjs.com; use the repository URL)",
+      "README.md links to ../y/README.md, outside the package (a 404 on npmjs.com; use the repository URL)",
+    ]);
+  });
+
+  it("ignores link syntax inside code", () => {
+    const readme = "```ts\nconst a = [x](../../nope);\n```\nand `[y](../nope)` inline\n";
+    expect(markdownLinkTargets(readme)).toEqual([]);
+  });
+
+  it("is part of packageProblems", () => {
+    const c = complete();
+    c.contents["README.md"] += "[docs](../../docs/aws-sdk.md)\n";
+    expect(run(c)).toEqual([
+      "README.md links to ../../docs/aws-sdk.md, outside the package (a 404 on npmjs.com; use the repository URL)",
+    ]);
   });
 });

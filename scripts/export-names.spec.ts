@@ -1,5 +1,6 @@
 /**
- * Every exported class and function of every published package keeps its real `name` in the built CJS and ESM
+ * Every exported class and function of every entry point (`exports` of package.json: `.`, and
+ * `@sockeye/node-http-handler/internal`) of every published package keeps its real `name` in the built CJS and ESM
  * output (tsup `keepNames`): `NodeHttpHandler.name === "NodeHttpHandler"`, as upstream's, not a bundler artefact
  * such as `"_NodeHttpHandler"` that would show in `util.inspect`, stack traces and logs.
  * Reads the packages' `dist/` (built by `npm test` before vitest runs).
@@ -20,10 +21,32 @@ function functionNames(moduleNamespace: Record<string, unknown>): Array<[string,
     .map(([key, value]) => [key, (value as { name: string }).name]);
 }
 
-describe.each(publishedPackages().map((p) => [p.name, p] as const))("%s keeps export names", (_name, pkg) => {
-  const cjsFile = join(pkg.dir, pkg.manifest.main);
-  const esmFile = join(pkg.dir, pkg.manifest.module);
+interface EntryPoint {
+  /** import specifier, e.g. `@sockeye/node-http-handler/internal` */
+  specifier: string;
+  cjsFile: string;
+  esmFile: string;
+}
 
+/** The code entry points of a package's `exports` map (`./package.json` and the like excluded). */
+function entryPoints(pkg: { name: string; dir: string; manifest: Record<string, any> }): EntryPoint[] {
+  const out: EntryPoint[] = [];
+  for (const [subpath, target] of Object.entries<any>(pkg.manifest.exports ?? {})) {
+    const cjs = target?.require?.default;
+    const esm = target?.import?.default;
+    if (typeof cjs !== "string" || typeof esm !== "string") continue;
+    out.push({
+      specifier: subpath === "." ? pkg.name : `${pkg.name}/${subpath.replace(/^\.\//, "")}`,
+      cjsFile: join(pkg.dir, cjs),
+      esmFile: join(pkg.dir, esm),
+    });
+  }
+  return out;
+}
+
+const entries = publishedPackages().flatMap((p) => entryPoints(p).map((e) => [e.specifier, e] as const));
+
+describe.each(entries)("%s keeps export names", (_specifier, { cjsFile, esmFile }) => {
   it("is built", () => {
     expect(existsSync(cjsFile), `${cjsFile} is missing: build the package first`).toBe(true);
     expect(existsSync(esmFile), `${esmFile} is missing: build the package first`).toBe(true);
@@ -31,6 +54,7 @@ describe.each(publishedPackages().map((p) => [p.name, p] as const))("%s keeps ex
 
   it("CJS: every exported class/function's name is its export name", () => {
     const names = functionNames(require(cjsFile));
+    expect(names.length).toBeGreaterThan(0);
     for (const [key, name] of names) expect(name, `CJS export ${key}`).toBe(key);
   });
 
@@ -43,6 +67,12 @@ describe.each(publishedPackages().map((p) => [p.name, p] as const))("%s keeps ex
         .sort()
     );
   });
+});
+
+it("covers the main entry points and @sockeye/node-http-handler/internal", () => {
+  const specifiers = entries.map(([s]) => s);
+  for (const p of publishedPackages()) expect(specifiers).toContain(p.name);
+  expect(specifiers).toContain("@sockeye/node-http-handler/internal");
 });
 
 it("covers NodeHttpHandler, the class the issue was about", () => {

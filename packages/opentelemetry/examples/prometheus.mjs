@@ -5,7 +5,7 @@
  *
  * An S3Client on Sockeye's handler sends a few requests per second to a local loopback S3 endpoint; the handler's
  * pool is exported with `@opentelemetry/exporter-prometheus` on `GET /metrics`. Ctrl-C stops it.
- * `startPrometheusExample()` is what `prometheus.integ.spec.ts` runs (with port 0).
+ * `startPrometheusExample()` is what `packages/opentelemetry/test/examples.integ.spec.ts` runs (with port 0).
  */
 import http from "node:http";
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";

@@ -5,7 +5,7 @@
  *   node packages/opentelemetry/examples/s3-client-metrics.mjs   # against a local loopback S3 endpoint
  *
  * Prints the pool metrics the SDK traffic produced. `runS3Example()` is what the README shows and what
- * `s3-client-metrics.integ.spec.ts` runs.
+ * `packages/opentelemetry/test/examples.integ.spec.ts` runs.
  */
 import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { MeterProvider } from "@opentelemetry/sdk-metrics";

@@ -68,6 +68,11 @@ const OUTCOMES = [
 ] as const;
 
 const PKG = "@sockeye/opentelemetry";
+/** Replaced at build time with package.json's version (tsup `define`); undeclared when the source runs unbuilt. */
+declare const __SOCKEYE_OPENTELEMETRY_VERSION__: string | undefined;
+/** The meter's version: this package's version in the build, `"0.0.0-source"` when the TypeScript source runs. */
+const VERSION =
+  typeof __SOCKEYE_OPENTELEMETRY_VERSION__ === "string" ? __SOCKEYE_OPENTELEMETRY_VERSION__ : "0.0.0-source";
 
 /**
  * Registers OpenTelemetry instruments that report the socket pools seen by `source`.
@@ -106,7 +111,7 @@ export function registerPoolMetrics(
     );
   }
   const provider = options.meterProvider ?? metrics.getMeterProvider();
-  const meter: Meter = provider.getMeter(PKG, "0.1.0");
+  const meter: Meter = provider.getMeter(PKG, VERSION);
   const names = namespacedMetrics(ns);
   const attrs = new OriginAttributeCache();
 
