@@ -91,6 +91,8 @@ export class InFlightRequest implements DeadlineOwner, IdleWatcher, WarnedReques
   livePrev: InFlightRequest | undefined = undefined;
   /** The pool monitor tracking this request (its events are forwarded from the listeners below), if any. */
   tracked: PoolMonitor | undefined = undefined;
+  /** The `onabort` handler installed on a legacy signal (no `addEventListener`); cleared by `finish()`. */
+  private legacyOnAbort: (() => void) | undefined = undefined;
 
   constructor(
     readonly host: RequestHost<InFlightRequest>,
@@ -137,7 +139,7 @@ export class InFlightRequest implements DeadlineOwner, IdleWatcher, WarnedReques
     const signal = this.abortSignal;
     if (signal) {
       if (typeof signal.addEventListener === "function") signal.addEventListener("abort", this, { once: true });
-      else signal.onabort = () => this.handleEvent();
+      else signal.onabort = this.legacyOnAbort = () => this.handleEvent();
     }
 
     const scheduler = host.scheduler;
@@ -278,7 +280,8 @@ export class InFlightRequest implements DeadlineOwner, IdleWatcher, WarnedReques
 
   /**
    * The single way out (idempotent): settles if still pending (with `error`, or "closed before a response"),
-   * removes the abort listener and releases everything the host holds for the request.
+   * removes the abort listener (on a legacy signal: clears `onabort` if it is still the one `arm()` installed, so the
+   * signal does not keep this request alive) and releases everything the host holds for the request.
    */
   finish(error?: unknown): void {
     if (this.finished) return;
@@ -286,7 +289,14 @@ export class InFlightRequest implements DeadlineOwner, IdleWatcher, WarnedReques
     if (!this.settled) this.settle(error ?? closedBeforeResponseError(), true);
     else this.cancelDeadlines();
     const signal = this.abortSignal;
-    if (signal && typeof signal.removeEventListener === "function") signal.removeEventListener("abort", this);
+    if (signal) {
+      if (typeof signal.removeEventListener === "function") signal.removeEventListener("abort", this);
+      const legacy = this.legacyOnAbort;
+      if (legacy !== undefined) {
+        this.legacyOnAbort = undefined;
+        if (signal.onabort === legacy) signal.onabort = null;
+      }
+    }
     this.host.requestFinished(this);
   }
 

@@ -2,8 +2,9 @@
  * Parity of Sockeye's NodeHttpHandler with upstream `@smithy/node-http-handler` 4.14.2 against real loopback
  * servers (http and https with the committed self-signed fixture), real timers, short timeouts.
  *
- * Each test asserts upstream's behaviour (see /work/shared/reference/upstream.md sections 2–4 and 7). Tests named
- * "(deliberate)" assert one of Sockeye's documented departures instead.
+ * Each test asserts upstream's behaviour, as its published code does it (`@smithy/node-http-handler`'s
+ * `dist-cjs/index.js` in node_modules; the test often runs upstream side by side to show it). Tests named
+ * "(deliberate)" assert one of Sockeye's departures listed in docs/upstream-parity.md instead.
  */
 import { buildQueryString as upstreamBuildQueryString } from "@smithy/core/protocols";
 import { HttpResponse } from "@smithy/protocol-http";

@@ -15,6 +15,7 @@ import { checkSocketUsage } from "./check-socket-usage";
 import { PACKAGE_PREFIX } from "./constants";
 import { HandlerRuntime } from "./handler-runtime";
 import { InFlightRequest } from "./in-flight-request";
+import { handlerDestroyedDuringSetupError } from "./request-errors";
 import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
 import type { RequestPlan } from "./request-plan";
 import {
@@ -44,6 +45,12 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   private lastConfig?: ResolvedHandlerConfig;
   private externalAgent = false;
   private readonly runtime = new HandlerRuntime();
+  /**
+   * Incremented by every `destroy()`. A `handle()` still in its first-time setup (config provider, lazily created
+   * http agent) records it on entry and compares it after each await: if `destroy()` ran meanwhile, it rejects with
+   * a `HandlerDestroyedError` and opens no connection.
+   */
+  private destroyGeneration = 0;
   /** The handler's monitor, also while `telemetry` is off (then `runtime.monitor` is `undefined`). */
   private monitorInstance: PoolMonitor | undefined = undefined;
   /** Shared plans of the current config (see `cachedPlan`). */
@@ -101,11 +108,14 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   /**
    * Ends every request in flight or queued (each still pending rejects with a `HandlerDestroyedError`, code
    * `ERR_HANDLER_DESTROYED`; a queued one leaves the agent queue, so no connection is opened for it; a response body
-   * still streaming fails as with upstream), then destroys both agents (caller-owned ones too, as upstream) and
-   * clears the handler's shared interval. Afterwards the handler holds no socket, timer or listener. As upstream,
-   * a later `handle()` still works (with new connections).
+   * still streaming fails as with upstream; a `handle()` still resolving the config or creating the http agent
+   * rejects the same way as soon as that step completes, without opening a connection — upstream sends it), then
+   * destroys both agents (caller-owned ones too, as upstream) and clears the handler's shared interval. Afterwards
+   * the handler holds no socket, timer or listener. As upstream, a `handle()` called after `destroy()` still works
+   * (with new connections).
    */
   public destroy(): void {
+    this.destroyGeneration++;
     this.runtime.destroy();
     const config = this.config ?? this.lastConfig;
     config?.httpAgent?.destroy();
@@ -131,14 +141,17 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     request: HttpRequest,
     options?: HttpHandlerOptions | null
   ): Promise<{ response: HttpResponse }> {
+    const generation = this.destroyGeneration;
     if (!this.config) {
       this.config = await this.configProvider;
       this.lastConfig = this.config;
       this.applyRuntimeSettings(this.config);
+      if (generation !== this.destroyGeneration) throw handlerDestroyedDuringSetupError();
     }
     const config = this.config;
     if (request?.protocol !== "https:" && !config.httpAgent) {
       config.httpAgent = await config.httpAgentProvider();
+      if (generation !== this.destroyGeneration) throw handlerDestroyedDuringSetupError();
     }
     return this.dispatch(config, request, options);
   }

@@ -4,6 +4,7 @@ import {
   acquisitionTimeoutError,
   closedBeforeResponseError,
   connectionTimeoutError,
+  handlerDestroyedDuringSetupError,
   handlerDestroyedError,
   idleTimeoutError,
   requestTimeoutError,
@@ -41,5 +42,9 @@ describe("request errors", () => {
     expect(queued).toMatchObject({ name: "HandlerDestroyedError", code: "ERR_HANDLER_DESTROYED" });
     expect(queued.message).toContain("the handler was destroyed (destroy() was called) while it was waiting");
     expect(handlerDestroyedError(agent, false).message).toContain("while the request was in flight");
+    const setup = handlerDestroyedDuringSetupError();
+    expect(setup).toMatchObject({ name: "HandlerDestroyedError", code: "ERR_HANDLER_DESTROYED" });
+    expect(setup.message).toContain("while handle() was still resolving the handler config or creating its http agent");
+    expect(setup.message).toContain("no new connection is opened for it");
   });
 });

@@ -77,6 +77,19 @@ export function handlerDestroyedError(agent: Agent, queued: boolean): Error {
   const where = queued
     ? `while it was waiting for a free socket (${describeAgentQueue(agent)})`
     : "while the request was in flight";
+  return destroyedError(where);
+}
+
+/**
+ * The handler's `destroy()` ran while `handle()` was still in its first-time setup (resolving the config provider
+ * or creating the http agent), before any Node request existed: same `name` and `code` as `handlerDestroyedError`.
+ * @internal
+ */
+export function handlerDestroyedDuringSetupError(): Error {
+  return destroyedError("while handle() was still resolving the handler config or creating its http agent");
+}
+
+function destroyedError(where: string): Error {
   const error = new Error(
     `${PACKAGE_PREFIX} - the handler was destroyed (destroy() was called) ${where}; no new connection is opened for it.`
   ) as Error & { code?: string };

@@ -21,7 +21,9 @@ import type { HttpRequest } from "@smithy/protocol-http";
 import type { HttpHandlerOptions, Logger } from "@smithy/types";
 import { getEventListeners } from "node:events";
 import type { Agent, IncomingMessage } from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { timing } from "@sockeye/pool-monitor";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { DEFAULT_IDLE_SOCKET_TIMEOUT_MS } from "../src/constants";
 import { NodeHttpHandler, type NodeHttpHandlerOptions } from "../src/index";
 import {
   CA,
@@ -84,13 +86,21 @@ interface Ctx {
 interface Scenario {
   name: string;
   options?: NodeHttpHandlerOptions;
+  /** Pass the options through a provider function (`async () => options`) instead of as an object. */
+  provider?: boolean;
+  /** Runs before the handler is built, and `after` once the run is fully counted (e.g. a fake clock). */
+  before?(): void;
+  after?(): void;
   /** Agent options merged in for both kinds (e.g. `{ maxSockets: 1 }`). */
   agent?: Record<string, unknown>;
   /** Starts requests and plays the fault; resolves once the scenario's point has been reached. */
   run(ctx: Ctx): Promise<void>;
   /** How resolved bodies are handled (default: read to the end). */
   body?: "read" | "destroy";
-  /** Do not call destroy() at the end (the scenario checks a handler that is simply dropped). */
+  /**
+   * Do not call destroy() at the end (the scenario checks a handler that is simply dropped): instead of waiting for
+   * connections to close, the run waits until every open connection is a free (pooled) socket of the agents.
+   */
   noDestroy?: boolean;
   /** Only Sockeye (upstream cannot run it without crashing the test process; the reason is given). */
   sockeyeOnly?: string;
@@ -122,6 +132,12 @@ function agentsOf(handler: AnyHandler): Agent[] {
   return [config.httpAgent, config.httpsAgent].filter((a): a is Agent => a !== undefined && a !== null);
 }
 
+function socketsIn(agents: Agent[], pool: "sockets" | "freeSockets"): number {
+  let n = 0;
+  for (const agent of agents) for (const key in agent[pool]) n += agent[pool][key]?.length ?? 0;
+  return n;
+}
+
 function queuedIn(agents: Agent[]): number {
   let n = 0;
   for (const agent of agents) for (const key in agent.requests) n += agent.requests[key]?.length ?? 0;
@@ -150,6 +166,15 @@ async function settleAll<T>(promises: Promise<T>[], capMs: number): Promise<(Pro
 }
 
 async function runOnce(impl: Impl, kind: ServerKind, scenario: Scenario): Promise<RunResult> {
+  scenario.before?.();
+  try {
+    return await runBetween(impl, kind, scenario);
+  } finally {
+    scenario.after?.();
+  }
+}
+
+async function runBetween(impl: Impl, kind: ServerKind, scenario: Scenario): Promise<RunResult> {
   // Fresh servers per run: whatever a previous run left behind (upstream's hung or late connections) is not
   // counted against this one.
   const server = await startServer(kind);
@@ -160,7 +185,8 @@ async function runOnce(impl: Impl, kind: ServerKind, scenario: Scenario): Promis
     ...scenario.options,
     ...(kind === "https" ? { httpsAgent: agentOptions } : { httpAgent: agentOptions }),
   };
-  const handler: AnyHandler = impl === "upstream" ? new UpstreamNodeHttpHandler(options) : new NodeHttpHandler(options);
+  const given = scenario.provider ? async () => options : options;
+  const handler: AnyHandler = impl === "upstream" ? new UpstreamNodeHttpHandler(given) : new NodeHttpHandler(given);
   const notes: Record<string, unknown> = {};
   const ctx: Ctx = {
     impl,
@@ -225,7 +251,17 @@ async function runOnce(impl: Impl, kind: ServerKind, scenario: Scenario): Promis
       await waitFor(() => !runtime.scheduler.ticking, "the interval to stop itself", CAP_MS).catch(() => {});
     }
     const open = () => server.openConnections + silent.openConnections;
-    await waitFor(() => open() === 0, "connections to close", CAP_MS).catch(() => {});
+    if (scenario.noDestroy) {
+      // Dropped, not destroyed: the keep-alive sockets stay pooled; wait until every open connection is one of them.
+      await waitFor(
+        () => socketsIn(agents, "sockets") === 0 && socketsIn(agents, "freeSockets") === open(),
+        "every open connection to be a free pooled socket",
+        CAP_MS
+      ).catch(() => {});
+      notes.freeSockets = socketsIn(agents, "freeSockets");
+    } else {
+      await waitFor(() => open() === 0, "connections to close", CAP_MS).catch(() => {});
+    }
     // Let closes and timers of this run be processed before counting handles.
     await new Promise((resolve) => setImmediate(resolve));
     const now = countResources();
@@ -647,35 +683,241 @@ const SCENARIOS: Scenario[] = [
       ctx.start({ path: "/echo" }, { signal: true });
       ctx.start({ path: "/large", query: { bytes: "100000" } }, { signal: true });
     },
-    check(ours) {
+    check(ours, upstream) {
       expect(ours.outcomes.map(errorName)).toEqual(["status 200", "status 200"]);
+      // What stays open is exactly the pooled keep-alive sockets (unref'd), as upstream's.
+      expect(ours.notes.freeSockets).toBeGreaterThanOrEqual(1);
+      expect(ours.left.openConnections).toBe(ours.notes.freeSockets);
+      expect(upstream!.left.openConnections).toBe(upstream!.notes.freeSockets);
+    },
+  },
+  ...destroyDuringSetupScenarios(),
+  {
+    name: '"per-request" socketMonitor: upstream\'s warning timer per request, none left after destroy()',
+    options: { socketMonitor: "per-request" },
+    agent: { maxSockets: 1 },
+    async run(ctx) {
+      const base = holdQueue(ctx);
+      const armed: ReturnType<typeof setTimeout>[] = [];
+      const cleared = new Set<unknown>();
+      const set = vi.spyOn(timing, "setTimeout");
+      const clear = vi.spyOn(timing, "clearTimeout").mockImplementation((handle) => {
+        cleared.add(handle);
+        clearTimeout(handle);
+      });
+      try {
+        // One on the socket, one queued, both answered after 200 ms (upstream's queued request, handed a fresh
+        // socket after its destroy(), then finishes instead of hanging the run).
+        for (let i = 0; i < 2; i++) ctx.start({ path: "/delay", query: { ms: "200" } }, { signal: true });
+        await sawRequests(ctx, 1, base);
+        await waitFor(() => queuedIn(agentsOf(ctx.handler)) === 1, "the queued request");
+        for (const result of set.mock.results) armed.push(result.value);
+        // Sockeye clears every request's timer inside destroy() (each request's finish()).
+        ctx.handler.destroy();
+      } finally {
+        set.mockRestore();
+        clear.mockRestore();
+      }
+      ctx.notes.warningTimersArmed = armed.length;
+      ctx.notes.warningTimersLeft = armed.filter((t) => !cleared.has(t)).length;
+    },
+    check(ours) {
+      expect(ours.outcomes.map(errorName)).toEqual(Array(2).fill("HandlerDestroyedError"));
+      // One native warning timer per request (upstream's design, on purpose in this mode), each cleared.
+      expect(ours.notes).toMatchObject({ warningTimersArmed: 2, warningTimersLeft: 0 });
+    },
+  },
+  {
+    name: '"interval" socketMonitor with telemetry: false: the warning windows on the shared interval, none left after destroy()',
+    options: { socketMonitor: "interval", telemetry: false },
+    agent: { maxSockets: 1 },
+    async run(ctx) {
+      const base = holdQueue(ctx);
+      // As above: one on the socket, one queued, both answered after 200 ms.
+      for (let i = 0; i < 2; i++) ctx.start({ path: "/delay", query: { ms: "200" } }, { signal: true });
+      await sawRequests(ctx, 1, base);
+      await waitFor(() => queuedIn(agentsOf(ctx.handler)) === 1, "the queued request");
+      if (ctx.impl === "sockeye") {
+        const runtime = (ctx.handler as any).runtime;
+        // Two warning windows (telemetry off: no detector), no native timer, the interval running.
+        ctx.notes.armedBeforeDestroy = runtime.scheduler.size;
+        ctx.notes.tickingBeforeDestroy = runtime.scheduler.ticking;
+        ctx.notes.poolStats = (ctx.handler as NodeHttpHandler).getPoolStats().origins.length;
+      }
+      ctx.handler.destroy();
+    },
+    check(ours) {
+      expect(ours.outcomes.map(errorName)).toEqual(Array(2).fill("HandlerDestroyedError"));
+      expect(ours.notes).toMatchObject({ armedBeforeDestroy: 2, tickingBeforeDestroy: true, poolStats: 0 });
+    },
+  },
+  {
+    name: "2. idleSocketTimeout's default closes the handler's own idle socket before reuse (server keep-alive is longer)",
+    // The handler's clock (`performance`, read through the `timing` seam) is faked so the socket can idle for the
+    // default idleSocketTimeout without the test waiting 4 s; sockets and servers stay real. The test server keeps
+    // Node's default 5 s keep-alive timeout (longer than the 4 s default), so it never closes the socket itself.
+    before() {
+      vi.useFakeTimers({ toFake: ["performance"] });
+    },
+    after() {
+      vi.useRealTimers();
+    },
+    async run(ctx) {
+      const first = ctx.start({ path: "/echo" });
+      const { response } = await ctx.pending[first];
+      await readAll(response.body);
+      const agents = agentsOf(ctx.handler);
+      await waitFor(() => socketsIn(agents, "freeSockets") === 1, "the socket back in the pool");
+      const connections = ctx.server.connections;
+      // The pooled socket idles for the default idleSocketTimeout (no option set) on the handler's clock.
+      vi.advanceTimersByTime(DEFAULT_IDLE_SOCKET_TIMEOUT_MS);
+      const second = ctx.start({ path: "/echo" });
+      await settleAll([ctx.pending[second]], CAP_MS);
+      ctx.notes.newConnectionsForSecond = ctx.server.connections - connections;
+      if (ctx.impl === "sockeye") {
+        const origin = (ctx.handler as NodeHttpHandler).getPoolStats().origins[0];
+        ctx.notes.closedIdleTimeout = origin?.sockets.closed.idle_timeout;
+        ctx.notes.reusedAcquisitions = origin?.sockets.reusedAcquisitions;
+      }
+    },
+    check(ours, upstream) {
+      expect(ours.outcomes.map(errorName)).toEqual(["status 200", "status 200"]);
+      // Sockeye closed the idle socket (reason idle_timeout) before the second request could take it.
+      expect(ours.notes).toMatchObject({ newConnectionsForSecond: 1, closedIdleTimeout: 1, reusedAcquisitions: 0 });
+      // Upstream hands the second request the socket that idled past the limit (the ECONNRESET race window).
+      expect(upstream!.outcomes.map(errorName)).toEqual(["status 200", "status 200"]);
+      expect(upstream!.notes.newConnectionsForSecond).toBe(0);
     },
   },
 ];
 
-describe("fault suite: bad options", () => {
-  it("rejects bad option values with a clear error and never opens a connection", async () => {
-    const server = await startServer("http");
+/**
+ * Defect 3's last gap: `destroy()` while the first `handle()` is still in setup (the config provider resolving, the
+ * http agent being created: every handler's first call), with object and provider options. Upstream's `destroy()`
+ * sees no config yet, does nothing, and the request is then sent; Sockeye rejects it and opens no connection. A
+ * `handle()` called after `destroy()` works in both, as upstream.
+ */
+function destroyDuringSetupScenarios(): Scenario[] {
+  return ([false, true] as const).map((provider) => ({
+    name: `3c. destroy() during the first handle()'s setup (${provider ? "provider" : "object"} options): no connection`,
+    provider,
+    async run(ctx: Ctx) {
+      const connections = ctx.server.connections;
+      ctx.start({ path: "/echo" }, { signal: true });
+      // Same turn: the handle() above is still awaiting its config (and, for http:, its lazily created agent).
+      ctx.handler.destroy();
+      await settleAll([ctx.pending[0]], CAP_MS);
+      ctx.notes.connectionsAfterDestroy = ctx.server.connections - connections;
+      ctx.notes.configAfterDestroy = Object.keys(ctx.handler.httpHandlerConfigs()).length > 0;
+      // handle() after destroy() works (new connection), as upstream.
+      const later = ctx.start({ path: "/echo" });
+      await settleAll([ctx.pending[later]], CAP_MS);
+    },
+    check(ours: RunResult, upstream: RunResult | undefined) {
+      expect((ours.outcomes[0] as Settled).error).toMatchObject({
+        name: "HandlerDestroyedError",
+        code: "ERR_HANDLER_DESTROYED",
+      });
+      expect((ours.outcomes[0] as Settled).error?.message).toContain("while handle() was still resolving");
+      expect(ours.notes.connectionsAfterDestroy).toBe(0);
+      expect(errorName(ours.outcomes[1])).toBe("status 200");
+      // Upstream: destroy() found no config, so the request was sent on a new connection anyway.
+      expect(upstream!.outcomes.map(errorName)).toEqual(["status 200", "status 200"]);
+      expect(upstream!.notes.connectionsAfterDestroy).toBe(1);
+    },
+  }));
+}
+
+/** `String(value)`, strings quoted: how Sockeye's errors print a bad value. */
+function shown(value: unknown): string {
+  return typeof value === "string" ? JSON.stringify(value) : String(value);
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+describe.each(KINDS)("fault suite: bad options vs @smithy/node-http-handler over %s", (kind) => {
+  it("rejects bad option values with a clear error naming option and value; no connection, nothing pending", async () => {
+    const server = await startServer(kind);
+    const agentOptions = kind === "https" ? { httpsAgent: { ca: CA } } : {};
     try {
       const bad: [keyof NodeHttpHandlerOptions, unknown][] = [
         ["requestTimeout", -1],
         ["connectionTimeout", "5s"],
         ["throwOnRequestTimeout", "true"],
+        ["throwOnRequestTimeout", 1],
+        ["throwOnRequestTimeout", "false"],
         ["socketMonitor", "sometimes"],
         ["httpAgent", 5],
       ];
       for (const [name, value] of bad) {
+        const named = new RegExp(`invalid (option|environment variable) ${name}: ${escapeRegExp(shown(value))}`);
         // Object options: the constructor throws, naming the option and the value.
-        expect(() => new NodeHttpHandler({ [name]: value } as NodeHttpHandlerOptions)).toThrow(
-          new RegExp(`invalid (option|environment variable) ${name}`)
-        );
+        expect(() => new NodeHttpHandler({ ...agentOptions, [name]: value } as NodeHttpHandlerOptions)).toThrow(named);
         // Provider: every handle() rejects with the same error; no connection, nothing pending.
-        const handler = new NodeHttpHandler(async () => ({ [name]: value }) as NodeHttpHandlerOptions);
-        await expect(handler.handle(requestTo(server))).rejects.toThrow(name);
+        const handler = new NodeHttpHandler(async () => ({ ...agentOptions, [name]: value }) as NodeHttpHandlerOptions);
+        await expect(handler.handle(requestTo(server))).rejects.toThrow(named);
         handler.destroy();
       }
       expect(server.connections).toBe(0);
     } finally {
+      await server.close();
+    }
+  });
+
+  it.each([1, "false"])(
+    "throwOnRequestTimeout %j: upstream takes any truthy value as true and throws; Sockeye refuses the value",
+    async (value) => {
+      const server = await startServer(kind);
+      const agentOptions = kind === "https" ? { httpsAgent: { ca: CA } } : {};
+      const options = { ...agentOptions, requestTimeout: 100, throwOnRequestTimeout: value } as never;
+      try {
+        const upstream = new UpstreamNodeHttpHandler(options);
+        const outcome = await upstream.handle(requestTo(server, { path: "/never" })).then(
+          () => "resolved",
+          (error: Error & { code?: string }) => `${error.name} ${error.code}: ${error.message}`
+        );
+        upstream.destroy();
+        // Observed: even "false" turns the warning into an error.
+        expect(outcome).toContain("TimeoutError ETIMEDOUT: @smithy/node-http-handler - [ERROR]");
+        expect(() => new NodeHttpHandler(options)).toThrow(
+          `invalid option throwOnRequestTimeout: ${shown(value)}; expected a boolean (true or false).`
+        );
+        expect(server.connections).toBe(1);
+      } finally {
+        await server.close();
+      }
+    }
+  );
+
+  it('updateHttpClientConfig("requestTimeout", "abc"): Sockeye throws naming option and value and keeps its config; upstream accepts it', async () => {
+    const server = await startServer(kind);
+    const agentOptions = kind === "https" ? { httpsAgent: { ca: CA } } : {};
+    const warnings: { upstream: string[]; sockeye: string[] } = { upstream: [], sockeye: [] };
+    const loggerFor = (into: string[]) => ({ ...console, warn: (message: string) => into.push(message) });
+    const upstream = new UpstreamNodeHttpHandler({ ...agentOptions, logger: loggerFor(warnings.upstream) });
+    const ours = new NodeHttpHandler({ ...agentOptions, logger: loggerFor(warnings.sockeye) });
+    try {
+      upstream.updateHttpClientConfig("requestTimeout", "abc" as never);
+      expect(() => ours.updateHttpClientConfig("requestTimeout", "abc" as never)).toThrow(
+        'invalid option requestTimeout: "abc"; expected a number of milliseconds >= 0'
+      );
+      const statusOf = async (handler: AnyHandler) => {
+        const { response } = await handler.handle(requestTo(server, { path: "/delay", query: { ms: "30" } }));
+        await readAll(response.body as IncomingMessage);
+        return response.statusCode;
+      };
+      expect(await statusOf(ours)).toBe(200);
+      expect(ours.httpHandlerConfigs().requestTimeout).toBeUndefined();
+      expect(warnings.sockeye).toEqual([]);
+      // Upstream keeps "abc": its timer coerces it to 1 ms, so every request logs a bogus requestTimeout warning.
+      expect(await statusOf(upstream)).toBe(200);
+      expect(upstream.httpHandlerConfigs().requestTimeout).toBe("abc");
+      expect(warnings.upstream.join("\n")).toContain("exceeded the configured abc ms requestTimeout");
+    } finally {
+      upstream.destroy();
+      ours.destroy();
       await server.close();
     }
   });

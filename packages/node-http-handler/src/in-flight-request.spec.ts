@@ -1,0 +1,301 @@
+/**
+ * InFlightRequest's single way out, `finish()`: it runs once and releases everything (deadlines, abort listener,
+ * monitor accounting, the runtime's live list), whichever of its four entry points reaches it first: the Node
+ * request's `'close'`, leaving the agent queue (abort while queued), the handler's `destroy()`, and a synchronous
+ * throw from `http.request`. Real `HandlerRuntime`, `PoolMonitor`, `http.Agent` and a loopback server; timers and
+ * clocks faked (explicit `toFake`), I/O real; waits are event-driven (the server saw N requests), never sleeps.
+ */
+import { HttpRequest } from "@smithy/protocol-http";
+import { PoolMonitor } from "@sockeye/pool-monitor";
+import { getEventListeners } from "node:events";
+import http, { type ClientRequest } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test as it, vi } from "vitest";
+import { FAKE_TIMERS } from "./fake-timers.mock";
+import { HandlerRuntime } from "./handler-runtime";
+import { InFlightRequest } from "./in-flight-request";
+import type { RequestPlan } from "./request-plan";
+
+let server: http.Server;
+let port: number;
+/** Responses the server holds without answering. */
+const held: http.ServerResponse[] = [];
+let seen = 0;
+let waiters: { n: number; resolve: () => void }[] = [];
+
+function serverSaw(n: number): Promise<void> {
+  if (seen >= n) return Promise.resolve();
+  return new Promise((resolve) => waiters.push({ n, resolve }));
+}
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    seen++;
+    const due = waiters.filter((w) => seen >= w.n);
+    waiters = waiters.filter((w) => seen < w.n);
+    for (const w of due) w.resolve();
+    req.resume();
+    if (req.url === "/hold") held.push(res);
+    else res.end("ok");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  port = (server.address() as AddressInfo).port;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+interface Setup {
+  runtime: HandlerRuntime;
+  monitor: PoolMonitor;
+  agent: http.Agent;
+  finished: InFlightRequest[];
+}
+
+let current: Setup | undefined;
+
+function setup(agentOptions: http.AgentOptions = {}): Setup {
+  const runtime = new HandlerRuntime();
+  const monitor = new PoolMonitor();
+  runtime.monitor = monitor;
+  const agent = new http.Agent({ keepAlive: true, ...agentOptions });
+  const finished: InFlightRequest[] = [];
+  const requestFinished = runtime.requestFinished.bind(runtime);
+  // Counts the host's single release call per request (the real one still runs).
+  runtime.requestFinished = (r: InFlightRequest) => {
+    finished.push(r);
+    requestFinished(r);
+  };
+  current = { runtime, monitor, agent, finished };
+  return current;
+}
+
+function planFor(agent: http.Agent, overrides: Partial<RequestPlan> = {}): RequestPlan {
+  return {
+    agent,
+    isSSL: false,
+    oneOffAgent: false,
+    expectContinue: false,
+    connectionTimeout: 5_000,
+    requestTimeout: 10_000,
+    throwOnRequestTimeout: true,
+    socketTimeout: 20_000,
+    socketTimeoutIsServiceDefault: false,
+    socketAcquisitionTimeout: 30_000,
+    connectionLifetime: undefined,
+    logger: undefined,
+    externalAgent: false,
+    ...overrides,
+  };
+}
+
+interface Started {
+  state: InFlightRequest;
+  promise: Promise<{ response: { statusCode: number; body: http.IncomingMessage } }>;
+  outcome: { value?: unknown; error?: any } | undefined;
+}
+
+function start(
+  s: Setup,
+  path: string,
+  signal?: unknown,
+  requestFunc: (options: object) => ClientRequest = http.request
+): Started {
+  const httpRequest = new HttpRequest({ protocol: "http:", hostname: "127.0.0.1", port, method: "GET", path });
+  const state = new InFlightRequest(s.runtime, httpRequest, planFor(s.agent), `http://127.0.0.1:${port}`, signal);
+  const started: Started = { state, promise: undefined as never, outcome: undefined };
+  started.promise = new Promise((resolve, reject) =>
+    state.start(resolve, reject, requestFunc, { host: "127.0.0.1", port, path, method: "GET", agent: s.agent })
+  );
+  started.promise.then(
+    (value) => {
+      started.outcome = { value };
+    },
+    (error) => {
+      started.outcome = { error };
+    }
+  );
+  return started;
+}
+
+/** Everything the request held is released: asserted on the real runtime, scheduler, monitor and signal. */
+function expectReleased(s: Setup, r: Started, signal?: AbortSignal): void {
+  expect(r.state.finished).toBe(true);
+  expect(r.state.settled).toBe(true);
+  expect(s.finished.filter((x) => x === r.state)).toHaveLength(1);
+  expect(r.state.tracked).toBeUndefined();
+  expect(r.state.liveNext).toBeUndefined();
+  expect(r.state.livePrev).toBeUndefined();
+  expect(r.state.idleWatched).toBe(false);
+  if (signal !== undefined) expect(getEventListeners(signal, "abort")).toHaveLength(0);
+}
+
+function runtimeIdle(s: Setup): void {
+  expect(s.runtime.inFlightCount).toBe(0);
+  expect(s.runtime.scheduler.size).toBe(0);
+  expect(s.monitor.getStats().totals.inFlight).toBe(0);
+}
+
+/** Settles pending promise callbacks and I/O callbacks (fake timers leave microtasks and I/O real). */
+/**
+ * Waits for loopback I/O: real event-loop turns through the `setImmediate` captured before timers were faked,
+ * bounded by 2 s of real time (`process.hrtime`, never faked); a passing run never waits for the bound.
+ */
+async function until(predicate: () => boolean): Promise<void> {
+  const start = process.hrtime.bigint();
+  while (!predicate() && process.hrtime.bigint() - start < 2_000_000_000n) {
+    await new Promise((resolve) => realSetImmediate(resolve));
+  }
+  expect(predicate()).toBe(true);
+}
+
+const realSetImmediate = setImmediate;
+
+describe("InFlightRequest.finish(): one way out, reached from each entry point", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: [...FAKE_TIMERS] });
+    seen = 0;
+  });
+  afterEach(() => {
+    for (const res of held.splice(0)) res.end("ok");
+    current?.runtime.destroy();
+    current?.agent.destroy();
+    current?.monitor.destroy();
+    current = undefined;
+    vi.useRealTimers();
+  });
+
+  it("'close': a completed request finishes once, with every deadline, listener and count released", async () => {
+    const s = setup();
+    const controller = new AbortController();
+    const r = start(s, "/ok", controller.signal);
+    expect(s.runtime.inFlightCount).toBe(1);
+    // connection, request and acquisition deadlines armed on the shared scheduler; the abort listener is on.
+    expect(s.runtime.scheduler.size).toBeGreaterThanOrEqual(3);
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(1);
+    await until(() => r.outcome !== undefined);
+    const { response } = r.outcome!.value as { response: { statusCode: number; body: http.IncomingMessage } };
+    expect(response.statusCode).toBe(200);
+    // Settled but the body is still open: in flight until 'close'.
+    expect(r.state.finished).toBe(false);
+    expect(s.runtime.inFlightCount).toBe(1);
+    response.body.resume();
+    await until(() => r.state.finished);
+    expectReleased(s, r, controller.signal);
+    runtimeIdle(s);
+    // A late call of any entry point changes nothing.
+    r.state.finish(new Error("late"));
+    r.state.destroyByHandler();
+    expect(s.finished).toHaveLength(1);
+    expect(s.runtime.inFlightCount).toBe(0);
+    expect(s.monitor.getStats().origins[0].requests).toMatchObject({ started: 1, completed: 1, aborted: 0 });
+  });
+
+  it("leaving the agent queue: an aborted queued request finishes with no 'close' and leaves the queue", async () => {
+    const s = setup({ maxSockets: 1 });
+    const first = start(s, "/hold");
+    await serverSaw(1);
+    const controller = new AbortController();
+    const queued = start(s, "/ok", controller.signal);
+    await until(() => Object.keys(s.agent.requests).length === 1);
+    expect(s.runtime.inFlightCount).toBe(2);
+    controller.abort();
+    await until(() => queued.outcome !== undefined);
+    expect(queued.outcome!.error).toMatchObject({ name: "AbortError" });
+    expect(queued.state.req?.socket ?? null).toBeNull();
+    expect(Object.keys(s.agent.requests)).toEqual([]);
+    expectReleased(s, queued, controller.signal);
+    expect(s.runtime.inFlightCount).toBe(1);
+    expect(s.monitor.getStats().origins[0]).toMatchObject({ inFlight: 1, requests: { aborted: 1 } });
+    // The held request is untouched, and ends by 'close' later.
+    expect(first.state.finished).toBe(false);
+    for (const res of held.splice(0)) res.end("ok");
+    await until(() => first.outcome !== undefined);
+    (first.outcome!.value as { response: { body: http.IncomingMessage } }).response.body.resume();
+    await until(() => first.state.finished);
+    expect(s.finished).toEqual([queued.state, first.state]);
+    runtimeIdle(s);
+  });
+
+  it("destroy(): in-flight and queued requests reject with HandlerDestroyedError, each finished once", async () => {
+    const s = setup({ maxSockets: 1 });
+    const controller = new AbortController();
+    const inFlight = start(s, "/hold", controller.signal);
+    await serverSaw(1);
+    const queued = start(s, "/hold", controller.signal);
+    await until(() => Object.keys(s.agent.requests).length === 1);
+    expect(s.runtime.destroy()).toBe(2);
+    await until(() => inFlight.outcome !== undefined && queued.outcome !== undefined);
+    expect(inFlight.outcome!.error).toMatchObject({ name: "HandlerDestroyedError", code: "ERR_HANDLER_DESTROYED" });
+    expect(inFlight.outcome!.error.message).toContain("while the request was in flight");
+    expect(queued.outcome!.error.message).toContain("while it was waiting for a free socket");
+    expect(Object.keys(s.agent.requests)).toEqual([]);
+    expectReleased(s, inFlight, controller.signal);
+    expectReleased(s, queued, controller.signal);
+    runtimeIdle(s);
+    // The in-flight request's own 'close' comes later and must not release it a second time.
+    await until(() => inFlight.state.req?.closed === true);
+    expect(s.finished).toHaveLength(2);
+    expect(s.runtime.inFlightCount).toBe(0);
+    expect(s.runtime.scheduler.ticking).toBe(false);
+  });
+
+  it("a synchronous throw from http.request: rejects with it, finished once, the count never goes negative", async () => {
+    const s = setup();
+    const controller = new AbortController();
+    const thrown = new TypeError("Invalid character in header content");
+    const r = start(s, "/ok", controller.signal, () => {
+      throw thrown;
+    });
+    // Finished inside start(): before any Node request existed, nothing was armed or tracked.
+    expect(r.state.finished).toBe(true);
+    await until(() => r.outcome !== undefined);
+    expect(r.outcome!.error).toBe(thrown);
+    expect(r.state.req).toBeUndefined();
+    expectReleased(s, r, controller.signal);
+    runtimeIdle(s);
+    expect(s.monitor.getStats().origins).toEqual([]);
+  });
+
+  it("a legacy signal (onabort only): finish() clears the onabort it installed, never a caller's", async () => {
+    const s = setup();
+    const legacy: { aborted: boolean; onabort: unknown } = { aborted: false, onabort: null };
+    const r = start(s, "/ok", legacy);
+    expect(typeof legacy.onabort).toBe("function");
+    await until(() => r.outcome !== undefined);
+    (r.outcome!.value as { response: { body: http.IncomingMessage } }).response.body.resume();
+    await until(() => r.state.finished);
+    expect(legacy.onabort).toBeNull();
+
+    // The caller replaced onabort while the request ran: finish() leaves the caller's handler alone.
+    const other: { aborted: boolean; onabort: unknown } = { aborted: false, onabort: null };
+    const r2 = start(s, "/ok", other);
+    const callers = () => {};
+    other.onabort = callers;
+    await until(() => r2.outcome !== undefined);
+    (r2.outcome!.value as { response: { body: http.IncomingMessage } }).response.body.resume();
+    await until(() => r2.state.finished);
+    expect(other.onabort).toBe(callers);
+    runtimeIdle(s);
+  });
+
+  it("a legacy signal's onabort aborts the request through the same way out", async () => {
+    const s = setup();
+    const legacy: { aborted: boolean; reason?: unknown; onabort: (() => void) | null } = {
+      aborted: false,
+      onabort: null,
+    };
+    const r = start(s, "/hold", legacy);
+    await serverSaw(1);
+    legacy.aborted = true;
+    legacy.onabort?.();
+    await until(() => r.outcome !== undefined);
+    expect(r.outcome!.error).toMatchObject({ name: "AbortError" });
+    await until(() => r.state.finished);
+    expect(legacy.onabort).toBeNull();
+    expect(s.finished).toEqual([r.state]);
+    runtimeIdle(s);
+  });
+});
