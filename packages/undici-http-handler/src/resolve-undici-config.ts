@@ -1,6 +1,7 @@
 import type { Logger } from "@smithy/types";
 import { POOL_MONITOR_DEFAULTS, PoolMonitor } from "@sockeye/pool-monitor";
 import type { Agent, Dispatcher } from "undici";
+import { type AgentConnectOptions, agentConnectOptions } from "./agent-connect-options";
 import { DEFAULT_IDLE_SOCKET_TIMEOUT_MS, DEFAULT_MAX_SOCKETS, PACKAGE_PREFIX } from "./constants";
 import type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
 
@@ -23,6 +24,9 @@ export interface ResolvedUndiciConfig {
   /** Connections per origin for http: / https: origins; `null` = unlimited. */
   httpMaxSockets: number | null;
   httpsMaxSockets: number | null;
+  /** `httpAgent` / `httpsAgent` TLS and connection options mapped to undici (see `agent-connect-options.ts`). */
+  httpConnect: AgentConnectOptions;
+  httpsConnect: AgentConnectOptions;
   /** A caller-supplied dispatcher instance. */
   dispatcher?: Dispatcher;
   /** Caller `Agent` options merged over the handler's. */
@@ -140,6 +144,8 @@ export function resolveUndiciConfig(options: UndiciHttpHandlerOptions | void | u
     telemetry: opts.telemetry !== false,
     httpMaxSockets: maxSocketsOf("httpAgent", opts.httpAgent),
     httpsMaxSockets: maxSocketsOf("httpsAgent", opts.httpsAgent),
+    httpConnect: agentConnectOptions("httpAgent", opts.httpAgent),
+    httpsConnect: agentConnectOptions("httpsAgent", opts.httpsAgent),
     dispatcher: isDispatcher(dispatcher) ? dispatcher : undefined,
     dispatcherOptions: dispatcher && !isDispatcher(dispatcher) ? (dispatcher as Agent.Options) : undefined,
     sampleIntervalMs: opts.saturation?.sampleIntervalMs ?? POOL_MONITOR_DEFAULTS.sampleIntervalMs,

@@ -1,10 +1,16 @@
 import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-http";
 import type { HttpHandlerOptions, Provider } from "@smithy/types";
 import type { GetStatsOptions, PoolStats } from "@sockeye/pool-monitor";
+import http from "node:http";
+import https from "node:https";
 import { NodeHttpHandler } from "@sockeye/node-http-handler";
 import { Agent, buildConnector, type Dispatcher, Pool } from "undici";
 import { buildAbortError, buildQueryString, DeadlineScheduler } from "@sockeye/node-http-handler/internal";
+import { nodeAgentTlsOptions } from "./agent-connect-options";
+import { ConnectingSockets } from "./connecting-sockets";
 import { PACKAGE_PREFIX } from "./constants";
+import { ContinueGate, MIN_CONTINUE_WAIT_MS } from "./continue-gate";
+import { DESTROYED_BY_HANDLER, handlerDestroyedError } from "./handler-destroyed-error";
 import type { OriginPoolState } from "./origin-pool-state";
 import { isDispatcher, normalizeMs, type ResolvedUndiciConfig, resolveUndiciConfig } from "./resolve-undici-config";
 import { trackedConnector } from "./tracked-connector";
@@ -48,7 +54,12 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   private monitor: UndiciPoolMonitor | undefined = undefined;
   private lastSampleAt = Number.NEGATIVE_INFINITY;
   private readonly scheduler = new DeadlineScheduler((now) => this.onTick(now));
+  /** Sockets of the handler-owned dispatcher still connecting: `destroy()` ends them (undici would not). */
+  private readonly connecting = new ConnectingSockets();
   private warnedPerRequestMode = false;
+  private warnedIgnoredAgentOptions = false;
+  /** Incremented by `destroy()`: a `handle()` awaiting the config provider meanwhile rejects, sending nothing. */
+  private destroyGeneration = 0;
   // One-entry origin cache: consecutive requests to one endpoint skip building the origin string and the lookup.
   private lastProtocol: string | undefined = undefined;
   private lastHostname: string | undefined = undefined;
@@ -98,7 +109,11 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     options?: HttpHandlerOptions
   ): Promise<{ response: HttpResponse }> {
     if (this.config === undefined) {
+      const generation = this.destroyGeneration;
       const config = await this.configPromise;
+      if (generation !== this.destroyGeneration) {
+        throw handlerDestroyedError("while handle() was still resolving the handler config");
+      }
       this.config = config;
       this.plan = this.buildPlan(config);
     }
@@ -117,7 +132,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       let headers = request.headers;
       if (headers !== undefined) {
         const expect = headers.Expect ?? headers.expect;
-        if (expect === "100-continue") return this.continueVia(config).handle(request, options);
+        if (expect === "100-continue") return this.sendExpectingContinue(config, request, options);
         if (headers["transfer-encoding"] !== undefined || headers["Transfer-Encoding"] !== undefined) {
           // undici frames a body of unknown length itself and rejects a caller-set transfer-encoding.
           headers = { ...headers };
@@ -186,18 +201,39 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     };
   }
 
+  /**
+   * `Expect: 100-continue`: through an internal `NodeHttpHandler` on one-off `node:http(s)` agents that carry the
+   * handler's TLS / socket options; the body waits in a `ContinueGate` for `100 Continue` (upstream's race).
+   */
+  private sendExpectingContinue(
+    config: ResolvedUndiciConfig,
+    request: HttpRequest,
+    options: HttpHandlerOptions | undefined
+  ): Promise<{ response: HttpResponse }> {
+    const requestTimeout = options?.requestTimeout ?? config.requestTimeout;
+    const gate = new ContinueGate(
+      request.body,
+      this.scheduler,
+      Math.max(MIN_CONTINUE_WAIT_MS, requestTimeout ?? MIN_CONTINUE_WAIT_MS)
+    );
+    const gated = Object.assign(Object.create(Object.getPrototypeOf(request)), request, { body: gate }) as HttpRequest;
+    return this.continueVia(config).handle(gated, options);
+  }
+
   private continueVia(config: ResolvedUndiciConfig): NodeHttpHandler {
     if (this.continueHandler === undefined) {
-      const o = this.options ?? {};
+      const connect = config.dispatcherOptions?.connect;
+      // Caller-visible agents are never used as such (their options are): one-off connections, as NodeHttpHandler's
+      // own 100-continue agents, with the TLS / socket options of the undici path.
+      const oneOff = { keepAlive: false, maxSockets: Number.POSITIVE_INFINITY };
       this.continueHandler = new NodeHttpHandler({
         connectionTimeout: config.connectionTimeout,
         requestTimeout: config.requestTimeout,
         throwOnRequestTimeout: config.throwOnRequestTimeout,
         socketTimeout: config.socketTimeout,
         socketAcquisitionTimeout: config.socketAcquisitionTimeout,
-        httpAgent: o.httpAgent,
-        // As in NodeHttpHandler, continue requests use a one-off agent unless httpsAgent is an Agent instance.
-        httpsAgent: o.httpsAgent,
+        httpAgent: new http.Agent({ ...nodeAgentTlsOptions(config.httpConnect, connect), ...oneOff }),
+        httpsAgent: new https.Agent({ ...nodeAgentTlsOptions(config.httpsConnect, connect), ...oneOff }),
         logger: config.logger,
         socketMonitor: "off",
         telemetry: false,
@@ -223,6 +259,17 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         messagePrefix: `${PACKAGE_PREFIX}:WARN - `,
         warn: (message) => (this.config?.logger ?? console)?.warn?.(message),
       });
+    }
+    const ignored = [...config.httpConnect.ignored, ...config.httpsConnect.ignored];
+    if (ignored.length > 0 && !this.warnedIgnoredAgentOptions) {
+      this.warnedIgnoredAgentOptions = true;
+      try {
+        (config.logger ?? console)?.warn?.(
+          `${PACKAGE_PREFIX}:WARN - agent options without an undici equivalent are ignored: ${ignored.join("; ")}.`
+        );
+      } catch {
+        // ignore
+      }
     }
     if (options?.socketMonitor === "per-request" && !this.warnedPerRequestMode) {
       this.warnedPerRequestMode = true;
@@ -280,26 +327,33 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const user = (config.dispatcherOptions ?? {}) as Agent.Options & Record<string, unknown>;
     const monitor = this.monitor;
     const lifetime = config.connectionLifetime;
+    const connecting = this.connecting;
     const factory = (origin: string | URL, opts: object): Dispatcher => {
       const key = String(origin);
       const https = key.startsWith("https:");
       const o = opts as Pool.Options & Record<string, unknown>;
       const maxSockets =
         o.connections !== undefined ? (o.connections ?? null) : https ? config.httpsMaxSockets : config.httpMaxSockets;
+      const agent = https ? config.httpsConnect : config.httpConnect;
       const connectOptions = typeof o.connect === "object" && o.connect !== null ? o.connect : {};
-      const base =
+      const base = connecting.wrap(
         typeof o.connect === "function"
           ? (o.connect as buildConnector.connector)
           : buildConnector({
+              ...agent.connect,
               ...(connectOptions as object),
               timeout: config.connectionTimeout ?? 0,
-            } as buildConnector.BuildOptions);
+            } as buildConnector.BuildOptions)
+      );
       let state: OriginPoolState | undefined;
       if (monitor !== undefined) {
         state = monitor.origin(key);
         state.maxSockets = maxSockets;
       }
       const pool = new Pool(origin, {
+        ...(agent.localAddress !== undefined ? { localAddress: agent.localAddress } : {}),
+        // keepAlive: false on the agent: a new connection per request, as with node:http.
+        ...(agent.keepAlive ? {} : { pipelining: 0 }),
         ...o,
         connections: maxSockets,
         connect: state === undefined || monitor === undefined ? base : trackedConnector(base, monitor, state, lifetime),
@@ -346,15 +400,23 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
 
   /**
    * Destroys the dispatcher (a caller's too, as upstream) and the 100-continue handler's agents, and clears the
-   * shared interval. In-flight requests reject. A later `handle()` creates a new handler-owned dispatcher.
+   * shared interval. Every queued or in-flight request rejects (a response body still streaming fails) with a
+   * `HandlerDestroyedError` (`code: "ERR_HANDLER_DESTROYED"`, as `NodeHttpHandler`), never undici's
+   * `ClientDestroyedError`; a `handle()` still awaiting an options provider rejects the same way without sending.
+   * A later `handle()` creates a new handler-owned dispatcher.
    */
   public destroy(): void {
+    this.destroyGeneration++;
     this.scheduler.stop();
     const dispatcher = this.dispatcher;
     this.dispatcher = undefined;
     this.lastProtocol = undefined;
-    if (dispatcher !== undefined) void dispatcher.destroy().catch(() => {});
-    else if (this.config?.dispatcher !== undefined) void this.config.dispatcher.destroy().catch(() => {});
+    // undici errors every queued and running request with the error given here; each maps it to its own
+    // HandlerDestroyedError (see handler-destroyed-error.ts).
+    if (dispatcher !== undefined) void dispatcher.destroy(DESTROYED_BY_HANDLER).catch(() => {});
+    else if (this.config?.dispatcher !== undefined)
+      void this.config.dispatcher.destroy(DESTROYED_BY_HANDLER).catch(() => {});
+    this.connecting.destroyAll(DESTROYED_BY_HANDLER);
     if (this.config?.dispatcher !== undefined) this.config = { ...this.config, dispatcher: undefined };
     this.continueHandler?.destroy();
     this.continueHandler = undefined;

@@ -24,6 +24,7 @@ import type { Logger } from "@smithy/types";
 import type { Readable } from "node:stream";
 import type { Dispatcher } from "undici";
 import { PACKAGE_PREFIX } from "./constants";
+import { DESTROYED_BY_HANDLER, handlerDestroyedError } from "./handler-destroyed-error";
 import type { OriginPoolState, PoolRequestNode } from "./origin-pool-state";
 import { parseResponseHeaders } from "./parse-response-headers";
 import { type BodySource, createResponseBody } from "./response-body";
@@ -314,6 +315,14 @@ export class UndiciRequest implements DeadlineOwner, BodySource, PoolRequestNode
 
   /** undici error → the shape `NodeHttpHandler` users catch. */
   private mapError(error: Error & { code?: string }): Error {
+    if (error === DESTROYED_BY_HANDLER) {
+      // One error object per request: the SDK decorates the rejection ($metadata).
+      return handlerDestroyedError(
+        this.abortFn === undefined
+          ? `while the request was waiting for a free connection (${this.describeQueue()})`
+          : "while the request was in flight"
+      );
+    }
     const code = error?.code;
     if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
       if (this.outcome === undefined) this.outcome = "timed_out";
