@@ -10,7 +10,9 @@
  *
  * Every printed line fits the terminal: `process.stdout.columns` in a TTY (read on every write, so resizing works),
  * 80 when not a TTY. Event text is word-wrapped (ANSI-aware) with a hanging indent, status fields are packed into as
- * many lines as needed; nothing is cut. Every event is also kept, unwrapped and uncoloured, in `transcript` (the
+ * many lines as needed; nothing is cut. A line never breaks between a number and its unit ("0.3 s", "82 ms", "25 %")
+ * and never inside a URL: a URL that does not fit goes to the next line whole (the one exception to the width: a URL
+ * longer than a whole line is printed unbroken, so that it can still be copied or clicked). Every event is also kept, unwrapped and uncoloured, in `transcript` (the
  * demo writes it to `out/demo-report.txt`), with the full text where the terminal got a shortened one.
  */
 
@@ -113,7 +115,7 @@ export class ConsoleView {
     this.log(`\n${head.map((l) => this.bold(this.cyan(l))).join("\n")}\n${this.dim(explanation)}`, { indent: 0 });
   }
 
-  /** New panel data: redraws in place (TTY) or prints one plain line per origin at most once per `plainEveryMs`. */
+  /** New panel data: redraws in place (TTY) or prints each origin's status as plain lines at most once per `plainEveryMs`. */
   update(/** @type {PanelModel} */ model) {
     this.model = model;
     if (this.tty) {
@@ -225,9 +227,32 @@ export function packFields(prefix, fields, cols) {
   return lines.flatMap((l) => wrapLine(l, cols, indent.length + 1));
 }
 
+/** Units kept on the line of the number before them, with trailing punctuation: `82 ms,` `3.8 s)` `25 %`. */
+const UNIT = /^(?:ms|s|µs|min|h|%|B|kB|KB|KiB|MB|MiB|GB|GiB|req\/s|requests\/s)[).,;:\]]*$/;
+/** A word holding a URL (`origin=http://127.0.0.1:45961,` counts): never split. */
+const URL_WORD = /[a-z][a-z0-9+.-]*:\/\/\S/i;
+
+/**
+ * The units a line may break between: words with their trailing spaces, a number and its unit joined into one.
+ * @param {string} line @returns {string[]} concatenated, they give `line` back
+ */
+export function breakUnits(line) {
+  /** @type {string[]} */
+  const out = [];
+  for (const word of line.split(/(?<= )/)) {
+    const prev = out.at(-1);
+    if (prev?.endsWith(" ") && /\d$/.test(stripAnsi(prev).trimEnd()) && UNIT.test(stripAnsi(word).trim())) {
+      out[out.length - 1] = `${prev}${word}`;
+    } else out.push(word);
+  }
+  return out;
+}
+
 /**
  * Word-wraps one line (ANSI escape sequences count as zero width and are kept) to `cols` visible characters;
- * continuation lines start with `indent` spaces. A word longer than the line is split.
+ * continuation lines start with `indent` spaces. Breaks only between `breakUnits()`, so a number keeps its unit. A
+ * URL is never split: it moves to the next line (unindented if the indent leaves too little room; longer than the
+ * line, it exceeds it). Any other word longer than the line is split.
  * @param {string} line @param {number} cols @param {number} indent
  * @returns {string[]}
  */
@@ -237,7 +262,7 @@ export function wrapLine(line, cols, indent) {
   const out = [];
   let current = "";
   let len = 0;
-  for (let word of line.split(/(?<= )/)) {
+  for (let word of breakUnits(line)) {
     if (len + visibleLength(word.trimEnd()) <= cols) {
       current += word;
       len += visibleLength(word);
@@ -247,6 +272,15 @@ export function wrapLine(line, cols, indent) {
       out.push(current.trimEnd());
       current = pad;
       len = pad.length;
+    }
+    if (URL_WORD.test(stripAnsi(word))) {
+      if (len + visibleLength(word.trimEnd()) > cols && stripAnsi(current).trim() === "") {
+        current = "";
+        len = 0;
+      }
+      current += word;
+      len += visibleLength(word);
+      continue;
     }
     while (len + visibleLength(word.trimEnd()) > cols) {
       const [head, tail] = splitVisible(word, cols - len);
@@ -260,6 +294,21 @@ export function wrapLine(line, cols, indent) {
   }
   if (stripAnsi(current).trim() !== "") out.push(current.trimEnd());
   return out;
+}
+
+/**
+ * `text` cut to at most `max` visible characters at a break (`breakUnits()`: never between a number and its unit,
+ * never inside a URL), followed by ` … ${rest}` when cut.
+ * @param {string} text @param {number} max @param {string} rest e.g. "(full text in demo-report.txt)"
+ */
+export function shorten(text, max, rest) {
+  if (visibleLength(text) <= max) return text;
+  let kept = "";
+  for (const unit of breakUnits(text)) {
+    if (visibleLength((kept + unit).trimEnd()) > max) break;
+    kept += unit;
+  }
+  return `${kept.trimEnd()} … ${rest}`;
 }
 
 /** Visible length of a string: escape sequences excluded. @param {string} s */

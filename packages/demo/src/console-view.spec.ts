@@ -1,10 +1,21 @@
 /**
  * The demo's terminal output fits the terminal: every line `ConsoleView` writes is at most `columns` visible
  * characters (80 when not a TTY), long event text is wrapped rather than cut, and the transcript keeps the full text.
+ * Wrapping never separates a number from its unit ("3.8 s") and never splits a URL (a URL longer than a whole line is
+ * the one line allowed to exceed the width).
  * The status line labels idle sockets and shows the recovery hysteresis.
  */
 import { describe, expect, it } from "vitest";
-import { ConsoleView, packFields, statusFields, stripAnsi, visibleLength, wrapLine } from "./console-view.mjs";
+import {
+  breakUnits,
+  ConsoleView,
+  packFields,
+  shorten,
+  statusFields,
+  stripAnsi,
+  visibleLength,
+  wrapLine,
+} from "./console-view.mjs";
 
 /** A stand-in for process.stdout that records what is written. */
 function fakeStream(isTTY: boolean, columns?: number) {
@@ -36,18 +47,87 @@ const row = {
   windowSamples: 5,
 };
 
+const upstreamWarning =
+  "[ 4.8s] upstream would say: @smithy/node-http-handler:WARN - socket usage at capacity=8 and 111 additional requests are enqueued. See https://docs.aws.amazon.com/sdk-for-javascript/v3/developer-guide/node-configuring-maxsockets.html or increase socketAcquisitionWarningTimeout=(millis) in the NodeHttpHandler config.";
+const summary =
+  "  Sockeye : saturated at +4.2 s (cause unconsumed_bodies: 7 unread, oldest 3.8 s), queue wait p99 0.3 s, 25 %";
+const UNIT_START = /^(ms|s|%|req\/s)\b/;
+/** A line that is one URL-holding word longer than the width: the only kind allowed to exceed it. */
+const urlOnly = (l: string) => /^\S*:\/\/\S*$/.test(stripAnsi(l).trim());
+
 describe("wrapLine", () => {
-  it.each([20, 40, 80, 100])("never exceeds %i columns and loses no word", (cols) => {
+  it.each([20, 40, 80, 100])("never exceeds %i columns (but for a URL longer than that) and loses no word", (cols) => {
     const wrapped = wrapLine(`[ 9.6s] \x1b[31;1mSOCKEYE logger.warn\x1b[0m  ${warning}`, cols, 10);
-    for (const l of wrapped) expect(visibleLength(l)).toBeLessThanOrEqual(cols);
+    for (const l of wrapped) if (!urlOnly(l)) expect(visibleLength(l)).toBeLessThanOrEqual(cols);
     expect(stripAnsi(wrapped.join(" ")).replace(/\s+/g, "")).toBe(
       stripAnsi(`[ 9.6s] SOCKEYE logger.warn  ${warning}`).replace(/\s+/g, "")
     );
-    expect(wrapped.slice(1).every((l) => l.startsWith(" ".repeat(Math.min(10, cols / 2))))).toBe(true);
+    expect(wrapped.slice(1).every((l) => urlOnly(l) || l.startsWith(" ".repeat(Math.min(10, cols / 2))))).toBe(true);
+  });
+
+  it("never separates a number from its unit, at any width from 30 to 100 columns", () => {
+    const breaks: string[] = [];
+    for (let cols = 30; cols <= 100; cols++) {
+      for (const text of [summary, warning, upstreamWarning]) {
+        const wrapped = wrapLine(text, cols, 12);
+        for (let i = 1; i < wrapped.length; i++) {
+          if (/\d$/.test(wrapped[i - 1]) && UNIT_START.test(wrapped[i].trim())) {
+            breaks.push(`${cols}: "${wrapped[i - 1].slice(-12)}⏎${wrapped[i].trim().slice(0, 8)}"`);
+          }
+        }
+        for (const l of wrapped) if (!urlOnly(l)) expect(visibleLength(l), `${cols}: ${l}`).toBeLessThanOrEqual(cols);
+      }
+    }
+    expect(breaks).toEqual([]);
+    // The README's example run, piped (80 columns), printed "oldest 3.8⏎            s)".
+    expect(
+      wrapLine("  Sockeye : saturated at +4.2 s (cause unconsumed_bodies: 7 unread, oldest 3.8 s)", 80, 12)
+    ).toEqual(["  Sockeye : saturated at +4.2 s (cause unconsumed_bodies: 7 unread, oldest", "            3.8 s)"]);
+  });
+
+  it("never splits a URL: each URL of the text is whole on one line, at any width from 20 to 100 columns", () => {
+    const urls = [...`${warning} ${upstreamWarning}`.matchAll(/[a-z]+:\/\/[^\s,)]+/g)].map((m) => m[0]);
+    expect(urls).toHaveLength(2);
+    for (let cols = 20; cols <= 100; cols++) {
+      const lines = [...wrapLine(warning, cols, 10), ...wrapLine(upstreamWarning, cols, 10)];
+      for (const url of urls)
+        expect(
+          lines.some((l) => l.includes(url)),
+          `${cols}: ${url}`
+        ).toBe(true);
+    }
+    const at80 = wrapLine(upstreamWarning, 80, 10);
+    const urlLine = at80.find((l) => l.includes("https://"))!;
+    expect(urlLine).toBe(
+      "https://docs.aws.amazon.com/sdk-for-javascript/v3/developer-guide/node-configuring-maxsockets.html"
+    );
+    expect(at80.filter((l) => l !== urlLine).every((l) => visibleLength(l) <= 80)).toBe(true);
+  });
+
+  it("joins numbers and units into one break unit, and gives the text back", () => {
+    expect(breakUnits("hold 82 ms, oldest 3.8 s) +25 % at 14 sockets")).toEqual([
+      "hold ",
+      "82 ms, ",
+      "oldest ",
+      "3.8 s) ",
+      "+25 % ",
+      "at ",
+      "14 ",
+      "sockets",
+    ]);
+    expect(breakUnits(summary).join("")).toBe(summary);
   });
 
   it("leaves a line that fits alone", () => {
     expect(wrapLine("short", 80, 4)).toEqual(["short"]);
+  });
+});
+
+describe("shorten", () => {
+  it("cuts at a break, never between a number and its unit, and says where the rest is", () => {
+    expect(shorten("mean socket hold 82 ms then more", 21, "(more)")).toBe("mean socket hold … (more)");
+    expect(shorten("mean socket hold 82 ms then more", 22, "(more)")).toBe("mean socket hold 82 ms … (more)");
+    expect(shorten("short", 20, "(more)")).toBe("short");
   });
 });
 

@@ -16,7 +16,7 @@ import { createHistogram } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { CreateBucketCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { NodeHttpHandler } from "@sockeye/node-http-handler";
-import { ConsoleView, stamp } from "./console-view.mjs";
+import { ConsoleView, shorten, stamp } from "./console-view.mjs";
 import { BodyHolder, getAndRead, OpenLoop, runBatch } from "./load.mjs";
 import { renderTimelineSvg } from "./render-timeline-svg.mjs";
 import { startS3Server } from "./s3-server.mjs";
@@ -110,7 +110,7 @@ const handler = new NodeHttpHandler({
       // The terminal gets the first two lines' worth; the report keeps the whole message.
       const head = `${stamp(nowS())} SOCKEYE logger.warn  `;
       view.log(
-        `${stamp(nowS())} ${view.red("SOCKEYE logger.warn")}  ${shorten(message, 2 * view.columns - head.length - 12)}`,
+        `${stamp(nowS())} ${view.red("SOCKEYE logger.warn")}  ${shorten(message, 2 * view.columns - head.length - 12, `(full text in ${REPORT_NAME})`)}`,
         {
           full: `${head}${message}`,
         }
@@ -492,16 +492,6 @@ view.log(`\nchart: ${rel(svgPath)}${png === undefined ? "" : ` (PNG: ${rel(pngPa
 view.log(`full report with every warning's whole text: ${rel(reportPath)}`, { indent: 2 });
 view.log(`recorded series: ${rel(jsonPath)}; total run time ${nowS().toFixed(1)} s`, { indent: 2 });
 clearTimeout(watchdog);
-
-/**
- * `text` cut at a word boundary to at most `max` characters, pointing to the report for the rest.
- * @param {string} text @param {number} max
- */
-function shorten(text, max) {
-  if (text.length <= max) return text;
-  const cut = text.lastIndexOf(" ", Math.max(20, max - 1));
-  return `${text.slice(0, cut > 20 ? cut : max - 1)} … (full text in ${REPORT_NAME})`;
-}
 
 /**
  * The chart as PNG through `@resvg/resvg-js` (a root dev dependency of the repository), or `undefined` when it cannot

@@ -7,33 +7,38 @@
  * - title, subtitle (wrapped at " · " when too long);
  * - a phase row: the phase titles, each inside its shaded band;
  * - the Sockeye lane (two text rows): ▼ saturation, ▲ recovery, with their labels;
- * - the upstream lane (two text rows): ◆ a warning upstream would log; ◇ runs of checks whose criteria held but
- *   that its 15 s lockout silenced, each run labelled "silenced by 15 s lockout (n)";
+ * - the upstream lane (three text rows): ◆ a warning upstream would log (first row); ◇ runs of checks whose criteria
+ *   held but that its 15 s lockout silenced (second row), each run labelled "silenced by 15 s lockout (n)";
  * - a notes row ("batch drained", "load stops");
  * - panel "queued requests" and panel "sockets" (active, idle, unread bodies, the maxSockets limit), sharing one time
  *   axis; warnings, recoveries and notes draw a vertical guide line through both panels only;
  * - the legend and a footnote.
  *
  * Lines (grids, series, guides, phase boundaries) live only inside the panels and as horizontal separators between
- * rows, and every label sits in a row, so texts and lines cannot meet; labels of one row are placed greedily in time
- * order: right of their marker, else left, else in the lane's other row, else the free place nearest to it. Text widths are
- * conservative estimates for DejaVu Sans (`textBox`), checked against real rendering in the spec.
+ * rows, and every label sits in a row, so texts and lines cannot meet. Labels are placed greedily in time order, each
+ * next to what it labels (`near` in `layout.labels`): in its marker's row right beside the marker (or the run of ◇),
+ * else left beside it; else in another row of the lane, directly above or below it (the label's span covers the
+ * marker, or overlaps the run); only when all of those are taken, the free place nearest to it in the lane (never on
+ * the recorded runs; the spec checks). Text widths are conservative estimates for DejaVu Sans (`textBox`), checked
+ * against real rendering in the spec.
  *
  * Output is deterministic for a given timeline (fixed decimals, no timestamps), so two runs can be diffed.
  */
 
 export const W = 1200;
-export const H = 712;
+export const H = 728;
 const LEFT = 78;
 const RIGHT = 28;
 const PLOT_W = W - LEFT - RIGHT;
 const FONT = "DejaVu Sans, Helvetica, Arial, sans-serif";
 const PHASE_ROW = 76;
 const S_ROWS = [98, 114];
-const U_ROWS = [138, 154];
-const NOTE_ROW = 176;
-const QA = { top: 188, bottom: 412 };
-const SB = { top: 438, bottom: 588 };
+const U_ROWS = [138, 154, 170];
+const NOTE_ROW = 192;
+const QA = { top: 204, bottom: 428 };
+const SB = { top: 454, bottom: 604 };
+/** Largest gap, px, between a label and its marker (or run) when they share a row. */
+export const NEAR_GAP = 16;
 const LABEL_SIZE = 11.5;
 const COLORS = {
   queue: "#3b6fb6",
@@ -79,6 +84,15 @@ const COLORS = {
  * @property {Glyph[]} glyphs
  * @property {TextItem[]} texts
  * @property {string[]} dropped labels that found no free place (none expected; the spec asserts it)
+ * @property {PlacedLabel[]} labels every label placed for a marker, run or phase, with what it labels
+ */
+/**
+ * @typedef {object} PlacedLabel
+ * @property {TextItem} text
+ * @property {number} from x where the labelled thing starts (a marker's x, a run's first ◇)
+ * @property {number} to x where it ends (= from for a single marker)
+ * @property {number} glyphRow the row its glyph sits in (the labelled thing's row)
+ * @property {boolean} near placed beside it in its row, or directly above/below it in its lane
  */
 
 /**
@@ -137,7 +151,16 @@ export function layoutTimeline({ samples, markers, phases, maxSockets, title, su
   const yS = (/** @type {number} */ v) => SB.bottom - (v / sMax) * (SB.bottom - SB.top);
 
   /** @type {Layout} */
-  const layout = { bands: [], lines: [], polylines: [], area: undefined, glyphs: [], texts: [], dropped: [] };
+  const layout = {
+    bands: [],
+    lines: [],
+    polylines: [],
+    area: undefined,
+    glyphs: [],
+    texts: [],
+    dropped: [],
+    labels: [],
+  };
   const { lines, texts, glyphs } = layout;
   /** @param {Omit<TextItem, "anchor" | "color"> & Partial<TextItem>} t */
   const text = (t) => texts.push({ anchor: "start", color: COLORS.text, ...t });
@@ -179,7 +202,7 @@ export function layoutTimeline({ samples, markers, phases, maxSockets, title, su
     anchor: "end",
     color: COLORS.upstream,
   });
-  for (const sy of [(S_ROWS[1] + U_ROWS[0]) / 2, (U_ROWS[1] + NOTE_ROW) / 2 - 1]) {
+  for (const sy of [(S_ROWS[1] + U_ROWS[0]) / 2, (U_ROWS[2] + NOTE_ROW) / 2 - 1]) {
     lines.push({ x1: LEFT, x2: LEFT + PLOT_W, y1: sy, y2: sy, color: COLORS.grid, width: 1 });
   }
 
@@ -258,8 +281,10 @@ export function layoutTimeline({ samples, markers, phases, maxSockets, title, su
   }
 
   /**
-   * Places one label near `mx` in the first free candidate position.
-   * @param {string} label @param {number} mx @param {number[]} rows preferred row first @param {string} color
+   * Places one label next to what it labels, in the first free candidate position (see the header): beside it in
+   * `rows[0]` (right, then left), else directly above/below it in the other rows (its span covering the marker, or
+   * overlapping the run), else the free place nearest to it in `rows`.
+   * @param {string} label @param {number} mx @param {number[]} rows the glyph's row first @param {string} color
    * @param {{ italic?: boolean, gap?: number, size?: number, from?: number, to?: number }} [o] from/to: the x span the
    *   label should sit beside (a run of glyphs), default mx
    */
@@ -269,14 +294,25 @@ export function layoutTimeline({ samples, markers, phases, maxSockets, title, su
     const w = textWidth(label, size);
     const from = o.from ?? mx;
     const to = o.to ?? mx;
-    const candidates = [];
-    for (const row of rows) candidates.push([row, to + gap], [row, from - gap - w]);
-    // Then anywhere in those rows, nearest to the marker first (a long run of glyphs may leave no room beside it).
+    /** @type {Array<[number, number, boolean]>} row, x0, near */
+    const candidates = [
+      [rows[0], to + gap, true],
+      [rows[0], from - gap - w, true],
+    ];
+    // Above/below: x0 from "starts at the marker" to "ends at the marker", nearest to the first first.
+    const first = from - 4;
+    const last = to + 4 - w;
+    const spans = [first, last];
+    for (let x0 = first - 6; x0 > last; x0 -= 6) spans.push(x0);
+    spans.sort((a, b) => Math.abs(a - first) - Math.abs(b - first));
+    for (const row of rows.slice(1)) for (const x0 of spans) candidates.push([row, x0, true]);
+    // Then anywhere in those rows, nearest to the marker first (only when the markers are denser than their labels).
+    /** @type {Array<[number, number, boolean]>} */
     const sweep = [];
-    for (const row of rows) for (let x0 = LEFT; x0 + w <= W - 4; x0 += 6) sweep.push([row, x0]);
+    for (const row of rows) for (let x0 = LEFT; x0 + w <= W - 4; x0 += 6) sweep.push([row, x0, false]);
     sweep.sort((a, b) => Math.abs(a[1] - from) - Math.abs(b[1] - from));
     candidates.push(...sweep);
-    for (const [row, x0] of candidates) {
+    for (const [row, x0, near] of candidates) {
       const item = {
         x: x0,
         y: row + 4,
@@ -292,6 +328,7 @@ export function layoutTimeline({ samples, markers, phases, maxSockets, title, su
       if (boxes.some((b) => intersects(pad(box, 3), b))) continue;
       boxes.push(box);
       texts.push(item);
+      layout.labels.push({ text: item, from, to, glyphRow: rows[0], near });
       return;
     }
     layout.dropped.push(label);
@@ -321,7 +358,7 @@ export function layoutTimeline({ samples, markers, phases, maxSockets, title, su
     }
   }
   for (const run of runs) {
-    place(`silenced by 15 s lockout (${run.count})`, x(run.first), [U_ROWS[1], U_ROWS[0]], COLORS.silenced, {
+    place(`silenced by 15 s lockout (${run.count})`, x(run.first), [U_ROWS[1], U_ROWS[2], U_ROWS[0]], COLORS.silenced, {
       from: x(run.first),
       to: x(run.last),
       gap: 8,

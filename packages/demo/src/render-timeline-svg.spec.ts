@@ -1,14 +1,24 @@
 /**
  * The demo's chart lays its labels out so that none overlaps another text or a marker glyph and none crosses a line,
  * on a recorded run and on an adversarial timeline (markers on top of each other, a phase too short for its title,
- * labels at the right edge). The text-width estimate the layout relies on is checked against real rendering
+ * labels at the right edge), and, on the recorded run, each label sits next to the marker or ◇ run it labels: beside it
+ * in its row (at most NEAR_GAP px away) or directly above/below it in its lane. The text-width estimate the layout relies on is checked against real rendering
  * (resvg, DejaVu Sans), and the chart is rendered to PNG (`out/pool-timeline.fixture.png`, to look at).
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Resvg } from "@resvg/resvg-js";
 import { describe, expect, it } from "vitest";
-import { glyphBox, H, intersects, layoutTimeline, renderTimelineSvg, textBox, W } from "./render-timeline-svg.mjs";
+import {
+  glyphBox,
+  H,
+  intersects,
+  layoutTimeline,
+  NEAR_GAP,
+  renderTimelineSvg,
+  textBox,
+  W,
+} from "./render-timeline-svg.mjs";
 
 type Box = { x0: number; y0: number; x1: number; y1: number };
 type Line = { x1: number; y1: number; x2: number; y2: number };
@@ -154,6 +164,46 @@ describe.each(Object.entries(inputs))("the chart of %s", (_name, input) => {
       }
     }
     expect(misses).toEqual([]);
+  });
+});
+
+/**
+ * How far a placed label is from what it labels, as a sentence when too far: in the glyph's row, the gap between the
+ * label and the marker (or run) must be at most NEAR_GAP px; in another row of the lane, the label must cover the
+ * marker (or overlap the run), i.e. sit directly above or below it.
+ */
+function farLabel(l: { text: any; from: number; to: number; glyphRow: number }): string | undefined {
+  const box = textBox(l.text) as Box;
+  const row = l.text.y - 4;
+  const where = `"${l.text.text}" [${box.x0.toFixed(0)}–${box.x1.toFixed(0)}] in row ${row}, its marker/run at ${l.from.toFixed(0)}–${l.to.toFixed(0)} in row ${l.glyphRow}`;
+  if (Math.abs(row - l.glyphRow) > 32) return `${where}: another lane`;
+  if (row === l.glyphRow) {
+    const gap = Math.max(box.x0 - l.to, l.from - box.x1);
+    return gap <= NEAR_GAP ? undefined : `${where}: ${gap.toFixed(0)} px away`;
+  }
+  return box.x0 <= l.to + 4.5 && box.x1 >= l.from - 4.5 ? undefined : `${where}: not above/below it`;
+}
+
+describe("labels next to what they label, on the recorded run", () => {
+  const layout = layoutTimeline(inputs["a recorded run"] as never);
+
+  it("labels every marker and ◇ run, each within reach of it", () => {
+    const labelled = layout.labels.map((l: any) => l.text.text);
+    for (const m of recorded.markers) if (m.kind !== "upstream-suppressed") expect(labelled).toContain(m.label);
+    expect(labelled.filter((t: string) => t.startsWith("silenced by 15 s lockout")).length).toBeGreaterThanOrEqual(2);
+    expect(layout.labels.map(farLabel).filter((x: string | undefined) => x !== undefined)).toEqual([]);
+  });
+
+  it("the check catches a label moved 2 s right of its marker into the other row (as before the fix)", () => {
+    const label = layout.labels.find((l: any) => l.text.text.startsWith("saturated: unconsumed_bodies"))!;
+    const pxPerSecond = (W - 78 - 28) / recorded.samples.at(-1).t;
+    expect(farLabel(label)).toBeUndefined();
+    expect(farLabel({ ...label, text: { ...label.text, x: label.from + 2 * pxPerSecond, y: 114 + 4 } })).toMatch(
+      /not above\/below it/
+    );
+    expect(
+      farLabel({ ...label, text: { ...label.text, x: label.to + 2 * pxPerSecond, y: label.glyphRow + 4 } })
+    ).toMatch(/px away/);
   });
 });
 
