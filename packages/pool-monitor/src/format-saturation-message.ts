@@ -1,10 +1,16 @@
 import type { SaturationReport } from "./pool-stats";
+import { STALL_HOLD_FACTOR } from "./saturation-detector";
 
 /**
  * The human-readable line for a report (without the logger prefix). Always contains
  * `socket usage at capacity=<active> and <queued> additional requests are enqueued` for non-ok states,
  * the phrase users and log alerts know from `@smithy/node-http-handler`. A change of cause says so
  * (`cause changed from <previous>`); the sizing hint says how it was computed.
+ *
+ * A `long_holds` report (nothing completes, requests younger than the stall deadline) cannot tell long requests from a
+ * server that does not answer, and says so: its sizing hint is conditional ("if these are long requests"), and when
+ * the oldest request has been held more than `STALL_HOLD_FACTOR` (4) × the origin's expected hold (some request of
+ * the origin completed, far faster) it leads with "the server may not be answering" and the timeout advice.
  * @public
  */
 export function formatSaturationMessage(r: SaturationReport): string {
@@ -38,12 +44,25 @@ export function formatSaturationMessage(r: SaturationReport): string {
       );
     default: {
       let why: string;
-      if (r.trigger === "long_holds") {
-        why =
-          `requests queue behind sockets held for ${heldS} s so far with no completion ` +
-          `(${r.expectedHoldMs === null ? "no request of this origin has completed yet" : `its requests normally hold a socket up to ${(r.expectedHoldMs / 1000).toFixed(1)} s`}); ` +
-          "long requests (long polls, streams) need a socket each for their whole duration. " +
-          `If the server is not answering instead, this becomes no_progress once a request is held ${(r.stallDeadlineMs / 1000).toFixed(1)} s.`;
+      const longHolds = r.trigger === "long_holds";
+      if (longHolds) {
+        const deadlineS = (r.stallDeadlineMs / 1000).toFixed(1);
+        if (r.expectedHoldMs !== null && r.oldestActiveMs > STALL_HOLD_FACTOR * r.expectedHoldMs) {
+          // Held far longer than this origin's requests take: more likely a server not answering than a long poll.
+          why =
+            `requests queue behind sockets held for ${heldS} s so far with no completion, ` +
+            `${Math.round(r.oldestActiveMs / r.expectedHoldMs)}x longer than this origin's requests normally hold a socket ` +
+            `(up to ${duration(r.expectedHoldMs)}): the server may not be answering, or these are long requests (long polls, ` +
+            "streams), which need a socket each for their whole duration. If the server is not answering, configure " +
+            "requestTimeout/socketTimeout above your longest legitimate request so hung requests fail and release their " +
+            `sockets; this becomes no_progress once a request is held ${deadlineS} s.`;
+        } else {
+          why =
+            `requests queue behind sockets held for ${heldS} s so far with no completion ` +
+            `(${r.expectedHoldMs === null ? "no request of this origin has completed yet" : `its requests normally hold a socket up to ${(r.expectedHoldMs / 1000).toFixed(1)} s`}): ` +
+            "either long requests (long polls, streams), which need a socket each for their whole duration, " +
+            `or a server not answering, which becomes no_progress once a request is held ${deadlineS} s.`;
+        }
       } else {
         why =
           `${r.trigger === "rising_troughs" ? "the backlog never drains between bursts" : "the queue keeps growing"} ` +
@@ -57,9 +76,16 @@ export function formatSaturationMessage(r: SaturationReport): string {
           z.method === "littles_law"
             ? `by Little's law, ${z.ratePerSec?.toFixed(1)} requests/s × ${Math.round(z.holdMs)} ms held`
             : `${z.needed} requests want a socket now (${r.active} in use + ${r.queued} queued, the oldest held ${(z.holdMs / 1000).toFixed(1)} s)`;
-        hint = ` About ${z.recommended} sockets are needed (${basis}, +25 % headroom): raise maxSockets to ${z.recommended} or limit concurrency.`;
+        hint = longHolds
+          ? ` If these are long requests, about ${z.recommended} sockets are needed (${basis}, +25 % headroom): raise maxSockets to ${z.recommended} or limit concurrency.`
+          : ` About ${z.recommended} sockets are needed (${basis}, +25 % headroom): raise maxSockets to ${z.recommended} or limit concurrency.`;
       }
       return `${head} Cause: ${why}${hint}`;
     }
   }
+}
+
+/** `850 ms` below a second, `1.5 s` from there. */
+function duration(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }

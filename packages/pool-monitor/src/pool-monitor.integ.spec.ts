@@ -1,7 +1,13 @@
 /**
  * Real sockets: loopback http/https servers on port 0 and real keep-alive agents with small pools.
- * Sampling is driven by the test (`monitor.sample(timing.now())`) in lockstep with server releases,
- * so queue depths per sample are deterministic and no test waits on wall-clock periods.
+ * Two kinds of tests:
+ * - lockstep: the test drives sampling (`monitor.sample(timing.now())`) between server releases, so
+ *   queue depths per sample are deterministic and nothing waits on a wall-clock period;
+ * - timed scenarios (long polls, a dead server, unread bodies, a latency ramp), where the server holds
+ *   responses for real milliseconds: `sampleFor()` samples every `sampleIntervalMs` (100 ms) of real
+ *   time, as the handler's tick would, for at most a few seconds. Their assertions are on the exact
+ *   sequence of reports (cause, trigger, one recovery); time bounds are generous and only guard
+ *   against a report coming far too late, never measure performance.
  */
 import diagnosticsChannel from "node:diagnostics_channel";
 import http from "node:http";
@@ -10,10 +16,18 @@ import { afterEach, describe, expect, test as it } from "vitest";
 import { CHANNEL_NAMES } from "./diagnostics";
 import { PoolMonitor } from "./pool-monitor";
 import type { PoolEvent, SaturationReport } from "./pool-stats";
-import { type Fired, fire, makeSelfSignedCert, startTestServer, type TestServer } from "./test-server.mock";
+import {
+  type Fired,
+  fire,
+  makeSelfSignedCert,
+  startTestServer,
+  type TestServer,
+  type TestServerOptions,
+} from "./test-server.mock";
 import { timing } from "./timing";
 
 const cleanups: (() => unknown)[] = [];
+let certificate: { key: string; cert: string } | undefined;
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
@@ -24,10 +38,16 @@ async function setup(
     tls?: boolean;
     autoRespond?: boolean;
     monitor?: ConstructorParameters<typeof PoolMonitor>[0];
+    server?: Pick<TestServerOptions, "holdMs" | "bodyBytes">;
   } = {}
 ) {
-  const tlsMaterial = options.tls ? makeSelfSignedCert() : undefined;
-  const server = await startTestServer({ tls: tlsMaterial, autoRespond: options.autoRespond, bodyBytes: 64 });
+  const tlsMaterial = options.tls ? (certificate ??= makeSelfSignedCert()) : undefined;
+  const server = await startTestServer({
+    tls: tlsMaterial,
+    autoRespond: options.autoRespond,
+    bodyBytes: 64,
+    ...options.server,
+  });
   const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 2 };
   const agent = tlsMaterial ? new https.Agent({ ...agentOptions, ca: tlsMaterial.cert }) : new http.Agent(agentOptions);
   const warnings: string[] = [];
@@ -227,35 +247,6 @@ describe("PoolMonitor with a real keep-alive http.Agent (maxSockets 2)", () => {
     expect(s.sockets.closed.timed_out).toBe(2);
   });
 
-  it("long polls (3 pollers on 2 sockets, each held 700 ms): one capacity report sized for the pollers, no stall claim, one recovery", async () => {
-    const { agent, monitor, saturations, recoveries } = await setup({ monitor: { stallAfterMs: 1000 } });
-    const server = await startTestServer({ holdMs: 700 });
-    cleanups.push(() => server.close());
-    let polling = true;
-    let polls = 0;
-    const poller = async () => {
-      while (polling) {
-        expect(await fire(monitor, agent, server).done).toBe("ok");
-        polls++;
-      }
-    };
-    const pollers = [poller(), poller(), poller()];
-    const t0 = timing.now();
-    await sampleFor(monitor, () => timing.now() - t0 > 3200);
-    polling = false;
-    expect(polls).toBeGreaterThanOrEqual(6);
-    expect(saturations.map(brief)).toEqual([["saturated", "pool_capacity", "long_holds"]]);
-    const report = saturations[0];
-    expect(report.sizing).toMatchObject({ method: "concurrent_requests", needed: 3, recommended: 4 });
-    expect(report.message).toContain("3 requests want a socket now (2 in use + 1 queued");
-    expect(origin(monitor, server.origin).saturation).toMatchObject({ state: "saturated", cause: "pool_capacity" });
-    expect(recoveries).toEqual([]);
-    await Promise.all(pollers);
-    await sampleFor(monitor, () => recoveries.length > 0 || !monitor.busy);
-    expect(recoveries.map((r) => [r.state, r.previousCause])).toEqual([["ok", "pool_capacity"]]);
-    expect(saturations).toHaveLength(1);
-  });
-
   it("latency ramp (50 -> 300 ms at 20 requests/s on 2 sockets): reminders size the pool for the latency now", async () => {
     const { agent, monitor, saturations } = await setup({ monitor: { windowSamples: 10 } });
     const t0 = timing.now();
@@ -285,31 +276,6 @@ describe("PoolMonitor with a real keep-alive http.Agent (maxSockets 2)", () => {
 });
 
 describe("PoolMonitor on unread response bodies (real sockets)", () => {
-  it("names unconsumed_bodies (not no_progress) before unconsumedBodyMs when requests queue behind never-read bodies; keeps it; one recovery", async () => {
-    // Default unconsumedBodyMs (10 s): a never-read body counts after 2 samples (200 ms) while requests queue.
-    const { server, agent, monitor, saturations, recoveries, warnings } = await setup({ autoRespond: true });
-    const leaked = [fire(monitor, agent, server, false), fire(monitor, agent, server, false)];
-    const leakedResponses = await Promise.all(leaked.map((f) => f.response));
-    const queued = Array.from({ length: 3 }, () => fire(monitor, agent, server));
-    const t0 = timing.now();
-    await sampleFor(monitor, () => saturations.length > 0 || timing.now() - t0 > 3000);
-    expect(saturations.map(brief)).toEqual([["saturated", "unconsumed_bodies", "long_holds"]]);
-    expect(saturations[0].unconsumed.count).toBe(2);
-    expect(saturations[0].detectedAt - t0).toBeLessThan(2000);
-    expect(warnings[0]).toContain("2 responses handed to the caller have not been read or destroyed");
-    // Kept while they stay unread.
-    await sampleFor(monitor, () => timing.now() - t0 > 2500);
-    expect(saturations).toHaveLength(1);
-    expect(recoveries).toEqual([]);
-    expect(origin(monitor, server.origin).saturation.cause).toBe("unconsumed_bodies");
-    for (const res of leakedResponses) res.resume();
-    await Promise.all(queued.map((f) => f.done));
-    await sampleFor(monitor, () => recoveries.length > 0 || !monitor.busy);
-    expect(recoveries.map((r) => [r.state, r.previousCause])).toEqual([["ok", "unconsumed_bodies"]]);
-    expect(saturations).toHaveLength(1);
-    expect(origin(monitor, server.origin).requests.completed).toBe(5);
-  });
-
   it("attributes a pool pinned by unread bodies to unconsumed_bodies (short unconsumedBodyMs)", async () => {
     const { server, agent, monitor, saturations, warnings } = await setup({
       autoRespond: true,
@@ -337,6 +303,67 @@ describe("PoolMonitor on unread response bodies (real sockets)", () => {
     const s = origin(monitor, server.origin);
     expect(s.unconsumed.count).toBe(0);
     expect(s.requests.completed).toBe(5);
+  });
+});
+
+describe.each([
+  { scheme: "http", tls: false },
+  { scheme: "https", tls: true },
+])("timed scenarios on $scheme (real sockets)", ({ tls }) => {
+  it("long polls (3 pollers on 2 sockets, each held 700 ms): one capacity report sized for the pollers, no stall claim, one recovery", async () => {
+    const { server, agent, monitor, saturations, recoveries } = await setup({
+      tls,
+      monitor: { stallAfterMs: 1000 },
+      server: { holdMs: 700 },
+    });
+    let polling = true;
+    let polls = 0;
+    const poller = async () => {
+      while (polling) {
+        expect(await fire(monitor, agent, server).done).toBe("ok");
+        polls++;
+      }
+    };
+    const pollers = [poller(), poller(), poller()];
+    const t0 = timing.now();
+    await sampleFor(monitor, () => timing.now() - t0 > 3200);
+    polling = false;
+    expect(polls).toBeGreaterThanOrEqual(6);
+    expect(saturations.map(brief)).toEqual([["saturated", "pool_capacity", "long_holds"]]);
+    const report = saturations[0];
+    expect(report.sizing).toMatchObject({ method: "concurrent_requests", needed: 3, recommended: 4 });
+    expect(report.message).toContain("3 requests want a socket now (2 in use + 1 queued");
+    expect(origin(monitor, server.origin).saturation).toMatchObject({ state: "saturated", cause: "pool_capacity" });
+    expect(recoveries).toEqual([]);
+    await Promise.all(pollers);
+    await sampleFor(monitor, () => recoveries.length > 0 || !monitor.busy);
+    expect(recoveries.map((r) => [r.state, r.previousCause])).toEqual([["ok", "pool_capacity"]]);
+    expect(saturations).toHaveLength(1);
+  });
+
+  it("names unconsumed_bodies (not no_progress) before unconsumedBodyMs when requests queue behind never-read bodies; keeps it; one recovery", async () => {
+    // Default unconsumedBodyMs (10 s): a never-read body counts after 2 samples (200 ms) while requests queue.
+    const { server, agent, monitor, saturations, recoveries, warnings } = await setup({ tls, autoRespond: true });
+    const leaked = [fire(monitor, agent, server, false), fire(monitor, agent, server, false)];
+    const leakedResponses = await Promise.all(leaked.map((f) => f.response));
+    const queued = Array.from({ length: 3 }, () => fire(monitor, agent, server));
+    const t0 = timing.now();
+    await sampleFor(monitor, () => saturations.length > 0 || timing.now() - t0 > 3000);
+    expect(saturations.map(brief)).toEqual([["saturated", "unconsumed_bodies", "long_holds"]]);
+    expect(saturations[0].unconsumed.count).toBe(2);
+    expect(saturations[0].detectedAt - t0).toBeLessThan(2000);
+    expect(warnings[0]).toContain("2 responses handed to the caller have not been read or destroyed");
+    // Kept while they stay unread.
+    await sampleFor(monitor, () => timing.now() - t0 > 2500);
+    expect(saturations).toHaveLength(1);
+    expect(recoveries).toEqual([]);
+    expect(origin(monitor, server.origin).saturation.cause).toBe("unconsumed_bodies");
+    for (const res of leakedResponses) res.resume();
+    await Promise.all(queued.map((f) => f.done));
+    await sampleFor(monitor, () => recoveries.length > 0 || !monitor.busy);
+    expect(recoveries.map((r) => [r.state, r.previousCause])).toEqual([["ok", "unconsumed_bodies"]]);
+    expect(saturations).toHaveLength(1);
+    expect(origin(monitor, server.origin).requests.completed).toBe(5);
   });
 });
 

@@ -442,31 +442,138 @@ describe("PoolMonitor runtime configuration, origin keys, unpooled requests and 
     expect(monitor.busy).toBe(false);
   });
 
-  it("_OTHER sums maxSockets per host as it sums active: a queue on one full host while another has room is not saturation", async () => {
-    const saturations: SaturationReport[] = [];
-    const { server, agent, monitor } = await setup(2, { maxOrigins: 1, onSaturation: (r) => saturations.push(r) });
+  it("_OTHER: a member host full with a queue is reported, judged on its own sockets while other hosts complete; idle hosts do not count in maxSockets", async () => {
+    const reports: SaturationReport[] = [];
+    const { server, agent, monitor } = await setup(2, {
+      maxOrigins: 1,
+      onSaturation: (r) => reports.push(r),
+      onRecovery: (r) => reports.push(r),
+    });
     const a = await startTestServer();
-    const b = await startTestServer();
+    const b = await startTestServer({ autoRespond: true });
     cleanups.push(
       () => a.close(),
       () => b.close()
     );
     monitor.start();
-    const fired = [
-      fire(monitor, agent, server),
-      fire(monitor, agent, a),
-      fire(monitor, agent, a),
-      fire(monitor, agent, a), // queued behind host a's 2 sockets
-      fire(monitor, agent, b),
-    ];
-    await Promise.all([server.waitForPending(1), a.waitForPending(2), b.waitForPending(1)]);
-    vi.advanceTimersByTime(10_000);
-    const other = monitor.getStats().origins.find((o) => o.origin === "_OTHER")!;
-    expect(other).toMatchObject({ active: 3, queued: 1, maxSockets: 4 });
-    expect(saturations).toEqual([]);
-    for (const s of [server, a, b]) s.release();
+    const named = fire(monitor, agent, server);
+    const held = [fire(monitor, agent, a), fire(monitor, agent, a), fire(monitor, agent, a)]; // 2 held, 1 queued
+    await Promise.all([server.waitForPending(1), a.waitForPending(2)]);
+    for (let i = 0; i < 5; i++) {
+      await fire(monitor, agent, b).closed; // another member of _OTHER keeps completing
+      vi.advanceTimersByTime(1000);
+    }
+    expect(reports.map((r) => [r.origin, r.state, r.cause, r.trigger, r.active, r.maxSockets, r.queued])).toEqual([
+      ["_OTHER", "saturated", "pool_capacity", "long_holds", 2, 2, 1],
+    ]);
+    expect(reports[0].sizing).toMatchObject({ method: "concurrent_requests", needed: 3, recommended: 4 });
+    // The snapshot keeps the aggregate: host b's idle keep-alive socket is there, its maxSockets is not (no request).
+    const other = () => monitor.getStats().origins.find((o) => o.origin === "_OTHER")!;
+    expect(other()).toMatchObject({ active: 2, idle: 1, queued: 1, maxSockets: 2 });
+    expect(stats(monitor).saturation.state).toBe("ok"); // the named origin (1 of 2 sockets) is not saturated
+
+    a.release(2);
     await a.waitForPending(1);
     a.release();
+    await Promise.all(held.map((f) => f.closed));
+    vi.advanceTimersByTime(5000);
+    expect(reports.map((r) => [r.state, r.previousCause])).toEqual([
+      ["saturated", null],
+      ["ok", "pool_capacity"],
+    ]);
+    // Three hosts seen (two with idle sockets): maxSockets is the per-host limit, not a sum that grows with every host.
+    expect(other()).toMatchObject({ active: 0, idle: 3, queued: 0, maxSockets: 2 });
+    server.release();
+    await named.closed;
+  });
+
+  it("an agent replaced for an origin stops counting in maxSockets: the new 2-socket pool is reported when full", async () => {
+    const reports: SaturationReport[] = [];
+    const { server, agent, monitor } = await setup(2, { onSaturation: (r) => reports.push(r) });
+    monitor.start();
+    const before = [fire(monitor, agent, server), fire(monitor, agent, server)];
+    await server.waitForPending(2);
+    server.release();
+    await Promise.all(before.map((f) => f.closed));
+    expect(stats(monitor)).toMatchObject({ maxSockets: 2, idle: 2 });
+    // What updateHttpClientConfig("httpAgent", newAgent) does: later requests of the origin use another agent.
+    const replacement = new http.Agent({ keepAlive: true, maxSockets: 2 });
+    cleanups.push(() => replacement.destroy());
+    const fired = [0, 1, 2].map(() => fire(monitor, replacement, server));
+    await server.waitForPending(2);
+    expect(stats(monitor)).toMatchObject({ maxSockets: 2, active: 2, idle: 2, queued: 1 });
+    vi.advanceTimersByTime(5000);
+    expect(reports.map((r) => [r.state, r.cause, r.trigger, r.active, r.maxSockets, r.queued])).toEqual([
+      ["saturated", "pool_capacity", "long_holds", 2, 2, 1],
+    ]);
+    // The old agent's sockets gone, it is no longer linked to the origin at all.
+    agent.destroy();
+    await vi.waitFor(() => expect(stats(monitor).idle).toBe(0));
+    expect(stats(monitor)).toMatchObject({ maxSockets: 2, active: 2, queued: 1 });
+    server.release(2);
+    await server.waitForPending(1);
+    server.release();
     await Promise.all(fired.map((f) => f.closed));
+  });
+
+  it("a server that stops answering after fast requests (default options): reported within 6 s saying the server may not be answering, no_progress at 30 s", async () => {
+    const warnings: string[] = [];
+    const reports: SaturationReport[] = [];
+    const { server, agent, monitor } = await setup(2, {
+      logger: { warn: (m) => warnings.push(m) },
+      onSaturation: (r) => reports.push(r),
+    });
+    monitor.start();
+    // History: requests of this origin hold a socket 200 ms.
+    const fast = [fire(monitor, agent, server), fire(monitor, agent, server)];
+    await server.waitForPending(2);
+    vi.advanceTimersByTime(200);
+    server.release();
+    await Promise.all(fast.map((f) => f.closed));
+    vi.advanceTimersByTime(800); // an idle sample: the holds are remembered all the same
+    // Then the server goes silent: 2 held, 2 queued.
+    const hung = [0, 1, 2, 3].map(() => fire(monitor, agent, server));
+    await server.waitForPending(2);
+    vi.advanceTimersByTime(6000);
+    expect(reports.map((r) => [r.state, r.cause, r.trigger])).toEqual([["saturated", "pool_capacity", "long_holds"]]);
+    const first = reports[0];
+    // The 200 ms holds, decaying 2 % per sample since (the idle sample after them included).
+    expect(first.expectedHoldMs).toBeGreaterThan(170);
+    expect(first.expectedHoldMs).toBeLessThanOrEqual(200);
+    expect(first.oldestActiveMs).toBeGreaterThan(4 * 200);
+    expect(first.message).toMatch(
+      /held for 5\.0 s so far with no completion, \d+x longer than this origin's requests normally hold a socket \(up to 1\d\d ms\): the server may not be answering/
+    );
+    expect(first.message).toContain("configure requestTimeout/socketTimeout above your longest legitimate request");
+    expect(first.message).toContain("If these are long requests, about 5 sockets are needed");
+    expect(first.message).not.toMatch(/Cause: requests queue[^.]*\. About/); // never a bare "raise maxSockets"
+    expect(warnings).toHaveLength(1);
+    vi.advanceTimersByTime(26_000); // held 30 s (the stallAfterMs floor), confirmed on a second sample
+    expect(reports.map((r) => [r.state, r.cause])).toEqual([
+      ["saturated", "pool_capacity"],
+      ["stalled", "no_progress"],
+    ]);
+    expect(reports[1].detectedAt - first.detectedAt).toBeLessThanOrEqual(27_000);
+    for (const f of hung) {
+      monitor.noteOutcome(f.req, "timed_out");
+      f.req.destroy();
+    }
+    await Promise.all(hung.map((f) => f.closed));
+  });
+
+  it("a first request that never completes (no history, default options): the long_holds report names both explanations, the hint is conditional", async () => {
+    const reports: SaturationReport[] = [];
+    const { server, agent, monitor } = await setup(1, { onSaturation: (r) => reports.push(r) });
+    monitor.start();
+    const hung = [fire(monitor, agent, server), fire(monitor, agent, server)];
+    await server.waitForPending(1);
+    vi.advanceTimersByTime(5000);
+    expect(reports.map((r) => r.trigger)).toEqual(["long_holds"]);
+    expect(reports[0].message).toContain(
+      "(no request of this origin has completed yet): either long requests (long polls, streams), which need a socket each for their whole duration, or a server not answering, which becomes no_progress once a request is held 30.0 s."
+    );
+    expect(reports[0].message).toContain("If these are long requests, about 3 sockets are needed");
+    for (const f of hung) f.req.destroy();
+    await Promise.all(hung.map((f) => f.closed));
   });
 });

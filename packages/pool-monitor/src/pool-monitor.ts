@@ -330,7 +330,7 @@ export class PoolMonitor {
       this.distinctOrigins++;
     }
     const options = this.options;
-    const o = new OriginState(key, options.windowSamples, options.sampleIntervalMs, options.stallAfterMs, overflow);
+    const o = new OriginState(key, options.windowSamples, options.sampleIntervalMs, options.stallAfterMs);
     o.detector.since = timing.now();
     this.origins.set(key, o);
     return o;
@@ -340,26 +340,30 @@ export class PoolMonitor {
     const detector = o.detector;
     if (o.inFlight === 0 && detector.state === "ok") {
       if (detector.needsSamples) detector.resetWindow();
+      // Requests that completed since the last sample still tell how long this origin's requests hold a socket.
+      if (o.holdCount > 0 && o.holdMaxMs > detector.expectedHoldMs) detector.expectedHoldMs = o.holdMaxMs;
       o.resetSampleCounters();
       return;
     }
     o.poll(this.core, now);
     o.pollUnconsumed(now, this.options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * this.options.sampleIntervalMs);
+    // Per-link evidence: the links that are full with a queue when there are any, else the origin's sums.
+    const e = o.evidence;
     const s = o.sample;
     s.now = now;
-    s.active = o.active;
-    s.maxSockets = o.maxSockets;
-    s.queued = o.queued;
-    s.minQueued = Math.min(o.minQueued, o.queued);
-    s.completions = o.completions;
+    s.active = e.active;
+    s.maxSockets = e.maxSockets;
+    s.queued = e.queued;
+    s.minQueued = Math.min(o.minQueued, e.queued);
+    s.completions = e.completions;
     s.arrivals = o.arrivals;
     s.holdTimeSumMs = o.holdSumMs;
     s.holdCount = o.holdCount;
     s.holdTimeMaxMs = o.holdMaxMs;
-    s.oldestActiveMs = o.oldestActiveMs;
-    s.activeAgeSumMs = o.activeAgeSumMs;
-    s.activeAgeCount = o.activeAgeCount;
-    s.oldestQueuedMs = o.oldestQueuedMs;
+    s.oldestActiveMs = e.oldestActive;
+    s.activeAgeSumMs = e.ageSum;
+    s.activeAgeCount = e.ageCount;
+    s.oldestQueuedMs = e.oldestQueued;
     s.unconsumedCount = o.unconsumedCount;
     s.unconsumedOldestMs = o.unconsumedOldestMs;
     const report = detector.update(s);

@@ -135,11 +135,14 @@ export interface SaturationReport {
   detectedAt: number;
   /** When the previous state began, `performance.now()` ms (for a recovery: when saturation began). */
   since: number;
-  /** Sockets in use (the agent's `sockets` entries for this origin, connecting ones included). */
+  /** Sockets in use in the pools this report is about (`agent.sockets` entries, connecting ones included). */
   active: number;
-  /** Per-origin socket limit (sum of `agent.maxSockets` over the agents seen); `null` = unlimited. */
+  /**
+   * Socket limit of the pools this report is about: those full with a queue when there are any, else the origin's
+   * live pools (see `OriginStats.maxSockets`); `null` = unlimited.
+   */
   maxSockets: number | null;
-  /** Requests waiting in the agent queue (`agent.requests`). */
+  /** Requests waiting in the agent queue of those pools (`agent.requests`). */
   queued: number;
   /** Age of the oldest queued request, ms (0 when none). */
   oldestQueuedMs: number;
@@ -211,7 +214,11 @@ export interface OriginSaturation {
 export interface OriginStats {
   /** `scheme://host:port`, or `_OTHER` for origins beyond `maxOrigins`. */
   origin: string;
-  /** Per-origin socket limit (sum of `agent.maxSockets` over the agents seen); `null` = unlimited. */
+  /**
+   * Per-origin socket limit: the sum of `agent.maxSockets` over the pools (agent names) of this origin that hold a
+   * busy socket or a queued request, or the latest request's agent's `maxSockets` when none does (a replaced agent
+   * stops counting once its requests are done); `null` = unlimited.
+   */
   maxSockets: number | null;
   /** Sockets assigned to requests, connecting ones included (`agent.sockets`). */
   active: number;

@@ -7,6 +7,9 @@
  * are lognormal (median `medianMs`, shape `sigma`); randomness comes from a seeded mulberry32 PRNG,
  * so a (scenario, seed) pair always yields the same sample sequence. Closed-loop clients (long
  * pollers) resubmit when their request completes; a latency ramp scales service times linearly.
+ * Unread bodies: a response that arrives inside the `unread` period keeps its socket until the
+ * caller consumes it at `unread.consumeAtMs` (the classic unread `GetObject` body); a sample counts it
+ * as unconsumed once it is `unread.countAfterMs` old, as the monitor does.
  */
 import type { SaturationSample } from "./saturation-detector";
 
@@ -32,6 +35,12 @@ export interface SimScenario {
   ramp?: { fromMs: number; toMs: number; factor: number };
   /** Closed-loop clients: each sends at `fromMs` (default 0), then again `thinkMs` after its request completes. */
   closedLoop?: { clients: number; thinkMs?: number; fromMs?: number };
+  /**
+   * Responses arriving in [`fromMs`, `consumeAtMs`) are not read: each pins its socket until `consumeAtMs`, when the
+   * caller reads them all (the request completes then). A sample counts one as unconsumed once its response is
+   * `countAfterMs` old (default 2 × `sampleIntervalMs`: the monitor's threshold while requests queue).
+   */
+  unread?: { fromMs: number; consumeAtMs: number; countAfterMs?: number };
 }
 
 /** Mean service rate mu in requests/s for c sockets with lognormal service (mean = median * e^(sigma^2/2)). */
@@ -133,6 +142,11 @@ export function simulate(sc: SimScenario, seed: number, onSample: (s: Saturation
   const resubmits: number[] = [];
   if (sc.closedLoop) for (let i = 0; i < sc.closedLoop.clients; i++) resubmits.push(sc.closedLoop.fromMs ?? 0);
   const queue: number[] = [];
+  // Responses not read yet (unread model): acquire and response times; each holds a socket.
+  const pinnedStarts: number[] = [];
+  const pinnedAt: number[] = [];
+  const unread = sc.unread;
+  const countAfterMs = unread?.countAfterMs ?? 2 * sc.sampleIntervalMs;
   let qHead = 0;
   let ai = 0;
   let nextSample = rng() * sc.sampleIntervalMs;
@@ -153,32 +167,47 @@ export function simulate(sc: SimScenario, seed: number, onSample: (s: Saturation
     const end = sc.stallAtMs !== undefined && t >= sc.stallAtMs ? Number.POSITIVE_INFINITY : t + d;
     heap.push(end, t);
   };
+  // A request releases its socket: count the completion, resubmit (closed loop), hand the socket to the queue head.
+  const release = (t: number, start: number) => {
+    if (sc.closedLoop) {
+      resubmits.push(t + (sc.closedLoop.thinkMs ?? 0));
+      resubmits.sort((x, y) => x - y);
+    }
+    completions++;
+    holdSum += t - start;
+    holdCount++;
+    if (t - start > holdMax) holdMax = t - start;
+    if (qHead < queue.length) {
+      qHead++;
+      const depth = queue.length - qHead;
+      if (depth < floor) floor = depth;
+      serve(t);
+    }
+  };
   while (nextSample < sc.horizonMs) {
     const tc = heap.peek();
     const tOpen = ai < arrivals.length ? arrivals[ai] : Number.POSITIVE_INFINITY;
     const tClosed = resubmits.length > 0 ? resubmits[0] : Number.POSITIVE_INFINITY;
     const ta = Math.min(tOpen, tClosed);
-    if (tc <= ta && tc <= nextSample) {
+    const tRead = unread !== undefined && pinnedStarts.length > 0 ? unread.consumeAtMs : Number.POSITIVE_INFINITY;
+    if (tRead <= tc && tRead <= ta && tRead <= nextSample) {
+      // The caller reads every pinned body: their sockets are released.
+      const starts = pinnedStarts.splice(0);
+      pinnedAt.length = 0;
+      for (const start of starts) release(tRead, start);
+    } else if (tc <= ta && tc <= nextSample) {
       const start = heap.pop();
-      if (sc.closedLoop) {
-        resubmits.push(tc + (sc.closedLoop.thinkMs ?? 0));
-        resubmits.sort((x, y) => x - y);
-      }
-      completions++;
-      holdSum += tc - start;
-      holdCount++;
-      if (tc - start > holdMax) holdMax = tc - start;
-      if (qHead < queue.length) {
-        qHead++;
-        const depth = queue.length - qHead;
-        if (depth < floor) floor = depth;
-        serve(tc);
+      if (unread !== undefined && tc >= unread.fromMs && tc < unread.consumeAtMs) {
+        pinnedStarts.push(start); // response arrived, body left unread: the socket stays held
+        pinnedAt.push(tc);
+      } else {
+        release(tc, start);
       }
     } else if (ta <= nextSample) {
       if (tClosed <= tOpen) resubmits.shift();
       else ai++;
       arrived++;
-      if (heap.size < sc.maxSockets) serve(ta);
+      if (heap.size + pinnedStarts.length < sc.maxSockets) serve(ta);
       else queue.push(ta);
     } else {
       const depth = queue.length - qHead;
@@ -189,9 +218,22 @@ export function simulate(sc: SimScenario, seed: number, onSample: (s: Saturation
         ageSum += age;
         if (age > oldestActive) oldestActive = age;
       }
+      let unconsumed = 0;
+      let unconsumedOldest = 0;
+      for (let i = 0; i < pinnedStarts.length; i++) {
+        const age = nextSample - pinnedStarts[i];
+        ageSum += age;
+        if (age > oldestActive) oldestActive = age;
+        const unreadFor = nextSample - pinnedAt[i];
+        if (unreadFor >= countAfterMs) {
+          unconsumed++;
+          if (unreadFor > unconsumedOldest) unconsumedOldest = unreadFor;
+        }
+      }
+      const active = heap.size + pinnedStarts.length;
       onSample({
         now: nextSample,
-        active: heap.size,
+        active,
         maxSockets: sc.maxSockets,
         queued: depth,
         minQueued: floor,
@@ -202,8 +244,10 @@ export function simulate(sc: SimScenario, seed: number, onSample: (s: Saturation
         holdTimeMaxMs: holdMax,
         oldestActiveMs: oldestActive,
         activeAgeSumMs: ageSum,
-        activeAgeCount: heap.size,
+        activeAgeCount: active,
         oldestQueuedMs: depth > 0 ? nextSample - queue[qHead] : 0,
+        unconsumedCount: unconsumed,
+        unconsumedOldestMs: unconsumedOldest,
       });
       floor = depth;
       completions = arrived = holdSum = holdCount = holdMax = 0;

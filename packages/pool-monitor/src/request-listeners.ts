@@ -9,7 +9,8 @@
  *
  * Requests tracked with `trackUnpooledRequest()` (one-off agents) go through the same listeners and
  * leave at the first branch for `unpooled-request.ts`; socket completion also records the longest
- * hold time of the sample (the detector's expected hold).
+ * hold time of the sample (the detector's expected hold) and counts the completion on the socket's
+ * link (per-link evidence, see `tracking-state.ts`).
  *
  * Errors are observed through `events.errorMonitor`, which does not count as handling the error: an
  * application that relied on an unhandled `'error'` crashing the process keeps that behaviour.
@@ -54,10 +55,7 @@ export function attachRequest(
   o.inFlight++;
   o.arrivals++;
   core.inFlight++;
-  if (o.lastAgent !== agent) {
-    o.lastAgent = agent;
-    if (!o.agents.includes(agent)) o.agents.push(agent);
-  }
+  o.lastAgent = agent;
   if (isQueued(core, req, agent, o)) {
     st.queued = true;
     o.queuedTracked++;
@@ -152,7 +150,7 @@ function onRequestSocket(this: TrackedRequest, socket: Socket): void {
       o.socketsCreated++;
       reused = false;
     }
-    core.learnSocket(o, st.agent, socket);
+    ss.link = core.learnSocket(o, st.agent, socket);
   }
   if (ss.core === core) {
     ss.requests++;
@@ -213,6 +211,7 @@ function onRequestClose(this: TrackedRequest): void {
     if (holdMs > o.holdMaxMs) o.holdMaxMs = holdMs;
     const ss = st.socket;
     if (ss !== undefined) {
+      if (ss.link !== undefined) ss.link.completions++;
       ss.lastOutcome = st.outcome;
       if (ss.current === st) ss.current = undefined;
     }

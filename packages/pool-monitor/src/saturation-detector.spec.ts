@@ -134,7 +134,10 @@ describe("SaturationDetector on simulated traffic (maxSockets 50, lognormal 80 m
         ]);
         const [first, stall] = r.reports;
         expect(first.detectedAt).toBeLessThanOrEqual(6_000);
-        expect(first.message).toContain("this becomes no_progress once a request is held 30.0 s");
+        expect(first.message).toContain(
+          "or a server not answering, which becomes no_progress once a request is held 30.0 s"
+        );
+        expect(first.message).toContain("If these are long requests, about 75 sockets are needed");
         expect(first.sizing).toMatchObject({ method: "concurrent_requests", needed: 60 });
         expect(stall.previousCause).toBe("pool_capacity");
         expect(stall.recommendedMaxSockets).toBeNull();
@@ -203,7 +206,7 @@ describe("SaturationDetector on long requests, hung servers and latency ramps", 
       // 4 held + 2 queued want a socket: 6 x 1.25 -> 8.
       expect(w.sizing).toMatchObject({ method: "concurrent_requests", needed: 6, recommended: 8 });
       expect(w.recommendedMaxSockets).toBe(8);
-      expect(w.message).toContain("long requests (long polls, streams) need a socket each");
+      expect(w.message).toContain("either long requests (long polls, streams), which need a socket each");
       expect(w.message).toContain("6 requests want a socket now (4 in use + 2 queued");
     }
     record("6 long pollers (20 s) on 4 sockets", delays(LONG_POLLS));
@@ -253,6 +256,41 @@ describe("SaturationDetector on long requests, hung servers and latency ramps", 
       expect(r.reports[0].detectedAt - 5_000).toBeLessThanOrEqual(7_000);
       expect(r.reports[1].detectedAt - 5_000).toBeLessThanOrEqual(32_000);
       expect(r.reports[1].message).toContain("the server may not be answering");
+    }
+  });
+
+  it("unread bodies (every response from 10 s to 30 s left unread, 20/s on 4 sockets): unconsumed_bodies kept while unread, exactly one recovery once read", () => {
+    const sc: SimScenario = {
+      ...BASE,
+      maxSockets: 4,
+      medianMs: 50,
+      sigma: 0.3,
+      arrivals: [{ kind: "poisson", ratePerSec: 20 }],
+      unread: { fromMs: 10_000, consumeAtMs: 30_000 },
+    };
+    for (const seed of SEEDS) {
+      const detector = newDetector();
+      const states: [number, string, string | null][] = [];
+      const reports: SaturationReport[] = [];
+      simulate(sc, seed, (s) => {
+        const r = detector.update(s);
+        if (r) reports.push(r);
+        states.push([s.now, detector.state, detector.cause]);
+      });
+      expect(reports.map((r) => [r.state, r.cause ?? r.previousCause])).toEqual([
+        ["saturated", "unconsumed_bodies"],
+        ["ok", "unconsumed_bodies"],
+      ]);
+      const [named, recovered] = reports;
+      expect(named.detectedAt - 10_000).toBeLessThanOrEqual(7_000);
+      expect(named.unconsumed.count).toBe(4);
+      expect(named.recommendedMaxSockets).toBeNull();
+      // Kept, with the same cause, on every sample until the bodies are read.
+      const during = states.filter(([now]) => now >= named.detectedAt && now < 30_000);
+      expect(during.every(([, state, cause]) => state === "saturated" && cause === "unconsumed_bodies")).toBe(true);
+      // Read at 30 s: the backlog (~400 requests) drains, then K clear samples.
+      expect(recovered.detectedAt).toBeGreaterThan(30_000);
+      expect(recovered.detectedAt).toBeLessThan(50_000);
     }
   });
 
@@ -457,6 +495,100 @@ describe("SaturationDetector rules on hand-written samples", () => {
     expect(out[8]?.previousCause).toBe("pool_capacity");
     // The window restarts at every transition.
     expect(d.needsSamples).toBe(false);
+  });
+
+  it("no recovery while every socket stays held and nothing completes, even with the queue drained (20 samples)", () => {
+    const d = new SaturationDetector({ origin: "http://a:80" });
+    feed(d, [{ queued: 4 }, { queued: 5 }, { queued: 6 }, { queued: 7 }, { queued: 8 }]);
+    expect(d.state).toBe("saturated");
+    // The queued callers gave up (queue 0); the 4 held requests keep their sockets, ageing, with no completion.
+    const held = Array.from({ length: 20 }, (_, i) => ({
+      queued: 0,
+      completions: 0,
+      holdCount: 0,
+      holdTimeSumMs: 0,
+      activeAgeCount: 4,
+      activeAgeSumMs: 4 * (i + 5) * 1000,
+      oldestActiveMs: (i + 5) * 1000,
+    }));
+    expect(feed(d, held, 5000).filter(Boolean)).toEqual([]);
+    expect(d.state).toBe("saturated");
+    expect(d.recoveryStreak).toBe(0);
+    // Completions resume: one recovery, after K clear samples.
+    const after = feed(
+      d,
+      Array.from({ length: 5 }, () => ({ queued: 0, completions: 2 })),
+      25_000
+    );
+    expect(after.map((r) => r?.state)).toEqual([undefined, undefined, undefined, undefined, "ok"]);
+  });
+
+  it("unconsumed_bodies: no recovery while 2 of 4 sockets stay pinned by unread bodies, the others completing, queue 0", () => {
+    const d = new SaturationDetector({ origin: "http://a:80" });
+    const pinned = { active: 4, queued: 3, completions: 0, unconsumedCount: 2, oldestActiveMs: 3_000 };
+    const entry = feed(
+      d,
+      Array.from({ length: 5 }, () => pinned)
+    );
+    expect(entry.filter(Boolean).map((r) => brief(r!))).toEqual([["saturated", "unconsumed_bodies", "long_holds"]]);
+    // Queue drained, the two free sockets complete requests every sample, the two bodies stay unread.
+    const half = Array.from({ length: 20 }, () => ({ active: 4, queued: 0, completions: 2, unconsumedCount: 2 }));
+    expect(feed(d, half, 5000).filter(Boolean)).toEqual([]);
+    expect(d.cause).toBe("unconsumed_bodies");
+    expect(d.recoveryStreak).toBe(0);
+    const read = Array.from({ length: 5 }, () => ({ active: 2, queued: 0, completions: 2, unconsumedCount: 0 }));
+    expect(feed(d, read, 25_000).map((r) => r && [r.state, r.previousCause])).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      ["ok", "unconsumed_bodies"],
+    ]);
+  });
+
+  it("sizing counts the requests still in flight: fast completions, long in-flight ages -> holdMs is their mean age", () => {
+    const d = new SaturationDetector({ origin: "http://a:80" });
+    feed(d, [{ queued: 4 }, { queued: 5 }, { queued: 6 }, { queued: 7 }, { queued: 8 }]);
+    expect(d.cause).toBe("pool_capacity");
+    // A ramp still rising: the requests that complete took 100 ms, the 4 holding a socket now are 1.5 s old on average.
+    const ramp = [9, 10, 11, 12].map((queued) => ({
+      queued,
+      completions: 3,
+      holdCount: 3,
+      holdTimeSumMs: 300,
+      arrivals: 4,
+      activeAgeCount: 4,
+      activeAgeSumMs: 4 * 1500,
+      oldestActiveMs: 1800,
+    }));
+    expect(feed(d, ramp, 5000).filter(Boolean)).toEqual([]);
+    const now = d.assess()!;
+    // Window since entry: 4 s, 16 arrivals (4/s) >= 12 completions (3/s); 4/s x 1.5 s = 6 sockets, x 1.25 -> 8.
+    expect(now.sizing).toEqual({ method: "littles_law", ratePerSec: 4, holdMs: 1500, needed: 6, recommended: 8 });
+    expect(d.recommendedMaxSockets).toBe(8);
+  });
+
+  it("entry and a change of cause restart the window: the next report covers only the samples since", () => {
+    const d = new SaturationDetector({ origin: "http://a:80" });
+    const entry = feed(d, [{ queued: 4 }, { queued: 5 }, { queued: 6 }, { queued: 7 }, { queued: 8 }])[4]!;
+    expect(entry).toMatchObject({ trigger: "growth", windowSamples: 5, windowMs: 4000, queueGrowth: 4 });
+    // Two samples later, bodies pin the sockets: a change of cause, judged on the window since entry (3 samples).
+    const pinned = { queued: 9, completions: 0, holdCount: 0, holdTimeSumMs: 0, unconsumedCount: 4 };
+    const change = feed(d, [{ ...pinned, unconsumedCount: 0, completions: 3 }, pinned, pinned], 5000);
+    expect(change.slice(0, 2)).toEqual([undefined, undefined]);
+    expect(change[2]).toMatchObject({
+      cause: "unconsumed_bodies",
+      previousCause: "pool_capacity",
+      since: 4000,
+      windowSamples: 4,
+      windowMs: 3000,
+      queueGrowth: 1, // 9 now, 8 at entry (not 4, the first sample before entry)
+      throughput: 1, // the 3 completions after entry over 3 s; none of the 12 before it
+    });
+    // The next report after the change covers the change sample and the one after it only.
+    d.update({ ...base, now: 8000, ...pinned, queued: 11 });
+    expect(d.assess()).toMatchObject({ cause: "unconsumed_bodies", windowSamples: 2, windowMs: 1000, queueGrowth: 2 });
+    expect(d.assess()!.throughput).toBe(0);
   });
 
   it("a stuck pool with a short queue does not flap (stalled -> ok -> stalled): one episode while it stays stuck", () => {

@@ -13,8 +13,17 @@
  *   *connection*, never per reused request.
  * Reading active / idle / queued for an origin is then O(links) array-length reads, plus one WeakMap
  * lookup per busy socket for the age of the requests holding them, done only at sample or snapshot
- * time. The `_OTHER` aggregate sums `maxSockets` over its links (one per host), as it sums `active`,
- * so it reads as saturated only when every one of its hosts is full and one has a queue.
+ * time. A link that holds no socket and no queued request any more is dropped at that read (and
+ * re-learned as above if its name carries traffic again), so a replaced agent, or a host of the
+ * `_OTHER` aggregate gone quiet, is not kept alive or counted forever.
+ *
+ * `maxSockets` (Node applies it per agent name) is summed over the *live* links, those with a busy
+ * socket or a queued request, and is the latest request's agent's limit when none is live: an agent
+ * swapped out by `updateHttpClientConfig("httpAgent", …)` stops counting once its requests are done.
+ * The detector is fed per-link evidence: when some link is full (busy sockets >= its maxSockets) with
+ * a queue, the sample covers those links only (their sockets, queue, ages and completions), so one
+ * saturated host of `_OTHER`, or the new agent of a swapped pair, is judged on its own; otherwise the
+ * sample is the origin's sum, which then cannot be saturated.
  *
  * Per request: one `RequestState` (a dozen fields) hung on the request under a symbol; per socket:
  * one `SocketState` in a module-level `WeakMap<Socket, SocketState>`. Both die with their owner.
@@ -57,8 +66,8 @@ export class MonitorCore {
   /** Tracked requests not yet closed, all origins. */
   inFlight = 0;
   listeners: PoolEventListener[] = [];
-  /** name -> origin, per agent, for names already linked to an origin. */
-  readonly agentNames = new WeakMap<Agent, Map<string, OriginState>>();
+  /** name -> link (and through it the origin), per agent, for names already linked to an origin. */
+  readonly agentNames = new WeakMap<Agent, Map<string, PoolLink>>();
 
   /** True when someone would receive an event published on `channel`. */
   wants(channel: Channel): boolean {
@@ -77,33 +86,42 @@ export class MonitorCore {
     }
   }
 
-  /** Records that `name` in `agent` belongs to `o`. */
-  link(o: OriginState, agent: Agent, name: string): void {
+  /** Records that `name` in `agent` belongs to `o`; returns the link (`undefined` if another origin owns the name). */
+  link(o: OriginState, agent: Agent, name: string): PoolLink | undefined {
     let names = this.agentNames.get(agent);
     if (names === undefined) this.agentNames.set(agent, (names = new Map()));
-    if (names.has(name)) return;
-    names.set(name, o);
-    o.links.push({ agent, name });
+    const known = names.get(name);
+    if (known !== undefined) return known.origin === o ? known : undefined;
+    const link: PoolLink = { agent, name, origin: o, completions: 0 };
+    names.set(name, link);
+    o.links.push(link);
+    return link;
   }
 
-  /** Learns which agent name a newly seen socket lives under (once per connection). */
-  learnSocket(o: OriginState, agent: Agent, socket: Socket): void {
+  /** Forgets a link (it holds no socket and no queued request); the name is learned again if it carries traffic. */
+  unlink(link: PoolLink): void {
+    const names = this.agentNames.get(link.agent);
+    if (names === undefined || names.get(link.name) !== link) return;
+    names.delete(link.name);
+    if (names.size === 0) this.agentNames.delete(link.agent);
+  }
+
+  /** Learns which agent name a newly seen socket lives under (once per connection); returns its link. */
+  learnSocket(o: OriginState, agent: Agent, socket: Socket): PoolLink | undefined {
     const sockets = agentMaps(agent).sockets;
     const links = o.links;
     for (let i = 0; i < links.length; i++) {
       if (links[i].agent !== agent) continue;
       const list = sockets[links[i].name];
-      if (list !== undefined && list.lastIndexOf(socket) !== -1) return;
+      if (list !== undefined && list.lastIndexOf(socket) !== -1) return links[i];
     }
     const names = this.agentNames.get(agent);
     for (const name in sockets) {
       if (names?.has(name)) continue;
       const list = sockets[name];
-      if (list !== undefined && list.lastIndexOf(socket) !== -1) {
-        this.link(o, agent, name);
-        return;
-      }
+      if (list !== undefined && list.lastIndexOf(socket) !== -1) return this.link(o, agent, name);
     }
+    return undefined;
   }
 }
 
@@ -111,6 +129,9 @@ export class MonitorCore {
 export interface PoolLink {
   agent: Agent;
   name: string;
+  origin: OriginState;
+  /** Requests on this link's sockets that released them since the last sample. */
+  completions: number;
 }
 
 /** @internal */
@@ -149,6 +170,8 @@ export class SocketState {
   errored = false;
   timedOut = false;
   remoteEnded = false;
+  /** The origin's link (agent name) the socket lives under, once learned. */
+  link: PoolLink | undefined = undefined;
   /** Set by `PoolMonitor.noteSocketClose()`: the owner closed it on purpose. */
   closedBy: "idle_timeout" | "max_lifetime" | undefined = undefined;
   closed = false;
@@ -179,7 +202,7 @@ export const socketStates = new WeakMap<Socket, SocketState>();
 /** @internal */
 export class OriginState {
   readonly links: PoolLink[] = [];
-  readonly agents: Agent[] = [];
+  /** Agent of the latest request (its `maxSockets` is the origin's while no link is live). */
   lastAgent: Agent | undefined = undefined;
   // Counters since creation.
   started = 0;
@@ -253,16 +276,16 @@ export class OriginState {
   activeAgeCount = 0;
   unconsumedCount = 0;
   unconsumedOldestMs = 0;
+  /** What the detector is fed (see the header): the full links with a queue when there are any, else the sums. */
+  readonly evidence = new LinkFigures();
+  /** Number of full links with a queue at the last poll (0: `evidence` is the origin's sum). */
+  fullLinks = 0;
 
-  /**
-   * @param overflow - the `_OTHER` aggregate: `maxSockets` is summed per link (host) instead of per agent.
-   */
   constructor(
     readonly origin: string,
     windowSamples: number,
     sampleIntervalMs: number,
-    stallAfterMs: number,
-    readonly overflow = false
+    stallAfterMs: number
   ) {
     this.detector = new SaturationDetector({ origin, windowSamples, sampleIntervalMs, stallAfterMs });
   }
@@ -270,66 +293,84 @@ export class OriginState {
   resetSampleCounters(): void {
     this.arrivals = this.completions = this.holdSumMs = this.holdCount = this.holdMaxMs = 0;
     this.minQueued = this.queuedTracked;
+    const links = this.links;
+    for (let i = 0; i < links.length; i++) links[i].completions = 0;
   }
 
   /**
    * Reads active / idle / queued / maxSockets, the oldest queued age and the ages of the requests holding sockets from
-   * the agents. O(links + agents + busy sockets).
+   * the agents, per link, into the origin's sums and into `evidence`; drops links with no socket and no queue.
+   * O(links + busy sockets), allocation-free.
    */
   poll(core: MonitorCore, now: number): void {
-    let active = 0;
+    const sum = scratchSum.clear();
+    const full = this.evidence.clear();
+    const link = scratchLink;
     let idle = 0;
-    let queued = 0;
-    let oldest = 0;
-    let oldestActive = 0;
-    let ageSum = 0;
-    let ageCount = 0;
-    let linkMax = 0;
+    let fullLinks = 0;
     const links = this.links;
+    let kept = 0;
     for (let i = 0; i < links.length; i++) {
-      const maps = agentMaps(links[i].agent);
-      const name = links[i].name;
-      linkMax += maps.maxSockets;
+      const l = links[i];
+      const maps = agentMaps(l.agent);
+      const name = l.name;
       const sockets = maps.sockets[name];
+      const free = maps.freeSockets[name]?.length ?? 0;
+      const q = maps.requests[name];
+      const busy = sockets?.length ?? 0;
+      const waiting = q?.length ?? 0;
+      if (busy + free + waiting === 0) {
+        core.unlink(l); // nothing left under this name: forget it (a replaced agent, a host gone quiet)
+        continue;
+      }
+      links[kept++] = l;
+      idle += free;
+      link.clear();
+      link.active = busy;
+      link.queued = waiting;
+      link.completions = l.completions;
+      if (busy + waiting !== 0) link.maxSockets = maps.maxSockets;
       if (sockets !== undefined) {
-        active += sockets.length;
         for (let j = 0; j < sockets.length; j++) {
           const st = socketStates.get(sockets[j])?.current;
           if (st === undefined || st.core !== core || st.acquiredAt < 0) continue;
           const age = now - st.acquiredAt;
-          ageSum += age;
-          ageCount++;
-          if (age > oldestActive) oldestActive = age;
+          link.ageSum += age;
+          link.ageCount++;
+          if (age > link.oldestActive) link.oldestActive = age;
         }
       }
-      idle += maps.freeSockets[name]?.length ?? 0;
-      const q = maps.requests[name];
-      if (q !== undefined && q.length !== 0) {
-        queued += q.length;
+      if (q !== undefined) {
         // The head is the oldest; skip (a few) requests tracked by someone else.
         for (let j = 0; j < q.length && j < 8; j++) {
           const st = q[j][kRequestState];
           if (st !== undefined && st.core === core) {
-            if (now - st.startedAt > oldest) oldest = now - st.startedAt;
+            link.oldestQueued = now - st.startedAt;
             break;
           }
         }
       }
+      sum.add(link);
+      if (waiting !== 0 && busy >= maps.maxSockets) {
+        full.add(link);
+        fullLinks++;
+      }
     }
-    let max = linkMax;
-    if (!this.overflow) {
-      max = 0;
-      const agents = this.agents;
-      for (let i = 0; i < agents.length; i++) max += agentMaps(agents[i]).maxSockets;
+    links.length = kept;
+    if (sum.maxSockets === 0 && this.lastAgent !== undefined) sum.maxSockets = agentMaps(this.lastAgent).maxSockets;
+    if (fullLinks === 0) {
+      full.copy(sum);
+      full.completions = this.completions;
     }
-    this.oldestActiveMs = oldestActive;
-    this.activeAgeSumMs = ageSum;
-    this.activeAgeCount = ageCount;
-    this.active = active;
+    this.fullLinks = fullLinks;
+    this.oldestActiveMs = sum.oldestActive;
+    this.activeAgeSumMs = sum.ageSum;
+    this.activeAgeCount = sum.ageCount;
+    this.active = sum.active;
     this.idle = idle;
-    this.queued = queued;
-    this.maxSockets = max;
-    this.oldestQueuedMs = oldest;
+    this.queued = sum.queued;
+    this.maxSockets = sum.maxSockets;
+    this.oldestQueuedMs = sum.oldestQueued;
   }
 
   /**
@@ -361,3 +402,40 @@ export class OriginState {
     this.unconsumedOldestMs = oldest;
   }
 }
+
+/** Pool figures of one link, or summed over several. @internal */
+export class LinkFigures {
+  active = 0;
+  queued = 0;
+  maxSockets = 0;
+  completions = 0;
+  oldestQueued = 0;
+  oldestActive = 0;
+  ageSum = 0;
+  ageCount = 0;
+
+  clear(): this {
+    this.active = this.queued = this.maxSockets = this.completions = 0;
+    this.oldestQueued = this.oldestActive = this.ageSum = this.ageCount = 0;
+    return this;
+  }
+
+  add(l: LinkFigures): void {
+    this.active += l.active;
+    this.queued += l.queued;
+    this.maxSockets += l.maxSockets;
+    this.completions += l.completions;
+    this.ageSum += l.ageSum;
+    this.ageCount += l.ageCount;
+    if (l.oldestQueued > this.oldestQueued) this.oldestQueued = l.oldestQueued;
+    if (l.oldestActive > this.oldestActive) this.oldestActive = l.oldestActive;
+  }
+
+  copy(l: LinkFigures): void {
+    this.clear().add(l);
+  }
+}
+
+// Scratch figures for poll() (single-threaded, never held across calls).
+const scratchSum = new LinkFigures();
+const scratchLink = new LinkFigures();
