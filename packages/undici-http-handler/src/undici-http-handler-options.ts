@@ -17,9 +17,16 @@ import type { Agent, Dispatcher } from "undici";
  *   `bodyTimeout` (between two body chunks). `TimeoutError`. Default none (undici's own 300 s defaults are off).
  * - `socketAcquisitionTimeout`: from `handle()` until the request got a connection; `TimeoutError`
  *   (`code: "ETIMEDOUT"`) naming `maxSockets` and the queue length. Default none.
- * - `httpsAgent`: only `maxSockets` has a meaning here: connections per origin (`Infinity` = unlimited). An
- *   `Agent` instance contributes its `maxSockets`. Default `{ maxSockets: 50 }`.
- * - `httpAgent`: the same for http origins. Default `{ maxSockets: 50 }`.
+ * - `httpsAgent`: `maxSockets` is the connections per origin (`Infinity` = unlimited); TLS and socket options (`ca`,
+ *   `cert`, `key`, `pfx`, `passphrase`, `rejectUnauthorized`, `servername`, `checkServerIdentity`, `ciphers`,
+ *   `minVersion`, `lookup`, `family`, `localAddress`, `localPort`, …) become undici `connect` options and apply to
+ *   the `Expect: 100-continue` path too; `keepAlive: false` opens a connection per request; `keepAliveMsecs` sets the
+ *   TCP keep-alive delay. `timeout`, `maxFreeSockets`, `maxTotalSockets` and `scheduling` have no undici equivalent
+ *   and are ignored with one warning. An `Agent` instance contributes its `.options` and `maxSockets` but is not used
+ *   as an agent (a custom `createConnection`, e.g. a proxy agent's, is ignored with a warning: pass undici's
+ *   `ProxyAgent` as `dispatcher`). Default `{ maxSockets: 50 }`.
+ * - `httpAgent`: the same for http origins (its socket options; TLS options do not apply). Default
+ *   `{ maxSockets: 50 }`.
  * - `idleSocketTimeout`: how long an idle pooled connection is kept (undici `keepAliveTimeout`). Default 4000;
  *   `0` keeps it as long as the server allows (capped at 10 min).
  * - `connectionLifetime`: a connection is retired after this long (undici `clientTtl`). Default none.
@@ -34,7 +41,10 @@ export interface UndiciHttpHandlerOptions extends NodeHttpHandlerOptions {
   /**
    * An undici `Dispatcher` (`Agent`, `Pool`, `Client`, a composed dispatcher…) used as is for every request
    * except `Expect: 100-continue` ones, or `Agent` options merged over the handler's own (`connections` from
-   * `maxSockets`, `keepAliveTimeout` from `idleSocketTimeout`, `connectTimeout` from `connectionTimeout`).
+   * `maxSockets`, `keepAliveTimeout` from `idleSocketTimeout`, `connectTimeout` from `connectionTimeout`); its
+   * `connect` options win over those mapped from `httpsAgent` / `httpAgent` and, being TLS options, apply to the
+   * `Expect: 100-continue` path too. A dispatcher instance's TLS settings are unknown to that path: give them as
+   * `httpsAgent` options as well.
    * With a dispatcher instance, `maxSockets` and the connection counters of `getPoolStats()` are unknown
    * (`null` / 0); its `stats` (when it has them) still feed the active/idle/queued gauges.
    * `destroy()` destroys it, as upstream destroys its agents.
