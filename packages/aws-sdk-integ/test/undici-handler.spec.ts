@@ -2,7 +2,8 @@
  * Real AWS SDK v3 clients through `@sockeye/undici-http-handler` against moto: S3 (every body kind, an 8 MiB
  * PutObject whose `Expect: 100-continue` goes through the node:http path and really waits for the interim
  * response, multipart upload with the raw commands, streamed downloads verified by SHA-256, the modelled 404),
- * DynamoDB and SQS; then the handler's pool telemetry, and a client error shape (refused connection).
+ * DynamoDB and SQS; then the handler's pool telemetry, and client error shapes (refused connection, `destroy()` with
+ * calls in flight: `HandlerDestroyedError`, never retried).
  */
 import { randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
@@ -28,6 +29,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { dynamoDbClient, motoEndpoint, s3Client, sqsClient, uniqueName } from "./support/aws-clients.js";
 import { startExpectContinueProbe } from "./support/expect-continue-probe.js";
 import { sha256, sha256OfStream } from "./support/sha256.js";
+import { startSlowServer } from "./support/slow-server.js";
 import { failOnUnhandledRejections } from "./support/unhandled-rejections.js";
 
 failOnUnhandledRejections();
@@ -186,6 +188,35 @@ describe("DynamoDB and SQS through the Sockeye undici handler", () => {
     );
     expect(deleted.$metadata.httpStatusCode).toBe(200);
     expect(handler.getPoolStats().totals.inFlight).toBe(0);
+  });
+
+  it("destroy() with calls in flight and queued: each rejects HandlerDestroyedError once, not retried", async () => {
+    const slow = await startSlowServer(30_000);
+    const handler = new UndiciHttpHandler({ httpAgent: { maxSockets: 2 } });
+    const client = dynamoDbClient(handler, { endpoint: slow.endpoint, maxAttempts: 3 });
+    try {
+      const calls = Array.from({ length: 5 }, () =>
+        client.send(new GetItemCommand({ TableName: "t", Key: { pk: { S: "x" } } })).then(
+          () => undefined,
+          (e: unknown) => e as Error & { code?: string; $metadata?: { attempts?: number } }
+        )
+      );
+      // Two on the server (both sockets), three queued in the handler.
+      await new Promise<void>((resolve) => {
+        const check = () => (slow.received() >= 2 ? resolve() : slow.events.once("request", check));
+        check();
+      });
+      handler.destroy();
+      const errors = await Promise.all(calls);
+      expect(errors.map((e) => [e?.name, e?.code, e?.$metadata?.attempts])).toEqual(
+        Array.from({ length: 5 }, () => ["HandlerDestroyedError", "ERR_HANDLER_DESTROYED", 1])
+      );
+      expect(slow.received()).toBe(2);
+      expect(handler.getPoolStats().totals.inFlight).toBe(0);
+    } finally {
+      client.destroy();
+      await slow.close();
+    }
   });
 
   it("a refused connection reaches the caller as ECONNREFUSED after the SDK's retries", async () => {
