@@ -5,18 +5,20 @@
  * Upstream arms `stream.setTimeout()` per stream and `session.setTimeout()` per session: a native `Timeout` each,
  * re-armed on every frame. Here every watched stream or session is a node of ONE intrusive doubly linked list (the
  * links are fields of the watched object, so watching allocates nothing) and the handler's shared tick calls
- * `sample(now)`, which compares each watcher's activity counter (`bytesRead + bytesWritten` of the session's
- * socket) with the value it saw last.
+ * `sample(now)`, which compares each watcher's activity number with the value it saw last. What the number is
+ * belongs to the watcher: a session reports its socket's `bytesRead + bytesWritten`; a stream reports a counter of
+ * its OWN progress (its response headers, its DATA received, its body chunks written), so traffic of sibling
+ * streams on a shared session never keeps a silent stream alive.
  *
  *   head ─► [stream A] ⇄ [session 1] ⇄ [stream B] ⇄ …      (unordered; every node is visited once per tick)
  *
  * Cost: watch/unwatch O(1); `sample` O(watched) field reads (~3 ns each: ~30 µs per 100 ms tick at 10,000 streams).
  * Resolution: activity is observed at tick granularity, so a timeout fires between `limit` and `limit + 2 × TICK_MS`
- * after the last byte moved, never early. A watcher without a socket yet (a stream waiting for a session) counts as
- * inactive, so the timeout also bounds the wait.
+ * after the last activity, never early. A watcher with nothing to observe yet (-1: a stream waiting for a session)
+ * counts as inactive, so the timeout also bounds the wait.
  *
- * Event-loop stalls: an expiry found by `sample` is confirmed from a `setImmediate` (after the poll phase), so bytes
- * that arrived during a long block are read first and reset the watch instead of failing the stream.
+ * Event-loop stalls: an expiry found by `sample` is confirmed from a `setImmediate` (after the poll phase), so
+ * activity that arrived during a long block is read first and resets the watch instead of failing the stream.
  */
 import { timing } from "@sockeye/pool-monitor";
 
@@ -34,22 +36,26 @@ export interface Http2IdleWatcher {
   watched: boolean;
   /** Found expired by `sample`, confirmation pending. */
   watchExpiring: boolean;
-  /** Activity counter last seen (-1 = no socket yet). */
+  /** Activity number last seen (-1 = nothing to observe yet). */
   watchBytes: number;
   /** `timing.now()` ms when `watchBytes` last changed. */
   watchSince: number;
   /** The inactivity limit, ms. */
   watchLimitMs: number;
-  /** The counters to compare now, or `undefined` when there is no socket yet. */
-  activity(): ActivityCounter | undefined;
+  /** The activity number to compare now (any change = activity), or -1 when there is nothing to observe yet. */
+  activity(): number;
   /** Called once when the limit passed with no byte moved; the watcher is already off the list. */
   onInactive(now: number): void;
 }
 
-function read(w: Http2IdleWatcher): number {
-  const counter = w.activity();
-  if (counter === undefined) return -1;
+/** `bytesRead + bytesWritten` of a socket, -1 without one. @internal */
+export function socketBytes(counter: ActivityCounter | undefined): number {
+  if (counter === undefined || counter === null) return -1;
   return (counter.bytesRead ?? 0) + (counter.bytesWritten ?? 0);
+}
+
+function read(w: Http2IdleWatcher): number {
+  return w.activity();
 }
 
 /** @internal */

@@ -1,8 +1,14 @@
 /**
- * Http2Origin: the pooled sessions of one origin and the FIFO of streams waiting for a stream slot.
+ * Http2Origin: the pooled sessions of one origin and the two FIFOs of streams waiting for capacity.
  *
  *   sessions: [s1 ready 100/100] [s2 ready 37/100] [s3 connecting]      (array, at most maxSessionsPerOrigin)
- *   waiting:  head ─► [req] ⇄ [req] ⇄ [req] ◄─ tail                   (intrusive list, links in the requests)
+ *   waiting:  head ─► [req] ⇄ [req] ⇄ [req] ◄─ tail                   (pooled streams waiting for a stream slot)
+ *   isolated: head ─► [req] ⇄ [req] ◄─ tail                           (`disableConcurrentStreams` requests waiting
+ *                                                                     for one of maxIsolatedSessionsPerOrigin)
+ *
+ * Both lists are intrusive (the links are fields of the requests); a request is on at most one of them, and which one
+ * follows from its `isolated` flag. Event streams are never queued (they are long-lived: queueing one behind others
+ * could wait forever), so they are not on either list and not counted in `isolatedOpen`.
  *
  * Costs: enqueue/dequeue/remove O(1) with no allocation (an aborted or timed-out waiter unlinks itself); finding a
  * session with a free slot is O(sessions), i.e. O(maxSessionsPerOrigin) (4 by default).
@@ -21,7 +27,14 @@ export class Http2Origin {
   connecting = 0;
   waitHead: Http2StreamRequest | undefined = undefined;
   waitTail: Http2StreamRequest | undefined = undefined;
+  /** Pooled streams waiting for a stream slot. */
   queued = 0;
+  isolatedHead: Http2StreamRequest | undefined = undefined;
+  isolatedTail: Http2StreamRequest | undefined = undefined;
+  /** Isolated (non-event-stream) requests waiting for a session of their own. */
+  isolatedQueued = 0;
+  /** Isolated sessions counted against `maxIsolatedSessionsPerOrigin` (event streams excluded), until they close. */
+  isolatedOpen = 0;
   /** The stream limit of the origin's last established session (a guess for sessions still connecting). */
   streamLimitHint: number | undefined = undefined;
   /** Requests holding a stream slot, oldest first (saturation: age of the oldest holder). */
@@ -38,10 +51,33 @@ export class Http2Origin {
     readonly counters: Http2OriginCounters | undefined
   ) {}
 
+  /** Every waiting request, pooled and isolated (what telemetry reports as `queued`). */
+  get waiting(): number {
+    return this.queued + this.isolatedQueued;
+  }
+
+  /** The request that has waited longest, on either list. */
+  get oldestWaiting(): Http2StreamRequest | undefined {
+    const a = this.waitHead;
+    const b = this.isolatedHead;
+    if (a === undefined) return b;
+    if (b === undefined) return a;
+    return a.startedAt <= b.startedAt ? a : b;
+  }
+
+  /** Appends `req` to its list (the isolated one when `req.isolated`). */
   enqueue(req: Http2StreamRequest): void {
     req.queued = true;
     req.wasQueued = true;
     req.waitNext = undefined;
+    if (req.isolated) {
+      req.waitPrev = this.isolatedTail;
+      if (this.isolatedTail) this.isolatedTail.waitNext = req;
+      else this.isolatedHead = req;
+      this.isolatedTail = req;
+      this.isolatedQueued++;
+      return;
+    }
     req.waitPrev = this.waitTail;
     if (this.waitTail) this.waitTail.waitNext = req;
     else this.waitHead = req;
@@ -52,18 +88,35 @@ export class Http2Origin {
   remove(req: Http2StreamRequest): void {
     if (!req.queued) return;
     req.queued = false;
-    if (req.waitPrev) req.waitPrev.waitNext = req.waitNext;
-    else this.waitHead = req.waitNext;
-    if (req.waitNext) req.waitNext.waitPrev = req.waitPrev;
-    else this.waitTail = req.waitPrev;
+    if (req.isolated) {
+      if (req.waitPrev) req.waitPrev.waitNext = req.waitNext;
+      else this.isolatedHead = req.waitNext;
+      if (req.waitNext) req.waitNext.waitPrev = req.waitPrev;
+      else this.isolatedTail = req.waitPrev;
+      this.isolatedQueued--;
+    } else {
+      if (req.waitPrev) req.waitPrev.waitNext = req.waitNext;
+      else this.waitHead = req.waitNext;
+      if (req.waitNext) req.waitNext.waitPrev = req.waitPrev;
+      else this.waitTail = req.waitPrev;
+      this.queued--;
+    }
     req.waitNext = req.waitPrev = undefined;
-    this.queued--;
     const counters = this.counters;
-    if (counters !== undefined && this.queued < counters.minQueued) counters.minQueued = this.queued;
+    const waiting = this.queued + this.isolatedQueued;
+    if (counters !== undefined && waiting < counters.minQueued) counters.minQueued = waiting;
   }
 
+  /** The head of the pooled list. */
   dequeue(): Http2StreamRequest | undefined {
     const req = this.waitHead;
+    if (req !== undefined) this.remove(req);
+    return req;
+  }
+
+  /** The head of the isolated list. */
+  dequeueIsolated(): Http2StreamRequest | undefined {
+    const req = this.isolatedHead;
     if (req !== undefined) this.remove(req);
     return req;
   }

@@ -5,7 +5,8 @@
  *
  * Mapping onto the shared shape: a session is a connection (`active` = sessions carrying at least one stream,
  * `idle` = open sessions carrying none, `maxSockets` = `maxSessionsPerOrigin`), a stream is a request (`queued` =
- * streams waiting for a stream slot, `inFlight` = streams open or waiting). `connectMs` is TCP connect time and
+ * streams waiting for a stream slot or, with `disableConcurrentStreams`, for an isolated session below
+ * `maxIsolatedSessionsPerOrigin`; `inFlight` = streams open or waiting). `connectMs` is TCP connect time and
  * `tlsMs` the TLS handshake plus the server's SETTINGS. Close reasons map onto `CloseReason` (`goaway` →
  * `server_closed`, `connect_timeout` → `connect_error`, `idle_timeout` → `idle_timeout`); the exact HTTP/2 reason
  * and GOAWAY codes are in `http2.closed` / `http2.goawayCodes`.
@@ -18,8 +19,9 @@
  * Saturation: one `SaturationDetector` per origin, fed on the shared tick once per `sampleIntervalMs` (1 s) while
  * streams are in flight. Its "sockets" are stream slots: `active` = streams open on pooled sessions, `maxSockets` =
  * the sum of the sessions' stream limits once `maxSessionsPerOrigin` sessions exist (unbounded before, so an origin
- * that can still open a session is never saturated), `queued` = waiting streams. A drained batch only shrinks the
- * queue, so it never warns.
+ * that can still open a session is never saturated), plus one slot per bounded isolated session once
+ * `maxIsolatedSessionsPerOrigin` of them are open (unbounded before); `queued` = waiting streams of both kinds. The
+ * cause names the bound to raise. A drained batch only shrinks the queue, so it never warns.
  */
 import {
   CHANNEL_NAMES,
@@ -121,8 +123,9 @@ export class Http2PoolMonitor {
           ageMs: Math.round(now - entry.createdAt),
         });
       }
-      const head = origin.waitHead;
+      const head = origin.oldestWaiting;
       const oldestQueuedMs = head === undefined ? 0 : Math.round(now - head.startedAt);
+      const waiting = origin.waiting;
       const detector = this.detectors.get(origin);
       const state = detector?.state ?? "ok";
       if (state !== "ok") totals.saturatedOrigins++;
@@ -140,13 +143,13 @@ export class Http2PoolMonitor {
       for (const [reason, n] of Object.entries(c.closed) as [Http2CloseReason, number][]) {
         closed[CLOSE_REASON_MAP[reason]] += n;
       }
-      const inFlight = streams + origin.queued;
+      const inFlight = streams + waiting;
       origins.push({
         origin: origin.name,
         maxSockets: Number.isFinite(maxSessions) ? maxSessions : null,
         active,
         idle,
-        queued: origin.queued,
+        queued: waiting,
         oldestQueuedMs,
         inFlight,
         requests: {
@@ -181,7 +184,7 @@ export class Http2PoolMonitor {
           sessionsOpen: pooled,
           isolatedSessionsOpen: isolated,
           activeStreams: streams,
-          streamsWaiting: origin.queued,
+          streamsWaiting: waiting,
           maxSessions: Number.isFinite(maxSessions) ? maxSessions : null,
           maxConcurrentStreams: Number.isFinite(cap) ? cap : null,
           peerMaxConcurrentStreams: Number.isFinite(peerMin) ? peerMin : null,
@@ -193,7 +196,7 @@ export class Http2PoolMonitor {
       });
       totals.active += active;
       totals.idle += idle;
-      totals.queued += origin.queued;
+      totals.queued += waiting;
       totals.inFlight += inFlight;
     }
     return { takenAt: now, origins, totals };
@@ -219,29 +222,41 @@ export class Http2PoolMonitor {
     if (!this.detect || now - this.lastSampleAt < HTTP2_SAMPLE_INTERVAL_MS) return;
     this.lastSampleAt = now;
     const maxSessions = this.pool.config?.maxSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
+    const maxIsolated = this.pool.config?.maxIsolatedSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
     for (const origin of this.pool.origins.values()) {
       const c = origin.counters;
       if (c === undefined) continue;
       let active = 0;
-      let capacity = origin.sessions.length >= maxSessions ? 0 : Number.POSITIVE_INFINITY;
-      for (const entry of origin.sessions) {
-        active += entry.active;
-        if (entry.state === SESSION_CONNECTING) capacity = Number.POSITIVE_INFINITY;
-        else capacity += entry.streamLimit;
+      // Pooled slots: unbounded while another session may still be opened. Counted unless the origin only carries
+      // bounded isolated sessions (`disableConcurrentStreams`), whose slots are one per session.
+      const isolatedInUse = origin.isolatedOpen > 0 || origin.isolatedQueued > 0;
+      let capacity = 0;
+      if (!isolatedInUse || origin.sessions.length > 0 || origin.queued > 0) {
+        capacity = origin.sessions.length >= maxSessions ? 0 : Number.POSITIVE_INFINITY;
+        for (const entry of origin.sessions) {
+          active += entry.active;
+          if (entry.state === SESSION_CONNECTING) capacity = Number.POSITIVE_INFINITY;
+          else capacity += entry.streamLimit;
+        }
       }
+      if (isolatedInUse) {
+        for (const entry of origin.open) if (entry.boundedIsolated) active += entry.active;
+        capacity += origin.isolatedOpen >= maxIsolated ? origin.isolatedOpen : Number.POSITIVE_INFINITY;
+      }
+      const waiting = origin.waiting;
       let detector = this.detectors.get(origin);
       if (detector === undefined) {
-        if (origin.queued === 0 && c.arrivals === 0) continue;
+        if (waiting === 0 && c.arrivals === 0) continue;
         detector = new SaturationDetector({ origin: origin.name, sampleIntervalMs: HTTP2_SAMPLE_INTERVAL_MS });
         this.detectors.set(origin, detector);
       }
-      const head = origin.waitHead;
+      const head = origin.oldestWaiting;
       const report = detector.update({
         now,
         active,
         maxSockets: capacity,
-        queued: origin.queued,
-        minQueued: Math.min(c.minQueued, origin.queued),
+        queued: waiting,
+        minQueued: Math.min(c.minQueued, waiting),
         completions: c.completions,
         arrivals: c.arrivals,
         holdTimeSumMs: c.holdSumMs,
@@ -250,8 +265,14 @@ export class Http2PoolMonitor {
         oldestActiveMs: origin.activeHead === undefined ? 0 : now - origin.activeHead.slotAt,
         oldestQueuedMs: head === undefined ? 0 : now - head.startedAt,
       });
-      c.resetSample(origin.queued);
-      if (report !== undefined) this.transition(origin, report, maxSessions);
+      c.resetSample(waiting);
+      if (report !== undefined) {
+        const bound =
+          origin.isolatedQueued > origin.queued
+            ? `maxIsolatedSessionsPerOrigin (now ${maxIsolated})`
+            : `maxSessionsPerOrigin (now ${maxSessions})`;
+        this.transition(origin, report, bound);
+      }
     }
   }
 
@@ -288,15 +309,16 @@ export class Http2PoolMonitor {
     );
   }
 
-  private transition(origin: Http2Origin, report: SaturationReport, maxSessions: number): void {
+  /** @param bound - the option to raise and its value, e.g. `maxSessionsPerOrigin (now 4)`. */
+  private transition(origin: Http2Origin, report: SaturationReport, bound: string): void {
     if (report.state !== "ok") {
       let cause: string;
       if (report.cause === "no_progress") {
         cause = `no stream completed in the last ${(report.windowMs / 1000).toFixed(1)} s while every stream slot is busy, and the oldest has been open far longer than this origin's streams normally are; the server may not be answering. Set requestTimeout so hung streams fail and free their slots.`;
       } else if (report.trigger === "long_holds") {
-        cause = `every stream slot is held by a long-running stream (oldest ${Math.round(report.oldestActiveMs)} ms) and none completed, so new streams wait behind them (long polls or streams, or a server that is not answering yet). Raise maxSessionsPerOrigin (now ${maxSessions}) if these streams are meant to run long.`;
+        cause = `every stream slot is held by a long-running stream (oldest ${Math.round(report.oldestActiveMs)} ms) and none completed, so new streams wait behind them (long polls or streams, or a server that is not answering yet). Raise ${bound} if these streams are meant to run long.`;
       } else {
-        cause = `waiting streams keep growing (arrivals ${report.arrivalRate.toFixed(1)}/s, throughput ${report.throughput.toFixed(1)}/s). Raise maxSessionsPerOrigin (now ${maxSessions}) or limit concurrency.`;
+        cause = `waiting streams keep growing (arrivals ${report.arrivalRate.toFixed(1)}/s, throughput ${report.throughput.toFixed(1)}/s). Raise ${bound} or limit concurrency.`;
       }
       report.message = `HTTP/2 stream slots at capacity=${report.active} and ${report.queued} additional streams are waiting (origin=${report.origin}, state=${report.state}, oldest waiting ${Math.round(report.oldestQueuedMs)} ms). Cause: ${cause}`;
       // Socket sizing does not apply: the HTTP/2 bound is sessions × the peer's stream limit.

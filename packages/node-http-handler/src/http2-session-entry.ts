@@ -15,7 +15,7 @@
 import type { Http2CloseReason } from "@sockeye/pool-monitor";
 import type { ClientHttp2Session, Settings } from "node:http2";
 import { Deadline, type DeadlineOwner } from "./deadline-scheduler";
-import type { ActivityCounter, Http2IdleWatcher } from "./http2-idle-watch";
+import { type ActivityCounter, type Http2IdleWatcher, socketBytes } from "./http2-idle-watch";
 import type { Http2Origin } from "./http2-origin";
 import type { Http2SessionPool } from "./http2-session-pool";
 import type { Http2StreamRequest } from "./http2-stream-request";
@@ -99,6 +99,11 @@ export class Http2SessionEntry implements DeadlineOwner, Http2IdleWatcher {
   error: Error | undefined = undefined;
   /** The one request of an isolated session (until its stream starts). */
   isolatedRequest: Http2StreamRequest | undefined = undefined;
+  /** An isolated session counted in `origin.isolatedOpen` (not an event stream), until it closes. */
+  boundedIsolated = false;
+  /** Socket bytes (read + written) last seen by the pool's tick, and when they last changed (`timing.now()` ms). */
+  socketBytes = -1;
+  socketActiveAt = 0;
   readonly connectDeadline: Deadline;
   // Idle watch links (sessionTimeout).
   watchNext: Http2IdleWatcher | undefined = undefined;
@@ -143,9 +148,22 @@ export class Http2SessionEntry implements DeadlineOwner, Http2IdleWatcher {
     );
   }
 
-  /** The socket's byte counters (`undefined` once the session is destroyed). */
-  activity(): ActivityCounter | undefined {
-    return this.session.destroyed ? undefined : (this.session.socket as unknown as ActivityCounter | undefined);
+  /** The socket's `bytesRead + bytesWritten` (-1 once the session is destroyed). */
+  activity(): number {
+    if (this.session.destroyed) return -1;
+    return socketBytes(this.session.socket as unknown as ActivityCounter | undefined);
+  }
+
+  /**
+   * Called on the pool's tick while the session carries streams: notes when its socket last moved a byte, so a
+   * stream that times out can tell a silent session (retire it) from a silent stream on a busy one (keep it).
+   */
+  noteSocket(now: number): void {
+    const bytes = this.activity();
+    if (bytes !== this.socketBytes) {
+      this.socketBytes = bytes;
+      this.socketActiveAt = now;
+    }
   }
 
   /** `sessionTimeout` passed with no byte moved. */

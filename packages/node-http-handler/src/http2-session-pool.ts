@@ -4,7 +4,10 @@
  *
  * Placement of a stream (`acquire`):
  *   1. isolated (event stream, `disableConcurrentStreams`): a new session of its own, destroyed when the stream
- *      closes (not counted against `maxSessionsPerOrigin`);
+ *      closes (not counted against `maxSessionsPerOrigin`). Non-event-stream isolated requests are bounded by
+ *      `maxIsolatedSessionsPerOrigin` (sessions count until they close); beyond it they wait in the origin's isolated
+ *      FIFO (counted as `queued`) and each closing isolated session starts the next one. Event streams are
+ *      long-lived: they are never queued and not counted, so they can never wait behind each other;
  *   2. else the first pooled session that is ready and below its stream limit (min of the peer's SETTINGS
  *      `maxConcurrentStreams` and the handler's `maxConcurrentStreams`);
  *   3. else the stream waits in the origin's FIFO (counted as `queued`) and, while fewer than
@@ -15,7 +18,8 @@
  * got its response) → closed. A connecting session is bounded by `connectionTimeout` (a `Deadline`); ready sessions
  * by `sessionTimeout` (the idle watch). A pooled session that fails before it is ready fails the queued streams
  * when no other session of the origin is left to serve them (no reconnect loop against a dead server); one that
- * closes after it was ready lets the queue open a fresh session.
+ * closes after it was ready lets the queue open a fresh session. A bounded isolated session that fails before it is
+ * ready fails the isolated waiters with its error (the same dead origin), instead of a connect attempt each.
  *
  * Costs: acquire/release O(maxSessionsPerOrigin) and allocation-free beyond the stream itself; the shared tick is
  * O(watched streams + sessions) and stops when nothing is in flight.
@@ -82,9 +86,15 @@ export class Http2SessionPool {
       this.scheduler.ensureTicking();
     }
     if (req.isolated) {
-      const entry = this.openSession(origin, true);
-      entry.isolatedRequest = req;
-      req.entry = entry;
+      if (!req.eventStream) {
+        const max = this.config?.maxIsolatedSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
+        if (origin.isolatedOpen >= max || origin.isolatedQueued > 0) {
+          origin.enqueue(req);
+          this.monitor?.enqueued(origin);
+          return;
+        }
+      }
+      this.openIsolated(origin, req);
       return;
     }
     const entry = origin.available();
@@ -95,6 +105,43 @@ export class Http2SessionPool {
     origin.enqueue(req);
     this.monitor?.enqueued(origin);
     this.maybeOpen(origin);
+  }
+
+  /** Opens the isolated session of `req` (counted against the bound unless `req` is an event stream). */
+  private openIsolated(origin: Http2Origin, req: Http2StreamRequest): void {
+    const entry = this.openSession(origin, true);
+    if (!req.eventStream) {
+      entry.boundedIsolated = true;
+      origin.isolatedOpen++;
+    }
+    entry.isolatedRequest = req;
+    req.entry = entry;
+  }
+
+  /**
+   * A bounded isolated session is gone (its close event): frees its place and starts the next isolated waiter, or,
+   * when it failed before it was ready, fails the waiters with its error.
+   */
+  private isolatedGone(entry: Http2SessionEntry, failure: Error | undefined): void {
+    if (!entry.boundedIsolated) return;
+    entry.boundedIsolated = false;
+    const origin = entry.origin;
+    origin.isolatedOpen--;
+    if (failure !== undefined) {
+      for (let req = origin.dequeueIsolated(); req !== undefined; req = origin.dequeueIsolated()) {
+        req.sessionFailed(failure);
+      }
+      return;
+    }
+    const max = this.config?.maxIsolatedSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
+    while (origin.isolatedQueued > 0 && origin.isolatedOpen < max) {
+      const req = origin.dequeueIsolated() as Http2StreamRequest;
+      try {
+        this.openIsolated(origin, req);
+      } catch (error) {
+        req.sessionFailed(error as Error);
+      }
+    }
   }
 
   /** A request that will not get (or no longer needs) a slot: leaves the queue; an isolated session is dropped. */
@@ -151,6 +198,8 @@ export class Http2SessionPool {
       entry.wasReady = true;
       this.scheduler.cancel(entry.connectDeadline);
       const now = this.now();
+      entry.socketBytes = entry.activity();
+      entry.socketActiveAt = now;
       if (!entry.isolated) entry.origin.connecting--;
       const sessionTimeout = this.config?.sessionTimeout;
       if (sessionTimeout !== undefined) {
@@ -211,10 +260,10 @@ export class Http2SessionPool {
   }
 
   /**
-   * A stream on `entry` hit its inactivity timeout. Stream activity is measured on the session's socket, so the whole
-   * session moved no byte for that long: it may be dead without knowing it (e.g. after a connection error nghttp2
-   * reported to nobody). Retire it (no new stream) and close it gracefully; streams still on it keep their own
-   * deadlines. The next stream gets a fresh session.
+   * A stream on `entry` hit its inactivity timeout while the session's socket, too, moved no byte for at least half
+   * that long: the session may be dead without knowing it (e.g. after a connection error nghttp2 reported to
+   * nobody). Retire it (no new stream) and close it gracefully; streams still on it keep their own deadlines. The
+   * next stream gets a fresh session.
    */
   sessionSilent(entry: Http2SessionEntry): void {
     if (entry.isolated || entry.state === SESSION_CLOSED) return;
@@ -253,11 +302,16 @@ export class Http2SessionPool {
       this.monitor?.sessionClosed(origin, entry, reason);
     }
     const pending = entry.isolatedRequest;
+    let failure: Error | undefined;
+    if (wasConnecting && entry.closeReason !== "local") failure = entry.error ?? this.closedBeforeReady(origin);
     if (pending !== undefined) {
       entry.isolatedRequest = undefined;
-      pending.sessionFailed(entry.error ?? this.closedBeforeReady(origin));
+      pending.sessionFailed(failure ?? entry.error ?? this.closedBeforeReady(origin));
     }
-    if (entry.isolated) return;
+    if (entry.isolated) {
+      this.isolatedGone(entry, failure);
+      return;
+    }
     if (wasConnecting && origin.queued > 0 && origin.sessions.length === 0) {
       // Establishment failed and nothing else can serve the queue: fail it rather than reconnect in a loop.
       const error = entry.error ?? this.closedBeforeReady(origin);
@@ -275,6 +329,9 @@ export class Http2SessionPool {
     for (const origin of this.origins.values()) {
       const error = new Error(`${PACKAGE_PREFIX} - the handler was destroyed before a stream slot was free.`);
       for (let req = origin.dequeue(); req !== undefined; req = origin.dequeue()) req.sessionFailed(error);
+      for (let req = origin.dequeueIsolated(); req !== undefined; req = origin.dequeueIsolated()) {
+        req.sessionFailed(error);
+      }
       for (const entry of [...origin.open]) this.destroySession(entry, "local");
     }
     this.watch.clear();
@@ -388,6 +445,12 @@ export class Http2SessionPool {
   }
 
   private onTick(now: number): boolean {
+    if (!this.watch.empty) {
+      // Sessions first: a stream that times out in this sample compares against its session's socket activity.
+      for (const origin of this.origins.values()) {
+        for (const entry of origin.open) if (entry.active > 0) entry.noteSocket(now);
+      }
+    }
     this.watch.sample(now);
     const monitor = this.monitor;
     if (monitor !== undefined) monitor.tick(now);

@@ -2,24 +2,39 @@
  * Http2StreamRequest: the state of one `NodeHttp2Handler.handle()` call, from the call until its stream closes.
  *
  * One object per request holds everything the request needs: its queue links (`Http2Origin`), its idle-watch links
- * (`Http2IdleWatch`, for `requestTimeout`), its 100-continue `Deadline`, and it is its own abort listener
- * (`handleEvent`). The stream's listeners are shared module functions that find the request through a symbol on the
- * stream, so the hot path allocates no closure per request beyond the promise executor.
+ * (`Http2IdleWatch`, for `requestTimeout`), its 100-continue `Deadline`, its progress counter, and it is its own
+ * abort listener (`handleEvent`). Every listener the request registers is a shared module function that finds the
+ * request through a symbol (on the stream; on the SDK's legacy `{ onabort }` signal; on a `Readable` request body),
+ * so the hot path allocates no closure per request beyond the promise executor. (The pooled `HttpResponse` and the
+ * stream itself are the only other per-request allocations.)
+ *
+ * Progress (for `requestTimeout`): the stream's own activity only, as upstream's `stream.setTimeout`, which Node
+ * refreshes on the stream's frames and writes. Four methods of the stream instance are replaced by shared module
+ * functions that count and then call the prototype's: `push` (each DATA chunk received, and the end), `_write` /
+ * `_writev` (each request-body chunk handed to the session); response and informational headers count too. The idle
+ * watch compares the counter once per tick, so sibling streams on the same session never keep a silent stream alive.
+ *
+ * Truncated bodies: the fourth replaced method is `_destroy`. When a stream whose response arrived is destroyed
+ * without an error before its body ended because it was reset with CANCEL or its session went away (Node then ends
+ * the body as if it were complete), the body is destroyed with the abnormal-abort error instead, so a truncated body
+ * is never mistaken for a whole one. Other reset codes already error the body (`ERR_HTTP2_STREAM_ERROR`, Node); a
+ * consumer's own `destroy()` (no reset, session alive) is left alone.
  *
  * Settling: exactly once. The promise resolves when response headers arrive (the body is the stream) and rejects on
- * the first of: abort, inactivity timeout, stream error, RST_STREAM ("aborted"), frame error, or the stream closing
- * without a response. Whatever happens first, the stream's slot is released exactly once, when the stream closes (or
- * at once for a request that never got a stream).
+ * the first of: abort, inactivity timeout, request-body error (with that error), stream error, RST_STREAM
+ * ("aborted"), frame error, or the stream closing without a response. Whatever happens first, the stream's slot is
+ * released exactly once, when the stream closes (or at once for a request that never got a stream).
  */
 import { HttpResponse, type HttpRequest } from "@smithy/protocol-http";
 import type { ClientRequest } from "node:http";
 import http2, { type ClientHttp2Stream, type IncomingHttpHeaders } from "node:http2";
+import { Readable } from "node:stream";
 import { buildAbortError } from "./build-abort-error";
 import { buildQueryString } from "./build-query-string";
 import { MIN_CONTINUE_WAIT_MS } from "./constants";
 import { Deadline, type DeadlineOwner } from "./deadline-scheduler";
 import { getTransformedHeaders } from "./get-transformed-headers";
-import type { ActivityCounter, Http2IdleWatcher } from "./http2-idle-watch";
+import type { Http2IdleWatcher } from "./http2-idle-watch";
 import type { Http2Origin } from "./http2-origin";
 import type { Http2SessionEntry } from "./http2-session-entry";
 import type { Http2SessionPool } from "./http2-session-pool";
@@ -29,6 +44,18 @@ const { NGHTTP2_CANCEL } = http2.constants;
 const kRequest = Symbol("sockeye.http2StreamRequest");
 
 type StreamWithRequest = ClientHttp2Stream & { [kRequest]?: Http2StreamRequest };
+type Owned = { [kRequest]?: Http2StreamRequest };
+type WriteCallback = (error?: Error | null) => void;
+type StreamInternals = {
+  push(chunk: unknown, encoding?: BufferEncoding): boolean;
+  _write(chunk: unknown, encoding: BufferEncoding, callback: WriteCallback): void;
+  _writev(chunks: unknown[], callback: WriteCallback): void;
+  _destroy(error: Error | null, callback: WriteCallback): void;
+  _readableState?: { ended?: boolean };
+};
+
+/** The prototype methods the instrumented ones call (resolved from the first stream's prototype chain). */
+let protoMethods: StreamInternals | undefined;
 
 /** How a request ended, for telemetry. @internal */
 const OUTCOME_NONE = 0;
@@ -79,15 +106,81 @@ function onStreamContinue(this: ClientHttp2Stream): void {
   requestOf(this)?.sendBody();
 }
 
+function onStreamHeaders(this: ClientHttp2Stream): void {
+  const req = requestOf(this);
+  if (req !== undefined) req.progress++;
+}
+
+/** A `Readable` request body failed: the request fails with that very error (its cause chain intact). */
+function onRequestBodyError(this: Readable & Owned, error: Error): void {
+  const req = this[kRequest];
+  this[kRequest] = undefined;
+  req?.onBodyError(error);
+}
+
+/** The SDK's legacy signal shape (`{ aborted, onabort }`): one shared function, the request found on the signal. */
+function onLegacyAbort(this: AbortSignalLike & Owned): void {
+  const req = this[kRequest];
+  this[kRequest] = undefined;
+  req?.handleEvent();
+}
+
+function countingPush(this: StreamWithRequest, chunk: unknown, encoding?: BufferEncoding): boolean {
+  const req = this[kRequest];
+  if (req !== undefined) req.progress++;
+  return (protoMethods as StreamInternals).push.call(this, chunk, encoding);
+}
+
+function countingWrite(this: StreamWithRequest, chunk: unknown, encoding: BufferEncoding, cb: WriteCallback): void {
+  const req = this[kRequest];
+  if (req !== undefined) req.progress++;
+  (protoMethods as StreamInternals)._write.call(this, chunk, encoding, cb);
+}
+
+function countingWritev(this: StreamWithRequest, chunks: unknown[], cb: WriteCallback): void {
+  const req = this[kRequest];
+  if (req !== undefined) req.progress++;
+  (protoMethods as StreamInternals)._writev.call(this, chunks, cb);
+}
+
+/** See "Truncated bodies" in the header. */
+function guardedDestroy(this: StreamWithRequest, error: Error | null, cb: WriteCallback): void {
+  const req = this[kRequest];
+  if ((error === null || error === undefined) && req !== undefined && req.settled) {
+    const internals = this as unknown as StreamInternals;
+    // Other reset codes need nothing: Node destroys the body with ERR_HTTP2_STREAM_ERROR itself.
+    const rstCode = this.rstCode;
+    const cancelled = rstCode === NGHTTP2_CANCEL || (!rstCode && this.session?.destroyed === true);
+    if (cancelled && internals._readableState?.ended !== true) {
+      error = new Error(`HTTP/2 stream is abnormally aborted in mid-communication with result code ${NGHTTP2_CANCEL}.`);
+    }
+  }
+  (protoMethods as StreamInternals)._destroy.call(this, error, cb);
+}
+
+/** Points the stream at its request and replaces the four counted methods (see the header). */
+function instrument(stream: ClientHttp2Stream, req: Http2StreamRequest): void {
+  const target = stream as unknown as StreamInternals & Owned;
+  if (protoMethods === undefined) {
+    const proto = Object.getPrototypeOf(stream) as StreamInternals;
+    protoMethods = { push: proto.push, _write: proto._write, _writev: proto._writev, _destroy: proto._destroy };
+  }
+  target[kRequest] = req;
+  target.push = countingPush as StreamInternals["push"];
+  target._write = countingWrite as StreamInternals["_write"];
+  target._writev = countingWritev as StreamInternals["_writev"];
+  target._destroy = guardedDestroy as StreamInternals["_destroy"];
+}
+
 /**
  * RST_STREAM(CANCEL), as upstream's `stream.close()`, then a local teardown: on a session nghttp2 has already
  * terminated (after a connection error it reported to nobody) `close()` alone never emits `'close'`, which would leak
  * the stream slot.
  */
-function cancel(stream: ClientHttp2Stream | undefined): void {
+function cancel(stream: ClientHttp2Stream | undefined, error?: Error): void {
   if (stream === undefined || stream.destroyed) return;
   if (!stream.closed) stream.close(NGHTTP2_CANCEL);
-  stream.destroy();
+  stream.destroy(error);
 }
 
 /** @internal */
@@ -116,6 +209,8 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
   watchBytes = 0;
   watchSince = 0;
   watchLimitMs = 0;
+  /** The stream's own progress events (see the header); the idle watch compares it once per tick. */
+  progress = 0;
   readonly startedAt: number;
   private streamStartedAt = 0;
   private outcome = OUTCOME_NONE;
@@ -124,12 +219,17 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
   private bodySent = false;
   private continueDeadline: Deadline | undefined = undefined;
   private abortAttached = false;
+  /** A `Readable` request body being piped (its error listener is detached when the stream closes). */
+  private pipedBody: (Readable & Owned) | undefined = undefined;
 
   constructor(
     readonly pool: Http2SessionPool,
     readonly origin: Http2Origin,
     readonly request: HttpRequest,
+    /** On a session of its own (event stream or `disableConcurrentStreams`). */
     readonly isolated: boolean,
+    /** An event stream: isolated, never queued, not counted against `maxIsolatedSessionsPerOrigin`. */
+    readonly eventStream: boolean,
     readonly signal: AbortSignalLike | undefined,
     /** Inactivity limit, ms (`requestTimeout`, or the service default); `undefined` = none. */
     readonly idleMs: number | undefined,
@@ -146,8 +246,9 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
       if (typeof signal.addEventListener === "function") {
         signal.addEventListener("abort", this, { once: true });
       } else {
-        // The SDK's legacy signal shape: a single `onabort` slot, as upstream.
-        signal.onabort = () => this.handleEvent();
+        // The SDK's legacy signal shape: a single `onabort` slot, as upstream (the last request wins it).
+        (signal as AbortSignalLike & Owned)[kRequest] = this;
+        signal.onabort = onLegacyAbort as AbortSignalLike["onabort"];
       }
       this.abortAttached = true;
     }
@@ -184,8 +285,9 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
     }
     this.stream = stream;
     this.streamStartedAt = this.pool.now();
-    (stream as StreamWithRequest)[kRequest] = this;
+    instrument(stream, this);
     stream.on("response", onStreamResponse);
+    stream.on("headers", onStreamHeaders);
     stream.on("error", onStreamError);
     stream.on("aborted", onStreamAborted);
     stream.on("frameError", onStreamFrameError);
@@ -214,8 +316,20 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
       this.awaitingContinue = false;
       if (this.continueDeadline !== undefined) this.pool.scheduler.cancel(this.continueDeadline);
     }
+    this.progress++;
+    const body = this.request.body;
+    if (body instanceof Readable) {
+      // Piped here rather than by writeBody, so that a body error reaches the request through a shared listener
+      // and rejects with the body's own error.
+      const owned = body as Readable & Owned;
+      owned[kRequest] = this;
+      this.pipedBody = owned;
+      body.once("error", onRequestBodyError);
+      body.pipe(this.stream);
+      return;
+    }
     try {
-      writeBody(this.stream as unknown as ClientRequest, this.request.body);
+      writeBody(this.stream as unknown as ClientRequest, body);
     } catch (error) {
       this.fail(error, OUTCOME_FAILED);
       cancel(this.stream);
@@ -235,6 +349,7 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
       if (this.continueDeadline !== undefined) this.pool.scheduler.cancel(this.continueDeadline);
       this.stream?.end();
     }
+    this.progress++;
     if (this.settled) return;
     this.settled = true;
     this.outcome = OUTCOME_COMPLETED;
@@ -272,8 +387,26 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
     this.stream?.destroy(error);
   }
 
+  /** The piped request body failed: reject with its error (or fail the response body with it), reset the stream. */
+  onBodyError(error: Error): void {
+    this.pipedBody = undefined;
+    if (this.settled) {
+      if (this.outcome === OUTCOME_COMPLETED) this.outcome = OUTCOME_FAILED;
+      cancel(this.stream, error);
+      return;
+    }
+    this.fail(error, OUTCOME_FAILED);
+    cancel(this.stream);
+  }
+
   onClose(): void {
     this.pool.watch.unwatch(this);
+    const body = this.pipedBody;
+    if (body !== undefined) {
+      this.pipedBody = undefined;
+      body[kRequest] = undefined;
+      body.removeListener("error", onRequestBodyError);
+    }
     if (this.continueDeadline !== undefined) this.pool.scheduler.cancel(this.continueDeadline);
     this.detachAbort();
     if (!this.settled) {
@@ -292,30 +425,35 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
 
   /** The abort signal fired (this object is the listener). */
   handleEvent(): void {
-    this.abortAttached = false;
-    cancel(this.stream);
+    this.detachAbort();
     if (this.settled) {
+      // After the response: the body reader gets the AbortError (not a silent end).
       if (this.outcome === OUTCOME_COMPLETED) this.outcome = OUTCOME_ABORTED;
+      cancel(this.stream, buildAbortError(this.signal));
       return;
     }
+    cancel(this.stream);
     this.fail(buildAbortError(this.signal), OUTCOME_ABORTED);
   }
 
-  /** The idle watch's view of the stream's activity: its session's socket counters once it has a stream. */
-  activity(): ActivityCounter | undefined {
-    const entry = this.entry;
-    if (entry === undefined || !this.onSession || entry.session.destroyed) return undefined;
-    return entry.session.socket as unknown as ActivityCounter;
+  /** The idle watch's view of the stream: its own progress counter once it has a stream, -1 before. */
+  activity(): number {
+    return this.stream === undefined ? -1 : this.progress;
   }
 
-  /** `requestTimeout` (or the service default) passed with no byte moved. */
-  onInactive(): void {
-    const ms = this.idleMs;
+  /**
+   * `requestTimeout` (or the service default) passed with no progress of this stream. Its pooled session is retired
+   * too when the session's socket also moved no byte for at least half that long (a dead session; see
+   * `Http2SessionPool.sessionSilent`); a silent stream on a busy session leaves the session alone.
+   */
+  onInactive(now: number): void {
+    const ms = this.idleMs ?? 0;
     const error = Object.assign(new Error(`Stream timed out because of no activity for ${ms} ms`), {
       name: "TimeoutError",
     });
     const stream = this.stream;
-    if (this.entry !== undefined && this.onSession) this.pool.sessionSilent(this.entry);
+    const entry = this.entry;
+    if (entry !== undefined && this.onSession && now - entry.socketActiveAt >= ms / 2) this.pool.sessionSilent(entry);
     if (this.settled) {
       // Headers arrived, the body stalled: the body reader gets the error.
       if (this.outcome === OUTCOME_COMPLETED) this.outcome = OUTCOME_TIMED_OUT;
@@ -344,10 +482,14 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
   private detachAbort(): void {
     if (!this.abortAttached) return;
     this.abortAttached = false;
-    const signal = this.signal;
-    if (signal === undefined) return;
-    if (typeof signal.removeEventListener === "function") signal.removeEventListener("abort", this);
-    else signal.onabort = null;
+    const signal = this.signal as (AbortSignalLike & Owned) | undefined;
+    if (signal === undefined || signal === null) return;
+    if (typeof signal.removeEventListener === "function") {
+      signal.removeEventListener("abort", this);
+    } else if (signal[kRequest] === this) {
+      signal[kRequest] = undefined;
+      if ((signal.onabort as unknown) === onLegacyAbort) signal.onabort = null;
+    }
   }
 
   private countOutcome(): void {

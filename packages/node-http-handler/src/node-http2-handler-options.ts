@@ -13,10 +13,11 @@ import type { SocketMonitorMode } from "./socket-monitor-mode";
 export interface NodeHttp2HandlerOptions {
   /**
    * Stream inactivity timeout, ms: a stream fails with a `TimeoutError` ("Stream timed out because of no activity
-   * for N ms") when no byte moved for this long. Overridable per call (`handle(req, { requestTimeout })`). Activity
-   * is observed on the stream's session on the handler's shared interval, so it fires between `requestTimeout` and
-   * `requestTimeout + 200` ms after the last byte; on a shared session, traffic of sibling streams counts as
-   * activity. `undefined`/`0` = none.
+   * for N ms") when the stream itself made no progress for this long (as upstream's `stream.setTimeout`: its response
+   * headers, its own DATA frames received, its own body chunks handed to the session; sibling streams on the same
+   * session do not count). Overridable per call (`handle(req, { requestTimeout })`). Progress is sampled on the
+   * handler's shared interval, so it fires between `requestTimeout` and `requestTimeout + 200` ms after the stream's
+   * last progress. It also bounds the wait for a stream slot. `undefined`/`0` = none.
    * @defaultValue `undefined`
    */
   requestTimeout?: number;
@@ -52,10 +53,21 @@ export interface NodeHttp2HandlerOptions {
   /**
    * Maximum pooled sessions per origin (an integer >= 1, or `Infinity`). When every session is at its stream limit
    * and this many exist, new streams wait in a FIFO queue (reported as `queued`) for a stream slot instead of opening
-   * yet another session. Isolated sessions (event streams, `disableConcurrentStreams`) are not counted.
+   * yet another session. Isolated sessions (event streams, `disableConcurrentStreams`) are bounded separately (see
+   * `maxIsolatedSessionsPerOrigin`).
    * @defaultValue 4
    */
   maxSessionsPerOrigin?: number;
+  /**
+   * Maximum isolated sessions per origin for requests that are not event streams (an integer >= 1, or `Infinity`):
+   * with `disableConcurrentStreams: true` (the default of the Kinesis, Transcribe Streaming and Bedrock Runtime
+   * clients) every request opens a session of its own, like an HTTP/1.1 connection without keep-alive; beyond this
+   * many open, requests wait in a FIFO (reported as `queued`, seen by saturation detection) for one to close. Event
+   * streams (`isEventStream`) are long-lived, so they are never queued and not counted: a bound shared with them
+   * could hold a request behind streams that never end. Upstream bounds neither.
+   * @defaultValue 50 (the HTTP/1.1 handler's default `maxSockets`)
+   */
+  maxIsolatedSessionsPerOrigin?: number;
   /**
    * Session-pool telemetry (`getPoolStats()`, `poolMonitor`, `diagnostics_channel` events). `false` turns it off.
    * @defaultValue `true`

@@ -53,15 +53,35 @@ async function silentTcp(): Promise<{ port: number; connections: () => number }>
   return { port: (server.address() as net.AddressInfo).port, connections: () => connections };
 }
 
-async function neverAnsweringH2(): Promise<{ port: number; streams: () => number }> {
+/**
+ * `/never` reads the body and never answers; `/ok` answers at once; `/trickle` answers, then writes "." on every
+ * (possibly fake) 50 ms interval tick until the client goes away.
+ */
+async function neverAnsweringH2(): Promise<{ port: number; streams: () => number; sessions: () => number }> {
   let streams = 0;
+  let sessions = 0;
   const server = http2.createSecureServer({ key: KEY, cert: CA });
   const sockets = new Set<net.Socket>();
   server.on("connection", (s: net.Socket) => sockets.add(s));
-  server.on("stream", (stream) => {
+  server.on("session", (session) => {
+    sessions++;
+    session.on("error", () => {});
+  });
+  server.on("stream", (stream, headers) => {
     streams++;
     stream.on("error", () => {});
     stream.resume();
+    if (headers[":path"] === "/ok") {
+      stream.respond({ ":status": 200 });
+      stream.end("ok");
+    } else if (headers[":path"] === "/trickle") {
+      stream.respond({ ":status": 200 });
+      const timer = setInterval(() => {
+        if (stream.destroyed) clearInterval(timer);
+        else stream.write(".");
+      }, 50);
+      stream.on("close", () => clearInterval(timer));
+    }
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   cleanups.push(
@@ -71,7 +91,7 @@ async function neverAnsweringH2(): Promise<{ port: number; streams: () => number
         server.close(() => r());
       })
   );
-  return { port: (server.address() as net.AddressInfo).port, streams: () => streams };
+  return { port: (server.address() as net.AddressInfo).port, streams: () => streams, sessions: () => sessions };
 }
 
 function settled<T>(promise: Promise<T>): { done: boolean; error?: Error } {
@@ -203,6 +223,77 @@ describe("deadlines on the shared interval (fake timers)", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it("requestTimeout is per stream: a silent stream fails at its limit while a sibling on the same session streams", async () => {
+    const server = await neverAnsweringH2();
+    vi.useFakeTimers(FAKE);
+    const h = new NodeHttp2Handler({ requestTimeout: 1000, nodeHttp2ConnectOptions: { ca: CA } });
+    cleanups.push(() => h.destroy());
+    // The sibling has no timeout of its own (per-call 0), so only the silent stream can time out.
+    const sibling = await (async () => {
+      const pending = h.handle(request(server.port, "/trickle"), { requestTimeout: 0 });
+      await until(() => server.streams() === 1);
+      await vi.advanceTimersByTimeAsync(0);
+      return pending;
+    })();
+    let received = 0;
+    sibling.response.body.on("data", (chunk: Buffer) => {
+      received += chunk.length;
+    });
+    const silent = settled(h.handle(request(server.port, "/never")));
+    await until(() => server.streams() === 2);
+    // Each 100 ms step: the server's (fake) interval writes to the sibling, real I/O delivers it, the tick samples.
+    for (let step = 1; step <= 13; step++) {
+      const before = received;
+      await vi.advanceTimersByTimeAsync(100);
+      await until(() => received > before);
+      if (step <= 9) expect(silent.done).toBe(false);
+    }
+    await until(() => silent.done);
+    expect(silent.error?.name).toBe("TimeoutError");
+    expect(silent.error?.message).toBe("Stream timed out because of no activity for 1000 ms");
+    // The busy session is neither retired nor replaced: the sibling keeps streaming on it.
+    const before = received;
+    await vi.advanceTimersByTimeAsync(100);
+    await until(() => received > before);
+    const stats = h.getPoolStats().origins[0];
+    expect(stats.http2?.closed.idle_timeout).toBe(0);
+    expect(stats.http2?.sessionsOpen).toBe(1);
+    expect(server.sessions()).toBe(1);
+    expect(stats.requests.timedOut).toBe(1);
+  });
+
+  it("sessionTimeout: an idle session is destroyed at the limit, not before", async () => {
+    const server = await neverAnsweringH2();
+    vi.useFakeTimers(FAKE);
+    const h = new NodeHttp2Handler({ sessionTimeout: 1000, nodeHttp2ConnectOptions: { ca: CA } });
+    cleanups.push(() => h.destroy());
+    const { response } = await h.handle(request(server.port, "/ok"));
+    response.body.resume();
+    await until(() => h.getPoolStats().totals.inFlight === 0);
+    await vi.advanceTimersByTimeAsync(900);
+    expect(h.getPoolStats().origins[0].http2?.sessionsOpen).toBe(1);
+    await vi.advanceTimersByTimeAsync(300);
+    await until(() => h.getPoolStats().origins[0].http2?.sessionsOpen === 0);
+    expect(h.getPoolStats().origins[0].http2?.closed.idle_timeout).toBe(1);
+  });
+
+  it("the SDK's default socket timeout (updateHttpClientConfig symbol) bounds a silent stream when nothing else is set", async () => {
+    const server = await neverAnsweringH2();
+    vi.useFakeTimers(FAKE);
+    const h = new NodeHttp2Handler({ nodeHttp2ConnectOptions: { ca: CA } });
+    cleanups.push(() => h.destroy());
+    h.updateHttpClientConfig(Symbol.for("@smithy/defaultSocketTimeout") as never, 1000);
+    const state = settled(h.handle(request(server.port, "/never")));
+    await until(() => server.streams() === 1);
+    await vi.advanceTimersByTimeAsync(100);
+    await vi.advanceTimersByTimeAsync(900);
+    expect(state.done).toBe(false);
+    await vi.advanceTimersByTimeAsync(300);
+    await until(() => state.done);
+    expect(state.error?.name).toBe("TimeoutError");
+    expect(state.error?.message).toBe("Stream timed out because of no activity for 1000 ms");
+  });
+
   it("the interval is unref'd and exists only while something is in flight", async () => {
     const server = await neverAnsweringH2();
     vi.useFakeTimers(FAKE);
@@ -217,6 +308,20 @@ describe("deadlines on the shared interval (fake timers)", () => {
     await until(() => state.done && h.getPoolStats().totals.inFlight === 0);
     await vi.advanceTimersByTimeAsync(300);
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe("poolMonitor", () => {
+  it("exists from construction for a provider too, and is dropped when the provider says telemetry: false", async () => {
+    const on = new NodeHttp2Handler(async () => ({}));
+    expect(on.poolMonitor).toBeDefined();
+    const off = new NodeHttp2Handler(async () => ({ telemetry: false }));
+    expect(off.poolMonitor).toBeDefined();
+    const ac = new AbortController();
+    ac.abort();
+    await off.handle(request(1), { abortSignal: ac.signal as never }).catch(() => {});
+    expect(off.poolMonitor).toBeUndefined();
+    expect(new NodeHttp2Handler({ telemetry: false }).poolMonitor).toBeUndefined();
   });
 });
 

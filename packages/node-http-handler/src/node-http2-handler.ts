@@ -16,7 +16,8 @@ type EventStreamSignal = { isEventStream?: boolean };
  * forms, `create`, `handle` (with `abortSignal`, `requestTimeout`, `isEventStream`), `destroy`,
  * `updateHttpClientConfig`, `httpHandlerConfigs`, `metadata` and error shapes and messages. Sockeye adds a session
  * establishment timeout (`connectionTimeout`), a bound on pooled sessions per origin with a queue of waiting streams
- * (`maxSessionsPerOrigin`), the peer's `maxConcurrentStreams` honoured, session-pool telemetry (`getPoolStats()`,
+ * (`maxSessionsPerOrigin`) and one on isolated sessions (`maxIsolatedSessionsPerOrigin`, event streams excepted), the
+ * peer's `maxConcurrentStreams` honoured, session-pool telemetry (`getPoolStats()`,
  * `poolMonitor`) and saturation detection; every deadline runs on one lazy, unref'd interval per handler instead of a
  * native timer per stream and per session.
  * @public
@@ -53,6 +54,10 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
       this.configProvider = options().then((resolved) => resolveHttp2Config(resolved));
       // Surfaced by handle(); an unused handler must not raise an unhandled rejection.
       this.configProvider.catch(() => {});
+      // The telemetry source exists from construction here too (metrics can be registered before the first
+      // request); it is dropped at the first handle() if the provider's options say `telemetry: false`.
+      this.monitor = new Http2PoolMonitor(this.pool, true);
+      this.pool.monitor = this.monitor;
     } else {
       const resolved = resolveHttp2Config(options);
       this.configProvider = Promise.resolve(resolved);
@@ -71,7 +76,8 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
 
   /**
    * Sends `request` on an HTTP/2 stream and resolves once response headers arrived; the body is the stream.
-   * `isEventStream: true` (set by the SDK for event streams) puts the stream on an isolated session.
+   * `isEventStream: true` (set by the SDK for event streams) puts the stream on an isolated session that is never
+   * queued; other isolated requests (`disableConcurrentStreams`) wait beyond `maxIsolatedSessionsPerOrigin`.
    */
   public handle(
     request: HttpRequest,
@@ -101,12 +107,14 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
   private apply(config: ResolvedHttp2Config): void {
     this.config = config;
     this.pool.config = config;
-    if (config.telemetry && this.monitor === undefined) {
+    if (!config.telemetry) {
+      // Only before any origin exists (a provider's first resolution): origins keep the counters they were built with.
+      if (this.pool.origins.size === 0) this.monitor = this.pool.monitor = undefined;
+    } else if (this.monitor === undefined) {
       this.monitor = new Http2PoolMonitor(this.pool, config.mode === "interval");
       this.pool.monitor = this.monitor;
-    } else if (this.monitor !== undefined) {
-      this.monitor.detect = config.mode === "interval";
     }
+    if (this.monitor !== undefined) this.monitor.detect = config.mode === "interval";
   }
 
   private dispatch(
@@ -136,11 +144,22 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
     } else if (config.options.sessionTimeout === undefined) {
       idleMs = config.defaultSocketTimeout;
     }
-    const isolated = config.disableConcurrentStreams || options?.isEventStream === true;
+    const eventStream = options?.isEventStream === true;
+    const isolated = config.disableConcurrentStreams || eventStream;
     const pool = this.pool;
     const target = origin;
     return new Promise((resolve, reject) => {
-      new Http2StreamRequest(pool, target, request, isolated, abortSignal, idleMs, resolve, reject).start();
+      new Http2StreamRequest(
+        pool,
+        target,
+        request,
+        isolated,
+        eventStream,
+        abortSignal,
+        idleMs,
+        resolve,
+        reject
+      ).start();
     });
   }
 
@@ -186,8 +205,8 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
 
   /**
    * The telemetry source (`getStats()`, `subscribe()`), e.g. for `registerPoolMetrics(handler.poolMonitor)` from
-   * `@sockeye/opentelemetry`. `undefined` with `telemetry: false` (and, for a provider, until the first request).
-   * It outlives `destroy()`.
+   * `@sockeye/opentelemetry`. Exists from construction; `undefined` with `telemetry: false` (for a provider whose
+   * options say so: from the first `handle()` on, once they are known). It outlives `destroy()`.
    */
   public get poolMonitor(): Http2PoolMonitor | undefined {
     return this.monitor;

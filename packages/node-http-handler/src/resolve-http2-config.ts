@@ -7,6 +7,9 @@ import { resolveSocketMonitorMode, type SocketMonitorMode } from "./socket-monit
 /** Default `maxSessionsPerOrigin`. @internal */
 export const DEFAULT_MAX_SESSIONS_PER_ORIGIN = 4;
 
+/** Default `maxIsolatedSessionsPerOrigin` (the HTTP/1.1 handler's default `maxSockets`). @internal */
+export const DEFAULT_MAX_ISOLATED_SESSIONS_PER_ORIGIN = 50;
+
 /**
  * The validated, normalised HTTP/2 config. `options` keeps what the caller gave (plus `defaultSocketTimeout`), as
  * `httpHandlerConfigs()` returns it.
@@ -23,6 +26,8 @@ export interface ResolvedHttp2Config {
   /** Client-side stream cap per session; `Infinity` = the peer's limit only. */
   maxConcurrentStreams: number;
   maxSessionsPerOrigin: number;
+  /** Bound on isolated sessions of non-event-stream requests per origin. */
+  maxIsolatedSessionsPerOrigin: number;
   telemetry: boolean;
   mode: SocketMonitorMode;
   logger: Logger | undefined;
@@ -91,6 +96,11 @@ export function resolveHttp2Config(options: NodeHttp2HandlerOptions | undefined 
   const maxStreamsRaw = raw.maxConcurrentStreams === 0 ? undefined : raw.maxConcurrentStreams;
   const maxConcurrentStreams = count({ maxConcurrentStreams: maxStreamsRaw }, "maxConcurrentStreams", Infinity);
   const maxSessionsPerOrigin = count(raw, "maxSessionsPerOrigin", DEFAULT_MAX_SESSIONS_PER_ORIGIN);
+  const maxIsolatedSessionsPerOrigin = count(
+    raw,
+    "maxIsolatedSessionsPerOrigin",
+    DEFAULT_MAX_ISOLATED_SESSIONS_PER_ORIGIN
+  );
   const connect = raw.nodeHttp2ConnectOptions;
   if (connect !== undefined && connect !== null && typeof connect !== "object") {
     throw invalid("nodeHttp2ConnectOptions", connect, "an object of http2.connect() options");
@@ -120,6 +130,7 @@ export function resolveHttp2Config(options: NodeHttp2HandlerOptions | undefined 
     disableConcurrentStreams: disable === true,
     maxConcurrentStreams,
     maxSessionsPerOrigin,
+    maxIsolatedSessionsPerOrigin,
     telemetry: telemetry !== false,
     mode,
     logger: logger ?? undefined,

@@ -10,11 +10,17 @@
  *   /delay?ms=N          echo after N ms
  *   /never               reads the body, never answers
  *   /rst                 RST_STREAM (INTERNAL_ERROR) before any response
- *   /rst-mid-body        headers + "part", then RST_STREAM
+ *   /rst-mid-body        headers + "part", then RST_STREAM (INTERNAL_ERROR, no END_STREAM: the body is cut)
  *   /goaway              GOAWAY (INTERNAL_ERROR, last stream 0) before answering, then the session is closed
  *   /goaway-mid-body     headers + "part", then GOAWAY and the connection destroyed
  *   /die                 every connection of the server destroyed (server dies with streams open)
+ *   /die-mid-body        headers + "part", then every connection destroyed (the body is cut by a dead server)
+ *   /close-mid-body      headers + "part", then the session destroyed: GOAWAY(NO_ERROR) and the connection closed
+ *                        (Node's client ends such a body as if it were complete)
+ *   /trickle?n=N&ms=M    200, then one "." every M ms, N times, then the end
  *   /duplex              200 headers at once, then echoes each request body chunk as it arrives, ends with it
+ *
+ * `startH2Server({ tls: false })` serves the same routes over cleartext h2c (prior knowledge, `http:` origins).
  *
  * `startRawH2cServer()` speaks just enough cleartext HTTP/2 by hand (prior knowledge) to misbehave on purpose:
  * `mode: "silent"` never sends SETTINGS (a session that never gets established), `mode: "bad-frame"` sends SETTINGS
@@ -32,9 +38,11 @@ const KEY = readFileSync(join(FIXTURES, "localhost-key.pem"));
 
 export interface H2TestServer {
   port: number;
-  /** `https://localhost:<port>` */
+  /** `https://localhost:<port>` (`http://` for h2c) */
   origin: string;
-  server: http2.Http2SecureServer;
+  /** `"https:"`, or `"http:"` for h2c. */
+  protocol: "https:" | "http:";
+  server: http2.Http2SecureServer | http2.Http2Server;
   /** Server-side sessions open now. */
   readonly sessionsOpen: number;
   /** Server-side sessions accepted since start. */
@@ -49,6 +57,8 @@ export interface H2TestServer {
 export interface H2ServerOptions {
   /** SETTINGS the server announces (e.g. `{ maxConcurrentStreams: 2 }`). */
   settings?: http2.Settings;
+  /** `false`: cleartext h2c instead of TLS. @defaultValue true */
+  tls?: boolean;
 }
 
 function collect(stream: http2.ServerHttp2Stream): Promise<Buffer> {
@@ -62,23 +72,26 @@ function collect(stream: http2.ServerHttp2Stream): Promise<Buffer> {
 }
 
 export async function startH2Server(options: H2ServerOptions = {}): Promise<H2TestServer> {
-  const server = http2.createSecureServer({ key: KEY, cert: CA, settings: options.settings, allowHTTP1: false });
+  const tls = options.tls !== false;
+  const server = tls
+    ? http2.createSecureServer({ key: KEY, cert: CA, settings: options.settings, allowHTTP1: false })
+    : http2.createServer({ settings: options.settings });
   const sessions = new Set<http2.ServerHttp2Session>();
   const sockets = new Set<net.Socket>();
   const paths: string[] = [];
   let accepted = 0;
   let openStreams = 0;
-  server.on("connection", (socket: net.Socket) => {
+  (server as http2.Http2Server).on("connection", (socket: net.Socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
   });
-  server.on("session", (session) => {
+  (server as http2.Http2Server).on("session", (session) => {
     accepted++;
     sessions.add(session);
     session.on("close", () => sessions.delete(session));
     session.on("error", () => {});
   });
-  server.on("stream", (stream, headers) => {
+  (server as http2.Http2Server).on("stream", (stream, headers) => {
     openStreams++;
     stream.on("close", () => openStreams--);
     stream.on("error", () => {});
@@ -128,8 +141,9 @@ export async function startH2Server(options: H2ServerOptions = {}): Promise<H2Te
         stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
         return;
       case "/rst-mid-body":
+        // destroy(error) resets the stream (INTERNAL_ERROR) without END_STREAM; close(code) would end the body first.
         stream.respond({ ":status": 200 });
-        stream.write("part", () => setImmediate(() => stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR)));
+        stream.write("part", () => setImmediate(() => stream.destroy(new Error("reset mid-body"))));
         return;
       case "/goaway":
         session?.goaway(http2.constants.NGHTTP2_INTERNAL_ERROR, 0);
@@ -147,6 +161,33 @@ export async function startH2Server(options: H2ServerOptions = {}): Promise<H2Te
       case "/die":
         for (const s of sockets) s.destroy();
         return;
+      case "/die-mid-body":
+        stream.respond({ ":status": 200 });
+        stream.write("part", () =>
+          setImmediate(() => {
+            for (const s of sockets) s.destroy();
+          })
+        );
+        return;
+      case "/close-mid-body":
+        stream.respond({ ":status": 200 });
+        stream.write("part", () => setImmediate(() => session?.destroy()));
+        return;
+      case "/trickle": {
+        const n = Number(url.searchParams.get("n") ?? 10);
+        const ms = Number(url.searchParams.get("ms") ?? 20);
+        stream.respond({ ":status": 200 });
+        let sent = 0;
+        const timer = setInterval(() => {
+          if (stream.destroyed) return clearInterval(timer);
+          if (++sent >= n) {
+            clearInterval(timer);
+            stream.end(".");
+          } else stream.write(".");
+        }, ms);
+        stream.on("close", () => clearInterval(timer));
+        return;
+      }
       case "/duplex":
         stream.respond({ ":status": 200 });
         stream.on("data", (chunk: Buffer) => stream.write(`echo:${chunk.toString()};`));
@@ -169,7 +210,8 @@ export async function startH2Server(options: H2ServerOptions = {}): Promise<H2Te
   const port = (server.address() as net.AddressInfo).port;
   return {
     port,
-    origin: `https://localhost:${port}`,
+    origin: `${tls ? "https" : "http"}://localhost:${port}`,
+    protocol: tls ? "https:" : "http:",
     server,
     get sessionsOpen() {
       return sessions.size;

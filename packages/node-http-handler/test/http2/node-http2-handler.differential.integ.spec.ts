@@ -4,9 +4,10 @@
  * to plain data and compared: status, headers (minus `date`), body, or the error's name and message (package prefix
  * normalised), plus what the server saw (method, path, body).
  *
- * Deliberate departures are tested in node-http2-handler.integ.spec.ts instead: a request timeout retires the
- * silent session, a stalled body is destroyed with the timeout error, the body reader sees RST_STREAM after the
- * response.
+ * Deliberate departures are tested elsewhere: node-http2-handler.faults.integ.spec.ts runs every fault (RST_STREAM,
+ * GOAWAY and server death before and during the body, a refused connection, request-body streams) side by side with
+ * upstream over https and h2c and asserts each difference exactly; node-http2-handler.integ.spec.ts covers the rest
+ * (a silent session is retired, a stalled body is destroyed with the timeout error).
  */
 import { NodeHttp2Handler as UpstreamNodeHttp2Handler } from "@smithy/node-http-handler";
 import { HttpRequest } from "@smithy/protocol-http";
@@ -23,6 +24,10 @@ interface Scenario {
   handlerOptions?: Record<string, unknown>;
   /** Abort this many ms after the call (0 = before). */
   abortAfterMs?: number;
+  /** Builds a fresh request body per run (a stream is consumed once). */
+  body?: () => Readable;
+  /** Fails as designed (both handlers). */
+  fails?: boolean;
 }
 
 const SCENARIOS: Scenario[] = [
@@ -44,7 +49,15 @@ const SCENARIOS: Scenario[] = [
   { name: "abort during the stream", path: "/never", abortAfterMs: 50 },
   { name: "requestTimeout on a silent stream", path: "/never", handlerOptions: { requestTimeout: 200 } },
   { name: "per-call requestTimeout", path: "/never", options: { requestTimeout: 200 } },
-  { name: "RST_STREAM before the response", path: "/rst" },
+  { name: "RST_STREAM before the response", path: "/rst", fails: true },
+  { name: "GOAWAY before the response", path: "/goaway", fails: true },
+  { name: "server dies with the stream open", path: "/die", fails: true },
+  {
+    name: "Readable request body",
+    path: "/echo",
+    init: { method: "POST" },
+    body: () => Readable.from([Buffer.from("stream "), Buffer.from("body")]),
+  },
 ];
 
 let server: H2TestServer;
@@ -70,7 +83,7 @@ function request(s: Scenario, run: string): HttpRequest {
     ...init,
     query: { ...query, ...(init.query ?? {}) },
     headers: { ...(init.headers ?? {}), "x-run": run },
-    body: body instanceof Readable ? body : body,
+    body: s.body ? s.body() : body,
   });
 }
 
@@ -122,7 +135,7 @@ describe("NodeHttp2Handler: Sockeye vs upstream 4.14.2 on the same h2 server", (
     const sockeye = await observe("sockeye", scenario);
     const sockeyePaths = server.paths.slice(middle);
     // Guard against two identical failures passing as "equal": each scenario must succeed or fail as designed.
-    const expectError = scenario.abortAfterMs !== undefined || scenario.path === "/never" || scenario.path === "/rst";
+    const expectError = scenario.abortAfterMs !== undefined || scenario.path === "/never" || scenario.fails === true;
     expect("error" in (upstream as object)).toBe(expectError);
     expect(sockeye).toEqual(upstream);
     expect(sockeyePaths).toEqual(upstreamPaths);

@@ -5,11 +5,13 @@
  * handshake, a refused connection), duplex event streams, telemetry, and leaks: after each scenario every `handle()`
  * has settled, nothing is in flight, and the next request works on a fresh session where the old one died.
  */
+import { NodeHttp2Handler as UpstreamNodeHttp2Handler } from "@smithy/node-http-handler";
 import { HttpRequest } from "@smithy/protocol-http";
-import { CHANNEL_NAMES, type PoolEvent, timing } from "@sockeye/pool-monitor";
+import { CHANNEL_NAMES, type PoolEvent } from "@sockeye/pool-monitor";
+import { createHook } from "node:async_hooks";
 import diagnosticsChannel from "node:diagnostics_channel";
 import { PassThrough, Readable } from "node:stream";
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { NodeHttp2Handler, type NodeHttp2HandlerOptions } from "../../src/index";
 import {
   CA,
@@ -210,6 +212,89 @@ describe("session pooling", () => {
   });
 });
 
+describe("isolated sessions are bounded (disableConcurrentStreams), event streams never wait", () => {
+  it("beyond maxIsolatedSessionsPerOrigin requests queue (counted as queued) and all complete", async () => {
+    const s = await startH2Server({ tls: false });
+    try {
+      const h = new NodeHttp2Handler({ disableConcurrentStreams: true, maxIsolatedSessionsPerOrigin: 5 });
+      handlers.push(h);
+      let maxIsolated = 0;
+      let maxQueued = 0;
+      const sample = () => {
+        const stats = h.getPoolStats();
+        maxIsolated = Math.max(maxIsolated, stats.origins[0]?.http2?.isolatedSessionsOpen ?? 0);
+        maxQueued = Math.max(maxQueued, stats.totals.queued);
+      };
+      const watcher = setInterval(sample, 1);
+      const all = Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          h
+            .handle(req(s.port, `/delay?ms=5&i=${i}`, { protocol: "http:" }))
+            .then((r) => readBody(r.response.body))
+            .then(sample)
+        )
+      );
+      await waitFor(() => h.getPoolStats().totals.queued > 0);
+      expect(h.getPoolStats().totals.queued).toBe(35);
+      expect(h.getPoolStats().origins[0].http2?.streamsWaiting).toBe(35);
+      await all;
+      clearInterval(watcher);
+      expect(maxIsolated).toBeLessThanOrEqual(5);
+      expect(maxQueued).toBe(35);
+      expect(s.sessionsAccepted).toBe(40);
+      await waitFor(() => inFlight(h) === 0 && h.getPoolStats().origins[0].http2?.isolatedSessionsOpen === 0);
+      expect(h.getPoolStats().origins[0].requests.completed).toBe(40);
+      // Upstream opens one session per request with no bound: the same 40 requests had 40 sessions at once.
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("event streams are neither queued nor counted: they open even with the bound reached by long-lived ones", async () => {
+    const s = await startH2Server({ tls: false });
+    try {
+      const h = new NodeHttp2Handler({ disableConcurrentStreams: true, maxIsolatedSessionsPerOrigin: 1 });
+      handlers.push(h);
+      const controller = new AbortController();
+      const events = [1, 2, 3].map(() =>
+        outcome(
+          h.handle(req(s.port, "/never", { protocol: "http:" }), {
+            isEventStream: true,
+            abortSignal: controller.signal,
+          } as never)
+        )
+      );
+      await waitFor(() => s.openStreams === 3);
+      expect(h.getPoolStats().totals.queued).toBe(0);
+      // Plain requests share the one bounded place, one after the other, beside the three event streams.
+      const plain = await Promise.all(
+        [1, 2].map(() => h.handle(req(s.port, "/echo", { protocol: "http:" })).then((r) => readBody(r.response.body)))
+      );
+      expect(plain).toHaveLength(2);
+      controller.abort();
+      for (const r of await Promise.all(events)) expect(r.ok === false && r.error.name).toBe("AbortError");
+      await waitFor(() => inFlight(h) === 0);
+      expect(h.getPoolStats().origins[0].http2?.isolatedSessionsOpen).toBe(0);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("a refused origin fails the waiting isolated requests with the connection error (no connect storm)", async () => {
+    const s = await startH2Server({ tls: false });
+    const port = s.port;
+    await s.close();
+    const h = new NodeHttp2Handler({ disableConcurrentStreams: true, maxIsolatedSessionsPerOrigin: 2 });
+    handlers.push(h);
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => outcome(h.handle(req(port, "/echo", { protocol: "http:" }))))
+    );
+    for (const r of results) expect(r.ok === false && (r.error as Error & { code?: string }).code).toBe("ECONNREFUSED");
+    expect(h.getPoolStats().origins[0].http2?.sessionsCreated).toBe(2);
+    expect(inFlight(h)).toBe(0);
+  });
+});
+
 describe("aborts and timeouts", () => {
   it("rejects an already-aborted signal without opening a session", async () => {
     const s = await startH2Server();
@@ -280,6 +365,46 @@ describe("aborts and timeouts", () => {
     }
   });
 
+  it("requestTimeout is per stream, side by side with upstream: a silent stream beside busy siblings fails at its limit", async () => {
+    const s = await startH2Server();
+    try {
+      for (const kind of ["upstream", "sockeye"] as const) {
+        const options = { nodeHttp2ConnectOptions: { ca: CA }, requestTimeout: 200 };
+        const h = kind === "upstream" ? new UpstreamNodeHttp2Handler(options) : handler(options);
+        const accepted = s.sessionsAccepted;
+        // Siblings stream a byte every 20 ms for ~600 ms, on the same session as the silent stream.
+        let siblingsDone = 0;
+        const siblings = [1, 2, 3].map((i) =>
+          h.handle(req(s.port, `/trickle?n=30&ms=20&i=${i}`)).then(async (r) => {
+            const text = await readBody(r.response.body);
+            siblingsDone++;
+            return text;
+          })
+        );
+        const silent = await outcome(h.handle(req(s.port, "/never")));
+        expect(silent.ok).toBe(false);
+        if (!silent.ok) {
+          expect(silent.error.name).toBe("TimeoutError");
+          expect(silent.error.message).toBe("Stream timed out because of no activity for 200 ms");
+        }
+        // It failed while its siblings were still streaming on the same session (Sockeye used to wait for them).
+        expect(siblingsDone).toBe(0);
+        expect((await Promise.all(siblings)).every((t) => t.length === 30)).toBe(true);
+        expect(s.sessionsAccepted).toBe(accepted + 1);
+        if (h instanceof NodeHttp2Handler) {
+          await waitFor(() => inFlight(h) === 0);
+          const stats = h.getPoolStats().origins[0];
+          expect(stats.requests).toMatchObject({ timedOut: 1, completed: 3 });
+          // The session was busy: it is not retired.
+          expect(stats.http2?.closed.idle_timeout).toBe(0);
+        }
+        h.destroy();
+      }
+    } finally {
+      await s.close();
+    }
+  });
+
   it("connectionTimeout bounds TCP + TLS + SETTINGS (a server that never completes the handshake)", async () => {
     const silent = await startSilentTcp();
     try {
@@ -331,9 +456,8 @@ describe("faults: every handle() settles, nothing leaks, the next request gets a
       expect(r.ok).toBe(false);
       if (!r.ok) expect(r.error.message).toMatch(/NGHTTP2_INTERNAL_ERROR|result code 2/);
       const mid = await h.handle(req(s.port, "/rst-mid-body"));
-      // Node may end such a body as if complete or error it; either way the read settles.
       const body = await outcome(readBody(mid.response.body));
-      if (body.ok) expect(body.value).toBe("part");
+      expect(!body.ok && body.error).toMatchObject({ code: "ERR_HTTP2_STREAM_ERROR" });
       await waitFor(() => inFlight(h) === 0);
       // A reset stream does not kill the session.
       const next = await h.handle(req(s.port, "/echo"));
@@ -361,13 +485,22 @@ describe("faults: every handle() settles, nothing leaks, the next request gets a
     }
   });
 
-  it("GOAWAY mid-body: the body ends or errors (never hangs); a fresh session follows", async () => {
+  it("GOAWAY mid-body errors the body; a session closed mid-body (GOAWAY NO_ERROR) too; a fresh session follows", async () => {
     const s = await startH2Server();
     try {
       const h = handler();
       const { response } = await h.handle(req(s.port, "/goaway-mid-body"));
-      await outcome(readBody(response.body));
+      const body = await outcome(readBody(response.body));
+      expect(!body.ok && body.error).toMatchObject({ code: "ERR_HTTP2_SESSION_ERROR" });
       await expectHealthyAfter(h, s, 1);
+      // Node ends this one as if it were complete; Sockeye errors it so a truncated body is never taken for whole.
+      const cut = await h.handle(req(s.port, "/close-mid-body"));
+      const truncated = await outcome(readBody(cut.response.body));
+      expect(!truncated.ok && truncated.error.message).toBe(
+        "HTTP/2 stream is abnormally aborted in mid-communication with result code 8."
+      );
+      expect(h.getPoolStats().origins[0].requests.failed).toBe(2);
+      await expectHealthyAfter(h, s, 2);
     } finally {
       await s.close();
     }
@@ -443,19 +576,40 @@ describe("faults: every handle() settles, nothing leaks, the next request gets a
 });
 
 describe("timers, telemetry, lifecycle", () => {
-  it("arms no native timer per request or per session (deadlines on the shared interval)", async () => {
+  it("arms no native timer per request or per session: async_hooks counts Timeout objects, upstream for scale", async () => {
     const s = await startH2Server();
     try {
-      const h = handler({ requestTimeout: 5000, sessionTimeout: 10_000, connectionTimeout: 5000 });
-      const setTimeoutSpy = vi.spyOn(timing, "setTimeout");
-      const setIntervalSpy = vi.spyOn(timing, "setInterval");
-      await Promise.all(
-        Array.from({ length: 50 }, () => h.handle(req(s.port, "/echo")).then((r) => readBody(r.response.body)))
-      );
-      expect(setTimeoutSpy).not.toHaveBeenCalled();
-      expect(setIntervalSpy.mock.calls.length).toBeLessThanOrEqual(1);
-      setTimeoutSpy.mockRestore();
-      setIntervalSpy.mockRestore();
+      const counts: Record<string, number> = {};
+      for (const kind of ["upstream", "sockeye"] as const) {
+        const options = {
+          nodeHttp2ConnectOptions: { ca: CA },
+          requestTimeout: 5000,
+          sessionTimeout: 10_000,
+          ...(kind === "sockeye" ? { connectionTimeout: 5000 } : {}),
+        };
+        const h = kind === "upstream" ? new UpstreamNodeHttp2Handler(options) : handler(options);
+        // Warm-up: the session (and the test server's TLS handshake timer) exist before counting.
+        await readBody((await h.handle(req(s.port, "/echo"))).response.body);
+        let timeouts = 0;
+        const hook = createHook({
+          init(_id, type) {
+            if (type === "Timeout") timeouts++;
+          },
+        });
+        hook.enable();
+        try {
+          await Promise.all(
+            Array.from({ length: 50 }, () => h.handle(req(s.port, "/echo")).then((r) => readBody(r.response.body)))
+          );
+        } finally {
+          hook.disable();
+        }
+        counts[kind] = timeouts;
+        h.destroy();
+      }
+      // Upstream: a stream timer per request; Sockeye: at most the one shared interval (re)created.
+      expect(counts.upstream).toBeGreaterThanOrEqual(50);
+      expect(counts.sockeye).toBeLessThanOrEqual(1);
     } finally {
       await s.close();
     }
