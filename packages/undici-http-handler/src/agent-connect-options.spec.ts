@@ -1,0 +1,61 @@
+import http from "node:http";
+import https from "node:https";
+import { describe, expect, it } from "vitest";
+import { agentConnectOptions, nodeAgentTlsOptions } from "./agent-connect-options";
+
+describe("agentConnectOptions", () => {
+  it("maps an options object: TLS/socket keys to connect, pool keys to pool settings, the rest warned", () => {
+    const lookup = () => {};
+    const m = agentConnectOptions("httpsAgent", {
+      maxSockets: 10,
+      ca: "CA",
+      rejectUnauthorized: false,
+      lookup,
+      localAddress: "127.0.0.2",
+      keepAlive: false,
+      keepAliveMsecs: 2000,
+      timeout: 5000,
+      maxFreeSockets: 3,
+      host: "elsewhere",
+    } as https.AgentOptions);
+    expect(m.connect).toEqual({ ca: "CA", rejectUnauthorized: false, lookup, keepAliveInitialDelay: 2000 });
+    expect(m.node).toEqual({ ca: "CA", rejectUnauthorized: false, lookup, localAddress: "127.0.0.2" });
+    expect(m.localAddress).toBe("127.0.0.2");
+    expect(m.keepAlive).toBe(false);
+    expect(m.ignored).toEqual([
+      "httpsAgent.timeout=5000 (use idleSocketTimeout / socketTimeout)",
+      "httpsAgent.maxFreeSockets=3 (undici keeps every idle connection until idleSocketTimeout)",
+    ]);
+  });
+
+  it("reads an Agent instance's options, without the keys Node adds itself, and warns about a custom createConnection", () => {
+    const plain = agentConnectOptions("httpsAgent", new https.Agent({ ca: "CA", keepAlive: true }));
+    expect(plain.connect).toEqual({ ca: "CA" });
+    expect(plain.ignored).toEqual([]);
+    expect(plain.keepAlive).toBe(true);
+    class ProxyLike extends http.Agent {
+      override createConnection(): any {
+        return undefined;
+      }
+    }
+    const proxy = agentConnectOptions("httpAgent", new ProxyLike());
+    expect(proxy.ignored).toHaveLength(1);
+    expect(proxy.ignored[0]).toContain("httpAgent.createConnection");
+  });
+
+  it("nothing or a non-object maps to nothing", () => {
+    for (const agent of [undefined, null, 5]) {
+      expect(agentConnectOptions("httpAgent", agent)).toMatchObject({ connect: {}, keepAlive: true, ignored: [] });
+    }
+  });
+});
+
+describe("nodeAgentTlsOptions", () => {
+  it("dispatcher.connect wins over the agent's options; undici-only keys never reach a node:http agent", () => {
+    const mapped = agentConnectOptions("httpsAgent", { ca: "A", servername: "s" });
+    expect(
+      nodeAgentTlsOptions(mapped, { ca: "B", timeout: 10, keepAliveInitialDelay: 1, allowH2: true, socketPath: "/x" })
+    ).toEqual({ ca: "B", servername: "s" });
+    expect(nodeAgentTlsOptions(mapped, undefined)).toEqual({ ca: "A", servername: "s" });
+  });
+});
