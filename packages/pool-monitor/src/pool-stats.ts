@@ -312,7 +312,10 @@ export interface Http2SessionStats {
   id: number;
   /** `connecting` (TCP, TLS or SETTINGS pending), `ready`, or `closing` (GOAWAY received or sent, draining). */
   state: "connecting" | "ready" | "closing";
-  /** An isolated session (event stream or `disableConcurrentStreams`): one stream, destroyed when it closes. */
+  /**
+   * An isolated session (event stream or `disableConcurrentStreams`): one stream, destroyed when it closes; bounded by
+   * `maxIsolatedSessionsPerOrigin` unless an event stream.
+   */
   isolated: boolean;
   /** Streams open on it now. */
   activeStreams: number;
@@ -339,7 +342,10 @@ export interface Http2OriginStats {
   isolatedSessionsOpen: number;
   /** Streams open on all sessions of the origin. */
   activeStreams: number;
-  /** Streams waiting for a stream slot (every pooled session at its limit and `maxSessionsPerOrigin` reached). */
+  /**
+   * Streams waiting for a stream slot (every pooled session at its limit and `maxSessionsPerOrigin` reached) or, with
+   * `disableConcurrentStreams`, requests waiting for an isolated session (`maxIsolatedSessionsPerOrigin` reached).
+   */
   streamsWaiting: number;
   /** The bound on pooled sessions; `null` = unbounded. */
   maxSessions: number | null;
