@@ -8,3 +8,4 @@ export { buildAbortError } from "./build-abort-error";
 export { buildQueryString } from "./build-query-string";
 export { TICK_MS } from "./constants";
 export { Deadline, type DeadlineOwner, DeadlineScheduler } from "./deadline-scheduler";
+export { HANDLER_DESTROYED_ERROR_CODE, HANDLER_DESTROYED_ERROR_NAME } from "./request-errors";

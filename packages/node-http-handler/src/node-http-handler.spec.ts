@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test as i
 import { FAKE_TIMERS } from "./fake-timers.mock";
 import { TICK_MS } from "./constants";
 import { NodeHttpHandler } from "./node-http-handler";
+import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
 import { SOCKET_MONITOR_ENV } from "./socket-monitor-mode";
 import { timing } from "@sockeye/pool-monitor";
 
@@ -464,6 +465,48 @@ describe("NodeHttpHandler runtime configuration of telemetry (fake timers)", () 
     await consume(handler.handle(get()));
     await vi.waitFor(() => expect(monitor.getStats().origins[0].requests.completed).toBe(2));
     expect(monitor.getStats().totals.inFlight).toBe(0);
+  });
+
+  it("provider form: the monitor exists from construction; updates made before the provider resolved win over it", async () => {
+    const fromProvider = vi.fn();
+    const fromUpdate = vi.fn();
+    let resolveOptions!: (options: NodeHttpHandlerOptions) => void;
+    handler = new NodeHttpHandler(() => new Promise<NodeHttpHandlerOptions>((resolve) => (resolveOptions = resolve)));
+    const monitor = handler.poolMonitor;
+    expect(monitor).toBeDefined();
+    // Validated now, as with an options object; a rejected update changes nothing.
+    expect(() => handler!.updateHttpClientConfig("saturation", { windowSamples: 1 })).toThrow(/windowSamples/);
+    handler.updateHttpClientConfig("saturation", { windowSamples: 3 });
+    handler.updateHttpClientConfig("onSaturation", fromUpdate);
+    resolveOptions({
+      httpAgent: { maxSockets: 1 },
+      logger: { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() },
+      onSaturation: fromProvider,
+      saturation: { windowSamples: 8, sampleIntervalMs: 2000 },
+    });
+    const pending = startMany(handler, 4, "/hold");
+    await serverSaw(1);
+    // The later updates replaced the provider's saturation object (sampleIntervalMs back to its default) and callback.
+    expect(handler.poolMonitor).toBe(monitor);
+    expect(monitor!.sampleIntervalMs).toBe(1000);
+    // K = 3 (the update), not 8 (the provider): one report within 4 samples, to the update's callback.
+    vi.advanceTimersByTime(4000);
+    expect(fromUpdate).toHaveBeenCalledTimes(1);
+    expect(fromProvider).not.toHaveBeenCalled();
+    await drain(4);
+    expect((await Promise.all(pending)).filter(Boolean)).toEqual([]);
+  });
+
+  it("provider form: the provider's telemetry: false drops the monitor, unless telemetry was switched on meanwhile", async () => {
+    handler = new NodeHttpHandler(async () => ({ telemetry: false }));
+    await consume(handler.handle(get()));
+    expect(handler.poolMonitor).toBeUndefined();
+    handler.destroy();
+    handler = new NodeHttpHandler(async () => ({ telemetry: false }));
+    handler.updateHttpClientConfig("telemetry", true);
+    await consume(handler.handle(get()));
+    expect(handler.poolMonitor).toBeDefined();
+    await vi.waitFor(() => expect(handler!.getPoolStats().origins[0].requests.completed).toBe(1));
   });
 
   it("Expect: 100-continue requests (one-off agent) are counted per origin outside the pool gauges", async () => {

@@ -53,6 +53,12 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   private destroyGeneration = 0;
   /** The handler's monitor, also while `telemetry` is off (then `runtime.monitor` is `undefined`). */
   private monitorInstance: PoolMonitor | undefined = undefined;
+  /**
+   * Provider form only, until the provider resolves: the monitor updates made meanwhile through
+   * `updateHttpClientConfig()` (`saturation`, `onSaturation`, `onRecovery`, `telemetry`), re-applied over the
+   * provider's options so the later call wins, as upstream's config updates do. `undefined` once resolved.
+   */
+  private pendingMonitorUpdates: Array<[string, unknown]> | undefined = undefined;
   /** Shared plans of the current config (see `cachedPlan`). */
   private readonly plans: {
     config: ResolvedHandlerConfig | undefined;
@@ -96,6 +102,11 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
    */
   constructor(options?: NodeHttpHandlerOptions | Provider<NodeHttpHandlerOptions | void>) {
     if (typeof options === "function") {
+      // The monitor exists from construction (with default options until the provider resolves), so `poolMonitor`
+      // and runtime monitor updates work before the first handle().
+      this.pendingMonitorUpdates = [];
+      this.monitorInstance = this.newMonitor(undefined);
+      this.runtime.monitor = this.monitorInstance;
       this.configProvider = options().then((resolved) => this.resolveConfig(resolved));
       // The rejection is surfaced by handle(); do not let an unused handler raise an unhandled rejection.
       this.configProvider.catch(() => {});
@@ -264,7 +275,14 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     let oneOffAgent = false;
     if (expectContinue && !externalAgent) {
       // PR smithy-typescript#1754: wait for 100-continue on a private agent so pooled sockets are not held.
-      agent = new (isSSL ? https.Agent : loadedHttp().Agent)({ keepAlive: false, maxSockets: Infinity });
+      // It inherits the pooled agent's own options (TLS: `ca`, `cert`, `rejectUnauthorized`, `servername`…; `lookup`,
+      // `family`, `localAddress`) so a custom CA works for large uploads too; upstream's one-off agent drops them.
+      agent = new (isSSL ? https.Agent : loadedHttp().Agent)({
+        ...(agent as Agent & { options?: object }).options,
+        keepAlive: false,
+        maxSockets: Infinity,
+        maxTotalSockets: Infinity,
+      });
       oneOffAgent = true;
     }
     const serviceDefault = config.socketTimeout === undefined ? resolveDefaultSocketTimeout(config) : undefined;
@@ -340,11 +358,9 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     if (typeof key === "string" && key !== "httpAgent" && key !== "httpsAgent" && key !== "logger") {
       value = (normalizeOptions({ [key]: value } as Record<string, unknown>) as Record<string, unknown>)[key];
     }
-    if (key === "saturation" || key === "onSaturation" || key === "onRecovery") this.reconfigureMonitor(key, value);
-    else if (key === "telemetry") {
-      // Applies to requests started from now on; requests already tracked keep reporting to the monitor.
-      this.runtime.monitor = value === false ? undefined : this.monitorInstance;
-      if (this.runtime.monitor !== undefined && this.runtime.inFlightCount > 0) this.runtime.scheduler.ensureTicking();
+    if (key === "saturation" || key === "onSaturation" || key === "onRecovery" || key === "telemetry") {
+      this.applyMonitorUpdate(key, value);
+      this.pendingMonitorUpdates?.push([key, value]);
     }
     this.config = undefined;
     this.configProvider = this.configProvider.then((config) => {
@@ -374,21 +390,47 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     const config = resolveHandlerConfig(options, () => {
       this.externalAgent = true;
     });
+    const pending = this.pendingMonitorUpdates;
     if (this.monitorInstance === undefined) {
-      const runtime = this.runtime;
       // Built even with `telemetry: false` (it holds no timer and tracks nothing until used): the saturation options
       // are validated the same way in both cases, and `updateHttpClientConfig("telemetry", true)` can switch it on.
-      this.monitorInstance = new PoolMonitor({
-        ...options?.saturation,
+      this.monitorInstance = this.newMonitor(options);
+      this.runtime.monitor = options?.telemetry === false ? undefined : this.monitorInstance;
+    } else if (pending !== undefined) {
+      // The provider resolved: its options first (validated like the constructor's), then the updates made meanwhile.
+      this.pendingMonitorUpdates = undefined;
+      this.monitorInstance.configure({
+        ...saturationFields(options?.saturation),
         onSaturation: options?.onSaturation,
         onRecovery: options?.onRecovery,
-        messagePrefix: `${PACKAGE_PREFIX}:WARN - `,
-        // The logger can change later (Symbol.for("logger")): resolve it at warning time.
-        logger: { warn: (message: string) => (runtime.settings?.logger ?? console)?.warn?.(message) },
       });
-      runtime.monitor = options?.telemetry === false ? undefined : this.monitorInstance;
+      this.runtime.monitor = options?.telemetry === false ? undefined : this.monitorInstance;
+      for (const [key, value] of pending) this.applyMonitorUpdate(key, value);
     }
     return config;
+  }
+
+  private newMonitor(options: NodeHttpHandlerOptions | void | undefined): PoolMonitor {
+    const runtime = this.runtime;
+    return new PoolMonitor({
+      ...options?.saturation,
+      onSaturation: options?.onSaturation,
+      onRecovery: options?.onRecovery,
+      messagePrefix: `${PACKAGE_PREFIX}:WARN - `,
+      // The logger can change later (Symbol.for("logger")): resolve it at warning time.
+      logger: { warn: (message: string) => (runtime.settings?.logger ?? console)?.warn?.(message) },
+    });
+  }
+
+  /** Applies one runtime monitor update (validated: a bad value throws and changes nothing). */
+  private applyMonitorUpdate(key: string, value: unknown): void {
+    if (key === "telemetry") {
+      // Applies to requests started from now on; requests already tracked keep reporting to the monitor.
+      this.runtime.monitor = value === false ? undefined : this.monitorInstance;
+      if (this.runtime.monitor !== undefined && this.runtime.inFlightCount > 0) this.runtime.scheduler.ensureTicking();
+    } else {
+      this.reconfigureMonitor(key as "saturation" | "onSaturation" | "onRecovery", value);
+    }
   }
 
   /**
@@ -407,9 +449,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
         `${PACKAGE_PREFIX} - invalid option saturation: ${typeof value === "string" ? JSON.stringify(value) : String(value)}; expected an object of saturation-detector options.`
       );
     }
-    const next: Record<string, unknown> = {};
-    for (const name of SATURATION_OPTION_KEYS) next[name] = (value as Record<string, unknown> | null)?.[name];
-    monitor.configure(next);
+    monitor.configure(saturationFields(value as NodeHttpHandlerOptions["saturation"] | null));
   }
 
   private applyRuntimeSettings(config: ResolvedHandlerConfig): void {
@@ -427,4 +467,14 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       },
     };
   }
+}
+
+/** Every saturation field, `undefined` where `saturation` leaves it out (so `configure()` restores its default). */
+function saturationFields(
+  saturation: NodeHttpHandlerOptions["saturation"] | null | undefined
+): Record<string, unknown> {
+  const next: Record<string, unknown> = {};
+  for (const name of SATURATION_OPTION_KEYS)
+    next[name] = (saturation as Record<string, unknown> | null | undefined)?.[name];
+  return next;
 }

@@ -6,13 +6,8 @@
  * `destroy()` hands undici one marker error (`DESTROYED_BY_HANDLER`) to destroy its pools with; each request maps
  * it to its own error object (the SDK decorates errors with `$metadata`, so rejections must not share one).
  */
+import { HANDLER_DESTROYED_ERROR_CODE, HANDLER_DESTROYED_ERROR_NAME } from "@sockeye/node-http-handler/internal";
 import { PACKAGE_PREFIX } from "./constants";
-
-/** `name` of the error (as `NodeHttpHandler`'s). @internal */
-export const HANDLER_DESTROYED_ERROR_NAME = "HandlerDestroyedError";
-
-/** `code` of the error (as `NodeHttpHandler`'s; not transient, so SDK retry strategies do not retry it). @internal */
-export const HANDLER_DESTROYED_ERROR_CODE = "ERR_HANDLER_DESTROYED";
 
 /**
  * A `HandlerDestroyedError` saying where the request was (`where`, e.g. "while the request was in flight").
