@@ -8,4 +8,5 @@ export { buildAbortError } from "./build-abort-error";
 export { buildQueryString } from "./build-query-string";
 export { TICK_MS } from "./constants";
 export { Deadline, type DeadlineOwner, DeadlineScheduler } from "./deadline-scheduler";
-export { HANDLER_DESTROYED_ERROR_CODE, HANDLER_DESTROYED_ERROR_NAME } from "./request-errors";
+export { handlerDestroyedErrorAt } from "./request-errors";
+export { writeBody } from "./write-body";

@@ -77,7 +77,7 @@ export function handlerDestroyedError(agent: Agent, queued: boolean): Error {
   const where = queued
     ? `while it was waiting for a free socket (${describeAgentQueue(agent)})`
     : "while the request was in flight";
-  return destroyedError(where);
+  return handlerDestroyedErrorAt(where);
 }
 
 /**
@@ -86,12 +86,17 @@ export function handlerDestroyedError(agent: Agent, queued: boolean): Error {
  * @internal
  */
 export function handlerDestroyedDuringSetupError(): Error {
-  return destroyedError("while handle() was still resolving the handler config or creating its http agent");
+  return handlerDestroyedErrorAt("while handle() was still resolving the handler config or creating its http agent");
 }
 
-function destroyedError(where: string): Error {
+/**
+ * A `HandlerDestroyedError` (`code` `ERR_HANDLER_DESTROYED`) saying where the request was (`where`, e.g. "while the
+ * request was in flight"), its message prefixed with `prefix` (a package name). Shared with
+ * `@sockeye/undici-http-handler` through `/internal`. @internal
+ */
+export function handlerDestroyedErrorAt(where: string, prefix: string = PACKAGE_PREFIX): Error {
   const error = new Error(
-    `${PACKAGE_PREFIX} - the handler was destroyed (destroy() was called) ${where}; no new connection is opened for it.`
+    `${prefix} - the handler was destroyed (destroy() was called) ${where}; no new connection is opened for it.`
   ) as Error & { code?: string };
   error.name = HANDLER_DESTROYED_ERROR_NAME;
   error.code = HANDLER_DESTROYED_ERROR_CODE;

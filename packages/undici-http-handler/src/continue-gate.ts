@@ -15,7 +15,7 @@
  */
 import type { ClientRequest } from "node:http";
 import { Readable } from "node:stream";
-import { Deadline, type DeadlineOwner, type DeadlineScheduler } from "@sockeye/node-http-handler/internal";
+import { Deadline, type DeadlineOwner, type DeadlineScheduler, writeBody } from "@sockeye/node-http-handler/internal";
 import { timing } from "@sockeye/pool-monitor";
 
 /** Upstream's minimum wait for `100 Continue` before the body is sent anyway, ms. @internal */
@@ -69,27 +69,4 @@ export class ContinueGate extends Readable implements DeadlineOwner {
     req.removeListener("close", this.onStop);
     if (send && !req.destroyed) writeBody(req, this.body);
   }
-}
-
-/** Writes a Smithy body to `req` and ends it (as `NodeHttpHandler` writes one). */
-function writeBody(req: ClientRequest, body: unknown): void {
-  if (body instanceof Readable) {
-    body.once("error", (error) => req.destroy(error));
-    body.pipe(req);
-    return;
-  }
-  if (!body) {
-    req.end();
-    return;
-  }
-  if (typeof body === "string" || Buffer.isBuffer(body)) {
-    req.end(body);
-    return;
-  }
-  const view = body as ArrayBufferView;
-  if (typeof view === "object" && view.buffer && typeof view.byteLength === "number") {
-    req.end(Buffer.from(view.buffer, view.byteOffset, view.byteLength));
-    return;
-  }
-  req.end(Buffer.from(body as string));
 }
