@@ -6,43 +6,27 @@
 import { HttpRequest } from "@smithy/protocol-http";
 import { PoolMonitor } from "@sockeye/pool-monitor";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test as it, vi } from "vitest";
 import { TICK_MS } from "./constants";
 import { FAKE_TIMERS } from "./fake-timers.mock";
+import { HoldingServer } from "./holding-server.mock";
 import { HandlerRuntime } from "./handler-runtime";
 import { InFlightRequest } from "./in-flight-request";
 import type { RequestPlan } from "./request-plan";
 
-let server: http.Server;
+const server = new HoldingServer(() => true);
 let port: number;
-const held: http.ServerResponse[] = [];
-let seen = 0;
-let waiters: { n: number; resolve: () => void }[] = [];
+/** Responses the server holds without answering. */
+const held = server.held;
+const serverSaw = (n: number): Promise<void> => server.saw(n);
 const realSetImmediate = setImmediate;
 
-function serverSaw(n: number): Promise<void> {
-  if (seen >= n) return Promise.resolve();
-  return new Promise((resolve) => waiters.push({ n, resolve }));
-}
-
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
-    seen++;
-    const due = waiters.filter((w) => seen >= w.n);
-    waiters = waiters.filter((w) => seen < w.n);
-    for (const w of due) w.resolve();
-    req.resume();
-    held.push(res);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  port = (server.address() as AddressInfo).port;
+  await server.start();
+  port = server.port;
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(() => server.close());
 
 function plan(agent: http.Agent): RequestPlan {
   return {
@@ -112,7 +96,7 @@ describe("HandlerRuntime: live list and destroy()", () => {
 
   beforeEach(() => {
     vi.useFakeTimers({ toFake: [...FAKE_TIMERS] });
-    seen = 0;
+    server.seen = 0;
     runtime = new HandlerRuntime();
     monitor = new PoolMonitor();
     runtime.monitor = monitor;

@@ -9,43 +9,25 @@ import { HttpRequest } from "@smithy/protocol-http";
 import { PoolMonitor } from "@sockeye/pool-monitor";
 import { getEventListeners } from "node:events";
 import http, { type ClientRequest } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test as it, vi } from "vitest";
 import { FAKE_TIMERS } from "./fake-timers.mock";
+import { HoldingServer } from "./holding-server.mock";
 import { HandlerRuntime } from "./handler-runtime";
 import { InFlightRequest } from "./in-flight-request";
 import type { RequestPlan } from "./request-plan";
 
-let server: http.Server;
+const server = new HoldingServer((url) => url === "/hold");
 let port: number;
 /** Responses the server holds without answering. */
-const held: http.ServerResponse[] = [];
-let seen = 0;
-let waiters: { n: number; resolve: () => void }[] = [];
-
-function serverSaw(n: number): Promise<void> {
-  if (seen >= n) return Promise.resolve();
-  return new Promise((resolve) => waiters.push({ n, resolve }));
-}
+const held = server.held;
+const serverSaw = (n: number): Promise<void> => server.saw(n);
 
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
-    seen++;
-    const due = waiters.filter((w) => seen >= w.n);
-    waiters = waiters.filter((w) => seen < w.n);
-    for (const w of due) w.resolve();
-    req.resume();
-    if (req.url === "/hold") held.push(res);
-    else res.end("ok");
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  port = (server.address() as AddressInfo).port;
+  await server.start();
+  port = server.port;
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(() => server.close());
 
 interface Setup {
   runtime: HandlerRuntime;
@@ -156,7 +138,7 @@ const realSetImmediate = setImmediate;
 describe("InFlightRequest.finish(): one way out, reached from each entry point", () => {
   beforeEach(() => {
     vi.useFakeTimers({ toFake: [...FAKE_TIMERS] });
-    seen = 0;
+    server.seen = 0;
   });
   afterEach(() => {
     for (const res of held.splice(0)) res.end("ok");

@@ -4,50 +4,26 @@
  */
 import { HttpRequest } from "@smithy/protocol-http";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test as it, vi } from "vitest";
 import { FAKE_TIMERS } from "./fake-timers.mock";
+import { HoldingServer } from "./holding-server.mock";
 import { TICK_MS } from "./constants";
 import { NodeHttpHandler } from "./node-http-handler";
 import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
 import { SOCKET_MONITOR_ENV } from "./socket-monitor-mode";
 import { timing } from "@sockeye/pool-monitor";
 
-let server: http.Server;
+const server = new HoldingServer((url) => url.startsWith("/hold"));
 let port: number;
-/** Requests the server holds without answering. */
-const held: http.ServerResponse[] = [];
-let seen = 0;
-let waiters: { n: number; resolve: () => void }[] = [];
-
-function serverSaw(n: number): Promise<void> {
-  if (seen >= n) return Promise.resolve();
-  return new Promise((resolve) => waiters.push({ n, resolve }));
-}
-
-function releaseAll(): void {
-  for (const res of held.splice(0)) res.end("ok");
-}
+const serverSaw = (n: number): Promise<void> => server.saw(n);
+const releaseAll = (): void => server.releaseAll();
 
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
-    seen++;
-    const due = waiters.filter((w) => seen >= w.n);
-    waiters = waiters.filter((w) => seen < w.n);
-    for (const w of due) w.resolve();
-    req.resume();
-    if (req.url?.startsWith("/hold")) held.push(res);
-    else res.end("ok");
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  port = (server.address() as AddressInfo).port;
+  await server.start();
+  port = server.port;
 });
 
-afterAll(async () => {
-  releaseAll();
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(() => server.close());
 
 function get(path = "/"): HttpRequest {
   return new HttpRequest({ protocol: "http:", hostname: "127.0.0.1", port, method: "GET", path, headers: {} });
@@ -68,8 +44,8 @@ function startMany(h: NodeHttpHandler, n: number, path: string): Promise<unknown
 /** Answers held requests as they arrive until the server has seen `total` requests. */
 async function drain(total: number): Promise<void> {
   releaseAll();
-  while (seen < total) {
-    await serverSaw(seen + 1);
+  while (server.seen < total) {
+    await serverSaw(server.seen + 1);
     releaseAll();
   }
 }
@@ -84,7 +60,7 @@ describe("NodeHttpHandler timers (fake timers)", () => {
 
   beforeEach(() => {
     vi.useFakeTimers({ toFake: [...FAKE_TIMERS] });
-    seen = 0;
+    server.seen = 0;
     delete process.env[SOCKET_MONITOR_ENV];
   });
   afterEach(() => {
@@ -403,7 +379,7 @@ describe("NodeHttpHandler runtime configuration of telemetry (fake timers)", () 
 
   beforeEach(() => {
     vi.useFakeTimers({ toFake: [...FAKE_TIMERS] });
-    seen = 0;
+    server.seen = 0;
   });
   afterEach(() => {
     releaseAll();
