@@ -83,7 +83,9 @@ export class Http2SessionPool {
     if (counters !== undefined) {
       counters.started++;
       counters.arrivals++;
-      this.scheduler.ensureTicking();
+      // The shared interval samples for saturation detection only when it runs (`socketMonitor: "interval"`):
+      // with "off"/"per-request" a stream without a deadline starts no timer at all.
+      if (this.monitor?.detect === true) this.scheduler.ensureTicking();
     }
     if (req.isolated) {
       if (!req.eventStream) {
@@ -454,7 +456,7 @@ export class Http2SessionPool {
     this.watch.sample(now);
     const monitor = this.monitor;
     if (monitor !== undefined) monitor.tick(now);
-    return !this.watch.empty || this.inFlight > 0 || monitor?.busy === true;
+    return !this.watch.empty || (this.inFlight > 0 && monitor?.detect === true) || monitor?.busy === true;
   }
 
   /** Reports saturation transitions to the user's callbacks and logger (isolated: a throwing one changes nothing). */
