@@ -3,8 +3,10 @@
  * `.cache/h2-overrides-fixture` by scripts/setup-h2-overrides-fixture.mjs from the registry plus the packed, built
  * Sockeye packages) maps `@smithy/node-http-handler` to `@sockeye/node-http-handler`. Real generated clients
  * (Kinesis, Transcribe Streaming, Bedrock Runtime) must construct with Sockeye's `NodeHttp2Handler`, Kinesis
- * PutRecord/GetRecords and Bedrock InvokeModel must complete over HTTP/2 against a local h2 server, and every
- * `@smithy/node-http-handler` installed in the fixture's tree must be Sockeye.
+ * PutRecord/GetRecords and Bedrock InvokeModel must complete over HTTP/2 against a local h2 server, Kinesis
+ * SubscribeToShard (an event stream: the SDK passes `isEventStream: true`) must deliver the server's event-stream
+ * messages on a session of its own, and every `@smithy/node-http-handler` installed in the fixture's tree must be
+ * Sockeye.
  */
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
@@ -20,6 +22,12 @@ interface FixtureOutput {
   clients: Record<string, { constructor: string; protocol: string; sockeye: boolean }>;
   kinesis: { sequenceNumbers: string[]; records: string[]; stats: { origin: string; started: number }[] };
   bedrock: unknown;
+  subscribe: {
+    events: { continuation: string; records: string[] }[];
+    duringSubscription: { sessionsOpen: number; isolatedSessionsOpen: number };
+    streamsBySession: [string, number][];
+    after: Record<string, number>;
+  };
   protocols: string[];
 }
 
@@ -67,5 +75,30 @@ describe("npm overrides: @smithy/node-http-handler → @sockeye/node-http-handle
     expect(output.kinesis.stats[0].origin).toMatch(/^https:\/\/localhost:\d+$/);
     expect(output.kinesis.stats[0].started).toBe(3);
     expect(output.bedrock).toEqual({ echo: { q: 1 } });
+  });
+
+  it("Kinesis SubscribeToShard streams its events through the SDK on an isolated event-stream session", () => {
+    const sub = output.subscribe;
+    expect(sub.events).toEqual([
+      { continuation: "101", records: ["first event of shardId-000000000000"] },
+      { continuation: "102", records: ["second event"] },
+    ]);
+    // While the subscription streamed: the pooled session (PutRecord) and the subscription's own session were open.
+    expect(sub.duringSubscription).toEqual({ sessionsOpen: 1, isolatedSessionsOpen: 1 });
+    // PutRecord before and after share the pooled session; the subscription ran on another one.
+    const [[op1, s1], [op2, s2], [op3, s3]] = sub.streamsBySession;
+    expect([op1, op2, op3]).toEqual(["PutRecord", "SubscribeToShard", "PutRecord"]);
+    expect(s3).toBe(s1);
+    expect(s2).not.toBe(s1);
+    expect(sub.streamsBySession).toHaveLength(3);
+    // The event-stream session was closed by the handler once its stream ended; the pooled one stays open.
+    expect(sub.after).toEqual({
+      sessionsCreated: 2,
+      sessionsOpen: 1,
+      isolatedSessionsOpen: 0,
+      closedLocal: 1,
+      started: 3,
+      failed: 0,
+    });
   });
 });
