@@ -6,8 +6,10 @@
  *   `onTick` below.
  * - `idle` (`IdleWatchList`): the `socketTimeout` inactivity watch, sampled on the tick.
  * - `warning` (`SocketUsageWarning`): upstream's socket-usage warning in the three `socketMonitor` modes.
- * - `monitor` (`PoolMonitor`, `@sockeye/pool-monitor`): per-origin telemetry and saturation detection; the request's
- *   own listeners forward its events (no second set of listeners), and the tick calls `monitor.sample()` once per
+ * - `monitor` (`PoolMonitor`, `@sockeye/pool-monitor`): per-origin telemetry and saturation detection; the monitor's
+ *   per-request state is kept on the request's state object (`InFlightRequest.tracked`, from `attachRequest()`) and
+ *   the request's own listeners forward its events to it (no second set of listeners, nothing hung on the
+ *   `ClientRequest`), and the tick calls `monitor.sample()` once per
  *   the monitor's `sampleIntervalMs` in `"interval"` mode (read at each tick, so `configure()` applies at once).
  * - The live list: every request between `requestStarted` and `requestFinished` (an intrusive doubly linked list
  *   through the requests' state objects: O(1) link/unlink, no allocation). Its length is the handler's one
@@ -84,12 +86,12 @@ export class HandlerRuntime implements RequestHost<InFlightRequest> {
   requestCreated(r: InFlightRequest, req: ClientRequest, now: number): void {
     const monitor = this.monitor;
     if (monitor !== undefined) {
-      // The request's own listeners forward its events to the monitor that tracks it (kept on the request, so a
-      // runtime `telemetry` switch never orphans a tracked request). A one-off 100-continue request is counted per
-      // origin outside the pool gauges and the detector (its agent has no socket limit).
-      if (r.plan.oneOffAgent) monitor.trackUnpooledRequest(req, r.origin, r.startedAt, false);
-      else monitor.trackRequest(req, r.plan.agent, r.origin, r.startedAt, false);
-      r.tracked = monitor;
+      // The request's own listeners forward its events to the monitor's state for it (kept on the request's state
+      // object, so a runtime `telemetry` switch never orphans a tracked request). A one-off 100-continue request is
+      // counted per origin outside the pool gauges and the detector (its agent has no socket limit).
+      r.tracked = r.plan.oneOffAgent
+        ? monitor.attachUnpooledRequest(req, r.origin, r.startedAt)
+        : monitor.attachRequest(req, r.plan.agent, r.origin, r.startedAt);
     }
     this.warning.arm(r, now, monitor !== undefined);
   }
@@ -104,7 +106,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest> {
     const tracked = r.tracked;
     if (tracked !== undefined) {
       r.tracked = undefined;
-      tracked.requestClosed(r.req as ClientRequest);
+      tracked.onClose();
     }
     if (r.livePrev !== undefined) r.livePrev.liveNext = r.liveNext;
     else if (this.liveHead === r) this.liveHead = r.liveNext;
@@ -114,7 +116,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest> {
   }
 
   noteOutcome(r: InFlightRequest, outcome: "aborted" | "timed_out"): void {
-    if (r.tracked !== undefined && r.req !== undefined) r.tracked.noteOutcome(r.req, outcome);
+    r.tracked?.noteOutcome(outcome);
   }
 
   watchIdle(r: InFlightRequest, socket: Socket): void {

@@ -27,7 +27,7 @@
  * its piping creates. No native timer per request, except in
  * `socketMonitor: "per-request"` mode (upstream's warning timer, on purpose) and for deadlines under two ticks.
  */
-import { type PoolMonitor, timing } from "@sockeye/pool-monitor";
+import { type RequestTracking, timing } from "@sockeye/pool-monitor";
 import type { HttpRequest } from "@smithy/protocol-http";
 import { HttpResponse } from "@smithy/protocol-http";
 import type { ClientRequest, IncomingMessage } from "node:http";
@@ -89,8 +89,11 @@ export class InFlightRequest implements DeadlineOwner, IdleWatcher, WarnedReques
   // The host's live list.
   liveNext: InFlightRequest | undefined = undefined;
   livePrev: InFlightRequest | undefined = undefined;
-  /** The pool monitor tracking this request (its events are forwarded from the listeners below), if any. */
-  tracked: PoolMonitor | undefined = undefined;
+  /**
+   * The pool monitor's state for this request (`PoolMonitor.attachRequest()`), if it is tracked: the listeners below
+   * forward the request's events to it, so the `ClientRequest` carries only `kState`.
+   */
+  tracked: RequestTracking | undefined = undefined;
   /** The `onabort` handler installed on a legacy signal (no `addEventListener`); cleared by `finish()`. */
   private legacyOnAbort: (() => void) | undefined = undefined;
 
@@ -332,7 +335,7 @@ export class InFlightRequest implements DeadlineOwner, IdleWatcher, WarnedReques
 
 function onResponse(this: ClientRequest, res: IncomingMessage): void {
   const state: InFlightRequest = (this as any)[kState];
-  state.tracked?.requestResponse(this, res);
+  state.tracked?.onResponse(res);
   state.res = res;
   const lifetime = state.plan.connectionLifetime;
   const socket = this.socket;
@@ -353,7 +356,7 @@ function onResponse(this: ClientRequest, res: IncomingMessage): void {
 
 function onRequestError(this: ClientRequest, error: NodeJS.ErrnoException): void {
   const state: InFlightRequest = (this as any)[kState];
-  state.tracked?.requestError(this);
+  state.tracked?.onError();
   if (state.settled) return;
   if (error && NODEJS_TIMEOUT_ERROR_CODES.includes(error.code as string)) {
     state.settle(Object.assign(error, { name: "TimeoutError" }), true);
@@ -372,7 +375,7 @@ function onRequestContinue(this: ClientRequest): void {
 
 function onRequestSocket(this: ClientRequest, socket: Socket): void {
   const state: InFlightRequest = (this as any)[kState];
-  state.tracked?.requestSocket(this, socket);
+  state.tracked?.onSocket(socket);
   const acquire = state.acquire;
   if (acquire) state.host.scheduler.cancel(acquire);
   enableTcpKeepAlive(socket, state.plan.agent);

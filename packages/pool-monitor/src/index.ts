@@ -2,6 +2,7 @@ export { CHANNEL_NAMES } from "./diagnostics";
 export { formatSaturationMessage } from "./format-saturation-message";
 export { normalizeOrigin } from "./normalize-origin";
 export { type GetStatsOptions, OVERFLOW_ORIGIN, PoolMonitor, UNREAD_WHILE_QUEUED_SAMPLES } from "./pool-monitor";
+export type { RequestTracking } from "./tracking-state";
 export {
   POOL_MONITOR_DEFAULTS,
   type PoolMonitorLogger,

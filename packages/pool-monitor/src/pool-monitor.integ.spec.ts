@@ -93,6 +93,46 @@ async function step(server: TestServer, n: number, expectPending: number) {
 }
 
 describe("PoolMonitor with a real keep-alive http.Agent (maxSockets 2)", () => {
+  it("attachRequest(): the same counts and queue age through the returned handle, nothing hung on the request", async () => {
+    const { server, agent, monitor, events } = await setup();
+    const fired = Array.from({ length: 6 }, () => fire(monitor, agent, server, true, "handle"));
+    let s = origin(monitor, server.origin);
+    expect(s).toMatchObject({ maxSockets: 2, active: 2, idle: 0, queued: 4, inFlight: 6 });
+    expect(events.filter((e) => e.type === "request:enqueued")).toHaveLength(4);
+    // No monitor state on the ClientRequest: the embedder keeps the handle.
+    const own = (req: http.ClientRequest) => Object.getOwnPropertySymbols(req).map((sym) => sym.description);
+    for (const f of fired) expect(own(f.req).filter((d) => d?.startsWith("sockeye"))).toEqual([]);
+
+    await server.waitForPending(2);
+    await new Promise((r) => setTimeout(r, 60));
+    monitor.sample(timing.now());
+    s = origin(monitor, server.origin);
+    expect(s.oldestQueuedMs).toBeGreaterThanOrEqual(55);
+    // The last queued request is destroyed while queued and noted as aborted (as the handler does on abort): it is
+    // counted as aborted, not failed, and its 'close' (when Node hands it a freed socket) is forwarded once.
+    const last = fired[5];
+    last.tracking!.noteOutcome("aborted");
+    last.req.destroy();
+    let settled = false;
+    const all = Promise.all([...fired.map((f) => f.done), last.closed]).then(() => {
+      settled = true;
+    });
+    while (!settled) {
+      server.release();
+      await tick();
+    }
+    await all;
+    last.tracking!.onClose(); // idempotent
+    await tick();
+
+    monitor.sample(timing.now());
+    s = origin(monitor, server.origin);
+    expect(s).toMatchObject({ active: 0, idle: 2, queued: 0, inFlight: 0, oldestQueuedMs: 0 });
+    expect(s.requests).toEqual({ started: 6, completed: 5, failed: 0, aborted: 1, timedOut: 0 });
+    expect(s.sockets).toMatchObject({ created: 2, errors: 0 });
+    expect(monitor.busy).toBe(false);
+  });
+
   it("counts active/idle/queued, reuse for queued requests (where req.reusedSocket is false) and queue wait", async () => {
     const { server, agent, monitor, events } = await setup();
     const fired: Fired[] = [];

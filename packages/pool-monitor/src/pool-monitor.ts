@@ -4,7 +4,8 @@
  *
  * Data flow:
  * - `trackRequest()` (hot path, once per request) hangs a small state object on the request and
- *   registers four shared module-level listeners (see `request-listeners.ts` for per-request costs).
+ *   registers four shared module-level listeners (see `request-listeners.ts` for per-request costs);
+ *   `attachRequest()` returns that state instead, for an embedder that forwards the request's events.
  * - Listeners update per-origin counters and histograms as the request gets a socket, a response and
  *   closes; sockets are followed from first sight to `'close'` (connect/TLS timings, close reason).
  * - `sample(now)` (once per `sampleIntervalMs`, from the embedding handler's shared tick or from the
@@ -32,10 +33,16 @@ import {
 } from "./pool-monitor-options";
 import type { OriginStats, PoolEventListener, PoolStats, SaturationReport, UnpooledStats } from "./pool-stats";
 import { normalizeOrigin } from "./normalize-origin";
-import { attachRequest, attachUnpooled, bumpOutcome, requestEventHandlers } from "./request-listeners";
-import { bumpUnpooled } from "./unpooled-request";
+import { attachRequest, attachUnpooled, Delivery, noteRequestOutcome, requestEventHandlers } from "./request-listeners";
 import { timing } from "./timing";
-import { kRequestState, MonitorCore, OriginState, socketStates, type TrackedRequest } from "./tracking-state";
+import {
+  kRequestState,
+  MonitorCore,
+  OriginState,
+  type RequestTracking,
+  socketStates,
+  type TrackedRequest,
+} from "./tracking-state";
 
 /** Origin under which requests beyond `maxOrigins` distinct origins are aggregated. @public */
 export const OVERFLOW_ORIGIN = "_OTHER";
@@ -100,8 +107,37 @@ export class PoolMonitor {
     const core = this.core;
     if (core.destroyed) return;
     const o = this.origins.get(origin) ?? this.addOrigin(origin);
-    attachRequest(core, req as TrackedRequest, agent, o, startedAt, listen);
+    attachRequest(
+      core,
+      req as TrackedRequest,
+      agent,
+      o,
+      startedAt,
+      listen ? Delivery.Listen : Delivery.ForwardByRequest
+    );
     if (this.standalone) this.ensureTicking();
+  }
+
+  /**
+   * Starts tracking one request as `trackRequest(req, agent, origin, startedAt, false)` does, for an embedder with its
+   * own per-request object: nothing is added to the request; the returned handle is the request's state, to keep and
+   * forward the request's `'socket'`, `'response'`, `'error'` and `'close'` events (and `noteOutcome()`) to. Call it
+   * right after `http.request()` returned, as `trackRequest()`.
+   *
+   * @param req - the request just created (compared with the agent's queue, never stored).
+   * @param agent - the agent it was created with.
+   * @param origin - as for `trackRequest()`.
+   * @param startedAt - as for `trackRequest()`.
+   * @returns the handle, or `undefined` when the monitor is destroyed (nothing to forward then).
+   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
+   */
+  attachRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number): RequestTracking | undefined {
+    const core = this.core;
+    if (core.destroyed) return undefined;
+    const o = this.origins.get(origin) ?? this.addOrigin(origin);
+    const st = attachRequest(core, req as TrackedRequest, agent, o, startedAt, Delivery.Handle);
+    if (this.standalone) this.ensureTicking();
+    return st;
   }
 
   /**
@@ -121,7 +157,24 @@ export class PoolMonitor {
     const core = this.core;
     if (core.destroyed) return;
     const o = this.origins.get(origin) ?? this.addOrigin(origin);
-    attachUnpooled(core, req as TrackedRequest, o, startedAt, listen);
+    attachUnpooled(core, req as TrackedRequest, o, startedAt, listen ? Delivery.Listen : Delivery.ForwardByRequest);
+  }
+
+  /**
+   * `trackUnpooledRequest()` for an embedder with its own per-request object, as `attachRequest()` is for
+   * `trackRequest()`: nothing is added to the request; forward its events to the returned handle.
+   *
+   * @param req - the request just created.
+   * @param origin - as for `trackRequest()`.
+   * @param startedAt - `timing.now()` ms when the caller began handling the request.
+   * @returns the handle, or `undefined` when the monitor is destroyed.
+   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
+   */
+  attachUnpooledRequest(req: ClientRequest, origin: string, startedAt: number): RequestTracking | undefined {
+    const core = this.core;
+    if (core.destroyed) return undefined;
+    const o = this.origins.get(origin) ?? this.addOrigin(origin);
+    return attachUnpooled(core, req as TrackedRequest, o, startedAt, Delivery.Handle);
   }
 
   /**
@@ -188,22 +241,7 @@ export class PoolMonitor {
    */
   noteOutcome(req: ClientRequest, outcome: "aborted" | "timed_out"): void {
     const st = (req as TrackedRequest)[kRequestState];
-    if (st === undefined || st.core !== this.core || this.core.destroyed || st.outcome !== undefined) return;
-    st.outcome = outcome;
-    if (st.unpooled) {
-      if (st.closed && st.countedAs !== undefined && st.origin.unpooled !== undefined) {
-        bumpUnpooled(st.origin.unpooled, st.countedAs, -1);
-        bumpUnpooled(st.origin.unpooled, outcome, 1);
-        st.countedAs = outcome;
-      }
-      return;
-    }
-    if (st.closed && st.countedAs !== undefined) {
-      bumpOutcome(st.origin, st.countedAs, -1);
-      bumpOutcome(st.origin, outcome, 1);
-      st.countedAs = outcome;
-      if (st.socket !== undefined && st.socket.current === undefined) st.socket.lastOutcome = outcome;
-    }
+    if (st !== undefined && st.core === this.core) noteRequestOutcome(st, outcome);
   }
 
   /**

@@ -1,11 +1,20 @@
 /**
  * Hot path: attaching a request and the shared, module-level listeners.
  *
- * Cost per request: one `RequestState` allocation, four `on()` registrations of the *same* module
- * functions (no closures, no `once()` wrappers), a scan of `agent.requests` (empty unless something
- * is queued) and three `timing.now()` reads (socket, response, close). Per new connection: up to six
- * listeners on the socket plus one `lastIndexOf` to learn its agent name. Events are built only if
- * `subscribe()` listeners or diagnostics-channel subscribers exist.
+ * Cost per request: one `RequestState` allocation (`TrackedRequestState`, which also serves as the embedder's
+ * `RequestTracking` handle), a scan of `agent.requests` (empty unless something is queued) and three
+ * `timing.now()` reads (socket, response, close). How the request's events reach it depends on the caller:
+ * - `trackRequest(req, …)` (listen): the state is hung on the request under `kRequestState` and four `on()`
+ *   registrations of the *same* module functions (no closures, no `once()` wrappers) find it there;
+ * - `trackRequest(req, …, false)`: the state is hung on the request and the caller forwards the events through
+ *   `PoolMonitor.requestSocket()` etc., which find it there;
+ * - `attachRequest()` (an embedder with its own per-request object, e.g. the handler): the state is only returned;
+ *   the embedder keeps it and calls its `onSocket()` / `onResponse()` / `onError()` / `onClose()`, so the
+ *   `ClientRequest` gets no extra property (no hidden-class transition) and no listener.
+ * A queued request is appended to its link's queue list and a responded one to its origin's open-response list
+ * (intrusive lists, O(1), see `tracking-state.ts`). Per new connection: up to six listeners on the socket plus
+ * one `lastIndexOf` to learn its agent name. Events are built only if `subscribe()` listeners or
+ * diagnostics-channel subscribers exist.
  *
  * Requests tracked with `trackUnpooledRequest()` (one-off agents) go through the same listeners and
  * leave at the first branch for `unpooled-request.ts`; socket completion also records the longest
@@ -30,15 +39,51 @@ import { timing } from "./timing";
 import {
   agentMaps,
   type CountedAs,
+  dequeueFromLink,
+  enqueueOnLink,
   kRequestState,
   type MonitorCore,
   type OriginState,
   RequestState,
+  type RequestTracking,
   SocketState,
   socketStates,
   type TrackedRequest,
 } from "./tracking-state";
-import { attachUnpooledRequest, unpooledClosed, unpooledSocket } from "./unpooled-request";
+import { attachUnpooledRequest, bumpUnpooled, unpooledClosed, unpooledSocket } from "./unpooled-request";
+
+/** How the events of a newly tracked request reach its state. @internal */
+export enum Delivery {
+  /** State on the request (`kRequestState`), the monitor's own listeners. */
+  Listen = 0,
+  /** State on the request, the caller forwards the events by request (`PoolMonitor.requestSocket()` …). */
+  ForwardByRequest = 1,
+  /** State returned only; the caller forwards the events to it (`RequestTracking`). */
+  Handle = 2,
+}
+
+/** A request's state, and the handle an embedder forwards the request's events to. @internal */
+export class TrackedRequestState extends RequestState implements RequestTracking {
+  onSocket(socket: Socket): void {
+    requestSocket(this, socket);
+  }
+
+  onResponse(res: IncomingMessage): void {
+    requestResponse(this, res);
+  }
+
+  onError(): void {
+    this.errored = true;
+  }
+
+  onClose(): void {
+    requestClosed(this);
+  }
+
+  noteOutcome(outcome: "aborted" | "timed_out"): void {
+    noteRequestOutcome(this, outcome);
+  }
+}
 
 /** @internal */
 export function attachRequest(
@@ -47,23 +92,43 @@ export function attachRequest(
   agent: Agent,
   o: OriginState,
   startedAt: number,
-  listen: boolean
-): void {
-  const st = new RequestState(core, o, agent, startedAt);
-  req[kRequestState] = st;
+  delivery: Delivery
+): TrackedRequestState {
+  const st = new TrackedRequestState(core, o, agent, startedAt);
   o.started++;
   o.inFlight++;
   o.arrivals++;
   core.inFlight++;
   o.lastAgent = agent;
-  if (isQueued(core, req, agent, o)) {
-    st.queued = true;
-    o.queuedTracked++;
-    if (core.wants(requestEnqueuedChannel)) {
-      core.emit({ type: "request:enqueued", origin: o.origin }, requestEnqueuedChannel);
-    }
-  }
-  if (!listen) return; // the embedder forwards 'socket', 'response', 'error' and 'close' itself
+  enqueueIfQueued(core, st, req, agent, o);
+  if (delivery === Delivery.Handle) return st;
+  req[kRequestState] = st;
+  if (delivery === Delivery.Listen) listenTo(req);
+  return st;
+}
+
+/**
+ * Starts tracking a request sent outside the pool (a one-off agent with no socket limit). Its events go through the
+ * same paths, which hand it to `unpooled-request.ts`.
+ * @internal
+ */
+export function attachUnpooled(
+  core: MonitorCore,
+  req: TrackedRequest,
+  o: OriginState,
+  startedAt: number,
+  delivery: Delivery
+): TrackedRequestState {
+  // The agent is never read for an unpooled request: `undefined` as any stands for "no pool".
+  const st = new TrackedRequestState(core, o, undefined as never, startedAt);
+  attachUnpooledRequest(st);
+  if (delivery === Delivery.Handle) return st;
+  req[kRequestState] = st;
+  if (delivery === Delivery.Listen) listenTo(req);
+  return st;
+}
+
+function listenTo(req: TrackedRequest): void {
   req.on("socket", onRequestSocket);
   req.on("response", onRequestResponse);
   req.on("close", onRequestClose);
@@ -71,8 +136,8 @@ export function attachRequest(
 }
 
 /**
- * The request listeners, for embedders that already listen to the request and forward its events (one listener
- * registration per event instead of two). Each is called with the request as `this`.
+ * The request listeners, for embedders that already listen to the request and forward its events by request (one
+ * listener registration per event instead of two). Each is called with the request as `this`.
  * @internal
  */
 export const requestEventHandlers = {
@@ -83,36 +148,55 @@ export const requestEventHandlers = {
 } as const;
 
 /**
- * Starts tracking a request sent outside the pool (a one-off agent with no socket limit). Its events go through the
- * same shared listeners, which hand it to `unpooled-request.ts`.
- * @internal
+ * Right after `http.request()`, a request that could not get a socket is the last element of one `agent.requests`
+ * list (usually none: Node deletes drained keys). A queued request is counted and appended to its link's queue list.
  */
-export function attachUnpooled(
-  core: MonitorCore,
-  req: TrackedRequest,
-  o: OriginState,
-  startedAt: number,
-  listen: boolean
-): void {
-  attachUnpooledRequest(core, req, o, startedAt, listen, requestEventHandlers);
-}
-
-/** Right after `http.request()`, a request that could not get a socket is the last element of one `agent.requests` list. */
-function isQueued(core: MonitorCore, req: TrackedRequest, agent: Agent, o: OriginState): boolean {
+function enqueueIfQueued(core: MonitorCore, st: RequestState, req: TrackedRequest, agent: Agent, o: OriginState): void {
   const requests = agentMaps(agent).requests;
   for (const name in requests) {
     const q = requests[name];
     if (q !== undefined && q.length !== 0 && q[q.length - 1] === req) {
-      core.link(o, agent, name);
-      return true;
+      st.queued = true;
+      o.queuedTracked++;
+      const link = core.link(o, agent, name);
+      if (link !== undefined) enqueueOnLink(link, st);
+      if (core.wants(requestEnqueuedChannel)) {
+        core.emit({ type: "request:enqueued", origin: o.origin }, requestEnqueuedChannel);
+      }
+      return;
     }
   }
-  return false;
+}
+
+/** Leaves the queued state (at its socket or its close). */
+function leaveQueue(st: RequestState, o: OriginState): void {
+  st.queued = false;
+  if (--o.queuedTracked < o.minQueued) o.minQueued = o.queuedTracked;
+  dequeueFromLink(st);
 }
 
 function onRequestSocket(this: TrackedRequest, socket: Socket): void {
   const st = this[kRequestState];
-  if (st === undefined || st.acquiredAt >= 0 || st.core.destroyed) return;
+  if (st !== undefined) requestSocket(st, socket);
+}
+
+function onRequestResponse(this: TrackedRequest, res: IncomingMessage): void {
+  const st = this[kRequestState];
+  if (st !== undefined) requestResponse(st, res);
+}
+
+function onRequestError(this: TrackedRequest): void {
+  const st = this[kRequestState];
+  if (st !== undefined) st.errored = true;
+}
+
+function onRequestClose(this: TrackedRequest): void {
+  const st = this[kRequestState];
+  if (st !== undefined) requestClosed(st);
+}
+
+function requestSocket(st: RequestState, socket: Socket): void {
+  if (st.acquiredAt >= 0 || st.core.destroyed) return;
   if (st.unpooled) {
     unpooledSocket(st, socket);
     return;
@@ -122,10 +206,7 @@ function onRequestSocket(this: TrackedRequest, socket: Socket): void {
   const now = timing.now();
   st.acquiredAt = now;
   const wasQueued = st.queued;
-  if (wasQueued) {
-    st.queued = false;
-    if (--o.queuedTracked < o.minQueued) o.minQueued = o.queuedTracked;
-  }
+  if (wasQueued) leaveQueue(st, o);
   const waitMs = now - st.startedAt;
   o.queueWait.record(waitMs);
   o.acquisitions++;
@@ -166,24 +247,17 @@ function onRequestSocket(this: TrackedRequest, socket: Socket): void {
   }
 }
 
-function onRequestResponse(this: TrackedRequest, res: IncomingMessage): void {
-  const st = this[kRequestState];
-  if (st === undefined || st.core.destroyed) return;
+function requestResponse(st: RequestState, res: IncomingMessage): void {
+  if (st.core.destroyed) return;
   st.res = res;
-  if (st.unpooled) return;
+  if (st.unpooled || st.closed) return;
   st.responseAt = st.progressAt = timing.now();
   st.lastBytes = res.socket?.bytesRead ?? 0;
-  st.origin.openResponses.add(st);
+  st.origin.openResponse(st);
 }
 
-function onRequestError(this: TrackedRequest): void {
-  const st = this[kRequestState];
-  if (st !== undefined) st.errored = true;
-}
-
-function onRequestClose(this: TrackedRequest): void {
-  const st = this[kRequestState];
-  if (st === undefined || st.closed) return;
+function requestClosed(st: RequestState): void {
+  if (st.closed) return;
   st.closed = true;
   const core = st.core;
   if (core.destroyed) return;
@@ -194,12 +268,9 @@ function onRequestClose(this: TrackedRequest): void {
   const o = st.origin;
   o.inFlight--;
   core.inFlight--;
-  if (st.queued) {
-    st.queued = false;
-    if (--o.queuedTracked < o.minQueued) o.minQueued = o.queuedTracked;
-  }
+  if (st.queued) leaveQueue(st, o);
   const res = st.res;
-  if (res !== undefined) o.openResponses.delete(st);
+  o.closeResponse(st);
   const counted: CountedAs = st.outcome ?? (st.errored || res === undefined || res.errored ? "failed" : "completed");
   st.countedAs = counted;
   bumpOutcome(o, counted, 1);
@@ -215,6 +286,30 @@ function onRequestClose(this: TrackedRequest): void {
       ss.lastOutcome = st.outcome;
       if (ss.current === st) ss.current = undefined;
     }
+  }
+}
+
+/**
+ * Why the caller destroyed a request: counted as aborted / timed out rather than failed (and its socket's close
+ * reason says so). Before or after the request closed; the first outcome noted wins.
+ * @internal
+ */
+export function noteRequestOutcome(st: RequestState, outcome: "aborted" | "timed_out"): void {
+  if (st.core.destroyed || st.outcome !== undefined) return;
+  st.outcome = outcome;
+  if (st.unpooled) {
+    if (st.closed && st.countedAs !== undefined && st.origin.unpooled !== undefined) {
+      bumpUnpooled(st.origin.unpooled, st.countedAs, -1);
+      bumpUnpooled(st.origin.unpooled, outcome, 1);
+      st.countedAs = outcome;
+    }
+    return;
+  }
+  if (st.closed && st.countedAs !== undefined) {
+    bumpOutcome(st.origin, st.countedAs, -1);
+    bumpOutcome(st.origin, outcome, 1);
+    st.countedAs = outcome;
+    if (st.socket !== undefined && st.socket.current === undefined) st.socket.lastOutcome = outcome;
   }
 }
 

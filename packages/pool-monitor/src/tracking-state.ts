@@ -25,11 +25,15 @@
  * saturated host of `_OTHER`, or the new agent of a swapped pair, is judged on its own; otherwise the
  * sample is the origin's sum, which then cannot be saturated.
  *
- * Per request: one `RequestState` (a dozen fields) hung on the request under a symbol; per socket:
- * one `SocketState` in a module-level `WeakMap<Socket, SocketState>`. Both die with their owner.
+ * Per request: one `RequestState` (about twenty fields). `trackRequest()` hangs it on the request under a
+ * symbol; `attachRequest()` (an embedder with its own per-request object, e.g. the handler) only returns it, so
+ * the request gets no extra property. Per socket: one `SocketState` in a module-level
+ * `WeakMap<Socket, SocketState>`. Both die with their owner. A request is on at most one intrusive list at a
+ * time, through its `prev` / `next` fields (O(1) link and unlink, no allocation, no hashing): while queued, its
+ * link's FIFO queue list (whose head gives the oldest queued age at sample time); from its response until it
+ * closes, its origin's list of responses whose body is still open (bounded by the sockets in use).
  * Per origin: counters, four `perf_hooks` histograms (a few KB each, fixed; a fifth for requests
- * sent outside the pool, created on the first one), a `Set` of responses whose body is still open
- * (bounded by the sockets in use) and one `SaturationDetector`.
+ * sent outside the pool, created on the first one), the open-response list and one `SaturationDetector`.
  */
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
@@ -38,7 +42,7 @@ import { DurationHistogram } from "./duration-histogram";
 import type { CloseReason, PoolEvent, PoolEventListener } from "./pool-stats";
 import { SaturationDetector, type SaturationSample } from "./saturation-detector";
 
-/** Symbol under which a tracked request carries its `RequestState`. @internal */
+/** Symbol under which a request tracked with `trackRequest()` carries its `RequestState`. @internal */
 export const kRequestState: unique symbol = Symbol("sockeye.pool-monitor.request");
 
 /** @internal */
@@ -92,7 +96,7 @@ export class MonitorCore {
     if (names === undefined) this.agentNames.set(agent, (names = new Map()));
     const known = names.get(name);
     if (known !== undefined) return known.origin === o ? known : undefined;
-    const link: PoolLink = { agent, name, origin: o, completions: 0 };
+    const link: PoolLink = { agent, name, origin: o, completions: 0, queueHead: undefined, queueTail: undefined };
     names.set(name, link);
     o.links.push(link);
     return link;
@@ -132,6 +136,27 @@ export interface PoolLink {
   origin: OriginState;
   /** Requests on this link's sockets that released them since the last sample. */
   completions: number;
+  /** This monitor's requests queued under this name, oldest first (linked through `RequestState.prev/next`). */
+  queueHead: RequestState | undefined;
+  queueTail: RequestState | undefined;
+}
+
+/**
+ * A tracked request as its embedder sees it (`PoolMonitor.attachRequest()`): the embedder keeps it on its own
+ * per-request object and forwards the request's events to it, so the `ClientRequest` carries nothing extra.
+ * @public
+ */
+export interface RequestTracking {
+  /** Forwarded `'socket'` event. */
+  onSocket(socket: Socket): void;
+  /** Forwarded `'response'` event. */
+  onResponse(res: IncomingMessage): void;
+  /** Forwarded `'error'` event (call it before handling the error). */
+  onError(): void;
+  /** Forwarded `'close'` event (idempotent). */
+  onClose(): void;
+  /** Why the caller destroyed the request (see `PoolMonitor.noteOutcome()`); before or after `onClose()`. */
+  noteOutcome(outcome: "aborted" | "timed_out"): void;
 }
 
 /** @internal */
@@ -150,6 +175,13 @@ export class RequestState {
   progressAt = 0;
   /** Tracked through `trackUnpooledRequest()`: counted in `origin.unpooled` only. */
   unpooled = false;
+  /** The link whose queue list holds this request while `queued` (`undefined`: queued under no known link). */
+  queueLink: PoolLink | undefined = undefined;
+  /** On the origin's open-response list. */
+  open = false;
+  /** Neighbours on the one list the request is on (its link's queue, or its origin's open responses). */
+  prev: RequestState | undefined = undefined;
+  next: RequestState | undefined = undefined;
 
   constructor(
     readonly core: MonitorCore,
@@ -239,7 +271,8 @@ export class OriginState {
   readonly connect = new DurationHistogram();
   readonly tls = new DurationHistogram();
   readonly connectionAge = new DurationHistogram();
-  readonly openResponses = new Set<RequestState>();
+  /** Responses whose body is still open (linked through `RequestState.prev/next`); see `openResponse()`. */
+  openHead: RequestState | undefined = undefined;
   readonly detector: SaturationDetector;
   /** Reused sample object (one per origin: the detector keeps a reference to the latest). */
   readonly sample: SaturationSample = {
@@ -340,16 +373,8 @@ export class OriginState {
           if (age > link.oldestActive) link.oldestActive = age;
         }
       }
-      if (q !== undefined) {
-        // The head is the oldest; skip (a few) requests tracked by someone else.
-        for (let j = 0; j < q.length && j < 8; j++) {
-          const st = q[j][kRequestState];
-          if (st !== undefined && st.core === core) {
-            link.oldestQueued = now - st.startedAt;
-            break;
-          }
-        }
-      }
+      // The head of the link's queue list is this monitor's oldest request queued under the name.
+      if (waiting !== 0 && l.queueHead !== undefined) link.oldestQueued = now - l.queueHead.startedAt;
       sum.add(link);
       if (waiting !== 0 && busy >= maps.maxSockets) {
         full.add(link);
@@ -384,7 +409,7 @@ export class OriginState {
     const limit = this.queued > 0 ? Math.min(thresholdMs, queuedThresholdMs) : thresholdMs;
     let count = 0;
     let oldest = 0;
-    for (const st of this.openResponses) {
+    for (let st = this.openHead; st !== undefined; st = st.next) {
       const res = st.res!;
       if (res.readableEnded || res.destroyed) continue;
       const bytes = res.socket?.bytesRead ?? st.lastBytes;
@@ -401,6 +426,51 @@ export class OriginState {
     this.unconsumedCount = count;
     this.unconsumedOldestMs = oldest;
   }
+
+  /** Puts a request whose response arrived on the open-response list. O(1). */
+  openResponse(st: RequestState): void {
+    st.open = true;
+    st.prev = undefined;
+    const head = this.openHead;
+    st.next = head;
+    if (head !== undefined) head.prev = st;
+    this.openHead = st;
+  }
+
+  /** Takes a request off the open-response list (no-op if it is not on it). O(1). */
+  closeResponse(st: RequestState): void {
+    if (!st.open) return;
+    st.open = false;
+    const { prev, next } = st;
+    if (prev !== undefined) prev.next = next;
+    else this.openHead = next;
+    if (next !== undefined) next.prev = prev;
+    st.prev = st.next = undefined;
+  }
+}
+
+/** Appends a queued request to its link's queue list. O(1). @internal */
+export function enqueueOnLink(link: PoolLink, st: RequestState): void {
+  st.queueLink = link;
+  st.next = undefined;
+  const tail = link.queueTail;
+  st.prev = tail;
+  if (tail !== undefined) tail.next = st;
+  else link.queueHead = st;
+  link.queueTail = st;
+}
+
+/** Takes a request off its link's queue list (no-op if it is on none). O(1). @internal */
+export function dequeueFromLink(st: RequestState): void {
+  const link = st.queueLink;
+  if (link === undefined) return;
+  st.queueLink = undefined;
+  const { prev, next } = st;
+  if (prev !== undefined) prev.next = next;
+  else link.queueHead = next;
+  if (next !== undefined) next.prev = prev;
+  else link.queueTail = prev;
+  st.prev = st.next = undefined;
 }
 
 /** Pool figures of one link, or summed over several. @internal */

@@ -5,52 +5,23 @@
  * time) and stay out of the pool gauges, the hold-time accumulators and the saturation detector.
  *
  * Cost per request: one `RequestState` (flagged `unpooled`), the four shared request listeners when the monitor
- * listens itself, and one `'connect'` listener (a module-level function, no closure) on the new socket, which is
+ * listens itself (none for an embedder's `attachUnpooledRequest()` handle), and one `'connect'` listener (a module-level function, no closure) on the new socket, which is
  * found again through a module-level `WeakMap<Socket, RequestState>`. The request events reach the functions below
- * through the branch at the top of each shared request listener.
+ * through the branch at the top of each shared request path (`request-listeners.ts`).
  */
-import { errorMonitor } from "node:events";
-import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import { timing } from "./timing";
-import {
-  type CountedAs,
-  kRequestState,
-  type MonitorCore,
-  type OriginState,
-  RequestState,
-  type TrackedRequest,
-  UnpooledCounters,
-} from "./tracking-state";
+import { type CountedAs, type RequestState, UnpooledCounters } from "./tracking-state";
 
 const connectingSockets = new WeakMap<Socket, RequestState>();
 
-/** @internal */
-export function attachUnpooledRequest(
-  core: MonitorCore,
-  req: TrackedRequest,
-  o: OriginState,
-  startedAt: number,
-  listen: boolean,
-  listeners: {
-    socket: (this: TrackedRequest, socket: Socket) => void;
-    response: (this: TrackedRequest, res: IncomingMessage) => void;
-    error: (this: TrackedRequest) => void;
-    close: (this: TrackedRequest) => void;
-  }
-): void {
-  // The agent is never read for an unpooled request: `undefined` as any stands for "no pool".
-  const st = new RequestState(core, o, undefined as never, startedAt);
+/** Flags a new request state as unpooled and counts it in its origin's `unpooled` block. @internal */
+export function attachUnpooledRequest(st: RequestState): void {
   st.unpooled = true;
-  req[kRequestState] = st;
+  const o = st.origin;
   o.unpooled ??= new UnpooledCounters();
   o.unpooled.started++;
   o.unpooled.inFlight++;
-  if (!listen) return;
-  req.on("socket", listeners.socket);
-  req.on("response", listeners.response);
-  req.on("close", listeners.close);
-  req.on(errorMonitor, listeners.error);
 }
 
 /** `'socket'` of an unpooled request: times the TCP connect of its (new) socket. @internal */
