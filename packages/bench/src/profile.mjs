@@ -12,6 +12,8 @@
 // node timers, node http client, net/streams, Sockeye, Smithy, undici, harness,
 // GC, idle/program. Output: out/profiles/<client>-c<c>-<body>-<timeouts>.cpuprofile
 // and .summary.json (picked up by report.mjs).
+// BENCH_PROFILE_INTERVAL_US sets the sampling interval (node's --cpu-prof-interval,
+// default 1000 µs); a finer one resolves sub-microsecond per-request costs in a diff.
 // =============================================================================
 
 import { spawnSync } from "node:child_process";
@@ -65,7 +67,17 @@ const tmpDir = `${OUT_DIR}tmp-${process.pid}/`;
 mkdirSync(tmpDir, { recursive: true });
 const res = spawnSync(
   process.execPath,
-  ["--cpu-prof", `--cpu-prof-dir=${tmpDir}`, SELF, client, c, body, timeouts, seconds],
+  [
+    "--cpu-prof",
+    `--cpu-prof-dir=${tmpDir}`,
+    ...(process.env.BENCH_PROFILE_INTERVAL_US ? [`--cpu-prof-interval=${process.env.BENCH_PROFILE_INTERVAL_US}`] : []),
+    SELF,
+    client,
+    c,
+    body,
+    timeouts,
+    seconds,
+  ],
   {
     stdio: "inherit",
     env: { ...process.env, SOCKEYE_PROFILE_CHILD: "1" },
