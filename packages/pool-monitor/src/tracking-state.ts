@@ -28,10 +28,14 @@
  * Per request: one `RequestState` (about twenty fields). `trackRequest()` hangs it on the request under a
  * symbol; `attachRequest()` (an embedder with its own per-request object, e.g. the handler) only returns it, so
  * the request gets no extra property. Per socket: one `SocketState` in a module-level
- * `WeakMap<Socket, SocketState>`. Both die with their owner. A request is on at most one intrusive list at a
- * time, through its `prev` / `next` fields (O(1) link and unlink, no allocation, no hashing): while queued, its
- * link's FIFO queue list (whose head gives the oldest queued age at sample time); from its response until it
- * closes, its origin's list of responses whose body is still open (bounded by the sockets in use).
+ * `WeakMap<Socket, SocketState>`. Both die with their owner. Two intrusive lists (no allocation, no hashing):
+ * - while queued, a request is on its link's FIFO queue list (singly linked through `qNext`), whose head gives the
+ *   oldest queued age at sample time. Node serves a name's queue in order, so the request that gets a socket is
+ *   normally the head and leaves in O(1) without touching its neighbours; one that leaves from elsewhere (aborted
+ *   while queued) is only flagged (`queued = false`) and skipped once it reaches the head (at the next head
+ *   removal or sample), so its small state may stay reachable until the requests queued before it are served;
+ * - from its response until it closes, on its origin's list of responses whose body is still open (doubly linked
+ *   through `prev` / `next`, O(1) unlink; bounded by the sockets in use).
  * Per origin: counters, four `perf_hooks` histograms (a few KB each, fixed; a fifth for requests
  * sent outside the pool, created on the first one), the open-response list and one `SaturationDetector`.
  */
@@ -136,7 +140,10 @@ export interface PoolLink {
   origin: OriginState;
   /** Requests on this link's sockets that released them since the last sample. */
   completions: number;
-  /** This monitor's requests queued under this name, oldest first (linked through `RequestState.prev/next`). */
+  /**
+   * This monitor's requests queued under this name, oldest first (linked through `RequestState.qNext`); entries no
+   * longer `queued` are skipped lazily (see the header).
+   */
   queueHead: RequestState | undefined;
   queueTail: RequestState | undefined;
 }
@@ -177,9 +184,11 @@ export class RequestState {
   unpooled = false;
   /** The link whose queue list holds this request while `queued` (`undefined`: queued under no known link). */
   queueLink: PoolLink | undefined = undefined;
+  /** Next (younger) request on the link's queue list. */
+  qNext: RequestState | undefined = undefined;
   /** On the origin's open-response list. */
   open = false;
-  /** Neighbours on the one list the request is on (its link's queue, or its origin's open responses). */
+  /** Neighbours on the origin's open-response list. */
   prev: RequestState | undefined = undefined;
   next: RequestState | undefined = undefined;
 
@@ -374,7 +383,8 @@ export class OriginState {
         }
       }
       // The head of the link's queue list is this monitor's oldest request queued under the name.
-      if (waiting !== 0 && l.queueHead !== undefined) link.oldestQueued = now - l.queueHead.startedAt;
+      const head = queueHead(l);
+      if (waiting !== 0 && head !== undefined) link.oldestQueued = now - head.startedAt;
       sum.add(link);
       if (waiting !== 0 && busy >= maps.maxSockets) {
         full.add(link);
@@ -452,25 +462,33 @@ export class OriginState {
 /** Appends a queued request to its link's queue list. O(1). @internal */
 export function enqueueOnLink(link: PoolLink, st: RequestState): void {
   st.queueLink = link;
-  st.next = undefined;
   const tail = link.queueTail;
-  st.prev = tail;
-  if (tail !== undefined) tail.next = st;
+  if (tail !== undefined) tail.qNext = st;
   else link.queueHead = st;
   link.queueTail = st;
 }
 
-/** Takes a request off its link's queue list (no-op if it is on none). O(1). @internal */
+/**
+ * A request left the queued state (`queued` already false): O(1) removal when it is the head (the usual case: Node
+ * serves the queue in order), else it stays in the list and is skipped later. @internal
+ */
 export function dequeueFromLink(st: RequestState): void {
   const link = st.queueLink;
   if (link === undefined) return;
   st.queueLink = undefined;
-  const { prev, next } = st;
-  if (prev !== undefined) prev.next = next;
-  else link.queueHead = next;
-  if (next !== undefined) next.prev = prev;
-  else link.queueTail = prev;
-  st.prev = st.next = undefined;
+  if (link.queueHead !== st) return;
+  const next = st.qNext;
+  link.queueHead = next;
+  if (next === undefined) link.queueTail = undefined;
+}
+
+/** The oldest request still queued on `link`, dropping entries that left the queue from behind the head. */
+function queueHead(link: PoolLink): RequestState | undefined {
+  let head = link.queueHead;
+  while (head !== undefined && !head.queued) head = head.qNext;
+  link.queueHead = head;
+  if (head === undefined) link.queueTail = undefined;
+  return head;
 }
 
 /** Pool figures of one link, or summed over several. @internal */
