@@ -9,6 +9,7 @@
 //     median (min-max) over rounds;
 //   * absolute values are medians over rounds and are shown next to ratios;
 //   * targets are evaluated on the median paired ratio of every cell.
+// packages/bench/profiles.md (hand-written profile before/after notes) is included verbatim when present.
 // CPU profiles summarised by profile.mjs (out/profiles/*.summary.json) are
 // appended when present.
 // =============================================================================
@@ -20,6 +21,8 @@ import { median, pairedRatios, summary } from "./lib/stats.mjs";
 
 const OUT_DIR = fileURLToPath(new URL("../out/", import.meta.url));
 const DOCS_DIR = fileURLToPath(new URL("../../../docs/perf/", import.meta.url));
+/** Hand-written notes on profiles taken before and after a change (committed; included verbatim when present). */
+const PROFILE_NOTES = fileURLToPath(new URL("../profiles.md", import.meta.url));
 
 /** Targets from the issue. */
 export const TARGETS = Object.freeze({ cpuVsFloor: 1.1, telemetryVsOff: 1.03 });
@@ -362,7 +365,7 @@ export function buildMarkdown(results, sourceName) {
   push(
     "## Native timers per request",
     "",
-    "Separate counting pass, 128 B body: `Timeout` resources initialised (async_hooks) ÷ requests, and the peak number alive at once. Includes every native timer in the client process during the burst (socket timeouts, the telemetry reader's interval).",
+    "Separate counting pass, 128 B body: `Timeout` resources initialised (async_hooks) ÷ requests, and the peak number alive at once. Includes every native timer in the client process during the burst (socket timeouts, the telemetry reader's interval). The ~1 native `Timeout` per request on the undici clients (undici, smithy-undici, sockeye-undici) is undici's own keep-alive timer: `lib/dispatcher/client-h1.js` arms a native (`USE_NATIVE_TIMER`) keep-alive timeout each time a connection goes idle, so raw undici `Pool.request` shows it too; Sockeye's deadlines add 0.",
     "",
     `| timeouts | c | requests | ${results.clients.join(" | ")} |`,
     `|---|---:|---:|${results.clients.map(() => "---").join("|")}|`
@@ -453,6 +456,10 @@ export function buildMarkdown(results, sourceName) {
   }
 
   // ---- Profiles ----
+  if (existsSync(PROFILE_NOTES)) {
+    // A committed fragment (its own headings), so it survives regeneration of this file.
+    push(readFileSync(PROFILE_NOTES, "utf8").trimEnd(), "");
+  }
   const profiles = loadProfiles();
   if (profiles.length) {
     push(
