@@ -13,6 +13,7 @@ import { HoldingServer } from "./holding-server.mock";
 import { HandlerRuntime } from "./handler-runtime";
 import { InFlightRequest } from "./in-flight-request";
 import type { RequestPlan } from "./request-plan";
+import { testPlan } from "./request-plan.mock";
 
 const server = new HoldingServer(() => true);
 let port: number;
@@ -28,23 +29,7 @@ beforeAll(async () => {
 
 afterAll(() => server.close());
 
-function plan(agent: http.Agent): RequestPlan {
-  return {
-    agent,
-    isSSL: false,
-    oneOffAgent: false,
-    expectContinue: false,
-    connectionTimeout: 5_000,
-    requestTimeout: 10_000,
-    throwOnRequestTimeout: true,
-    socketTimeout: 20_000,
-    socketTimeoutIsServiceDefault: false,
-    socketAcquisitionTimeout: undefined,
-    connectionLifetime: undefined,
-    logger: undefined,
-    externalAgent: false,
-  };
-}
+const plan = (agent: http.Agent): RequestPlan => testPlan(agent);
 
 interface Started {
   state: InFlightRequest;

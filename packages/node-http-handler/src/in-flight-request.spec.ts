@@ -15,6 +15,7 @@ import { HoldingServer } from "./holding-server.mock";
 import { HandlerRuntime } from "./handler-runtime";
 import { InFlightRequest } from "./in-flight-request";
 import type { RequestPlan } from "./request-plan";
+import { testPlan } from "./request-plan.mock";
 
 const server = new HoldingServer((url) => url === "/hold");
 let port: number;
@@ -54,24 +55,8 @@ function setup(agentOptions: http.AgentOptions = {}): Setup {
   return current;
 }
 
-function planFor(agent: http.Agent, overrides: Partial<RequestPlan> = {}): RequestPlan {
-  return {
-    agent,
-    isSSL: false,
-    oneOffAgent: false,
-    expectContinue: false,
-    connectionTimeout: 5_000,
-    requestTimeout: 10_000,
-    throwOnRequestTimeout: true,
-    socketTimeout: 20_000,
-    socketTimeoutIsServiceDefault: false,
-    socketAcquisitionTimeout: 30_000,
-    connectionLifetime: undefined,
-    logger: undefined,
-    externalAgent: false,
-    ...overrides,
-  };
-}
+const planFor = (agent: http.Agent, overrides: Partial<RequestPlan> = {}): RequestPlan =>
+  testPlan(agent, { socketAcquisitionTimeout: 30_000, ...overrides });
 
 interface Started {
   state: InFlightRequest;

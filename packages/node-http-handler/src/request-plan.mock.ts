@@ -1,0 +1,25 @@
+/**
+ * A `RequestPlan` for unit specs that build `InFlightRequest`s directly: plain http on `agent`, throwing connection,
+ * request and idle deadlines of 5 s, 10 s and 20 s, no acquisition deadline; `overrides` replace any field.
+ */
+import type { Agent } from "node:http";
+import type { RequestPlan } from "./request-plan";
+
+export function testPlan(agent: Agent, overrides: Partial<RequestPlan> = {}): RequestPlan {
+  return {
+    agent,
+    isSSL: false,
+    oneOffAgent: false,
+    expectContinue: false,
+    connectionTimeout: 5_000,
+    requestTimeout: 10_000,
+    throwOnRequestTimeout: true,
+    socketTimeout: 20_000,
+    socketTimeoutIsServiceDefault: false,
+    socketAcquisitionTimeout: undefined,
+    connectionLifetime: undefined,
+    logger: undefined,
+    externalAgent: false,
+    ...overrides,
+  };
+}
