@@ -14,7 +14,7 @@
 // to upstream of the same round: median (min-max). A separate pass counts native Timeouts created per request
 // (async_hooks, lib/timer-counter.mjs) at c=50.
 //
-// Knobs: BENCH_ROUNDS (default 5), BENCH_SCALE (request counts, default 1), BENCH_CONCURRENCY="1,50,1000",
+// Knobs: BENCH_ROUNDS (default 11), BENCH_SCALE (request counts, default 1), BENCH_CONCURRENCY="1,50,1000",
 // BENCH_TIMEOUTS="off,on". Output: packages/bench/out/bench-h2-latest.json and a table on stdout.
 // =============================================================================
 import { fork } from "node:child_process";
@@ -28,7 +28,7 @@ import { pairedRatios, summary } from "./lib/stats.mjs";
 import { TimerCounter } from "./lib/timer-counter.mjs";
 
 const list = (v, fallback) => (v ? v.split(",").map((s) => s.trim()) : fallback);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 11);
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const CONCURRENCIES = list(process.env.BENCH_CONCURRENCY, ["1", "50", "1000"]).map(Number);
 const TIMEOUT_MODES = list(process.env.BENCH_TIMEOUTS, ["off", "on"]).map((m) => m === "on");

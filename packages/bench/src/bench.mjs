@@ -10,8 +10,8 @@
 // How (the method is the point, read it before trusting any number):
 //   * The load server runs in a SEPARATE process (lib/load-server.mjs).
 //   * All clients live in THIS process, each with its own 50-socket keep-alive agent.
-//   * Each cell: one warm-up burst per client (none at c=10000, see below), then 7 rounds
-//     (5 at c=10000); in every round each client runs one short burst, in an order
+//   * Each cell: one warm-up burst per client (none at c=10000, see below), then 21 rounds
+//     (7 at c=10000); in every round each client runs one short burst, in an order
 //     ROTATED by one each round.
 //     The unmodified control ("floor", raw http.request) is in every round, so
 //     every number is reported as a PAIRED ratio to the floor of the same round:
@@ -22,7 +22,7 @@
 // Output: packages/bench/out/bench-<date>.json (+ out/bench-latest.json), then
 // docs/perf/README.md and docs/perf/cpu-per-request.svg via report.mjs.
 //
-// Knobs (environment): BENCH_ROUNDS (default 7, 5 at c=10000), BENCH_SCALE (multiplies request
+// Knobs (environment): BENCH_ROUNDS (default 21, 7 at c=10000), BENCH_SCALE (multiplies request
 // counts, default 1), BENCH_CONCURRENCY="1,50", BENCH_BODIES="128", BENCH_CLIENTS=
 // "floor,upstream", BENCH_TIMEOUTS="off,on", BENCH_NO_DOCS=1 (JSON only).
 // =============================================================================
@@ -43,10 +43,12 @@ import { writeReport } from "./report.mjs";
 const list = (v, fallback) => (v ? v.split(",").map((s) => s.trim()) : fallback);
 
 /**
- * Rounds (pairs) per cell: 7 where a round is cheap, the mandated minimum of 5 at
- * c=10000 (each of its bursts costs 1.5-3 s). BENCH_ROUNDS overrides both.
+ * Rounds (pairs) per cell: 21 where a round is cheap, 7 at c=10000 (each of its bursts costs 1.5-3 s).
+ * Why so many: on a shared 2-core VM one burst's paired ratio swings by +-20-50 % (GC debt and steal time
+ * land on whichever burst is running); with 7 rounds the median of a cell moved by ~0.1 between runs, with
+ * 21-30 it repeats within ~0.02. BENCH_ROUNDS overrides both.
  */
-const roundsFor = (c) => Number(process.env.BENCH_ROUNDS ?? (c >= 10000 ? 5 : 7));
+const roundsFor = (c) => Number(process.env.BENCH_ROUNDS ?? (c >= 10000 ? 7 : 21));
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const CONCURRENCIES = list(process.env.BENCH_CONCURRENCY, ["1", "50", "200", "1000", "10000"]).map(Number);
 const BODIES = list(process.env.BENCH_BODIES, ["128", "65536"]).map(Number);
@@ -55,7 +57,7 @@ const ONLY_CLIENTS = process.env.BENCH_CLIENTS ? list(process.env.BENCH_CLIENTS)
 
 /**
  * Requests per measured burst, per concurrency. Chosen so the whole suite fits in
- * 10 minutes on a 2-core VM: a floor burst lasts ~0.1-0.4 s, except c=10000, which
+ * about 20 minutes on a 2-core VM: a floor burst lasts ~0.1-0.4 s, except c=10000, which
  * needs >= 10000 requests to have 10000 in flight and costs ~1.5-2.5 s per burst.
  * That cell alone is about half of the run time, so it gets no warm-up burst (the
  * c=1000 cell right before it has warmed every client up).
