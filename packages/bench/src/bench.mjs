@@ -45,8 +45,9 @@ const list = (v, fallback) => (v ? v.split(",").map((s) => s.trim()) : fallback)
 /**
  * Rounds (pairs) per cell: 21 where a round is cheap, 7 at c=10000 (each of its bursts costs 1.5-3 s).
  * Why so many: on a shared 2-core VM one burst's paired ratio swings by +-20-50 % (GC debt and steal time
- * land on whichever burst is running); with 7 rounds the median of a cell moved by ~0.1 between runs, with
- * 21-30 it repeats within ~0.02. BENCH_ROUNDS overrides both.
+ * land on whichever burst is running). At c=1, two 30-round runs agreed within 0.01; two full 21-round runs
+ * still differed by ~0.05 per cell median (up to ~0.19), so the report also gives each miss's interquartile
+ * range. BENCH_ROUNDS overrides both.
  */
 const roundsFor = (c) => Number(process.env.BENCH_ROUNDS ?? (c >= 10000 ? 7 : 21));
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
