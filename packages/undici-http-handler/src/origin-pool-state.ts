@@ -10,6 +10,20 @@
  * Insert and remove are O(1) and allocate nothing. Connection state (connecting, created, closed by reason, connect
  * and TLS times, age) is fed by the tracked connector; the pool's own gauges (connected / free / pending) come from
  * undici's `PoolStats` at read time. Counters only grow, except the per-sample ones the detector consumes.
+ *
+ * Pools: the handler's Agent factory registers each undici `Pool` it creates (`registerPool`) in a small map keyed by
+ * the exact origin string:
+ *
+ *   "http://a:80" ─► { pool, limit }     a tracked origin: one entry
+ *   _OTHER        ─► { pool, limit } × n  one entry per origin beyond maxOrigins (each has a Pool of its own)
+ *
+ * Registering again for an origin replaces its entry (undici's Agent closes a pool whose connections all went away
+ * and creates a new one on the next request), so a replaced pool is never counted twice. A pool is live until undici
+ * marks it `closed` or `destroyed`; dead entries are dropped by `refreshPools()`, so the map holds at most one entry
+ * per origin with a live pool. `maxSockets` is a cached number (the hot path reads it per request): `refreshPools()`
+ * recomputes it, O(pools), on registration and at each sample / snapshot, never per request. The gauges sum undici's
+ * stats over the live pools at read time (one `PoolStats` object per pool and read: sample and snapshot time only).
+ * A caller's own dispatcher registers no pool: the handler sets `stats` (and leaves `maxSockets` null) instead.
  */
 import { type CloseReason, SaturationDetector, type SaturationSample } from "@sockeye/pool-monitor";
 import { DurationRecorder } from "./duration-recorder";
@@ -32,6 +46,30 @@ export interface UndiciStatsLike {
   pending?: number;
   queued?: number;
   running?: number;
+}
+
+/** What the registry reads of an undici `Pool` (`closed` / `destroyed`: undici's `DispatcherBase` getters). @internal */
+export interface PoolLike {
+  readonly stats: UndiciStatsLike | undefined;
+  readonly closed?: boolean;
+  readonly destroyed?: boolean;
+}
+
+/** One registered pool and its connection limit (`null` = unlimited). @internal */
+export interface RegisteredPool {
+  readonly pool: PoolLike;
+  readonly limit: number | null;
+}
+
+/** Active sockets, limit and queue summed over the pools the detector's sample covers. @internal */
+export interface PoolEvidence {
+  active: number;
+  maxSockets: number;
+  queued: number;
+}
+
+function isLive(pool: PoolLike): boolean {
+  return pool.closed !== true && pool.destroyed !== true;
 }
 
 /** An intrusive doubly linked list of request nodes. @internal */
@@ -79,10 +117,21 @@ const CLOSE_REASONS: readonly CloseReason[] = [
 /** @internal */
 export class OriginPoolState {
   readonly detector: SaturationDetector;
-  /** Connection limit; `null` = unlimited or unknown (caller's dispatcher). */
+  /**
+   * Connection limit: the sum of the live registered pools' limits (cached, see `refreshPools()`); `null` =
+   * unlimited (some live pool has no limit) or unknown (no pool registered: a caller's dispatcher).
+   */
   maxSockets: number | null = null;
-  /** Reads undici's stats of this origin's pool, when reachable. */
+  /** Reads undici's stats of this entry's pools (summed over the registry), when reachable. */
   stats: (() => UndiciStatsLike | undefined) | undefined = undefined;
+  /** Registered pools by exact origin; `undefined` until the first `registerPool()`. */
+  private pools: Map<string, RegisteredPool> | undefined = undefined;
+  /** Live pools counted by the last `refreshPools()`. */
+  private livePools = 0;
+  /** Limit of the latest registered pool: `maxSockets` while no registered pool is live (the next one gets it). */
+  private latestLimit: number | null = null;
+  /** Reused by `poolEvidence()` (no allocation per sample beyond undici's `PoolStats`). */
+  readonly evidence: PoolEvidence = { active: 0, maxSockets: 0, queued: 0 };
 
   readonly waiting = new RequestList(1);
   readonly paused = new RequestList(2);
@@ -127,6 +176,100 @@ export class OriginPoolState {
     sampleIntervalMs: number
   ) {
     this.detector = new SaturationDetector({ origin, windowSamples, sampleIntervalMs });
+  }
+
+  /**
+   * Registers `pool` (connection limit `limit`, `null` = unlimited) as the pool of `origin` in this entry, replacing
+   * a previous pool of the same origin; recomputes `maxSockets`. O(pools of the entry); once per pool creation.
+   */
+  registerPool(origin: string, pool: PoolLike, limit: number | null): void {
+    if (this.pools === undefined) {
+      this.pools = new Map();
+      this.stats = () => this.sumStats();
+    }
+    this.pools.set(origin, { pool, limit });
+    this.latestLimit = limit;
+    this.refreshPools();
+  }
+
+  /**
+   * Drops registered pools that undici closed or destroyed and recomputes the cached `maxSockets`: the sum of the
+   * live pools' limits (`null` when one is unlimited), or the latest registered limit when none is live (the Agent
+   * dropped them all; the next request's pool gets that limit). O(pools); at registration and sample / snapshot time.
+   * No-op without registered pools (`maxSockets` stays as set, `null` for a caller's dispatcher).
+   */
+  refreshPools(): void {
+    const pools = this.pools;
+    if (pools === undefined) return;
+    let live = 0;
+    let sum: number | null = 0;
+    for (const [origin, entry] of pools) {
+      if (!isLive(entry.pool)) {
+        pools.delete(origin);
+        continue;
+      }
+      live++;
+      sum = sum === null || entry.limit === null ? null : sum + entry.limit;
+    }
+    this.livePools = live;
+    this.maxSockets = live === 0 ? this.latestLimit : sum;
+  }
+
+  /** Live registered pools as of the last `refreshPools()`. */
+  get poolCount(): number {
+    return this.livePools;
+  }
+
+  /** undici's gauges summed over the live registered pools; `undefined` when none is live. Allocates one object. */
+  private sumStats(): UndiciStatsLike | undefined {
+    const pools = this.pools;
+    if (pools === undefined) return undefined;
+    let any = false;
+    const sum = { connected: 0, free: 0, pending: 0, queued: 0, running: 0 };
+    for (const { pool } of pools.values()) {
+      if (!isLive(pool)) continue;
+      const s = pool.stats;
+      if (s === undefined) continue;
+      any = true;
+      sum.connected += s.connected ?? 0;
+      sum.free += s.free ?? 0;
+      sum.pending += s.pending ?? 0;
+      sum.queued += s.queued ?? 0;
+      sum.running += s.running ?? 0;
+    }
+    return any ? sum : undefined;
+  }
+
+  /**
+   * Per-pool evidence for the detector: when more than one pool is live and some pool is full with a queue (`pending
+   * > 0` and `connected − free >= limit`), fills `evidence` with active sockets, limit and queue summed over those
+   * full pools only and returns it, so one saturated host of `_OTHER` is not diluted by the idle capacity of the
+   * others. Otherwise `undefined`: the sample covers the entry as a whole. Call after `refreshPools()`. O(pools),
+   * one `PoolStats` per live pool; sample time only.
+   */
+  poolEvidence(): PoolEvidence | undefined {
+    const pools = this.pools;
+    if (pools === undefined || this.livePools < 2) return undefined;
+    const e = this.evidence;
+    e.active = 0;
+    e.maxSockets = 0;
+    e.queued = 0;
+    let full = 0;
+    for (const { pool, limit } of pools.values()) {
+      if (limit === null || !isLive(pool)) continue;
+      const s = pool.stats;
+      if (s === undefined) continue;
+      const pending = s.pending ?? 0;
+      const busy = (s.connected ?? 0) - (s.free ?? 0);
+      if (pending <= 0 || busy < limit) continue;
+      full++;
+      // A full pool has every connection connected (busy >= limit), so none of the entry's connecting sockets is
+      // its own: its pending requests are all queued.
+      e.active += busy;
+      e.maxSockets += limit;
+      e.queued += pending;
+    }
+    return full > 0 ? e : undefined;
   }
 
   /** Requests waiting for a connection, excluding the one each connecting socket will take. */

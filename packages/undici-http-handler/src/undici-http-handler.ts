@@ -345,11 +345,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
               timeout: config.connectionTimeout ?? 0,
             } as buildConnector.BuildOptions)
       );
-      let state: OriginPoolState | undefined;
-      if (monitor !== undefined) {
-        state = monitor.origin(key);
-        state.maxSockets = maxSockets;
-      }
+      const state: OriginPoolState | undefined = monitor?.origin(key);
       const pool = new Pool(origin, {
         ...(agent.localAddress !== undefined ? { localAddress: agent.localAddress } : {}),
         // keepAlive: false on the agent: a new connection per request, as with node:http.
@@ -359,7 +355,8 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         connect: state === undefined || monitor === undefined ? base : trackedConnector(base, monitor, state, lifetime),
         ...(lifetime !== undefined ? { clientTtl: lifetime } : {}),
       });
-      if (state !== undefined) state.stats = () => pool.stats;
+      // Registered by exact origin: `_OTHER` sums the pools of its origins; a replacement pool replaces its entry.
+      if (state !== undefined) state.registerPool(key, pool, maxSockets);
       return pool;
     };
     return new Agent({

@@ -4,7 +4,9 @@
  *
  * Data sources:
  * - undici's own `PoolStats` of each origin's `Pool` (connected, free, pending), read only in `getStats()` and
- *   `sample()`: active = busy + connecting connections, idle = free, queued = pending − connecting.
+ *   `sample()`: active = busy + connecting connections, idle = free, queued = pending − connecting. The `_OTHER`
+ *   entry registers one `Pool` per overflowed origin: its gauges and `maxSockets` are sums over the live ones, and
+ *   the detector is fed per-pool evidence (only the pools full with a queue, when some are; see `sampleOrigin`).
  * - the tracked connector (`tracked-connector.ts`): connection attempts, connect/TLS time, close reason and age.
  * - the handler's request state, through the `request*` methods below: O(1) counter updates and list links per
  *   request, no allocation unless an event subscriber exists.
@@ -240,11 +242,23 @@ export class UndiciPoolMonitor {
       return;
     }
     const s = o.sample;
-    const queued = o.queued;
+    o.refreshPools();
+    // Per-pool evidence (an `_OTHER` entry has one pool per overflowed origin): when some pool is full with a queue,
+    // the sample covers those pools only; else the entry as a whole. Completions, arrivals, hold times, queue ages
+    // and unconsumed bodies stay the entry's totals: the request bookkeeping is per entry, not per pool.
+    const evidence = o.poolEvidence();
+    let queued: number;
+    if (evidence !== undefined) {
+      queued = evidence.queued;
+      s.active = evidence.active;
+      s.maxSockets = evidence.maxSockets;
+    } else {
+      queued = o.queued;
+      s.active = o.active;
+      s.maxSockets = o.maxSockets ?? Number.POSITIVE_INFINITY;
+    }
     const unconsumed = o.unconsumed(now, this.unconsumedBodyMs);
     s.now = now;
-    s.active = o.active;
-    s.maxSockets = o.maxSockets ?? Number.POSITIVE_INFINITY;
     s.queued = queued;
     s.minQueued = Math.min(o.minQueued, queued);
     s.completions = o.completions;
@@ -344,6 +358,7 @@ export class UndiciPoolMonitor {
 
   private originStats(o: OriginPoolState, now: number, reset: boolean): OriginStats {
     const d = o.detector;
+    o.refreshPools();
     const unconsumed = o.unconsumed(now, this.unconsumedBodyMs);
     const stats: OriginStats = {
       origin: o.origin,

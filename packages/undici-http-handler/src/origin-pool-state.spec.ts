@@ -1,0 +1,110 @@
+/**
+ * OriginPoolState's pool registry with plain objects standing in for undici pools: the summed limit and gauges, a
+ * replaced pool counted once, closed / destroyed pools left out, and the per-pool evidence fed to the detector.
+ */
+import { describe, expect, it } from "vitest";
+import { OriginPoolState, type UndiciStatsLike } from "./origin-pool-state";
+
+interface FakePool {
+  stats: UndiciStatsLike;
+  closed?: boolean;
+  destroyed?: boolean;
+}
+
+function pool(stats: UndiciStatsLike = {}): FakePool {
+  return { stats: { connected: 0, free: 0, pending: 0, queued: 0, running: 0, ...stats } };
+}
+
+function entry(): OriginPoolState {
+  return new OriginPoolState("_OTHER", 5, 1000);
+}
+
+describe("OriginPoolState pool registry", () => {
+  it("without a registered pool, maxSockets stays null and no stats are read", () => {
+    const o = entry();
+    o.refreshPools();
+    expect(o.maxSockets).toBeNull();
+    expect(o.stats).toBeUndefined();
+    expect(o.poolCount).toBe(0);
+    expect(o.poolEvidence()).toBeUndefined();
+  });
+
+  it("sums limits and gauges over the pools of different origins", () => {
+    const o = entry();
+    o.registerPool("http://b:80", pool({ connected: 2, free: 0, pending: 1, running: 2 }), 2);
+    o.registerPool("http://c:80", pool({ connected: 2, free: 1, pending: 0, running: 1 }), 3);
+    expect(o.maxSockets).toBe(5);
+    expect(o.poolCount).toBe(2);
+    expect(o.stats?.()).toEqual({ connected: 4, free: 1, pending: 1, queued: 0, running: 3 });
+    expect(o.active).toBe(3);
+    expect(o.idle).toBe(1);
+    expect(o.queued).toBe(1);
+  });
+
+  it("registering a pool again for the same origin replaces it (the limit does not double)", () => {
+    const o = entry();
+    const first = pool({ connected: 1, free: 1 });
+    o.registerPool("http://b:80", first, 2);
+    o.registerPool("http://c:80", pool(), 2);
+    o.registerPool("http://b:80", pool({ connected: 2, free: 0 }), 2);
+    expect(o.maxSockets).toBe(4);
+    expect(o.poolCount).toBe(2);
+    // The replaced pool's gauges are no longer read, even while it is still open.
+    expect(o.stats?.()).toMatchObject({ connected: 2, free: 0 });
+  });
+
+  it("leaves closed and destroyed pools out, at the next refresh", () => {
+    const o = entry();
+    const b = pool({ connected: 1, free: 1 });
+    const c = pool({ connected: 2, free: 0 });
+    o.registerPool("http://b:80", b, 2);
+    o.registerPool("http://c:80", c, 3);
+    expect(o.maxSockets).toBe(5);
+    b.closed = true;
+    // The gauges skip a dead pool at once; the cached limit follows at the next refresh (sample / snapshot time).
+    expect(o.stats?.()).toMatchObject({ connected: 2, free: 0 });
+    expect(o.maxSockets).toBe(5);
+    o.refreshPools();
+    expect(o.maxSockets).toBe(3);
+    expect(o.poolCount).toBe(1);
+    c.destroyed = true;
+    o.refreshPools();
+    // No live pool: the latest registered limit stands (the next request's pool gets it), the gauges are unknown.
+    expect(o.poolCount).toBe(0);
+    expect(o.maxSockets).toBe(3);
+    expect(o.stats?.()).toBeUndefined();
+    o.registerPool("http://b:80", pool(), 2);
+    expect(o.maxSockets).toBe(2);
+  });
+
+  it("an unlimited live pool makes the sum unlimited", () => {
+    const o = entry();
+    o.registerPool("http://b:80", pool(), 2);
+    o.registerPool("http://c:80", pool(), null);
+    expect(o.maxSockets).toBeNull();
+  });
+
+  it("per-pool evidence: only the pools full with a queue, when there are some and more than one pool", () => {
+    const o = entry();
+    const b = pool({ connected: 2, free: 0, pending: 3 });
+    const c = pool({ connected: 1, free: 1, pending: 0 });
+    o.registerPool("http://b:80", b, 2);
+    // One pool: the entry as a whole is the evidence.
+    expect(o.poolEvidence()).toBeUndefined();
+    o.registerPool("http://c:80", c, 2);
+    expect(o.poolEvidence()).toEqual({ active: 2, maxSockets: 2, queued: 3 });
+    // Full without a queue, or a queue behind a free slot: no per-pool evidence.
+    b.stats = { connected: 2, free: 0, pending: 0 };
+    expect(o.poolEvidence()).toBeUndefined();
+    b.stats = { connected: 1, free: 0, pending: 1 };
+    expect(o.poolEvidence()).toBeUndefined();
+    // Two full pools: summed over both.
+    b.stats = { connected: 2, free: 0, pending: 3 };
+    c.stats = { connected: 2, free: 0, pending: 1 };
+    expect(o.poolEvidence()).toEqual({ active: 4, maxSockets: 4, queued: 4 });
+    // A closed pool is no evidence.
+    c.closed = true;
+    o.refreshPools();
+    expect(o.poolEvidence()).toBeUndefined();
+  });
+});
