@@ -1,6 +1,6 @@
 /**
  * `PoolMonitor`: socket-pool telemetry and saturation detection for any `http.Agent` / `https.Agent`,
- * built on public Node APIs only (agent maps, request and socket events, WeakMaps; no patching).
+ * built on public Node APIs only (agent maps, request and socket events; no patching).
  *
  * Data flow:
  * - `trackRequest()` (hot path, once per request) hangs a small state object on the request and
@@ -40,7 +40,7 @@ import {
   MonitorCore,
   OriginState,
   type RequestTracking,
-  socketStates,
+  socketStateOf,
   type TrackedRequest,
 } from "./tracking-state";
 
@@ -249,7 +249,7 @@ export class PoolMonitor {
    * its allowed lifetime), so its close is counted under that reason. Unknown sockets are ignored.
    */
   noteSocketClose(socket: Socket, reason: "idle_timeout" | "max_lifetime"): void {
-    const ss = socketStates.get(socket);
+    const ss = socketStateOf(socket);
     if (ss !== undefined && ss.core === this.core && !ss.closed) ss.closedBy = reason;
   }
 

@@ -47,7 +47,8 @@ import {
   RequestState,
   type RequestTracking,
   SocketState,
-  socketStates,
+  setSocketState,
+  socketStateOf,
   type TrackedRequest,
 } from "./tracking-state";
 import { attachUnpooledRequest, bumpUnpooled, unpooledClosed, unpooledSocket } from "./unpooled-request";
@@ -211,11 +212,11 @@ function requestSocket(st: RequestState, socket: Socket): void {
   o.queueWait.record(waitMs);
   o.acquisitions++;
   let reused = true;
-  let ss = socketStates.get(socket);
+  let ss = socketStateOf(socket);
   if (ss === undefined) {
     const connecting = socket.connecting;
     ss = new SocketState(core, o, now, connecting, (socket as TLSSocket).encrypted === true);
-    socketStates.set(socket, ss);
+    setSocketState(socket, ss);
     socket.on("close", onSocketClose);
     (socket as NodeJS.EventEmitter).on(errorMonitor, onSocketError);
     socket.on("end", onSocketEnd);
@@ -322,7 +323,7 @@ export function bumpOutcome(o: OriginState, counted: CountedAs, delta: number): 
 }
 
 function onSocketConnect(this: Socket): void {
-  const ss = socketStates.get(this);
+  const ss = socketStateOf(this);
   if (ss === undefined || ss.core.destroyed) return;
   const now = timing.now();
   ss.tcpAt = now;
@@ -340,7 +341,7 @@ function onSocketConnect(this: Socket): void {
 }
 
 function onSocketSecureConnect(this: Socket): void {
-  const ss = socketStates.get(this);
+  const ss = socketStateOf(this);
   if (ss === undefined || ss.core.destroyed) return;
   const now = timing.now();
   const tcpAt = ss.tcpAt >= 0 ? ss.tcpAt : ss.createdAt;
@@ -356,27 +357,27 @@ function onSocketSecureConnect(this: Socket): void {
 }
 
 function onSocketError(this: Socket): void {
-  const ss = socketStates.get(this);
+  const ss = socketStateOf(this);
   if (ss === undefined || ss.core.destroyed) return;
   ss.errored = true;
   ss.origin.socketErrors++;
 }
 
 function onSocketEnd(this: Socket): void {
-  const ss = socketStates.get(this);
+  const ss = socketStateOf(this);
   if (ss !== undefined) ss.remoteEnded = true;
 }
 
 function onSocketTimeout(this: Socket): void {
-  const ss = socketStates.get(this);
+  const ss = socketStateOf(this);
   if (ss !== undefined) ss.timedOut = true;
 }
 
 function onSocketClose(this: Socket): void {
-  const ss = socketStates.get(this);
+  const ss = socketStateOf(this);
   if (ss === undefined || ss.closed) return;
   ss.closed = true;
-  socketStates.delete(this);
+  setSocketState(this, undefined);
   if (ss.core.destroyed) return;
   const o = ss.origin;
   const reason = closeReason(ss);

@@ -11,8 +11,8 @@
  * - at the request's `'socket'` event, a socket never seen before is looked up in the origin's known
  *   `agent.sockets[name]` arrays first and in the other names second. That is O(sockets) once per
  *   *connection*, never per reused request.
- * Reading active / idle / queued for an origin is then O(links) array-length reads, plus one WeakMap
- * lookup per busy socket for the age of the requests holding them, done only at sample or snapshot
+ * Reading active / idle / queued for an origin is then O(links) array-length reads, plus one property
+ * load per busy socket for the age of the requests holding them, done only at sample or snapshot
  * time. A link that holds no socket and no queued request any more is dropped at that read (and
  * re-learned as above if its name carries traffic again), so a replaced agent, or a host of the
  * `_OTHER` aggregate gone quiet, is not kept alive or counted forever.
@@ -27,8 +27,8 @@
  *
  * Per request: one `RequestState` (about twenty fields). `trackRequest()` hangs it on the request under a
  * symbol; `attachRequest()` (an embedder with its own per-request object, e.g. the handler) only returns it, so
- * the request gets no extra property. Per socket: one `SocketState` in a module-level
- * `WeakMap<Socket, SocketState>`. Both die with their owner. Two intrusive lists (no allocation, no hashing):
+ * the request gets no extra property. Per socket: one `SocketState` in a symbol-keyed slot on the socket
+ * (`socketStateOf()`). Both die with their owner. Two intrusive lists (no allocation, no hashing):
  * - while queued, a request is on its link's FIFO queue list (singly linked through `qNext`), whose head gives the
  *   oldest queued age at sample time. Node serves a name's queue in order, so the request that gets a socket is
  *   normally the head and leaves in O(1) without touching its neighbours; one that leaves from elsewhere (aborted
@@ -237,8 +237,24 @@ export class UnpooledCounters {
   readonly connect = new DurationHistogram();
 }
 
-/** Socket bookkeeping, shared by every monitor (a socket is owned by the first monitor that saw it). @internal */
-export const socketStates = new WeakMap<Socket, SocketState>();
+/**
+ * Socket bookkeeping, shared by every monitor (a socket is owned by the first monitor that saw it): one `SocketState`
+ * in a symbol-keyed slot on the socket, read on every request that gets the socket. A slot is one property load; the
+ * `WeakMap` it replaced was the hottest line of the per-request path in CPU profiles (an ephemeron-table lookup by
+ * the socket's identity hash). The slot is cleared when the socket closes; the symbol is not enumerable by
+ * `Object.keys()` or `JSON.stringify()`, so the socket's owners never see it.
+ */
+const kSocketState = Symbol("sockeye.poolMonitor.socketState");
+
+/** The socket's state, if a monitor has seen it. @internal */
+export function socketStateOf(socket: Socket): SocketState | undefined {
+  return (socket as unknown as Record<symbol, SocketState | undefined>)[kSocketState];
+}
+
+/** Sets (or clears, with `undefined`) the socket's state. @internal */
+export function setSocketState(socket: Socket, state: SocketState | undefined): void {
+  (socket as unknown as Record<symbol, SocketState | undefined>)[kSocketState] = state;
+}
 
 /** @internal */
 export class OriginState {
@@ -374,7 +390,7 @@ export class OriginState {
       if (busy + waiting !== 0) link.maxSockets = maps.maxSockets;
       if (sockets !== undefined) {
         for (let j = 0; j < sockets.length; j++) {
-          const st = socketStates.get(sockets[j])?.current;
+          const st = socketStateOf(sockets[j])?.current;
           if (st === undefined || st.core !== core || st.acquiredAt < 0) continue;
           const age = now - st.acquiredAt;
           link.ageSum += age;
