@@ -493,7 +493,7 @@ export function buildMarkdown(results, sourceName) {
     push(
       "## CPU profiles",
       "",
-      "From `npm run --workspace @sockeye/bench bench:profile -- <client> <c> <body> <on|off>` (`node --cpu-prof`, one client alone in the process, several seconds of bursts). Self time per category, converted to µs per request (category share of non-idle samples × the run's measured CPU µs/request; includes warm-up, so approximate). Δ is against the floor profile of the same cell.",
+      "From `npm run --workspace @sockeye/bench bench:profile -- <client> <c> <body> <on|off>` (`node --cpu-prof`, one client alone in the process, several seconds of bursts). Self time per category, converted to µs per request (category share of non-idle samples × the run's measured CPU µs/request; includes warm-up, so approximate). Δ is against the floor profile of the same cell. Each profile is a separate run: totals of different clients differ by the machine's drift as much as by the clients (compare them with the paired tables above, not here), and V8's inlining moves self time between functions and categories from run to run (e.g. `nextTick` counted on its own or inside its callers). Read each profile's shares and its own functions.",
       ""
     );
     const groups = new Map();
