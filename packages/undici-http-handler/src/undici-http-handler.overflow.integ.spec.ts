@@ -1,6 +1,6 @@
 /**
- * The `_OTHER` entry of the undici telemetry (origins beyond `saturation.maxOrigins`) against three real http
- * servers on 127.0.0.1: its limit and gauges are sums over the undici pools of its origins (one `Pool` each), a pool
+ * The `_OTHER` entry of the undici telemetry (origins beyond `saturation.maxOrigins`) against three real servers on
+ * 127.0.0.1, http and https (the committed self-signed fixture, trusted through `httpsAgent.ca`): its limit and gauges are sums over the undici pools of its origins (one `Pool` each), a pool
  * the Agent drops and recreates is counted once, and the detector gets per-pool evidence (one saturated origin of
  * `_OTHER` is reported, idle capacity of another origin does not hide it; nothing is reported otherwise).
  *
@@ -9,15 +9,16 @@
  * and interval (`performance`, `setInterval`), as the detection spec does: sockets and undici's timers stay real.
  */
 import http from "node:http";
+import https from "node:https";
 import type { AddressInfo } from "node:net";
 import { OVERFLOW_ORIGIN, type OriginStats, type SaturationReport } from "@sockeye/pool-monitor";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { readAll, requestTo, waitFor } from "../../node-http-handler/test/servers";
+import { CA, KEY, readAll, requestTo, waitFor } from "../../node-http-handler/test/servers";
 import { UndiciHttpHandler } from "./undici-http-handler";
 
 interface HoldingServer {
   server: http.Server;
-  protocol: "http:";
+  protocol: "http:" | "https:";
   hostname: string;
   port: number;
   /** Responses held until released, oldest first. */
@@ -27,13 +28,17 @@ interface HoldingServer {
   answerAll(): void;
 }
 
-async function startHoldingServer(): Promise<HoldingServer> {
+type Kind = "http" | "https";
+
+async function startHoldingServer(kind: Kind): Promise<HoldingServer> {
   const held: http.ServerResponse[] = [];
   let holding = true;
-  const server = http.createServer((req, res) => {
+  const onRequest = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     req.resume();
     req.on("end", () => (holding ? held.push(res) : res.end("ok")));
-  });
+  };
+  const server =
+    kind === "https" ? https.createServer({ key: KEY, cert: CA }, onRequest) : http.createServer(onRequest);
   // Idle keep-alive connections stay open for the whole test (an idle pool must stay live where a test says so).
   server.keepAliveTimeout = 60_000;
   server.listen(0, "127.0.0.1");
@@ -43,7 +48,7 @@ async function startHoldingServer(): Promise<HoldingServer> {
   };
   return {
     server,
-    protocol: "http:",
+    protocol: `${kind}:`,
     hostname: "127.0.0.1",
     port: (server.address() as AddressInfo).port,
     held,
@@ -57,7 +62,7 @@ async function startHoldingServer(): Promise<HoldingServer> {
 
 const quiet = { debug() {}, info() {}, error() {}, trace() {}, warn() {} } as any;
 
-describe("_OTHER aggregates the undici pools of its origins", () => {
+describe.each(["http", "https"] as const)("_OTHER aggregates the undici pools of its origins (%s)", (kind) => {
   let servers: HoldingServer[];
   let a: HoldingServer;
   let b: HoldingServer;
@@ -67,12 +72,12 @@ describe("_OTHER aggregates the undici pools of its origins", () => {
   let reports: SaturationReport[];
 
   beforeEach(async () => {
-    servers = await Promise.all([startHoldingServer(), startHoldingServer(), startHoldingServer()]);
+    servers = await Promise.all([startHoldingServer(kind), startHoldingServer(kind), startHoldingServer(kind)]);
     [a, b, c] = servers;
     pending = [];
     reports = [];
     handler = new UndiciHttpHandler({
-      httpAgent: { maxSockets: 2 },
+      ...(kind === "https" ? { httpsAgent: { maxSockets: 2, ca: CA } } : { httpAgent: { maxSockets: 2 } }),
       saturation: { maxOrigins: 1 },
       onSaturation: (r) => reports.push(r),
       onRecovery: (r) => reports.push(r),
@@ -124,7 +129,7 @@ describe("_OTHER aggregates the undici pools of its origins", () => {
     send(c, 2);
     await waitFor(() => b.held.length === 2 && c.held.length === 2, "2 held requests on B and on C");
     const origins = handler.getPoolStats().origins.map((o) => o.origin);
-    expect(origins).toEqual([`http://127.0.0.1:${a.port}`, OVERFLOW_ORIGIN]);
+    expect(origins).toEqual([`${kind}://127.0.0.1:${a.port}`, OVERFLOW_ORIGIN]);
     // Before the fix: maxSockets 2 and active 2 (the latest pool's, C's, only).
     expect(other()).toMatchObject({ maxSockets: 4, active: 4, idle: 0, queued: 0, inFlight: 4 });
     b.release();
