@@ -155,6 +155,12 @@ function loadProfiles() {
     .map((n) => JSON.parse(readFileSync(dir + n, "utf8")));
 }
 
+/** The focused checks of the last `bench-focus.mjs` run, if any. */
+function loadFocus() {
+  const file = `${OUT_DIR}bench-focus-latest.json`;
+  return existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : undefined;
+}
+
 /** The HTTP/2 cells of the last `bench-h2.mjs` run, if any. */
 function loadH2() {
   const file = `${OUT_DIR}bench-h2-latest.json`;
@@ -213,6 +219,7 @@ export function buildMarkdown(results, sourceName) {
     "- Client CPU = `process.cpuUsage()` delta (user + system) of the client process over the burst ÷ requests. Latency from `perf_hooks.createHistogram`. ELU = `performance.eventLoopUtilization()` delta.",
     "- Native timers are counted in a **separate pass** (async_hooks `init` of type `Timeout`; hooks cost CPU). Heap per in-flight request is another separate pass (`gc()` before the baseline only; N requests held by the server, the rest queued in the client).",
     "- No GC is forced before a measured window. The machine is a noisy shared VM: read ratios and their spread, not single values.",
+    "- Each client is one instance for every cell of a timeouts mode. Two instances of the same client can differ by a few % for as long as they live (see *Focused checks*), so a difference of a few % in one run's tables can be such an offset rather than the code; the focused checks measure the closest cells again with fresh instances and an A/A control.",
     ""
   );
 
@@ -256,6 +263,12 @@ export function buildMarkdown(results, sourceName) {
     }
   }
   push("");
+  if (existsSync(`${OUT_DIR}bench-focus-latest.json`)) {
+    push(
+      "Verdicts here are per-cell medians of one run. *Focused checks* (below) measures the cells closest to a limit again, with fresh instances, an A/A control and 95 % intervals.",
+      ""
+    );
+  }
   for (const x of t.cpu) {
     if (x.missed.length === 0) continue;
     push(
@@ -316,6 +329,26 @@ export function buildMarkdown(results, sourceName) {
   }
 
   push("Timer creation at 10 / 100 / 1,000 / 10,000 requests in flight: [timers.md](timers.md).", "");
+
+  // ---- Focused checks (bench-focus.mjs writes its own result file; `npm run bench` runs it after bench-h2.mjs) ----
+  const focus = loadFocus();
+  if (focus) {
+    const fi = (x) => `${f(x.median, 3)} (${f(x.low, 3)}–${f(x.high, 3)})`;
+    push(
+      "## Focused checks",
+      "",
+      `From \`packages/bench/out/bench-focus-latest.json\` (${focus.meta.date}, Node ${focus.meta.node}; \`src/bench-focus.mjs\`, method in its header). A full-run cell has 21 rounds, and the 95 % interval of its median is about its interquartile range: too wide to tell a 3 % difference. The cells the full runs left closest to a limit are measured again here, in *cycles*: each cycle creates three clients afresh (the subject, the baseline, and a second, independent instance of the baseline as an A/A control), gives each a warm-up burst, and runs the 6 rounds of a Williams design (every client in every position and right after every other client equally often). Fresh clients per cycle because two instances of the same client can differ by a few % for as long as they live (an A/A pair kept for 121 rounds at c=1000 measured 0.955, interval 0.934–0.996). Shown: the median over cycles of each cycle's median paired CPU ratio (the subject ÷ the mean of the two baseline instances of the same round; the control: second instance ÷ first), with its distribution-free 95 % interval (order statistics of the binomial(n, ½) interval over the cycles). **met**: the whole interval is within the limit; **missed**: the whole interval is past it; **unresolved**: the interval straddles the limit, a difference smaller than this machine resolves in that many cycles; **void**: the A/A control's interval does not hold 1 (by chance alone about 1 check in 20; such a check is re-run). Checks may come from separate runs (dates per row).`,
+      "",
+      "| check | cell | cycles (rounds) | ratio, median (95 % interval) | A/A control (95 % interval) | target | verdict | run |",
+      "|---|---|---:|---|---|---|---|---|",
+      ...focus.checks.map((x) =>
+        x.skipped
+          ? `| ${x.id} | ${cellLabel({ c: x.c, body: x.body, timeouts: x.timeouts ? "on" : "off" })} | | skipped: ${x.skipped} | | ${x.target} | not evaluated | ${x.date?.slice(0, 16) ?? ""} |`
+          : `| ${x.id} | ${cellLabel({ c: x.c, body: x.body, timeouts: x.timeouts ? "on" : "off" })} | ${x.cycles} (${x.rounds}) | ${x.subject} ÷ ${x.base}: ${fi(x.ratio)} | ${fi(x.control)} | ${x.op === "<=" ? "≤" : x.op} ${f(x.limit, 2)} | **${x.verdict}** | ${x.date?.slice(0, 16) ?? ""} |`
+      ),
+      ""
+    );
+  }
 
   // ---- Chart ----
   push("## CPU per request", "", "![Client CPU µs per request vs concurrency](cpu-per-request.svg)", "");
