@@ -610,6 +610,11 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     process.exit(0);
   }
   const src = process.argv[2] ?? `${OUT_DIR}bench-latest.json`;
+  if (process.argv[2] === undefined && !existsSync(src)) {
+    // e.g. `npm run bench:focus` on a fresh clone: the report needs a full run's results as its base.
+    console.log("docs/perf not regenerated: no out/bench-latest.json yet (run `npm run bench` once)");
+    process.exit(0);
+  }
   const results = JSON.parse(readFileSync(src, "utf8"));
   const name = src.split("/").pop();
   for (const file of writeReport(results, name)) console.log(`wrote ${file}`);
