@@ -40,7 +40,7 @@ import { createClients } from "./lib/clients.mjs";
 import { describeRun } from "./lib/machine.mjs";
 import { roundOrder, williamsRows } from "./lib/run-order.mjs";
 import { startLoadServer } from "./lib/server-control.mjs";
-import { median, medianInterval, pairedRatios } from "./lib/stats.mjs";
+import { CONTROL_SUFFIX, summarizeCheck } from "./lib/focus-summary.mjs";
 
 /**
  * The checks: the issue's targets at the cells the full runs left closest to their limits (see docs/perf).
@@ -119,47 +119,6 @@ export const FOCUS_CHECKS = Object.freeze([
 const REQUESTS_PER_BURST = { 1: 300, 50: 600, 200: 600, 1000: 1200 };
 /** Cycles per check (each: fresh clients, one warm-up burst each, one full cycle of the run order). */
 const cyclesFor = (c) => Number(process.env.BENCH_FOCUS_CYCLES ?? (c >= 1000 ? 20 : 50));
-const CONTROL_SUFFIX = " (A/A)";
-
-/** "met" / "missed" / "unresolved" for a ratio interval against a limit. */
-export function focusVerdict(interval, op, limit) {
-  const within = (x) => (op === "<" ? x < limit : x <= limit);
-  if (within(interval.high)) return "met";
-  if (!within(interval.low)) return "missed";
-  return "unresolved";
-}
-
-/**
- * One value per cycle (the median of its paired round ratios), then their median and 95 % interval: the cycles are
- * independent (fresh clients), the rounds of one cycle share their instances and are not.
- */
-function cycleSummary(ratios, roundsPerCycle) {
-  const perCycle = [];
-  for (let i = 0; i < ratios.length; i += roundsPerCycle) perCycle.push(median(ratios.slice(i, i + roundsPerCycle)));
-  return { median: median(perCycle), ...medianInterval(perCycle), perRound: median(ratios) };
-}
-
-/**
- * A check's result from its raw CPU series (µs/request per client, in round order): the subject against the mean of
- * the two baseline instances of the same round (both instances measure the baseline; their mean halves any offset
- * between them), and the A/A control (second instance ÷ first). Exported so a result file can be re-derived.
- */
-export function summarizeCheck(check, cpu, roundsPerCycle) {
-  const subject = cpu[check.subject];
-  const base = cpu[check.base];
-  const twin = cpu[check.base + CONTROL_SUFFIX];
-  const baseline = base.map((b, i) => (b + twin[i]) / 2);
-  const ratio = cycleSummary(pairedRatios(subject, baseline), roundsPerCycle);
-  const control = cycleSummary(pairedRatios(twin, base), roundsPerCycle);
-  const controlOk = control.low <= 1 && control.high >= 1;
-  return {
-    ratio,
-    control,
-    controlOk,
-    verdict: controlOk ? focusVerdict(ratio, check.op, check.limit) : "void (A/A control biased)",
-  };
-}
-
 /** The check's three clients, fresh: subject, baseline and a second instance of the baseline (the A/A control). */
 async function createTrio(origin, check) {
   const only = [check.subject, check.base];
@@ -236,6 +195,12 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     process.exit(0);
   }
   const wanted = process.env.BENCH_FOCUS?.split(",").map((s) => s.trim());
+  const unknown = wanted?.filter((id) => !FOCUS_CHECKS.some((c) => c.id === id)) ?? [];
+  if (unknown.length) {
+    throw new Error(
+      `BENCH_FOCUS: unknown check ${unknown.map((id) => JSON.stringify(id)).join(", ")}; known: ${FOCUS_CHECKS.map((c) => c.id).join(", ")}`
+    );
+  }
   const checks = FOCUS_CHECKS.filter((c) => !wanted || wanted.includes(c.id));
   const meta = describeRun("npm run bench:focus");
   const server = await startLoadServer();
