@@ -14,11 +14,11 @@
 // c >= 1000 (120 rounds).
 // Why fresh clients: in one process, two instances of the SAME client differed by 4.5 % at c=1000 for the whole run
 // (A/A 0.955, 95 % interval 0.934-0.996, 121 rounds on one pair; in another process, run in the order below, 1.032
-// the other way), an offset
-// that more rounds on the same instances never average out. Each round's ratio is the subject's CPU over the mean
-// of the two baseline instances' (their mean halves any offset between them); each cycle's value is the median of
-// its round ratios; the check's result is the median of the cycle values and its distribution-free 95 % interval
-// (`medianInterval` in lib/stats.mjs), the cycles being independent and the rounds of one cycle not.
+// the other way), an offset that more rounds on the same instances never average out. Each round's ratio is the
+// subject's CPU over the mean of the two baseline instances' (their mean halves any offset between them); each
+// cycle's value is the median of its round ratios; the check's result is the median of the cycle values and its
+// distribution-free 95 % interval (`medianInterval` in lib/stats.mjs, via lib/focus-summary.mjs), the cycles being
+// independent and the rounds of one cycle not.
 // Same clients, bursts and measurement as bench.mjs (lib/clients.mjs, lib/burst.mjs): client CPU (process.cpuUsage,
 // user + system) per request.
 //
@@ -29,8 +29,8 @@
 //
 // Knobs: BENCH_FOCUS="telemetry-c50,..." (ids below; default all; a subset replaces those checks in the result file
 // and keeps the others, each check carrying its date), BENCH_FOCUS_CYCLES (overrides both cycle counts).
-// `node src/bench-focus.mjs --summarize` re-derives every result from the raw series stored in the file. Output: packages/bench/out/bench-focus-latest.json and a table on stdout; report.mjs puts it in
-// docs/perf/README.md.
+// `node src/bench-focus.mjs --summarize` re-derives every result from the raw series stored in the file.
+// Output: packages/bench/out/bench-focus-latest.json and a table on stdout; report.mjs puts it in docs/perf/README.md.
 // =============================================================================
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
