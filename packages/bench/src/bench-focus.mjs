@@ -35,7 +35,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { runBurst } from "./lib/burst.mjs";
+import { requestsPerBurst, runBurst, warmupSize } from "./lib/burst.mjs";
 import { createClients } from "./lib/clients.mjs";
 import { describeRun } from "./lib/machine.mjs";
 import { roundOrder, williamsRows } from "./lib/run-order.mjs";
@@ -115,8 +115,6 @@ export const FOCUS_CHECKS = Object.freeze([
   },
 ]);
 
-/** Requests per burst, as in bench.mjs. */
-const REQUESTS_PER_BURST = { 1: 300, 50: 600, 200: 600, 1000: 1200 };
 /** Cycles per check (each: fresh clients, one warm-up burst each, one full cycle of the run order). */
 const cyclesFor = (c) => Number(process.env.BENCH_FOCUS_CYCLES ?? (c >= 1000 ? 20 : 50));
 /** The check's three clients, fresh: subject, baseline and a second instance of the baseline (the A/A control). */
@@ -134,7 +132,7 @@ async function createTrio(origin, check) {
 }
 
 async function runCheck(origin, check) {
-  const n = Math.max(check.c, REQUESTS_PER_BURST[check.c] ?? 1000);
+  const n = requestsPerBurst(check.c);
   const path = `/${check.body}`;
   const started = performance.now();
   const cycles = cyclesFor(check.c);
@@ -148,7 +146,7 @@ async function runCheck(origin, check) {
     const all = trio.clients;
     roundsPerCycle = williamsRows(all.length).length;
     try {
-      for (const client of all) await runBurst(client, { n: Math.min(n, Math.max(check.c, 200)), c: check.c, path });
+      for (const client of all) await runBurst(client, { n: warmupSize(check.c, n), c: check.c, path });
       for (let r = 0; r < roundsPerCycle; r++) {
         for (const client of roundOrder(all, r)) {
           (cpu[client.name] ??= []).push((await runBurst(client, { n, c: check.c, path })).cpuUsPerReq);

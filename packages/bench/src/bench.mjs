@@ -29,7 +29,7 @@
 
 import { mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { runBurst } from "./lib/burst.mjs";
+import { requestsPerBurst, runBurst, warmupSize } from "./lib/burst.mjs";
 import { CLIENT_NAMES, createClients, MAX_SOCKETS, TIMEOUTS } from "./lib/clients.mjs";
 import { heapPerInFlightRequest } from "./lib/heap-in-flight.mjs";
 import { describeRun } from "./lib/machine.mjs";
@@ -56,17 +56,8 @@ const BODIES = list(process.env.BENCH_BODIES, ["128", "65536"]).map(Number);
 const TIMEOUT_MODES = list(process.env.BENCH_TIMEOUTS, ["off", "on"]).map((m) => m === "on");
 const ONLY_CLIENTS = process.env.BENCH_CLIENTS ? list(process.env.BENCH_CLIENTS) : undefined;
 
-/**
- * Requests per measured burst, per concurrency. Chosen so the whole suite fits in
- * about 20 minutes on a 2-core VM: a floor burst lasts ~0.1-0.4 s, except c=10000, which
- * needs >= 10000 requests to have 10000 in flight and costs ~1.5-2.5 s per burst.
- * That cell alone is about half of the run time, so it gets no warm-up burst (the
- * c=1000 cell right before it has warmed every client up).
- */
-const REQUESTS_PER_BURST = { 1: 300, 50: 600, 200: 600, 1000: 1200, 10000: 10000 };
-const burstSize = (c) => Math.max(c, Math.round((REQUESTS_PER_BURST[c] ?? Math.max(1000, 2 * c)) * SCALE));
-/** Warm-up burst per client at the start of each cell (not recorded); 0 = none. */
-const warmupSize = (c, n) => (c >= 10000 ? 0 : Math.min(n, Math.max(c, 200)));
+/** Requests per measured burst at concurrency `c` (lib/burst.mjs, shared with bench-focus.mjs), times BENCH_SCALE. */
+const burstSize = (c) => requestsPerBurst(c, SCALE);
 
 /**
  * Counting pass: requests per client per (timeouts, concurrency), 128 B body. c=10000

@@ -170,6 +170,7 @@ function loadH2() {
 export function buildMarkdown(results, sourceName) {
   const m = results.meta;
   const t = evaluateTargets(results);
+  const focus = loadFocus();
   const L = [];
   const push = (...xs) => L.push(...xs);
 
@@ -263,7 +264,7 @@ export function buildMarkdown(results, sourceName) {
     }
   }
   push("");
-  if (existsSync(`${OUT_DIR}bench-focus-latest.json`)) {
+  if (focus) {
     push(
       "Verdicts here are per-cell medians of one run. *Focused checks* (below) measures the cells closest to a limit again, with fresh instances, an A/A control and 95 % intervals.",
       ""
@@ -331,7 +332,6 @@ export function buildMarkdown(results, sourceName) {
   push("Timer creation at 10 / 100 / 1,000 / 10,000 requests in flight: [timers.md](timers.md).", "");
 
   // ---- Focused checks (bench-focus.mjs writes its own result file; `npm run bench` runs it after bench-h2.mjs) ----
-  const focus = loadFocus();
   if (focus) {
     const fi = (x) => `${f(x.median, 3)} (${f(x.low, 3)}–${f(x.high, 3)})`;
     push(

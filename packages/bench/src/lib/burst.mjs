@@ -1,6 +1,6 @@
 // =============================================================================
 // burst.mjs: run one burst of `n` requests with `c` in flight through a client
-// and measure it.
+// and measure it; and how many requests a burst (and its warm-up) has at each c.
 //
 // Measured around the burst (and nothing else):
 //   cpuUsPerReq   process.cpuUsage() delta (user+system, µs) / n  -- client process only,
@@ -16,6 +16,31 @@
 // =============================================================================
 
 import { createHistogram } from "node:perf_hooks";
+
+/**
+ * Requests per measured burst, per concurrency. Chosen so the whole suite fits in
+ * about 20 minutes on a 2-core VM: a floor burst lasts ~0.1-0.4 s, except c=10000, which
+ * needs >= 10000 requests to have 10000 in flight and costs ~1.5-2.5 s per burst.
+ * That cell alone is about half of the run time, so it gets no warm-up burst (the
+ * c=1000 cell right before it has warmed every client up).
+ */
+const REQUESTS_PER_BURST = { 1: 300, 50: 600, 200: 600, 1000: 1200, 10000: 10000 };
+
+/**
+ * Requests in one measured burst at concurrency `c` (at least `c`), scaled by `scale`.
+ * @param {number} c @param {number} [scale] @returns {number}
+ */
+export function requestsPerBurst(c, scale = 1) {
+  return Math.max(c, Math.round((REQUESTS_PER_BURST[c] ?? Math.max(1000, 2 * c)) * scale));
+}
+
+/**
+ * Warm-up burst per client before the measured ones (not recorded), for bursts of `n` at concurrency `c`; 0 = none.
+ * @param {number} c @param {number} n @returns {number}
+ */
+export function warmupSize(c, n) {
+  return c >= 10000 ? 0 : Math.min(n, Math.max(c, 200));
+}
 
 /**
  * @param {import("./clients.mjs").BenchClient} client

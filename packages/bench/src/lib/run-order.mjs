@@ -10,7 +10,7 @@
 // and every client runs right after every other client equally often (once each for an even number of clients,
 // twice for an odd number, which needs 2n rows). Rows are handed out interleaved (for odd n: cyclic row 0, its
 // mirror, cyclic row 1, its mirror, ...) so that a number of rounds that is not a multiple of the cycle is still as
-// balanced as a prefix can be. Cost: O(n^2) once per cell.
+// balanced as a prefix can be. Cost: O(n^2) per call (n = clients, 3 in the focused checks), once per round.
 // =============================================================================
 
 /**
