@@ -161,6 +161,12 @@ function loadFocus() {
   return existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : undefined;
 }
 
+/** The instruction counts of the last `bench-instr.mjs` run, if any. */
+function loadInstr() {
+  const file = `${OUT_DIR}bench-instr-latest.json`;
+  return existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : undefined;
+}
+
 /** The HTTP/2 cells of the last `bench-h2.mjs` run, if any. */
 function loadH2() {
   const file = `${OUT_DIR}bench-h2-latest.json`;
@@ -346,6 +352,27 @@ export function buildMarkdown(results, sourceName) {
           ? `| ${x.id} | ${cellLabel({ c: x.c, body: x.body, timeouts: x.timeouts ? "on" : "off" })} | | skipped: ${x.skipped} | | ${x.target} | not evaluated | ${x.date?.slice(0, 16) ?? ""} |`
           : `| ${x.id} | ${cellLabel({ c: x.c, body: x.body, timeouts: x.timeouts ? "on" : "off" })} | ${x.cycles} (${x.rounds}) | ${x.subject} ÷ ${x.base}: ${fi(x.ratio)} | ${fi(x.control)} | ${x.op === "<=" ? "≤" : x.op} ${f(x.limit, 2)} | **${x.verdict}** | ${x.date?.slice(0, 16) ?? ""} |`
       ),
+      ""
+    );
+  }
+
+  // ---- Executed instructions (bench-instr.mjs writes its own result file; needs valgrind, not part of `npm run bench`) ----
+  const instr = loadInstr();
+  if (instr) {
+    const im = instr.meta;
+    const fr = (x, d) => `${f(x.median, d)} (${f(x.min, d)}–${f(x.max, d)})`;
+    push(
+      "## Executed instructions",
+      "",
+      `From \`packages/bench/out/bench-instr-latest.json\` (${im.date}, Node ${im.node}; \`npm run bench:instr\`, method in the header of \`src/bench-instr.mjs\`). Instructions the client process executed (all its threads, counted by valgrind's callgrind) for ${im.requests} requests at ${cellLabel({ c: im.c, body: im.body, timeouts: im.timeouts ? "on" : "off" })}, after ${im.warmup} warm-up requests; each client in its own process, ${im.repeats} repeats in rotated order, ratios paired by repeat, median (min–max). An instruction count repeats to about 1 % where CPU time swings ±20–50 % per burst, so it resolves a few-% difference in a few runs; it is not time (no cache or branch misses), so it complements the CPU ratios above. Work driven by wall time (the shared tick, the once-a-second sample and \`getPoolStats()\` read) runs about 20× more often per request under valgrind and is included.`,
+      "",
+      "| client | instructions per request |",
+      "|---|---:|",
+      ...Object.entries(instr.summary.clients).map(([name, x]) => `| ${name} | ${fr(x.perRequest, 0)} |`),
+      "",
+      "| ratio | median (min–max) |",
+      "|---|---|",
+      ...instr.summary.pairs.map((p) => `| ${p.subject} ÷ ${p.base} | ${fr(p.ratio, 3)} |`),
       ""
     );
   }
