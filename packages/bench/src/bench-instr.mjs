@@ -22,16 +22,31 @@
 //
 // Knobs: BENCH_INSTR_CLIENTS (default floor,upstream,sockeye-off,sockeye-interval; the first is the base of every
 // ratio, plus sockeye-interval ÷ sockeye-off and ÷ upstream when those are present), BENCH_INSTR_CONCURRENCY (50), BENCH_INSTR_BODY (128),
-// BENCH_INSTR_TIMEOUTS (on), BENCH_INSTR_REPEATS (3), BENCH_INSTR_REQUESTS (3000), BENCH_INSTR_WARMUP (20000).
+// BENCH_INSTR_TIMEOUTS (on), BENCH_INSTR_REPEATS (3), BENCH_INSTR_REQUESTS (3000), BENCH_INSTR_WARMUP (20000),
+// BENCH_INSTR_READER (on; off skips the clients' burst hooks, i.e. sockeye-interval's once-a-second getPoolStats()
+// read, whose per-request share valgrind's slowdown inflates: the per-request cost alone), BENCH_INSTR_CACHE_SIM
+// (off; on adds callgrind's simulated cache misses per request to the output, about twice as slow), BENCH_INSTR_KEEP
+// (a directory: keep each run's callgrind file, with V8's perf map beside it to name JIT code, for callgrind_annotate).
 // Needs valgrind (with callgrind_control) on PATH; about 50 s per run at the defaults.
-// Output: packages/bench/out/bench-instr-latest.json and a table on stdout; report.mjs puts it in docs/perf.
+// Output: packages/bench/out/bench-instr-latest.json (one result per configuration: a run replaces the result of the
+// same configuration and keeps the others) and a table on stdout; report.mjs puts each result in docs/perf.
 // =============================================================================
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { callgrindTotal, summarizeInstr } from "./lib/instr-summary.mjs";
+import { callgrindEvents, callgrindTotal, mergeInstrResult, summarizeInstr } from "./lib/instr-summary.mjs";
 import { describeRun } from "./lib/machine.mjs";
 
 const SELF = fileURLToPath(import.meta.url);
@@ -77,14 +92,15 @@ async function child() {
     };
     await Promise.all(Array.from({ length: Math.min(c, n) }, worker));
   };
-  client.startBurst();
+  const reader = process.env.INSTR_READER === "on";
+  if (reader) client.startBurst();
   await run(warmup);
   pause("WARM");
   await run(Math.ceil(warmup / 10));
   pause("READY");
   await run(requests);
   pause("DONE");
-  client.endBurst();
+  if (reader) client.endBurst();
   await client.close();
   await server.close();
   process.exit(0);
@@ -92,13 +108,25 @@ async function child() {
 
 // ---- parent: one callgrind run per (client, repeat) -------------------------------------------------------------
 function runOne(client, cfg) {
+  const keep = process.env.BENCH_INSTR_KEEP;
+  if (keep) mkdirSync(keep, { recursive: true });
   const dir = mkdtempSync(join(tmpdir(), "sockeye-instr-"));
   const flag = join(dir, "flag-");
   const out = join(dir, "callgrind.out");
   return new Promise((resolve, reject) => {
     const proc = spawn(
       "valgrind",
-      ["--tool=callgrind", "--instr-atstart=no", `--callgrind-out-file=${out}`, process.execPath, SELF, "--child"],
+      [
+        "--tool=callgrind",
+        "--instr-atstart=no",
+        `--cache-sim=${cfg.cacheSim ? "yes" : "no"}`,
+        `--callgrind-out-file=${out}`,
+        process.execPath,
+        // With BENCH_INSTR_KEEP, V8 writes /tmp/perf-<pid>.map so JIT code in the kept file can be named.
+        ...(keep ? ["--perf-basic-prof"] : []),
+        SELF,
+        "--child",
+      ],
       {
         env: {
           ...process.env,
@@ -106,6 +134,7 @@ function runOne(client, cfg) {
           INSTR_C: String(cfg.c),
           INSTR_BODY: String(cfg.body),
           INSTR_TIMEOUTS: cfg.timeouts ? "on" : "off",
+          INSTR_READER: cfg.reader ? "on" : "off",
           INSTR_WARMUP: String(cfg.warmup),
           INSTR_REQUESTS: String(cfg.requests),
           INSTR_FLAG: flag,
@@ -115,6 +144,8 @@ function runOne(client, cfg) {
     );
     let stderr = "";
     let pending = "";
+    let windowStart = 0;
+    let windowMs = 0;
     const toggle = (on) => {
       const r = spawnSync("callgrind_control", ["-i", on ? "on" : "off", String(proc.pid)], { encoding: "utf8" });
       if (r.status !== 0) throw new Error(`callgrind_control -i ${on ? "on" : "off"} failed: ${r.stderr || r.error}`);
@@ -130,8 +161,14 @@ function runOne(client, cfg) {
         pending = pending.slice(nl + 1);
         nl = pending.indexOf("\n");
         try {
-          if (tag === "READY") toggle(true);
-          if (tag === "DONE") toggle(false);
+          if (tag === "READY") {
+            toggle(true);
+            windowStart = performance.now();
+          }
+          if (tag === "DONE") {
+            windowMs = performance.now() - windowStart;
+            toggle(false);
+          }
           if (tag === "WARM" || tag === "READY" || tag === "DONE") writeFileSync(flag + tag, "");
         } catch (error) {
           proc.kill("SIGKILL");
@@ -143,10 +180,17 @@ function runOne(client, cfg) {
     proc.on("exit", (code) => {
       try {
         if (code !== 0) throw new Error(`${client}: child exited with ${code}\n${stderr}`);
-        resolve(callgrindTotal(readFileSync(out, "utf8")));
+        const text = readFileSync(out, "utf8");
+        resolve({ instructions: callgrindTotal(text), events: callgrindEvents(text), windowMs });
       } catch (error) {
         reject(error);
       } finally {
+        if (keep) {
+          const name = `${client}-${Date.now()}`;
+          if (existsSync(out)) copyFileSync(out, join(keep, `${name}.callgrind`));
+          const map = `/tmp/perf-${proc.pid}.map`;
+          if (existsSync(map)) renameSync(map, join(keep, `${name}.callgrind.map`));
+        }
         rmSync(dir, { recursive: true, force: true });
       }
     });
@@ -172,7 +216,13 @@ async function parent() {
   if (timeoutsRaw !== "on" && timeoutsRaw !== "off") {
     throw new Error(`BENCH_INSTR_TIMEOUTS must be "on" or "off", got ${JSON.stringify(timeoutsRaw)}`);
   }
+  const readerRaw = process.env.BENCH_INSTR_READER || "on";
+  if (readerRaw !== "on" && readerRaw !== "off") {
+    throw new Error(`BENCH_INSTR_READER must be "on" or "off", got ${JSON.stringify(readerRaw)}`);
+  }
   const cfg = {
+    cacheSim: process.env.BENCH_INSTR_CACHE_SIM === "on",
+    reader: readerRaw === "on",
     c: intEnv("BENCH_INSTR_CONCURRENCY", 50),
     body: intEnv("BENCH_INSTR_BODY", 128),
     timeouts: timeoutsRaw === "on",
@@ -181,17 +231,20 @@ async function parent() {
     warmup: intEnv("BENCH_INSTR_WARMUP", 20000),
   };
   console.log(
-    `bench:instr: ${clients.join(", ")} at c=${cfg.c}, ${cfg.body} B, timeouts ${timeoutsRaw}; ${cfg.repeats} repeats × ${cfg.requests} requests after ${cfg.warmup} warm-up`
+    `bench:instr: ${clients.join(", ")} at c=${cfg.c}, ${cfg.body} B, timeouts ${timeoutsRaw}, burst hooks ${readerRaw}; ${cfg.repeats} repeats × ${cfg.requests} requests after ${cfg.warmup} warm-up`
   );
   const runs = [];
   for (let repeat = 1; repeat <= cfg.repeats; repeat++) {
     // Rotated order: each client goes first in turn.
     const order = clients.map((_, i) => clients[(i + repeat - 1) % clients.length]);
     for (const client of order) {
-      const instructions = await runOne(client, cfg);
-      runs.push({ client, repeat, instructions, requests: cfg.requests });
+      const { instructions, events, windowMs } = await runOne(client, cfg);
+      runs.push({ client, repeat, instructions, requests: cfg.requests, windowMs, events });
+      const misses = cfg.cacheSim
+        ? `, L1 data misses ${((events.D1mr + events.D1mw) / cfg.requests).toFixed(0)}, last-level misses ${((events.DLmr + events.DLmw + events.ILmr) / cfg.requests).toFixed(1)}`
+        : "";
       console.log(
-        `  repeat ${repeat} ${client.padEnd(20)} ${(instructions / cfg.requests).toFixed(0)} instructions/request`
+        `  repeat ${repeat} ${client.padEnd(20)} ${(instructions / cfg.requests).toFixed(0)} instructions/request${misses} (window ${(windowMs / 1000).toFixed(1)} s)`
       );
     }
   }
@@ -206,7 +259,9 @@ async function parent() {
   const summary = summarizeInstr(runs, pairs);
   const result = { meta: { ...describeRun("npm run bench:instr"), ...cfg, clients }, runs, summary };
   mkdirSync(OUT_DIR, { recursive: true });
-  writeFileSync(`${OUT_DIR}bench-instr-latest.json`, `${JSON.stringify(result, null, 2)}\n`);
+  const file = `${OUT_DIR}bench-instr-latest.json`;
+  const existing = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : undefined;
+  writeFileSync(file, `${JSON.stringify(mergeInstrResult(existing, result), null, 2)}\n`);
   for (const [name, s] of Object.entries(summary.clients)) {
     console.log(
       `${name.padEnd(20)} ${s.perRequest.median.toFixed(0)} (${s.perRequest.min.toFixed(0)}–${s.perRequest.max.toFixed(0)}) instructions/request`
@@ -217,7 +272,9 @@ async function parent() {
       `${p.subject} ÷ ${p.base}: ${p.ratio.median.toFixed(3)} (${p.ratio.min.toFixed(3)}–${p.ratio.max.toFixed(3)})`
     );
   }
-  console.log("wrote out/bench-instr-latest.json (the report includes it)");
+  console.log(
+    "wrote out/bench-instr-latest.json (a run of another configuration there is kept; the report shows each)"
+  );
 }
 
 if (process.argv.includes("--child")) {

@@ -358,23 +358,39 @@ export function buildMarkdown(results, sourceName) {
 
   // ---- Executed instructions (bench-instr.mjs writes its own result file; needs valgrind, not part of `npm run bench`) ----
   const instr = loadInstr();
-  if (instr) {
-    const im = instr.meta;
-    const fr = (x, d) => `${f(x.median, d)} (${f(x.min, d)}–${f(x.max, d)})`;
+  if (instr?.results?.length) {
+    const first = instr.results[0].meta;
     push(
       "## Executed instructions",
       "",
-      `From \`packages/bench/out/bench-instr-latest.json\` (${im.date}, Node ${im.node}; \`npm run bench:instr\`, method in the header of \`src/bench-instr.mjs\`). Instructions the client process executed (all its threads, counted by valgrind's callgrind) for ${im.requests} requests at ${cellLabel({ c: im.c, body: im.body, timeouts: im.timeouts ? "on" : "off" })}, after ${im.warmup} warm-up requests; each client in its own process, ${im.repeats} repeats in rotated order, ratios paired by repeat, median (min–max). An instruction count repeats to about 1 % where CPU time swings ±20–50 % per burst, so it resolves a few-% difference in a few runs; it is not time (no cache or branch misses), so it complements the CPU ratios above. Work driven by wall time (the shared tick, the once-a-second sample and \`getPoolStats()\` read) runs about 20× more often per request under valgrind and is included.`,
-      "",
-      "| client | instructions per request |",
-      "|---|---:|",
-      ...Object.entries(instr.summary.clients).map(([name, x]) => `| ${name} | ${fr(x.perRequest, 0)} |`),
-      "",
-      "| ratio | median (min–max) |",
-      "|---|---|",
-      ...instr.summary.pairs.map((p) => `| ${p.subject} ÷ ${p.base} | ${fr(p.ratio, 3)} |`),
+      `From \`packages/bench/out/bench-instr-latest.json\` (\`npm run bench:instr\`, method in the header of \`src/bench-instr.mjs\`; Node ${first.node}). Instructions the client process executed (all its threads, counted by valgrind's callgrind) in a window of requests after a warm-up; each client in its own process, repeats in rotated order, ratios paired by repeat, median (min–max). An instruction count repeats to within about 1 % where CPU time swings ±20–50 % per burst, so it resolves a few-% difference in a few runs; it is not time (no cache or branch misses; where shown, the cache misses are callgrind's simulation of this machine's caches). Work driven by wall time (the shared tick, the once-a-second sample, and sockeye-interval's once-a-second \`getPoolStats()\` read unless the burst hooks are off) runs tens of times more often per request under valgrind (the window's wall time is shown; the same requests take about 0.5 s at full speed) and is included.`,
       ""
     );
+    for (const r of instr.results) {
+      const m = r.meta;
+      const cache = Object.values(r.summary.clients).some((x) => x.l1DataMisses);
+      const windowS = median(r.runs.map((x) => x.windowMs).filter((x) => Number.isFinite(x))) / 1000;
+      push(
+        `### ${cellLabel({ c: m.c, body: m.body, timeouts: m.timeouts ? "on" : "off" })}, burst hooks ${m.reader === false ? "off" : "on"}${m.cacheSim ? ", cache simulation" : ""} (${m.date.slice(0, 16)})`,
+        "",
+        `${m.repeats} repeats × ${m.requests} requests after ${m.warmup} warm-up requests${Number.isFinite(windowS) ? `; window ${f(windowS, 1)} s (median)` : ""}.`,
+        "",
+        cache
+          ? "| client | instructions per request | L1 data misses per request | last-level misses per request |"
+          : "| client | instructions per request |",
+        cache ? "|---|---:|---:|---:|" : "|---|---:|",
+        ...Object.entries(r.summary.clients).map(([name, x]) =>
+          cache
+            ? `| ${name} | ${fr(x.perRequest, 0)} | ${x.l1DataMisses ? fr(x.l1DataMisses, 0) : ""} | ${x.lastLevelMisses ? fr(x.lastLevelMisses, 1) : ""} |`
+            : `| ${name} | ${fr(x.perRequest, 0)} |`
+        ),
+        "",
+        "| ratio of instructions | median (min–max) |",
+        "|---|---|",
+        ...r.summary.pairs.map((p) => `| ${p.subject} ÷ ${p.base} | ${fr(p.ratio, 3)} |`),
+        ""
+      );
+    }
   }
 
   // ---- Chart ----

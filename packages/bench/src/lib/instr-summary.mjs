@@ -22,6 +22,51 @@ export function callgrindTotal(text) {
 }
 
 /**
+ * What identifies a bench-instr configuration: runs with the same key replace each other in the result file, others
+ * are kept (so the report can show e.g. the default run beside one without the reader).
+ * @param {{ clients: string[], c: number, body: number, timeouts: boolean, reader: boolean, cacheSim: boolean,
+ *   requests: number, warmup: number }} meta
+ * @returns {string}
+ */
+export function instrConfigKey(meta) {
+  return [
+    meta.clients.join("+"),
+    `c${meta.c}`,
+    `${meta.body}B`,
+    `timeouts-${meta.timeouts ? "on" : "off"}`,
+    `reader-${meta.reader === false ? "off" : "on"}`,
+    `cache-${meta.cacheSim ? "on" : "off"}`,
+    `n${meta.requests}`,
+    `w${meta.warmup}`,
+  ].join(" ");
+}
+
+/**
+ * The result file after a run: `{ results: [...] }`, the new result replacing one with the same configuration key.
+ * @param {{ results?: object[] } | undefined} existing the file's content, if any
+ * @param {{ meta: object }} result
+ */
+export function mergeInstrResult(existing, result) {
+  const key = instrConfigKey(/** @type {any} */ (result.meta));
+  const kept = (existing?.results ?? []).filter((r) => instrConfigKey(r.meta) !== key);
+  return { results: [...kept, result] };
+}
+
+/**
+ * Every event total of a callgrind output file, by the names of its `events:` line (e.g. `Ir`, and with
+ * `--cache-sim=yes` also `D1mr`, `DLmr`, ...).
+ * @param {string} text the callgrind.out file's content
+ * @returns {Record<string, number>}
+ */
+export function callgrindEvents(text) {
+  const names = /^events:\s+(.+)$/m.exec(text)?.[1].trim().split(/\s+/) ?? [];
+  const totals = /^totals:\s+(.+)$/m.exec(text)?.[1].trim().split(/\s+/).map(Number) ?? [];
+  if (names.length === 0 || totals.length === 0) throw new Error("callgrind output has no 'events:' or 'totals:' line");
+  // callgrind omits trailing zero totals.
+  return Object.fromEntries(names.map((name, i) => [name, totals[i] ?? 0]));
+}
+
+/**
  * @param {{ client: string, repeat: number, instructions: number, requests: number }[]} runs
  * @param {[string, string][]} pairs [subject, base] client names
  * @returns {{ clients: Record<string, { perRequest: { median: number, min: number, max: number }, runs: number }>,
@@ -32,8 +77,22 @@ export function summarizeInstr(runs, pairs) {
   const perClient = {};
   for (const r of runs) (perClient[r.client] ??= []).push(r.instructions / r.requests);
   const spread = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
+  /** Simulated cache misses per request (runs with `--cache-sim=yes` only): L1 data, and last level (data + code). */
+  const missesOf = (name, pick) => {
+    const xs = runs
+      .filter((r) => r.client === name && r.events?.D1mr !== undefined)
+      .map((r) => pick(r.events) / r.requests);
+    return xs.length > 0 ? spread(xs) : undefined;
+  };
   const clients = Object.fromEntries(
-    Object.entries(perClient).map(([name, xs]) => [name, { perRequest: spread(xs), runs: xs.length }])
+    Object.entries(perClient).map(([name, xs]) => {
+      const l1 = missesOf(name, (e) => e.D1mr + e.D1mw);
+      const ll = missesOf(name, (e) => e.DLmr + e.DLmw + e.ILmr);
+      return [
+        name,
+        { perRequest: spread(xs), runs: xs.length, ...(l1 ? { l1DataMisses: l1, lastLevelMisses: ll } : {}) },
+      ];
+    })
   );
   const byRepeat = (name) => new Map(runs.filter((r) => r.client === name).map((r) => [r.repeat, r]));
   const pairRows = [];
