@@ -4,25 +4,28 @@
 // Why: CPU time on this 2-core VM swings by ±20-50 % per burst, so a 3 % difference needs hundreds of paired rounds
 // (bench-focus.mjs). The number of instructions a client executes for the same requests repeats to about 1 %
 // between runs, so a handful of runs tells a few-% difference, and callgrind says where it goes. It is not time
-// (cache misses, branch misses and IPC are not in it), so it complements the CPU ratios, never replaces them.
+// (branch misses and IPC are not in it, cache misses only as callgrind simulates them with BENCH_INSTR_CACHE_SIM),
+// so it complements the CPU ratios, never replaces them.
 //
 // Method: each run is one client in its own child process, under `valgrind --tool=callgrind --instr-atstart=no`
-// (uninstrumented, so the warm-up is fast), against the same load server as bench.mjs (another, uninstrumented
+// (uninstrumented until the window, so the warm-up runs several times faster), against the same load server as bench.mjs (another, uninstrumented
 // process), c concurrent closed-loop workers through lib/clients.mjs:
 //   1. warm-up: WARMUP requests (so TurboFan has optimised the hot path: after 20,000 requests at c=50 the window
-//      below sees no optimisation or deoptimisation, checked with --trace-opt --trace-deopt);
+//      below sees no optimisation or deoptimisation of the request path, checked with --trace-opt --trace-deopt on
+//      three runs; one of them re-optimised a function of the once-a-tick code);
 //   2. one pause, then WARMUP / 10 more requests (whatever the pause itself leaves behind is not in the window);
 //   3. pause; the parent switches instrumentation on (`callgrind_control -i on`); REQUESTS requests; pause; off.
 // A pause blocks the child's event loop (Atomics.wait, polling for a flag file the parent creates) after one
 // fs.writeSync: no stream write, listener or timer that would leave new type feedback for the window to deoptimise
 // on. No gc() anywhere: a forced full GC made V8 re-optimise half the hot path inside the next window.
 // Counted: every thread of the child (main, GC helpers, compiler threads). Time-driven work (the handler's shared
-// tick, the once-a-second sample and getPoolStats() read of sockeye-interval) is inflated about 20× per request
-// under valgrind, and included. Clients run in rotated order, REPEATS times; a pair's ratio is taken per repeat.
+// tick, the once-a-second sample and getPoolStats() read of sockeye-interval) runs tens of times more often per
+// request under valgrind (each run prints its window's wall time; at full speed 3,000 requests at c=50 take about
+// 0.5 s), and is included. Clients run in rotated order, REPEATS times; a pair's ratio is taken per repeat.
 //
 // Knobs: BENCH_INSTR_CLIENTS (default floor,upstream,sockeye-off,sockeye-interval; the first is the base of every
-// ratio, plus sockeye-interval ÷ sockeye-off and ÷ upstream when those are present), BENCH_INSTR_CONCURRENCY (50), BENCH_INSTR_BODY (128),
-// BENCH_INSTR_TIMEOUTS (on), BENCH_INSTR_REPEATS (3), BENCH_INSTR_REQUESTS (3000), BENCH_INSTR_WARMUP (20000),
+// ratio, plus sockeye-interval ÷ sockeye-off and ÷ upstream when those are present), BENCH_INSTR_CONCURRENCY (50),
+// BENCH_INSTR_BODY (128), BENCH_INSTR_TIMEOUTS (on), BENCH_INSTR_REPEATS (3), BENCH_INSTR_REQUESTS (3000), BENCH_INSTR_WARMUP (20000),
 // BENCH_INSTR_READER (on; off skips the clients' burst hooks, i.e. sockeye-interval's once-a-second getPoolStats()
 // read, whose per-request share valgrind's slowdown inflates: the per-request cost alone), BENCH_INSTR_CACHE_SIM
 // (off; on adds callgrind's simulated cache misses per request to the output, about twice as slow), BENCH_INSTR_KEEP
@@ -73,7 +76,12 @@ async function child() {
   const sleeper = new Int32Array(new SharedArrayBuffer(4));
   const pause = (tag) => {
     writeSync(1, `${tag}\n`);
-    while (!existsSync(flag + tag)) Atomics.wait(sleeper, 0, 0, 20);
+    // The parent answers within seconds; if it is gone, do not stay blocked under valgrind for ever.
+    const giveUpAt = Date.now() + 600_000;
+    while (!existsSync(flag + tag)) {
+      if (Date.now() > giveUpAt) throw new Error(`bench-instr child: no answer to ${tag} from the parent in 10 min`);
+      Atomics.wait(sleeper, 0, 0, 20);
+    }
   };
   const server = await startLoadServer();
   const { clients } = await createClients(server.origin, {
@@ -220,8 +228,12 @@ async function parent() {
   if (readerRaw !== "on" && readerRaw !== "off") {
     throw new Error(`BENCH_INSTR_READER must be "on" or "off", got ${JSON.stringify(readerRaw)}`);
   }
+  const cacheSimRaw = process.env.BENCH_INSTR_CACHE_SIM || "off";
+  if (cacheSimRaw !== "on" && cacheSimRaw !== "off") {
+    throw new Error(`BENCH_INSTR_CACHE_SIM must be "on" or "off", got ${JSON.stringify(cacheSimRaw)}`);
+  }
   const cfg = {
-    cacheSim: process.env.BENCH_INSTR_CACHE_SIM === "on",
+    cacheSim: cacheSimRaw === "on",
     reader: readerRaw === "on",
     c: intEnv("BENCH_INSTR_CONCURRENCY", 50),
     body: intEnv("BENCH_INSTR_BODY", 128),

@@ -9,6 +9,8 @@
 // =============================================================================
 import { median } from "./stats.mjs";
 
+/** @typedef {{ median: number, min: number, max: number }} Spread */
+
 /**
  * The total event count of a callgrind output file (its `totals:` line; with `--instr-atstart=no` and
  * instrumentation switched on for a window, the instructions executed in that window).
@@ -43,11 +45,13 @@ export function instrConfigKey(meta) {
 
 /**
  * The result file after a run: `{ results: [...] }`, the new result replacing one with the same configuration key.
- * @param {{ results?: object[] } | undefined} existing the file's content, if any
- * @param {{ meta: object }} result
+ * @template {{ meta: any }} R
+ * @param {{ results?: R[] } | undefined} existing the file's content, if any
+ * @param {R} result
+ * @returns {{ results: R[] }}
  */
 export function mergeInstrResult(existing, result) {
-  const key = instrConfigKey(/** @type {any} */ (result.meta));
+  const key = instrConfigKey(result.meta);
   const kept = (existing?.results ?? []).filter((r) => instrConfigKey(r.meta) !== key);
   return { results: [...kept, result] };
 }
@@ -67,10 +71,12 @@ export function callgrindEvents(text) {
 }
 
 /**
- * @param {{ client: string, repeat: number, instructions: number, requests: number }[]} runs
+ * @param {{ client: string, repeat: number, instructions: number, requests: number,
+ *   events?: Record<string, number> }[]} runs
  * @param {[string, string][]} pairs [subject, base] client names
- * @returns {{ clients: Record<string, { perRequest: { median: number, min: number, max: number }, runs: number }>,
- *   pairs: { subject: string, base: string, ratio: { median: number, min: number, max: number }, repeats: number }[] }}
+ * @returns {{ clients: Record<string, { perRequest: Spread, runs: number, l1DataMisses?: Spread,
+ *   lastLevelMisses?: Spread }>,
+ *   pairs: { subject: string, base: string, ratio: Spread, repeats: number }[] }}
  */
 export function summarizeInstr(runs, pairs) {
   /** @type {Record<string, number[]>} */
