@@ -2,7 +2,8 @@
 // instr-summary.mjs: the pure parts of bench-instr.mjs (reading callgrind's total, summarising runs).
 //
 // A run is one client in one child process under callgrind, counting the instructions executed (all threads) while
-// exactly `requests` requests run, after a warm-up: `{ client, repeat, instructions, requests }`. Instruction
+// exactly `requests` requests run, after a warm-up: `{ client, repeat, instructions, requests }`, plus callgrind's
+// named event totals (`events`) and the window's wall time (`windowMs`). Instruction
 // counts of the same client repeat to about 1 % on this VM (time to ±20-50 % per burst), so a few repeats give a
 // usable ratio. Summaries are per client (instructions per request: median, min, max over repeats) and per pair
 // (subject ÷ base of the SAME repeat, then median, min, max over repeats).
