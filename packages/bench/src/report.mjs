@@ -155,28 +155,19 @@ function loadProfiles() {
     .map((n) => JSON.parse(readFileSync(dir + n, "utf8")));
 }
 
-/** The focused checks of the last `bench-focus.mjs` run, if any. */
-function loadFocus() {
-  const file = `${OUT_DIR}bench-focus-latest.json`;
-  return existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : undefined;
-}
-
-/** The instruction counts of the last `bench-instr.mjs` run, if any. */
-function loadInstr() {
-  const file = `${OUT_DIR}bench-instr-latest.json`;
-  return existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : undefined;
-}
-
-/** The HTTP/2 cells of the last `bench-h2.mjs` run, if any. */
-function loadH2() {
-  const file = `${OUT_DIR}bench-h2-latest.json`;
+/**
+ * The result file `name` a separate script writes into out/ (`bench-focus-latest.json` from bench-focus.mjs,
+ * `bench-instr-latest.json` from bench-instr.mjs, `bench-h2-latest.json` from bench-h2.mjs), if it exists.
+ */
+function loadOutJson(name) {
+  const file = `${OUT_DIR}${name}`;
   return existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : undefined;
 }
 
 export function buildMarkdown(results, sourceName) {
   const m = results.meta;
   const t = evaluateTargets(results);
-  const focus = loadFocus();
+  const focus = loadOutJson("bench-focus-latest.json");
   const L = [];
   const push = (...xs) => L.push(...xs);
 
@@ -357,7 +348,7 @@ export function buildMarkdown(results, sourceName) {
   }
 
   // ---- Executed instructions (bench-instr.mjs writes its own result file; needs valgrind, not part of `npm run bench`) ----
-  const instr = loadInstr();
+  const instr = loadOutJson("bench-instr-latest.json");
   if (instr?.results?.length) {
     const first = instr.results[0].meta;
     push(
@@ -523,7 +514,7 @@ export function buildMarkdown(results, sourceName) {
   }
 
   // ---- HTTP/2 (bench-h2.mjs writes its own result file; `npm run bench` runs it after bench.mjs) ----
-  const h2 = loadH2();
+  const h2 = loadOutJson("bench-h2-latest.json");
   if (h2) {
     push(
       "## HTTP/2 (`NodeHttp2Handler`)",
