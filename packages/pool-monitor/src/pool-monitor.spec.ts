@@ -516,6 +516,49 @@ describe("PoolMonitor runtime configuration, origin keys, unpooled requests and 
     await Promise.all(fired.map((f) => f.closed));
   });
 
+  it("requests queued alternately under two agents of one origin are each found, and the oldest queued age follows each queue", async () => {
+    // The previous request's queue is checked first: here it is always the other agent's, so every request after the
+    // first two also takes the scan; a drained, forgotten link is never reused.
+    const { server, agent, monitor } = await setup(1);
+    const other = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    cleanups.push(() => other.destroy());
+    const holders = [fire(monitor, agent, server), fire(monitor, other, server)];
+    await server.waitForPending(2);
+    const queued = [];
+    for (let i = 0; i < 3; i++) {
+      queued.push(fire(monitor, agent, server), fire(monitor, other, server));
+      vi.advanceTimersByTime(100);
+    }
+    expect(stats(monitor)).toMatchObject({ active: 2, queued: 6, oldestQueuedMs: 300, inFlight: 8 });
+    server.release(); // both holders answer; each agent's oldest queued request gets its socket
+    await server.waitForPending(2);
+    vi.advanceTimersByTime(50);
+    // Now the oldest queued requests are the two queued at 100 ms, 250 ms ago.
+    expect(stats(monitor)).toMatchObject({ active: 2, queued: 4, oldestQueuedMs: 250 });
+    for (let left = 4; left > 0; left -= 2) {
+      server.release();
+      await server.waitForPending(2);
+    }
+    expect(stats(monitor)).toMatchObject({ queued: 0, oldestQueuedMs: 0 });
+    server.release();
+    await Promise.all([...holders, ...queued].map((f) => f.closed));
+    expect(stats(monitor).queueWaitMs.count).toBe(8);
+    // Every socket gone: a sample forgets both links. Requests queued afterwards on the agent of the last queued
+    // request (its name checked first) are found under a fresh link, not the forgotten one.
+    agent.destroy();
+    other.destroy();
+    await vi.waitFor(() => expect(stats(monitor)).toMatchObject({ idle: 0, active: 0 }));
+    const late = [fire(monitor, other, server), fire(monitor, other, server)];
+    await server.waitForPending(1);
+    vi.advanceTimersByTime(40);
+    expect(stats(monitor)).toMatchObject({ active: 1, queued: 1, oldestQueuedMs: 40 });
+    server.release();
+    await server.waitForPending(1);
+    server.release();
+    await Promise.all(late.map((f) => f.closed));
+    expect(stats(monitor).requests).toMatchObject({ started: 10, completed: 10 });
+  });
+
   it("a server that stops answering after fast requests (default options): reported within 6 s saying the server may not be answering, no_progress at 30 s", async () => {
     const warnings: string[] = [];
     const reports: SaturationReport[] = [];

@@ -2,7 +2,7 @@
  * Hot path: attaching a request and the shared, module-level listeners.
  *
  * Cost per request: one `RequestState` allocation (`TrackedRequestState`, which also serves as the embedder's
- * `RequestTracking` handle), a scan of `agent.requests` (empty unless something is queued) and three
+ * `RequestTracking` handle), a look at `agent.requests` (empty unless something is queued) and three
  * `timing.now()` reads (socket, response, close). How the request's events reach it depends on the caller:
  * - `trackRequest(req, …)` (listen): the state is hung on the request under `kRequestState` and four `on()`
  *   registrations of the *same* module functions (no closures, no `once()` wrappers) find it there;
@@ -44,6 +44,7 @@ import {
   kRequestState,
   type MonitorCore,
   type OriginState,
+  type PoolLink,
   RequestState,
   type RequestTracking,
   SocketState,
@@ -151,21 +152,36 @@ export const requestEventHandlers = {
 /**
  * Right after `http.request()`, a request that could not get a socket is the last element of one `agent.requests`
  * list (usually none: Node deletes drained keys). A queued request is counted and appended to its link's queue list.
+ * The name the origin's previous request was queued under is checked first, without the `for…in` scan (which
+ * enumerates the keys of an object Node keeps in dictionary mode) or the link lookup.
  */
 function enqueueIfQueued(core: MonitorCore, st: RequestState, req: TrackedRequest, agent: Agent, o: OriginState): void {
   const requests = agentMaps(agent).requests;
+  const last = o.lastQueueLink;
+  if (last !== undefined && last.agent === agent) {
+    const q = requests[last.name];
+    if (q !== undefined && q.length !== 0 && q[q.length - 1] === req) {
+      markQueued(core, st, o, last);
+      return;
+    }
+  }
   for (const name in requests) {
     const q = requests[name];
     if (q !== undefined && q.length !== 0 && q[q.length - 1] === req) {
-      st.queued = true;
-      o.queuedTracked++;
       const link = core.link(o, agent, name);
-      if (link !== undefined) enqueueOnLink(link, st);
-      if (core.wants(requestEnqueuedChannel)) {
-        core.emit({ type: "request:enqueued", origin: o.origin }, requestEnqueuedChannel);
-      }
+      if (link !== undefined) o.lastQueueLink = link;
+      markQueued(core, st, o, link);
       return;
     }
+  }
+}
+
+function markQueued(core: MonitorCore, st: RequestState, o: OriginState, link: PoolLink | undefined): void {
+  st.queued = true;
+  o.queuedTracked++;
+  if (link !== undefined) enqueueOnLink(link, st);
+  if (core.wants(requestEnqueuedChannel)) {
+    core.emit({ type: "request:enqueued", origin: o.origin }, requestEnqueuedChannel);
   }
 }
 

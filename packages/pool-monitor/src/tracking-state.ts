@@ -33,7 +33,9 @@
  *   oldest queued age at sample time. Node serves a name's queue in order, so the request that gets a socket is
  *   normally the head and leaves in O(1) without touching its neighbours; one that leaves from elsewhere (aborted
  *   while queued) is only flagged (`queued = false`) and skipped once it reaches the head (at the next head
- *   removal or sample), so its small state may stay reachable until the requests queued before it are served;
+ *   removal or sample), so its small state may stay reachable until the requests queued before it are served. An
+ *   entry leaving the list drops its `qNext` (see `dequeueFromLink()`: a dead entry the GC has promoted must not
+ *   keep the younger queue alive);
  * - from its response until it closes, on its origin's list of responses whose body is still open (doubly linked
  *   through `prev` / `next`, O(1) unlink; bounded by the sockets in use).
  * Per origin: counters, four `perf_hooks` histograms (a few KB each, fixed; a fifth for requests
@@ -261,6 +263,11 @@ export class OriginState {
   readonly links: PoolLink[] = [];
   /** Agent of the latest request (its `maxSockets` is the origin's while no link is live). */
   lastAgent: Agent | undefined = undefined;
+  /**
+   * Link of the latest request found queued. The next request checks that name's queue first (one keyed load)
+   * before it scans `agent.requests`: under saturation every request is queued, nearly always under the same name.
+   */
+  lastQueueLink: PoolLink | undefined = undefined;
   // Counters since creation.
   started = 0;
   completed = 0;
@@ -379,6 +386,7 @@ export class OriginState {
       const waiting = q?.length ?? 0;
       if (busy + free + waiting === 0) {
         core.unlink(l); // nothing left under this name: forget it (a replaced agent, a host gone quiet)
+        if (this.lastQueueLink === l) this.lastQueueLink = undefined;
         continue;
       }
       links[kept++] = l;
@@ -487,6 +495,12 @@ export function enqueueOnLink(link: PoolLink, st: RequestState): void {
 /**
  * A request left the queued state (`queued` already false): O(1) removal when it is the head (the usual case: Node
  * serves the queue in order), else it stays in the list and is skipped later. @internal
+ *
+ * An entry leaving the list has its `qNext` cleared. Left set, it would chain every request queued after it: a
+ * request state the young-generation GC has already promoted stays a GC root for young objects until the next full
+ * GC even once it is dead, so one such state kept the whole younger queue (each with its response) alive through
+ * every scavenge while the queue never emptied (measured at c=200 with 50 sockets: about a quarter more executed
+ * instructions per request, nearly all of it scavenging).
  */
 export function dequeueFromLink(st: RequestState): void {
   const link = st.queueLink;
@@ -494,14 +508,22 @@ export function dequeueFromLink(st: RequestState): void {
   st.queueLink = undefined;
   if (link.queueHead !== st) return;
   const next = st.qNext;
+  st.qNext = undefined;
   link.queueHead = next;
   if (next === undefined) link.queueTail = undefined;
 }
 
-/** The oldest request still queued on `link`, dropping entries that left the queue from behind the head. */
-function queueHead(link: PoolLink): RequestState | undefined {
+/**
+ * The oldest request still queued on `link`, dropping (and unlinking) entries that left from behind the head.
+ * @internal
+ */
+export function queueHead(link: PoolLink): RequestState | undefined {
   let head = link.queueHead;
-  while (head !== undefined && !head.queued) head = head.qNext;
+  while (head !== undefined && !head.queued) {
+    const next = head.qNext;
+    head.qNext = undefined;
+    head = next;
+  }
   link.queueHead = head;
   if (head === undefined) link.queueTail = undefined;
   return head;

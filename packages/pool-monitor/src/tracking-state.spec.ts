@@ -1,0 +1,78 @@
+/**
+ * The link queue list (`enqueueOnLink` / `dequeueFromLink` / `queueHead`): FIFO order, lazy skipping of requests
+ * that left from behind the head, and no pointer from an entry that left the list to the requests queued after it
+ * (a dead entry the young-generation GC has promoted would otherwise keep the whole younger queue alive).
+ */
+import { describe, expect, test as it } from "vitest";
+import { dequeueFromLink, enqueueOnLink, type PoolLink, queueHead, RequestState } from "./tracking-state";
+
+function newLink(): PoolLink {
+  return {
+    agent: {} as never,
+    name: "127.0.0.1:1:",
+    origin: {} as never,
+    completions: 0,
+    queueHead: undefined,
+    queueTail: undefined,
+  };
+}
+
+/** A queued request's state on `link` (only the fields the list reads are meaningful). */
+function enqueue(link: PoolLink, startedAt: number): RequestState {
+  const st = new RequestState({} as never, {} as never, {} as never, startedAt);
+  st.queued = true;
+  enqueueOnLink(link, st);
+  return st;
+}
+
+/** Leaves the queue as `leaveQueue()` does: flag first, then the list. */
+function leave(st: RequestState): void {
+  st.queued = false;
+  dequeueFromLink(st);
+}
+
+describe("link queue list", () => {
+  it("serves in FIFO order; the head that leaves drops its pointer to the next request", () => {
+    const link = newLink();
+    const [a, b, c] = [enqueue(link, 1), enqueue(link, 2), enqueue(link, 3)];
+    expect(queueHead(link)).toBe(a);
+    leave(a);
+    expect(a.qNext).toBeUndefined();
+    expect(a.queueLink).toBeUndefined();
+    expect(queueHead(link)).toBe(b);
+    leave(b);
+    expect(b.qNext).toBeUndefined();
+    leave(c);
+    expect(queueHead(link)).toBeUndefined();
+    expect(link.queueTail).toBeUndefined();
+  });
+
+  it("skips a request that left from behind the head, and unlinks it once it reaches the head", () => {
+    const link = newLink();
+    const [a, b, c] = [enqueue(link, 1), enqueue(link, 2), enqueue(link, 3)];
+    leave(b); // aborted while queued: still linked, so the chain a -> b -> c stays intact
+    expect(a.qNext).toBe(b);
+    expect(b.qNext).toBe(c);
+    expect(queueHead(link)).toBe(a);
+    leave(a);
+    expect(a.qNext).toBeUndefined();
+    // The head is now the stale b: the next walk drops it and clears its pointer.
+    expect(queueHead(link)).toBe(c);
+    expect(b.qNext).toBeUndefined();
+    expect(link.queueHead).toBe(c);
+  });
+
+  it("empties when the last entries all left from behind the head", () => {
+    const link = newLink();
+    const [a, b] = [enqueue(link, 1), enqueue(link, 2)];
+    leave(b);
+    leave(a);
+    expect(queueHead(link)).toBeUndefined();
+    expect(link.queueTail).toBeUndefined();
+    expect(b.qNext).toBeUndefined();
+    // A request queued afterwards starts a fresh list.
+    const c = enqueue(link, 3);
+    expect(queueHead(link)).toBe(c);
+    expect(b.qNext).toBeUndefined();
+  });
+});
