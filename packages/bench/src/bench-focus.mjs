@@ -11,7 +11,7 @@
 // hold 1; otherwise the check is void). It runs in cycles: each cycle creates the three clients afresh, gives each
 // one warm-up burst, then runs one full cycle of a Williams design (lib/run-order.mjs: 6 rounds for 3 clients, every
 // client in every position and right after every other client equally often). 50 cycles (300 rounds), 20 at
-// c >= 1000 (120 rounds).
+// c >= 1000 (120 rounds), 10 at c=10000 (60 rounds of 10,000-request bursts).
 // Why fresh clients: in one process, two instances of the SAME client differed by 4.5 % at c=1000 for the whole run
 // (A/A 0.955, 95 % interval 0.934-0.996, 121 rounds on one pair; in another process, run in the order below, 1.032
 // the other way), an offset that more rounds on the same instances never average out. Each round's ratio is the
@@ -59,6 +59,17 @@ export const FOCUS_CHECKS = Object.freeze([
     timeouts: true,
   },
   {
+    id: "telemetry-c200",
+    target: "telemetry on vs off ≤ 1.03×",
+    subject: "sockeye-interval",
+    base: "sockeye-off",
+    op: "<=",
+    limit: 1.03,
+    c: 200,
+    body: 128,
+    timeouts: false,
+  },
+  {
     id: "telemetry-c1000",
     target: "telemetry on vs off ≤ 1.03×",
     subject: "sockeye-interval",
@@ -92,6 +103,61 @@ export const FOCUS_CHECKS = Object.freeze([
     timeouts: false,
   },
   {
+    id: "upstream-c200",
+    target: "sockeye-interval below upstream",
+    subject: "sockeye-interval",
+    base: "upstream",
+    op: "<",
+    limit: 1,
+    c: 200,
+    body: 128,
+    timeouts: false,
+  },
+  {
+    id: "upstream-c10000",
+    target: "sockeye-interval below upstream",
+    subject: "sockeye-interval",
+    base: "upstream",
+    op: "<",
+    limit: 1,
+    c: 10000,
+    body: 128,
+    timeouts: false,
+  },
+  {
+    id: "floor-c50",
+    target: "sockeye-interval ≤ 1.10× floor",
+    subject: "sockeye-interval",
+    base: "floor",
+    op: "<=",
+    limit: 1.1,
+    c: 50,
+    body: 128,
+    timeouts: false,
+  },
+  {
+    id: "undici-c1",
+    target: "sockeye-undici ≤ smithy-undici",
+    subject: "sockeye-undici",
+    base: "smithy-undici",
+    op: "<=",
+    limit: 1,
+    c: 1,
+    body: 128,
+    timeouts: false,
+  },
+  {
+    id: "undici-c50",
+    target: "sockeye-undici ≤ smithy-undici",
+    subject: "sockeye-undici",
+    base: "smithy-undici",
+    op: "<=",
+    limit: 1,
+    c: 50,
+    body: 128,
+    timeouts: true,
+  },
+  {
     id: "undici-c50-64k",
     target: "sockeye-undici ≤ smithy-undici",
     subject: "sockeye-undici",
@@ -116,7 +182,7 @@ export const FOCUS_CHECKS = Object.freeze([
 ]);
 
 /** Cycles per check (each: fresh clients, one warm-up burst each, one full cycle of the run order). */
-const cyclesFor = (c) => Number(process.env.BENCH_FOCUS_CYCLES ?? (c >= 1000 ? 20 : 50));
+const cyclesFor = (c) => Number(process.env.BENCH_FOCUS_CYCLES ?? (c >= 10000 ? 10 : c >= 1000 ? 20 : 50));
 /** The check's three clients, fresh: subject, baseline and a second instance of the baseline (the A/A control). */
 async function createTrio(origin, check) {
   const only = [check.subject, check.base];
@@ -146,7 +212,10 @@ async function runCheck(origin, check) {
     const all = trio.clients;
     roundsPerCycle = williamsRows(all.length).length;
     try {
-      for (const client of all) await runBurst(client, { n: warmupSize(check.c, n), c: check.c, path });
+      // The full run has no warm-up burst at c=10000 (its c=1000 cell just before warmed the clients up); these
+      // clients are fresh, so they get one at c=1000.
+      const warm = check.c >= 10000 ? { n: 2000, c: 1000 } : { n: warmupSize(check.c, n), c: check.c };
+      for (const client of all) await runBurst(client, { ...warm, path });
       for (let r = 0; r < roundsPerCycle; r++) {
         for (const client of roundOrder(all, r)) {
           (cpu[client.name] ??= []).push((await runBurst(client, { n, c: check.c, path })).cpuUsPerReq);
