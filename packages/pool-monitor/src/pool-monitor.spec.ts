@@ -517,8 +517,9 @@ describe("PoolMonitor runtime configuration, origin keys, unpooled requests and 
   });
 
   it("requests queued alternately under two agents of one origin are each found, and the oldest queued age follows each queue", async () => {
-    // The previous request's queue is checked first: here it is always the other agent's, so every request after the
-    // first two also takes the scan; a drained, forgotten link is never reused.
+    // The previous queued request's name is checked first: here it is always the other agent's, so each of these is
+    // found by the scan of agent.requests; at the end, a drained, forgotten link is never reused, and consecutive
+    // requests on one agent are found by the first check.
     const { server, agent, monitor } = await setup(1);
     const other = new http.Agent({ keepAlive: true, maxSockets: 1 });
     cleanups.push(() => other.destroy());
@@ -551,12 +552,18 @@ describe("PoolMonitor runtime configuration, origin keys, unpooled requests and 
     const late = [fire(monitor, other, server), fire(monitor, other, server)];
     await server.waitForPending(1);
     vi.advanceTimersByTime(40);
-    expect(stats(monitor)).toMatchObject({ active: 1, queued: 1, oldestQueuedMs: 40 });
+    late.push(fire(monitor, other, server)); // queued under the same name as the previous one
+    vi.advanceTimersByTime(10);
+    expect(stats(monitor)).toMatchObject({ active: 1, queued: 2, oldestQueuedMs: 50 });
+    server.release();
+    await server.waitForPending(1);
+    expect(stats(monitor)).toMatchObject({ active: 1, queued: 1, oldestQueuedMs: 10 });
     server.release();
     await server.waitForPending(1);
     server.release();
     await Promise.all(late.map((f) => f.closed));
-    expect(stats(monitor).requests).toMatchObject({ started: 10, completed: 10 });
+    expect(stats(monitor).requests).toMatchObject({ started: 11, completed: 11 });
+    expect(stats(monitor).queueWaitMs.count).toBe(11);
   });
 
   it("a server that stops answering after fast requests (default options): reported within 6 s saying the server may not be answering, no_progress at 30 s", async () => {
