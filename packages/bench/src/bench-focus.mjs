@@ -43,142 +43,54 @@ import { startLoadServer } from "./lib/server-control.mjs";
 import { CONTROL_SUFFIX, summarizeCheck } from "./lib/focus-summary.mjs";
 
 /**
- * The checks: the issue's targets at the cells the full runs left closest to their limits (see docs/perf).
- * `limit` and `op`: the subject ÷ baseline CPU ratio must be `<` / `<=` the limit.
+ * The issue's relative targets. `limit` and `op`: the subject ÷ baseline CPU ratio must be `<` / `<=` the limit.
  */
+const TARGETS = Object.freeze({
+  telemetry: {
+    target: "telemetry on vs off ≤ 1.03×",
+    subject: "sockeye-interval",
+    base: "sockeye-off",
+    op: "<=",
+    limit: 1.03,
+  },
+  upstream: {
+    target: "sockeye-interval below upstream",
+    subject: "sockeye-interval",
+    base: "upstream",
+    op: "<",
+    limit: 1,
+  },
+  floor: { target: "sockeye-interval ≤ 1.10× floor", subject: "sockeye-interval", base: "floor", op: "<=", limit: 1.1 },
+  undici: {
+    target: "sockeye-undici ≤ smithy-undici",
+    subject: "sockeye-undici",
+    base: "smithy-undici",
+    op: "<=",
+    limit: 1,
+  },
+});
+
+/**
+ * A check: one target at one cell.
+ * @param {string} id @param {keyof typeof TARGETS} target @param {number} c @param {number} body
+ * @param {boolean} timeouts
+ */
+const focusCheck = (id, target, c, body, timeouts) => Object.freeze({ id, ...TARGETS[target], c, body, timeouts });
+
+/** The checks: the issue's targets at the cells the full runs left closest to their limits (see docs/perf). */
 export const FOCUS_CHECKS = Object.freeze([
-  {
-    id: "telemetry-c50",
-    target: "telemetry on vs off ≤ 1.03×",
-    subject: "sockeye-interval",
-    base: "sockeye-off",
-    op: "<=",
-    limit: 1.03,
-    c: 50,
-    body: 128,
-    timeouts: true,
-  },
-  {
-    id: "telemetry-c200",
-    target: "telemetry on vs off ≤ 1.03×",
-    subject: "sockeye-interval",
-    base: "sockeye-off",
-    op: "<=",
-    limit: 1.03,
-    c: 200,
-    body: 128,
-    timeouts: false,
-  },
-  {
-    id: "telemetry-c1000",
-    target: "telemetry on vs off ≤ 1.03×",
-    subject: "sockeye-interval",
-    base: "sockeye-off",
-    op: "<=",
-    limit: 1.03,
-    c: 1000,
-    body: 128,
-    timeouts: true,
-  },
-  {
-    id: "upstream-c1",
-    target: "sockeye-interval below upstream",
-    subject: "sockeye-interval",
-    base: "upstream",
-    op: "<",
-    limit: 1,
-    c: 1,
-    body: 128,
-    timeouts: false,
-  },
-  {
-    id: "upstream-c1000",
-    target: "sockeye-interval below upstream",
-    subject: "sockeye-interval",
-    base: "upstream",
-    op: "<",
-    limit: 1,
-    c: 1000,
-    body: 128,
-    timeouts: false,
-  },
-  {
-    id: "upstream-c200",
-    target: "sockeye-interval below upstream",
-    subject: "sockeye-interval",
-    base: "upstream",
-    op: "<",
-    limit: 1,
-    c: 200,
-    body: 128,
-    timeouts: false,
-  },
-  {
-    id: "upstream-c10000",
-    target: "sockeye-interval below upstream",
-    subject: "sockeye-interval",
-    base: "upstream",
-    op: "<",
-    limit: 1,
-    c: 10000,
-    body: 128,
-    timeouts: false,
-  },
-  {
-    id: "floor-c50",
-    target: "sockeye-interval ≤ 1.10× floor",
-    subject: "sockeye-interval",
-    base: "floor",
-    op: "<=",
-    limit: 1.1,
-    c: 50,
-    body: 128,
-    timeouts: false,
-  },
-  {
-    id: "undici-c1",
-    target: "sockeye-undici ≤ smithy-undici",
-    subject: "sockeye-undici",
-    base: "smithy-undici",
-    op: "<=",
-    limit: 1,
-    c: 1,
-    body: 128,
-    timeouts: false,
-  },
-  {
-    id: "undici-c50",
-    target: "sockeye-undici ≤ smithy-undici",
-    subject: "sockeye-undici",
-    base: "smithy-undici",
-    op: "<=",
-    limit: 1,
-    c: 50,
-    body: 128,
-    timeouts: true,
-  },
-  {
-    id: "undici-c50-64k",
-    target: "sockeye-undici ≤ smithy-undici",
-    subject: "sockeye-undici",
-    base: "smithy-undici",
-    op: "<=",
-    limit: 1,
-    c: 50,
-    body: 65536,
-    timeouts: true,
-  },
-  {
-    id: "undici-c200-64k",
-    target: "sockeye-undici ≤ smithy-undici",
-    subject: "sockeye-undici",
-    base: "smithy-undici",
-    op: "<=",
-    limit: 1,
-    c: 200,
-    body: 65536,
-    timeouts: true,
-  },
+  focusCheck("telemetry-c50", "telemetry", 50, 128, true),
+  focusCheck("telemetry-c200", "telemetry", 200, 128, false),
+  focusCheck("telemetry-c1000", "telemetry", 1000, 128, true),
+  focusCheck("upstream-c1", "upstream", 1, 128, false),
+  focusCheck("upstream-c1000", "upstream", 1000, 128, false),
+  focusCheck("upstream-c200", "upstream", 200, 128, false),
+  focusCheck("upstream-c10000", "upstream", 10000, 128, false),
+  focusCheck("floor-c50", "floor", 50, 128, false),
+  focusCheck("undici-c1", "undici", 1, 128, false),
+  focusCheck("undici-c50", "undici", 50, 128, true),
+  focusCheck("undici-c50-64k", "undici", 50, 65536, true),
+  focusCheck("undici-c200-64k", "undici", 200, 65536, true),
 ]);
 
 /** Cycles per check (each: fresh clients, one warm-up burst each, one full cycle of the run order). */
