@@ -428,6 +428,63 @@ describe.each([
   });
 });
 
+describe.each([
+  { scheme: "http", tls: false },
+  { scheme: "https", tls: true },
+])("queued requests under several agents of one origin on $scheme (real sockets)", ({ tls }) => {
+  it("finds each queued request whichever agent it waits in, and never reuses a forgotten agent name's link", async () => {
+    const { server, agent, monitor } = await setup({ tls, maxSockets: 1 });
+    const tlsOptions = tls ? { ca: (certificate as { cert: string }).cert } : {};
+    const newAgent = () => {
+      const a = tls
+        ? new https.Agent({ keepAlive: true, maxSockets: 1, ...tlsOptions })
+        : new http.Agent({ keepAlive: true, maxSockets: 1 });
+      cleanups.push(() => a.destroy());
+      return a;
+    };
+    const other = newAgent();
+    const stats = () => origin(monitor, server.origin);
+    // One holder per agent, then queued requests alternating between the agents (each found by the scan), then two
+    // more on one agent (the second found by the check of the previous request's name).
+    const fired = [fire(monitor, agent, server), fire(monitor, other, server)];
+    await server.waitForPending(2);
+    for (let i = 0; i < 2; i++) fired.push(fire(monitor, agent, server), fire(monitor, other, server));
+    fired.push(fire(monitor, other, server));
+    // The oldest queued age comes from the queue lists: above 0 exactly while some request is queued.
+    expect(stats()).toMatchObject({ active: 2, queued: 5, inFlight: 7 });
+    expect(stats().oldestQueuedMs).toBeGreaterThan(0);
+    for (const queuedAfter of [3, 1, 0]) {
+      server.release();
+      await server.waitForPending(queuedAfter === 0 ? 1 : 2);
+      expect(stats().queued).toBe(queuedAfter);
+      expect(stats().oldestQueuedMs > 0).toBe(queuedAfter > 0);
+    }
+    server.release();
+    await Promise.all(fired.map((f) => f.closed));
+    expect(stats().queueWaitMs.count).toBe(7);
+    // Every socket gone: a sample forgets both links. Requests queued again on `other` (the previous queued request's
+    // agent) are counted under a fresh link.
+    agent.destroy();
+    other.destroy();
+    for (let i = 0; i < 50 && (stats().idle !== 0 || stats().active !== 0); i++) await tick();
+    expect(stats()).toMatchObject({ idle: 0, active: 0, queued: 0 });
+    const late = [fire(monitor, other, server), fire(monitor, other, server), fire(monitor, other, server)];
+    await server.waitForPending(1);
+    expect(stats()).toMatchObject({ active: 1, queued: 2 });
+    expect(stats().oldestQueuedMs).toBeGreaterThan(0);
+    server.release();
+    await server.waitForPending(1);
+    expect(stats()).toMatchObject({ active: 1, queued: 1 });
+    expect(stats().oldestQueuedMs).toBeGreaterThan(0);
+    server.release();
+    await server.waitForPending(1);
+    server.release();
+    await Promise.all(late.map((f) => f.closed));
+    expect(stats().requests).toMatchObject({ started: 10, completed: 10, failed: 0 });
+    expect(stats().queueWaitMs.count).toBe(10);
+  });
+});
+
 describe("PoolMonitor with a real https.Agent", () => {
   it("measures TCP connect and TLS handshake separately and counts reuse", async () => {
     const { server, agent, monitor, events } = await setup({ tls: true, autoRespond: true });
