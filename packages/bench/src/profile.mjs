@@ -19,6 +19,7 @@
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { frameCategory, shortLocation } from "./lib/frame-category.mjs";
 
 const OUT_DIR = fileURLToPath(new URL("../out/profiles/", import.meta.url));
 const SELF = fileURLToPath(import.meta.url);
@@ -96,7 +97,7 @@ const out = { client, c: Number(c), body: Number(body), timeouts, ...run, ...sum
 writeFileSync(`${OUT_DIR}${tag}.summary.json`, JSON.stringify(out, null, 2));
 console.log(`profile: ${profilePath}`);
 console.log(`${tag}: ${run.requests} requests, ${run.cpuUsPerReq.toFixed(1)} µs CPU/request`);
-for (const cat of summary.categories) console.log(`  ${cat.name.padEnd(34)} ${cat.percent.toFixed(1).padStart(5)} %`);
+for (const cat of summary.categories) console.log(`  ${cat.name.padEnd(40)} ${cat.percent.toFixed(1).padStart(5)} %`);
 console.log("  top functions:");
 for (const t of summary.top.slice(0, 15))
   console.log(`  ${t.percent.toFixed(1).padStart(5)} %  ${t.functionName || "(anonymous)"}  ${t.location}`);
@@ -104,33 +105,6 @@ for (const t of summary.top.slice(0, 15))
 // -----------------------------------------------------------------------------
 // Profile summary
 // -----------------------------------------------------------------------------
-/** Category of a call frame, by source URL / function name. */
-function categorise(frame) {
-  const u = frame.url || "";
-  const fn = frame.functionName;
-  if (fn === "(garbage collector)") return "GC";
-  if (fn === "(idle)") return "idle";
-  if (fn === "(program)") return "(program: native, not attributed)";
-  if (/node:internal\/timers|node:timers/.test(u)) return "node timers";
-  if (/node:_http_|node:http$/.test(u)) return "node http client (_http_*)";
-  if (/node:net|node:internal\/stream_base|node:internal\/streams|node:stream|node:events/.test(u))
-    return "net, streams, events";
-  if (
-    /node:internal\/async_hooks|node:async_hooks|node:internal\/process\/task_queues|node:internal\/process\/promises/.test(
-      u
-    )
-  )
-    return "async hooks, microtasks, promises";
-  if (/pool-monitor\/dist/.test(u)) return "Sockeye (@sockeye/pool-monitor)";
-  if (/node-http-handler\/dist|@sockeye/.test(u) && !/@smithy/.test(u)) return "Sockeye (@sockeye/node-http-handler)";
-  if (/@smithy/.test(u)) return "Smithy (@smithy/*)";
-  if (/undici/.test(u)) return "undici";
-  if (/packages\/bench\/src/.test(u)) return "bench harness";
-  if (u.startsWith("node:")) return "other node internals";
-  if (u === "") return "native / builtins (no URL)";
-  return "other";
-}
-
 function summarise(profile) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map();
@@ -144,10 +118,9 @@ function summarise(profile) {
   const funcs = new Map();
   for (const [id, t] of self) {
     const frame = byId.get(id).callFrame;
-    const cat = categorise(frame);
+    const cat = frameCategory(frame);
     cats.set(cat, (cats.get(cat) ?? 0) + t);
-    const short = frame.url.replace(/^.*node_modules\//, "").replace(/^file:\/\/.*\/packages\//, "packages/");
-    const key = `${frame.functionName}\u0000${short}:${frame.lineNumber + 1}`;
+    const key = `${frame.functionName}\u0000${shortLocation(frame)}`;
     funcs.set(key, (funcs.get(key) ?? 0) + t);
   }
   const busy = total - (cats.get("idle") ?? 0);
