@@ -164,6 +164,70 @@ function loadOutJson(name) {
   return existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : undefined;
 }
 
+/** Clients shown in the allocation breakdown by category (the ones whose difference is the question). */
+const ALLOC_BREAKDOWN = [
+  "floor",
+  "smithy-floor",
+  "upstream",
+  "sockeye-off",
+  "sockeye-interval",
+  "undici",
+  "smithy-undici",
+  "sockeye-undici",
+];
+
+/** The *Bytes allocated per request* section, from bench-alloc.mjs's result file. */
+export function allocationSection(alloc) {
+  const m = alloc.meta;
+  const L = [
+    "## Bytes allocated per request",
+    "",
+    `From \`packages/bench/out/bench-alloc-latest.json\` (${m.date.slice(0, 16)}, Node ${m.node}; \`npm run bench:alloc\`, method in the header of \`src/bench-alloc.mjs\`). Bytes each client allocates per request, garbage included: V8's sampling heap profiler (one sample about every ${m.samplingInterval} B, objects the GC collected kept in the profile), each client alone in its own process, ${m.requests.toLocaleString("en-US")} requests after 5 warm-up bursts, median (min–max) of ${m.repeats} repeats in rotated order. Allocation drives the young-generation GC, and unlike CPU time it barely depends on the machine's load, so a difference of a few bytes per request is real. Allocations that TurboFan's escape analysis removed are not made and not counted, and neither are the contents of \`Buffer\`s, which live outside the JS heap (only their JS objects count: a 64 KiB body costs about 800 B more than a 128 B one). This is not the figure of *Heap per in-flight request*: that one reads \`heapUsed\` right after dispatching requests that are then held, so it sees the dispatch only, and only the part no scavenge has collected yet.`,
+    "",
+  ];
+  for (const r of alloc.results) {
+    const by = Object.fromEntries(r.rows.map((x) => [x.client, x.bytesPerRequest]));
+    const per = (name, base) => by[name]?.median / by[base]?.median;
+    L.push(
+      `### ${cellLabel(r.cell)}`,
+      "",
+      "| client | bytes per request | ÷ floor | ÷ upstream |",
+      "|---|---:|---:|---:|",
+      ...r.rows.map(
+        (x) =>
+          `| ${x.client} | ${fr(x.bytesPerRequest, 0)} | ${f(per(x.client, "floor"))} | ${f(per(x.client, "upstream"))} |`
+      ),
+      ""
+    );
+    if (by["sockeye-interval"] && by["sockeye-off"]) {
+      const d = by["sockeye-interval"].median - by["sockeye-off"].median;
+      L.push(
+        `Telemetry (sockeye-interval − sockeye-off): ${d >= 0 ? "+" : "−"}${f(Math.abs(d), 0)} B per request (${pct(per("sockeye-interval", "sockeye-off"))}).`,
+        ""
+      );
+    }
+    for (const [name, why] of Object.entries(r.skipped ?? {})) L.push(`- ${name}: skipped (${why})`, "");
+  }
+  const cell = alloc.results.find((r) => r.cell.c === 50 && r.cell.body === 128) ?? alloc.results[0];
+  const shown = ALLOC_BREAKDOWN.filter((name) => cell.rows.some((x) => x.client === name));
+  const rowOf = Object.fromEntries(cell.rows.map((x) => [x.client, x]));
+  const categories = [...new Set(shown.flatMap((name) => Object.keys(rowOf[name].categories)))]
+    .map((cat) => ({ cat, max: Math.max(...shown.map((name) => rowOf[name].categories[cat] ?? 0)) }))
+    .filter((x) => x.max >= 1)
+    .sort((a, b) => b.max - a.max);
+  L.push(
+    `**By category** (${cellLabel(cell.cell)}; bytes per request by the code that allocated them, from the repeat closest to the median; the heaviest allocation sites of every client and cell are under \`sites\` in the result file):`,
+    "",
+    `| category | ${shown.join(" | ")} |`,
+    `|---|${shown.map(() => "---:").join("|")}|`,
+    ...categories.map(
+      ({ cat }) => `| ${cat} | ${shown.map((name) => f(rowOf[name].categories[cat] ?? 0, 0)).join(" | ")} |`
+    ),
+    ""
+  );
+  return L;
+}
+
 export function buildMarkdown(results, sourceName) {
   const m = results.meta;
   const t = evaluateTargets(results);
@@ -345,6 +409,13 @@ export function buildMarkdown(results, sourceName) {
       ),
       ""
     );
+    const shape = focus.checks.filter((x) => x.subject === "smithy-floor").map((x) => `\`${x.id}\``);
+    if (shape.length) {
+      push(
+        `${shape.join(", ")}: not a target of its own. It measures how much of the floor target's 10 % the bare Smithy shape (\`smithy-floor\`: an async call, \`HttpRequest\` in, \`HttpResponse\` with a header bag out, around the floor's \`http.request\`) already uses at that cell. Missed would mean that no handler behind the Smithy interface that sends through \`http.request\` can meet the floor target there.`,
+        ""
+      );
+    }
   }
 
   // ---- Executed instructions (bench-instr.mjs writes its own result file; needs valgrind, not part of `npm run bench`) ----
@@ -512,6 +583,10 @@ export function buildMarkdown(results, sourceName) {
       ""
     );
   }
+
+  // ---- Allocation (bench-alloc.mjs writes its own result file; not part of `npm run bench`) ----
+  const alloc = loadOutJson("bench-alloc-latest.json");
+  if (alloc?.results?.length) push(...allocationSection(alloc));
 
   // ---- HTTP/2 (bench-h2.mjs writes its own result file; `npm run bench` runs it after bench.mjs) ----
   const h2 = loadOutJson("bench-h2-latest.json");
