@@ -7,13 +7,13 @@ const node = (callFrame: object, selfSize: number, children: object[] = []) => (
 describe("summarizeAllocation", () => {
   // root -> startRequest (Sockeye) -> ClientRequest (node http); root -> attachRequest (pool-monitor);
   // the same ClientRequest site reached from the harness as well.
-  const sockeye = "file:///work/main/packages/node-http-handler/dist/index.mjs";
-  const monitor = "file:///work/main/packages/pool-monitor/dist/index.mjs";
+  const sockeye = "file:///home/dev/sockeye/packages/node-http-handler/dist/index.mjs";
+  const monitor = "file:///home/dev/sockeye/packages/pool-monitor/dist/index.mjs";
   const profile = {
     head: node(frame("(root)", ""), 0, [
       node(frame("startRequest", sockeye), 1000, [node(frame("ClientRequest", "node:_http_client", 133), 3000)]),
       node(frame("attachRequest", monitor), 200),
-      node(frame("request", "file:///work/main/packages/bench/src/lib/clients.mjs"), 500, [
+      node(frame("request", "file:///home/dev/sockeye/packages/bench/src/lib/clients.mjs"), 500, [
         node(frame("ClientRequest", "node:_http_client", 133), 1000),
       ]),
     ]),
