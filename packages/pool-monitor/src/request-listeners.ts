@@ -158,22 +158,23 @@ export const requestEventHandlers = {
 function enqueueIfQueued(core: MonitorCore, st: RequestState, req: TrackedRequest, agent: Agent, o: OriginState): void {
   const requests = agentMaps(agent).requests;
   const last = o.lastQueueLink;
-  if (last !== undefined && last.agent === agent) {
-    const q = requests[last.name];
-    if (q !== undefined && q.length !== 0 && q[q.length - 1] === req) {
-      markQueued(core, st, o, last);
-      return;
-    }
+  if (last !== undefined && last.agent === agent && isLastQueued(requests[last.name], req)) {
+    markQueued(core, st, o, last);
+    return;
   }
   for (const name in requests) {
-    const q = requests[name];
-    if (q !== undefined && q.length !== 0 && q[q.length - 1] === req) {
+    if (isLastQueued(requests[name], req)) {
       const link = core.link(o, agent, name);
       if (link !== undefined) o.lastQueueLink = link;
       markQueued(core, st, o, link);
       return;
     }
   }
+}
+
+/** `req` is the last request of queue `q` (it was just appended there). */
+function isLastQueued(q: TrackedRequest[] | undefined, req: TrackedRequest): boolean {
+  return q !== undefined && q.length !== 0 && q[q.length - 1] === req;
 }
 
 function markQueued(core: MonitorCore, st: RequestState, o: OriginState, link: PoolLink | undefined): void {

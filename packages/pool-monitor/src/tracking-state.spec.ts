@@ -56,7 +56,7 @@ describe("link queue list", () => {
     expect(queueHead(link)).toBe(a);
     leave(a);
     expect(a.qNext).toBeUndefined();
-    // The head is now the stale b: the next walk drops it and clears its pointer.
+    // Behind the head that left is the stale b: it is dropped with it, and its pointer cleared.
     expect(queueHead(link)).toBe(c);
     expect(b.qNext).toBeUndefined();
     expect(link.queueHead).toBe(c);

@@ -493,8 +493,9 @@ export function enqueueOnLink(link: PoolLink, st: RequestState): void {
 }
 
 /**
- * A request left the queued state (`queued` already false): O(1) removal when it is the head (the usual case: Node
- * serves the queue in order), else it stays in the list and is skipped later. @internal
+ * A request left the queued state (`queued` already false). When it is the head (the usual case: Node serves the queue
+ * in order), `queueHead()` drops it together with any entries right behind it that already left: amortised O(1),
+ * each entry is dropped once. Otherwise it stays in the list until it reaches the head. @internal
  *
  * An entry leaving the list has its `qNext` cleared. Left set, it would chain every request queued after it: a
  * request state the young-generation GC has already promoted stays a GC root for young objects until the next full
@@ -506,11 +507,7 @@ export function dequeueFromLink(st: RequestState): void {
   const link = st.queueLink;
   if (link === undefined) return;
   st.queueLink = undefined;
-  if (link.queueHead !== st) return;
-  const next = st.qNext;
-  st.qNext = undefined;
-  link.queueHead = next;
-  if (next === undefined) link.queueTail = undefined;
+  if (link.queueHead === st) queueHead(link);
 }
 
 /**
