@@ -1,5 +1,6 @@
 import type { NodeHttpHandlerOptions } from "@sockeye/node-http-handler";
-import type { Agent, Dispatcher } from "undici";
+import type { Agent } from "undici";
+import type { DispatcherLike } from "./dispatcher-like";
 
 /**
  * Options of `UndiciHttpHandler`: `NodeHttpHandler`'s options (same names, units and defaults) plus undici's
@@ -39,7 +40,8 @@ import type { Agent, Dispatcher } from "undici";
  */
 export interface UndiciHttpHandlerOptions extends NodeHttpHandlerOptions {
   /**
-   * An undici `Dispatcher` (`Agent`, `Pool`, `Client`, a composed dispatcher…) used as is for every request
+   * An undici `Dispatcher` of undici 7 or 8 (`Agent`, `Pool`, `Client`, a composed dispatcher…; typed
+   * structurally, `DispatcherLike`) used as is for every request
    * except `Expect: 100-continue` ones, or `Agent` options merged over the handler's own (`connections` from
    * `maxSockets`, `keepAliveTimeout` from `idleSocketTimeout`, `connectTimeout` from `connectionTimeout`); its
    * `connect` options win over those mapped from `httpsAgent` / `httpAgent` and, being TLS options, apply to the
@@ -50,5 +52,5 @@ export interface UndiciHttpHandlerOptions extends NodeHttpHandlerOptions {
    * `destroy()` destroys it, as upstream destroys its agents.
    * @defaultValue a handler-owned undici `Agent`
    */
-  dispatcher?: Dispatcher | Agent.Options;
+  dispatcher?: DispatcherLike | Agent.Options;
 }

@@ -10,7 +10,9 @@ import { nodeAgentTlsOptions } from "./agent-connect-options";
 import { ConnectingSockets } from "./connecting-sockets";
 import { PACKAGE_PREFIX } from "./constants";
 import { ContinueGate, MIN_CONTINUE_WAIT_MS } from "./continue-gate";
+import type { DispatcherLike, DispatchOptionsLike } from "./dispatcher-like";
 import { DESTROYED_BY_HANDLER, handlerDestroyedError } from "./handler-destroyed-error";
+import { OriginGate } from "./origin-gate";
 import type { OriginPoolState } from "./origin-pool-state";
 import { isDispatcher, normalizeMs, type ResolvedUndiciConfig, resolveUndiciConfig } from "./resolve-undici-config";
 import { trackedConnector } from "./tracked-connector";
@@ -48,8 +50,15 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   private configPromise: Promise<ResolvedUndiciConfig>;
   private options: UndiciHttpHandlerOptions | undefined = undefined;
   private plan: RequestPlan | undefined = undefined;
-  private dispatcher: Dispatcher | undefined = undefined;
+  private dispatcher: DispatcherLike | undefined = undefined;
   private ownsDispatcher = false;
+  /**
+   * Per exact origin, the FIFO in front of the handler-owned dispatcher's pool (see origin-gate.ts). Kept across a
+   * rebuilt dispatcher (limits refreshed); emptied by `destroy()`. A caller's dispatcher has none.
+   */
+  private readonly gates = new Map<string, OriginGate>();
+  /** `maxSockets` per scheme of the handler-owned dispatcher (`undefined`: unknown, e.g. a caller's `factory`). */
+  private gateLimits: { http: number | null; https: number | null } | undefined = undefined;
   private continueHandler: NodeHttpHandler | undefined = undefined;
   private monitor: UndiciPoolMonitor | undefined = undefined;
   private lastSampleAt = Number.NEGATIVE_INFINITY;
@@ -66,6 +75,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   private lastPort: number | undefined = undefined;
   private lastOrigin = "";
   private lastState: OriginPoolState | undefined = undefined;
+  private lastGate: OriginGate | undefined = undefined;
 
   /**
    * Returns `instanceOrOptions` unchanged when it already is a handler (has `handle`), else a new
@@ -153,17 +163,17 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       const plan = this.plan as RequestPlan;
       const origin = this.originOf(request);
       const requestTimeout = options?.requestTimeout ?? config.requestTimeout;
-      const state = new UndiciRequest(plan, this.lastState, abortSignal, requestTimeout);
-      const dispatchOptions: Dispatcher.DispatchOptions = {
+      const state = new UndiciRequest(plan, this.lastState, this.lastGate, abortSignal, requestTimeout);
+      const dispatchOptions: DispatchOptionsLike = {
         origin,
         path,
-        method: request.method as Dispatcher.HttpMethod,
+        method: request.method,
         headers,
-        body: (request.body ?? null) as Dispatcher.DispatchOptions["body"],
+        body: request.body ?? null,
         headersTimeout: plan.socketTimeout,
         bodyTimeout: plan.socketTimeout,
       };
-      const dispatcher = this.dispatcher as Dispatcher;
+      const dispatcher = this.dispatcher as DispatcherLike;
       return new Promise((resolve, reject) => state.start(resolve, reject, dispatcher, dispatchOptions));
     } catch (error) {
       return Promise.reject(error);
@@ -185,7 +195,30 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     this.lastOrigin = origin;
     this.lastState = this.monitor?.origin(origin);
     if (this.lastState !== undefined && !this.ownsDispatcher) this.describeExternal(this.lastState, origin);
+    this.lastGate = this.gateFor(origin, https, this.lastState);
     return origin;
+  }
+
+  /**
+   * The origin's `OriginGate` (created on first use) when the handler owns the dispatcher and knows its limit;
+   * its FIFO is the telemetry entry's `waiting` list when the entry is the origin's own (see origin-gate.ts).
+   */
+  private gateFor(origin: string, https: boolean, o: OriginPoolState | undefined): OriginGate | undefined {
+    const limits = this.gateLimits;
+    if (!this.ownsDispatcher || limits === undefined) return undefined;
+    let gate = this.gates.get(origin);
+    if (gate === undefined) {
+      const limit = https ? limits.https : limits.http;
+      if (o !== undefined && o.origin === origin) {
+        gate = new OriginGate(origin, limit, this.connecting, o.waiting);
+      } else {
+        gate = new OriginGate(origin, limit, this.connecting);
+        o?.gateQueues.push(gate.queue);
+      }
+      if (o !== undefined) o.gated = true;
+      this.gates.set(origin, gate);
+    }
+    return gate;
   }
 
   /** A caller's dispatcher: read its `stats` when it has them (Agent: keyed by origin; Pool/Client: its own). */
@@ -316,15 +349,31 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     };
   }
 
-  private createDispatcher(config: ResolvedUndiciConfig): Dispatcher {
+  private createDispatcher(config: ResolvedUndiciConfig): DispatcherLike {
     this.lastProtocol = undefined;
     if (config.dispatcher !== undefined) {
       this.ownsDispatcher = false;
-      return config.dispatcher;
+      this.gateLimits = undefined;
+      return config.dispatcher as unknown as DispatcherLike;
     }
     this.ownsDispatcher = true;
     const idle = config.idleSocketTimeout > 0 ? config.idleSocketTimeout : 600_000;
     const user = (config.dispatcherOptions ?? {}) as Agent.Options & Record<string, unknown>;
+    // The gates enforce the pools' own connection limit (a caller's `factory` builds pools of unknown limits).
+    if (user.factory !== undefined) this.gateLimits = undefined;
+    else if (user.connections !== undefined) {
+      const limit = (user.connections as number | null) ?? null;
+      this.gateLimits = { http: limit, https: limit };
+    } else this.gateLimits = { http: config.httpMaxSockets, https: config.httpsMaxSockets };
+    for (const [origin, gate] of this.gates) {
+      gate.limit =
+        this.gateLimits === undefined
+          ? null
+          : origin.startsWith("https:")
+            ? this.gateLimits.https
+            : this.gateLimits.http;
+      gate.drain();
+    }
     const monitor = this.monitor;
     const lifetime = config.connectionLifetime;
     const connecting = this.connecting;
@@ -343,7 +392,8 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
               ...agent.connect,
               ...(connectOptions as object),
               timeout: config.connectionTimeout ?? 0,
-            } as buildConnector.BuildOptions)
+            } as buildConnector.BuildOptions),
+        key
       );
       const state: OriginPoolState | undefined = monitor?.origin(key);
       const pool = new Pool(origin, {
@@ -408,6 +458,14 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const dispatcher = this.dispatcher;
     this.dispatcher = undefined;
     this.lastProtocol = undefined;
+    this.lastGate = undefined;
+    // Requests held in the gates never reached undici: reject them first, so that no slot freed below dispatches
+    // one into the dispatcher being destroyed.
+    for (const gate of this.gates.values()) {
+      gate.closed = true;
+      for (let n = gate.queue.head; n !== undefined; n = gate.queue.head) (n as UndiciRequest).failQueuedOnDestroy();
+    }
+    this.gates.clear();
     // undici errors every queued and running request with the error given here; each maps it to its own
     // HandlerDestroyedError (see handler-destroyed-error.ts).
     if (dispatcher !== undefined) void dispatcher.destroy(DESTROYED_BY_HANDLER).catch(() => {});
