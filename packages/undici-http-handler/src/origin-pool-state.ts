@@ -142,8 +142,8 @@ export class OriginPoolState {
   readonly paused = new RequestList(2);
   /** Requests of this entry are admitted by `OriginGate`s (the handler-owned dispatcher): see the header. */
   gated = false;
-  /** FIFO lists of the gates of origins aggregated in this entry (`_OTHER`), other than `waiting`. */
-  readonly gateQueues: RequestList[] = [];
+  /** FIFO lists of the gates of origins aggregated in this entry (`_OTHER`), by exact origin (not `waiting`). */
+  readonly gateQueues = new Map<string, RequestList>();
   /** Requests holding a connection (given one, not yet finished with it). */
   holding = 0;
   /** Connection attempts not yet connected or failed. */
@@ -264,11 +264,12 @@ export class OriginPoolState {
     e.maxSockets = 0;
     e.queued = 0;
     let full = 0;
-    for (const { pool, limit } of pools.values()) {
+    for (const [origin, { pool, limit }] of pools) {
       if (limit === null || !isLive(pool)) continue;
       const s = pool.stats;
       if (s === undefined) continue;
-      const pending = s.pending ?? 0;
+      // Requests of this origin held by its gate (beyond the limit) are its queue too.
+      const pending = (s.pending ?? 0) + (this.gateQueues.get(origin)?.size ?? 0);
       const busy = (s.connected ?? 0) - (s.free ?? 0);
       if (pending <= 0 || busy < limit) continue;
       full++;
@@ -292,7 +293,7 @@ export class OriginPoolState {
           : Math.max(0, this.waiting.size - this.connecting);
     if (!this.gated) return undiciQueued;
     let held = this.waiting.size;
-    for (const list of this.gateQueues) held += list.size;
+    for (const list of this.gateQueues.values()) held += list.size;
     return held + undiciQueued;
   }
 
@@ -315,7 +316,7 @@ export class OriginPoolState {
   oldestQueuedMs(now: number): number {
     if (this.gated) {
       let oldest = this.waiting.head?.startedAt ?? Number.POSITIVE_INFINITY;
-      for (const list of this.gateQueues) {
+      for (const list of this.gateQueues.values()) {
         const at = list.head?.startedAt;
         if (at !== undefined && at < oldest) oldest = at;
       }

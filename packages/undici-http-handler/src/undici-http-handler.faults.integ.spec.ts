@@ -221,7 +221,13 @@ for (const kind of ["http", "https"] as const) {
       const shapes = (rs: Settled[]) => rs.map((r) => (r.ok ? "resolved" : `${r.error.name}/${r.error.code}`));
       expect(new Set(shapes(mineResults))).toEqual(new Set(["HandlerDestroyedError/ERR_HANDLER_DESTROYED"]));
       expect(new Set(shapes(nodeResults))).toEqual(new Set(["HandlerDestroyedError/ERR_HANDLER_DESTROYED"]));
-      expect([(body as any).error?.name, (body as any).error?.code]).toEqual([
+      // The streaming body fails as NodeHttpHandler's does ("aborted", ECONNRESET), the destroy as its cause.
+      expect([(body as any).error?.name, (body as any).error?.message, (body as any).error?.code]).toEqual([
+        "Error",
+        "aborted",
+        "ECONNRESET",
+      ]);
+      expect([(body as any).error.cause?.name, (body as any).error.cause?.code]).toEqual([
         "HandlerDestroyedError",
         "ERR_HANDLER_DESTROYED",
       ]);

@@ -213,7 +213,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         gate = new OriginGate(origin, limit, this.connecting, o.waiting);
       } else {
         gate = new OriginGate(origin, limit, this.connecting);
-        o?.gateQueues.push(gate.queue);
+        o?.gateQueues.set(origin, gate.queue);
       }
       if (o !== undefined) o.gated = true;
       this.gates.set(origin, gate);
