@@ -9,8 +9,9 @@
  *   /fin-chunked    200, chunked, `connection: close`, one chunk, then FIN (no terminating chunk)
  *   /stall          200, content-length 100, 10 bytes, then silence
  *   /hold           nothing until `release()` (then 200 "held")
- *   /json-cut       200 `application/x-amz-json-1.0`, content-length 64, `connection: close`, a JSON prefix, FIN
- *                   (a DynamoDB response cut short)
+ *   /json-cut…      200 `application/x-amz-json-1.0`, content-length 64, `connection: close`, a JSON prefix, FIN
+ *                   (a DynamoDB response cut short; any path starting so, the SDK appends "/")
+ *   /json-reset…    the same on a keep-alive connection, reset mid-body
  *   anything else   200 "ok"
  *
  * Test helper (`*.mock.ts`): not part of the build.
@@ -53,7 +54,9 @@ export async function startBodyFaultServer(kind: "http" | "https"): Promise<Body
   const requests = new Map<string, number>();
   const held: http.ServerResponse[] = [];
   const onRequest = (req: http.IncomingMessage, res: http.ServerResponse): void => {
-    const path = (req.url ?? "/").split("?")[0];
+    let path = (req.url ?? "/").split("?")[0];
+    if (path.startsWith("/json-cut")) path = "/json-cut";
+    else if (path.startsWith("/json-reset")) path = "/json-reset";
     requests.set(path, (requests.get(path) ?? 0) + 1);
     req.resume();
     req.on("end", () => {
@@ -88,6 +91,10 @@ export async function startBodyFaultServer(kind: "http" | "https"): Promise<Body
             connection: "close",
           });
           res.write('{"Item":{"pk":{"S":"a', () => setImmediate(() => req.socket.end()));
+          return;
+        case "/json-reset":
+          res.writeHead(200, { "content-type": "application/x-amz-json-1.0", "content-length": 64 });
+          cutShort(req, res, "reset");
           return;
         default:
           res.end("ok");
