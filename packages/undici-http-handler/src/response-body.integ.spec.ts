@@ -60,7 +60,7 @@ function leftovers(h: UndiciHttpHandler): { armed: number; inFlight: number } {
 for (const kind of ["http", "https"] as const) {
   describe(`response bodies that fail, over ${kind}`, () => {
     let server: BodyFaultServer;
-    let handlers: Handler[] = [];
+    const handlers: Handler[] = [];
     const request = (path: string) =>
       new HttpRequest({
         protocol: server.protocol,

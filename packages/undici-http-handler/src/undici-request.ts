@@ -13,10 +13,12 @@
  * to undici, no connection yet) → Connected (`onRequestStart`: connection / acquisition deadline cancelled) →
  * `onResponseStart` (resolve with the response; request deadline cancelled) → `onResponseData`* → `onResponseEnd`
  * | `onResponseError` → Done. A failure while Queued unlinks it (O(1)): undici never sees it. A failure while
- * Dispatched rejects at once, gives the slot back, and — when no other request of the origin waits for a
- * connection — ends the origin's connection attempts (see connecting-sockets.ts); when undici later hands it a
- * connection, `onRequestStart` throws `REQUEST_GONE`, which undici answers by dropping the request unsent and
- * keeping the connection (undici destroys the socket only when a handler aborts through the controller).
+ * Dispatched rejects at once and becomes Abandoned: it keeps its slot (the connection being opened for it will
+ * serve the next queued request), and when no other request of the origin waits for a connection the origin's
+ * connection attempts end now (see connecting-sockets.ts). When undici later hands it a connection,
+ * `onRequestStart` throws `REQUEST_GONE`, which undici answers by dropping the request unsent and keeping the
+ * connection (undici destroys the socket only when a handler aborts through the controller); the slot is given
+ * back then, or when undici fails it (its connection attempt ended).
  * Every path ends in `finish()`, exactly once.
  */
 import { timing } from "@sockeye/pool-monitor";
@@ -52,6 +54,8 @@ export enum Phase {
   Dispatched = 2,
   Connected = 3,
   Done = 4,
+  /** Failed before a connection while undici still holds it: its gate slot is given back when undici lets go. */
+  Abandoned = 5,
 }
 
 /**
@@ -187,8 +191,16 @@ export class UndiciRequest implements DeadlineOwner, BodySource, PoolRequestNode
   // ---- undici handler (controller API) -------------------------------------------------------------------------
 
   onRequestStart(controller: DispatchControllerLike, _context?: unknown): void {
-    // Failed while waiting for this connection: undici drops the request unsent and keeps the connection.
-    if (this.phase !== Phase.Dispatched) throw REQUEST_GONE;
+    if (this.phase !== Phase.Dispatched) {
+      // Failed while waiting for this connection: undici drops the request unsent and keeps the connection, which
+      // the gate then gives to the next queued request (after undici's current call returns).
+      if (this.phase === Phase.Abandoned) {
+        this.phase = Phase.Done;
+        const gate = this.gate;
+        if (gate !== undefined) process.nextTick(releaseGateSlot, gate);
+      }
+      throw REQUEST_GONE;
+    }
     this.phase = Phase.Connected;
     this.controller = controller;
     const gate = this.gate;
@@ -242,6 +254,12 @@ export class UndiciRequest implements DeadlineOwner, BodySource, PoolRequestNode
 
   onResponseError(_controller: DispatchControllerLike | undefined, error: Error): void {
     if (error === REQUEST_GONE || this.phase === Phase.Done) return;
+    if (this.phase === Phase.Abandoned) {
+      // Already settled and closed; undici let go of it (its connection attempt failed or was ended).
+      this.phase = Phase.Done;
+      this.gate?.release();
+      return;
+    }
     this.release();
     const outcome = this.outcome;
     const mapped = this.mapError(error as Error & { code?: string });
@@ -362,13 +380,17 @@ export class UndiciRequest implements DeadlineOwner, BodySource, PoolRequestNode
     }
     const gate = this.gate;
     if (phase === Phase.Queued) {
-      gate?.unlink(this);
-      this.phase = Phase.Done;
-    } else if (phase === Phase.Dispatched) {
       this.phase = Phase.Done;
       if (gate !== undefined) {
+        gate.unlink(this);
+        // The last one waiting: a connection still being opened for an abandoned request serves nobody now.
+        gate.abandonIfUnneeded();
+      }
+    } else if (phase === Phase.Dispatched) {
+      // undici still holds it: the slot stays taken until undici lets go (onRequestStart / onResponseError).
+      this.phase = Phase.Abandoned;
+      if (gate !== undefined) {
         if (gate.awaiting > 0) gate.awaiting--;
-        gate.release();
         gate.abandonIfUnneeded();
       }
     }
@@ -498,6 +520,11 @@ export class UndiciRequest implements DeadlineOwner, BodySource, PoolRequestNode
     if (o === undefined) return "pool statistics unavailable with telemetry: false";
     return `maxSockets=${o.maxSockets ?? "unlimited"}, ${o.queued} queued`;
   }
+}
+
+/** Gives back the slot of a request undici dropped (`process.nextTick` callback: no closure). */
+function releaseGateSlot(gate: OriginGate): void {
+  gate.release();
 }
 
 /** undici's parsed headers → a flat `[name, value, …]` list (a dispatcher whose controller has no `rawHeaders`). */
