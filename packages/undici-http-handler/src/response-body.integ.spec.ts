@@ -126,7 +126,7 @@ for (const kind of ["http", "https"] as const) {
         const results = [];
         for (const h of [sockeye(), node(), upstream()]) {
           const { response } = await h.handle(request(path));
-          results.push(shape((await settle(readAll(response.body as any))).error));
+          results.push(shape(((await settle(readAll(response.body as any))) as any).error));
         }
         expect(results).toEqual([
           ["Error", "aborted", "ECONNRESET"],
@@ -172,13 +172,13 @@ for (const kind of ["http", "https"] as const) {
         const reading = settle(readAll(response.body as any));
         await turns(1);
         controller.abort();
-        abortShapes.push(shape((await reading).error));
+        abortShapes.push(shape(((await reading) as any).error));
         const other = make();
         const second = await other.handle(request("/stall"));
         const reading2 = settle(readAll(second.response.body as any));
         await turns(1);
         other.destroy();
-        destroyShapes.push(shape((await reading2).error));
+        destroyShapes.push(shape(((await reading2) as any).error));
       }
       const expected = [
         ["Error", "aborted", "ECONNRESET"],
