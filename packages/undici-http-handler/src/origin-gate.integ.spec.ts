@@ -170,6 +170,40 @@ for (const kind of ["http", "https"] as const) {
       expect(leftovers(mine)).toEqual({ armed: 0, inFlight: 0 });
     });
 
+    it("telemetry: false: the queue works the same (aborted queued requests cost no connection)", async () => {
+      const mine = sockeye({ telemetry: false });
+      const before = server.connections;
+      const held = await saturate(mine);
+      const controller = new AbortController();
+      setMaxListeners(0, controller.signal);
+      const aborted = Array.from({ length: QUEUED }, () =>
+        settle(mine.handle(request("/ok"), { abortSignal: controller.signal }))
+      );
+      await turns(2);
+      controller.abort();
+      for (const r of await Promise.all(aborted)) expect((r as any).error?.name).toBe("AbortError");
+      await reuse(mine, held);
+      expect(server.connections - before).toBe(2);
+    });
+
+    it("requests queued when the dispatcher is rebuilt (updateHttpClientConfig) are sent through the new one", async () => {
+      const mine = sockeye();
+      const held = await saturate(mine);
+      const queued = [0, 1, 2].map(() => settle(mine.handle(request("/ok"))));
+      await turns(2);
+      expect(mine.getPoolStats().origins[0].queued).toBe(3);
+      mine.updateHttpClientConfig(kind === "https" ? "httpsAgent" : "httpAgent", {
+        ...(kind === "https" ? { ca: CA } : {}),
+        maxSockets: 4,
+      });
+      // The next handle() builds the new dispatcher; the two held ones still count against the limit.
+      const next = settle(mine.handle(request("/ok")));
+      for (const r of await Promise.all([...queued, next])) expect(r.ok).toBe(true);
+      server.release();
+      for (const r of await Promise.all(held)) expect((r as any).ok).toBe(true);
+      expect(leftovers(mine)).toEqual({ armed: 0, inFlight: 0 });
+    });
+
     it("a caller's undici Pool: aborted requests in undici's queue cost no connection either", async () => {
       const pool = new Pool(`${server.protocol}//${server.hostname}:${server.port}`, {
         connections: 2,

@@ -18,6 +18,7 @@
  * updates, plus an O(1) push/unlink when it has to wait. One gate per exact origin (`scheme://host:port`).
  */
 import type { ConnectingSockets } from "./connecting-sockets";
+import type { DispatcherLike } from "./dispatcher-like";
 import { type PoolRequestNode, RequestList } from "./origin-pool-state";
 
 /** A request the gate can hold and later dispatch. @internal */
@@ -37,6 +38,8 @@ export class OriginGate {
   awaiting = 0;
   /** Set by `UndiciHttpHandler.destroy()`: nothing is dispatched any more. */
   closed = false;
+  /** Where queued requests go when their turn comes: the handler's current dispatcher (updated on a rebuild). */
+  dispatcher: DispatcherLike | undefined = undefined;
 
   /**
    * @param origin - `scheme://host:port`.

@@ -4,7 +4,7 @@ import type { GetStatsOptions, PoolStats } from "@sockeye/pool-monitor";
 import http from "node:http";
 import https from "node:https";
 import { NodeHttpHandler } from "@sockeye/node-http-handler";
-import { Agent, buildConnector, type Dispatcher, Pool } from "undici";
+import { Agent, buildConnector, Dispatcher, Pool } from "undici";
 import { buildAbortError, buildQueryString, DeadlineScheduler } from "@sockeye/node-http-handler/internal";
 import { nodeAgentTlsOptions } from "./agent-connect-options";
 import { ConnectingSockets } from "./connecting-sockets";
@@ -17,7 +17,8 @@ import type { OriginPoolState } from "./origin-pool-state";
 import { isDispatcher, normalizeMs, type ResolvedUndiciConfig, resolveUndiciConfig } from "./resolve-undici-config";
 import { trackedConnector } from "./tracked-connector";
 import type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
-import { type AbortSignalLike, Kind, type RequestPlan, UndiciRequest } from "./undici-request";
+import { LegacyUndiciRequest } from "./legacy-undici-request";
+import { type AbortSignalLike, Kind, type RequestPlan, UndiciRequest, type UndiciRequestCore } from "./undici-request";
 import { UndiciPoolMonitor } from "./undici-pool-monitor";
 
 const NO_STATS: PoolStats = Object.freeze({
@@ -52,6 +53,11 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   private plan: RequestPlan | undefined = undefined;
   private dispatcher: DispatcherLike | undefined = undefined;
   private ownsDispatcher = false;
+  /**
+   * The dispatcher is an instance of this package's undici 7: requests use undici 7's native callbacks
+   * (`LegacyUndiciRequest`, no adapter per request); any other (undici 8, another copy) gets the controller API.
+   */
+  private legacyHandlers = false;
   /**
    * Per exact origin, the FIFO in front of the handler-owned dispatcher's pool (see origin-gate.ts). Kept across a
    * rebuilt dispatcher (limits refreshed); emptied by `destroy()`. A caller's dispatcher has none.
@@ -127,7 +133,14 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.config = config;
       this.plan = this.buildPlan(config);
     }
-    if (this.dispatcher === undefined) this.dispatcher = this.createDispatcher(this.config);
+    if (this.dispatcher === undefined) {
+      this.dispatcher = this.createDispatcher(this.config);
+      // Requests a gate still holds go to the new dispatcher (the old one is closing).
+      for (const gate of this.gates.values()) {
+        gate.dispatcher = this.dispatcher;
+        gate.drain();
+      }
+    }
     return this.dispatch(this.config, request, options);
   }
 
@@ -163,7 +176,9 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       const plan = this.plan as RequestPlan;
       const origin = this.originOf(request);
       const requestTimeout = options?.requestTimeout ?? config.requestTimeout;
-      const state = new UndiciRequest(plan, this.lastState, this.lastGate, abortSignal, requestTimeout);
+      const state = this.legacyHandlers
+        ? new LegacyUndiciRequest(plan, this.lastState, this.lastGate, abortSignal, requestTimeout)
+        : new UndiciRequest(plan, this.lastState, this.lastGate, abortSignal, requestTimeout);
       const dispatchOptions: DispatchOptionsLike = {
         origin,
         path,
@@ -216,6 +231,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         o?.gateQueues.set(origin, gate.queue);
       }
       if (o !== undefined) o.gated = true;
+      gate.dispatcher = this.dispatcher;
       this.gates.set(origin, gate);
     }
     return gate;
@@ -354,9 +370,21 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     if (config.dispatcher !== undefined) {
       this.ownsDispatcher = false;
       this.gateLimits = undefined;
+      this.legacyHandlers = (config.dispatcher as unknown) instanceof Dispatcher;
+      if (this.gates.size > 0) {
+        // Requests still held by the gates of the previous (own) dispatcher go to this one now.
+        for (const gate of this.gates.values()) {
+          gate.limit = null;
+          gate.dispatcher = config.dispatcher as unknown as DispatcherLike;
+          gate.drain();
+        }
+        this.gates.clear();
+        this.monitor?.ungateAll();
+      }
       return config.dispatcher as unknown as DispatcherLike;
     }
     this.ownsDispatcher = true;
+    this.legacyHandlers = true;
     const idle = config.idleSocketTimeout > 0 ? config.idleSocketTimeout : 600_000;
     const user = (config.dispatcherOptions ?? {}) as Agent.Options & Record<string, unknown>;
     // The gates enforce the pools' own connection limit (a caller's `factory` builds pools of unknown limits).
@@ -365,6 +393,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       const limit = (user.connections as number | null) ?? null;
       this.gateLimits = { http: limit, https: limit };
     } else this.gateLimits = { http: config.httpMaxSockets, https: config.httpsMaxSockets };
+    // Drained once the new dispatcher is set (handleAfterSetup).
     for (const [origin, gate] of this.gates) {
       gate.limit =
         this.gateLimits === undefined
@@ -372,7 +401,6 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
           : origin.startsWith("https:")
             ? this.gateLimits.https
             : this.gateLimits.http;
-      gate.drain();
     }
     const monitor = this.monitor;
     const lifetime = config.connectionLifetime;
@@ -463,7 +491,8 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     // one into the dispatcher being destroyed.
     for (const gate of this.gates.values()) {
       gate.closed = true;
-      for (let n = gate.queue.head; n !== undefined; n = gate.queue.head) (n as UndiciRequest).failQueuedOnDestroy();
+      for (let n = gate.queue.head; n !== undefined; n = gate.queue.head)
+        (n as UndiciRequestCore).failQueuedOnDestroy();
     }
     this.gates.clear();
     // undici errors every queued and running request with the error given here; each maps it to its own

@@ -104,6 +104,14 @@ export class UndiciPoolMonitor {
     return created;
   }
 
+  /** The handler no longer gates its requests (a caller's dispatcher replaced its own): plain `waiting` lists. @internal */
+  ungateAll(): void {
+    for (const o of this.origins.values()) {
+      o.gated = false;
+      o.gateQueues.clear();
+    }
+  }
+
   /**
    * A request started (before dispatch). `gated`: the handler's `OriginGate` admits it (and queues it itself, then
    * calls `requestQueued`); otherwise it waits in `waiting` until undici gives it a connection. @internal

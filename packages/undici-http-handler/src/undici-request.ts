@@ -103,8 +103,12 @@ function bodyAborted(cause: Error): Error {
   return Object.assign(new Error("aborted", { cause }), { code: "ECONNRESET" });
 }
 
-/** @internal */
-export class UndiciRequest implements DeadlineOwner, BodySource, PoolRequestNode, GatedRequest {
+/**
+ * Everything of a request but the names undici calls it by: `UndiciRequest` (undici's controller API, undici 7 and
+ * 8) and `LegacyUndiciRequest` (undici 7's native callbacks, see legacy-undici-request.ts) only map them.
+ * @internal
+ */
+export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, PoolRequestNode, GatedRequest {
   startedAt: number;
   acquiredAt = 0;
   pausedAt = 0;
@@ -182,15 +186,16 @@ export class UndiciRequest implements DeadlineOwner, BodySource, PoolRequestNode
       if (o !== undefined) this.plan.monitor?.requestDequeued(o, gate.queue.size);
     }
     try {
-      (this.dispatcher as DispatcherLike).dispatch(this.dispatchOptions, this);
+      ((gate?.dispatcher ?? this.dispatcher) as DispatcherLike).dispatch(this.dispatchOptions, this);
     } catch (error) {
-      this.onResponseError(undefined, error as Error);
+      this.errored(error as Error);
     }
   }
 
-  // ---- undici handler (controller API) -------------------------------------------------------------------------
+  // ---- undici's events (named by the subclasses) ---------------------------------------------------------------
 
-  onRequestStart(controller: DispatchControllerLike, _context?: unknown): void {
+  /** undici gave the request a connection (`onRequestStart` / `onConnect`); throws `REQUEST_GONE` to refuse it. */
+  protected started(controller: DispatchControllerLike): void {
     if (this.phase !== Phase.Dispatched) {
       // Failed while waiting for this connection: undici drops the request unsent and keeps the connection, which
       // the gate then gives to the next queued request (after undici's current call returns).
@@ -211,11 +216,12 @@ export class UndiciRequest implements DeadlineOwner, BodySource, PoolRequestNode
     if (o !== undefined) this.plan.monitor?.requestAcquired(o, this, timing.now());
   }
 
-  onResponseStart(
-    controller: DispatchControllerLike,
+  /** Response headers: `raw` is undici's raw list when it has one, else its parsed object is flattened. */
+  protected responseStarted(
     statusCode: number,
-    headers: Record<string, string | string[] | undefined>,
-    statusText?: string
+    raw: Buffer[] | string[] | null | undefined,
+    headers: Record<string, string | string[] | undefined> | null | undefined,
+    statusText: string | undefined
   ): void {
     if (statusCode < 200 || this.settled) return;
     const slot = this.requestSlot;
@@ -225,7 +231,6 @@ export class UndiciRequest implements DeadlineOwner, BodySource, PoolRequestNode
     this.settled = true;
     const resolve = this.resolve as Resolve;
     this.resolve = this.reject = undefined;
-    const raw = controller?.rawHeaders;
     resolve({
       response: new HttpResponse({
         statusCode,
@@ -236,7 +241,8 @@ export class UndiciRequest implements DeadlineOwner, BodySource, PoolRequestNode
     });
   }
 
-  onResponseData(controller: DispatchControllerLike, chunk: Buffer): void {
+  /** A body chunk; pauses `controller` when the body's buffer is full. */
+  protected dataReceived(controller: DispatchControllerLike, chunk: Buffer): void {
     const body = this.body;
     if (body === undefined || body.destroyed) return;
     if (body.push(chunk)) return;
@@ -246,13 +252,15 @@ export class UndiciRequest implements DeadlineOwner, BodySource, PoolRequestNode
     if (o !== undefined) this.plan.monitor?.bodyPaused(o, this, timing.now());
   }
 
-  onResponseEnd(_controller: DispatchControllerLike, _trailers?: unknown): void {
+  /** The response ended. */
+  protected ended(): void {
     this.release();
     this.body?.push(null);
     this.finish(this.outcome ?? "completed");
   }
 
-  onResponseError(_controller: DispatchControllerLike | undefined, error: Error): void {
+  /** The request failed in undici (or undici let go of an abandoned one). */
+  protected errored(error: Error): void {
     if (error === REQUEST_GONE || this.phase === Phase.Done) return;
     if (this.phase === Phase.Abandoned) {
       // Already settled and closed; undici let go of it (its connection attempt failed or was ended).
@@ -519,6 +527,34 @@ export class UndiciRequest implements DeadlineOwner, BodySource, PoolRequestNode
     const o = this.o;
     if (o === undefined) return "pool statistics unavailable with telemetry: false";
     return `maxSockets=${o.maxSockets ?? "unlimited"}, ${o.queued} queued`;
+  }
+}
+
+/** undici's controller-API handler (undici 7 and 8): names undici's callbacks, nothing else. @internal */
+export class UndiciRequest extends UndiciRequestCore {
+  onRequestStart(controller: DispatchControllerLike, _context?: unknown): void {
+    this.started(controller);
+  }
+
+  onResponseStart(
+    controller: DispatchControllerLike,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+    statusText?: string
+  ): void {
+    this.responseStarted(statusCode, controller?.rawHeaders, headers, statusText);
+  }
+
+  onResponseData(controller: DispatchControllerLike, chunk: Buffer): void {
+    this.dataReceived(controller, chunk);
+  }
+
+  onResponseEnd(_controller: DispatchControllerLike, _trailers?: unknown): void {
+    this.ended();
+  }
+
+  onResponseError(_controller: DispatchControllerLike | undefined, error: Error): void {
+    this.errored(error);
   }
 }
 
