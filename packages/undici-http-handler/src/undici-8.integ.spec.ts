@@ -147,6 +147,24 @@ function suite(label: string, load: () => Promise<UndiciModule>): void {
 
 suite("undici 7 (control)", async () => undici7 as unknown as UndiciModule);
 
+/** A plain object in front of an undici 7 dispatcher: not an undici 7 instance, so it gets the controller API. */
+function plain(inner: DispatcherLike): DispatcherLike {
+  return {
+    dispatch: (options, handler) => inner.dispatch(options, handler),
+    close: () => inner.close(),
+    destroy: (error) => inner.destroy(error),
+  };
+}
+
+suite("undici 7 through a plain wrapper (controller API on undici 7)", async () => ({
+  Agent: function Agent(options?: any) {
+    return plain(new undici7.Agent(options) as unknown as DispatcherLike);
+  } as unknown as UndiciModule["Agent"],
+  Pool: function Pool(origin: string, options?: any) {
+    return plain(new undici7.Pool(origin, options) as unknown as DispatcherLike);
+  } as unknown as UndiciModule["Pool"],
+}));
+
 if (UNDICI_8_RUNS) {
   // A variable specifier: on Node < 22.19 the module is never resolved.
   const name = "undici-8";
