@@ -49,6 +49,29 @@ describe("OriginGate", () => {
     expect(gate.admit()).toBe(false);
   });
 
+  it("a dispatch failing synchronously frees its slot inside drain(): the loop goes on, without recursion", () => {
+    const gate = new OriginGate("http://a:80", 1, new ConnectingSockets());
+    gate.admit();
+    const sent: string[] = [];
+    let depth = 0;
+    let maxDepth = 0;
+    for (let i = 0; i < 10_000; i++) {
+      const n = node(String(i), sent);
+      n.dispatchFromGate = () => {
+        depth++;
+        maxDepth = Math.max(maxDepth, depth);
+        sent.push(String(i));
+        gate.release(); // the dispatcher rejected it at once
+        depth--;
+      };
+      gate.enqueue(n);
+    }
+    gate.release();
+    expect(sent).toHaveLength(10_000);
+    expect(maxDepth).toBe(1);
+    expect([gate.inUse, gate.queue.size]).toEqual([0, 0]);
+  });
+
   it("unlimited: never queues; closed: dispatches nothing", () => {
     const sent: string[] = [];
     const unlimited = new OriginGate("http://a:80", null, new ConnectingSockets());

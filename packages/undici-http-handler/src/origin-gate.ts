@@ -38,6 +38,8 @@ export class OriginGate {
   awaiting = 0;
   /** Set by `UndiciHttpHandler.destroy()`: nothing is dispatched any more. */
   closed = false;
+  /** `drain()` is running (see there). */
+  private draining = false;
   /** Where queued requests go when their turn comes: the handler's current dispatcher (updated on a rebuild). */
   dispatcher: DispatcherLike | undefined = undefined;
 
@@ -86,15 +88,24 @@ export class OriginGate {
     this.drain();
   }
 
-  /** Dispatches queued requests, oldest first, while the limit allows. */
+  /**
+   * Dispatches queued requests, oldest first, while the limit allows. Not re-entrant: a dispatch that fails
+   * synchronously releases its slot inside this loop, which then simply continues (no recursion per queued request).
+   */
   drain(): void {
-    const limit = this.limit;
-    while (!this.closed) {
-      const head = this.queue.head as GatedRequest | undefined;
-      if (head === undefined || (limit !== null && this.inUse >= limit)) return;
-      this.queue.remove(head);
-      this.inUse++;
-      head.dispatchFromGate();
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      while (!this.closed) {
+        const head = this.queue.head as GatedRequest | undefined;
+        const limit = this.limit;
+        if (head === undefined || (limit !== null && this.inUse >= limit)) return;
+        this.queue.remove(head);
+        this.inUse++;
+        head.dispatchFromGate();
+      }
+    } finally {
+      this.draining = false;
     }
   }
 }
