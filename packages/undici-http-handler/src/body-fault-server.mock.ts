@@ -9,6 +9,7 @@
  *   /fin-chunked    200, chunked, `connection: close`, one chunk, then FIN (no terminating chunk)
  *   /stall          200, content-length 100, 10 bytes, then silence
  *   /hold           nothing until `release()` (then 200 "held")
+ *   /big            200, 4 MiB of a byte pattern (backpressure on the client)
  *   /json-cut…      200 `application/x-amz-json-1.0`, content-length 64, `connection: close`, a JSON prefix, FIN
  *                   (a DynamoDB response cut short; any path starting so, the SDK appends "/")
  *   /json-reset…    the same on a keep-alive connection, reset mid-body
@@ -84,6 +85,13 @@ export async function startBodyFaultServer(kind: "http" | "https"): Promise<Body
         case "/hold":
           held.push(res);
           return;
+        case "/big": {
+          const body = Buffer.alloc(4 * 1024 * 1024);
+          for (let i = 0; i < body.length; i++) body[i] = i & 255;
+          res.writeHead(200, { "content-length": body.length });
+          res.end(body);
+          return;
+        }
         case "/json-cut":
           res.writeHead(200, {
             "content-type": "application/x-amz-json-1.0",

@@ -88,6 +88,16 @@ function suite(label: string, load: () => Promise<UndiciModule>): void {
           const { response } = await h.handle(request("/ok"));
           expect(response.statusCode).toBe(200);
           expect((await readAll(response.body)).toString()).toBe("ok");
+          // A large body read slowly: paused and resumed through the controller, every byte in order.
+          const big = await h.handle(request("/big"));
+          const chunks: Buffer[] = [];
+          for await (const chunk of big.response.body) {
+            chunks.push(chunk);
+            if (chunks.length % 8 === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+          }
+          const all = Buffer.concat(chunks);
+          expect(all.length).toBe(4 * 1024 * 1024);
+          expect(all[123_457]).toBe(123_457 & 255);
           // Abort while the server holds the request.
           const c1 = new AbortController();
           const held = settle(h.handle(request("/hold"), { abortSignal: c1.signal }));
