@@ -208,16 +208,24 @@ describe("UndiciHttpHandler options", () => {
     h.destroy();
   });
 
-  it("httpHandlerConfigs() is {} before the first handle() and after an update; updates are validated", async () => {
-    const h = new UndiciHttpHandler({ dispatcher: stubDispatcher(), requestTimeout: 1000 });
-    expect(h.httpHandlerConfigs()).toEqual({});
-    void h.handle(request()).catch(() => {});
-    await flush();
-    expect(h.httpHandlerConfigs().requestTimeout).toBe(1000);
+  it("httpHandlerConfigs() shows the config at once and every update at once (as upstream); updates are validated", () => {
+    const dispatcher = stubDispatcher();
+    const h = new UndiciHttpHandler({ dispatcher, requestTimeout: 1000 });
+    expect(h.httpHandlerConfigs()).toMatchObject({ requestTimeout: 1000, dispatcher });
     expect(() => h.updateHttpClientConfig("requestTimeout", -5)).toThrow("requestTimeout: -5");
+    expect(() => h.updateHttpClientConfig("socketMonitor", null)).toThrow("socketMonitor: null");
+    expect(() => h.updateHttpClientConfig("httpsAgent", { maxSockets: -5 })).toThrow("httpsAgent.maxSockets: -5");
+    expect(h.httpHandlerConfigs().requestTimeout).toBe(1000);
+    h.updateHttpClientConfig("requestTimeout", 2500);
+    expect(h.httpHandlerConfigs().requestTimeout).toBe(2500);
+    h.destroy();
+  });
+
+  it("with a provider, httpHandlerConfigs() is {} until it resolves, then the config; an update waits for it", async () => {
+    const h = new UndiciHttpHandler(async () => ({ dispatcher: stubDispatcher(), requestTimeout: 1000 }));
+    expect(h.httpHandlerConfigs()).toEqual({});
     h.updateHttpClientConfig("requestTimeout", 2500);
     expect(h.httpHandlerConfigs()).toEqual({});
-    void h.handle(request()).catch(() => {});
     await flush();
     expect(h.httpHandlerConfigs().requestTimeout).toBe(2500);
     h.destroy();
