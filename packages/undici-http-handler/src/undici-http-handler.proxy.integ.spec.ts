@@ -18,7 +18,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CA, type ConnectProxy, type S3Origin, startConnectProxy, startS3Origin } from "../test/proxy-servers";
 import { UndiciHttpHandler } from "./undici-http-handler";
 
-const require = createRequire(import.meta.url);
+const require = createRequire(__filename);
 const [major, minor] = process.versions.node.split(".").map(Number);
 /** undici 8's engines field: Node >= 22.19. */
 const NODE_RUNS_UNDICI_8 = major > 22 || (major === 22 && minor >= 19);
