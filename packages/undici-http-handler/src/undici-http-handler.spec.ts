@@ -70,6 +70,54 @@ describe("UndiciHttpHandler deadlines (fake timers)", () => {
     h.destroy();
   });
 
+  it("a per-call requestTimeout rejects TimeoutError ETIMEDOUT by default (as upstream); false keeps it a warning", async () => {
+    const dispatcher = stubDispatcher();
+    const logger = quietLogger();
+    const h = new UndiciHttpHandler({ dispatcher, logger });
+    const p = outcome(h.handle(request(), { requestTimeout: 500 }));
+    await flush();
+    vi.advanceTimersByTime(500 + TICK_MS);
+    const r = await p;
+    expect(r.ok).toBe(false);
+    expect((r as any).error).toMatchObject({ name: "TimeoutError", code: "ETIMEDOUT" });
+    expect(logger.warn).not.toHaveBeenCalled();
+    h.destroy();
+    const warnOnly = new UndiciHttpHandler({ dispatcher, logger, throwOnRequestTimeout: false });
+    const q = outcome(warnOnly.handle(request(), { requestTimeout: 500 }));
+    await flush();
+    vi.advanceTimersByTime(500 + TICK_MS);
+    expect(logger.warn).toHaveBeenCalledTimes(1);
+    const call = dispatcher.calls[dispatcher.calls.length - 1];
+    connect(call);
+    call.handler.onHeaders(200, [], () => {}, "OK");
+    expect((await q).ok).toBe(true);
+    call.handler.onComplete([]);
+    warnOnly.destroy();
+  });
+
+  it("the #fragment is not sent, Expect is removed, the caller's header bag is left alone", async () => {
+    const dispatcher = stubDispatcher();
+    const h = new UndiciHttpHandler({ dispatcher });
+    const req = new HttpRequest({
+      protocol: "https:",
+      hostname: "example.com",
+      port: 443,
+      method: "PUT",
+      path: "/key",
+      query: { a: "1" },
+      fragment: "section",
+      headers: { Expect: "100-continue", "x-kept": "yes" },
+      body: "data",
+    });
+    void h.handle(req).catch(() => {});
+    await flush();
+    const sent = dispatcher.calls[0].options;
+    expect(sent.path).toBe("/key?a=1");
+    expect(sent.headers).toEqual({ "x-kept": "yes" });
+    expect(req.headers).toEqual({ Expect: "100-continue", "x-kept": "yes" });
+    h.destroy();
+  });
+
   it("a per-call requestTimeout overrides the handler's", async () => {
     const dispatcher = stubDispatcher();
     const h = new UndiciHttpHandler({ dispatcher, requestTimeout: 60_000, throwOnRequestTimeout: true });
