@@ -141,6 +141,32 @@ describe("migrating from @smithy/undici-http-handler 3.2.4 and from NodeHttpHand
   });
 });
 
+describe("agent options and option checks, side by side with upstream", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer("https");
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it("httpsAgent: { ca } is mapped here and ignored upstream; bad values throw here only", async () => {
+    const mine = new UndiciHttpHandler({ httpsAgent: { ca: CA } });
+    const theirs = new SmithyUndiciHttpHandler({ httpsAgent: { ca: CA } } as any);
+    const a = await settle(mine.handle(requestTo(server)));
+    const b = await settle(theirs.handle(requestTo(server)));
+    expect(a.ok).toBe(true);
+    await readAll((a as any).value.response.body);
+    expect((b as any).error?.code).toBe("DEPTH_ZERO_SELF_SIGNED_CERT");
+    mine.destroy();
+    theirs.destroy();
+    expect(
+      () => new SmithyUndiciHttpHandler({ requestTimeout: -1, httpsAgent: { maxSockets: -5 } } as any)
+    ).not.toThrow();
+    expect(() => new UndiciHttpHandler({ requestTimeout: -1 })).toThrow("invalid option requestTimeout: -1");
+  });
+});
+
 describe("dispatcher: { allowH2: true }, side by side with upstream, on an HTTP/2-only server", () => {
   let h2: H2TestServer;
   beforeAll(async () => {

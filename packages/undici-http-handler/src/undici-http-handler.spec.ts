@@ -244,6 +244,15 @@ describe("UndiciHttpHandler options", () => {
     expect(() => new UndiciHttpHandler(options as any)).toThrow(text);
   });
 
+  it('socketMonitor: "per-request" is treated as "interval", with one warning', () => {
+    const logger = quietLogger();
+    const h = new UndiciHttpHandler({ socketMonitor: "per-request", logger });
+    expect(h.httpHandlerConfigs().socketMonitor).toBe("interval");
+    expect(logger.warn).toHaveBeenCalledTimes(1);
+    expect(logger.warn.mock.calls[0][0]).toContain('socketMonitor "per-request" has no undici equivalent');
+    h.destroy();
+  });
+
   it("validates saturation.* with the pool monitor's rules", () => {
     expect(() => new UndiciHttpHandler({ saturation: { sampleIntervalMs: 1 } })).toThrow(/sampleIntervalMs/);
   });
