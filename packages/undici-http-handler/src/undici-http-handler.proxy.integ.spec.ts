@@ -276,6 +276,24 @@ describe("the global dispatcher rule (undici 7)", () => {
     expect(origin.requests.some((r) => r.path === "/mocked")).toBe(false);
   });
 
+  it("agent options next to a followed global dispatcher do not apply to it: one warning says so", async () => {
+    await withGlobalRestored(async () => {
+      const global = new undici7.Agent({ connect: { ca: CA } });
+      undici7.setGlobalDispatcher(global);
+      const warnings: string[] = [];
+      const h = new UndiciHttpHandler({
+        httpsAgent: { ca: CA, maxSockets: 7 },
+        logger: { ...quietLogger, warn: (m: string) => warnings.push(m) },
+      });
+      for (let i = 0; i < 2; i++) await readText((await h.handle(getRequest(origin, "/warned"))).response.body);
+      expect(warnings.filter((w) => w.includes("global undici dispatcher"))).toHaveLength(1);
+      expect(warnings[0]).toContain("httpAgent / httpsAgent options (maxSockets, TLS) do not apply to it");
+      expect(h.getPoolStats().origins[0].maxSockets).toBeNull();
+      h.destroy();
+      await global.close();
+    });
+  });
+
   it("a dispatcher option wins over the global dispatcher (an instance, and Agent options)", async () => {
     await withGlobalRestored(async () => {
       const mock = new undici7.MockAgent();
