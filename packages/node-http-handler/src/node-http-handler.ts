@@ -83,7 +83,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     if (typeof (instanceOrOptions as HttpHandler<any>)?.handle === "function") {
       return instanceOrOptions as HttpHandler<any>;
     }
-    return new NodeHttpHandler(instanceOrOptions as NodeHttpHandlerOptions | Provider<NodeHttpHandlerOptions | void>);
+    return newNodeHttpHandler(instanceOrOptions as NodeHttpHandlerOptions | Provider<NodeHttpHandlerOptions | void>);
   }
 
   /**
@@ -477,4 +477,11 @@ function saturationFields(
   for (const name of SATURATION_OPTION_KEYS)
     next[name] = (saturation as Record<string, unknown> | null | undefined)?.[name];
   return next;
+}
+
+/** `new NodeHttpHandler()` outside the class body, so the build names the class `NodeHttpHandler`, not `_NodeHttpHandler` (see tsup.config.ts). */
+function newNodeHttpHandler(
+  options?: NodeHttpHandlerOptions | Provider<NodeHttpHandlerOptions | void>
+): NodeHttpHandler {
+  return new NodeHttpHandler(options);
 }

@@ -94,7 +94,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   ): HttpHandler<any> | UndiciHttpHandler {
     if (typeof (instanceOrOptions as HttpHandler<any>)?.handle === "function")
       return instanceOrOptions as HttpHandler<any>;
-    return new UndiciHttpHandler(
+    return newUndiciHttpHandler(
       instanceOrOptions as UndiciHttpHandlerOptions | Provider<UndiciHttpHandlerOptions | void>
     );
   }
@@ -524,4 +524,11 @@ function withoutExpect(headers: HttpRequest["headers"]): HttpRequest["headers"] 
   delete copy.Expect;
   delete copy.expect;
   return copy;
+}
+
+/** `new UndiciHttpHandler()` outside the class body, so the build names the class `UndiciHttpHandler`, not `_UndiciHttpHandler` (see tsup.config.ts). */
+function newUndiciHttpHandler(
+  options?: UndiciHttpHandlerOptions | Provider<UndiciHttpHandlerOptions | void>
+): UndiciHttpHandler {
+  return new UndiciHttpHandler(options);
 }
