@@ -401,8 +401,8 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       this.pendingMonitorUpdates = undefined;
       this.monitorInstance.configure({
         ...saturationFields(options?.saturation),
-        onSaturation: options?.onSaturation,
-        onRecovery: options?.onRecovery,
+        onSaturation: options?.onSaturation ?? undefined,
+        onRecovery: options?.onRecovery ?? undefined,
       });
       this.runtime.monitor = options?.telemetry === false ? undefined : this.monitorInstance;
       for (const [key, value] of pending) this.applyMonitorUpdate(key, value);
@@ -414,8 +414,8 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     const runtime = this.runtime;
     return new PoolMonitor({
       ...options?.saturation,
-      onSaturation: options?.onSaturation,
-      onRecovery: options?.onRecovery,
+      onSaturation: options?.onSaturation ?? undefined,
+      onRecovery: options?.onRecovery ?? undefined,
       messagePrefix: `${PACKAGE_PREFIX}:WARN - `,
       // The logger can change later (Symbol.for("logger")): resolve it at warning time.
       logger: { warn: (message: string) => (runtime.settings?.logger ?? console)?.warn?.(message) },
