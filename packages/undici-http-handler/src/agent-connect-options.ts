@@ -17,7 +17,10 @@
  *
  * An instance that makes its connections itself (its own `createConnection` or `addRequest`, or a `connect` method
  * as `agent-base` agents such as `https-proxy-agent` have) is rejected with a `TypeError`: undici cannot use it, and
- * reading only its options would send every request around it (a proxy agent's requests would go direct).
+ * reading only its options would send every request around it (a proxy agent's requests would go direct). The one
+ * exception is `agentkeepalive`, whose `createConnection` is Node's own with socket counting around it: its options
+ * are read as a plain `Agent`'s (its `freeSocketTimeout` / `socketActiveTTL` are ignored with the warning, naming
+ * `idleSocketTimeout` / `connectionLifetime`).
  *
  * Cost: once per resolved config; nothing per request.
  */
@@ -43,6 +46,8 @@ const DROPPED = new Set(["path", "host", "hostname", "port", "protocol", "defaul
 /** Agent settings with no undici equivalent, and what to use instead. */
 const IGNORED: Record<string, string> = {
   timeout: "use idleSocketTimeout / socketTimeout",
+  freeSocketTimeout: "agentkeepalive's idle timeout: use idleSocketTimeout",
+  socketActiveTTL: "agentkeepalive's socket lifetime: use connectionLifetime",
   maxFreeSockets: "undici keeps every idle connection until idleSocketTimeout",
   maxTotalSockets: "limits are per origin (maxSockets)",
   scheduling: "undici picks connections itself",
@@ -131,11 +136,27 @@ function ownConnectionMethod(agent: Record<string, unknown>): string | undefined
   if (
     typeof create === "function" &&
     create !== http.Agent.prototype.createConnection &&
-    create !== https.Agent.prototype.createConnection
+    create !== https.Agent.prototype.createConnection &&
+    !isAgentKeepAlive(agent)
   )
     return "createConnection";
   const add = (agent as { addRequest?: unknown }).addRequest;
   if (typeof add === "function" && add !== (http.Agent.prototype as unknown as { addRequest: unknown }).addRequest)
     return "addRequest";
   return undefined;
+}
+
+/**
+ * Whether `agent` is an `agentkeepalive` agent (`HttpAgent` / `HttpsAgent`), recognised by its public API
+ * (`getCurrentStatus()`, `statusChanged`, the `freeSocketTimeout` option it always sets). Its `createConnection`
+ * calls Node's own and only counts and times the sockets it creates: its connections go where a plain `Agent`'s go,
+ * so reading its options as a plain `Agent`'s bypasses nothing.
+ */
+function isAgentKeepAlive(agent: Record<string, unknown>): boolean {
+  const options = agent.options as { freeSocketTimeout?: unknown } | undefined;
+  return (
+    typeof agent.getCurrentStatus === "function" &&
+    "statusChanged" in agent &&
+    typeof options?.freeSocketTimeout === "number"
+  );
 }

@@ -25,8 +25,9 @@ import type { Agent, Dispatcher } from "undici";
  *   `maxFreeSockets`, `maxTotalSockets` and `scheduling` have no undici equivalent and are ignored with one warning
  *   (validated first, as on `NodeHttpHandler`). An `Agent` instance contributes its `.options` and `maxSockets` but
  *   is not used as an agent; one that makes its own connections (its own `createConnection` / `addRequest`, or a
- *   `connect` method: `https-proxy-agent`, `hpagent`, `agentkeepalive`) is a `TypeError` at construction, since its
- *   requests would otherwise bypass it: pass undici's `ProxyAgent` / `EnvHttpProxyAgent` as `dispatcher`. Not used
+ *   `connect` method: `https-proxy-agent`, `hpagent`) is a `TypeError` at construction, since its requests would
+ *   otherwise bypass it: pass undici's `ProxyAgent` / `EnvHttpProxyAgent` as `dispatcher`. An `agentkeepalive`
+ *   agent (Node's own connections, counted) is read like a plain `Agent`. Not used
  *   when requests go through a dispatcher instance or a user-set global dispatcher. Default `{ maxSockets: 50 }`.
  * - `httpAgent`: the same for http origins (its socket options; TLS options do not apply). Default
  *   `{ maxSockets: 50 }`.

@@ -5,7 +5,7 @@
  * through the proxy: the origin's connections all come from the proxy (tunnel count == origin connection count,
  * every origin-side remote port is one of the proxy's upstream sockets), TLS works with the CA given only to the
  * dispatcher, and nothing reaches the proxy as a plain request. undici 8 needs Node >= 22.19: those cases are skipped,
- * visibly, on older Node. Also: an agent that makes its own connections (`https-proxy-agent`, `agentkeepalive`) is a
+ * visibly, on older Node. Also: an agent that makes its own connections (`https-proxy-agent`; not `agentkeepalive`) is a
  * TypeError at construction, and the global dispatcher rule (a user-set one is followed, undici's default is not).
  */
 import { createRequire } from "node:module";
@@ -14,7 +14,7 @@ import { HttpRequest } from "@smithy/protocol-http";
 import agentkeepalive from "agentkeepalive";
 import { HttpsProxyAgent } from "https-proxy-agent";
 import * as undici7 from "undici";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { CA, type ConnectProxy, type S3Origin, startConnectProxy, startS3Origin } from "../test/proxy-servers";
 import { UndiciHttpHandler } from "./undici-http-handler";
 
@@ -206,20 +206,47 @@ describe("agents that make their own connections are refused at construction", (
     agent.destroy();
   });
 
-  it("the same for httpAgent, for updateHttpClientConfig, and for agentkeepalive (its createConnection is its own)", () => {
+  it("the same for httpAgent and for updateHttpClientConfig", () => {
     const proxyAgent = new HttpsProxyAgent("http://127.0.0.1:3128");
     expect(() => new UndiciHttpHandler({ httpAgent: proxyAgent as any })).toThrow(
       /invalid option httpAgent: HttpsProxyAgent/
     );
     const h = new UndiciHttpHandler({});
     expect(() => h.updateHttpClientConfig("httpsAgent", proxyAgent)).toThrow(/invalid option httpsAgent/);
-    const keepalive = new agentkeepalive.HttpsAgent();
-    expect(() => new UndiciHttpHandler({ httpsAgent: keepalive as any })).toThrow(
-      /invalid option httpsAgent: HttpsAgent with its own createConnection\(\)/
-    );
     h.destroy();
     proxyAgent.destroy();
-    keepalive.destroy();
+  });
+
+  it("agentkeepalive is accepted (its createConnection is Node's own, with socket counting): its options apply and its idle settings are named as ignored", async () => {
+    const keepalive = new agentkeepalive.HttpsAgent({ maxSockets: 3, freeSocketTimeout: 5000, ca: CA } as any);
+    const warn = vi.fn();
+    const h = new UndiciHttpHandler({ httpsAgent: keepalive as any, logger: { ...console, warn } as any });
+    const origin = await startS3Origin();
+    try {
+      const { response } = await h.handle(
+        new HttpRequest({
+          protocol: "https:",
+          hostname: "127.0.0.1",
+          port: origin.port,
+          method: "GET",
+          path: "/bucket/a",
+          headers: { host: `127.0.0.1:${origin.port}` },
+        })
+      );
+      for await (const _chunk of response.body as AsyncIterable<unknown>);
+      expect(response.statusCode).toBe(200);
+      expect(origin.connectionPorts).toHaveLength(1);
+      // maxSockets and the CA were read from the agent; the request went to the origin directly, as the agent would.
+      expect(h.getPoolStats().origins[0]?.maxSockets).toBe(3);
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(warn.mock.calls[0][0]).toContain(
+        "httpsAgent.freeSocketTimeout=5000 (agentkeepalive's idle timeout: use idleSocketTimeout)"
+      );
+    } finally {
+      h.destroy();
+      keepalive.destroy();
+      await origin.close();
+    }
   });
 });
 
