@@ -32,8 +32,9 @@ interface EntryPoint {
 function entryPoints(pkg: { name: string; dir: string; manifest: Record<string, any> }): EntryPoint[] {
   const out: EntryPoint[] = [];
   for (const [subpath, target] of Object.entries<any>(pkg.manifest.exports ?? {})) {
-    const cjs = target?.require?.default;
-    const esm = target?.import?.default;
+    // Node loads `default` (the CommonJS build) for import and require alike; bundlers load `module` (ESM).
+    const cjs = target?.default;
+    const esm = target?.module;
     if (typeof cjs !== "string" || typeof esm !== "string") continue;
     out.push({
       specifier: subpath === "." ? pkg.name : `${pkg.name}/${subpath.replace(/^\.\//, "")}`,

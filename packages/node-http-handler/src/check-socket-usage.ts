@@ -1,21 +1,28 @@
 import type { Logger } from "@smithy/types";
 import type { Agent } from "node:http";
 import { timing } from "@sockeye/pool-monitor";
-import { PACKAGE_PREFIX, SOCKET_WARNING_LOCKOUT_MS } from "./constants";
+import { SOCKET_WARNING_LOCKOUT_MS } from "./constants";
 import { guardedWarn } from "./guarded-call";
+
+/** The package name upstream's warning starts with. */
+const UPSTREAM_PACKAGE = "@smithy/node-http-handler";
 
 /**
  * Upstream's point-in-time socket check, same contract: returns `socketWarningTimestamp` unchanged when the agent
  * has no finite numeric `maxSockets` or within 15 s (wall clock) of the last warning; otherwise warns once for the
  * first agent key whose sockets in use are `>= maxSockets` while `>= 2 × maxSockets` requests are queued, and
- * returns `Date.now()`. The message keeps upstream's phrase `socket usage at capacity=<n> and <m> additional
- * requests are enqueued` so existing log alerts still match. A throwing logger is ignored (`guardedWarn`).
+ * returns `Date.now()`. The message is upstream's, byte for byte: by default its package name included too (the
+ * check that `socketMonitor: "per-request"` and the static `NodeHttpHandler.checkSocketUsage` restore exactly), so
+ * existing log alerts and parsers still match; `"interval"` mode without telemetry, Sockeye's own use of upstream's
+ * criteria, names Sockeye instead. A throwing logger is ignored (`guardedWarn`).
+ * @param packageName - the package the message names. @defaultValue `"@smithy/node-http-handler"`
  * @internal
  */
 export function checkSocketUsage(
   agent: Agent,
   socketWarningTimestamp: number,
-  logger: Logger | undefined = console
+  logger: Logger | undefined = console,
+  packageName: string = UPSTREAM_PACKAGE
 ): number {
   const { sockets, requests, maxSockets } = agent;
   if (typeof maxSockets !== "number" || maxSockets === Infinity) return socketWarningTimestamp;
@@ -28,7 +35,7 @@ export function checkSocketUsage(
       if (socketsInUse >= maxSockets && requestsEnqueued >= 2 * maxSockets) {
         guardedWarn(
           logger,
-          `${PACKAGE_PREFIX}:WARN - socket usage at capacity=${socketsInUse} and ${requestsEnqueued} additional requests are enqueued.
+          `${packageName}:WARN - socket usage at capacity=${socketsInUse} and ${requestsEnqueued} additional requests are enqueued.
 See https://docs.aws.amazon.com/sdk-for-javascript/v3/developer-guide/node-configuring-maxsockets.html
 or increase socketAcquisitionWarningTimeout=(millis) in the NodeHttpHandler config.`
         );

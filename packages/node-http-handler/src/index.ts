@@ -1,8 +1,29 @@
 export { DEFAULT_REQUEST_TIMEOUT } from "./constants";
 export { NodeHttpHandler } from "./node-http-handler";
-export type { NodeHttpHandlerOptions, SaturationOptions } from "./node-http-handler-options";
+export type { NodeHttpHandlerOptions } from "./node-http-handler-options";
 export { SOCKET_MONITOR_ENV, type SocketMonitorMode } from "./socket-monitor-mode";
 export { streamCollector } from "./stream-collector";
 export { Http2PoolMonitor } from "./http2-pool-monitor";
 export { NodeHttp2Handler } from "./node-http2-handler";
 export type { NodeHttp2HandlerOptions } from "./node-http2-handler-options";
+/** The telemetry and saturation types, so users import them from the handler package they installed. */
+export type {
+  CloseReason,
+  DurationSummary,
+  GetStatsOptions,
+  Http2CloseReason,
+  Http2OriginStats,
+  Http2SessionStats,
+  OriginSaturation,
+  OriginStats,
+  PoolEvent,
+  PoolEventListener,
+  PoolStats,
+  SaturationCause,
+  SaturationOptions,
+  SaturationReport,
+  SaturationSizing,
+  SaturationState,
+  SaturationTrigger,
+  UnpooledStats,
+} from "@sockeye/pool-monitor";

@@ -8,5 +8,7 @@ export { buildAbortError } from "./build-abort-error";
 export { buildQueryString } from "./build-query-string";
 export { TICK_MS } from "./constants";
 export { Deadline, type DeadlineOwner, DeadlineScheduler } from "./deadline-scheduler";
+export { invalidOption, normalizeOptions } from "./normalize-options";
 export { handlerDestroyedErrorAt } from "./request-errors";
+export { resolveSocketMonitorMode } from "./socket-monitor-mode";
 export { writeBody } from "./write-body";

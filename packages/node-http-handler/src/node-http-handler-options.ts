@@ -19,7 +19,8 @@ import type { SocketMonitorMode } from "./socket-monitor-mode";
  * - `socketAcquisitionWarningTimeout`: how long a request must wait before the socket-usage check may warn about
  *   it. Default `(requestTimeout ?? 2000) + (connectionTimeout ?? 1000)` (3000 ms when neither is set).
  * - `httpAgent` / `httpsAgent`: an Agent instance (used as is; "external") or Agent options merged over
- *   `{ keepAlive: true, maxSockets: 50 }`.
+ *   `{ keepAlive: true, maxSockets: 50 }`. `maxSockets` must be an integer >= 1 or `Infinity` (Node's agent
+ *   accepts `-5` and then never hands out a socket); an options object's other limits are checked too.
  * - `logger`: receives warnings; default: the client's logger, else `console`.
  * @public
  */

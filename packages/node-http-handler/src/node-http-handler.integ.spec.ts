@@ -114,8 +114,10 @@ const echoOf = (body: Buffer) =>
 const requestTimeoutWarning = (ms: number) =>
   `${PREFIX} - [WARN] a request has exceeded the configured ${ms} ms requestTimeout. Init client requestHandler with throwOnRequestTimeout=true to turn this into an error.`;
 
-const socketUsageWarning = (capacity: number, enqueued: number) =>
-  `${PREFIX}:WARN - socket usage at capacity=${capacity} and ${enqueued} additional requests are enqueued.
+// Upstream's message, its package name included: "per-request" mode and the static check restore it byte for byte;
+// "interval" mode without telemetry applies upstream's criteria under Sockeye's name.
+const socketUsageWarning = (capacity: number, enqueued: number, packageName = "@smithy/node-http-handler") =>
+  `${packageName}:WARN - socket usage at capacity=${capacity} and ${enqueued} additional requests are enqueued.
 See https://docs.aws.amazon.com/sdk-for-javascript/v3/developer-guide/node-configuring-maxsockets.html
 or increase socketAcquisitionWarningTimeout=(millis) in the NodeHttpHandler config.`;
 
@@ -1151,15 +1153,15 @@ describe("checkSocketUsage", () => {
   // reproduces it in "per-request" mode and in "interval" mode without telemetry (the default interval mode uses
   // the pool-monitor's sustained-saturation detector instead, by design).
   it.each([
-    ["per-request", { socketMonitor: "per-request" }],
-    ["interval, telemetry: false", { socketMonitor: "interval", telemetry: false }],
+    ["per-request", { socketMonitor: "per-request" }, "@smithy/node-http-handler"],
+    ["interval, telemetry: false", { socketMonitor: "interval", telemetry: false }, PREFIX],
   ] as const)(
     "the handler itself warns once when requests wait past socketAcquisitionWarningTimeout (socketMonitor %s)",
-    async (_name, mode) => {
+    async (_name, mode, packageName) => {
       const logger = spyLogger();
       const { release } = await saturate("http", { socketAcquisitionWarningTimeout: 200, logger, ...mode });
       await waitFor(() => logger.warn.mock.calls.length > 0, "the socket-usage warning");
-      expect(logger.warn).toHaveBeenCalledWith(socketUsageWarning(1, 4));
+      expect(logger.warn).toHaveBeenCalledWith(socketUsageWarning(1, 4, packageName));
       await delay(250);
       expect(logger.warn).toHaveBeenCalledTimes(1);
       await release();

@@ -83,7 +83,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     if (typeof (instanceOrOptions as HttpHandler<any>)?.handle === "function") {
       return instanceOrOptions as HttpHandler<any>;
     }
-    return new NodeHttpHandler(instanceOrOptions as NodeHttpHandlerOptions | Provider<NodeHttpHandlerOptions | void>);
+    return newNodeHttpHandler(instanceOrOptions as NodeHttpHandlerOptions | Provider<NodeHttpHandlerOptions | void>);
   }
 
   /**
@@ -401,8 +401,8 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       this.pendingMonitorUpdates = undefined;
       this.monitorInstance.configure({
         ...saturationFields(options?.saturation),
-        onSaturation: options?.onSaturation,
-        onRecovery: options?.onRecovery,
+        onSaturation: options?.onSaturation ?? undefined,
+        onRecovery: options?.onRecovery ?? undefined,
       });
       this.runtime.monitor = options?.telemetry === false ? undefined : this.monitorInstance;
       for (const [key, value] of pending) this.applyMonitorUpdate(key, value);
@@ -414,8 +414,8 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     const runtime = this.runtime;
     return new PoolMonitor({
       ...options?.saturation,
-      onSaturation: options?.onSaturation,
-      onRecovery: options?.onRecovery,
+      onSaturation: options?.onSaturation ?? undefined,
+      onRecovery: options?.onRecovery ?? undefined,
       messagePrefix: `${PACKAGE_PREFIX}:WARN - `,
       // The logger can change later (Symbol.for("logger")): resolve it at warning time.
       logger: { warn: (message: string) => (runtime.settings?.logger ?? console)?.warn?.(message) },
@@ -477,4 +477,11 @@ function saturationFields(
   for (const name of SATURATION_OPTION_KEYS)
     next[name] = (saturation as Record<string, unknown> | null | undefined)?.[name];
   return next;
+}
+
+/** `new NodeHttpHandler()` outside the class body, so the build names the class `NodeHttpHandler`, not `_NodeHttpHandler` (see tsup.config.ts). */
+function newNodeHttpHandler(
+  options?: NodeHttpHandlerOptions | Provider<NodeHttpHandlerOptions | void>
+): NodeHttpHandler {
+  return new NodeHttpHandler(options);
 }

@@ -40,9 +40,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
     if (typeof (instanceOrOptions as HttpHandler<any>)?.handle === "function") {
       return instanceOrOptions as HttpHandler<any>;
     }
-    return new NodeHttp2Handler(
-      instanceOrOptions as NodeHttp2HandlerOptions | Provider<NodeHttp2HandlerOptions | void>
-    );
+    return newNodeHttp2Handler(instanceOrOptions as NodeHttp2HandlerOptions | Provider<NodeHttp2HandlerOptions | void>);
   }
 
   /**
@@ -211,4 +209,11 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
   public get poolMonitor(): Http2PoolMonitor | undefined {
     return this.monitor;
   }
+}
+
+/** `new NodeHttp2Handler()` outside the class body, so the build names the class `NodeHttp2Handler`, not `_NodeHttp2Handler` (see tsup.config.ts). */
+function newNodeHttp2Handler(
+  options?: NodeHttp2HandlerOptions | Provider<NodeHttp2HandlerOptions | void>
+): NodeHttp2Handler {
+  return new NodeHttp2Handler(options);
 }

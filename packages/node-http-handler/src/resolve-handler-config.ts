@@ -1,8 +1,9 @@
 import type { Logger, Provider } from "@smithy/types";
 import type { Agent as HttpAgent } from "node:http";
 import https from "node:https";
-import { DEFAULT_IDLE_SOCKET_TIMEOUT_MS, DEFAULT_MAX_SOCKETS, PACKAGE_PREFIX } from "./constants";
+import { DEFAULT_IDLE_SOCKET_TIMEOUT_MS, DEFAULT_MAX_SOCKETS } from "./constants";
 import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
+import { normalizeOptions } from "./normalize-options";
 import { resolveSocketMonitorMode, type SocketMonitorMode } from "./socket-monitor-mode";
 
 /**
@@ -30,63 +31,7 @@ export interface ResolvedHandlerConfig {
   [key: string]: unknown;
 }
 
-const MS_OPTIONS = [
-  "connectionTimeout",
-  "requestTimeout",
-  "socketTimeout",
-  "socketAcquisitionWarningTimeout",
-  "socketAcquisitionTimeout",
-  "idleSocketTimeout",
-  "connectionLifetime",
-] as const;
-
-/**
- * Normalises and checks the millisecond, `throwOnRequestTimeout` and agent options, returning a copy: `null` counts as
- * unset (JSON-built configs), a numeric string (e.g. from an environment variable) is converted, as upstream's timers
- * would coerce it; anything else that is not a number >= 0 (NaN, negative, `"5s"`) throws a `TypeError` naming the
- * option and the value. `Infinity` means "never". `throwOnRequestTimeout` must be a boolean (upstream's truthiness
- * would make `"false"` throw): anything else throws a `TypeError`.
- * @internal
- */
-export function normalizeOptions<T extends Partial<NodeHttpHandlerOptions>>(options: T): T {
-  const out: Record<string, unknown> = { ...options };
-  for (const name of MS_OPTIONS) {
-    let value = out[name];
-    if (value === null) value = undefined;
-    if (typeof value === "string" && value.trim() !== "" && Number.isFinite(Number(value))) value = Number(value);
-    if (value !== undefined && (typeof value !== "number" || !(value >= 0))) {
-      throw new TypeError(
-        `${PACKAGE_PREFIX} - invalid option ${name}: ${typeof value === "string" ? JSON.stringify(value) : String(value)}; expected a number of milliseconds >= 0 (0 or undefined disables it).`
-      );
-    }
-    if (name in out) out[name] = value;
-  }
-  const throwOn = out.throwOnRequestTimeout;
-  if (throwOn === null) out.throwOnRequestTimeout = undefined;
-  else if (throwOn !== undefined && typeof throwOn !== "boolean") {
-    // Upstream treats any truthy value as true, so "false" would throw; a clear error is safer than guessing.
-    throw new TypeError(
-      `${PACKAGE_PREFIX} - invalid option throwOnRequestTimeout: ${typeof throwOn === "string" ? JSON.stringify(throwOn) : String(throwOn)}; expected a boolean (true or false).`
-    );
-  }
-  const telemetry = out.telemetry;
-  if (telemetry === null) out.telemetry = undefined;
-  else if (telemetry !== undefined && typeof telemetry !== "boolean") {
-    throw new TypeError(
-      `${PACKAGE_PREFIX} - invalid option telemetry: ${typeof telemetry === "string" ? JSON.stringify(telemetry) : String(telemetry)}; expected a boolean (true or false).`
-    );
-  }
-  for (const name of ["httpAgent", "httpsAgent"] as const) {
-    const value = out[name];
-    if (value === null) out[name] = undefined;
-    else if (value !== undefined && typeof value !== "object") {
-      throw new TypeError(
-        `${PACKAGE_PREFIX} - invalid option ${name}: ${String(value)}; expected an Agent instance or Agent options object.`
-      );
-    }
-  }
-  return out as T;
-}
+export { normalizeOptions } from "./normalize-options";
 
 /**
  * Agents the handler created itself. Lifecycle limits with their defaults apply only to these; a caller-owned agent's

@@ -95,12 +95,14 @@ export function sweepAgent(
         left++;
         continue;
       }
-      // Leave the pool now (Node would drop it only on 'close', a tick later) so no request can pick it.
-      sockets.splice(i, 1);
       onClose(socket, reason);
       socket.destroy();
+      // Leave the agent now, through Node's own 'agentRemove' path: it drops the socket from `freeSockets`, lowers
+      // `totalSocketCount` and removes the agent's 'close' listener. Taking the socket out of the pool by hand
+      // instead left Node's 'close' listener armed, and that listener opens a replacement socket for every queued
+      // request, whatever maxSockets says: after an idle sweep, a burst ran on up to twice maxSockets connections.
+      socket.emit("agentRemove");
     }
-    if (sockets.length === 0) delete free[key];
   }
   return left;
 }

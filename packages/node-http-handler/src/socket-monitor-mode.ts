@@ -19,18 +19,24 @@ export const SOCKET_MONITOR_ENV = "SOCKEYE_SOCKET_MONITOR";
  * `TypeError` naming where it came from, the value, and the allowed values.
  * @internal
  */
-export function resolveSocketMonitorMode(option: unknown, env: NodeJS.ProcessEnv = process.env): SocketMonitorMode {
-  if (option !== undefined) return validate(option, "option socketMonitor");
+export function resolveSocketMonitorMode(
+  option: unknown,
+  env: NodeJS.ProcessEnv = process.env,
+  prefix = "@sockeye/node-http-handler"
+): SocketMonitorMode {
+  if (option !== undefined) return validate(option, "option socketMonitor", prefix);
   const fromEnv = env[SOCKET_MONITOR_ENV];
-  if (fromEnv !== undefined && fromEnv !== "") return validate(fromEnv, `environment variable ${SOCKET_MONITOR_ENV}`);
+  if (fromEnv !== undefined && fromEnv !== "") {
+    return validate(fromEnv, `environment variable ${SOCKET_MONITOR_ENV}`, prefix);
+  }
   return "interval";
 }
 
-function validate(value: unknown, source: string): SocketMonitorMode {
+function validate(value: unknown, source: string, prefix: string): SocketMonitorMode {
   if (typeof value === "string" && (SOCKET_MONITOR_MODES as readonly string[]).includes(value)) {
     return value as SocketMonitorMode;
   }
   throw new TypeError(
-    `@sockeye/node-http-handler - invalid ${source}: ${JSON.stringify(value) ?? String(value)}; expected one of ${SOCKET_MONITOR_MODES.map((m) => `"${m}"`).join(", ")}.`
+    `${prefix} - invalid ${source}: ${JSON.stringify(value) ?? String(value)}; expected one of ${SOCKET_MONITOR_MODES.map((m) => `"${m}"`).join(", ")}.`
   );
 }

@@ -17,7 +17,7 @@ import { timing } from "@sockeye/pool-monitor";
 import type { Logger } from "@smithy/types";
 import type { Agent } from "node:http";
 import { checkSocketUsage } from "./check-socket-usage";
-import { MIN_WARNING_WINDOW_MS } from "./constants";
+import { MIN_WARNING_WINDOW_MS, PACKAGE_PREFIX } from "./constants";
 import { DeadlineKind } from "./deadline-kind";
 import { Deadline, type DeadlineOwner, type DeadlineScheduler } from "./deadline-scheduler";
 import type { RequestPlan } from "./request-plan";
@@ -99,7 +99,7 @@ export class SocketUsageWarning {
     for (const agent of settings.agents()) {
       if (agent === undefined) continue;
       const before = this.timestamp;
-      this.timestamp = checkSocketUsage(agent, before, settings.logger);
+      this.timestamp = checkSocketUsage(agent, before, settings.logger, PACKAGE_PREFIX);
       if (this.timestamp !== before) return;
     }
   }

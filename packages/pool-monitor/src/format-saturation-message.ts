@@ -1,5 +1,5 @@
 import type { SaturationReport } from "./pool-stats";
-import { STALL_HOLD_FACTOR } from "./saturation-detector";
+import { STALL_HOLD_FACTOR } from "./detector-tuning";
 
 /**
  * The human-readable line for a report (without the logger prefix). Always contains

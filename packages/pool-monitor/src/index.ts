@@ -33,12 +33,10 @@ export {
   DEFAULT_STALL_AFTER_MS,
   GAP_PERIODS,
   HOLD_DECAY,
-  SaturationDetector,
-  type SaturationDetectorOptions,
   SIZING_HEADROOM,
   STALL_HOLD_FACTOR,
   TROUGHS,
-  type SaturationSample,
-} from "./saturation-detector";
+} from "./detector-tuning";
+export { SaturationDetector, type SaturationDetectorOptions, type SaturationSample } from "./saturation-detector";
 export { LazyInterval } from "./lazy-interval";
 export { timing } from "./timing";

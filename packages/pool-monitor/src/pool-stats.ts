@@ -60,7 +60,8 @@ export interface SaturationSizing {
   ratePerSec: number | null;
   /**
    * Hold time used, ms: for `littles_law` the larger of the mean hold of the window's completions and the mean age of
-   * the requests holding a socket now; for `concurrent_requests` the age of the oldest request holding a socket.
+   * the requests holding a socket now; for `concurrent_requests` the larger of that and the age of the oldest request
+   * holding a socket.
    */
   holdMs: number;
   /** Sockets needed before headroom. */
@@ -368,7 +369,7 @@ export interface Http2OriginStats {
  * @public
  */
 export interface UnpooledStats {
-  /** `trackUnpooledRequest()` calls. */
+  /** Requests tracked as unpooled (`trackUnpooledRequest()` or `attachUnpooledRequest()`, as the handlers do). */
   started: number;
   /** Not yet closed. */
   inFlight: number;

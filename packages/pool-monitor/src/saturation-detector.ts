@@ -40,6 +40,15 @@
  * troughs and a handful of scalars. `update()` is O(K) and allocation-free unless it returns a
  * report.
  */
+import {
+  CAUSE_CONFIRM_SAMPLES,
+  DEFAULT_STALL_AFTER_MS,
+  GAP_PERIODS,
+  HOLD_DECAY,
+  SIZING_HEADROOM,
+  STALL_HOLD_FACTOR,
+  TROUGHS,
+} from "./detector-tuning";
 import { formatSaturationMessage } from "./format-saturation-message";
 import type {
   SaturationCause,
@@ -107,21 +116,6 @@ export interface SaturationDetectorOptions {
    */
   stallAfterMs?: number;
 }
-
-/** Number of troughs (local minima of the queue floor) the rising-troughs rule compares. @public */
-export const TROUGHS = 3;
-/** A gap longer than this many sample periods clears the window. @public */
-export const GAP_PERIODS = 3;
-/** A held request is stalled past this multiple of the origin's expected hold time. @public */
-export const STALL_HOLD_FACTOR = 4;
-/** Per-sample decay of the expected hold time (a decaying maximum; half-life ~34 samples). @public */
-export const HOLD_DECAY = 0.98;
-/** Consecutive samples a different cause must be seen on before the episode's cause changes. @public */
-export const CAUSE_CONFIRM_SAMPLES = 2;
-/** Headroom applied to the sockets needed in `recommendedMaxSockets`. @public */
-export const SIZING_HEADROOM = 1.25;
-/** Default of `stallAfterMs`, ms: longer than SQS's maximum long poll (20 s). @public */
-export const DEFAULT_STALL_AFTER_MS = 30_000;
 
 /**
  * Saturation state machine for one origin.

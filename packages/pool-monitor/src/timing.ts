@@ -1,8 +1,9 @@
 /**
  * Clock and timer seam, shared by `@sockeye/pool-monitor` and `@sockeye/node-http-handler` (one seam, not two).
  *
- * Every time read, timer, interval and immediate either package creates goes through this object, so that
- * `vi.useFakeTimers({ toFake: [...] })` drives both and specs can spy on one object. Globals are resolved at call
+ * The handlers' and the monitor's clock reads and timers go through this object, so that
+ * `vi.useFakeTimers({ toFake: [...] })` drives them and specs can spy on one object. (The empty-stats snapshot of a
+ * handler without telemetry stamps `takenAt` with `performance.now()` directly: the same clock, read once.) Globals are resolved at call
  * time, never captured at module load: a monitor or handler created under fake timers must see the fake
  * `performance`, and one created later under real timers the real one. Exported so tests and an embedding handler
  * read the same clock (`startedAt` given to `trackRequest()` must come from it).

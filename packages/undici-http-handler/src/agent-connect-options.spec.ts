@@ -1,7 +1,7 @@
 import http from "node:http";
 import https from "node:https";
 import { describe, expect, it } from "vitest";
-import { agentConnectOptions, nodeAgentTlsOptions } from "./agent-connect-options";
+import { agentConnectOptions } from "./agent-connect-options";
 
 describe("agentConnectOptions", () => {
   it("maps an options object: TLS/socket keys to connect, pool keys to pool settings, the rest warned", () => {
@@ -19,7 +19,6 @@ describe("agentConnectOptions", () => {
       host: "elsewhere",
     } as https.AgentOptions);
     expect(m.connect).toEqual({ ca: "CA", rejectUnauthorized: false, lookup, keepAliveInitialDelay: 2000 });
-    expect(m.node).toEqual({ ca: "CA", rejectUnauthorized: false, lookup, localAddress: "127.0.0.2" });
     expect(m.localAddress).toBe("127.0.0.2");
     expect(m.keepAlive).toBe(false);
     expect(m.ignored).toEqual([
@@ -28,7 +27,7 @@ describe("agentConnectOptions", () => {
     ]);
   });
 
-  it("reads an Agent instance's options, without the keys Node adds itself, and warns about a custom createConnection", () => {
+  it("reads an Agent instance's options, without the keys Node adds itself; one that connects itself is a TypeError", () => {
     const plain = agentConnectOptions("httpsAgent", new https.Agent({ ca: "CA", keepAlive: true }));
     expect(plain.connect).toEqual({ ca: "CA" });
     expect(plain.ignored).toEqual([]);
@@ -38,24 +37,24 @@ describe("agentConnectOptions", () => {
         return undefined;
       }
     }
-    const proxy = agentConnectOptions("httpAgent", new ProxyLike());
-    expect(proxy.ignored).toHaveLength(1);
-    expect(proxy.ignored[0]).toContain("httpAgent.createConnection");
+    expect(() => agentConnectOptions("httpAgent", new ProxyLike())).toThrow(
+      /^@sockeye\/undici-http-handler - invalid option httpAgent: ProxyLike with its own createConnection\(\), which undici cannot use/
+    );
+    class AgentBaseLike extends https.Agent {
+      connect(): any {
+        return undefined;
+      }
+    }
+    expect(() => agentConnectOptions("httpsAgent", new AgentBaseLike())).toThrow(
+      /AgentBaseLike with its own connect\(\)/
+    );
+    const tunnelLike = { addRequest() {}, options: {} };
+    expect(() => agentConnectOptions("httpsAgent", tunnelLike)).toThrow(/its own addRequest\(\)/);
   });
 
   it("nothing or a non-object maps to nothing", () => {
     for (const agent of [undefined, null, 5]) {
       expect(agentConnectOptions("httpAgent", agent)).toMatchObject({ connect: {}, keepAlive: true, ignored: [] });
     }
-  });
-});
-
-describe("nodeAgentTlsOptions", () => {
-  it("dispatcher.connect wins over the agent's options; undici-only keys never reach a node:http agent", () => {
-    const mapped = agentConnectOptions("httpsAgent", { ca: "A", servername: "s" });
-    expect(
-      nodeAgentTlsOptions(mapped, { ca: "B", timeout: 10, keepAliveInitialDelay: 1, allowH2: true, socketPath: "/x" })
-    ).toEqual({ ca: "B", servername: "s" });
-    expect(nodeAgentTlsOptions(mapped, undefined)).toEqual({ ca: "A", servername: "s" });
   });
 });

@@ -11,24 +11,27 @@
  *   `keepAliveInitialDelay` (TCP keep-alive probes);
  * - ignored with one warning, because undici has no such setting: `timeout` (use `idleSocketTimeout` /
  *   `socketTimeout`), `maxFreeSockets`, `maxTotalSockets`, `scheduling`, `noDelay: false` (undici always sets
- *   `noDelay`), an instance's own `createConnection` (a proxy agent: use undici's `ProxyAgent` as `dispatcher`);
+ *   `noDelay`);
  * - dropped silently: keys Node adds itself (`path: null`, `noDelay: true`) and request-level keys (`host`,
  *   `hostname`, `port`, `protocol`, `defaultPort`) that would redirect every connection.
  *
- * The same TLS / socket options (in Node's spelling) feed the one-off `node:http(s)` agents of the
- * `Expect: 100-continue` path, so both paths trust the same CAs and present the same client certificate.
+ * An instance that makes its connections itself (its own `createConnection` or `addRequest`, or a `connect` method
+ * as `agent-base` agents such as `https-proxy-agent` have) is rejected with a `TypeError`: undici cannot use it, and
+ * reading only its options would send every request around it (a proxy agent's requests would go direct). The one
+ * exception is `agentkeepalive`, whose `createConnection` is Node's own with socket counting around it: its options
+ * are read as a plain `Agent`'s (its `freeSocketTimeout` / `socketActiveTTL` are ignored with the warning, naming
+ * `idleSocketTimeout` / `connectionLifetime`).
  *
  * Cost: once per resolved config; nothing per request.
  */
 import http from "node:http";
 import https from "node:https";
+import { PACKAGE_PREFIX } from "./constants";
 
 /** What one agent's options mean on undici. @internal */
 export interface AgentConnectOptions {
   /** undici `buildConnector` options (TLS and socket options, `keepAliveInitialDelay`, `maxCachedSessions`). */
   connect: Record<string, unknown>;
-  /** The same TLS / socket options in Node's spelling, for the 100-continue path's `node:http(s)` agents. */
-  node: Record<string, unknown>;
   /** The pool's local address, if set. */
   localAddress: string | undefined;
   /** `false` when the agent asked for no connection reuse (`keepAlive: false`). */
@@ -43,6 +46,8 @@ const DROPPED = new Set(["path", "host", "hostname", "port", "protocol", "defaul
 /** Agent settings with no undici equivalent, and what to use instead. */
 const IGNORED: Record<string, string> = {
   timeout: "use idleSocketTimeout / socketTimeout",
+  freeSocketTimeout: "agentkeepalive's idle timeout: use idleSocketTimeout",
+  socketActiveTTL: "agentkeepalive's socket lifetime: use connectionLifetime",
   maxFreeSockets: "undici keeps every idle connection until idleSocketTimeout",
   maxTotalSockets: "limits are per origin (maxSockets)",
   scheduling: "undici picks connections itself",
@@ -50,7 +55,6 @@ const IGNORED: Record<string, string> = {
 
 const EMPTY: AgentConnectOptions = Object.freeze({
   connect: Object.freeze({}),
-  node: Object.freeze({}),
   localAddress: undefined,
   keepAlive: true,
   ignored: [],
@@ -70,28 +74,27 @@ function describe(value: unknown): string {
  */
 export function agentConnectOptions(name: string, agent: unknown): AgentConnectOptions {
   if (agent === undefined || agent === null || typeof agent !== "object") return EMPTY;
-  const instance = agent instanceof http.Agent || typeof (agent as { destroy?: unknown }).destroy === "function";
+  const instance =
+    agent instanceof http.Agent ||
+    typeof (agent as { destroy?: unknown }).destroy === "function" ||
+    typeof (agent as { addRequest?: unknown }).addRequest === "function";
   const ignored: string[] = [];
   let source: Record<string, unknown>;
   if (instance) {
+    const custom = ownConnectionMethod(agent as Record<string, unknown>);
+    if (custom !== undefined) {
+      const kind = (agent as object).constructor?.name || "an agent";
+      throw new TypeError(
+        `${PACKAGE_PREFIX} - invalid option ${name}: ${kind} with its own ${custom}(), which undici cannot use (its requests would bypass it); pass undici's ProxyAgent or EnvHttpProxyAgent as dispatcher for a proxy, and plain Agent options ({ maxSockets, ca, … }) as ${name}.`
+      );
+    }
     const a = agent as http.Agent & { options?: Record<string, unknown>; keepAlive?: unknown };
     source = { ...(a.options ?? {}) };
     if (source.keepAlive === undefined && typeof a.keepAlive === "boolean") source.keepAlive = a.keepAlive;
-    const own = (a as { createConnection?: unknown }).createConnection;
-    if (
-      typeof own === "function" &&
-      own !== http.Agent.prototype.createConnection &&
-      own !== https.Agent.prototype.createConnection
-    ) {
-      ignored.push(
-        `${name}.createConnection (a custom agent such as a proxy agent; pass undici's ProxyAgent as dispatcher)`
-      );
-    }
   } else {
     source = agent as Record<string, unknown>;
   }
   const connect: Record<string, unknown> = {};
-  const node: Record<string, unknown> = {};
   let localAddress: string | undefined;
   let keepAlive = true;
   for (const key of Object.keys(source)) {
@@ -111,7 +114,6 @@ export function agentConnectOptions(name: string, agent: unknown): AgentConnectO
     }
     if (key === "localAddress") {
       if (typeof value === "string") localAddress = value;
-      node.localAddress = value;
       continue;
     }
     const hint = IGNORED[key];
@@ -120,33 +122,41 @@ export function agentConnectOptions(name: string, agent: unknown): AgentConnectO
       continue;
     }
     connect[key] = value;
-    node[key] = value;
   }
-  return { connect, node, localAddress, keepAlive, ignored };
+  return { connect, localAddress, keepAlive, ignored };
 }
 
-/** undici-only `connect` keys that a `node:http(s)` agent must not receive. */
-const UNDICI_ONLY = new Set([
-  "timeout",
-  "socketPath",
-  "keepAlive",
-  "keepAliveInitialDelay",
-  "allowH2",
-  "useH2c",
-  "session",
-  "maxCachedSessions",
-]);
+/**
+ * The name of the method through which `agent` makes connections other than Node's own (`createConnection`,
+ * `addRequest` differing from `http.Agent`'s / `https.Agent`'s, or an `agent-base` style `connect`), or `undefined`.
+ */
+function ownConnectionMethod(agent: Record<string, unknown>): string | undefined {
+  if (typeof agent.connect === "function") return "connect";
+  const create = agent.createConnection;
+  if (
+    typeof create === "function" &&
+    create !== http.Agent.prototype.createConnection &&
+    create !== https.Agent.prototype.createConnection &&
+    !isAgentKeepAlive(agent)
+  )
+    return "createConnection";
+  const add = (agent as { addRequest?: unknown }).addRequest;
+  if (typeof add === "function" && add !== (http.Agent.prototype as unknown as { addRequest: unknown }).addRequest)
+    return "addRequest";
+  return undefined;
+}
 
 /**
- * The TLS / socket options for a 100-continue `node:http(s)` agent: the agent's options, then undici `connect`
- * options given as `dispatcher: { connect }` (they win, as they do on the undici path).
- * @internal
+ * Whether `agent` is an `agentkeepalive` agent (`HttpAgent` / `HttpsAgent`), recognised by its public API
+ * (`getCurrentStatus()`, `statusChanged`, the `freeSocketTimeout` option it always sets). Its `createConnection`
+ * calls Node's own and only counts and times the sockets it creates: its connections go where a plain `Agent`'s go,
+ * so reading its options as a plain `Agent`'s bypasses nothing.
  */
-export function nodeAgentTlsOptions(mapped: AgentConnectOptions, dispatcherConnect: unknown): Record<string, unknown> {
-  if (typeof dispatcherConnect !== "object" || dispatcherConnect === null) return mapped.node;
-  const out: Record<string, unknown> = { ...mapped.node };
-  for (const [key, value] of Object.entries(dispatcherConnect as Record<string, unknown>)) {
-    if (value !== undefined && !UNDICI_ONLY.has(key)) out[key] = value;
-  }
-  return out;
+function isAgentKeepAlive(agent: Record<string, unknown>): boolean {
+  const options = agent.options as { freeSocketTimeout?: unknown } | undefined;
+  return (
+    typeof agent.getCurrentStatus === "function" &&
+    "statusChanged" in agent &&
+    typeof options?.freeSocketTimeout === "number"
+  );
 }

@@ -2,3 +2,24 @@ export { UndiciHttpHandler } from "./undici-http-handler";
 export type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
 export { UndiciPoolMonitor } from "./undici-pool-monitor";
 export type { DispatcherLike } from "./dispatcher-like";
+/** The telemetry and saturation types, so users import them from the handler package they installed. */
+export type {
+  CloseReason,
+  DurationSummary,
+  GetStatsOptions,
+  Http2CloseReason,
+  Http2OriginStats,
+  Http2SessionStats,
+  OriginSaturation,
+  OriginStats,
+  PoolEvent,
+  PoolEventListener,
+  PoolStats,
+  SaturationCause,
+  SaturationOptions,
+  SaturationReport,
+  SaturationSizing,
+  SaturationState,
+  SaturationTrigger,
+  UnpooledStats,
+} from "@sockeye/pool-monitor";

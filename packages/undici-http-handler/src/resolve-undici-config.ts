@@ -1,4 +1,5 @@
 import type { Logger } from "@smithy/types";
+import { invalidOption, normalizeOptions, resolveSocketMonitorMode } from "@sockeye/node-http-handler/internal";
 import { POOL_MONITOR_DEFAULTS, PoolMonitor } from "@sockeye/pool-monitor";
 import type { Agent, Dispatcher } from "undici";
 import { type AgentConnectOptions, agentConnectOptions } from "./agent-connect-options";
@@ -35,40 +36,13 @@ export interface ResolvedUndiciConfig {
   [key: string]: unknown;
 }
 
-const MS_OPTIONS = [
-  "connectionTimeout",
-  "requestTimeout",
-  "socketTimeout",
-  "socketAcquisitionWarningTimeout",
-  "socketAcquisitionTimeout",
-  "idleSocketTimeout",
-  "connectionLifetime",
-] as const;
-
-function show(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  if (typeof value === "function") return "a function";
-  if (typeof value === "object" && value !== null) return "an object";
-  return String(value);
-}
-
-function invalid(name: string, value: unknown, expected: string): TypeError {
-  return new TypeError(`${PACKAGE_PREFIX} - invalid option ${name}: ${show(value)}; expected ${expected}.`);
-}
-
 /**
- * Validates one millisecond option: `null`/`undefined` = unset, a numeric string is converted (environment
- * variables), anything else that is not a number `>= 0` throws a `TypeError` naming the option and the value.
+ * Validates one millisecond option as the constructor does (`null`/`undefined` = unset, a numeric string is
+ * converted); a bad value throws a `TypeError` naming the option and the value.
  * @internal
  */
 export function normalizeMs(name: string, value: unknown): number | undefined {
-  if (value === null || value === undefined) return undefined;
-  let n = value;
-  if (typeof n === "string" && n.trim() !== "" && Number.isFinite(Number(n))) n = Number(n);
-  if (typeof n !== "number" || !(n >= 0)) {
-    throw invalid(name, value, "a number of milliseconds >= 0 (0 or undefined disables it)");
-  }
-  return n;
+  return (normalizeOptions({ [name]: value }, PACKAGE_PREFIX) as Record<string, number | undefined>)[name];
 }
 
 /** True for an undici `Dispatcher` or anything shaped like one (`dispatch`, `close`, `destroy`). @internal */
@@ -78,16 +52,11 @@ export function isDispatcher(value: unknown): value is Dispatcher {
   return typeof d.dispatch === "function" && typeof d.close === "function" && typeof d.destroy === "function";
 }
 
-function maxSocketsOf(name: string, agent: unknown): number | null {
-  if (agent === undefined || agent === null) return DEFAULT_MAX_SOCKETS;
-  if (typeof agent !== "object") throw invalid(name, agent, "an Agent instance or Agent options object");
-  const value = (agent as { maxSockets?: unknown }).maxSockets;
-  if (value === undefined) return DEFAULT_MAX_SOCKETS;
-  if (value === Number.POSITIVE_INFINITY) return null;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
-    throw invalid(`${name}.maxSockets`, value, "an integer >= 1 or Infinity");
-  }
-  return value;
+/** Connections per origin of `agent` (already validated by `normalizeOptions`): `null` = unlimited. */
+function maxSocketsOf(agent: unknown): number | null {
+  const value = (agent as { maxSockets?: unknown } | undefined)?.maxSockets;
+  if (value === undefined || value === null) return DEFAULT_MAX_SOCKETS;
+  return value === Number.POSITIVE_INFINITY ? null : (value as number);
 }
 
 /**
@@ -96,58 +65,49 @@ function maxSocketsOf(name: string, agent: unknown): number | null {
  * @internal
  */
 export function resolveUndiciConfig(options: UndiciHttpHandlerOptions | void | undefined): ResolvedUndiciConfig {
-  if (options !== undefined && options !== null && typeof options !== "object") {
-    throw new TypeError(`${PACKAGE_PREFIX} - invalid options: ${show(options)}; expected an options object.`);
-  }
-  const opts = (options ?? {}) as UndiciHttpHandlerOptions & Record<string, unknown>;
-  const ms: Record<string, number | undefined> = {};
-  for (const name of MS_OPTIONS) ms[name] = normalizeMs(name, opts[name]);
-
-  const mode = opts.socketMonitor ?? process.env.SOCKEYE_SOCKET_MONITOR ?? "interval";
-  if (mode !== "interval" && mode !== "off" && mode !== "per-request") {
-    throw invalid("socketMonitor", mode, '"interval", "per-request" or "off"');
-  }
-  if (opts.telemetry !== undefined && typeof opts.telemetry !== "boolean") {
-    throw invalid("telemetry", opts.telemetry, "a boolean");
-  }
-  if (opts.throwOnRequestTimeout !== undefined && typeof opts.throwOnRequestTimeout !== "boolean") {
-    throw invalid("throwOnRequestTimeout", opts.throwOnRequestTimeout, "a boolean");
-  }
-  for (const name of ["onSaturation", "onRecovery"] as const) {
-    if (opts[name] !== undefined && typeof opts[name] !== "function") throw invalid(name, opts[name], "a function");
-  }
-  if (opts.logger !== undefined && opts.logger !== null && typeof opts.logger !== "object") {
-    throw invalid("logger", opts.logger, "an object with a warn() method");
-  }
+  // The rules NodeHttpHandler applies, from the same code, so a bad value fails the same way on both handlers.
+  const opts = normalizeOptions((options ?? {}) as object, PACKAGE_PREFIX) as UndiciHttpHandlerOptions &
+    Record<string, unknown>;
+  const ms = opts as Record<string, number | undefined>;
+  const mode = resolveSocketMonitorMode(opts.socketMonitor, process.env, PACKAGE_PREFIX);
   if (opts.saturation !== undefined) {
-    if (typeof opts.saturation !== "object" || opts.saturation === null) {
-      throw invalid("saturation", opts.saturation, "an object");
-    }
     // The monitor's constructor is the single source of the saturation rules; it throws naming the option.
     new PoolMonitor({ ...opts.saturation }).destroy();
   }
   const dispatcher = opts.dispatcher;
-  if (dispatcher !== undefined && dispatcher !== null && typeof dispatcher !== "object") {
-    throw invalid("dispatcher", dispatcher, "an undici Dispatcher or Agent options object");
+  if (
+    dispatcher !== undefined &&
+    dispatcher !== null &&
+    (typeof dispatcher !== "object" || Array.isArray(dispatcher))
+  ) {
+    throw invalidOption(PACKAGE_PREFIX, "dispatcher", dispatcher, "an undici Dispatcher or Agent options object");
+  }
+  const dispatcherOptions = dispatcher && !isDispatcher(dispatcher) ? (dispatcher as Agent.Options) : undefined;
+  let httpsConnect = agentConnectOptions("httpsAgent", opts.httpsAgent);
+  if (dispatcherOptions?.allowH2 === true) {
+    // The handler's pools connect through their own connector: ALPN offers h2 only when it is told to.
+    httpsConnect = { ...httpsConnect, connect: { ...httpsConnect.connect, allowH2: true } };
   }
   return {
     ...opts,
     connectionTimeout: ms.connectionTimeout || undefined,
     requestTimeout: ms.requestTimeout || undefined,
-    throwOnRequestTimeout: opts.throwOnRequestTimeout,
+    throwOnRequestTimeout: opts.throwOnRequestTimeout as boolean | undefined,
     socketTimeout: ms.socketTimeout,
     socketAcquisitionTimeout: ms.socketAcquisitionTimeout || undefined,
     idleSocketTimeout: ms.idleSocketTimeout ?? DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
     connectionLifetime: ms.connectionLifetime || undefined,
-    logger: opts.logger ?? undefined,
+    logger: (opts.logger as Logger | undefined) ?? undefined,
     socketMonitor: mode === "off" ? "off" : "interval",
     telemetry: opts.telemetry !== false,
-    httpMaxSockets: maxSocketsOf("httpAgent", opts.httpAgent),
-    httpsMaxSockets: maxSocketsOf("httpsAgent", opts.httpsAgent),
+    httpMaxSockets: maxSocketsOf(opts.httpAgent),
+    httpsMaxSockets: maxSocketsOf(opts.httpsAgent),
     httpConnect: agentConnectOptions("httpAgent", opts.httpAgent),
-    httpsConnect: agentConnectOptions("httpsAgent", opts.httpsAgent),
+    httpsConnect,
     dispatcher: isDispatcher(dispatcher) ? dispatcher : undefined,
-    dispatcherOptions: dispatcher && !isDispatcher(dispatcher) ? (dispatcher as Agent.Options) : undefined,
-    sampleIntervalMs: opts.saturation?.sampleIntervalMs ?? POOL_MONITOR_DEFAULTS.sampleIntervalMs,
+    dispatcherOptions,
+    sampleIntervalMs:
+      (opts.saturation as UndiciHttpHandlerOptions["saturation"])?.sampleIntervalMs ??
+      POOL_MONITOR_DEFAULTS.sampleIntervalMs,
   };
 }

@@ -10,7 +10,8 @@ import type { DispatcherLike } from "./dispatcher-like";
  *   still waiting for a free connection when it expires fails with a message that says so. Also bounds each new
  *   connection attempt (undici's `connectTimeout`). `TimeoutError`. Default none.
  * - `requestTimeout`: from `handle()` until response headers; warns on the logger, or rejects with `TimeoutError`
- *   (`code: "ETIMEDOUT"`) when `throwOnRequestTimeout` is true. Per call: `client.send(cmd, { requestTimeout })`.
+ *   (`code: "ETIMEDOUT"`) when `throwOnRequestTimeout` is true. Per call, `client.send(cmd, { requestTimeout })`
+ *   rejects unless `throwOnRequestTimeout` is `false` (as `@smithy/undici-http-handler`; `NodeHttpHandler` warns).
  *   Default none.
  * - `throwOnRequestTimeout`: turn a `requestTimeout` breach into a rejection instead of a logged warning.
  *   Default `false`.
@@ -20,12 +21,15 @@ import type { DispatcherLike } from "./dispatcher-like";
  *   (`code: "ETIMEDOUT"`) naming `maxSockets` and the queue length. Default none.
  * - `httpsAgent`: `maxSockets` is the connections per origin (`Infinity` = unlimited); TLS and socket options (`ca`,
  *   `cert`, `key`, `pfx`, `passphrase`, `rejectUnauthorized`, `servername`, `checkServerIdentity`, `ciphers`,
- *   `minVersion`, `lookup`, `family`, `localAddress`, `localPort`, …) become undici `connect` options and apply to
- *   the `Expect: 100-continue` path too; `keepAlive: false` opens a connection per request; `keepAliveMsecs` sets the
- *   TCP keep-alive delay. `timeout`, `maxFreeSockets`, `maxTotalSockets` and `scheduling` have no undici equivalent
- *   and are ignored with one warning. An `Agent` instance contributes its `.options` and `maxSockets` but is not used
- *   as an agent (a custom `createConnection`, e.g. a proxy agent's, is ignored with a warning: pass undici's
- *   `ProxyAgent` as `dispatcher`). Default `{ maxSockets: 50 }`.
+ *   `minVersion`, `lookup`, `family`, `localAddress`, `localPort`, …) become undici `connect` options;
+ *   `keepAlive: false` opens a connection per request; `keepAliveMsecs` sets the TCP keep-alive delay. `timeout`,
+ *   `maxFreeSockets`, `maxTotalSockets` and `scheduling` have no undici equivalent and are ignored with one warning
+ *   (validated first, as on `NodeHttpHandler`). An `Agent` instance contributes its `.options` and `maxSockets` but
+ *   is not used as an agent; one that makes its own connections (its own `createConnection` / `addRequest`, or a
+ *   `connect` method: `https-proxy-agent`, `hpagent`) is a `TypeError` at construction, since its requests would
+ *   otherwise bypass it: pass undici's `ProxyAgent` / `EnvHttpProxyAgent` as `dispatcher`. An `agentkeepalive`
+ *   agent (Node's own connections, counted) is read like a plain `Agent`. Not used
+ *   when requests go through a dispatcher instance or a user-set global dispatcher. Default `{ maxSockets: 50 }`.
  * - `httpAgent`: the same for http origins (its socket options; TLS options do not apply). Default
  *   `{ maxSockets: 50 }`.
  * - `idleSocketTimeout`: how long an idle pooled connection is kept (undici `keepAliveTimeout`). Default 4000;
@@ -40,16 +44,17 @@ import type { DispatcherLike } from "./dispatcher-like";
  */
 export interface UndiciHttpHandlerOptions extends NodeHttpHandlerOptions {
   /**
-   * An undici `Dispatcher` of undici 7 or 8 (`Agent`, `Pool`, `Client`, a composed dispatcher…; typed
-   * structurally, `DispatcherLike`) used as is for every request
-   * except `Expect: 100-continue` ones, or `Agent` options merged over the handler's own (`connections` from
-   * `maxSockets`, `keepAliveTimeout` from `idleSocketTimeout`, `connectTimeout` from `connectionTimeout`); its
-   * `connect` options win over those mapped from `httpsAgent` / `httpAgent` and, being TLS options, apply to the
-   * `Expect: 100-continue` path too. A dispatcher instance's TLS settings are unknown to that path: give them as
-   * `httpsAgent` options as well.
+   * An undici 7 or 8 `Dispatcher` (`Agent`, `Pool`, `Client`, `ProxyAgent`, `EnvHttpProxyAgent`, a composed
+   * dispatcher…; typed structurally, `DispatcherLike`) used as is for every request (its TLS settings, e.g. `ProxyAgent`'s `requestTls: { ca }`, are the
+   * only ones that apply), or `Agent` options merged over the handler's own (`connections` from `maxSockets`,
+   * `keepAliveTimeout` from `idleSocketTimeout`, `connectTimeout` from `connectionTimeout`); their `connect` options
+   * win over those mapped from `httpsAgent` / `httpAgent`, and `allowH2: true` negotiates HTTP/2 on the handler's
+   * pools (telemetry included).
    * With a dispatcher instance, `maxSockets` and the connection counters of `getPoolStats()` are unknown
    * (`null` / 0); its `stats` (when it has them) still feed the active/idle/queued gauges.
    * `destroy()` destroys it, as upstream destroys its agents.
+   * Without this option, a global dispatcher the user set (`setGlobalDispatcher(new ProxyAgent(…))`, a `MockAgent`)
+   * is followed, checked per request; undici's default global `Agent` is not (see the README).
    * @defaultValue a handler-owned undici `Agent`
    */
   dispatcher?: DispatcherLike | Agent.Options;

@@ -70,6 +70,59 @@ describe("UndiciHttpHandler deadlines (fake timers)", () => {
     h.destroy();
   });
 
+  it("a per-call requestTimeout rejects TimeoutError ETIMEDOUT by default (as upstream); false keeps it a warning", async () => {
+    const dispatcher = stubDispatcher();
+    const logger = quietLogger();
+    const h = new UndiciHttpHandler({ dispatcher, logger });
+    const p = outcome(h.handle(request(), { requestTimeout: 500 }));
+    await flush();
+    vi.advanceTimersByTime(500 + TICK_MS);
+    const r = await p;
+    expect(r.ok).toBe(false);
+    expect((r as any).error).toMatchObject({ name: "TimeoutError", code: "ETIMEDOUT" });
+    expect(logger.warn).not.toHaveBeenCalled();
+    h.destroy();
+    const warnOnly = new UndiciHttpHandler({ dispatcher: stubDispatcher(), logger, throwOnRequestTimeout: false });
+    let settled = false;
+    const abort = new AbortController();
+    const q = outcome(warnOnly.handle(request(), { requestTimeout: 500, abortSignal: abort.signal as any })).finally(
+      () => {
+        settled = true;
+      }
+    );
+    await flush();
+    vi.advanceTimersByTime(500 + TICK_MS);
+    await flush();
+    expect(logger.warn).toHaveBeenCalledTimes(1);
+    expect(settled).toBe(false);
+    abort.abort();
+    expect(((await q) as any).error.name).toBe("AbortError");
+    warnOnly.destroy();
+  });
+
+  it("the #fragment is not sent, Expect is removed, the caller's header bag is left alone", async () => {
+    const dispatcher = stubDispatcher();
+    const h = new UndiciHttpHandler({ dispatcher });
+    const req = new HttpRequest({
+      protocol: "https:",
+      hostname: "example.com",
+      port: 443,
+      method: "PUT",
+      path: "/key",
+      query: { a: "1" },
+      fragment: "section",
+      headers: { Expect: "100-continue", "x-kept": "yes" },
+      body: "data",
+    });
+    void h.handle(req).catch(() => {});
+    await flush();
+    const sent = dispatcher.calls[0].options;
+    expect(sent.path).toBe("/key?a=1");
+    expect(sent.headers).toEqual({ "x-kept": "yes" });
+    expect(req.headers).toEqual({ Expect: "100-continue", "x-kept": "yes" });
+    h.destroy();
+  });
+
   it("a per-call requestTimeout overrides the handler's", async () => {
     const dispatcher = stubDispatcher();
     const h = new UndiciHttpHandler({ dispatcher, requestTimeout: 60_000, throwOnRequestTimeout: true });
@@ -196,6 +249,15 @@ describe("UndiciHttpHandler options", () => {
     expect(() => new UndiciHttpHandler(options as any)).toThrow(text);
   });
 
+  it('socketMonitor: "per-request" is treated as "interval", with one warning', () => {
+    const logger = quietLogger();
+    const h = new UndiciHttpHandler({ socketMonitor: "per-request", logger });
+    expect(h.httpHandlerConfigs().socketMonitor).toBe("interval");
+    expect(logger.warn).toHaveBeenCalledTimes(1);
+    expect(logger.warn.mock.calls[0][0]).toContain('socketMonitor "per-request" has no undici equivalent');
+    h.destroy();
+  });
+
   it("validates saturation.* with the pool monitor's rules", () => {
     expect(() => new UndiciHttpHandler({ saturation: { sampleIntervalMs: 1 } })).toThrow(/sampleIntervalMs/);
   });
@@ -208,16 +270,24 @@ describe("UndiciHttpHandler options", () => {
     h.destroy();
   });
 
-  it("httpHandlerConfigs() is {} before the first handle() and after an update; updates are validated", async () => {
-    const h = new UndiciHttpHandler({ dispatcher: stubDispatcher(), requestTimeout: 1000 });
-    expect(h.httpHandlerConfigs()).toEqual({});
-    void h.handle(request()).catch(() => {});
-    await flush();
-    expect(h.httpHandlerConfigs().requestTimeout).toBe(1000);
+  it("httpHandlerConfigs() shows the config at once and every update at once (as upstream); updates are validated", () => {
+    const dispatcher = stubDispatcher();
+    const h = new UndiciHttpHandler({ dispatcher, requestTimeout: 1000 });
+    expect(h.httpHandlerConfigs()).toMatchObject({ requestTimeout: 1000, dispatcher });
     expect(() => h.updateHttpClientConfig("requestTimeout", -5)).toThrow("requestTimeout: -5");
+    expect(() => h.updateHttpClientConfig("socketMonitor", null)).toThrow("socketMonitor: null");
+    expect(() => h.updateHttpClientConfig("httpsAgent", { maxSockets: -5 })).toThrow("httpsAgent.maxSockets: -5");
+    expect(h.httpHandlerConfigs().requestTimeout).toBe(1000);
+    h.updateHttpClientConfig("requestTimeout", 2500);
+    expect(h.httpHandlerConfigs().requestTimeout).toBe(2500);
+    h.destroy();
+  });
+
+  it("with a provider, httpHandlerConfigs() is {} until it resolves, then the config; an update waits for it", async () => {
+    const h = new UndiciHttpHandler(async () => ({ dispatcher: stubDispatcher(), requestTimeout: 1000 }));
+    expect(h.httpHandlerConfigs()).toEqual({});
     h.updateHttpClientConfig("requestTimeout", 2500);
     expect(h.httpHandlerConfigs()).toEqual({});
-    void h.handle(request()).catch(() => {});
     await flush();
     expect(h.httpHandlerConfigs().requestTimeout).toBe(2500);
     h.destroy();

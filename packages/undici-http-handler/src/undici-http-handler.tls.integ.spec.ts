@@ -1,8 +1,8 @@
 /**
  * `httpsAgent` / `httpAgent` TLS and connection options on UndiciHttpHandler, against a real self-signed https
- * server on 127.0.0.1: they apply to undici's connections AND to the `Expect: 100-continue` path (node:http), from
- * an options object, from an `https.Agent` instance, and from `dispatcher: { connect }`; the body of a continue
- * request still waits for `100 Continue`; options without an undici equivalent are warned about once.
+ * server on 127.0.0.1: they apply to every request, `Expect: 100-continue` uploads included (those go through the
+ * same undici pool, without the `Expect` header), from an options object, from an `https.Agent` instance, and from
+ * `dispatcher: { connect }`; options without an undici equivalent are warned about once.
  */
 import https from "node:https";
 import type { HttpRequest } from "@smithy/protocol-http";
@@ -57,20 +57,29 @@ describe("TLS and connection options over https (self-signed server on 127.0.0.1
       headers: { expect: "100-continue", "content-length": String(body.length) },
     });
 
-  /** Sends a continue PUT and proves it went through checkContinue and that the body waited for `100`. */
+  /**
+   * Sends a continue PUT and proves it went through the handler's pool (telemetry counts it, no new connection)
+   * without `Expect`, with the whole body.
+   */
   async function expectContinueRoundTrip(h: UndiciHttpHandler): Promise<void> {
+    // undici marks a connection free one event-loop turn after its response ended.
+    await new Promise((resolve) => setImmediate(resolve));
     const before = server.received.length;
+    const connections = server.connections;
+    const completed = h.getPoolStats().origins[0]?.requests.completed ?? 0;
     const body = patternBytes(32 * 1024);
     const { response } = await h.handle(continuePut(body));
     expect(response.statusCode).toBe(200);
     const echoed = JSON.parse((await readAll(response.body)).toString());
     expect(Buffer.from(echoed.body, "base64").equals(body)).toBe(true);
     const rec = server.received[before];
-    expect(rec.viaCheckContinue).toBe(true);
-    expect(rec.bytesBeforeContinue).toBe(0);
+    expect(rec.viaCheckContinue).toBe(false);
+    expect(rec.headers.expect).toBeUndefined();
+    expect(server.connections).toBe(connections);
+    expect(h.getPoolStats().origins[0].requests.completed).toBe(completed + 1);
   }
 
-  it("without the CA both paths fail certificate verification (the control for every test below)", async () => {
+  it("without the CA a GET and a continue PUT fail certificate verification (the control for every test below)", async () => {
     const h = make({});
     const a = await settle(h.handle(get()));
     const b = await settle(h.handle(continuePut()));
@@ -79,7 +88,7 @@ describe("TLS and connection options over https (self-signed server on 127.0.0.1
     expect((b as any).error.code).toBe("DEPTH_ZERO_SELF_SIGNED_CERT");
   });
 
-  it("httpsAgent: { ca } works for GET and for an Expect: 100-continue PUT, as on NodeHttpHandler for GET", async () => {
+  it("httpsAgent: { ca } works for GET and for an Expect: 100-continue PUT, as on NodeHttpHandler", async () => {
     const h = make({ httpsAgent: { ca: CA } });
     const node = new NodeHttpHandler({ httpsAgent: { ca: CA } });
     handlers.push(node);
@@ -93,8 +102,8 @@ describe("TLS and connection options over https (self-signed server on 127.0.0.1
     expect(h.getPoolStats().origins[0]).toMatchObject({ maxSockets: 50, inFlight: 0 });
   });
 
-  it("an https.Agent instance contributes its options (ca, maxSockets) to both paths", async () => {
-    const agent = new https.Agent({ ca: CA, maxSockets: 3 });
+  it("an https.Agent instance contributes its options (ca, maxSockets) to every request", async () => {
+    const agent = new https.Agent({ ca: CA, maxSockets: 3, keepAlive: true });
     const h = make({ httpsAgent: agent });
     const { response } = await h.handle(get());
     await readAll(response.body);
@@ -103,14 +112,14 @@ describe("TLS and connection options over https (self-signed server on 127.0.0.1
     agent.destroy();
   });
 
-  it("dispatcher: { connect: { ca } } reaches the 100-continue path too", async () => {
+  it("dispatcher: { connect: { ca } } applies to continue uploads too", async () => {
     const h = make({ dispatcher: { connect: { ca: CA } } });
     const { response } = await h.handle(get());
     await readAll(response.body);
     await expectContinueRoundTrip(h);
   });
 
-  it("rejectUnauthorized: false and a checkServerIdentity function are honoured on both paths", async () => {
+  it("rejectUnauthorized: false and a checkServerIdentity function are honoured for GET and continue uploads", async () => {
     const insecure = make({ httpsAgent: { rejectUnauthorized: false } });
     await readAll((await insecure.handle(get())).response.body);
     await expectContinueRoundTrip(insecure);
@@ -188,7 +197,7 @@ describe("TLS and connection options over https (self-signed server on 127.0.0.1
   });
 });
 
-describe("Expect: 100-continue over http with the handler's own agents", () => {
+describe("Expect: 100-continue over http: removed, the body sent at once through the same pool", () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startServer("http");
@@ -197,21 +206,23 @@ describe("Expect: 100-continue over http with the handler's own agents", () => {
     await server.close();
   });
 
-  it("an early final response (417) means the body is never sent; a streamed body waits for 100 Continue", async () => {
+  it("the server sees no Expect and the whole body (a Buffer and a stream); the caller's headers are left alone", async () => {
     const h = new UndiciHttpHandler({});
     const before = server.received.length;
     const body = patternBytes(16 * 1024);
-    const { response } = await h.handle(
-      requestTo(server, {
-        method: "PUT",
-        path: "/expect-417",
-        body,
-        headers: { expect: "100-continue", "content-length": String(body.length) },
-      })
-    );
-    expect(response.statusCode).toBe(417);
+    const request = requestTo(server, {
+      method: "PUT",
+      path: "/expect-417",
+      body,
+      headers: { Expect: "100-continue", "content-length": String(body.length) },
+    });
+    const { response } = await h.handle(request);
+    // /expect-417 refuses only through checkContinue, i.e. when Expect arrives: without it, it echoes.
+    expect(response.statusCode).toBe(200);
     await readAll(response.body);
-    expect(server.received[before].body.length).toBe(0);
+    expect(server.received[before].headers.expect).toBeUndefined();
+    expect(server.received[before].body.length).toBe(body.length);
+    expect(request.headers.Expect).toBe("100-continue");
     const { Readable } = await import("node:stream");
     const streamed = await h.handle(
       requestTo(server, {
@@ -223,7 +234,8 @@ describe("Expect: 100-continue over http with the handler's own agents", () => {
     );
     const echoed = JSON.parse((await readAll(streamed.response.body)).toString());
     expect(Buffer.from(echoed.body, "base64").equals(body)).toBe(true);
-    expect(server.received[before + 1].bytesBeforeContinue).toBe(0);
+    expect(server.received[before + 1].viaCheckContinue).toBe(false);
+    expect(h.getPoolStats().origins[0].requests.completed).toBe(2);
     expect((h as any).scheduler.size).toBe(0);
     h.destroy();
   });

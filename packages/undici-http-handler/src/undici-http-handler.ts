@@ -1,20 +1,23 @@
 import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-http";
 import type { HttpHandlerOptions, Provider } from "@smithy/types";
 import type { GetStatsOptions, PoolStats } from "@sockeye/pool-monitor";
-import http from "node:http";
-import https from "node:https";
-import { NodeHttpHandler } from "@sockeye/node-http-handler";
 import { Agent, buildConnector, Dispatcher, Pool } from "undici";
-import { buildAbortError, buildQueryString, DeadlineScheduler } from "@sockeye/node-http-handler/internal";
-import { nodeAgentTlsOptions } from "./agent-connect-options";
+import {
+  buildAbortError,
+  buildQueryString,
+  DeadlineScheduler,
+  invalidOption,
+  normalizeOptions,
+  resolveSocketMonitorMode,
+} from "@sockeye/node-http-handler/internal";
 import { ConnectingSockets } from "./connecting-sockets";
 import { PACKAGE_PREFIX } from "./constants";
-import { ContinueGate, MIN_CONTINUE_WAIT_MS } from "./continue-gate";
 import type { DispatcherLike, DispatchOptionsLike } from "./dispatcher-like";
+import { globalDispatcherSlot, isUserSetDispatcher } from "./global-dispatcher";
 import { DESTROYED_BY_HANDLER, handlerDestroyedError } from "./handler-destroyed-error";
 import { OriginGate } from "./origin-gate";
 import type { OriginPoolState } from "./origin-pool-state";
-import { isDispatcher, normalizeMs, type ResolvedUndiciConfig, resolveUndiciConfig } from "./resolve-undici-config";
+import { type ResolvedUndiciConfig, resolveUndiciConfig } from "./resolve-undici-config";
 import { trackedConnector } from "./tracked-connector";
 import type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
 import { LegacyUndiciRequest } from "./legacy-undici-request";
@@ -26,6 +29,9 @@ const NO_STATS: PoolStats = Object.freeze({
   origins: [],
   totals: { active: 0, idle: 0, queued: 0, inFlight: 0, saturatedOrigins: 0 },
 }) as PoolStats;
+
+/** `globalSeen` when the handler does not follow the global dispatcher (a `dispatcher` option is set). */
+const NOT_FOLLOWED: unique symbol = Symbol("not followed");
 
 /** Keys whose change requires a new handler-owned dispatcher. */
 const DISPATCHER_KEYS = new Set([
@@ -40,8 +46,9 @@ const DISPATCHER_KEYS = new Set([
 /**
  * A Smithy `HttpHandler` on undici with `NodeHttpHandler`'s options, error shapes, socket-pool telemetry and
  * saturation detection; switching from `@sockeye/node-http-handler` (or `@smithy/node-http-handler`) is one import.
- * Deadlines run on one lazy unref'd interval per handler (no native timer per request). `Expect: 100-continue`
- * requests go through an internal Sockeye `NodeHttpHandler` (undici's HTTP/1.1 client cannot wait for `100`).
+ * Deadlines run on one lazy unref'd interval per handler (no native timer per request). Every request goes through
+ * the one undici dispatcher: `Expect: 100-continue` is removed and the body sent at once (undici's HTTP/1.1 client
+ * cannot wait for `100 Continue`), as `@smithy/undici-http-handler` does.
  * @public
  */
 export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> {
@@ -49,8 +56,12 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   public readonly metadata = { handlerProtocol: "http/1.1" };
   private config: ResolvedUndiciConfig | undefined = undefined;
   private configPromise: Promise<ResolvedUndiciConfig>;
+  /** The latest resolved config when it is known synchronously (options object, or provider settled). */
+  private settledConfig: ResolvedUndiciConfig | undefined = undefined;
   private options: UndiciHttpHandlerOptions | undefined = undefined;
   private plan: RequestPlan | undefined = undefined;
+  /** `plan` for a call with its own `requestTimeout`: that deadline rejects unless `throwOnRequestTimeout: false`. */
+  private callPlan: RequestPlan | undefined = undefined;
   private dispatcher: DispatcherLike | undefined = undefined;
   private ownsDispatcher = false;
   /**
@@ -65,7 +76,14 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   private readonly gates = new Map<string, OriginGate>();
   /** `maxSockets` per scheme of the handler-owned dispatcher (`undefined`: unknown, e.g. a caller's `factory`). */
   private gateLimits: { http: number | null; https: number | null } | undefined = undefined;
-  private continueHandler: NodeHttpHandler | undefined = undefined;
+  /**
+   * The global dispatcher slot's value when the dispatcher was chosen (checked per request: a change re-chooses),
+   * or `NOT_FOLLOWED` when a `dispatcher` option decides.
+   */
+  private globalSeen: unknown = NOT_FOLLOWED;
+  /** The dispatcher is the user's global one: shared, so never closed or destroyed by the handler. */
+  private viaGlobal = false;
+  private warnedGlobalIgnoresAgents = false;
   private monitor: UndiciPoolMonitor | undefined = undefined;
   private lastSampleAt = Number.NEGATIVE_INFINITY;
   private readonly scheduler = new DeadlineScheduler((now) => this.onTick(now));
@@ -92,7 +110,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   ): HttpHandler<any> | UndiciHttpHandler {
     if (typeof (instanceOrOptions as HttpHandler<any>)?.handle === "function")
       return instanceOrOptions as HttpHandler<any>;
-    return new UndiciHttpHandler(
+    return newUndiciHttpHandler(
       instanceOrOptions as UndiciHttpHandlerOptions | Provider<UndiciHttpHandlerOptions | void>
     );
   }
@@ -103,11 +121,23 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
    */
   constructor(options?: UndiciHttpHandlerOptions | Provider<UndiciHttpHandlerOptions | void>) {
     if (typeof options === "function") {
-      this.configPromise = options().then((o) => this.resolve(o ?? undefined));
-      this.configPromise.catch(() => {});
+      this.configPromise = this.chain(options().then((o) => this.resolve(o ?? undefined)));
     } else {
-      this.configPromise = Promise.resolve(this.resolve(options));
+      this.settledConfig = this.resolve(options);
+      this.configPromise = Promise.resolve(this.settledConfig);
     }
+  }
+
+  /** Makes `p` the pending config; `settledConfig` is its value once it settles, unless a later one replaced it. */
+  private chain(p: Promise<ResolvedUndiciConfig>): Promise<ResolvedUndiciConfig> {
+    this.settledConfig = undefined;
+    p.then(
+      (config) => {
+        if (this.configPromise === p) this.settledConfig = config;
+      },
+      () => {}
+    );
+    return p;
   }
 
   /**
@@ -116,7 +146,12 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
    */
   public handle(request: HttpRequest, options?: HttpHandlerOptions): Promise<{ response: HttpResponse }> {
     const config = this.config;
-    if (config !== undefined && this.dispatcher !== undefined) return this.dispatch(config, request, options);
+    if (
+      config !== undefined &&
+      this.dispatcher !== undefined &&
+      (this.globalSeen === NOT_FOLLOWED || globalDispatcherSlot() === this.globalSeen)
+    )
+      return this.dispatch(config, request, options);
     return this.handleAfterSetup(request, options);
   }
 
@@ -131,8 +166,9 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         throw handlerDestroyedError("while handle() was still resolving the handler config");
       }
       this.config = config;
-      this.plan = this.buildPlan(config);
+      this.buildPlans(config);
     }
+    if (this.globalSeen !== NOT_FOLLOWED && globalDispatcherSlot() !== this.globalSeen) this.globalDispatcherChanged();
     if (this.dispatcher === undefined) {
       this.dispatcher = this.createDispatcher(this.config);
       // Requests a gate still holds go to the new dispatcher (the old one is closing).
@@ -154,8 +190,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     try {
       let headers = request.headers;
       if (headers !== undefined) {
-        const expect = headers.Expect ?? headers.expect;
-        if (expect === "100-continue") return this.sendExpectingContinue(config, request, options);
+        if (headers.Expect !== undefined || headers.expect !== undefined) headers = withoutExpect(headers);
         if (headers["transfer-encoding"] !== undefined || headers["Transfer-Encoding"] !== undefined) {
           // undici frames a body of unknown length itself and rejects a caller-set transfer-encoding.
           headers = { ...headers };
@@ -172,8 +207,8 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         const qs = buildQueryString(request.query);
         if (qs) path += `?${qs}`;
       }
-      if (request.fragment) path += `#${request.fragment}`;
-      const plan = this.plan as RequestPlan;
+      // request.fragment is not sent: a fragment never leaves the client (RFC 9110 §7.1), as upstream's undici handler.
+      const plan = (options?.requestTimeout != null ? this.callPlan : this.plan) as RequestPlan;
       const origin = this.originOf(request);
       const requestTimeout = options?.requestTimeout ?? config.requestTimeout;
       const state = this.legacyHandlers
@@ -250,61 +285,14 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     };
   }
 
-  /**
-   * `Expect: 100-continue`: through an internal `NodeHttpHandler` on one-off `node:http(s)` agents that carry the
-   * handler's TLS / socket options; the body waits in a `ContinueGate` for `100 Continue` (upstream's race).
-   */
-  private sendExpectingContinue(
-    config: ResolvedUndiciConfig,
-    request: HttpRequest,
-    options: HttpHandlerOptions | undefined
-  ): Promise<{ response: HttpResponse }> {
-    const requestTimeout = options?.requestTimeout ?? config.requestTimeout;
-    const gate = new ContinueGate(
-      request.body,
-      this.scheduler,
-      Math.max(MIN_CONTINUE_WAIT_MS, requestTimeout ?? MIN_CONTINUE_WAIT_MS)
-    );
-    const gated = Object.assign(Object.create(Object.getPrototypeOf(request)), request, { body: gate }) as HttpRequest;
-    return this.continueVia(config).handle(gated, options);
-  }
-
-  private continueVia(config: ResolvedUndiciConfig): NodeHttpHandler {
-    if (this.continueHandler === undefined) {
-      const connect = config.dispatcherOptions?.connect;
-      // Caller-visible agents are never used as such (their options are): one-off connections, as NodeHttpHandler's
-      // own 100-continue agents, with the TLS / socket options of the undici path.
-      const oneOff = { keepAlive: false, maxSockets: Number.POSITIVE_INFINITY };
-      this.continueHandler = new NodeHttpHandler({
-        connectionTimeout: config.connectionTimeout,
-        requestTimeout: config.requestTimeout,
-        throwOnRequestTimeout: config.throwOnRequestTimeout,
-        socketTimeout: config.socketTimeout,
-        socketAcquisitionTimeout: config.socketAcquisitionTimeout,
-        httpAgent: new http.Agent({ ...nodeAgentTlsOptions(config.httpConnect, connect), ...oneOff }),
-        httpsAgent: new https.Agent({ ...nodeAgentTlsOptions(config.httpsConnect, connect), ...oneOff }),
-        logger: config.logger,
-        socketMonitor: "off",
-        telemetry: false,
-      });
-      if (config.defaultSocketTimeout !== undefined) {
-        this.continueHandler.updateHttpClientConfig(
-          Symbol.for("@smithy/defaultSocketTimeout"),
-          config.defaultSocketTimeout
-        );
-      }
-    }
-    return this.continueHandler;
-  }
-
   private resolve(options: UndiciHttpHandlerOptions | undefined): ResolvedUndiciConfig {
     const config = resolveUndiciConfig(options);
     this.options = options;
     if (this.monitor === undefined && config.telemetry) {
       this.monitor = new UndiciPoolMonitor({
-        ...options?.saturation,
-        onSaturation: options?.onSaturation,
-        onRecovery: options?.onRecovery,
+        ...(config.saturation as UndiciHttpHandlerOptions["saturation"]),
+        onSaturation: config.onSaturation as UndiciHttpHandlerOptions["onSaturation"],
+        onRecovery: config.onRecovery as UndiciHttpHandlerOptions["onRecovery"],
         messagePrefix: `${PACKAGE_PREFIX}:WARN - `,
         warn: (message) => (this.config?.logger ?? console)?.warn?.(message),
       });
@@ -331,6 +319,11 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       }
     }
     return config;
+  }
+
+  private buildPlans(config: ResolvedUndiciConfig): void {
+    this.plan = this.buildPlan(config);
+    this.callPlan = { ...this.plan, throwOnRequestTimeout: config.throwOnRequestTimeout !== false };
   }
 
   private buildPlan(config: ResolvedUndiciConfig): RequestPlan {
@@ -365,23 +358,65 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     };
   }
 
+  /**
+   * Precedence: the `dispatcher` option (an instance, or options for a handler-owned `Agent`) > a global dispatcher
+   * the user set (`setGlobalDispatcher`; see global-dispatcher.ts) > a handler-owned `Agent`. Returns the global
+   * dispatcher when it decides, else `undefined`; records what the global slot held either way.
+   */
+  private followGlobal(config: ResolvedUndiciConfig): DispatcherLike | undefined {
+    this.viaGlobal = false;
+    if (config.dispatcher !== undefined || config.dispatcherOptions !== undefined) {
+      this.globalSeen = NOT_FOLLOWED;
+      return undefined;
+    }
+    const slot = globalDispatcherSlot();
+    this.globalSeen = slot;
+    if (!isUserSetDispatcher(slot)) return undefined;
+    this.viaGlobal = true;
+    if ((this.options?.httpsAgent != null || this.options?.httpAgent != null) && !this.warnedGlobalIgnoresAgents) {
+      this.warnedGlobalIgnoresAgents = true;
+      try {
+        (config.logger ?? console)?.warn?.(
+          `${PACKAGE_PREFIX}:WARN - requests go through the global undici dispatcher (setGlobalDispatcher); httpAgent / httpsAgent options (maxSockets, TLS) do not apply to it.`
+        );
+      } catch {
+        // ignore
+      }
+    }
+    return slot as DispatcherLike;
+  }
+
+  /** The global dispatcher slot changed since the dispatcher was chosen: re-choose, unless both are defaults. */
+  private globalDispatcherChanged(): void {
+    const slot = globalDispatcherSlot();
+    if (!this.viaGlobal && !isUserSetDispatcher(slot)) {
+      this.globalSeen = slot;
+      return;
+    }
+    const old = this.dispatcher;
+    this.dispatcher = undefined;
+    if (old !== undefined && this.ownsDispatcher) void old.close().catch(() => {});
+  }
+
   private createDispatcher(config: ResolvedUndiciConfig): DispatcherLike {
     this.lastProtocol = undefined;
-    if (config.dispatcher !== undefined) {
+    // A global dispatcher the user set, or the `dispatcher` option's instance: used as is (limit unknown, no gate).
+    const external = this.followGlobal(config) ?? (config.dispatcher as unknown as DispatcherLike | undefined);
+    if (external !== undefined) {
       this.ownsDispatcher = false;
       this.gateLimits = undefined;
-      this.legacyHandlers = (config.dispatcher as unknown) instanceof Dispatcher;
+      this.legacyHandlers = (external as unknown) instanceof Dispatcher;
       if (this.gates.size > 0) {
         // Requests still held by the gates of the previous (own) dispatcher go to this one now.
         for (const gate of this.gates.values()) {
           gate.limit = null;
-          gate.dispatcher = config.dispatcher as unknown as DispatcherLike;
+          gate.dispatcher = external;
           gate.drain();
         }
         this.gates.clear();
         this.monitor?.ungateAll();
       }
-      return config.dispatcher as unknown as DispatcherLike;
+      return external;
     }
     this.ownsDispatcher = true;
     this.legacyHandlers = true;
@@ -474,8 +509,9 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   }
 
   /**
-   * Destroys the dispatcher (a caller's too, as upstream) and the 100-continue handler's agents, and clears the
-   * shared interval. Every queued or in-flight request rejects (a response body still streaming fails) with a
+   * Destroys the dispatcher (a caller's too, as upstream; never a global dispatcher, which is shared: requests in
+   * flight through it finish on their own), and clears the shared interval. Every queued or in-flight request of a
+   * destroyed dispatcher rejects (a response body still streaming fails) with a
    * `HandlerDestroyedError` (`code: "ERR_HANDLER_DESTROYED"`, as `NodeHttpHandler`), never undici's
    * `ClientDestroyedError`; a `handle()` still awaiting an options provider rejects the same way without sending.
    * A later `handle()` creates a new handler-owned dispatcher.
@@ -497,66 +533,86 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     this.gates.clear();
     // undici errors every queued and running request with the error given here; each maps it to its own
     // HandlerDestroyedError (see handler-destroyed-error.ts).
-    if (dispatcher !== undefined) void dispatcher.destroy(DESTROYED_BY_HANDLER).catch(() => {});
+    // A global dispatcher is shared (fetch, other clients): never destroyed here.
+    if (dispatcher !== undefined && !this.viaGlobal) void dispatcher.destroy(DESTROYED_BY_HANDLER).catch(() => {});
     else if (this.config?.dispatcher !== undefined)
       void this.config.dispatcher.destroy(DESTROYED_BY_HANDLER).catch(() => {});
     this.connecting.destroyAll(DESTROYED_BY_HANDLER);
     if (this.config?.dispatcher !== undefined) this.config = { ...this.config, dispatcher: undefined };
-    this.continueHandler?.destroy();
-    this.continueHandler = undefined;
   }
 
   /**
    * Updates one config key; the next `handle()` uses it. `Symbol.for("logger")` sets the logger unless the handler
-   * has its own; `Symbol.for("@smithy/defaultSocketTimeout")` sets the service default inactivity timeout; a
-   * millisecond option is validated now (a bad value throws naming it); `dispatcher`, `httpAgent`, `httpsAgent`,
-   * `idleSocketTimeout`, `connectionTimeout` and `connectionLifetime` close the handler's dispatcher gracefully and
-   * build a new one.
+   * has its own; `Symbol.for("@smithy/defaultSocketTimeout")` sets the service default inactivity timeout; any
+   * other key is validated now with the constructor's rules (a bad value throws naming it, and changes nothing);
+   * `dispatcher`, `httpAgent`, `httpsAgent`, `idleSocketTimeout`, `connectionTimeout` and `connectionLifetime` close
+   * the handler's dispatcher gracefully and build a new one.
    */
   public updateHttpClientConfig(key: keyof UndiciHttpHandlerOptions | symbol, value: unknown): void {
-    if (typeof key === "string" && key.endsWith("Timeout")) value = normalizeMs(key, value);
-    if (
-      key === "dispatcher" &&
-      value !== undefined &&
-      value !== null &&
-      !isDispatcher(value) &&
-      typeof value !== "object"
-    ) {
-      throw new TypeError(
-        `${PACKAGE_PREFIX} - invalid option dispatcher: ${String(value)}; expected an undici Dispatcher or Agent options object.`
-      );
+    if (typeof key === "string") {
+      if (key === "socketMonitor") resolveSocketMonitorMode(value, process.env, PACKAGE_PREFIX);
+      value = (normalizeOptions({ [key]: value }, PACKAGE_PREFIX) as Record<string, unknown>)[key];
+      if (key === "dispatcher" && value != null && (typeof value !== "object" || Array.isArray(value))) {
+        throw invalidOption(PACKAGE_PREFIX, "dispatcher", value, "an undici Dispatcher or Agent options object");
+      }
     }
-    const rebuild = typeof key === "string" && DISPATCHER_KEYS.has(key);
-    this.configPromise = this.configPromise.then((config) => {
-      let next: ResolvedUndiciConfig;
+    const apply = (config: ResolvedUndiciConfig): ResolvedUndiciConfig => {
       if (key === Symbol.for("logger"))
-        next = { ...config, logger: config.logger ?? (value as ResolvedUndiciConfig["logger"]) };
-      else if (key === Symbol.for("@smithy/defaultSocketTimeout"))
-        next = { ...config, defaultSocketTimeout: value as number };
-      else if (typeof key === "string") {
-        const merged = { ...(this.options ?? {}), [key]: value } as UndiciHttpHandlerOptions;
-        next = {
-          ...resolveUndiciConfig(merged),
-          logger: merged.logger ?? config.logger,
-          defaultSocketTimeout: config.defaultSocketTimeout,
-        };
-        this.options = merged;
-      } else next = { ...config, [key as unknown as string]: value };
+        return { ...config, logger: config.logger ?? (value as ResolvedUndiciConfig["logger"]) };
+      if (key === Symbol.for("@smithy/defaultSocketTimeout"))
+        return { ...config, defaultSocketTimeout: value as number };
+      if (typeof key !== "string") return { ...config, [key as unknown as string]: value };
+      const merged = { ...(this.options ?? {}), [key]: value } as UndiciHttpHandlerOptions;
+      const next = {
+        ...resolveUndiciConfig(merged),
+        logger: merged.logger ?? config.logger,
+        defaultSocketTimeout: config.defaultSocketTimeout,
+      };
+      this.options = merged;
       return next;
-    });
-    this.configPromise.catch(() => {});
-    this.config = undefined;
-    this.continueHandler?.destroy();
-    this.continueHandler = undefined;
-    if (rebuild) {
+    };
+    const known = this.settledConfig;
+    if (known !== undefined) {
+      // Applied now (as upstream's httpHandlerConfigs() shows it at once); a bad value throws here.
+      const next = apply(known);
+      this.settledConfig = next;
+      this.configPromise = Promise.resolve(next);
+      this.config = next;
+      this.buildPlans(next);
+    } else {
+      this.configPromise = this.chain(this.configPromise.then(apply));
+      this.config = undefined;
+    }
+    if (typeof key === "string" && DISPATCHER_KEYS.has(key)) {
       const old = this.dispatcher;
       this.dispatcher = undefined;
       if (old !== undefined && this.ownsDispatcher) void old.close().catch(() => {});
     }
   }
 
-  /** The resolved config, or `{}` before the first `handle()` and after an update until the next one (upstream). */
+  /**
+   * The resolved config: at once for an options object (as upstream), once resolved for a provider, `{}` before;
+   * an update shows at once.
+   */
   public httpHandlerConfigs(): UndiciHttpHandlerOptions {
-    return (this.config ?? {}) as UndiciHttpHandlerOptions;
+    return (this.config ?? this.settledConfig ?? {}) as UndiciHttpHandlerOptions;
   }
+}
+
+/**
+ * The request headers without `Expect` (a copy; the caller's bag is left alone). undici refuses the header (its
+ * HTTP/1.1 client cannot wait for `100 Continue`), so the body is sent with the headers, as upstream does.
+ */
+function withoutExpect(headers: HttpRequest["headers"]): HttpRequest["headers"] {
+  const copy = { ...headers };
+  delete copy.Expect;
+  delete copy.expect;
+  return copy;
+}
+
+/** `new UndiciHttpHandler()` outside the class body, so the build names the class `UndiciHttpHandler`, not `_UndiciHttpHandler` (see tsup.config.ts). */
+function newUndiciHttpHandler(
+  options?: UndiciHttpHandlerOptions | Provider<UndiciHttpHandlerOptions | void>
+): UndiciHttpHandler {
+  return new UndiciHttpHandler(options);
 }

@@ -147,7 +147,8 @@ for (const tls of [true, false]) {
     });
 
     async function run(kind: "upstream" | "sockeye", fault: Fault): Promise<Outcome> {
-      const options = { nodeHttp2ConnectOptions: { ca: CA }, requestTimeout: 300 };
+      // requestTimeout leaves the connect and TLS handshake ample time on a loaded machine: the faults must win the race.
+      const options = { nodeHttp2ConnectOptions: { ca: CA }, requestTimeout: 1000 };
       const handler =
         kind === "upstream" ? new UpstreamNodeHttp2Handler(options) : new NodeHttp2Handler(options as never);
       const controller = new AbortController();

@@ -1,0 +1,253 @@
+// =============================================================================
+// bench-bundle.mjs: bundle weight and cold load time of each handler (`npm run bench:bundle`).
+//
+// Question: what does choosing a handler cost a Lambda-style app in bundle bytes and in cold start?
+//
+// Bytes: one small ESM app per handler constructs an `S3Client` with that handler (the SDK's own default handler,
+// @smithy/node-http-handler, is in every bundle anyway: the client config imports it). esbuild bundles each app for
+// Node, minified, tree-shaken, ESM, as a Lambda build would; its metafile gives the bytes every package contributed
+// after minification (`lib/bundle-weight.mjs`). A handler's weight is the sum of its own packages (for Sockeye the
+// core `@sockeye/pool-monitor` included); `undici` itself is listed apart, since an app on undici may carry it anyway.
+// Deterministic: one build per app.
+//
+// Where the bytes go: the same apps built from the packages' TypeScript sources give the bytes per source file,
+// i.e. what each feature (detector, monitor, scheduler, messages…) costs.
+//
+// Cold load: `require()` of each handler package in a fresh `node` process (module resolution, compilation and
+// evaluation of the package and its dependencies), REPS processes per package in rotated order, median and range.
+// Node built-ins are loaded first so only the package's own graph is timed.
+//
+// Output: out/bundle-latest.json and docs/perf/bundle.md.
+// =============================================================================
+
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+import { bytesByPackage, sumOf } from "./lib/bundle-weight.mjs";
+import { describeRun } from "./lib/machine.mjs";
+import { median } from "./lib/stats.mjs";
+
+const HERE = fileURLToPath(new URL(".", import.meta.url));
+const REPO = join(HERE, "..", "..", "..");
+const OUT = join(HERE, "..", "out");
+const APPS = join(REPO, ".cache", "bench-bundle");
+const REPS = Number(process.env.BENCH_REPS ?? 15);
+/** The target of issue 24: each Sockeye handler adds at most this many times upstream's bytes. */
+const LIMIT_RATIO = 4;
+
+/** Each handler: how the app builds it, and the packages that are its weight. */
+const HANDLERS = [
+  {
+    id: "upstream",
+    label: "@smithy/node-http-handler (upstream)",
+    source: `import { NodeHttpHandler } from "@smithy/node-http-handler"; const handler = new NodeHttpHandler();`,
+    packages: ["@smithy/node-http-handler"],
+  },
+  {
+    id: "smithy-undici",
+    label: "@smithy/undici-http-handler",
+    source: `import { UndiciHttpHandler } from "@smithy/undici-http-handler"; const handler = new UndiciHttpHandler();`,
+    packages: ["@smithy/undici-http-handler"],
+  },
+  {
+    id: "sockeye-node",
+    label: "Sockeye NodeHttpHandler",
+    source: `import { NodeHttpHandler } from "@sockeye/node-http-handler"; const handler = new NodeHttpHandler();`,
+    packages: ["@sockeye/node-http-handler", "@sockeye/pool-monitor"],
+    sources: ["node-http-handler", "pool-monitor"],
+  },
+  {
+    id: "sockeye-http2",
+    label: "Sockeye NodeHttp2Handler",
+    source: `import { NodeHttp2Handler } from "@sockeye/node-http-handler"; const handler = new NodeHttp2Handler();`,
+    packages: ["@sockeye/node-http-handler", "@sockeye/pool-monitor"],
+    sources: ["node-http-handler", "pool-monitor"],
+  },
+  {
+    id: "sockeye-undici",
+    label: "Sockeye UndiciHttpHandler",
+    source: `import { UndiciHttpHandler } from "@sockeye/undici-http-handler"; const handler = new UndiciHttpHandler();`,
+    packages: ["@sockeye/undici-http-handler", "@sockeye/node-http-handler", "@sockeye/pool-monitor"],
+    sources: ["undici-http-handler", "node-http-handler", "pool-monitor"],
+  },
+];
+
+/** Packages whose cold `require()` is timed. */
+const LOADED = [
+  "@smithy/node-http-handler",
+  "@smithy/undici-http-handler",
+  "@sockeye/node-http-handler",
+  "@sockeye/undici-http-handler",
+];
+
+function workspaceNames() {
+  const names = {};
+  for (const dir of ["pool-monitor", "node-http-handler", "undici-http-handler", "opentelemetry"]) {
+    names[dir] = JSON.parse(readFileSync(join(REPO, "packages", dir, "package.json"), "utf8")).name;
+  }
+  return names;
+}
+
+function appSource(handler) {
+  return [
+    `import { S3Client } from "@aws-sdk/client-s3";`,
+    handler.source,
+    `export const client = new S3Client({ region: "us-east-1", requestHandler: handler });`,
+  ].join("\n");
+}
+
+/** Builds `source` (in the apps folder) minified; `fromSources` maps the Sockeye packages to their TypeScript. */
+async function bundle(id, source, fromSources) {
+  const entry = join(APPS, `${id}.mjs`);
+  writeFileSync(entry, source);
+  const alias = {};
+  if (fromSources) {
+    for (const [dir, name] of Object.entries(workspaceNames()))
+      alias[name] = join(REPO, "packages", dir, "src", "index.ts");
+    alias["@sockeye/node-http-handler/internal"] = join(REPO, "packages", "node-http-handler", "src", "internal.ts");
+  }
+  const result = await build({
+    absWorkingDir: REPO,
+    entryPoints: [entry],
+    bundle: true,
+    minify: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    write: false,
+    metafile: true,
+    logLevel: "silent",
+    alias,
+  });
+  return result.metafile;
+}
+
+/** Bytes per source file of the Sockeye packages in `dirs`, heaviest first. */
+function bytesBySource(metafile, dirs) {
+  const [output] = Object.values(metafile.outputs);
+  const rows = [];
+  for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+    const match = /packages\/([^/]+)\/src\/(.+)$/.exec(input);
+    if (match !== null && dirs.includes(match[1])) rows.push({ file: `${match[1]}/${match[2]}`, bytes: bytesInOutput });
+  }
+  return rows.sort((a, b) => b.bytes - a.bytes);
+}
+
+/** Milliseconds to `require(name)` in a fresh process (built-ins preloaded). */
+function coldRequireMs(name) {
+  const script = `require("node:http");require("node:https");require("node:http2");require("node:stream");require("node:net");require("node:tls");
+const t = process.hrtime.bigint(); require(${JSON.stringify(name)}); process.stdout.write(String(Number(process.hrtime.bigint() - t) / 1e6));`;
+  return Number(execFileSync(process.execPath, ["-e", script], { cwd: REPO, encoding: "utf8" }));
+}
+
+const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`;
+
+async function main() {
+  rmSync(APPS, { recursive: true, force: true });
+  mkdirSync(APPS, { recursive: true });
+  const names = workspaceNames();
+  const startedAt = performance.now();
+
+  const weights = [];
+  for (const handler of HANDLERS) {
+    const { packages, total } = bytesByPackage(await bundle(handler.id, appSource(handler), false), names);
+    const bySource = handler.sources
+      ? bytesBySource(await bundle(`${handler.id}-src`, appSource(handler), true), handler.sources)
+      : [];
+    weights.push({
+      id: handler.id,
+      label: handler.label,
+      bytes: sumOf(packages, handler.packages),
+      perPackage: Object.fromEntries(handler.packages.map((p) => [p, packages[p] ?? 0])),
+      undici: packages.undici ?? 0,
+      bundleTotal: total,
+      bySource,
+    });
+  }
+
+  const samples = Object.fromEntries(LOADED.map((name) => [name, []]));
+  for (let rep = 0; rep < REPS; rep++) {
+    for (let i = 0; i < LOADED.length; i++) {
+      const name = LOADED[(i + rep) % LOADED.length];
+      samples[name].push(coldRequireMs(name));
+    }
+  }
+  const load = LOADED.map((name) => ({
+    name,
+    medianMs: median(samples[name]),
+    minMs: Math.min(...samples[name]),
+    maxMs: Math.max(...samples[name]),
+  }));
+
+  rmSync(APPS, { recursive: true, force: true });
+  const result = {
+    run: describeRun("npm run bench:bundle"),
+    wallSeconds: (performance.now() - startedAt) / 1000,
+    reps: REPS,
+    weights,
+    load,
+  };
+  mkdirSync(OUT, { recursive: true });
+  writeFileSync(join(OUT, "bundle-latest.json"), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(join(REPO, "docs", "perf", "bundle.md"), render(result));
+  process.stdout.write(render(result));
+}
+
+function render({ run, wallSeconds, reps, weights, load }) {
+  const upstream = weights.find((w) => w.id === "upstream").bytes;
+  const lines = [
+    "# Bundle weight and cold load per handler",
+    "",
+    "<!-- GENERATED by packages/bench/src/bench-bundle.mjs from packages/bench/out/bundle-latest.json. Do not edit by hand; re-run `npm run bench:bundle`. -->",
+    "",
+    `Machine: ${run.cpuModel}, ${run.cores} cores · Node ${run.node} · ${run.date} · command \`${run.command}\` · ${wallSeconds.toFixed(1)} s.`,
+    "",
+    "Each app constructs an `S3Client` with one handler and is bundled by esbuild for Node: minified, tree-shaken, ESM.",
+    "A handler's weight is what its own packages contribute to that bundle (Sockeye's core `@sockeye/pool-monitor`",
+    "included); `undici` is listed apart. The SDK's default handler (upstream) is in every bundle anyway, because the",
+    "client's config imports it.",
+    "",
+    `| handler | bytes | × upstream | per package | undici |`,
+    "|---|---:|---:|---|---:|",
+  ];
+  for (const w of weights) {
+    const per = Object.entries(w.perPackage)
+      .map(([p, b]) => `${p} ${kb(b)}`)
+      .join(", ");
+    const ratio = w.bytes / upstream;
+    const mark = w.id.startsWith("sockeye") ? (ratio <= LIMIT_RATIO ? " (≤ 4×: met)" : " (> 4×: missed)") : "";
+    lines.push(
+      `| ${w.label} | ${kb(w.bytes)} | ${ratio.toFixed(2)}×${mark} | ${per} | ${w.undici ? kb(w.undici) : "—"} |`
+    );
+  }
+  lines.push(
+    "",
+    "## Where Sockeye's bytes go",
+    "",
+    "Bytes per source file, from the same apps built from the TypeScript sources (minified).",
+    ""
+  );
+  for (const w of weights.filter((x) => x.bySource.length > 0)) {
+    lines.push(`### ${w.label}`, "", "| source file | bytes |", "|---|---:|");
+    for (const row of w.bySource.slice(0, 15)) lines.push(`| \`${row.file}\` | ${row.bytes} |`);
+    const rest = w.bySource.slice(15).reduce((sum, row) => sum + row.bytes, 0);
+    if (rest > 0) lines.push(`| ${w.bySource.length - 15} more files | ${rest} |`);
+    lines.push("");
+  }
+  lines.push(
+    "## Cold load",
+    "",
+    `\`require()\` of the package in a fresh \`node\` process (Node built-ins loaded first), ${reps} processes per package in rotated order.`,
+    "",
+    "| package | median | range |",
+    "|---|---:|---:|"
+  );
+  for (const l of load)
+    lines.push(`| \`${l.name}\` | ${l.medianMs.toFixed(1)} ms | ${l.minMs.toFixed(1)}–${l.maxMs.toFixed(1)} ms |`);
+  lines.push("");
+  return lines.join("\n");
+}
+
+await main();

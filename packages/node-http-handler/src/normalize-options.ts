@@ -1,0 +1,132 @@
+/**
+ * The option rules every Sockeye HTTP/1.1 handler applies (`NodeHttpHandler`, `UndiciHttpHandler`), in one place so
+ * that the same bad value fails the same way with the same one-line message on both (only the package prefix
+ * differs). `null` counts as unset for every option (JSON-built configs) except `socketMonitor` (see
+ * socket-monitor-mode.ts).
+ *
+ * Cost: once per constructor / provider resolution / `updateHttpClientConfig()`; nothing per request.
+ */
+import { PACKAGE_PREFIX } from "./constants";
+
+const MS_OPTIONS = [
+  "connectionTimeout",
+  "requestTimeout",
+  "socketTimeout",
+  "socketAcquisitionWarningTimeout",
+  "socketAcquisitionTimeout",
+  "idleSocketTimeout",
+  "connectionLifetime",
+] as const;
+
+/** Numeric `http.Agent` options: the rule each must satisfy (an options object's, or an instance's). */
+const AGENT_NUMBERS: Record<string, { integer: boolean; min: number; expected: string }> = {
+  maxSockets: { integer: true, min: 1, expected: "an integer >= 1 or Infinity" },
+  maxTotalSockets: { integer: true, min: 1, expected: "an integer >= 1 or Infinity" },
+  maxFreeSockets: { integer: true, min: 0, expected: "an integer >= 0 or Infinity" },
+  timeout: { integer: false, min: 0, expected: "a number of milliseconds >= 0" },
+  keepAliveMsecs: { integer: false, min: 0, expected: "a number of milliseconds >= 0" },
+};
+
+/** A value as an error message shows it: strings quoted, functions and objects named, the rest as `String()`. */
+function show(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "function") return "a function";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object" && value !== null) return "an object";
+  return String(value);
+}
+
+/** `<prefix> - invalid option <name>: <value>; expected <expected>.` @internal */
+export function invalidOption(prefix: string, name: string, value: unknown, expected: string): TypeError {
+  return new TypeError(`${prefix} - invalid option ${name}: ${show(value)}; expected ${expected}.`);
+}
+
+function checkAgent(prefix: string, name: string, agent: object): void {
+  // An instance was built by its class, which validated its own options; its `maxSockets` is still read (Node's
+  // `Agent` accepts -5, and then never hands out a socket).
+  const instance = typeof (agent as { destroy?: unknown }).destroy === "function";
+  for (const [key, rule] of Object.entries(AGENT_NUMBERS)) {
+    if (instance && key !== "maxSockets") continue;
+    const value = (agent as Record<string, unknown>)[key];
+    if (value === undefined || value === null) continue;
+    if (value === Number.POSITIVE_INFINITY && rule.integer) continue;
+    const ok =
+      typeof value === "number" &&
+      value >= rule.min &&
+      (rule.integer ? Number.isInteger(value) : Number.isFinite(value) || value === Number.POSITIVE_INFINITY);
+    if (!ok) throw invalidOption(prefix, `${name}.${key}`, value, rule.expected);
+  }
+  if (instance) return;
+  const keepAlive = (agent as { keepAlive?: unknown }).keepAlive;
+  if (keepAlive !== undefined && keepAlive !== null && typeof keepAlive !== "boolean") {
+    throw invalidOption(prefix, `${name}.keepAlive`, keepAlive, "a boolean (true or false)");
+  }
+  const scheduling = (agent as { scheduling?: unknown }).scheduling;
+  if (scheduling !== undefined && scheduling !== null && scheduling !== "fifo" && scheduling !== "lifo") {
+    throw invalidOption(prefix, `${name}.scheduling`, scheduling, '"fifo" or "lifo"');
+  }
+}
+
+/**
+ * Normalises and checks the options shared by the HTTP/1.1 handlers, returning a copy: `null` counts as unset; a
+ * numeric string (e.g. from an environment variable) is converted for the millisecond options, as upstream's timers
+ * would coerce it; anything else that is not a number >= 0 (NaN, negative, `"5s"`) throws. `throwOnRequestTimeout`
+ * and `telemetry` must be booleans (upstream's truthiness would make `"false"` true); `httpAgent` / `httpsAgent` an
+ * Agent instance or options object whose numeric limits are sane (`maxSockets: -5` would queue every request
+ * forever on `node:http`); `saturation` an object; `onSaturation` / `onRecovery` functions; `logger` an object;
+ * the options themselves an object. Every bad value throws a `TypeError` naming the option and the value.
+ * `saturation.*` fields are checked by `@sockeye/pool-monitor`.
+ * @param prefix - the package name starting every message.
+ * @internal
+ */
+export function normalizeOptions<T extends object>(options: T, prefix: string = PACKAGE_PREFIX): T {
+  if (options !== undefined && options !== null && typeof options !== "object") {
+    throw new TypeError(
+      `${prefix} - invalid options: ${show(options)}; expected an options object or a provider function.`
+    );
+  }
+  const out: Record<string, unknown> = { ...(options as Record<string, unknown>) };
+  for (const name of MS_OPTIONS) {
+    let value = out[name];
+    if (value === null) value = undefined;
+    if (typeof value === "string" && value.trim() !== "" && Number.isFinite(Number(value))) value = Number(value);
+    if (value !== undefined && (typeof value !== "number" || !(value >= 0))) {
+      throw invalidOption(prefix, name, out[name], "a number of milliseconds >= 0 (0 or undefined disables it)");
+    }
+    if (name in out) out[name] = value;
+  }
+  for (const name of ["throwOnRequestTimeout", "telemetry"]) {
+    const value = out[name];
+    if (value === null) out[name] = undefined;
+    // Upstream treats any truthy value as true, so "false" would throw; a clear error is safer than guessing.
+    else if (value !== undefined && typeof value !== "boolean") {
+      throw invalidOption(prefix, name, value, "a boolean (true or false)");
+    }
+  }
+  for (const name of ["httpAgent", "httpsAgent"]) {
+    const value = out[name];
+    if (value === null) out[name] = undefined;
+    else if (value !== undefined) {
+      if (typeof value !== "object") {
+        throw invalidOption(prefix, name, value, "an Agent instance or Agent options object");
+      }
+      checkAgent(prefix, name, value);
+    }
+  }
+  const saturation = out.saturation;
+  if (saturation === null) out.saturation = undefined;
+  else if (saturation !== undefined && (typeof saturation !== "object" || Array.isArray(saturation))) {
+    throw invalidOption(prefix, "saturation", saturation, "an object of saturation-detector options");
+  }
+  for (const name of ["onSaturation", "onRecovery"]) {
+    const value = out[name];
+    if (value === null) out[name] = undefined;
+    else if (value !== undefined && typeof value !== "function") throw invalidOption(prefix, name, value, "a function");
+  }
+  const logger = out.logger;
+  if (logger === null) out.logger = undefined;
+  else if (logger !== undefined && typeof logger !== "object") {
+    throw invalidOption(prefix, "logger", logger, "a Logger object (warn() is called)");
+  }
+  return out as T;
+}
