@@ -176,6 +176,11 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         gate.dispatcher = this.dispatcher;
         gate.drain();
       }
+      if (this.gateLimits === undefined && this.gates.size > 0) {
+        // The new dispatcher is not gated (pools of unknown limits): its gates drained (limit null) and go.
+        this.gates.clear();
+        this.monitor?.ungateAll();
+      }
     }
     return this.dispatch(this.config, request, options);
   }
@@ -422,12 +427,18 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     this.legacyHandlers = true;
     const idle = config.idleSocketTimeout > 0 ? config.idleSocketTimeout : 600_000;
     const user = (config.dispatcherOptions ?? {}) as Agent.Options & Record<string, unknown>;
-    // The gates enforce the pools' own connection limit (a caller's `factory` builds pools of unknown limits).
+    // The gates enforce the pools' own limit: requests per origin = connections × requests per connection (undici's
+    // `pipelining`, default 1, also caps the streams of an HTTP/2 connection). A caller's `factory` builds pools of
+    // unknown limits: undici's own queue then, as for a caller's dispatcher.
     if (user.factory !== undefined) this.gateLimits = undefined;
-    else if (user.connections !== undefined) {
-      const limit = (user.connections as number | null) ?? null;
-      this.gateLimits = { http: limit, https: limit };
-    } else this.gateLimits = { http: config.httpMaxSockets, https: config.httpsMaxSockets };
+    else {
+      const perConnection = typeof user.pipelining === "number" && user.pipelining > 1 ? user.pipelining : 1;
+      const times = (n: number | null): number | null => (n === null ? null : n * perConnection);
+      if (user.connections !== undefined) {
+        const limit = times((user.connections as number | null) ?? null);
+        this.gateLimits = { http: limit, https: limit };
+      } else this.gateLimits = { http: times(config.httpMaxSockets), https: times(config.httpsMaxSockets) };
+    }
     // Drained once the new dispatcher is set (handleAfterSetup).
     for (const [origin, gate] of this.gates) {
       gate.limit =
