@@ -11,8 +11,29 @@ import * as undici7 from "undici";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { CA, readAll, waitFor } from "../../node-http-handler/test/servers";
 import { type BodyFaultServer, startBodyFaultServer } from "./body-fault-server.mock";
+import type {
+  Agent as Agent8,
+  Client as Client8,
+  EnvHttpProxyAgent as EnvHttpProxyAgent8,
+  Pool as Pool8,
+  ProxyAgent as ProxyAgent8,
+} from "undici-8";
 import type { DispatcherLike } from "./dispatcher-like";
 import { UndiciHttpHandler } from "./undici-http-handler";
+import type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
+
+/** Compile-time (the package typecheck): the option's type takes undici 7 and undici 8 dispatchers as they are. */
+type Accepts<T extends NonNullable<UndiciHttpHandlerOptions["dispatcher"]>> = T;
+export type DispatchersAccepted = [
+  Accepts<Agent8>,
+  Accepts<Pool8>,
+  Accepts<Client8>,
+  Accepts<ProxyAgent8>,
+  Accepts<EnvHttpProxyAgent8>,
+  Accepts<undici7.Agent>,
+  Accepts<undici7.Pool>,
+  Accepts<undici7.ProxyAgent>,
+];
 
 const [major, minor] = process.versions.node.split(".").map(Number);
 const UNDICI_8_RUNS = major > 22 || (major === 22 && minor >= 19);
