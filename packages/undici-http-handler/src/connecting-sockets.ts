@@ -1,54 +1,90 @@
 /**
- * ConnectingSockets: the handler's sockets that are still connecting (TCP connect or TLS handshake), so that
- * `destroy()` can end them.
+ * ConnectingSockets: the handler's sockets that are still connecting (TCP connect or TLS handshake), per origin, so
+ * that `destroy()` can end them all and an abandoned connection attempt can be ended at once.
  *
  * Why: undici's `destroy()` only ends connections it already has; a socket whose connect or TLS handshake is still
  * in progress stays open until it completes or undici's connect timeout fires (10 s by default; a server that never
- * answers the ClientHello keeps it that long), after the handler and every request are gone. `NodeHttpHandler`
- * closes such a socket at once, so this one does too.
+ * answers the ClientHello keeps it that long), after the handler and every request are gone. Likewise a request
+ * aborted (or timed out) while its connection is being opened: undici keeps handshaking for nobody. `NodeHttpHandler`
+ * closes such a socket at once, so this one does too: `abandon(origin)` ends the origin's connecting sockets when no
+ * request of the origin waits for a connection any more (the caller, `UndiciRequest`, knows that from the origin's
+ * `OriginGate`). The error it uses (`CONNECT_ABANDONED`) is not one of undici's recoverable socket codes, so undici
+ * fails the (already settled) requests queued on that connection instead of reconnecting for them.
  *
- * Structure: a `Set` of sockets, added when the connector creates one, removed when its connect callback runs
- * (connected or failed) or it closes. Cost per CONNECTION: one Set insert/delete and one callback closure; nothing
- * per request.
+ * Structure: a `Map` origin → `Set` of sockets, added when the connector creates one, removed when its connect
+ * callback runs (connected or failed) or it closes. Cost per CONNECTION: one Set insert/delete and one callback
+ * closure; nothing per request.
  */
 import type { Socket } from "node:net";
 import type buildConnectorType from "undici/types/connector";
 
 type Connector = buildConnectorType.connector;
 
+/**
+ * The error an abandoned connection attempt is destroyed with (recognised by the tracked connector: close reason
+ * `aborted`, not a socket error).
+ * @internal
+ */
+export const CONNECT_ABANDONED: Error = Object.assign(
+  new Error("@sockeye/undici-http-handler - connection attempt abandoned: no request waits for it any more."),
+  { code: "ERR_SOCKEYE_CONNECT_ABANDONED" }
+);
+
 /** @internal */
 export class ConnectingSockets {
-  private readonly sockets = new Set<Socket>();
+  private readonly byOrigin = new Map<string, Set<Socket>>();
 
-  /** Number of sockets still connecting. */
+  /** Number of sockets still connecting (all origins). */
   get size(): number {
-    return this.sockets.size;
+    let n = 0;
+    for (const set of this.byOrigin.values()) n += set.size;
+    return n;
   }
 
-  /** Returns a connector that records each socket `base` creates until it connected or failed. */
-  wrap(base: Connector): Connector {
-    const sockets = this.sockets;
+  /** Sockets of `origin` still connecting. */
+  connectingTo(origin: string): number {
+    return this.byOrigin.get(origin)?.size ?? 0;
+  }
+
+  /** Returns a connector that records each socket `base` creates for `origin` until it connected or failed. */
+  wrap(base: Connector, origin: string): Connector {
+    let sockets = this.byOrigin.get(origin);
+    if (sockets === undefined) {
+      sockets = new Set();
+      this.byOrigin.set(origin, sockets);
+    }
+    const set = sockets;
     return function connect(options, callback) {
       let done = false;
       let socket: Socket | undefined;
       socket = base(options, (err, connected) => {
         done = true;
-        if (socket !== undefined) sockets.delete(socket);
+        if (socket !== undefined) set.delete(socket);
         callback(err as Error & null, connected as any);
       }) as unknown as Socket;
       // The callback may have run synchronously (a connector that fails at once): nothing to track then.
       if (!done && socket !== undefined) {
         const s = socket;
-        sockets.add(s);
-        s.once("close", () => sockets.delete(s));
+        set.add(s);
+        s.once("close", () => set.delete(s));
       }
       return socket as any;
     } as Connector;
   }
 
+  /** Ends every socket of `origin` still connecting (no request waits for them). */
+  abandon(origin: string): void {
+    const set = this.byOrigin.get(origin);
+    if (set === undefined || set.size === 0) return;
+    for (const socket of set) socket.destroy(CONNECT_ABANDONED);
+    set.clear();
+  }
+
   /** Destroys every socket still connecting with `error` (undici then fails its connect attempt). */
   destroyAll(error: Error): void {
-    for (const socket of this.sockets) socket.destroy(error);
-    this.sockets.clear();
+    for (const set of this.byOrigin.values()) {
+      for (const socket of set) socket.destroy(error);
+      set.clear();
+    }
   }
 }

@@ -1,6 +1,7 @@
 export { UndiciHttpHandler } from "./undici-http-handler";
 export type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
 export { UndiciPoolMonitor } from "./undici-pool-monitor";
+export type { DispatcherLike } from "./dispatcher-like";
 /** The telemetry and saturation types, so users import them from the handler package they installed. */
 export type {
   CloseReason,

@@ -7,6 +7,11 @@
  *   waiting: requests not yet given a connection, in start order ─► head = oldest queued (oldestQueuedMs in O(1))
  *   paused:  responses whose body is paused by backpressure (the caller is not reading) ─► unconsumed-body detection
  *
+ * With the handler-owned dispatcher (`gated`), `waiting` is the origin's `OriginGate` FIFO itself: only requests
+ * held by the handler beyond `maxSockets` (the ones undici has were given a slot, and a connection or a connecting
+ * one); an `_OTHER` entry has one gate per overflowed origin, each with a list of its own, registered here
+ * (`gateQueues`) and read at sample / snapshot time.
+ *
  * Insert and remove are O(1) and allocate nothing. Connection state (connecting, created, closed by reason, connect
  * and TLS times, age) is fed by the tracked connector; the pool's own gauges (connected / free / pending) come from
  * undici's `PoolStats` at read time. Counters only grow, except the per-sample ones the detector consumes.
@@ -33,7 +38,7 @@ export interface PoolRequestNode {
   startedAt: number;
   acquiredAt: number;
   pausedAt: number;
-  /** 0: in no list, 1: waiting, 2: paused. */
+  /** 0: in no list, 1: waiting, 2: paused, 3: an `OriginGate` queue of its own. */
   listed: number;
   listPrev: PoolRequestNode | undefined;
   listNext: PoolRequestNode | undefined;
@@ -135,6 +140,10 @@ export class OriginPoolState {
 
   readonly waiting = new RequestList(1);
   readonly paused = new RequestList(2);
+  /** Requests of this entry are admitted by `OriginGate`s (the handler-owned dispatcher): see the header. */
+  gated = false;
+  /** FIFO lists of the gates of origins aggregated in this entry (`_OTHER`), by exact origin (not `waiting`). */
+  readonly gateQueues = new Map<string, RequestList>();
   /** Requests holding a connection (given one, not yet finished with it). */
   holding = 0;
   /** Connection attempts not yet connected or failed. */
@@ -255,11 +264,12 @@ export class OriginPoolState {
     e.maxSockets = 0;
     e.queued = 0;
     let full = 0;
-    for (const { pool, limit } of pools.values()) {
+    for (const [origin, { pool, limit }] of pools) {
       if (limit === null || !isLive(pool)) continue;
       const s = pool.stats;
       if (s === undefined) continue;
-      const pending = s.pending ?? 0;
+      // Requests of this origin held by its gate (beyond the limit) are its queue too.
+      const pending = (s.pending ?? 0) + (this.gateQueues.get(origin)?.size ?? 0);
       const busy = (s.connected ?? 0) - (s.free ?? 0);
       if (pending <= 0 || busy < limit) continue;
       full++;
@@ -275,8 +285,16 @@ export class OriginPoolState {
   /** Requests waiting for a connection, excluding the one each connecting socket will take. */
   get queued(): number {
     const s = this.stats?.();
-    if (s !== undefined && typeof s.pending === "number") return Math.max(0, s.pending - this.connecting);
-    return Math.max(0, this.waiting.size - this.connecting);
+    const undiciQueued =
+      s !== undefined && typeof s.pending === "number"
+        ? Math.max(0, s.pending - this.connecting)
+        : this.gated
+          ? 0
+          : Math.max(0, this.waiting.size - this.connecting);
+    if (!this.gated) return undiciQueued;
+    let held = this.waiting.size;
+    for (const list of this.gateQueues.values()) held += list.size;
+    return held + undiciQueued;
   }
 
   /** Connections carrying a request, connecting ones included. */
@@ -296,6 +314,14 @@ export class OriginPoolState {
 
   /** Age of the oldest request still waiting for a connection, ms. */
   oldestQueuedMs(now: number): number {
+    if (this.gated) {
+      let oldest = this.waiting.head?.startedAt ?? Number.POSITIVE_INFINITY;
+      for (const list of this.gateQueues.values()) {
+        const at = list.head?.startedAt;
+        if (at !== undefined && at < oldest) oldest = at;
+      }
+      return oldest === Number.POSITIVE_INFINITY ? 0 : Math.max(0, now - oldest);
+    }
     const head = this.waiting.head;
     return head === undefined || this.queued === 0 ? 0 : Math.max(0, now - head.startedAt);
   }

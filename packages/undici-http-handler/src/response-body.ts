@@ -1,7 +1,21 @@
 /**
  * The response body handed to the SDK: a plain `node:stream` `Readable` (what `sdkStreamMixin` and the stream
- * collector require), fed by undici's `onData` with backpressure: `push()` returning false pauses the socket,
- * `read` resumes it. Destroying it before the end aborts the request, so an abandoned body never pins a connection.
+ * collector require), fed by undici's `onResponseData` with backpressure: `push()` returning false pauses the
+ * socket, `read` resumes it. Destroying it before the end aborts the request, so an abandoned body never pins a
+ * connection.
+ *
+ * Errors behave as Node's `IncomingMessage` does for the SDK, so an unobserved error never crashes the process and
+ * a later reader still gets it:
+ *
+ *   transport error ──► someone listens ('error', 'data' or 'readable')? ──► destroy(error) now
+ *                  └──► nobody yet ──► error kept on the body; the first 'error' / 'data' / 'readable' / 'end'
+ *                                      listener (the stream collector's pipe, an async iterator, pipeline,
+ *                                      finished) makes it destroy(error) on the next tick
+ *
+ * and `destroy(error)` emits `'error'` only when an `'error'` listener exists at that moment (as
+ * `IncomingMessage._destroy` does); otherwise the body closes with `errored` set (what `finished()` / `pipeline()`
+ * / async iterators report) and emits `'aborted'`. The `'newListener'` hook is attached only to a body whose error
+ * nobody observed yet (the error path): nothing on the normal path.
  *
  * Why not `class extends Readable`: the build keeps class names (tsup `keepNames`), which redefines `name` on each
  * class; on a `Readable` subclass instantiated per request that made every request ~4 µs more expensive (measured
@@ -19,6 +33,7 @@ export interface BodySource {
 }
 
 const kSource = Symbol("sockeye.bodySource");
+const kPendingError = Symbol("sockeye.bodyPendingError");
 
 /**
  * Buffered bytes before the socket is paused: undici's own body uses 64 KiB; Node's 16 KiB default would pause and
@@ -26,7 +41,7 @@ const kSource = Symbol("sockeye.bodySource");
  */
 const HIGH_WATER_MARK = 64 * 1024;
 
-type SourcedReadable = Readable & { [kSource]: BodySource };
+type SourcedReadable = Readable & { [kSource]: BodySource; [kPendingError]?: Error };
 
 function readBody(this: Readable): void {
   (this as SourcedReadable)[kSource].readMore();
@@ -34,7 +49,47 @@ function readBody(this: Readable): void {
 
 function destroyBody(this: Readable, error: Error | null, callback: (error?: Error | null) => void): void {
   (this as SourcedReadable)[kSource].bodyDestroyed(error);
-  callback(error);
+  if (error === null || this.listenerCount("error") > 0) {
+    callback(error);
+    return;
+  }
+  // IncomingMessage's rule: an error nobody listens to is not emitted (`errored` keeps it for finished/pipeline).
+  this.emit("aborted");
+  callback(null);
+}
+
+function deliverPendingError(body: SourcedReadable): void {
+  const error = body[kPendingError];
+  if (error === undefined || body.destroyed) return;
+  body[kPendingError] = undefined;
+  body.destroy(error);
+}
+
+const CONSUMER_EVENTS = new Set<string | symbol>(["error", "data", "readable", "end"]);
+
+function onNewListener(this: Readable, event: string | symbol): void {
+  if (!CONSUMER_EVENTS.has(event)) return;
+  this.off("newListener", onNewListener);
+  // The listener is added after this hook returns: deliver once it is in place (the collector adds 'error' right
+  // after pipe()).
+  process.nextTick(deliverPendingError, this);
+}
+
+/**
+ * Ends `body` with a transport `error`: destroys it now when someone observes it, else keeps the error until the
+ * first consumer attaches (see the header). Never emits an unobserved `'error'`.
+ * @internal
+ */
+export function failResponseBody(body: Readable, error: Error): void {
+  if (body.destroyed) return;
+  if (body.listenerCount("error") > 0 || body.listenerCount("data") > 0 || body.listenerCount("readable") > 0) {
+    body.destroy(error);
+    return;
+  }
+  const sourced = body as SourcedReadable;
+  if (sourced[kPendingError] !== undefined) return;
+  sourced[kPendingError] = error;
+  body.on("newListener", onNewListener);
 }
 
 /**

@@ -9,6 +9,7 @@
 import type { Socket } from "node:net";
 import { type CloseReason, timing } from "@sockeye/pool-monitor";
 import type buildConnectorType from "undici/types/connector";
+import { CONNECT_ABANDONED } from "./connecting-sockets";
 import type { OriginPoolState } from "./origin-pool-state";
 import type { UndiciPoolMonitor } from "./undici-pool-monitor";
 
@@ -27,6 +28,8 @@ interface ConnectionState {
   connectedAt: number;
   reason: CloseReason | undefined;
   lifetime: number | undefined;
+  /** The connect attempt ended (connected or failed): `o.connecting` no longer counts it. */
+  attemptEnded: boolean;
 }
 
 function onTcpConnect(this: Socket): void {
@@ -43,6 +46,11 @@ function onSocketError(this: Socket, err: Error & { code?: string }): void {
   const c: ConnectionState | undefined = (this as any)[kConn];
   if (c === undefined || c.reason !== undefined) return;
   if (c.connectedAt === 0) {
+    if (err === CONNECT_ABANDONED) {
+      // Its request went away while connecting (see connecting-sockets.ts): a local close, not a socket error.
+      c.reason = "aborted";
+      return;
+    }
     c.reason = "connect_error";
     c.o.socketErrors++;
     return;
@@ -69,8 +77,8 @@ function onSocketClose(this: Socket): void {
   (this as any)[kConn] = undefined;
   const o = c.o;
   if (c.connectedAt === 0) {
-    if (o.connecting > 0) o.connecting--;
-    c.reason = "connect_error";
+    if (!c.attemptEnded && o.connecting > 0) o.connecting--;
+    if (c.reason !== "aborted") c.reason = "connect_error";
   }
   let reason = c.reason ?? "local";
   const now = timing.now();
@@ -104,9 +112,11 @@ export function trackedConnector(
       connectedAt: 0,
       reason: undefined,
       lifetime,
+      attemptEnded: false,
     };
     const socket = base(options, (err, connected) => {
-      if (state.connectedAt === 0 && o.connecting > 0) o.connecting--;
+      if (!state.attemptEnded && o.connecting > 0) o.connecting--;
+      state.attemptEnded = true;
       if (err === null && connected !== undefined && connected !== null) {
         const now = timing.now();
         state.connectedAt = now;
@@ -117,6 +127,8 @@ export function trackedConnector(
         o.connect.record(connectMs);
         if (tlsMs !== null) o.tls.record(tlsMs);
         monitor.connectionCreated(o, connectMs, tlsMs);
+      } else if (err === CONNECT_ABANDONED) {
+        state.reason = "aborted";
       } else if (state.reason === undefined) {
         state.reason = "connect_error";
         o.socketErrors++;

@@ -1,5 +1,6 @@
 import type { NodeHttpHandlerOptions } from "@sockeye/node-http-handler";
-import type { Agent, Dispatcher } from "undici";
+import type { Agent } from "undici";
+import type { DispatcherLike } from "./dispatcher-like";
 
 /**
  * Options of `UndiciHttpHandler`: `NodeHttpHandler`'s options (same names, units and defaults) plus undici's
@@ -44,7 +45,7 @@ import type { Agent, Dispatcher } from "undici";
 export interface UndiciHttpHandlerOptions extends NodeHttpHandlerOptions {
   /**
    * An undici 7 or 8 `Dispatcher` (`Agent`, `Pool`, `Client`, `ProxyAgent`, `EnvHttpProxyAgent`, a composed
-   * dispatcher…) used as is for every request (its TLS settings, e.g. `ProxyAgent`'s `requestTls: { ca }`, are the
+   * dispatcher…; typed structurally, `DispatcherLike`) used as is for every request (its TLS settings, e.g. `ProxyAgent`'s `requestTls: { ca }`, are the
    * only ones that apply), or `Agent` options merged over the handler's own (`connections` from `maxSockets`,
    * `keepAliveTimeout` from `idleSocketTimeout`, `connectTimeout` from `connectionTimeout`); their `connect` options
    * win over those mapped from `httpsAgent` / `httpAgent`, and `allowH2: true` negotiates HTTP/2 on the handler's
@@ -56,5 +57,5 @@ export interface UndiciHttpHandlerOptions extends NodeHttpHandlerOptions {
    * is followed, checked per request; undici's default global `Agent` is not (see the README).
    * @defaultValue a handler-owned undici `Agent`
    */
-  dispatcher?: Dispatcher | Agent.Options;
+  dispatcher?: DispatcherLike | Agent.Options;
 }

@@ -38,6 +38,27 @@ describe("dispatcher: { allowH2: true } against an HTTP/2-only server", () => {
     await server.close();
   });
 
+  it("with allowH2 and pipelining: 5, one connection carries five concurrent streams (the queue's limit follows)", async () => {
+    const h = new UndiciHttpHandler({
+      httpsAgent: { ca: CA, maxSockets: 1 },
+      dispatcher: { allowH2: true, pipelining: 5 },
+    });
+    const before = server.sessionsAccepted;
+    // Five concurrent requests held by the server: all open on the server at once, not one after another.
+    const pending = [1, 2, 3, 4, 5].map(() =>
+      h.handle(to(server, { path: "/delay?ms=300" })).then((r) => text(r.response.body))
+    );
+    let peak = 0;
+    await waitFor(() => {
+      peak = Math.max(peak, server.openStreams);
+      return peak === 5;
+    });
+    expect(await Promise.all(pending)).toHaveLength(5);
+    expect(server.sessionsAccepted - before).toBe(1);
+    h.destroy();
+    await waitFor(() => server.sessionsOpen === 0);
+  });
+
   it("without allowH2 the handler cannot talk to it (the control)", async () => {
     const h = new UndiciHttpHandler({ httpsAgent: { ca: CA } });
     await expect(h.handle(to(server))).rejects.toBeDefined();

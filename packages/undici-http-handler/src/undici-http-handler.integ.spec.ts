@@ -229,7 +229,11 @@ describe("faults, side by side with NodeHttpHandler", () => {
     const mine = makeSockeye({ connectionTimeout: 300 });
     const a = await settle(mine.handle(requestTo({ protocol: "https:", hostname: "127.0.0.1", port: silent.port })));
     expect((a as any).error.name).toBe("TimeoutError");
-    expect((a as any).error.message).toContain("connectionTimeout of 300 ms");
+    // Truthful: still connecting (TLS handshake), not waiting for a free connection; NodeHttpHandler's text.
+    expect((a as any).error.message).toContain(
+      "did not establish a connection with the server within the configured timeout of 300 ms."
+    );
+    expect((a as any).error.message).not.toContain("waiting for a free connection");
     expect(leftovers(mine)).toMatchObject({ armed: 0, inFlight: 0 });
     mine.destroy();
     await silent.close();
@@ -251,7 +255,7 @@ describe("faults, side by side with NodeHttpHandler", () => {
     mine.destroy();
   });
 
-  it("abort at each phase: before, queued, connected, during the body — AbortError with cause; nothing leaks", async () => {
+  it("abort at each phase: before, queued, connected (AbortError with cause), during the body (NodeHttpHandler's body error); nothing leaks", async () => {
     const mine = makeSockeye({ httpAgent: { maxSockets: 1 } });
     // before
     const pre = new AbortController();
@@ -276,7 +280,13 @@ describe("faults, side by side with NodeHttpHandler", () => {
     c3.abort(new Error("body"));
     const r = await reading;
     expect(r.ok).toBe(false);
-    expect((r as any).error.name).toBe("AbortError");
+    // NodeHttpHandler's body error shape ("aborted", ECONNRESET), the abort as its cause.
+    expect([(r as any).error.name, (r as any).error.message, (r as any).error.code]).toEqual([
+      "Error",
+      "aborted",
+      "ECONNRESET",
+    ]);
+    expect([(r as any).error.cause.name, (r as any).error.cause.cause.message]).toEqual(["AbortError", "body"]);
     // the pool still works afterwards
     const ok = await mine.handle(requestTo(server));
     await readAll(ok.response.body);

@@ -2,7 +2,7 @@ import { HttpRequest } from "@smithy/protocol-http";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { TICK_MS } from "@sockeye/node-http-handler/internal";
 import { FAKE_TIMERS } from "../../node-http-handler/src/fake-timers.mock";
-import { connect, stubDispatcher } from "./stub-dispatcher.mock";
+import { connect, respond, stubDispatcher } from "./stub-dispatcher.mock";
 import { UndiciHttpHandler } from "./undici-http-handler";
 
 const request = () =>
@@ -44,11 +44,11 @@ describe("UndiciHttpHandler deadlines (fake timers)", () => {
     vi.advanceTimersByTime(TICK_MS);
     expect(logger.warn).toHaveBeenCalledTimes(1);
     expect(logger.warn.mock.calls[0][0]).toContain("exceeded the configured 1000 ms requestTimeout");
-    dispatcher.calls[0].handler.onHeaders(200, [Buffer.from("x-a"), Buffer.from("1")], () => {}, "OK");
+    respond(dispatcher.calls[0], 200, [Buffer.from("x-a"), Buffer.from("1")], "OK");
     const { response } = (await p) as any;
     expect(response.statusCode).toBe(200);
     expect(response.headers).toEqual({ "x-a": "1" });
-    dispatcher.calls[0].handler.onComplete([]);
+    dispatcher.calls[0].handler.onResponseEnd(dispatcher.calls[0].controller, {});
     vi.advanceTimersByTime(5000);
     expect(logger.warn).toHaveBeenCalledTimes(1);
     h.destroy();
@@ -133,7 +133,7 @@ describe("UndiciHttpHandler deadlines (fake timers)", () => {
     h.destroy();
   });
 
-  it("connectionTimeout while still queued rejects at once; the request is aborted unsent when undici reaches it", async () => {
+  it("connectionTimeout before undici gave a connection rejects at once; undici later drops the request unsent, keeping the connection", async () => {
     const dispatcher = stubDispatcher();
     const h = new UndiciHttpHandler({ dispatcher, connectionTimeout: 1000 });
     const p = outcome(h.handle(request()));
@@ -141,13 +141,13 @@ describe("UndiciHttpHandler deadlines (fake timers)", () => {
     vi.advanceTimersByTime(1000 + TICK_MS);
     const r = await p;
     expect((r as any).error.name).toBe("TimeoutError");
-    expect((r as any).error.message).toContain("connectionTimeout of 1000 ms");
-    expect((r as any).error.message).toContain("still waiting for a free connection");
+    expect((r as any).error.message).toContain("within the configured timeout of 1000 ms");
     expect(h.getPoolStats().totals.inFlight).toBe(0);
-    // undici hands it a connection later: it is aborted immediately, with the same error.
+    // undici hands it a connection later: the handler refuses it by throwing (undici drops the request unsent and
+    // keeps the connection), never by aborting through the controller (which would destroy the socket).
     const call = dispatcher.calls[0];
-    call.handler.onConnect((reason) => call.aborts.push(reason));
-    expect(call.aborts).toEqual([(r as any).error]);
+    expect(connect(call)).toBe("dropped");
+    expect(call.aborts).toEqual([]);
     expect(h.getPoolStats().origins[0].sockets.acquisitions).toBe(0);
     h.destroy();
   });
@@ -161,7 +161,7 @@ describe("UndiciHttpHandler deadlines (fake timers)", () => {
     connect(dispatcher.calls[0]);
     expect((h as any).scheduler.size).toBe(0);
     vi.advanceTimersByTime(5000);
-    dispatcher.calls[0].handler.onHeaders(204, [], () => {});
+    respond(dispatcher.calls[0], 204, []);
     expect((await p).ok).toBe(true);
     expect(dispatcher.calls[0].aborts).toEqual([]);
     h.destroy();

@@ -1,7 +1,7 @@
 import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-http";
 import type { HttpHandlerOptions, Provider } from "@smithy/types";
 import type { GetStatsOptions, PoolStats } from "@sockeye/pool-monitor";
-import { Agent, buildConnector, type Dispatcher, Pool } from "undici";
+import { Agent, buildConnector, Dispatcher, Pool } from "undici";
 import {
   buildAbortError,
   buildQueryString,
@@ -12,13 +12,16 @@ import {
 } from "@sockeye/node-http-handler/internal";
 import { ConnectingSockets } from "./connecting-sockets";
 import { PACKAGE_PREFIX } from "./constants";
+import type { DispatcherLike, DispatchOptionsLike } from "./dispatcher-like";
 import { globalDispatcherSlot, isUserSetDispatcher } from "./global-dispatcher";
 import { DESTROYED_BY_HANDLER, handlerDestroyedError } from "./handler-destroyed-error";
+import { OriginGate } from "./origin-gate";
 import type { OriginPoolState } from "./origin-pool-state";
 import { type ResolvedUndiciConfig, resolveUndiciConfig } from "./resolve-undici-config";
 import { trackedConnector } from "./tracked-connector";
 import type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
-import { type AbortSignalLike, Kind, type RequestPlan, UndiciRequest } from "./undici-request";
+import { LegacyUndiciRequest } from "./legacy-undici-request";
+import { type AbortSignalLike, Kind, type RequestPlan, UndiciRequest, type UndiciRequestCore } from "./undici-request";
 import { UndiciPoolMonitor } from "./undici-pool-monitor";
 
 const NO_STATS: PoolStats = Object.freeze({
@@ -59,8 +62,20 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   private plan: RequestPlan | undefined = undefined;
   /** `plan` for a call with its own `requestTimeout`: that deadline rejects unless `throwOnRequestTimeout: false`. */
   private callPlan: RequestPlan | undefined = undefined;
-  private dispatcher: Dispatcher | undefined = undefined;
+  private dispatcher: DispatcherLike | undefined = undefined;
   private ownsDispatcher = false;
+  /**
+   * The dispatcher is an instance of this package's undici 7: requests use undici 7's native callbacks
+   * (`LegacyUndiciRequest`, no adapter per request); any other (undici 8, another copy) gets the controller API.
+   */
+  private legacyHandlers = false;
+  /**
+   * Per exact origin, the FIFO in front of the handler-owned dispatcher's pool (see origin-gate.ts). Kept across a
+   * rebuilt dispatcher (limits refreshed); emptied by `destroy()`. A caller's dispatcher has none.
+   */
+  private readonly gates = new Map<string, OriginGate>();
+  /** `maxSockets` per scheme of the handler-owned dispatcher (`undefined`: unknown, e.g. a caller's `factory`). */
+  private gateLimits: { http: number | null; https: number | null } | undefined = undefined;
   /**
    * The global dispatcher slot's value when the dispatcher was chosen (checked per request: a change re-chooses),
    * or `NOT_FOLLOWED` when a `dispatcher` option decides.
@@ -84,6 +99,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   private lastPort: number | undefined = undefined;
   private lastOrigin = "";
   private lastState: OriginPoolState | undefined = undefined;
+  private lastGate: OriginGate | undefined = undefined;
 
   /**
    * Returns `instanceOrOptions` unchanged when it already is a handler (has `handle`), else a new
@@ -153,7 +169,19 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.buildPlans(config);
     }
     if (this.globalSeen !== NOT_FOLLOWED && globalDispatcherSlot() !== this.globalSeen) this.globalDispatcherChanged();
-    if (this.dispatcher === undefined) this.dispatcher = this.createDispatcher(this.config);
+    if (this.dispatcher === undefined) {
+      this.dispatcher = this.createDispatcher(this.config);
+      // Requests a gate still holds go to the new dispatcher (the old one is closing).
+      for (const gate of this.gates.values()) {
+        gate.dispatcher = this.dispatcher;
+        gate.drain();
+      }
+      if (this.gateLimits === undefined && this.gates.size > 0) {
+        // The new dispatcher is not gated (pools of unknown limits): its gates drained (limit null) and go.
+        this.gates.clear();
+        this.monitor?.ungateAll();
+      }
+    }
     return this.dispatch(this.config, request, options);
   }
 
@@ -188,17 +216,19 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       const plan = (options?.requestTimeout != null ? this.callPlan : this.plan) as RequestPlan;
       const origin = this.originOf(request);
       const requestTimeout = options?.requestTimeout ?? config.requestTimeout;
-      const state = new UndiciRequest(plan, this.lastState, abortSignal, requestTimeout);
-      const dispatchOptions: Dispatcher.DispatchOptions = {
+      const state = this.legacyHandlers
+        ? new LegacyUndiciRequest(plan, this.lastState, this.lastGate, abortSignal, requestTimeout)
+        : new UndiciRequest(plan, this.lastState, this.lastGate, abortSignal, requestTimeout);
+      const dispatchOptions: DispatchOptionsLike = {
         origin,
         path,
-        method: request.method as Dispatcher.HttpMethod,
+        method: request.method,
         headers,
-        body: (request.body ?? null) as Dispatcher.DispatchOptions["body"],
+        body: request.body ?? null,
         headersTimeout: plan.socketTimeout,
         bodyTimeout: plan.socketTimeout,
       };
-      const dispatcher = this.dispatcher as Dispatcher;
+      const dispatcher = this.dispatcher as DispatcherLike;
       return new Promise((resolve, reject) => state.start(resolve, reject, dispatcher, dispatchOptions));
     } catch (error) {
       return Promise.reject(error);
@@ -220,7 +250,31 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     this.lastOrigin = origin;
     this.lastState = this.monitor?.origin(origin);
     if (this.lastState !== undefined && !this.ownsDispatcher) this.describeExternal(this.lastState, origin);
+    this.lastGate = this.gateFor(origin, https, this.lastState);
     return origin;
+  }
+
+  /**
+   * The origin's `OriginGate` (created on first use) when the handler owns the dispatcher and knows its limit;
+   * its FIFO is the telemetry entry's `waiting` list when the entry is the origin's own (see origin-gate.ts).
+   */
+  private gateFor(origin: string, https: boolean, o: OriginPoolState | undefined): OriginGate | undefined {
+    const limits = this.gateLimits;
+    if (!this.ownsDispatcher || limits === undefined) return undefined;
+    let gate = this.gates.get(origin);
+    if (gate === undefined) {
+      const limit = https ? limits.https : limits.http;
+      if (o !== undefined && o.origin === origin) {
+        gate = new OriginGate(origin, limit, this.connecting, o.waiting);
+      } else {
+        gate = new OriginGate(origin, limit, this.connecting);
+        o?.gateQueues.set(origin, gate.queue);
+      }
+      if (o !== undefined) o.gated = true;
+      gate.dispatcher = this.dispatcher;
+      this.gates.set(origin, gate);
+    }
+    return gate;
   }
 
   /** A caller's dispatcher: read its `stats` when it has them (Agent: keyed by origin; Pool/Client: its own). */
@@ -314,7 +368,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
    * the user set (`setGlobalDispatcher`; see global-dispatcher.ts) > a handler-owned `Agent`. Returns the global
    * dispatcher when it decides, else `undefined`; records what the global slot held either way.
    */
-  private followGlobal(config: ResolvedUndiciConfig): Dispatcher | undefined {
+  private followGlobal(config: ResolvedUndiciConfig): DispatcherLike | undefined {
     this.viaGlobal = false;
     if (config.dispatcher !== undefined || config.dispatcherOptions !== undefined) {
       this.globalSeen = NOT_FOLLOWED;
@@ -334,7 +388,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         // ignore
       }
     }
-    return slot as Dispatcher;
+    return slot as DispatcherLike;
   }
 
   /** The global dispatcher slot changed since the dispatcher was chosen: re-choose, unless both are defaults. */
@@ -349,20 +403,51 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     if (old !== undefined && this.ownsDispatcher) void old.close().catch(() => {});
   }
 
-  private createDispatcher(config: ResolvedUndiciConfig): Dispatcher {
+  private createDispatcher(config: ResolvedUndiciConfig): DispatcherLike {
     this.lastProtocol = undefined;
-    const global = this.followGlobal(config);
-    if (global !== undefined) {
+    // A global dispatcher the user set, or the `dispatcher` option's instance: used as is (limit unknown, no gate).
+    const external = this.followGlobal(config) ?? (config.dispatcher as unknown as DispatcherLike | undefined);
+    if (external !== undefined) {
       this.ownsDispatcher = false;
-      return global;
-    }
-    if (config.dispatcher !== undefined) {
-      this.ownsDispatcher = false;
-      return config.dispatcher;
+      this.gateLimits = undefined;
+      this.legacyHandlers = (external as unknown) instanceof Dispatcher;
+      if (this.gates.size > 0) {
+        // Requests still held by the gates of the previous (own) dispatcher go to this one now.
+        for (const gate of this.gates.values()) {
+          gate.limit = null;
+          gate.dispatcher = external;
+          gate.drain();
+        }
+        this.gates.clear();
+        this.monitor?.ungateAll();
+      }
+      return external;
     }
     this.ownsDispatcher = true;
+    this.legacyHandlers = true;
     const idle = config.idleSocketTimeout > 0 ? config.idleSocketTimeout : 600_000;
     const user = (config.dispatcherOptions ?? {}) as Agent.Options & Record<string, unknown>;
+    // The gates enforce the pools' own limit: requests per origin = connections × requests per connection (undici's
+    // `pipelining`, default 1, also caps the streams of an HTTP/2 connection). A caller's `factory` builds pools of
+    // unknown limits: undici's own queue then, as for a caller's dispatcher.
+    if (user.factory !== undefined) this.gateLimits = undefined;
+    else {
+      const perConnection = typeof user.pipelining === "number" && user.pipelining > 1 ? user.pipelining : 1;
+      const times = (n: number | null): number | null => (n === null ? null : n * perConnection);
+      if (user.connections !== undefined) {
+        const limit = times((user.connections as number | null) ?? null);
+        this.gateLimits = { http: limit, https: limit };
+      } else this.gateLimits = { http: times(config.httpMaxSockets), https: times(config.httpsMaxSockets) };
+    }
+    // Drained once the new dispatcher is set (handleAfterSetup).
+    for (const [origin, gate] of this.gates) {
+      gate.limit =
+        this.gateLimits === undefined
+          ? null
+          : origin.startsWith("https:")
+            ? this.gateLimits.https
+            : this.gateLimits.http;
+    }
     const monitor = this.monitor;
     const lifetime = config.connectionLifetime;
     const connecting = this.connecting;
@@ -381,7 +466,8 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
               ...agent.connect,
               ...(connectOptions as object),
               timeout: config.connectionTimeout ?? 0,
-            } as buildConnector.BuildOptions)
+            } as buildConnector.BuildOptions),
+        key
       );
       const state: OriginPoolState | undefined = monitor?.origin(key);
       const pool = new Pool(origin, {
@@ -447,6 +533,15 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const dispatcher = this.dispatcher;
     this.dispatcher = undefined;
     this.lastProtocol = undefined;
+    this.lastGate = undefined;
+    // Requests held in the gates never reached undici: reject them first, so that no slot freed below dispatches
+    // one into the dispatcher being destroyed.
+    for (const gate of this.gates.values()) {
+      gate.closed = true;
+      for (let n = gate.queue.head; n !== undefined; n = gate.queue.head)
+        (n as UndiciRequestCore).failQueuedOnDestroy();
+    }
+    this.gates.clear();
     // undici errors every queued and running request with the error given here; each maps it to its own
     // HandlerDestroyedError (see handler-destroyed-error.ts).
     // A global dispatcher is shared (fetch, other clients): never destroyed here.

@@ -104,13 +104,25 @@ export class UndiciPoolMonitor {
     return created;
   }
 
-  /** A request started (before dispatch). @internal */
-  requestStarted(o: OriginPoolState, n: PoolRequestNode): void {
+  /** The handler no longer gates its requests (a caller's dispatcher replaced its own): plain `waiting` lists. @internal */
+  ungateAll(): void {
+    for (const o of this.origins.values()) {
+      o.gated = false;
+      o.gateQueues.clear();
+    }
+  }
+
+  /**
+   * A request started (before dispatch). `gated`: the handler's `OriginGate` admits it (and queues it itself, then
+   * calls `requestQueued`); otherwise it waits in `waiting` until undici gives it a connection. @internal
+   */
+  requestStarted(o: OriginPoolState, n: PoolRequestNode, gated: boolean): void {
     if (this.destroyed) return;
     o.started++;
     o.arrivals++;
     o.inFlight++;
     this.inFlight++;
+    if (gated) return;
     const limit = o.maxSockets;
     const queued = limit !== null && o.holding + o.waiting.size >= limit;
     o.waiting.push(n);
@@ -118,11 +130,24 @@ export class UndiciPoolMonitor {
       this.emit({ type: "request:enqueued", origin: o.origin }, enqueuedChannel);
   }
 
-  /** The request was given a connection (undici's `onConnect`). @internal */
+  /** A gated request had to wait in its origin's `OriginGate` (it is in the gate's queue). @internal */
+  requestQueued(o: OriginPoolState): void {
+    if (this.destroyed) return;
+    if (this.wants(enqueuedChannel)) this.emit({ type: "request:enqueued", origin: o.origin }, enqueuedChannel);
+  }
+
+  /** A gated request left its gate's queue for undici. @internal */
+  requestDequeued(o: OriginPoolState, queueSize: number): void {
+    if (queueSize < o.minQueued) o.minQueued = queueSize;
+  }
+
+  /** The request was given a connection (undici's `onRequestStart`); called once per request. @internal */
   requestAcquired(o: OriginPoolState, n: PoolRequestNode, now: number): void {
-    if (this.destroyed || n.listed !== 1) return;
-    o.waiting.remove(n);
-    if (o.waiting.size < o.minQueued) o.minQueued = o.waiting.size;
+    if (this.destroyed) return;
+    if (n.listed === 1) {
+      o.waiting.remove(n);
+      if (o.waiting.size < o.minQueued) o.minQueued = o.waiting.size;
+    }
     n.acquiredAt = now;
     o.holding++;
     o.acquisitions++;

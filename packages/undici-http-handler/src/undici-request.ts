@@ -1,16 +1,25 @@
 /**
  * UndiciRequest: the whole per-request state of one `handle()` call, and undici's dispatch handler for it.
  *
- * One object per request holds the promise's settle functions, undici's abort function, the response body, the
- * deadline slots (created only for configured concerns) and the telemetry list links. It is undici's handler
- * (`onConnect`/`onHeaders`/`onData`/`onComplete`/`onError`, undici's native callback set, so no adapter object is
- * created), the abort signal's `EventListener` (`handleEvent`), the body's `BodySource` and the scheduler's
- * `DeadlineOwner`: no closure and no native timer per request.
+ * One object per request holds the promise's settle functions, undici's controller, the response body, the
+ * deadline slots (created only for configured concerns), the telemetry list links and, while it waits in its
+ * origin's `OriginGate`, the FIFO links (the same `listPrev`/`listNext`: a request is in one list at a time). It is
+ * undici's handler in the controller API (`onRequestStart` / `onResponseStart` / `onResponseData` /
+ * `onResponseEnd` / `onResponseError`, which undici 7 and 8 both accept), the abort signal's `EventListener`
+ * (`handleEvent`), the body's `BodySource`, the gate's `GatedRequest` and the scheduler's `DeadlineOwner`: no
+ * closure and no native timer per request.
  *
- * Lifecycle: start → (queued) → onConnect (has a connection: connection / acquisition deadline cancelled) →
- * onHeaders (resolve with the response; request deadline cancelled) → onData* → onComplete | onError. A deadline or
- * abort before `onConnect` rejects at once and aborts the request the moment undici hands it a connection, before
- * a byte is written. Every path ends in `finish()`, exactly once.
+ * Lifecycle (`phase`): Created → Queued (in the gate's FIFO, handler-owned dispatcher only) → Dispatched (handed
+ * to undici, no connection yet) → Connected (`onRequestStart`: connection / acquisition deadline cancelled) →
+ * `onResponseStart` (resolve with the response; request deadline cancelled) → `onResponseData`* → `onResponseEnd`
+ * | `onResponseError` → Done. A failure while Queued unlinks it (O(1)): undici never sees it. A failure while
+ * Dispatched rejects at once and becomes Abandoned: it keeps its slot (the connection being opened for it will
+ * serve the next queued request), and when no other request of the origin waits for a connection the origin's
+ * connection attempts end now (see connecting-sockets.ts). When undici later hands it a connection,
+ * `onRequestStart` throws `REQUEST_GONE`, which undici answers by dropping the request unsent and keeping the
+ * connection (undici destroys the socket only when a handler aborts through the controller); the slot is given
+ * back then, or when undici fails it (its connection attempt ended).
+ * Every path ends in `finish()`, exactly once.
  */
 import { timing } from "@sockeye/pool-monitor";
 import {
@@ -22,12 +31,13 @@ import {
 import { HttpResponse } from "@smithy/protocol-http";
 import type { Logger } from "@smithy/types";
 import type { Readable } from "node:stream";
-import type { Dispatcher } from "undici";
 import { PACKAGE_PREFIX } from "./constants";
+import type { DispatchControllerLike, DispatcherLike, DispatchOptionsLike } from "./dispatcher-like";
 import { DESTROYED_BY_HANDLER, handlerDestroyedError } from "./handler-destroyed-error";
+import type { GatedRequest, OriginGate } from "./origin-gate";
 import type { OriginPoolState, PoolRequestNode } from "./origin-pool-state";
 import { parseResponseHeaders } from "./parse-response-headers";
-import { type BodySource, createResponseBody } from "./response-body";
+import { type BodySource, createResponseBody, failResponseBody } from "./response-body";
 import type { RequestOutcome, UndiciPoolMonitor } from "./undici-pool-monitor";
 
 /** Deadline kinds. @internal */
@@ -35,6 +45,17 @@ export enum Kind {
   Connection = 1,
   Acquisition = 2,
   Request = 3,
+}
+
+/** Where a request is (see the header). @internal */
+export enum Phase {
+  Created = 0,
+  Queued = 1,
+  Dispatched = 2,
+  Connected = 3,
+  Done = 4,
+  /** Failed before a connection while undici still holds it: its gate slot is given back when undici lets go. */
+  Abandoned = 5,
 }
 
 /**
@@ -61,50 +82,73 @@ export interface RequestPlan {
 
 type Resolve = (value: { response: HttpResponse }) => void;
 type Reject = (reason: unknown) => void;
-type AbortFn = (reason?: Error) => void;
 
+/** undici codes of a connection that closed under the request (before or during the response). */
 const SOCKET_CLOSED_CODES = new Set(["UND_ERR_SOCKET", "ECONNRESET", "EPIPE", "ETIMEDOUT", "UND_ERR_CLOSED"]);
 
-/** @internal */
-export class UndiciRequest implements DeadlineOwner, BodySource, PoolRequestNode {
+/**
+ * Thrown from `onRequestStart` for a request that already failed: undici then drops it unsent and keeps the
+ * connection for the next request (both undici 7 and 8). One shared object: never surfaces to a caller.
+ * @internal
+ */
+export const REQUEST_GONE: Error = Object.assign(new Error(`${PACKAGE_PREFIX} - request already settled`), {
+  code: "ERR_SOCKEYE_REQUEST_GONE",
+});
+
+/**
+ * The body error of a transport failure after the headers, in `NodeHttpHandler`'s (and `IncomingMessage`'s) shape:
+ * `Error("aborted")`, `code: "ECONNRESET"`, what happened as `cause`.
+ */
+function bodyAborted(cause: Error): Error {
+  return Object.assign(new Error("aborted", { cause }), { code: "ECONNRESET" });
+}
+
+/**
+ * Everything of a request but the names undici calls it by: `UndiciRequest` (undici's controller API, undici 7 and
+ * 8) and `LegacyUndiciRequest` (undici 7's native callbacks, see legacy-undici-request.ts) only map them.
+ * @internal
+ */
+export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, PoolRequestNode, GatedRequest {
   startedAt: number;
   acquiredAt = 0;
   pausedAt = 0;
   listed = 0;
   listPrev: PoolRequestNode | undefined = undefined;
   listNext: PoolRequestNode | undefined = undefined;
+  phase: Phase = Phase.Created;
 
   private resolve: Resolve | undefined = undefined;
   private reject: Reject | undefined = undefined;
   private settled = false;
   private finished = false;
-  private abortFn: AbortFn | undefined = undefined;
-  /** Set when the request failed before undici gave it a connection: abort it as soon as it does. */
-  private pendingAbort: Error | undefined = undefined;
+  private controller: DispatchControllerLike | undefined = undefined;
   private outcome: RequestOutcome | undefined = undefined;
-  private resumeFn: (() => void) | undefined = undefined;
   private paused = false;
   private body: Readable | undefined = undefined;
   private first: Deadline | undefined = undefined;
   private requestSlot: Deadline | undefined = undefined;
+  private dispatcher: DispatcherLike | undefined = undefined;
+  private dispatchOptions: DispatchOptionsLike | undefined = undefined;
 
   constructor(
     private readonly plan: RequestPlan,
     private readonly o: OriginPoolState | undefined,
+    private readonly gate: OriginGate | undefined,
     private readonly abortSignal: AbortSignalLike | undefined,
     private readonly requestTimeout: number | undefined
   ) {
     this.startedAt = timing.now();
   }
 
-  /** Registers with telemetry, arms deadlines and the abort listener, and dispatches. */
-  start(resolve: Resolve, reject: Reject, dispatcher: Dispatcher, options: Dispatcher.DispatchOptions): void {
+  /** Registers with telemetry, arms deadlines and the abort listener, and dispatches (or queues in the gate). */
+  start(resolve: Resolve, reject: Reject, dispatcher: DispatcherLike, options: DispatchOptionsLike): void {
     this.resolve = resolve;
     this.reject = reject;
     const plan = this.plan;
     const o = this.o;
+    const gate = this.gate;
     if (o !== undefined) {
-      plan.monitor?.requestStarted(o, this);
+      plan.monitor?.requestStarted(o, this, gate !== undefined);
       if (plan.sampling) plan.scheduler.ensureTicking();
     }
     if (plan.firstMs > 0) {
@@ -121,31 +165,65 @@ export class UndiciRequest implements DeadlineOwner, BodySource, PoolRequestNode
       if (typeof signal.addEventListener === "function") signal.addEventListener("abort", this, { once: true });
       else signal.onabort = () => this.handleEvent();
     }
+    this.dispatcher = dispatcher;
+    this.dispatchOptions = options;
+    if (gate === undefined || gate.admit()) {
+      this.dispatchFromGate();
+      return;
+    }
+    this.phase = Phase.Queued;
+    gate.enqueue(this);
+    if (o !== undefined) plan.monitor?.requestQueued(o);
+  }
+
+  /** Hands the request to undici (counted in its gate's `inUse`, when it has a gate). */
+  dispatchFromGate(): void {
+    this.phase = Phase.Dispatched;
+    const gate = this.gate;
+    if (gate !== undefined) {
+      gate.awaiting++;
+      const o = this.o;
+      if (o !== undefined) this.plan.monitor?.requestDequeued(o, gate.queue.size);
+    }
     try {
-      dispatcher.dispatch(options, this as unknown as Dispatcher.DispatchHandler);
+      ((gate?.dispatcher ?? this.dispatcher) as DispatcherLike).dispatch(this.dispatchOptions, this);
     } catch (error) {
-      this.onError(error as Error);
+      this.errored(error as Error);
     }
   }
 
-  // ---- undici handler -----------------------------------------------------------------------------------------
+  // ---- undici's events (named by the subclasses) ---------------------------------------------------------------
 
-  onConnect(abort: AbortFn): void {
-    const pending = this.pendingAbort;
-    if (pending !== undefined) {
-      abort(pending);
-      return;
+  /** undici gave the request a connection (`onRequestStart` / `onConnect`); throws `REQUEST_GONE` to refuse it. */
+  protected started(controller: DispatchControllerLike): void {
+    if (this.phase !== Phase.Dispatched) {
+      // Failed while waiting for this connection: undici drops the request unsent and keeps the connection, which
+      // the gate then gives to the next queued request (after undici's current call returns).
+      if (this.phase === Phase.Abandoned) {
+        this.phase = Phase.Done;
+        const gate = this.gate;
+        if (gate !== undefined) process.nextTick(releaseGateSlot, gate);
+      }
+      throw REQUEST_GONE;
     }
-    this.abortFn = abort;
+    this.phase = Phase.Connected;
+    this.controller = controller;
+    const gate = this.gate;
+    if (gate !== undefined && gate.awaiting > 0) gate.awaiting--;
     const first = this.first;
     if (first !== undefined) this.plan.scheduler.cancel(first);
     const o = this.o;
     if (o !== undefined) this.plan.monitor?.requestAcquired(o, this, timing.now());
   }
 
-  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText?: string): boolean {
-    if (statusCode < 200 || this.settled) return true;
-    this.resumeFn = resume;
+  /** Response headers: `raw` is undici's raw list when it has one, else its parsed object is flattened. */
+  protected responseStarted(
+    statusCode: number,
+    raw: Buffer[] | string[] | null | undefined,
+    headers: Record<string, string | string[] | undefined> | null | undefined,
+    statusText: string | undefined
+  ): void {
+    if (statusCode < 200 || this.settled) return;
     const slot = this.requestSlot;
     if (slot !== undefined) this.plan.scheduler.cancel(slot);
     const body = createResponseBody(this);
@@ -154,31 +232,45 @@ export class UndiciRequest implements DeadlineOwner, BodySource, PoolRequestNode
     const resolve = this.resolve as Resolve;
     this.resolve = this.reject = undefined;
     resolve({
-      response: new HttpResponse({ statusCode, reason: statusText, headers: parseResponseHeaders(rawHeaders), body }),
+      response: new HttpResponse({
+        statusCode,
+        reason: statusText,
+        headers: parseResponseHeaders(Array.isArray(raw) ? raw : flattenHeaders(headers)),
+        body,
+      }),
     });
-    return true;
   }
 
-  onData(chunk: Buffer): boolean {
+  /** A body chunk; pauses `controller` when the body's buffer is full. */
+  protected dataReceived(controller: DispatchControllerLike, chunk: Buffer): void {
     const body = this.body;
-    if (body === undefined || body.destroyed) return true;
-    if (body.push(chunk)) return true;
+    if (body === undefined || body.destroyed) return;
+    if (body.push(chunk)) return;
     this.paused = true;
+    controller.pause();
     const o = this.o;
     if (o !== undefined) this.plan.monitor?.bodyPaused(o, this, timing.now());
-    return false;
   }
 
-  onComplete(): void {
+  /** The response ended. */
+  protected ended(): void {
     this.release();
     this.body?.push(null);
     this.finish(this.outcome ?? "completed");
   }
 
-  onError(error: Error): void {
+  /** The request failed in undici (or undici let go of an abandoned one). */
+  protected errored(error: Error): void {
+    if (error === REQUEST_GONE || this.phase === Phase.Done) return;
+    if (this.phase === Phase.Abandoned) {
+      // Already settled and closed; undici let go of it (its connection attempt failed or was ended).
+      this.phase = Phase.Done;
+      this.gate?.release();
+      return;
+    }
     this.release();
+    const outcome = this.outcome;
     const mapped = this.mapError(error as Error & { code?: string });
-    const outcome = this.outcome ?? "failed";
     if (!this.settled) {
       this.settled = true;
       const reject = this.reject as Reject;
@@ -186,9 +278,9 @@ export class UndiciRequest implements DeadlineOwner, BodySource, PoolRequestNode
       reject(mapped);
     } else {
       const body = this.body;
-      if (body !== undefined && !body.destroyed) body.destroy(mapped);
+      if (body !== undefined && !body.destroyed) failResponseBody(body, this.bodyError(error, mapped, outcome));
     }
-    this.finish(outcome);
+    this.finish(this.outcome ?? "failed");
   }
 
   // ---- abort signal, deadlines, body ---------------------------------------------------------------------------
@@ -220,8 +312,13 @@ export class UndiciRequest implements DeadlineOwner, BodySource, PoolRequestNode
       return;
     }
     if (kind === Kind.Connection) {
-      let message = `${PACKAGE_PREFIX} - the request did not get a connection to the server within the configured connectionTimeout of ${plan.connectionTimeout} ms.`;
-      if (this.listed === 1) message += ` It was still waiting for a free connection (${this.describeQueue()}).`;
+      let message = `${PACKAGE_PREFIX} - the request socket did not establish a connection with the server within the configured timeout of ${plan.connectionTimeout} ms.`;
+      if (this.phase === Phase.Queued) {
+        message += ` The request was still waiting for a free connection (${this.describeQueue()}).`;
+      } else if (this.gate === undefined && this.listed === 1 && this.o !== undefined && this.o.queued > 0) {
+        // A caller's dispatcher: undici's queue and its connection attempts cannot be told apart from here.
+        message += ` The request may still have been waiting in the dispatcher's queue (${this.o.queued} queued there).`;
+      }
       this.fail(Object.assign(new Error(message), { name: "TimeoutError" }), "timed_out");
       return;
     }
@@ -242,15 +339,23 @@ export class UndiciRequest implements DeadlineOwner, BodySource, PoolRequestNode
     this.paused = false;
     const o = this.o;
     if (o !== undefined) this.plan.monitor?.bodyResumed(o, this);
-    this.resumeFn?.();
+    this.controller?.resume();
   }
 
   bodyDestroyed(error: Error | null): void {
     if (this.finished) return;
-    // Destroyed by the caller before the end: free the connection (undici then calls onError).
+    // Destroyed by the caller before the end: free the connection (undici then calls onResponseError).
     if (this.outcome === undefined) this.outcome = error ? "failed" : "completed";
-    this.abortFn?.(
+    this.controller?.abort(
       error ?? Object.assign(new Error(`${PACKAGE_PREFIX} - the response body was destroyed.`), { name: "AbortError" })
+    );
+  }
+
+  /** `UndiciHttpHandler.destroy()` reached this request while it waited in its gate (undici never saw it). */
+  failQueuedOnDestroy(): void {
+    this.fail(
+      handlerDestroyedError(`while the request was waiting for a free connection (${this.describeQueue()})`),
+      "failed"
     );
   }
 
@@ -260,29 +365,64 @@ export class UndiciRequest implements DeadlineOwner, BodySource, PoolRequestNode
   private fail(error: Error, outcome: RequestOutcome): void {
     if (this.finished) return;
     if (this.outcome === undefined) this.outcome = outcome;
-    const abort = this.abortFn;
+    const phase = this.phase;
+    if (phase === Phase.Connected) {
+      if (!this.settled) {
+        this.settled = true;
+        const reject = this.reject as Reject;
+        this.resolve = this.reject = undefined;
+        this.cancelDeadlines();
+        reject(error);
+      }
+      // undici calls onResponseError (the body, if any, fails there); it closes the connection.
+      (this.controller as DispatchControllerLike).abort(error);
+      return;
+    }
+    // No connection yet: reject now and leave; undici never sends it (see the header).
     if (!this.settled) {
       this.settled = true;
       const reject = this.reject as Reject;
       this.resolve = this.reject = undefined;
       this.cancelDeadlines();
       reject(error);
-      if (abort === undefined) {
-        // Not on a connection yet: leave telemetry now; undici drops it unsent when its turn comes.
-        this.pendingAbort = error;
-        this.finish(this.outcome);
-        return;
+    }
+    const gate = this.gate;
+    if (phase === Phase.Queued) {
+      this.phase = Phase.Done;
+      if (gate !== undefined) {
+        gate.unlink(this);
+        // The last one waiting: a connection still being opened for an abandoned request serves nobody now.
+        gate.abandonIfUnneeded();
+      }
+    } else if (phase === Phase.Dispatched) {
+      // undici still holds it: the slot stays taken until undici lets go (onRequestStart / onResponseError).
+      this.phase = Phase.Abandoned;
+      if (gate !== undefined) {
+        if (gate.awaiting > 0) gate.awaiting--;
+        gate.abandonIfUnneeded();
       }
     }
-    if (abort !== undefined) abort(error);
-    else this.finish(this.outcome);
+    this.finish(this.outcome);
   }
 
+  /** The request is done with its slot and connection. */
   private release(): void {
     const first = this.first;
     if (first !== undefined) this.plan.scheduler.cancel(first);
+    const phase = this.phase;
+    this.phase = Phase.Done;
     const o = this.o;
     if (o !== undefined && this.acquiredAt !== 0) this.plan.monitor?.requestReleased(o, this, timing.now());
+    const gate = this.gate;
+    if (gate === undefined) return;
+    if (phase === Phase.Dispatched) {
+      if (gate.awaiting > 0) gate.awaiting--;
+      gate.release();
+    } else if (phase === Phase.Connected) {
+      gate.release();
+    } else if (phase === Phase.Queued) {
+      gate.unlink(this);
+    }
   }
 
   private cancelDeadlines(): void {
@@ -295,6 +435,8 @@ export class UndiciRequest implements DeadlineOwner, BodySource, PoolRequestNode
     if (this.finished) return;
     this.finished = true;
     this.cancelDeadlines();
+    this.dispatcher = undefined;
+    this.dispatchOptions = undefined;
     const signal = this.abortSignal;
     if (signal !== undefined) {
       if (typeof signal.removeEventListener === "function") signal.removeEventListener("abort", this);
@@ -303,7 +445,8 @@ export class UndiciRequest implements DeadlineOwner, BodySource, PoolRequestNode
     const o = this.o;
     if (o !== undefined) this.plan.monitor?.requestClosed(o, this, outcome);
     if (!this.settled) {
-      // Unreachable by undici's contract (every request ends in onHeaders or onError); never leave a promise hanging.
+      // Unreachable by undici's contract (every request ends in onResponseStart or onResponseError); never leave a
+      // promise hanging.
       this.settled = true;
       const reject = this.reject;
       this.resolve = this.reject = undefined;
@@ -313,13 +456,34 @@ export class UndiciRequest implements DeadlineOwner, BodySource, PoolRequestNode
     }
   }
 
-  /** undici error → the shape `NodeHttpHandler` users catch. */
+  /**
+   * The error a body fails with after the headers. A transport failure (reset, FIN or truncation mid-body, an
+   * abort, `destroy()`) has `NodeHttpHandler`'s shape, `Error("aborted")` with `code: "ECONNRESET"` (the SDK
+   * retries it the same way), what happened as `cause`; a body inactivity timeout stays a `TimeoutError`.
+   */
+  private bodyError(raw: Error & { code?: string }, mapped: Error, outcomeBefore: RequestOutcome | undefined): Error {
+    if (outcomeBefore === "aborted" || outcomeBefore === "timed_out") return bodyAborted(raw);
+    if (raw === DESTROYED_BY_HANDLER) return bodyAborted(mapped);
+    const code = raw?.code;
+    if (code === "UND_ERR_BODY_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT") return mapped;
+    if (
+      (code !== undefined && SOCKET_CLOSED_CODES.has(code)) ||
+      code === "UND_ERR_RES_CONTENT_LENGTH_MISMATCH" ||
+      // A chunked / close-delimited body cut short: undici's parser reports the early EOF.
+      (raw?.name === "HTTPParserError" && /EOF/.test(String(raw.message)))
+    ) {
+      return bodyAborted(raw);
+    }
+    return mapped;
+  }
+
+  /** undici error → the shape `NodeHttpHandler` users catch (before the headers). */
   private mapError(error: Error & { code?: string }): Error {
     if (error === DESTROYED_BY_HANDLER) {
       // One error object per request: the SDK decorates the rejection ($metadata).
       return handlerDestroyedError(
-        this.abortFn === undefined
-          ? `while the request was waiting for a free connection (${this.describeQueue()})`
+        this.controller === undefined
+          ? `while the request was waiting for a connection (${this.describeQueue()})`
           : "while the request was in flight"
       );
     }
@@ -358,10 +522,57 @@ export class UndiciRequest implements DeadlineOwner, BodySource, PoolRequestNode
   }
 
   private describeQueue(): string {
+    const gate = this.gate;
+    if (gate !== undefined) return `maxSockets=${gate.limit ?? "unlimited"}, ${gate.queue.size} queued`;
     const o = this.o;
     if (o === undefined) return "pool statistics unavailable with telemetry: false";
     return `maxSockets=${o.maxSockets ?? "unlimited"}, ${o.queued} queued`;
   }
+}
+
+/** undici's controller-API handler (undici 7 and 8): names undici's callbacks, nothing else. @internal */
+export class UndiciRequest extends UndiciRequestCore {
+  onRequestStart(controller: DispatchControllerLike, _context?: unknown): void {
+    this.started(controller);
+  }
+
+  onResponseStart(
+    controller: DispatchControllerLike,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+    statusText?: string
+  ): void {
+    this.responseStarted(statusCode, controller?.rawHeaders, headers, statusText);
+  }
+
+  onResponseData(controller: DispatchControllerLike, chunk: Buffer): void {
+    this.dataReceived(controller, chunk);
+  }
+
+  onResponseEnd(_controller: DispatchControllerLike, _trailers?: unknown): void {
+    this.ended();
+  }
+
+  onResponseError(_controller: DispatchControllerLike | undefined, error: Error): void {
+    this.errored(error);
+  }
+}
+
+/** Gives back the slot of a request undici dropped (`process.nextTick` callback: no closure). */
+function releaseGateSlot(gate: OriginGate): void {
+  gate.release();
+}
+
+/** undici's parsed headers → a flat `[name, value, …]` list (a dispatcher whose controller has no `rawHeaders`). */
+function flattenHeaders(headers: Record<string, string | string[] | undefined> | null | undefined): string[] {
+  const flat: string[] = [];
+  if (headers === null || headers === undefined) return flat;
+  for (const name of Object.keys(headers)) {
+    const value = headers[name];
+    if (Array.isArray(value)) for (const v of value) flat.push(name, v);
+    else if (value !== undefined) flat.push(name, value);
+  }
+  return flat;
 }
 
 /** The abort-signal shapes the SDK passes (DOM `AbortSignal` or Smithy's legacy one). @internal */

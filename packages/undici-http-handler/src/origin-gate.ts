@@ -1,0 +1,111 @@
+/**
+ * OriginGate: the handler-side FIFO in front of one origin's pool of the handler-owned undici `Agent`.
+ *
+ * Why: undici drops a queued request that was aborted or timed out only when its turn comes; until then it sits in
+ * undici's queue, and a request still waiting when a connection is being opened for it keeps that connection
+ * busy. With the gate, a request beyond the origin's connection limit (`maxSockets`) never reaches undici: it waits
+ * here, and rejecting it (abort, `socketAcquisitionTimeout`, `connectionTimeout`, `destroy()`) is an O(1) unlink
+ * that never closes or opens a connection. undici only ever sees at most `limit` requests of the origin, each of
+ * which has (or is opening) a connection of its own.
+ *
+ *   handle() ─► inUse < limit ? ─yes─► dispatched to undici (inUse++, awaiting++) ─► onRequestStart (awaiting--)
+ *                     └─no──► queue (intrusive FIFO: the request object is the node; head = oldest)
+ *   end / error / failure before a connection ─► inUse-- ─► head of the queue dispatched
+ *
+ * The queue is the telemetry's `OriginPoolState.waiting` list when the origin has a telemetry entry of its own (one
+ * list, read for `queued` and the oldest queued age); an origin aggregated under `_OTHER`, or any origin with
+ * `telemetry: false`, has a list of its own, registered with its `_OTHER` entry. Cost per request: two counter
+ * updates, plus an O(1) push/unlink when it has to wait. One gate per exact origin (`scheme://host:port`).
+ */
+import type { ConnectingSockets } from "./connecting-sockets";
+import type { DispatcherLike } from "./dispatcher-like";
+import { type PoolRequestNode, RequestList } from "./origin-pool-state";
+
+/** A request the gate can hold and later dispatch. @internal */
+export interface GatedRequest extends PoolRequestNode {
+  /** Hands the request to undici (the gate already counted it in `inUse`). */
+  dispatchFromGate(): void;
+}
+
+/** List tag of a gate-owned queue (1 = telemetry `waiting`, 2 = paused bodies). @internal */
+export const GATE_LIST_TAG = 3;
+
+/** @internal */
+export class OriginGate {
+  /** Requests handed to undici and not finished with their connection (response ended, failed or abandoned). */
+  inUse = 0;
+  /** Of those, requests that have no connection yet (undici is connecting one for them or will give them one). */
+  awaiting = 0;
+  /** Set by `UndiciHttpHandler.destroy()`: nothing is dispatched any more. */
+  closed = false;
+  /** `drain()` is running (see there). */
+  private draining = false;
+  /** Where queued requests go when their turn comes: the handler's current dispatcher (updated on a rebuild). */
+  dispatcher: DispatcherLike | undefined = undefined;
+
+  /**
+   * @param origin - `scheme://host:port`.
+   * @param limit - connections per origin (`maxSockets`); `null` = unlimited (nothing ever waits here).
+   * @param connecting - the handler's connecting sockets (to end an attempt nobody waits for).
+   * @param queue - the FIFO: the telemetry entry's `waiting` list, or a list of its own.
+   */
+  constructor(
+    readonly origin: string,
+    public limit: number | null,
+    readonly connecting: ConnectingSockets,
+    readonly queue: RequestList = new RequestList(GATE_LIST_TAG)
+  ) {}
+
+  /**
+   * A request that had no connection yet gave up its slot: when no other request of the origin waits for a
+   * connection (none queued here, none dispatched without one), end the origin's connection attempts now.
+   */
+  abandonIfUnneeded(): void {
+    if (this.awaiting === 0 && this.queue.size === 0) this.connecting.abandon(this.origin);
+  }
+
+  /** True (and counted in `inUse`) when the request may go to undici now; false: the caller queues it. */
+  admit(): boolean {
+    const limit = this.limit;
+    if (limit !== null && (this.inUse >= limit || this.queue.size > 0)) return false;
+    this.inUse++;
+    return true;
+  }
+
+  /** Queues `n` behind the others (O(1)). */
+  enqueue(n: GatedRequest): void {
+    this.queue.push(n);
+  }
+
+  /** Removes a queued `n` (O(1)); no-op when it is not queued here. */
+  unlink(n: GatedRequest): void {
+    this.queue.remove(n);
+  }
+
+  /** A request finished with its slot: dispatch queued requests while slots are free. */
+  release(): void {
+    if (this.inUse > 0) this.inUse--;
+    this.drain();
+  }
+
+  /**
+   * Dispatches queued requests, oldest first, while the limit allows. Not re-entrant: a dispatch that fails
+   * synchronously releases its slot inside this loop, which then simply continues (no recursion per queued request).
+   */
+  drain(): void {
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      while (!this.closed) {
+        const head = this.queue.head as GatedRequest | undefined;
+        const limit = this.limit;
+        if (head === undefined || (limit !== null && this.inUse >= limit)) return;
+        this.queue.remove(head);
+        this.inUse++;
+        head.dispatchFromGate();
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+}
