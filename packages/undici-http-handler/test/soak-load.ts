@@ -60,7 +60,6 @@ export interface SoakTally {
 
 /** The `handle()` surface the load needs. */
 export interface SoakHandler {
-  // biome-ignore lint/suspicious/noExplicitAny: every handler's HttpResponse (its body typed `any`) fits
   handle(request: any, options?: { abortSignal?: AbortSignal }): Promise<{ response: { body?: any } }>;
 }
 
