@@ -106,9 +106,9 @@ describe.each(HANDLERS)(
         await waitFor(() => held.length === 1, "the request reached the server");
         await second(0, 1);
       }
-      expect(reports.map((r) => [r.state, r.cause ?? r.previousCause])).toEqual([
-        ["saturated", "pool_capacity"],
-        ["ok", "pool_capacity"],
+      expect(reports.map((r) => [r.state, r.cause ?? r.previousCause, r.trigger ?? null])).toEqual([
+        ["saturated", "pool_capacity", "growth"],
+        ["ok", "pool_capacity", null],
       ]);
       // A few more quiet seconds: nothing else is reported.
       for (let s = 0; s < 3; s++) await second(0, 0);
