@@ -30,6 +30,7 @@ import {
   createHandler,
   type HandlerClasses,
   type HandlerKey,
+  isSockeye,
   type NeutralConfig,
   perCallOptions,
 } from "./handler-matrix";
@@ -130,13 +131,46 @@ export interface Leftovers {
   unhandled: string[];
 }
 
+/** Sockeye's own accounting after `destroy()` (every count 0, the interval stopped). */
+export interface SockeyeInternals {
+  /** `getPoolStats().totals`. */
+  inFlight: number;
+  queued: number;
+  /** Deadlines still armed on the handler's scheduler, and whether its interval still runs. */
+  armed: number;
+  ticking: boolean;
+}
+
 /** The result of one run. */
 export interface FaultRunResult {
   outcomes: string[];
   messages: string[];
   connections: number;
   left: Leftovers;
+  /** Sockeye's handlers only. */
+  internal?: SockeyeInternals;
   notes: Record<string, unknown>;
+}
+
+/**
+ * Reads a Sockeye handler's internals: `getPoolStats()`, and its deadline scheduler (private: `runtime.scheduler`
+ * in `NodeHttpHandler`, `scheduler` in `UndiciHttpHandler`). Throws, naming the field, when a refactor moved it, so
+ * the suite is updated instead of silently checking less.
+ */
+export function sockeyeInternals(handler: AnyHandler): SockeyeInternals {
+  const h = handler as unknown as {
+    getPoolStats(): { totals: { inFlight: number; queued: number } };
+    runtime?: { scheduler?: { size: number; ticking: boolean } };
+    scheduler?: { size: number; ticking: boolean };
+  };
+  const scheduler = h.runtime?.scheduler ?? h.scheduler;
+  if (scheduler === undefined || typeof scheduler.size !== "number") {
+    throw new Error(
+      "fault-run: the handler has no runtime.scheduler / scheduler with a size: update sockeyeInternals()"
+    );
+  }
+  const { inFlight, queued } = h.getPoolStats().totals;
+  return { inFlight, queued, armed: scheduler.size, ticking: scheduler.ticking };
 }
 
 /** `"Name/code"` (`-` for no code). */
@@ -252,7 +286,9 @@ export async function runFault(
       }
     });
     const faults = capture.take();
+    const internal = isSockeye(key) ? sockeyeInternals(handler) : undefined;
     return {
+      internal,
       outcomes,
       messages,
       connections: server.connections + silent.connections,

@@ -6,7 +6,7 @@
  * Each run is asserted in three tests against what `fault-expectations.ts` records for that handler: every
  * request's outcome shape and error message class; the connections the servers accepted; and what is left after
  * `destroy()` (unsettled promises, open connections, ref'd timers and handles, uncaught exceptions, unhandled
- * rejections). An assertion where Sockeye's undici handler is known to be worse than its peers runs as `it.fails`,
+ * rejections; for Sockeye's handlers also their in-flight and queued counts, armed deadlines and interval). An assertion where Sockeye's undici handler is known to be worse than its peers runs as `it.fails`,
  * its title naming the defect of issue 22; it turns red (to be flipped) when the fix lands.
  *
  * `SOCKEYE_FAULT_PRINT=1` prints every run's observed result (to write or review the table).
@@ -68,6 +68,9 @@ for (const kind of KINDS) {
               unhandled: [],
               ...expected.left,
             });
+            if (result.internal !== undefined) {
+              expect(result.internal).toEqual({ inFlight: 0, queued: 0, armed: 0, ticking: false });
+            }
           });
         });
       }
