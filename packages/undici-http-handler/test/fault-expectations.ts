@@ -157,7 +157,7 @@ export const FAULT_EXPECTATIONS: Record<string, Row> = {
   "destroy-in-flight-and-queued": {
     "sockeye-node": { outcomes: ["HandlerDestroyedError/ERR_HANDLER_DESTROYED", "HandlerDestroyedError/ERR_HANDLER_DESTROYED", "HandlerDestroyedError/ERR_HANDLER_DESTROYED"], messages: [/^@sockeye\/node-http-handler - the handler was des/, /^@sockeye\/node-http-handler - the handler was des/, /^@sockeye\/node-http-handler - the handler was des/], connections: 1 },
     "sockeye-undici": { outcomes: ["HandlerDestroyedError/ERR_HANDLER_DESTROYED", "HandlerDestroyedError/ERR_HANDLER_DESTROYED", "HandlerDestroyedError/ERR_HANDLER_DESTROYED"], messages: [/^@sockeye\/undici-http-handler - the handler was d/, /^@sockeye\/undici-http-handler - the handler was d/, /^@sockeye\/undici-http-handler - the handler was d/], connections: 1 },
-    "smithy-node": { outcomes: ["TimeoutError/ECONNRESET", "TimeoutError/ECONNRESET", "pending"], messages: [/^socket hang up/, /^socket hang up/, undefined], connections: 3, left: { pending: 1, openConnections: 1, refTimers: 1 } },
+    "smithy-node": { outcomes: ["TimeoutError/ECONNRESET", "TimeoutError/ECONNRESET", "pending"], messages: [/^socket hang up/, /^socket hang up/, undefined], connections: 3, left: { pending: 1, openConnections: 1, abortListeners: 1, refTimers: 1 } },
     "smithy-undici": { outcomes: ["ClientDestroyedError/UND_ERR_DESTROYED", "ClientDestroyedError/UND_ERR_DESTROYED", "ClientDestroyedError/UND_ERR_DESTROYED"], messages: [/^The client is destroyed/, /^The client is destroyed/, /^The client is destroyed/], connections: 1 },
   },
   "destroy-mid-body": {

@@ -7,10 +7,11 @@
  *   `"200 bodyError=Name/code"` (what a `for await` reader got), `"200 unread"`, or `"pending"`; and each error's
  *   message;
  * - `connections`: TCP connections accepted by both servers over the whole run (after `destroy()` included);
- * - what is left after `destroy()`: unsettled promises, connections still open at the servers, ref'd timers and
- *   handles more than before the run (`process.getActiveResourcesInfo()`), uncaught exceptions and unhandled
+ * - what is left after `destroy()`: unsettled promises, connections still open at the servers, `'abort'` listeners
+ *   on the callers' signals, ref'd timers and handles more than before the run (`process.getActiveResourcesInfo()`), uncaught exceptions and unhandled
  *   rejections (through the spec file's {@link ProcessFaultCapture}).
  */
+import { getEventListeners } from "node:events";
 import type { Readable } from "node:stream";
 import { activeResources } from "../../node-http-handler/test/active-resources";
 import type { ProcessFaultCapture } from "../../node-http-handler/test/process-fault-capture";
@@ -125,6 +126,8 @@ export interface FaultScenario {
 export interface Leftovers {
   pending: number;
   openConnections: number;
+  /** `'abort'` listeners left on the callers' signals. */
+  abortListeners: number;
   refTimers: number;
   refHandles: number;
   uncaught: string[];
@@ -295,6 +298,7 @@ export async function runFault(
       left: {
         pending: states.filter((s) => s === "pending").length,
         openConnections: open(),
+        abortListeners: ctx.controllers.reduce((n, c) => n + getEventListeners(c.signal, "abort").length, 0),
         refTimers: Math.max(0, now.timers - before.timers),
         refHandles: Math.max(0, now.handles - before.handles),
         uncaught: faults.uncaught,

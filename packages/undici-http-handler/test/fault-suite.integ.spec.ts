@@ -5,7 +5,7 @@
  *
  * Each run is asserted in three tests against what `fault-expectations.ts` records for that handler: every
  * request's outcome shape and error message class; the connections the servers accepted; and what is left after
- * `destroy()` (unsettled promises, open connections, ref'd timers and handles, uncaught exceptions, unhandled
+ * `destroy()` (unsettled promises, open connections, abort listeners, ref'd timers and handles, uncaught exceptions, unhandled
  * rejections; for Sockeye's handlers also their in-flight and queued counts, armed deadlines and interval). An assertion where Sockeye's undici handler is known to be worse than its peers runs as `it.fails`,
  * its title naming the defect of issue 22; it turns red (to be flipped) when the fix lands.
  *
@@ -62,6 +62,7 @@ for (const kind of KINDS) {
             expect(result.left).toEqual({
               pending: 0,
               openConnections: 0,
+              abortListeners: 0,
               refTimers: 0,
               refHandles: 0,
               uncaught: [],
