@@ -99,6 +99,8 @@ export interface FaultCtx {
   readonly notes: Record<string, unknown>;
   /** Starts a request (with its own AbortController when `signal`); returns its index. */
   start(init: RequestInit, options?: { signal?: boolean }): number;
+  /** Calls the handler's `destroy()` during the scenario (what is pending then gets the shorter cap). */
+  destroy(): void;
   /** Waits for request `i`'s response and returns its body's reader (started now if not yet). */
   read(i: number): Promise<BodyReader>;
 }
@@ -202,6 +204,7 @@ export async function runFault(
   const handler = createHandler(classes, key, config);
   const perCall = perCallOptions(key, config);
   const notes: Record<string, unknown> = {};
+  let destroyedByScenario = false;
   const responses: (Awaited<FaultCtx["pending"][number]>["response"] | undefined)[] = [];
   const ctx: FaultCtx = {
     key,
@@ -232,6 +235,10 @@ export async function runFault(
       ctx.pending.push(p);
       return i;
     },
+    destroy() {
+      destroyedByScenario = true;
+      handler.destroy();
+    },
     async read(i) {
       const { response } = await ctx.pending[i]!;
       ctx.readers[i] ??= readBody(response.body);
@@ -240,7 +247,10 @@ export async function runFault(
   };
   try {
     await scenario.run(ctx);
-    let states: SettleState<unknown>[] = await settleAll(ctx.pending, CAP_MS);
+    let states: SettleState<unknown>[] = await settleAll(
+      ctx.pending,
+      destroyedByScenario ? AFTER_DESTROY_CAP_MS : CAP_MS
+    );
     const bodies: (BodyResult | "unread" | "pending" | undefined)[] = [];
     const reading: Promise<void>[] = [];
     states.forEach((state, i) => {

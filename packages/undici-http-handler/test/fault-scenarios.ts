@@ -216,7 +216,7 @@ export const FAULT_SCENARIOS: FaultScenario[] = [
       for (let i = 0; i < 3; i++) ctx.start({ path: "/never" }, { signal: true });
       await sawRequests(ctx, 1);
       await new Promise((resolve) => setTimeout(resolve, 20));
-      ctx.handler.destroy();
+      ctx.destroy();
     },
   },
   {
@@ -224,7 +224,7 @@ export const FAULT_SCENARIOS: FaultScenario[] = [
     title: "destroy() mid-body (while reading)",
     async run(ctx) {
       await readingFirstChunk(ctx, "/stall-body");
-      ctx.handler.destroy();
+      ctx.destroy();
     },
   },
   // ---- bodies left unread, then errored ------------------------------------------------------------------------
@@ -248,7 +248,7 @@ export const FAULT_SCENARIOS: FaultScenario[] = [
     async run(ctx) {
       const i = ctx.start({ path: "/stall-body" }, { signal: true });
       await ctx.pending[i];
-      ctx.handler.destroy();
+      ctx.destroy();
       await new Promise((resolve) => setTimeout(resolve, 30));
       await ctx.read(i);
     },
