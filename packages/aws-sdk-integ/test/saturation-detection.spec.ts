@@ -2,7 +2,7 @@
  * Saturation detection on real AWS SDK v3 traffic, through Sockeye's `NodeHttpHandler` AND `UndiciHttpHandler`
  * with their default detector settings (`socketMonitor: "interval"`, 1 s samples, K = 5, `unconsumedBodyMs` 10 s,
  * `stallAfterMs` 30 s); only `maxSockets` is lowered (2), so that a few calls fill the pool. Both handlers must
- * report the SAME exact sequence (state, cause, trigger per report) in each scenario:
+ * report the SAME exact sequence (state, cause, and the trigger where it is deterministic) in each scenario:
  * - SQS long polling (`WaitTimeSeconds` 10, moto) with more polls than sockets: the pool is full for the whole
  *   wait and nothing completes, yet the server answers exactly when asked. Not a stall: exactly one capacity
  *   report (`pool_capacity` / `long_holds`, sized for the polls), never `no_progress`, no recovery/re-report cycle.
@@ -62,6 +62,11 @@ function recording(name: DetectingHandler): Recorded {
 /** `[state, cause (or the previous one, for a recovery), trigger]` per report. */
 function sequence(reports: readonly SaturationReport[]): [string, string | null, string | null][] {
   return reports.map((r) => [r.state, r.cause ?? r.previousCause ?? null, r.trigger ?? null]);
+}
+
+/** `[state, cause]` of each entry of a {@link sequence}. */
+function stateAndCause(reports: ReturnType<typeof sequence>): [string, string | null][] {
+  return reports.map(([state, cause]) => [state, cause]);
 }
 
 async function until(condition: () => boolean, what: string, withinMs: number): Promise<void> {
@@ -286,15 +291,17 @@ describe.each(NAMES)(
       `GetObject loop that never reads bodies: unconsumed_bodies within 15 s, kept while unread, one recovery after${name === "UndiciHttpHandler" ? " — fails until issue 23 is fixed (undici reports pool_capacity first)" : ""}`,
       () => {
         const r = results[name].unreadBodies;
-        expect(r.first).toEqual([["saturated", "unconsumed_bodies", "long_holds"]]);
+        // The trigger is left out: whether the queue was still growing at the K-th sample (`growth`) or already
+        // stuck (`long_holds`) is a matter of timing on a loaded machine.
+        expect(stateAndCause(r.first)).toEqual([["saturated", "unconsumed_bodies"]]);
         expect(r.unconsumedCount).toBe(2);
         expect(r.warnedUnread).toBe(true);
         // Kept: no other cause, no recovery while the bodies stay unread.
         expect(r.kept).toEqual(r.first);
         expect(r.keptState).toEqual({ cause: "unconsumed_bodies", unconsumed: 2 });
-        expect(r.sequence).toEqual([
-          ["saturated", "unconsumed_bodies", "long_holds"],
-          ["ok", "unconsumed_bodies", null],
+        expect(stateAndCause(r.sequence)).toEqual([
+          ["saturated", "unconsumed_bodies"],
+          ["ok", "unconsumed_bodies"],
         ]);
       }
     );
@@ -321,6 +328,8 @@ describe("both handlers report the same sequences", () => {
   });
 
   it.fails("unread GetObject bodies — fails until issue 23 is fixed (undici: pool_capacity first)", () => {
-    expect(results.UndiciHttpHandler.unreadBodies.sequence).toEqual(results.NodeHttpHandler.unreadBodies.sequence);
+    expect(stateAndCause(results.UndiciHttpHandler.unreadBodies.sequence)).toEqual(
+      stateAndCause(results.NodeHttpHandler.unreadBodies.sequence)
+    );
   });
 });
