@@ -15,6 +15,7 @@
  *   /never              reads the body, never answers
  *   /reset              destroys the socket as soon as the request head is parsed
  *   /reset-mid-body     headers (content-length 100) + 10 bytes, then destroys the socket
+ *   /fin-mid-body       headers (content-length 100) + 10 bytes, then ends the connection (FIN: a truncated body)
  *   /half-close         reads the body, then ends its side of the connection without a response
  *   /malformed          reads the body, then writes an unparsable status line and ends the connection
  *   /stream-sink        emits "first-chunk" on `events` with the first body chunk, answers `{ length, sha256 }`
@@ -26,6 +27,8 @@
  *                       `100 Continue`, then echoes
  *   /expect-417         answers 417 without `100 Continue`; every body byte that still arrives is recorded
  *   /continue-never     never answers (neither `100 Continue` nor a response); body bytes are recorded
+ *
+ * `?close=1` on /stall-body, /reset-mid-body and /fin-mid-body adds `Connection: close` to the response head.
  *
  * Every request is recorded in `received` as it starts (its `body` keeps growing until `complete`). `close()`
  * destroys every connection, so a stalled endpoint never keeps a test (or the process) alive.
@@ -134,6 +137,11 @@ interface InternalState {
   events: EventEmitter;
 }
 
+/** `headers` plus `connection: close` when the request's query has `close=1`. */
+function closeIfAsked(url: URL, headers: http.OutgoingHttpHeaders): http.OutgoingHttpHeaders {
+  return url.searchParams.get("close") === "1" ? { ...headers, connection: "close" } : headers;
+}
+
 function route(state: InternalState, req: http.IncomingMessage, res: http.ServerResponse, rec: ReceivedRequest): void {
   const url = new URL(req.url ?? "/", "http://x");
   const path = url.pathname;
@@ -194,7 +202,7 @@ function route(state: InternalState, req: http.IncomingMessage, res: http.Server
       return;
     case "/stall-body":
       collectInto(rec, req, () => {
-        res.writeHead(200, { "content-length": 100 });
+        res.writeHead(200, closeIfAsked(url, { "content-length": 100 }));
         res.write("0123456789");
       });
       return;
@@ -206,8 +214,14 @@ function route(state: InternalState, req: http.IncomingMessage, res: http.Server
       return;
     case "/reset-mid-body":
       collectInto(rec, req, () => {
-        res.writeHead(200, { "content-length": 100 });
+        res.writeHead(200, closeIfAsked(url, { "content-length": 100 }));
         res.write("0123456789", () => setImmediate(() => req.socket.destroy()));
+      });
+      return;
+    case "/fin-mid-body":
+      collectInto(rec, req, () => {
+        res.writeHead(200, closeIfAsked(url, { "content-length": 100 }));
+        res.write("0123456789", () => setImmediate(() => req.socket.end()));
       });
       return;
     case "/half-close":

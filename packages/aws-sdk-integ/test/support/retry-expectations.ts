@@ -1,0 +1,89 @@
+/**
+ * What each handler does in the retry suite (`sdk-retries.spec.ts`), per fault mode. The oracle is upstream
+ * `@smithy/node-http-handler` with the clients' default retry settings: every fault below is transient for the SDK,
+ * so a transient fault succeeds at the 2nd attempt and a persistent one fails after the client's default
+ * `maxAttempts` (DynamoDB 4, S3 3), each attempt one request at the proxy.
+ *
+ * Sockeye's handlers must match the oracle (attempts, success or failure, and the final error's shape as
+ * `NodeHttpHandler` gives it); where Sockeye's undici handler does not today, the row names the issue-22 defect.
+ * `@smithy/undici-http-handler` 3.2.4 is recorded as it is: it does not retry an error in the response body
+ * (`SocketError` / `ResponseContentLengthMismatchError`: not transient for the SDK), so a mid-body fault ends its
+ * call at the 1st attempt.
+ *
+ * | fault                               | NodeHttpHandler (both)   | Sockeye undici today                                   | @smithy undici                                  |
+ * |-------------------------------------|--------------------------|--------------------------------------------------------|-------------------------------------------------|
+ * | reset before response               | retried; TimeoutError/ECONNRESET | the same                                       | retried; Error/ECONNRESET                       |
+ * | reset / FIN mid-body, keep-alive    | retried; Error/ECONNRESET | retried; TimeoutError/ECONNRESET (defect 3)           | not retried; SocketError/UND_ERR_SOCKET         |
+ * | reset / FIN mid-body, Conn. close   | retried; Error/ECONNRESET | NOT retried; UND_ERR_RES_CONTENT_LENGTH_MISMATCH (defect 2) | not retried; the same                      |
+ * | refused (persistent only)           | retried; Error/ECONNREFUSED | the same                                            | the same                                        |
+ * | stall (socketTimeout 300 ms)        | retried; TimeoutError    | the same                                               | retried; TimeoutError/UND_ERR_HEADERS_TIMEOUT   |
+ */
+import type { HandlerKey } from "../../../undici-http-handler/test/handler-matrix.js";
+import type { ProxyMode } from "./fault-proxy.js";
+
+/** A fault of the retry suite: a proxy mode, or a refused connection. @internal */
+export type RetryFault = Exclude<ProxyMode, "pass"> | "refuse";
+
+/** How one SDK call ended. @internal */
+export interface RetryOutcome {
+  ok: boolean;
+  /** `$metadata.attempts`. */
+  attempts: number;
+  /** `Name/code` of the final error. */
+  error?: string;
+}
+
+/** @internal */
+export interface RetryExpectation extends RetryOutcome {
+  /** Sockeye undici: the issue-22 defect that makes it fail today (the test runs as `it.fails`). */
+  defect?: number;
+}
+
+/** The clients' default `maxAttempts`. */
+const DEFAULT_ATTEMPTS = { dynamodb: 4, s3: 3 } as const;
+
+const MID_BODY = new Set<RetryFault>([
+  "reset-mid-body-keep-alive",
+  "reset-mid-body-close",
+  "fin-mid-body-keep-alive",
+  "fin-mid-body-close",
+]);
+
+/** The final error of a persistent fault, as `NodeHttpHandler` (Sockeye's and upstream's) gives it. */
+function nodeError(fault: RetryFault): string {
+  if (fault === "reset-before-response") return "TimeoutError/ECONNRESET";
+  if (fault === "refuse") return "Error/ECONNREFUSED";
+  if (fault === "stall") return "TimeoutError/-";
+  return "Error/ECONNRESET";
+}
+
+/** The expectation for one test. @internal */
+export function retryExpectation(
+  fault: RetryFault,
+  persistence: "transient" | "persistent",
+  key: HandlerKey,
+  service: "dynamodb" | "s3"
+): RetryExpectation {
+  const oracle: RetryOutcome =
+    persistence === "transient"
+      ? { ok: true, attempts: 2 }
+      : { ok: false, attempts: DEFAULT_ATTEMPTS[service], error: nodeError(fault) };
+  if (key === "smithy-undici") {
+    if (MID_BODY.has(fault)) {
+      const error = fault.endsWith("-close")
+        ? "ResponseContentLengthMismatchError/UND_ERR_RES_CONTENT_LENGTH_MISMATCH"
+        : "SocketError/UND_ERR_SOCKET";
+      return { ok: false, attempts: 1, error };
+    }
+    if (oracle.ok) return oracle;
+    if (fault === "reset-before-response") return { ...oracle, error: "Error/ECONNRESET" };
+    if (fault === "stall") return { ...oracle, error: "TimeoutError/UND_ERR_HEADERS_TIMEOUT" };
+    return oracle;
+  }
+  if (key === "sockeye-undici" && MID_BODY.has(fault)) {
+    if (fault.endsWith("-close")) return { ...oracle, defect: 2 };
+    // Retried as often as upstream; only the final error's shape differs (TimeoutError/ECONNRESET).
+    if (!oracle.ok) return { ...oracle, defect: 3 };
+  }
+  return oracle;
+}
