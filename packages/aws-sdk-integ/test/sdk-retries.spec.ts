@@ -7,8 +7,7 @@
  * Every fault mode runs transient (the first attempt faulted, then the proxy passes) and persistent (every attempt
  * faulted). The oracle is upstream `@smithy/node-http-handler`: each handler must be retried in as many attempts
  * (counted at the proxy and as `$metadata.attempts`) and end the same way (success after a transient fault, an
- * error after persistent ones). `@smithy/undici-http-handler`'s own divergences are recorded as they are; a
- * Sockeye divergence with a known defect of issue 22 runs as `it.fails` naming it.
+ * error after persistent ones). `@smithy/undici-http-handler`'s own divergences are recorded as they are.
  *
  * `SOCKEYE_RETRIES_PRINT=1` prints each observed result.
  */
@@ -104,43 +103,37 @@ for (const service of ["dynamodb", "s3"] as const) {
         for (const key of HANDLER_KEYS) {
           const expected = retryExpectation(fault, persistence, key, service);
           const title = `${fault}, ${persistence} [${key}]`;
-          const test = expected.defect === undefined ? it : it.fails;
-          test(
-            expected.defect === undefined
-              ? title
-              : `${title} — fails until issue 22 defect ${expected.defect} is fixed`,
-            async () => {
-              const config: NeutralConfig = fault === "stall" ? { socketTimeout: STALL_TIMEOUT_MS } : {};
-              const handler = createHandler(DIST_HANDLER_CLASSES, key as HandlerKey, config) as HandlerInstance;
-              const proxy = await startFaultProxy(motoEndpoint());
-              try {
-                let endpoint = proxy.endpoint;
-                if (fault === "refuse") {
-                  // Nothing listens: persistent refusals only (a proxy cannot refuse and still count).
-                  endpoint = `http://127.0.0.1:${await closedPort()}`;
-                } else {
-                  const mode = fault as ProxyMode;
-                  proxy.plan(persistence === "transient" ? [mode] : [], persistence === "transient" ? "pass" : mode);
-                }
-                const outcome = await call(service, handler, endpoint);
-                const proxied = fault === "refuse" ? undefined : proxy.requests();
-                if (process.env.SOCKEYE_RETRIES_PRINT) {
-                  console.log(JSON.stringify({ service, fault, persistence, key, outcome, proxied }));
-                }
-                const want = expected;
-                expect({ ...outcome, error: outcome.error ?? null }).toEqual({
-                  ok: want.ok,
-                  attempts: want.attempts,
-                  error: want.error ?? null,
-                });
-                // Every attempt reached the proxy (one request each).
-                if (proxied !== undefined) expect(proxied).toBe(want.attempts);
-              } finally {
-                handler.destroy();
-                await proxy.close();
+          it(title, async () => {
+            const config: NeutralConfig = fault === "stall" ? { socketTimeout: STALL_TIMEOUT_MS } : {};
+            const handler = createHandler(DIST_HANDLER_CLASSES, key as HandlerKey, config) as HandlerInstance;
+            const proxy = await startFaultProxy(motoEndpoint());
+            try {
+              let endpoint = proxy.endpoint;
+              if (fault === "refuse") {
+                // Nothing listens: persistent refusals only (a proxy cannot refuse and still count).
+                endpoint = `http://127.0.0.1:${await closedPort()}`;
+              } else {
+                const mode = fault as ProxyMode;
+                proxy.plan(persistence === "transient" ? [mode] : [], persistence === "transient" ? "pass" : mode);
               }
+              const outcome = await call(service, handler, endpoint);
+              const proxied = fault === "refuse" ? undefined : proxy.requests();
+              if (process.env.SOCKEYE_RETRIES_PRINT) {
+                console.log(JSON.stringify({ service, fault, persistence, key, outcome, proxied }));
+              }
+              const want = expected;
+              expect({ ...outcome, error: outcome.error ?? null }).toEqual({
+                ok: want.ok,
+                attempts: want.attempts,
+                error: want.error ?? null,
+              });
+              // Every attempt reached the proxy (one request each).
+              if (proxied !== undefined) expect(proxied).toBe(want.attempts);
+            } finally {
+              handler.destroy();
+              await proxy.close();
             }
-          );
+          });
         }
       }
     }

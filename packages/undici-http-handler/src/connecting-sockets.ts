@@ -33,6 +33,11 @@ export const CONNECT_ABANDONED: Error = Object.assign(
 /** @internal */
 export class ConnectingSockets {
   private readonly byOrigin = new Map<string, Set<Socket>>();
+  /**
+   * Whether a request of `origin` waits for a connection (the handler's `OriginGate` knows); unset: always.
+   * Read by `onlyWhenNeeded` connectors before an attempt starts.
+   */
+  demand: ((origin: string) => boolean) | undefined = undefined;
 
   /** Number of sockets still connecting (all origins). */
   get size(): number {
@@ -69,6 +74,25 @@ export class ConnectingSockets {
         s.once("close", () => set.delete(s));
       }
       return socket as any;
+    } as Connector;
+  }
+
+  /**
+   * Returns a connector that starts no attempt nobody waits for: when `demand` says no request of `origin` waits
+   * for a connection, it fails at once with `CONNECT_ABANDONED` (no socket). Why: when a request in flight is
+   * aborted, undici destroys its connection and then reconnects for that request (still at the head of its queue)
+   * before noticing it was aborted; the new connection (a TLS handshake in production) serves nobody. On
+   * `CONNECT_ABANDONED` undici fails the (already settled) requests it still queued for that attempt instead.
+   */
+  onlyWhenNeeded(connector: Connector, origin: string): Connector {
+    const owner = this;
+    return function connect(options, callback) {
+      const demand = owner.demand;
+      if (demand !== undefined && !demand(origin)) {
+        callback(CONNECT_ABANDONED as Error & null, null as any);
+        return null as any;
+      }
+      return connector(options, callback);
     } as Connector;
   }
 

@@ -61,7 +61,12 @@ export class OriginGate {
    * connection (none queued here, none dispatched without one), end the origin's connection attempts now.
    */
   abandonIfUnneeded(): void {
-    if (this.awaiting === 0 && this.queue.size === 0) this.connecting.abandon(this.origin);
+    if (!this.needsConnection()) this.connecting.abandon(this.origin);
+  }
+
+  /** Whether a request of the origin waits for a connection: dispatched without one yet, or queued here. */
+  needsConnection(): boolean {
+    return this.awaiting > 0 || this.queue.size > 0;
   }
 
   /** True (and counted in `inUse`) when the request may go to undici now; false: the caller queues it. */

@@ -89,6 +89,9 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   private readonly scheduler = new DeadlineScheduler((now) => this.onTick(now));
   /** Sockets of the handler-owned dispatcher still connecting: `destroy()` ends them (undici would not). */
   private readonly connecting = new ConnectingSockets();
+  /** `connecting.demand`: whether a request of the origin waits for a connection (origins without a gate: yes). */
+  private readonly originNeedsConnection = (origin: string): boolean =>
+    this.gates.get(origin)?.needsConnection() ?? true;
   private warnedPerRequestMode = false;
   private warnedIgnoredAgentOptions = false;
   /** Incremented by `destroy()`: a `handle()` awaiting the config provider meanwhile rejects, sending nothing. */
@@ -120,6 +123,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
    *   value), a provider function (called now; a rejection or bad value rejects every `handle()`), or nothing.
    */
   constructor(options?: UndiciHttpHandlerOptions | Provider<UndiciHttpHandlerOptions | void>) {
+    this.connecting.demand = this.originNeedsConnection;
     if (typeof options === "function") {
       this.configPromise = this.chain(options().then((o) => this.resolve(o ?? undefined)));
     } else {
@@ -476,7 +480,10 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         ...(agent.keepAlive ? {} : { pipelining: 0 }),
         ...o,
         connections: maxSockets,
-        connect: state === undefined || monitor === undefined ? base : trackedConnector(base, monitor, state, lifetime),
+        connect: connecting.onlyWhenNeeded(
+          state === undefined || monitor === undefined ? base : trackedConnector(base, monitor, state, lifetime),
+          key
+        ),
         ...(lifetime !== undefined ? { clientTtl: lifetime } : {}),
       });
       // Registered by exact origin: `_OTHER` sums the pools of its origins; a replacement pool replaces its entry.

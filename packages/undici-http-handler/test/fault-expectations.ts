@@ -6,13 +6,10 @@
  *
  * The rows of the three peers are what they do today (upstream's own faults included, e.g. `@smithy/node-http-handler`
  * leaving a queued request hanging after `destroy()`, or crashing on a throwing logger). The `sockeye-undici` rows
- * are the TARGET: `NodeHttpHandler`'s behaviour (the README's promise) wherever the two handlers can behave alike;
- * where Sockeye's undici handler does not meet it today, `defects` names the issue-22 defect, and that assertion
- * runs as `it.fails`. A target row with no defect that fails is a finding outside issue 22 (see the report).
+ * are `NodeHttpHandler`'s behaviour (the README's promise) wherever the two handlers can behave alike; the column
+ * "before" says what Sockeye's undici handler did before issue 22 (defect numbers of that issue in brackets).
  *
- * Side by side (Sockeye undici today → target; @smithy/undici-http-handler 3.2.4; Sockeye / @smithy NodeHttpHandler):
- *
- * | scenario                         | Sockeye undici today                    | @smithy undici                        | NodeHttpHandler (both)        |
+ * | scenario                         | Sockeye undici before                   | @smithy undici                        | NodeHttpHandler (both), and Sockeye undici now |
  * |----------------------------------|-----------------------------------------|---------------------------------------|-------------------------------|
  * | reset before response            | TimeoutError/ECONNRESET                 | RequestTimeout/UND_ERR_SOCKET         | TimeoutError/ECONNRESET       |
  * | reset/FIN mid-body, keep-alive   | body: TimeoutError/ECONNRESET (3)       | body: SocketError/UND_ERR_SOCKET      | body: Error/ECONNRESET aborted|
@@ -29,13 +26,14 @@
  * | destroy() in flight and queued   | HandlerDestroyedError × 3               | ClientDestroyedError × 3              | Sockeye: HandlerDestroyedError; @smithy: queued one hangs |
  * | unread body, reset / destroy()   | uncaught exception (1)                  | error on read                         | error on read (Error/ECONNRESET) |
  * | throwing logger                  | nothing                                 | (no logger)                           | Sockeye: nothing; @smithy: uncaught |
+ *
+ * "+1 connection" after an abort or timeout in flight is undici's own: it reconnects for the aborted request before
+ * it notices the abort (a bare undici `Client` does it too). Sockeye's handler-owned pools start no connection
+ * attempt that no request waits for (`ConnectingSockets.onlyWhenNeeded`).
  */
 import type { ServerKind } from "../../node-http-handler/test/servers";
 import type { Leftovers } from "./fault-run";
 import type { HandlerKey } from "./handler-matrix";
-
-/** The three assertion groups of a run. */
-export type FaultAspect = "outcomes" | "connections" | "left";
 
 /** One handler's expected result in one scenario. */
 export interface FaultExpectation {
@@ -46,8 +44,6 @@ export interface FaultExpectation {
   notes?: Record<string, unknown>;
   /** Leftovers that differ from "nothing" (upstream's known faults). */
   left?: Partial<Leftovers>;
-  /** Sockeye undici only: the issue-22 defect that makes an assertion group fail today (run as `it.fails`). */
-  defects?: Partial<Record<FaultAspect, number>>;
 }
 
 type Row = Partial<Record<HandlerKey, FaultExpectation | { http: FaultExpectation; https: FaultExpectation }>>;
@@ -68,25 +64,25 @@ export const FAULT_EXPECTATIONS: Record<string, Row> = {
   },
   "reset-mid-body-keep-alive": {
     "sockeye-node": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
-    "sockeye-undici": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1, defects: { outcomes: 3 } },
+    "sockeye-undici": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
     "smithy-node": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
     "smithy-undici": { outcomes: ["200 bodyError=SocketError/UND_ERR_SOCKET"], messages: [/^other side closed/], connections: 1 },
   },
   "reset-mid-body-close": {
     "sockeye-node": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
-    "sockeye-undici": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1, defects: { outcomes: 2 } },
+    "sockeye-undici": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
     "smithy-node": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
     "smithy-undici": { outcomes: ["200 bodyError=ResponseContentLengthMismatchError/UND_ERR_RES_CONTENT_LENGTH_MISMATCH"], messages: [/^Response body length does not match content-leng/], connections: 1 },
   },
   "fin-mid-body-keep-alive": {
     "sockeye-node": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
-    "sockeye-undici": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1, defects: { outcomes: 3 } },
+    "sockeye-undici": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
     "smithy-node": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
     "smithy-undici": { outcomes: ["200 bodyError=SocketError/UND_ERR_SOCKET"], messages: [/^other side closed/], connections: 1 },
   },
   "fin-mid-body-close": {
     "sockeye-node": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
-    "sockeye-undici": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1, defects: { outcomes: 2 } },
+    "sockeye-undici": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
     "smithy-node": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
     "smithy-undici": { outcomes: ["200 bodyError=ResponseContentLengthMismatchError/UND_ERR_RES_CONTENT_LENGTH_MISMATCH"], messages: [/^Response body length does not match content-leng/], connections: 1 },
   },
@@ -104,7 +100,7 @@ export const FAULT_EXPECTATIONS: Record<string, Row> = {
   },
   "stalled-handshake": {
     "sockeye-node": { outcomes: ["TimeoutError/-"], messages: [/^@sockeye\/node-http-handler - the request socket/], connections: 1 },
-    "sockeye-undici": { http: { outcomes: ["TimeoutError/-"], messages: [/^@sockeye\/undici-http-handler - the request socke/], connections: 1 }, https: { outcomes: ["TimeoutError/-"], messages: [/^@sockeye\/undici-http-handler - the request did n/], connections: 1 } },
+    "sockeye-undici": { outcomes: ["TimeoutError/-"], messages: [/^@sockeye\/undici-http-handler - the request socke/], connections: 1 },
     "smithy-node": { outcomes: ["TimeoutError/-"], messages: [/^@smithy\/node-http-handler - the request socket t/], connections: 1 },
     "smithy-undici": { http: { outcomes: ["TimeoutError/UND_ERR_HEADERS_TIMEOUT"], messages: [/^Headers Timeout Error/], connections: 1 }, https: { outcomes: ["TimeoutError/UND_ERR_CONNECT_TIMEOUT"], messages: [/^Connect Timeout Error \(attempted address:/], connections: 1 } },
   },
@@ -122,13 +118,13 @@ export const FAULT_EXPECTATIONS: Record<string, Row> = {
   },
   "abort-queued": {
     "sockeye-node": { outcomes: ["200 body=echo GET /delay?ms=150", "AbortError/-", "200 body=status 200"], messages: [undefined, /^Request aborted/, undefined], connections: 1 },
-    "sockeye-undici": { outcomes: ["200 body=echo GET /delay?ms=150", "AbortError/-", "200 body=status 200"], messages: [undefined, /^Request aborted/, undefined], connections: 1, defects: { connections: 6 } },
+    "sockeye-undici": { outcomes: ["200 body=echo GET /delay?ms=150", "AbortError/-", "200 body=status 200"], messages: [undefined, /^Request aborted/, undefined], connections: 1 },
     "smithy-node": { outcomes: ["200 body=echo GET /delay?ms=150", "AbortError/-", "200 body=status 200"], messages: [undefined, /^Request aborted/, undefined], connections: 1 },
     "smithy-undici": { outcomes: ["200 body=echo GET /delay?ms=150", "AbortError/20", "200 body=status 200"], messages: [undefined, /^This operation was aborted/, undefined], connections: 2 },
   },
   "acquisition-timeout-queued": {
     "sockeye-node": { outcomes: ["200 body=echo GET /delay?ms=200", "TimeoutError/ETIMEDOUT", "200 body=status 200"], messages: [undefined, /^@sockeye\/node-http-handler - the request waited/, undefined], connections: 1 },
-    "sockeye-undici": { outcomes: ["200 body=echo GET /delay?ms=200", "TimeoutError/ETIMEDOUT", "200 body=status 200"], messages: [undefined, /^@sockeye\/undici-http-handler - the request waite/, undefined], connections: 1, defects: { connections: 6 } },
+    "sockeye-undici": { outcomes: ["200 body=echo GET /delay?ms=200", "TimeoutError/ETIMEDOUT", "200 body=status 200"], messages: [undefined, /^@sockeye\/undici-http-handler - the request waite/, undefined], connections: 1 },
   },
   "abort-connecting": {
     "sockeye-node": { outcomes: ["AbortError/-"], messages: [/^Request aborted/], connections: 0 },
@@ -144,13 +140,13 @@ export const FAULT_EXPECTATIONS: Record<string, Row> = {
   },
   "abort-after-headers-unread": {
     "sockeye-node": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
-    "sockeye-undici": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1, defects: { outcomes: 3, left: 1 } },
+    "sockeye-undici": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
     "smithy-node": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
     "smithy-undici": { outcomes: ["200 bodyError=AbortError/20"], messages: [/^This operation was aborted/], connections: 2 },
   },
   "abort-mid-body": {
     "sockeye-node": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
-    "sockeye-undici": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1, defects: { outcomes: 3 } },
+    "sockeye-undici": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
     "smithy-node": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
     "smithy-undici": { outcomes: ["200 bodyError=AbortError/20"], messages: [/^This operation was aborted/], connections: 2 },
   },
@@ -162,19 +158,19 @@ export const FAULT_EXPECTATIONS: Record<string, Row> = {
   },
   "destroy-mid-body": {
     "sockeye-node": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
-    "sockeye-undici": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1, defects: { outcomes: 3 } },
+    "sockeye-undici": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
     "smithy-node": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
     "smithy-undici": { outcomes: ["200 bodyError=ClientDestroyedError/UND_ERR_DESTROYED"], messages: [/^The client is destroyed/], connections: 1 },
   },
   "unread-body-reset": {
     "sockeye-node": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
-    "sockeye-undici": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1, defects: { outcomes: 3, left: 1 } },
+    "sockeye-undici": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
     "smithy-node": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
     "smithy-undici": { outcomes: ["200 bodyError=SocketError/UND_ERR_SOCKET"], messages: [/^other side closed/], connections: 1 },
   },
   "unread-body-destroy": {
     "sockeye-node": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
-    "sockeye-undici": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1, defects: { outcomes: 3, left: 1 } },
+    "sockeye-undici": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
     "smithy-node": { outcomes: ["200 bodyError=Error/ECONNRESET"], messages: [/^aborted/], connections: 1 },
     "smithy-undici": { outcomes: ["200 bodyError=ClientDestroyedError/UND_ERR_DESTROYED"], messages: [/^The client is destroyed/], connections: 1 },
   },
@@ -190,7 +186,7 @@ export const FAULT_EXPECTATIONS: Record<string, Row> = {
   },
   "abort-tls-handshake": {
     "sockeye-node": { outcomes: ["AbortError/-"], messages: [/^Request aborted/], connections: 1, notes: { handshakingLeftOpen: 0 } },
-    "sockeye-undici": { outcomes: ["AbortError/-"], messages: [/^Request aborted/], connections: 1, notes: { handshakingLeftOpen: 0 }, defects: { connections: 7 } },
+    "sockeye-undici": { outcomes: ["AbortError/-"], messages: [/^Request aborted/], connections: 1, notes: { handshakingLeftOpen: 0 } },
     "smithy-node": { outcomes: ["AbortError/-"], messages: [/^Request aborted/], connections: 1, notes: { handshakingLeftOpen: 0 } },
     "smithy-undici": { outcomes: ["TimeoutError/UND_ERR_CONNECT_TIMEOUT"], messages: [/^Connect Timeout Error \(attempted address:/], connections: 1, notes: { handshakingLeftOpen: 0 } },
   },

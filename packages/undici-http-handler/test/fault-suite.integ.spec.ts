@@ -6,8 +6,7 @@
  * Each run is asserted in three tests against what `fault-expectations.ts` records for that handler: every
  * request's outcome shape and error message class; the connections the servers accepted; and what is left after
  * `destroy()` (unsettled promises, open connections, abort listeners, ref'd timers and handles, uncaught exceptions, unhandled
- * rejections; for Sockeye's handlers also their in-flight and queued counts, armed deadlines and interval). An assertion where Sockeye's undici handler is known to be worse than its peers runs as `it.fails`,
- * its title naming the defect of issue 22; it turns red (to be flipped) when the fix lands.
+ * rejections; for Sockeye's handlers also their in-flight and queued counts, armed deadlines and interval).
  *
  * `SOCKEYE_FAULT_PRINT=1` prints every run's observed result (to write or review the table).
  */
@@ -18,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { processFaultCapture } from "../../node-http-handler/test/process-fault-capture";
 import type { ServerKind } from "../../node-http-handler/test/servers";
 import { UndiciHttpHandler } from "../src/index";
-import { type FaultAspect, type FaultExpectation, expectationFor } from "./fault-expectations";
+import { expectationFor } from "./fault-expectations";
 import { type FaultRunResult, runFault } from "./fault-run";
 import { FAULT_SCENARIOS } from "./fault-scenarios";
 import { HANDLER_KEYS, type HandlerClasses } from "./handler-matrix";
@@ -48,17 +47,17 @@ for (const kind of KINDS) {
             result = await runFault(CLASSES, key, kind, scenario, capture);
             if (process.env.SOCKEYE_FAULT_PRINT) console.log(JSON.stringify({ kind, id: scenario.id, key, ...result }));
           });
-          aspect(expected, "outcomes", "every promise settles, with the recorded outcome and error shape", () => {
+          it("every promise settles, with the recorded outcome and error shape", () => {
             expect(result.outcomes).toEqual(expected.outcomes);
             expected.messages?.forEach((pattern, i) => {
               if (pattern !== undefined) expect(result.messages[i]).toMatch(pattern);
             });
           });
-          aspect(expected, "connections", "connections opened as recorded (and none left handshaking)", () => {
+          it("connections opened as recorded (and none left handshaking)", () => {
             expect(result.connections).toBe(expected.connections);
             expect(result.notes).toMatchObject(expected.notes ?? {});
           });
-          aspect(expected, "left", "no uncaught exception; nothing left after destroy()", () => {
+          it("no uncaught exception; nothing left after destroy()", () => {
             expect(result.left).toEqual({
               pending: 0,
               openConnections: 0,
@@ -77,11 +76,4 @@ for (const kind of KINDS) {
       }
     }
   });
-}
-
-/** One assertion group: `it`, or `it.fails` naming the issue-22 defect recorded for it. */
-function aspect(expected: FaultExpectation, which: FaultAspect, title: string, assert: () => void): void {
-  const defect = expected.defects?.[which];
-  if (defect === undefined) it(title, assert);
-  else it.fails(`${title} — fails until issue 22 defect ${defect} is fixed`, assert);
 }

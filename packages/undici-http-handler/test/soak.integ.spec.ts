@@ -76,7 +76,7 @@ describe("soak through UndiciHttpHandler (mixed load, aborts at every phase, tim
     await server?.close();
   });
 
-  it.fails("zero uncaught exceptions and unhandled rejections — fails until issue 22 defect 1 is fixed", () => {
+  it("zero uncaught exceptions and unhandled rejections", () => {
     expect(faults).toEqual({ uncaught: [], unhandled: [] });
   });
 

@@ -5,16 +5,16 @@
  * `maxAttempts` (DynamoDB 4, S3 3), each attempt one request at the proxy.
  *
  * Sockeye's handlers must match the oracle (attempts, success or failure, and the final error's shape as
- * `NodeHttpHandler` gives it); where Sockeye's undici handler does not today, the row names the issue-22 defect.
+ * `NodeHttpHandler` gives it), both of them in every mode.
  * `@smithy/undici-http-handler` 3.2.4 is recorded as it is: it does not retry an error in the response body
  * (`SocketError` / `ResponseContentLengthMismatchError`: not transient for the SDK), so a mid-body fault ends its
  * call at the 1st attempt.
  *
- * | fault                               | NodeHttpHandler (both)   | Sockeye undici today                                   | @smithy undici                                  |
+ * | fault                               | NodeHttpHandler (both)   | Sockeye undici                                         | @smithy undici                                  |
  * |-------------------------------------|--------------------------|--------------------------------------------------------|-------------------------------------------------|
  * | reset before response               | retried; TimeoutError/ECONNRESET | the same                                       | retried; Error/ECONNRESET                       |
- * | reset / FIN mid-body, keep-alive    | retried; Error/ECONNRESET | retried; TimeoutError/ECONNRESET (defect 3)           | not retried; SocketError/UND_ERR_SOCKET         |
- * | reset / FIN mid-body, Conn. close   | retried; Error/ECONNRESET | NOT retried; UND_ERR_RES_CONTENT_LENGTH_MISMATCH (defect 2) | not retried; the same                      |
+ * | reset / FIN mid-body, keep-alive    | retried; Error/ECONNRESET | the same (issue 22 defect 3: was TimeoutError)        | not retried; SocketError/UND_ERR_SOCKET         |
+ * | reset / FIN mid-body, Conn. close   | retried; Error/ECONNRESET | the same (issue 22 defect 2: was not retried)         | not retried; the same                           |
  * | refused (persistent only)           | retried; Error/ECONNREFUSED | the same                                            | the same                                        |
  * | stall (socketTimeout 300 ms)        | retried; TimeoutError    | the same                                               | retried; TimeoutError/UND_ERR_HEADERS_TIMEOUT   |
  */
@@ -34,10 +34,7 @@ export interface RetryOutcome {
 }
 
 /** @internal */
-export interface RetryExpectation extends RetryOutcome {
-  /** Sockeye undici: the issue-22 defect that makes it fail today (the test runs as `it.fails`). */
-  defect?: number;
-}
+export type RetryExpectation = RetryOutcome;
 
 /** The clients' default `maxAttempts`. */
 const DEFAULT_ATTEMPTS = { dynamodb: 4, s3: 3 } as const;
@@ -80,10 +77,6 @@ export function retryExpectation(
     if (fault === "stall") return { ...oracle, error: "TimeoutError/UND_ERR_HEADERS_TIMEOUT" };
     return oracle;
   }
-  if (key === "sockeye-undici" && MID_BODY.has(fault)) {
-    if (fault.endsWith("-close")) return { ...oracle, defect: 2 };
-    // Retried as often as upstream; only the final error's shape differs (TimeoutError/ECONNRESET).
-    if (!oracle.ok) return { ...oracle, defect: 3 };
-  }
+  // Sockeye's undici handler: upstream's attempts and final error in every mode (issue 22, defects 2 and 3).
   return oracle;
 }
