@@ -330,7 +330,8 @@ export class DeadlineScheduler {
       this.siftDown(0);
       if (heap[0] === list) break;
     }
-    if (this.expired.length > 0 && this.flushHandle === undefined) this.flushHandle = timing.setImmediate(this.boundFlush);
+    if (this.expired.length > 0 && this.flushHandle === undefined)
+      this.flushHandle = timing.setImmediate(this.boundFlush);
     if (heap.length > 0) this.schedule(heap[0].expiry);
   }
 

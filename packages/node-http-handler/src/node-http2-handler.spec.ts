@@ -119,7 +119,15 @@ function settled<T>(promise: Promise<T>): { done: boolean; error?: Error } {
 }
 
 const FAKE: Parameters<typeof vi.useFakeTimers>[0] = {
-  toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "setImmediate", "clearImmediate", "performance"],
+  toFake: [
+    "setTimeout",
+    "clearTimeout",
+    "setInterval",
+    "clearInterval",
+    "setImmediate",
+    "clearImmediate",
+    "performance",
+  ],
 };
 
 describe("public surface", () => {
