@@ -49,7 +49,7 @@ describe("DeadlineScheduler", () => {
     vi.advanceTimersByTime(37); // arm at an arbitrary time
     const start = timing.now();
     const durations = [1, 10, 50, 100, 1000, 60_000, 600_000];
-    durations.forEach((ms, i) => scheduler.arm(new Deadline(o, i), start, ms));
+    for (const [i, ms] of durations.entries()) scheduler.arm(new Deadline(o, i), start, ms);
     for (const ms of durations) {
       const before = o.fired.length;
       vi.advanceTimersByTime(start + ms - 1 - timing.now());
