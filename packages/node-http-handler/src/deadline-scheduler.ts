@@ -31,8 +31,10 @@
  * Native timers: zero per request. The timer is re-armed only when the earliest expiry moves earlier (a new
  * shortest duration, or the first deadline after the heap emptied) and at a wake-up; with deadlines that are
  * cancelled before they fire (the common case), a wake-up at a stale key happens about once per shortest duration,
- * whatever the request rate. When the last deadline is cancelled the timer is left to lapse at its due time (it is
- * not re-armed then): clearing it at once would cost a new native timer per request for sequential traffic.
+ * whatever the request rate. When the last deadline is cancelled the timer is left to lapse at its due time (at
+ * most the shortest duration in use; it is not re-armed then): clearing it on the request path would cost a new
+ * native timer per request for sequential traffic. When the last deadline fires (a flush leaves nothing armed) it
+ * is cleared at once.
  *
  * Precision: a deadline fires no earlier than `start + duration` and, like a native timer, as soon as the event
  * loop reaches the timers phase after that (the native delay is rounded up to whole ms), plus one poll phase (see
@@ -279,13 +281,7 @@ export class DeadlineScheduler {
 
   /** Clears the timer and forgets every deadline and the tick (used by `destroy()`). */
   stop(): void {
-    if (this.timer !== undefined) timing.clearTimeout(this.timer);
-    this.timer = undefined;
-    this.timerAt = Number.POSITIVE_INFINITY;
-    this.timerImpl = undefined;
-    for (const list of this.lists.values()) forget(list);
-    this.lists.clear();
-    this.heap.length = 0;
+    this.clearTimer();
     for (const d of this.expired) d.state = IDLE;
     this.expired = [];
     if (this.flushHandle !== undefined) timing.clearImmediate(this.flushHandle);
@@ -330,9 +326,13 @@ export class DeadlineScheduler {
       this.siftDown(0);
       if (heap[0] === list) break;
     }
-    if (this.expired.length > 0 && this.flushHandle === undefined)
-      this.flushHandle = timing.setImmediate(this.boundFlush);
-    if (heap.length > 0) this.schedule(heap[0].expiry);
+    const expired = this.expired;
+    if (expired.length > 0 && this.flushHandle === undefined) this.flushHandle = timing.setImmediate(this.boundFlush);
+    let expiring = 0;
+    for (const d of expired) if (d.state === EXPIRING) expiring++;
+    // Nothing left on the lists (only cancelled heads behind stale keys): drop them, no timer.
+    if (this.armedCount === expiring) this.forgetLists();
+    else if (heap.length > 0) this.schedule(heap[0].expiry);
   }
 
   private schedule(at: number): void {
@@ -362,7 +362,24 @@ export class DeadlineScheduler {
         failure ??= { error };
       }
     }
+    // Everything fired and nothing was re-armed: the timer (due for a cancelled deadline) goes now, not at its due time.
+    if (this.armedCount === 0) this.clearTimer();
     if (failure !== undefined) throw failure.error;
+  }
+
+  private clearTimer(): void {
+    if (this.timer !== undefined) timing.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
+    this.timerImpl = undefined;
+    this.forgetLists();
+  }
+
+  /** Drops every list (they hold no armed deadline: only cancelled ones left their stale keys behind). */
+  private forgetLists(): void {
+    for (const list of this.lists.values()) forget(list);
+    this.lists.clear();
+    this.heap.length = 0;
   }
 
   // ---- binary min-heap of lists on `expiry` (L = number of durations: a handful) ------------------------------

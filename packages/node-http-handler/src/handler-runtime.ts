@@ -15,9 +15,12 @@
  * - The live list: every request between `requestStarted` and `requestFinished` (an intrusive doubly linked list
  *   through the requests' state objects: O(1) link/unlink, no allocation). Its length is the handler's one
  *   in-flight count (`inFlightCount`), and `destroy()` walks it to end every request.
- * - Free-socket sweeps (`sweepAgent` of `socket-lifecycle.ts`): one `sweep` deadline on the scheduler, armed for the
- *   earliest expiry of a free socket (a finished request arms it for its socket unless it is armed earlier; each
- *   sweep re-arms it for the next), and right before a dispatch.
+ * - Free-socket sweeps (`sweepAgent` of `socket-lifecycle.ts`): right before a dispatch (at most once per `TICK_MS`
+ *   per agent), so an expired socket is never handed to a request; and, while requests are in flight, one `sweep`
+ *   deadline on the scheduler armed for the earliest expiry of a free socket (a dispatch-time sweep and each
+ *   finishing request arm it unless it is armed earlier; each sweep re-arms it for the next), so a socket is closed
+ *   at its limit. When the last request finishes it is cancelled: an idle handler keeps no timer for its free
+ *   sockets (they cost nothing; Node `unref()`s them) and they are swept before the next dispatch.
  *
  * The owner tick runs only while the monitor is busy; an idle handler has no armed deadline, and its one native
  * timer lapses at its due time without being re-armed.
@@ -55,6 +58,8 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   private readonly idle: IdleWatchList;
   /** The free-socket sweep, armed for the earliest expiry of a free socket. */
   private readonly sweep = new Deadline<"sweep">(this, "sweep");
+  /** While idle: when the next free socket expires (the sweep is re-armed for it when a request starts). */
+  private sweepPendingAt = Number.POSITIVE_INFINITY;
   private liveHead: InFlightRequest | undefined = undefined;
   private live = 0;
   private lastSampleAt = Number.NEGATIVE_INFINITY;
@@ -96,6 +101,11 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     if (this.liveHead !== undefined) this.liveHead.livePrev = r;
     this.liveHead = r;
     this.live++;
+    if (this.live === 1 && this.sweepPendingAt !== Number.POSITIVE_INFINITY) {
+      const lifecycle = this.currentSettings?.lifecycle;
+      if (lifecycle !== undefined) this.armSweepAt(this.sweepPendingAt, lifecycle);
+      this.sweepPendingAt = Number.POSITIVE_INFINITY;
+    }
     if (!r.plan.oneOffAgent) this.beforeDispatch(r.plan.agent, now);
   }
 
@@ -118,7 +128,6 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
 
   requestFinished(r: InFlightRequest): void {
     this.idle.unwatch(r);
-    if (!r.plan.oneOffAgent) this.armSweepFor(r.req?.socket ?? undefined);
     this.warning.clear(r);
     const tracked = r.tracked;
     if (tracked !== undefined) {
@@ -130,6 +139,20 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     if (r.liveNext !== undefined) r.liveNext.livePrev = r.livePrev;
     r.liveNext = r.livePrev = undefined;
     this.live--;
+    // While other requests run, a sweep comes at this socket's expiry; an idle handler keeps no timer for its free
+    // sockets (the dispatch-time sweep closes an expired one before the next request could get it).
+    const at = r.plan.oneOffAgent ? Number.POSITIVE_INFINITY : this.expiryOf(r.req?.socket ?? undefined);
+    if (this.live > 0) {
+      const lifecycle = this.currentSettings?.lifecycle;
+      if (lifecycle !== undefined) this.armSweepAt(at, lifecycle);
+      return;
+    }
+    this.sweepPendingAt = Math.min(
+      this.sweepPendingAt,
+      at,
+      this.sweep.armed ? this.sweep.at : Number.POSITIVE_INFINITY
+    );
+    this.scheduler.cancel(this.sweep);
   }
 
   noteOutcome(r: InFlightRequest, outcome: "aborted" | "timed_out"): void {
@@ -170,6 +193,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   stop(): void {
     this.scheduler.stop();
     this.idle.clear();
+    this.sweepPendingAt = Number.POSITIVE_INFINITY;
     this.lastSampleAt = Number.NEGATIVE_INFINITY;
   }
 
@@ -177,16 +201,16 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   private beforeDispatch(agent: Agent, now: number): void {
     const lifecycle = this.currentSettings?.lifecycle;
     if (lifecycle === undefined || !(lifecycle.idleSocketTimeout || lifecycle.connectionLifetime)) return;
-    if (sweepDue(agent, now)) sweepAgent(agent, lifecycle, now, this.boundSocketClosed);
+    if (sweepDue(agent, now)) this.armSweepAt(sweepAgent(agent, lifecycle, now, this.boundSocketClosed), lifecycle);
   }
 
-  /** A request ended: its socket may now be free; make sure a sweep comes no later than its expiry. */
-  private armSweepFor(socket: Socket | undefined): void {
+  /** When the socket of a request that just ended will expire once free (+Infinity without limits). */
+  private expiryOf(socket: Socket | undefined): number {
     const lifecycle = this.currentSettings?.lifecycle;
-    if (socket === undefined || lifecycle === undefined) return;
-    if (!(lifecycle.idleSocketTimeout || lifecycle.connectionLifetime)) return;
+    if (socket === undefined || lifecycle === undefined) return Number.POSITIVE_INFINITY;
+    if (!(lifecycle.idleSocketTimeout || lifecycle.connectionLifetime)) return Number.POSITIVE_INFINITY;
     const now = timing.now();
-    this.armSweepAt(socketExpiry(socket, now, lifecycle, now), lifecycle);
+    return socketExpiry(socket, now, lifecycle, now);
   }
 
   private armSweepAt(at: number, lifecycle: SocketLifecycleLimits): void {
@@ -205,7 +229,8 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     for (const agent of settings!.agents()) {
       if (agent !== undefined) next = Math.min(next, sweepAgent(agent, lifecycle, now, this.boundSocketClosed));
     }
-    this.armSweepAt(next, lifecycle);
+    if (this.live > 0) this.armSweepAt(next, lifecycle);
+    else this.sweepPendingAt = Math.min(this.sweepPendingAt, next);
   }
 
   private onTick(now: number): boolean {

@@ -100,8 +100,8 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     handler = new NodeHttpHandler();
     await consume(handler.handle(get()));
     expect(runtimeOf(handler).scheduler.ticking).toBe(true);
-    // The sample tick (1 s) finds nothing to do; the free-socket sweep (idleSocketTimeout, 4 s) closes the socket.
-    vi.advanceTimersByTime(4000 + CONFIRM_MS);
+    // The sample tick (due at 1 s) finds nothing to do and is not re-armed; the free socket keeps no timer.
+    vi.advanceTimersByTime(1000 + CONFIRM_MS);
     expect(runtimeOf(handler).scheduler.ticking).toBe(false);
     expect(vi.getTimerCount()).toBe(0);
     expect(onlySchedulerTimers(setTimeout, handler)).toBe(true);
@@ -125,38 +125,42 @@ describe("NodeHttpHandler timers (fake timers)", () => {
   it("creates no timer at all when the agent has maxSockets: Infinity and no timeouts are set", async () => {
     const setInterval = vi.spyOn(timing, "setInterval");
     const setTimeout = vi.spyOn(timing, "setTimeout");
+    // idleSocketTimeout: 0 too (a limit that is set is a deadline while requests run).
     handler = new NodeHttpHandler({ httpAgent: { maxSockets: Infinity }, idleSocketTimeout: 0 });
     await Promise.all([consume(handler.handle(get())), consume(handler.handle(get()))]);
     expect(setInterval).not.toHaveBeenCalled();
     expect(setTimeout).not.toHaveBeenCalled();
   });
 
-  it("with the default idleSocketTimeout, free sockets hold the one timer only until the sweep closes them", async () => {
+  it("while requests run, an expired free socket is closed at its limit on the one timer", async () => {
     const setTimeout = vi.spyOn(timing, "setTimeout");
     handler = new NodeHttpHandler({ httpAgent: { maxSockets: Infinity } });
     await Promise.all([consume(handler.handle(get())), consume(handler.handle(get()))]);
-    // No deadline while the requests ran; their sockets became free: the sweep is due 4 s later.
-    expect(setTimeout).toHaveBeenCalledTimes(1);
-    expect(onlySchedulerTimers(setTimeout, handler)).toBe(true);
+    const held = handler.handle(get("/hold")); // takes one free socket; the other stays free
+    await serverSaw(3);
     const agent = (handler.httpHandlerConfigs() as any).httpAgent as http.Agent;
     const free = () => Object.values(agent.freeSockets).reduce((n, q) => n + (q?.length ?? 0), 0);
-    expect(free()).toBe(2);
+    expect(free()).toBe(1);
     vi.advanceTimersByTime(4000 - 1);
-    expect(free()).toBe(2);
+    expect(free()).toBe(1);
     vi.advanceTimersByTime(1 + CONFIRM_MS);
     expect(free()).toBe(0);
-    expect(vi.getTimerCount()).toBe(0);
+    expect(onlySchedulerTimers(setTimeout, handler)).toBe(true);
+    releaseAll();
+    await consume(held);
   });
 
   it("re-evaluates when a lazily created finite agent appears", async () => {
     const setTimeout = vi.spyOn(timing, "setTimeout");
-    handler = new NodeHttpHandler({ httpAgent: { maxSockets: Infinity }, idleSocketTimeout: 0 });
+    handler = new NodeHttpHandler({ httpAgent: { maxSockets: Infinity } });
     await consume(handler.handle(get()));
     expect(setTimeout).not.toHaveBeenCalled();
     handler.updateHttpClientConfig("httpAgent", new http.Agent({ keepAlive: true, maxSockets: 5 }));
     await consume(handler.handle(get()));
-    expect(setTimeout).toHaveBeenCalledTimes(1);
+    // The sample tick (and the first socket's sweep, due once requests run again): the one scheduler timer.
+    expect(setTimeout).toHaveBeenCalled();
     expect(onlySchedulerTimers(setTimeout, handler)).toBe(true);
+    expect(vi.getTimerCount()).toBe(1);
   });
 
   it("destroy() clears the timer", async () => {
@@ -240,7 +244,7 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     vi.advanceTimersByTime(15_000);
     expect(onRecovery).toHaveBeenCalledTimes(1);
     expect(handler.getPoolStats().origins[0].saturation.state).toBe("ok");
-    // Idle again (the free socket's sweep was due 4 s after the drain): the timer lapsed by itself.
+    // Idle again: the timer lapsed by itself.
     expect(runtimeOf(handler).scheduler.ticking).toBe(false);
   });
 
@@ -295,7 +299,7 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     const setTimeout = vi.spyOn(timing, "setTimeout");
     const setInterval = vi.spyOn(timing, "setInterval");
     const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
-    handler = new NodeHttpHandler({ socketMonitor: "off", httpAgent: { maxSockets: 1 }, logger, idleSocketTimeout: 0 });
+    handler = new NodeHttpHandler({ socketMonitor: "off", httpAgent: { maxSockets: 1 }, logger });
     const pending = startMany(handler, 5, "/hold");
     await serverSaw(1);
     vi.advanceTimersByTime(20_000);
@@ -309,11 +313,11 @@ describe("NodeHttpHandler timers (fake timers)", () => {
   it("uses SOCKEYE_SOCKET_MONITOR when the option is absent; the option wins over it", async () => {
     process.env[SOCKET_MONITOR_ENV] = "off";
     const setTimeout = vi.spyOn(timing, "setTimeout");
-    handler = new NodeHttpHandler({ idleSocketTimeout: 0 });
+    handler = new NodeHttpHandler();
     await consume(handler.handle(get()));
     expect(setTimeout).not.toHaveBeenCalled();
     handler.destroy();
-    handler = new NodeHttpHandler({ socketMonitor: "interval", idleSocketTimeout: 0 });
+    handler = new NodeHttpHandler({ socketMonitor: "interval" });
     await consume(handler.handle(get()));
     expect(setTimeout).toHaveBeenCalledTimes(1);
     expect(onlySchedulerTimers(setTimeout, handler)).toBe(true);
@@ -334,7 +338,7 @@ describe("NodeHttpHandler timers (fake timers)", () => {
 
   it("updateHttpClientConfig('socketMonitor') switches mode at runtime without leaking a timer", async () => {
     const setTimeout = vi.spyOn(timing, "setTimeout");
-    handler = new NodeHttpHandler({ httpAgent: { maxSockets: 5 }, idleSocketTimeout: 0 });
+    handler = new NodeHttpHandler({ httpAgent: { maxSockets: 5 } });
     await consume(handler.handle(get()));
     expect(runtimeOf(handler).scheduler.ticking).toBe(true);
     expect(setTimeout).toHaveBeenCalledTimes(1); // the scheduler's (sample tick)

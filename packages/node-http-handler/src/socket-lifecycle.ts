@@ -7,11 +7,11 @@
  *   changes are picked up). A busy socket is never cut: it is closed when its response ends instead of returning to
  *   the pool.
  *
- * When: `sweepAgent()` runs for both agents on one deadline of the handler's shared scheduler, armed for the
- * earliest expiry of a free socket (it returns that time; a request that ends arms it for its socket), so a socket
- * is closed when its limit passes, as precisely as any deadline; and for the request's agent right before a request
- * is dispatched (at most once per `TICK_MS` per agent, see `sweepDue()`), so an expired socket can never be handed to
- * a new request. Free sockets themselves hold no timer (Node `unref()`s them; they cost nothing). Applies to the agents the handler created (both the http and
+ * When: `sweepAgent()` runs for the request's agent right before a request is dispatched (at most once per `TICK_MS`
+ * per agent, see `sweepDue()`), so an expired socket can never be handed to a new request; and, while requests are
+ * in flight, for both agents on one deadline of the handler's shared scheduler armed for the earliest expiry of a
+ * free socket (`sweepAgent()` returns that time), so a socket is closed when its limit passes, as precisely as any
+ * deadline. An idle handler keeps no timer for its free sockets (Node `unref()`s them; they cost nothing). Applies to the agents the handler created (both the http and
  * the https one) and, only when a limit was set explicitly, to caller-owned agents.
  *
  * Cost: the sweep walks `agent.freeSockets` (at most maxFreeSockets per origin, usually a few), O(free sockets);
