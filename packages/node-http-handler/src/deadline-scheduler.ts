@@ -51,7 +51,8 @@
  *
  * Owner tick: an owner with periodic work (monitor sampling, see `HandlerRuntime`) passes `onTick` and its period;
  * it is one recurring entry of the same lists (re-armed after each call while `onTick` returns true), started by
- * `ensureTicking()`. It is not counted in `size`.
+ * `ensureTicking()`. It runs in the timers phase, as an interval would (periodic work has no stall to confirm), and
+ * is not counted in `size`.
  *
  * `stop()` (handler `destroy()`) forgets every deadline and the tick and clears the timer and a pending
  * confirmation: after it nothing fires, nothing is pending and `size` is 0. The armed count is only ever changed by a transition out of / into IDLE, so it cannot go negative.
@@ -186,6 +187,8 @@ export class DeadlineScheduler {
   private flushHandle: ReturnType<typeof setImmediate> | undefined = undefined;
   private readonly boundFlush = () => this.flush();
   private readonly tickOwner: TickOwner | undefined;
+  /** Inside `wake()`: arms do not touch the timer (it is scheduled once, at the end). */
+  private waking = false;
   private readonly tick: Deadline<undefined> | undefined;
 
   /**
@@ -242,6 +245,7 @@ export class DeadlineScheduler {
       list.expiry = at;
       this.siftUp(list.heapIndex);
     }
+    if (this.waking) return;
     if (at < this.timerAt || this.timerImpl !== globalThis.setTimeout) this.schedule(this.heap[0].expiry);
   }
 
@@ -300,39 +304,59 @@ export class DeadlineScheduler {
     this.arm(tick, now - tick.at < period ? tick.at : now, period);
   }
 
-  /** @internal The native timer fired: collect what expired, fire it after the poll phase, sleep until the next. */
+  /**
+   * @internal The native timer fired: collect what expired (fired after the poll phase), run the owner tick if it
+   * is due (at once, in the timers phase, as an interval would), and sleep until the next expiry.
+   */
   wake(): void {
     this.timer = undefined;
     this.timerAt = Number.POSITIVE_INFINITY;
     const now = timing.now();
     const heap = this.heap;
-    while (heap.length > 0) {
-      const list = heap[0];
-      let d = list.head;
-      while (d !== undefined && d.at <= now) {
-        const next = d.next;
-        list.remove(d);
-        d.state = EXPIRING;
-        this.expired.push(d);
-        d = next;
+    const tick = this.tick;
+    let tickDue = false;
+    this.waking = true;
+    try {
+      while (heap.length > 0) {
+        const list = heap[0];
+        let d = list.head;
+        while (d !== undefined && d.at <= now) {
+          const next = d.next;
+          list.remove(d);
+          if (d === tick) {
+            d.state = IDLE;
+            this.armedCount--;
+            tickDue = true;
+          } else {
+            d.state = EXPIRING;
+            this.expired.push(d);
+          }
+          d = next;
+        }
+        if (d === undefined) {
+          this.heapRemoveTop();
+          if (this.lists.get(list.duration) === list) this.lists.delete(list.duration);
+          continue;
+        }
+        // Re-key (the key only ever grows here); stop once the top's key is exact and in the future.
+        list.expiry = d.at;
+        this.siftDown(0);
+        if (heap[0] === list) break;
       }
-      if (d === undefined) {
-        this.heapRemoveTop();
-        if (this.lists.get(list.duration) === list) this.lists.delete(list.duration);
-        continue;
+      const expired = this.expired;
+      if (expired.length > 0 && this.flushHandle === undefined) {
+        this.flushHandle = timing.setImmediate(this.boundFlush);
       }
-      // Re-key (the key only ever grows here); stop once the top's key is exact and in the future.
-      list.expiry = d.at;
-      this.siftDown(0);
-      if (heap[0] === list) break;
+      // Periodic owner work is not a deadline: no stall to confirm, so it runs now (and re-arms itself).
+      if (tickDue) this.tickOwner!.onDeadline(undefined, now);
+    } finally {
+      this.waking = false;
+      let expiring = 0;
+      for (const d of this.expired) if (d.state === EXPIRING) expiring++;
+      // Nothing left on the lists (only cancelled heads behind stale keys): drop them, no timer.
+      if (this.armedCount === expiring) this.forgetLists();
+      else if (heap.length > 0) this.schedule(heap[0].expiry);
     }
-    const expired = this.expired;
-    if (expired.length > 0 && this.flushHandle === undefined) this.flushHandle = timing.setImmediate(this.boundFlush);
-    let expiring = 0;
-    for (const d of expired) if (d.state === EXPIRING) expiring++;
-    // Nothing left on the lists (only cancelled heads behind stale keys): drop them, no timer.
-    if (this.armedCount === expiring) this.forgetLists();
-    else if (heap.length > 0) this.schedule(heap[0].expiry);
   }
 
   private schedule(at: number): void {
