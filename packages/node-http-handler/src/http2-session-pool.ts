@@ -288,9 +288,13 @@ export class Http2SessionPool {
     entry.closeReason = "connect_timeout";
     this.retire(entry);
     entry.session.destroy();
+    // Node emits no 'close' for a session destroyed while its socket is still connecting at the TCP level (a peer
+    // that never accepts): close it here; a later 'close' finds it closed.
+    this.sessionClosed(entry);
   }
 
   sessionClosed(entry: Http2SessionEntry): void {
+    if (entry.state === SESSION_CLOSED) return;
     const wasConnecting = !entry.wasReady;
     this.retire(entry);
     entry.state = SESSION_CLOSED;

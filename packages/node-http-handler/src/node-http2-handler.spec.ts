@@ -11,6 +11,7 @@ import http2 from "node:http2";
 import net from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { startBlackHole } from "../test/black-hole.mock";
 import { CONFIRM_MS } from "./fake-timers.mock";
 import { NodeHttp2Handler } from "./index";
 
@@ -217,6 +218,25 @@ describe("deadlines on the shared scheduler (fake timers)", () => {
     expect(state.error?.message).toContain("connectionTimeout=1000 ms");
     expect(onlySchedulerTimers(setTimeoutSpy, h)).toBe(true);
     expect(h.getPoolStats().origins[0].http2?.closed.connect_timeout).toBe(1);
+  });
+
+  it("connectionTimeout: a session whose TCP connect never completes fails at the deadline too", async () => {
+    const hole = await startBlackHole();
+    cleanups.push(() => hole.close());
+    vi.useFakeTimers(FAKE);
+    const h = new NodeHttp2Handler({ connectionTimeout: 1000, nodeHttp2ConnectOptions: { ca: CA } });
+    cleanups.push(() => h.destroy());
+    const state = settled(h.handle(request(hole.port)));
+    await vi.advanceTimersByTimeAsync(999);
+    expect(state.done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
+    await until(() => state.done);
+    expect(state.error?.name).toBe("TimeoutError");
+    expect(state.error?.message).toContain("connectionTimeout=1000 ms");
+    const stats = h.getPoolStats().origins[0];
+    expect(stats.http2?.closed.connect_timeout).toBe(1);
+    expect(stats.http2?.sessionsOpen).toBe(0);
+    expect(h.getPoolStats().totals.inFlight).toBe(0);
   });
 
   it("requestTimeout: a stream with no activity fails exactly at the limit after its last progress; the timer then lapses", async () => {
