@@ -10,8 +10,8 @@
 //   * request    requestTimeout against an HTTP(S)/h2 server that reads the
 //                request and never answers. Lateness = rejection − start − d.
 //   * connection connectionTimeout against a TCP listener that never accepts
-//                (a child process listens with backlog 0 and never calls
-//                accept(); two filler connections fill the accept queue, so
+//                (a child process listens with backlog 1 and never calls
+//                accept(); filler connections fill the accept queue, so
 //                every later SYN is dropped and connect() hangs).
 //                Lateness = rejection − start − d.
 //   * socket     socketTimeout against a server that sends the response head
@@ -19,12 +19,14 @@
 //                response − d (the head and the chunk leave in one write).
 //   * N = 1: sequential repetitions, every (kind, handler) pair of a duration
 //     running side by side (at most one request each in flight);
-//   * N = 10,000: 10,000 requests issued at once (50 sockets or the handler's
-//     default pool: the rest queue); every rejection within d + 2 s is a
-//     sample (for `socket`, only requests that got a socket and a response can
-//     time out: the first wave of 50), then the handler is destroyed.
-//   * durations 10 ms, 100 ms, 1 s, 10 s (10 s at N = 10,000 for the request
-//     kind of the node:http handlers only, to keep the run under 3 minutes).
+//   * N = 10,000: the handler first gets 10,000 requests in flight to the
+//     silent server (per-call requestTimeout 10 min: 10,000 armed deadlines,
+//     50 on sockets, the rest queued); 1.5 s later, 50 probes with a per-call
+//     requestTimeout of d are issued at once and measured (request kind: the
+//     scheduler is the same for every kind, only its load differs). The floor
+//     gets 10,000 armed 10-minute native timers instead.
+//   * durations 10 ms, 100 ms, 1 s, 10 s (10 s at N = 10,000 for the
+//     node:http handlers and the floor only, to keep the run under 3 minutes).
 //
 // Output: out/lateness-<date>.json (+ out/lateness-latest.json) and
 // docs/perf/lateness.md (generated).
@@ -38,10 +40,7 @@ import https from "node:https";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
 import { HttpRequest } from "@smithy/protocol-http";
-import {
-  NodeHttp2Handler as UpstreamH2Handler,
-  NodeHttpHandler as UpstreamHandler,
-} from "@smithy/node-http-handler";
+import { NodeHttp2Handler as UpstreamH2Handler, NodeHttpHandler as UpstreamHandler } from "@smithy/node-http-handler";
 import { NodeHttp2Handler, NodeHttpHandler } from "@sockeye/node-http-handler";
 import { UndiciHttpHandler } from "@sockeye/undici-http-handler";
 import { describeRun } from "./lib/machine.mjs";
@@ -53,8 +52,13 @@ const KEY = readFileSync(`${FIXTURES}localhost-key.pem`);
 const DURATIONS = (process.env.BENCH_LATENESS_DURATIONS ?? "10,100,1000,10000").split(",").map(Number);
 const MANY = Number(process.env.BENCH_LATENESS_MANY ?? 10_000);
 /** Sequential repetitions per duration at N = 1. */
-const REPS = { 10: 40, 100: 15, 1000: 4, 10_000: 1 };
-const GRACE_MS = 2000;
+const REPS = { 10: 40, 100: 15, 1000: 4, 10000: 1 };
+/** Wait after issuing the MANY background requests, before probing (their burst settles). */
+const SETTLE_MS = 1500;
+/** Probes per N = MANY cell, issued at once. */
+const PROBES = 50;
+/** Wall-time budget of one N = 1 series: slower deadlines get fewer repetitions (n is in the table). */
+const SERIES_BUDGET_MS = 12_000;
 
 // -----------------------------------------------------------------------------
 // Servers
@@ -101,16 +105,13 @@ silentH2.on("stream", (stream) => {
   stream.resume();
 });
 
-/** A TCP listener that never accepts (backlog 0), in a child process; its accept queue filled at once. */
+/**
+ * A TCP listener that never accepts: a child Node process listens with backlog 1 and blocks its thread
+ * (`Atomics.wait`, no CPU); four filler connections fill the kernel's accept queue, so later SYNs are dropped.
+ */
 async function startBlackHole() {
-  const child = spawn(
-    "python3",
-    [
-      "-c",
-      "import socket,sys,time\ns=socket.socket()\ns.bind(('127.0.0.1',0))\ns.listen(0)\nprint(s.getsockname()[1],flush=True)\ntime.sleep(3600)",
-    ],
-    { stdio: ["ignore", "pipe", "inherit"] }
-  );
+  const source = `const net=require("node:net");const s=net.createServer();s.listen({port:0,host:"127.0.0.1",backlog:1},()=>{process.stdout.write(s.address().port+"\\n",()=>Atomics.wait(new Int32Array(new SharedArrayBuffer(4)),0,0));});`;
+  const child = spawn(process.execPath, ["-e", source], { stdio: ["ignore", "pipe", "inherit"] });
   const port = await new Promise((resolve, reject) => {
     child.stdout.once("data", (d) => resolve(Number(String(d).trim())));
     child.once("error", reject);
@@ -121,8 +122,12 @@ async function startBlackHole() {
     s.on("error", () => {});
     fillers.push(s);
   }
-  await new Promise((r) => setTimeout(r, 200));
-  return { port, close: () => (fillers.forEach((s) => s.destroy()), child.kill()) };
+  await new Promise((r) => setTimeout(r, 300));
+  const close = () => {
+    for (const s of fillers) s.destroy();
+    child.kill("SIGKILL");
+  };
+  return { port, close };
 }
 
 // -----------------------------------------------------------------------------
@@ -130,6 +135,11 @@ async function startBlackHole() {
 // -----------------------------------------------------------------------------
 const agentOptions = { keepAlive: true, maxSockets: 50 };
 const HANDLERS = {
+  "bare setTimeout (the floor)": {
+    kinds: ["request"],
+    bare: true,
+    make: () => ({ destroy() {} }),
+  },
   "Sockeye NodeHttpHandler": {
     kinds: ["request", "connection", "socket"],
     make: (o) =>
@@ -183,11 +193,15 @@ function target(kind, h2) {
  * One request; resolves with its lateness (ms) when its deadline fires, or undefined if it ended otherwise.
  * `abort` ends it without a sample (the cell's window closed).
  */
-function probe(handler, kind, h2, d) {
+function probe(handler, kind, h2, d, bare = false, options = undefined) {
+  if (bare) {
+    const start = performance.now();
+    return new Promise((resolve) => setTimeout(() => resolve(performance.now() - start - d), d));
+  }
   const t = target(kind, h2);
   const request = new HttpRequest({ ...t, method: "GET", path: "/", headers: {} });
   const start = performance.now();
-  return handler.handle(request).then(
+  return handler.handle(request, options).then(
     ({ response }) => {
       if (kind !== "socket") {
         response.body?.destroy?.();
@@ -241,35 +255,43 @@ async function runSequential(name, kind, d) {
   const handler = spec.make({ [KIND_OPTION[kind]]: d });
   const samples = [];
   try {
-    for (let i = 0; i < REPS[d]; i++) samples.push(await probe(handler, kind, spec.h2, d));
+    const t0 = performance.now();
+    for (let i = 0; i < REPS[d] && performance.now() - t0 < SERIES_BUDGET_MS; i++) {
+      samples.push(await probe(handler, kind, spec.h2, d, spec.bare));
+    }
   } finally {
     await closeHandler(handler);
   }
   return summarize(samples);
 }
 
-/** N = MANY: all at once; samples are the rejections within d + GRACE_MS. */
-async function runMany(name, kind, d) {
+/**
+ * N = MANY: the handler first gets MANY requests in flight to the silent server (per-call requestTimeout 10 min, so
+ * each holds an armed deadline; for the floor: MANY armed 10-minute native timers); once that burst has settled,
+ * PROBES requests with a per-call requestTimeout of `d` are issued at once and measured.
+ */
+async function runMany(name, d) {
   const spec = HANDLERS[name];
-  const handler = spec.make({ [KIND_OPTION[kind]]: d });
-  const samples = [];
-  let pending = MANY;
-  let allDone;
-  const done = new Promise((r) => (allDone = r));
+  const handler = spec.make({});
+  const background = [];
   for (let i = 0; i < MANY; i++) {
-    probe(handler, kind, spec.h2, d)
-      .catch(() => undefined)
-      .then((x) => {
-        samples.push(x);
-        if (--pending === 0) allDone();
-      });
+    if (spec.bare) background.push(setTimeout(() => {}, 600_000));
+    else
+      handler
+        .handle(new HttpRequest({ ...target("request", spec.h2), method: "GET", path: "/bg", headers: {} }), {
+          requestTimeout: 600_000,
+        })
+        .catch(() => {});
   }
-  let cap;
-  await Promise.race([done, new Promise((r) => (cap = setTimeout(r, d + GRACE_MS)))]);
-  clearTimeout(cap);
-  const taken = samples.slice(); // what the handler's destroy() rejects next is not a sample
+  await new Promise((r) => setTimeout(r, SETTLE_MS));
+  const samples = await Promise.all(
+    Array.from({ length: PROBES }, () =>
+      probe(handler, "request", spec.h2, d, spec.bare, { requestTimeout: d }).catch(() => undefined)
+    )
+  );
+  for (const t of background) clearTimeout(t);
   await closeHandler(handler);
-  return summarize(taken);
+  return summarize(samples);
 }
 
 // -----------------------------------------------------------------------------
@@ -277,7 +299,7 @@ async function runMany(name, kind, d) {
 // -----------------------------------------------------------------------------
 const startedAt = performance.now();
 const meta = describeRun("npm run bench:lateness");
-meta.config = { durations: DURATIONS, many: MANY, reps: REPS, graceMs: GRACE_MS };
+meta.config = { durations: DURATIONS, many: MANY, reps: REPS, settleMs: SETTLE_MS, probes: PROBES };
 const blackHole = await startBlackHole();
 ports = {
   silent: await listen(silentHttp),
@@ -295,21 +317,21 @@ try {
       for (const name of names) {
         if (!HANDLERS[name].kinds.includes(kind)) continue;
         jobs.push(
-          runSequential(name, kind, d).then((s) => results.cells.push({ kind, handler: name, d, inFlight: 1, ...s }))
+          runSequential(name, kind, d).then((s) => {
+            results.cells.push({ kind, handler: name, d, inFlight: 1, ...s });
+            if (process.env.BENCH_DEBUG) console.log(`  N=1 ${kind} ${name} done`);
+          })
         );
       }
     }
     await Promise.all(jobs);
     console.log(`d=${d} ms, N=1 done (${Math.round((performance.now() - startedAt) / 1000)} s)`);
-    // N = MANY: one cell at a time.
-    for (const kind of Object.keys(KIND_OPTION)) {
-      for (const name of names) {
-        if (!HANDLERS[name].kinds.includes(kind)) continue;
-        if (d === 10_000 && !(kind === "request" && name.includes("NodeHttpHandler"))) continue;
-        const s = await runMany(name, kind, d);
-        results.cells.push({ kind, handler: name, d, inFlight: MANY, ...s });
-        console.log(`d=${d} ms, N=${MANY}, ${kind}, ${name}: p50 ${s.p50?.toFixed(1)} p99 ${s.p99?.toFixed(1)} (n=${s.n})`);
-      }
+    // N = MANY: one cell at a time, the request kind (per-call requestTimeout) beside MANY in flight.
+    for (const name of names) {
+      if (d === 10_000 && !(name.includes("NodeHttpHandler") || HANDLERS[name].bare)) continue;
+      const s = await runMany(name, d);
+      results.cells.push({ kind: "request", handler: name, d, inFlight: MANY, ...s });
+      console.log(`d=${d} ms, N=${MANY}, ${name}: p50 ${s.p50?.toFixed(1)} p99 ${s.p99?.toFixed(1)} (n=${s.n})`);
     }
   }
 } finally {
@@ -346,12 +368,14 @@ function buildMarkdown(res, sourceName) {
     "`socket` = socketTimeout against a response body that stalls after its first byte (measured from that byte).",
     `N = 1: ${Object.entries(m.config.reps)
       .map(([d, r]) => `${r} sequential requests for ${d} ms`)
-      .join(", ")}; every (kind, handler) pair of a duration runs side by side. N = ${m.config.many.toLocaleString("en-US")}: that many`,
-    `requests issued at once (50 sockets per origin or the handler's pool; the rest queue); every deadline that fires within`,
-    `d + ${m.config.graceMs} ms is a sample (for \`socket\` only the requests that got a socket and a response can time out:`,
-    "the first wave). Lateness includes the event loop's work at that moment: at N = 10,000 every deadline of the cell",
-    "expires in the same millisecond, so p99 and max show how long the loop takes to run 10,000 rejections, for",
-    "every implementation alike.",
+      .join(
+        ", "
+      )}; every (kind, handler) pair of a duration runs side by side. N = ${m.config.many.toLocaleString("en-US")}: that many`,
+    `requests in flight first (per-call requestTimeout 10 min against the silent server: that many armed deadlines, 50`,
+    `on sockets, the rest queued; the floor: that many armed 10-minute native timers), then ${m.config.settleMs} ms later`,
+    `${m.config.probes} probes with a per-call requestTimeout of d issued at once (the request kind: every kind is the same`,
+    "`Deadline` on the same scheduler). Lateness includes whatever the event loop is doing at that moment, for every",
+    "implementation alike (this machine is shared: compare rows, and against the floor).",
     "",
   ];
   for (const kind of ["request", "connection", "socket"]) {
@@ -359,7 +383,9 @@ function buildMarkdown(res, sourceName) {
     for (const name of Object.keys(HANDLERS)) {
       for (const inFlight of [1, m.config.many]) {
         const row = DURATIONS.map((d) => {
-          const c = res.cells.find((x) => x.kind === kind && x.handler === name && x.d === d && x.inFlight === inFlight);
+          const c = res.cells.find(
+            (x) => x.kind === kind && x.handler === name && x.d === d && x.inFlight === inFlight
+          );
           return c ? (c.n === 0 ? "no sample" : `${f(c.p50)} / ${f(c.p99)} / ${f(c.max)} (n=${c.n})`) : "";
         });
         if (row.every((x) => x === "")) continue;
@@ -378,6 +404,8 @@ function buildMarkdown(res, sourceName) {
     "  it is reasoned, not run.",
     "- The socket idle watch restarts a request's deadline on every read and write of its socket (Node's own activity",
     "  hook, `_unrefTimer`), so `socket` lateness is measured from the last byte, as upstream's `socket.setTimeout()`.",
+    "- `bare setTimeout (the floor)`: plain native timers armed at the same moments, under the same load: how late the",
+    "  event loop itself runs a timer then. A handler's lateness minus the floor is its own.",
     "- Empty cells: a kind the handler does not have (HTTP/2 has no socketTimeout; upstream's HTTP/2 handler has no",
     "  connectionTimeout), or a 10 s cell skipped at N = 10,000 to keep the run bounded.",
     ""
