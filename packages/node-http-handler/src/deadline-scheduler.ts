@@ -55,7 +55,8 @@
  * is not counted in `size`.
  *
  * `stop()` (handler `destroy()`) forgets every deadline and the tick and clears the timer and a pending
- * confirmation: after it nothing fires, nothing is pending and `size` is 0. The armed count is only ever changed by a transition out of / into IDLE, so it cannot go negative.
+ * confirmation: after it nothing fires, nothing is pending and `size` is 0. The armed count is only ever changed by
+ * a transition out of / into IDLE, so it cannot go negative.
  *
  * Fake timers: the timer is recreated if `globalThis.setTimeout` changed since it was created (vitest installing or
  * removing fake timers), and every global is resolved at call time through the shared `timing` seam.
