@@ -177,7 +177,8 @@ function buildTimersMarkdown(res, sourceName) {
     "  socket-usage warning timer, the socket-timeout deferral and the keep-alive deferral; with all three timeouts also",
     "  the request timer and the connection-timeout deferral. Each lives until its request ends, so the peak grows with N.",
     "- Sockeye keeps deadlines as nodes of its per-request state, in lists per duration under one unref'd native timer",
-    "  per handler armed for the earliest expiry; `created` counts that timer's re-arms (a few per run, not per request).",
+    "  per handler armed for the earliest expiry; `created` counts that timer's re-arms (a few per run, not per request);",
+    "  a peak of 2 is a re-arm seen before async_hooks reports the cleared timer's `destroy`.",
     "  How late deadlines fire, beside upstream's native timers: [lateness.md](lateness.md).",
     "- Timer counts are deterministic up to connection churn; CPU and heap effects are in [README.md](README.md).",
     ""
