@@ -176,8 +176,10 @@ function buildTimersMarkdown(res, sourceName) {
     "- Upstream creates a fixed number of timers per request however many are in flight: with the default configuration the",
     "  socket-usage warning timer, the socket-timeout deferral and the keep-alive deferral; with all three timeouts also",
     "  the request timer and the connection-timeout deferral. Each lives until its request ends, so the peak grows with N.",
-    "- Sockeye's interval mode keeps deadlines as fields on its per-request state, checked by one lazy, unref'd interval",
-    "  per handler; a native timer per request only appears where a deadline is not (yet) carried by that scheduler.",
+    "- Sockeye keeps deadlines as nodes of its per-request state, in lists per duration under one unref'd native timer",
+    "  per handler armed for the earliest expiry; `created` counts that timer's re-arms (a few per run, not per request);",
+    "  a peak of 2 is a re-arm seen before async_hooks reports the cleared timer's `destroy`.",
+    "  How late deadlines fire, beside upstream's native timers: [lateness.md](lateness.md).",
     "- Timer counts are deterministic up to connection churn; CPU and heap effects are in [README.md](README.md).",
     ""
   );

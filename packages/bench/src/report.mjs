@@ -390,7 +390,10 @@ export function buildMarkdown(results, sourceName) {
     );
   }
 
-  push("Timer creation at 10 / 100 / 1,000 / 10,000 requests in flight: [timers.md](timers.md).", "");
+  push(
+    "Timer creation at 10 / 100 / 1,000 / 10,000 requests in flight: [timers.md](timers.md). How late deadlines fire: [lateness.md](lateness.md).",
+    ""
+  );
 
   // ---- Focused checks (bench-focus.mjs writes its own result file; `npm run bench` runs it after bench-h2.mjs) ----
   if (focus) {
@@ -577,7 +580,7 @@ export function buildMarkdown(results, sourceName) {
   }
   if (explain.length) {
     push(
-      "**Where the difference comes from.** Everything Node's `http` client allocates per request (ClientRequest, its headers, listeners, the agent-queue entry) is common to floor, upstream and Sockeye. Upstream adds per request: a Promise with resolve/reject closures, the `HttpRequest`/`HttpResponse` objects, and one native `Timeout` per armed timer (~150 B each plus ~128 B for its per-request closure), all alive while the request waits. Sockeye replaces the timers with fields on one per-request state object scheduled by a shared interval, and adds its pool-monitor state (per-request record and listeners). undici's requests are far lighter than any `http.ClientRequest` (no per-request socket-bound objects while queued).",
+      "**Where the difference comes from.** Everything Node's `http` client allocates per request (ClientRequest, its headers, listeners, the agent-queue entry) is common to floor, upstream and Sockeye. Upstream adds per request: a Promise with resolve/reject closures, the `HttpRequest`/`HttpResponse` objects, and one native `Timeout` per armed timer (~150 B each plus ~128 B for its per-request closure), all alive while the request waits. Sockeye replaces the timers with fields on one per-request state object scheduled on one shared timer per handler, and adds its pool-monitor state (per-request record and listeners). undici's requests are far lighter than any `http.ClientRequest` (no per-request socket-bound objects while queued).",
       "",
       ...explain,
       ""

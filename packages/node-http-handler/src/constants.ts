@@ -15,8 +15,9 @@ export const PACKAGE_PREFIX = "@sockeye/node-http-handler";
 export const NODEJS_TIMEOUT_ERROR_CODES: readonly string[] = ["ECONNRESET", "EPIPE", "ETIMEDOUT"];
 
 /**
- * Period of the shared scheduler's interval, in ms. Every scheduled deadline fires at most one tick late and never
- * early (see `deadline-scheduler.ts`).
+ * Default period of an owner's recurring tick on its `DeadlineScheduler` (periodic work such as the undici handler's
+ * sampling), and the throttle of dispatch-time free-socket sweeps, in ms. Deadlines do not depend on it: each fires
+ * on the scheduler's one native timer, armed for the earliest expiry (see `deadline-scheduler.ts`).
  * @internal
  */
 export const TICK_MS = 100;
@@ -31,8 +32,8 @@ export const MIN_CONTINUE_WAIT_MS = 6_000;
 export const DEFAULT_MAX_SOCKETS = 50;
 
 /**
- * Minimum socket-usage window in `"interval"` mode, in ms (two ticks): a `requestTimeout: 0, connectionTimeout: 0`
- * config yields upstream's 0 ms window, which must neither spin nor fall back to native timers.
+ * Minimum socket-usage window in `"interval"` mode, in ms: a `requestTimeout: 0, connectionTimeout: 0` config yields
+ * upstream's 0 ms window, which must not re-arm the shared timer for every request in a busy loop.
  * @internal
  */
 export const MIN_WARNING_WINDOW_MS = 2 * TICK_MS;

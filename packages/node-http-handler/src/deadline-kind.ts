@@ -1,16 +1,26 @@
 /**
- * What a request's `Deadline` stands for; passed back to `DeadlineOwner.onDeadline()` when it fires.
+ * What a request's `Deadline` stands for; passed back to `DeadlineOwner.onDeadline()` when it fires. A string union
+ * (not a bare number), so a `switch` over it can be checked for exhaustiveness (`assertNever` in the `default`) and a
+ * missed site fails to compile.
  * @internal
  */
-export enum DeadlineKind {
+export const DeadlineKind = {
   /** `connectionTimeout`: from `handle()` until the socket is connected (TLS included). */
-  Connection = 0,
+  Connection: "connection",
   /** `requestTimeout`: from `handle()` until the response headers. */
-  Request = 1,
+  Request: "request",
   /** Upstream's `100 Continue` wait: send the body anyway after max(6 s, requestTimeout). */
-  Continue = 2,
+  Continue: "continue",
   /** `socketAcquisitionTimeout`: from `handle()` until the request is given a socket. */
-  Acquire = 3,
+  Acquire: "acquire",
   /** The socket-usage warning window (`socketMonitor: "interval"` without telemetry). */
-  Warning = 4,
+  Warning: "warning",
+} as const;
+
+/** @internal */
+export type DeadlineKind = (typeof DeadlineKind)[keyof typeof DeadlineKind];
+
+/** Compile-time exhaustiveness check for a `switch` over a union: reaching it is a bug. @internal */
+export function assertNever(value: never): never {
+  throw new Error(`unexpected deadline kind: ${String(value)}`);
 }

@@ -1,82 +1,106 @@
 /**
- * DeadlineScheduler: every per-request deadline of one handler on ONE lazy, unref'd interval.
+ * DeadlineScheduler: every deadline of one handler on ONE native, unref'd timer, armed for the earliest expiry.
  *
  * Why: upstream arms 2–5 native `Timeout`s per request (warning, connection, request, socket and keep-alive
  * deferrals). Each costs ~150–280 B of heap, an async id and hook work, and ~160–200 ns to arm and clear, and
  * almost all of them are cancelled before they fire. Here a deadline is a small node the request already owns,
- * and arming or cancelling it is a few field writes.
+ * and arming or cancelling it is a few field writes. This is the design of Node's own `lib/internal/timers.js`
+ * (lists per duration under a priority queue of lists, one native timer), kept per handler so it can be stopped,
+ * counted, fake-timer tested and confirmed after the poll phase.
  *
- * Structure (the invariant is the one Node's lib/internal/timers.js relies on):
+ * Structure:
  *
- *   lists: Map<durationMs, DeadlineList>
- *     1000 ─► [d(at=10.0s)] ⇄ [d(at=10.2s)] ⇄ [d(at=10.9s)]   ◄─ tail (appended)
- *     5000 ─► [d(at=14.1s)] ⇄ [d(at=14.3s)]
+ *   lists: Map<durationMs, DeadlineList>          heap: DeadlineList[] (min-heap on `expiry`, ≤ one per duration)
+ *     1000 ─► [d(at=10.0s)] ⇄ [d(at=10.2s)] ⇄ …      [1000: 10.0s] ─┬─ [5000: 14.1s]
+ *     5000 ─► [d(at=14.1s)] ⇄ [d(at=14.3s)]                          └─ [30: 10.03s] …
+ *   timer: one native `setTimeout`, unref'd, due at heap[0].expiry
  *
- *   Every node of a list shares one duration and is appended with `at = start + duration`, where `start` is a
- *   monotonic clock reading taken at arm time. Appends therefore arrive in `at` order and each list stays sorted
- *   without ever being searched: expiry only looks at heads.
+ *   Every node of a list shares one duration and is appended with `at = start + duration`, `start` a monotonic clock
+ *   reading taken at arm time. Appends therefore arrive in `at` order and each list stays sorted without ever being
+ *   searched (a node armed with an older `start` walks back from the tail; in practice zero steps). A list's heap
+ *   key `expiry` is its head's `at`, or EARLIER: cancelling or refreshing a head leaves the key stale (never later
+ *   than the truth), as Node does, so cancel stays O(1); a wake-up at a stale key re-keys the list and sleeps again.
  *
- * Costs: arm O(1) (a Map lookup and an append), cancel O(1) (unlink), tick O(#durations + #expired). No allocation
- * per arm on the interval: the node belongs to the request's state object and is reused for its whole life (a new
- * duration allocates its list once; a native short deadline allocates its Node `Timeout`).
+ * Costs: arm O(1) when its list exists and is not the earliest (a Map lookup and an append: the common case); O(log
+ * L) for a new duration or a new earliest head (L = number of durations, a handful), plus a native re-arm
+ * (`clearTimeout` + `setTimeout`) only when the new deadline is earlier than the timer's due time. cancel O(1)
+ * (unlink). `refresh` O(1) (move to the tail: the socket idle watch on every byte event). A wake-up O(expired +
+ * re-keyed lists × log L). No allocation per arm: the node belongs to the request's state object and is reused
+ * for its whole life; a new duration allocates its list once.
  *
- * Resolution: the interval runs every `TICK_MS` (100 ms) only while something is armed or the owner asks for
- * ticks (`onTick` returns true); a deadline fires no earlier than `start + duration` and at most one tick later
- * (plus whatever event-loop lag delays the tick itself). Durations shorter than two ticks use a native timer, as
- * a ±100 ms error would dominate them.
+ * Native timers: zero per request. The timer is re-armed only when the earliest expiry moves earlier (a new
+ * shortest duration, or the first deadline after the heap emptied) and at a wake-up; with deadlines that are
+ * cancelled before they fire (the common case), a wake-up at a stale key happens about once per shortest duration,
+ * whatever the request rate. When the last deadline is cancelled the timer is left to lapse at its due time (at
+ * most the shortest duration in use; it is not re-armed then): clearing it on the request path would cost a new
+ * native timer per request for sequential traffic. When the last deadline fires (a flush leaves nothing armed) it
+ * is cleared at once.
  *
- * Event-loop stalls: the tick only *collects* expired nodes; they are fired from a `setImmediate`, i.e. after the
+ * Precision: a deadline fires no earlier than `start + duration` and, like a native timer, as soon as the event
+ * loop reaches the timers phase after that (the native delay is rounded up to whole ms), plus one poll phase (see
+ * stalls). There is no tick: durations from 1 ms to days are all scheduled the same way.
+ *
+ * Event-loop stalls: a wake-up only *collects* expired nodes; they are fired from a `setImmediate`, i.e. after the
  * poll phase. A response or `connect` that became ready during a long block is therefore processed first and
- * cancels its deadline, instead of being failed by a deadline that "expired" while the loop was blocked.
+ * cancels (or refreshes) its deadline, instead of being failed by a deadline that "expired" while the loop was
+ * blocked.
  *
  * Isolation: each expired deadline is fired in its own `try`; an owner that throws cannot keep the other deadlines
  * of the same flush from firing (the first such error is rethrown once the loop is done, so a bug stays visible).
  * Owners route user code (loggers, callbacks) through `guardedCall`, so in practice nothing reaches this `catch`.
  *
- * `stop()` (handler `destroy()`) forgets every deadline, native short timers included: after it nothing fires and
- * `size` is 0. The armed count is only ever changed by a transition out of / into IDLE, so it cannot go negative.
+ * Owner tick: an owner with periodic work (monitor sampling, see `HandlerRuntime`) passes `onTick` and its period;
+ * it is one recurring entry of the same lists (re-armed after each call while `onTick` returns true), started by
+ * `ensureTicking()`. It runs in the timers phase, as an interval would (periodic work has no stall to confirm), and
+ * is not counted in `size`.
  *
- * Process lifetime: the interval (a `LazyInterval` from `@sockeye/pool-monitor`, shared with the standalone
- * monitor) is `unref()`'d and cleared at the first tick that finds nothing to do, so an idle process has no handler
- * timer at all and a forgotten handler never keeps a process alive (sockets in use do).
+ * `stop()` (handler `destroy()`) forgets every deadline and the tick and clears the timer and a pending
+ * confirmation: after it nothing fires, nothing is pending and `size` is 0. The armed count is only ever changed by
+ * a transition out of / into IDLE, so it cannot go negative.
  *
- * Fake timers: the interval is recreated if `globalThis.setInterval` changed since it was created (vitest
- * installing or removing fake timers), and every global is resolved at call time through the shared `timing` seam.
+ * Fake timers: the timer is recreated if `globalThis.setTimeout` changed since it was created (vitest installing or
+ * removing fake timers), and every global is resolved at call time through the shared `timing` seam.
  */
-import { LazyInterval, timing } from "@sockeye/pool-monitor";
+import { timing } from "@sockeye/pool-monitor";
 import { TICK_MS } from "./constants";
 
 export { DeadlineKind } from "./deadline-kind";
 
 /** Something that owns deadlines and is told when one fires. @internal */
-export interface DeadlineOwner {
+export interface DeadlineOwner<K = number> {
   /**
-   * @param kind - the `kind` the deadline was created with (see `DeadlineKind`).
+   * @param kind - the `kind` the deadline was created with (e.g. a `DeadlineKind`).
    * @param now - `timing.now()` ms at firing time.
    */
-  onDeadline(kind: number, now: number): void;
+  onDeadline(kind: K, now: number): void;
 }
 
+/** Lifecycle of a `Deadline` node. @internal */
+type DeadlineState = typeof IDLE | typeof ARMED | typeof EXPIRING;
 const IDLE = 0;
 const ARMED = 1;
+/** Collected by a wake-up, to be fired after the poll phase unless cancelled or re-armed before. */
 const EXPIRING = 2;
 
 /**
  * One deadline slot. Created once per (request, concern) and re-armed as needed.
  * @internal
  */
-export class Deadline {
+export class Deadline<K = number> {
   /** Absolute expiry, monotonic ms. */
   at = 0;
-  next: Deadline | undefined = undefined;
-  prev: Deadline | undefined = undefined;
+  /** The duration it was last armed with, ms (what `refresh()` re-applies). */
+  duration = 0;
+  next: Deadline<any> | undefined = undefined;
+  prev: Deadline<any> | undefined = undefined;
   list: DeadlineList | undefined = undefined;
-  state = IDLE;
-  native: ReturnType<typeof setTimeout> | undefined = undefined;
+  state: DeadlineState = IDLE;
+  /** The scheduler it was last armed on (lets a shared hook refresh it without a closure). */
+  scheduler: DeadlineScheduler | undefined = undefined;
 
   constructor(
-    readonly owner: DeadlineOwner,
-    readonly kind: number
+    readonly owner: DeadlineOwner<K>,
+    readonly kind: K
   ) {}
 
   /** True while the deadline is armed (and has not fired or been cancelled). */
@@ -85,21 +109,31 @@ export class Deadline {
   }
 }
 
-/** Intrusive doubly linked list of deadlines. @internal */
+/** Intrusive doubly linked list of deadlines of one duration, and its slot in the scheduler's heap. @internal */
 class DeadlineList {
-  head: Deadline | undefined = undefined;
-  tail: Deadline | undefined = undefined;
+  head: Deadline<any> | undefined = undefined;
+  tail: Deadline<any> | undefined = undefined;
+  /** Heap key: the head's `at`, or earlier (stale after a cancel); meaningful while `heapIndex >= 0`. */
+  expiry = 0;
+  heapIndex = -1;
 
-  append(d: Deadline): void {
+  constructor(readonly duration: number) {}
+
+  /** Appends `d` (walking back from the tail only if it expires before the tail: an older `start`). */
+  insert(d: Deadline<any>): void {
     d.list = this;
-    d.prev = this.tail;
-    d.next = undefined;
-    if (this.tail) this.tail.next = d;
+    let after = this.tail;
+    while (after !== undefined && after.at > d.at) after = after.prev;
+    const before = after === undefined ? this.head : after.next;
+    d.prev = after;
+    d.next = before;
+    if (after !== undefined) after.next = d;
     else this.head = d;
-    this.tail = d;
+    if (before !== undefined) before.prev = d;
+    else this.tail = d;
   }
 
-  remove(d: Deadline): void {
+  remove(d: Deadline<any>): void {
     if (d.prev) d.prev.next = d.next;
     else this.head = d.next;
     if (d.next) d.next.prev = d.prev;
@@ -108,134 +142,236 @@ class DeadlineList {
   }
 }
 
-function fireNative(d: Deadline, scheduler: DeadlineScheduler): void {
-  scheduler.fireNative(d);
+function onTimer(scheduler: DeadlineScheduler): void {
+  scheduler.wake();
+}
+
+/** The owner tick as a recurring entry: fired like any deadline, then re-armed while the owner is busy. */
+class TickOwner implements DeadlineOwner<undefined> {
+  constructor(
+    private readonly scheduler: DeadlineScheduler,
+    private readonly onTick: (now: number) => boolean,
+    private readonly periodMs: number | (() => number)
+  ) {}
+
+  period(): number {
+    const p = this.periodMs;
+    return typeof p === "number" ? p : p();
+  }
+
+  onDeadline(_kind: undefined, now: number): void {
+    let busy = true;
+    try {
+      busy = this.onTick(now);
+    } finally {
+      if (busy) this.scheduler.rearmTick(now);
+    }
+  }
 }
 
 /**
- * One lazily created, self-stopping, unref'd interval that fires every deadline of one handler.
+ * One handler's deadlines on one native, unref'd timer armed for the earliest expiry.
  * @internal
  */
 export class DeadlineScheduler {
   private readonly lists = new Map<number, DeadlineList>();
-  /** Deadlines shorter than two ticks, each on its own native timer (kept here so `stop()` can clear them). */
-  private readonly natives = new DeadlineList();
-  private readonly interval: LazyInterval;
+  private readonly heap: DeadlineList[] = [];
+  private timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  /** Monotonic ms the timer is due at (+Infinity without one). */
+  private timerAt = Number.POSITIVE_INFINITY;
+  /** The `setTimeout` implementation the timer was created with (fake/real timer swaps). */
+  private timerImpl: unknown = undefined;
+  /** Armed or expiring deadlines, the tick included. */
   private armedCount = 0;
-  private expired: Deadline[] = [];
-  private flushPending = false;
+  private expired: Deadline<any>[] = [];
+  /** The pending confirmation (`setImmediate`), if any. */
+  private flushHandle: ReturnType<typeof setImmediate> | undefined = undefined;
   private readonly boundFlush = () => this.flush();
+  private readonly tickOwner: TickOwner | undefined;
+  /** Inside `wake()`: arms do not touch the timer (it is scheduled once, at the end). */
+  private waking = false;
+  private readonly tick: Deadline<undefined> | undefined;
 
   /**
-   * @param onTick - called on every tick with the monotonic time; returns true while the owner still needs ticks
-   *   (e.g. requests in flight to sample). The interval stops when it returns false and nothing is armed.
+   * @param onTick - the owner's periodic work, called with the monotonic time once per `tickPeriodMs` after
+   *   `ensureTicking()`; returns true while the owner still needs ticks (e.g. requests in flight to sample).
+   * @param tickPeriodMs - the tick period in ms, or a function read at every re-arm (so a reconfigured period
+   *   applies at the next tick). Default `TICK_MS` (100 ms).
    */
-  constructor(private readonly onTick?: (now: number) => boolean) {
-    this.interval = new LazyInterval(() => this.tick(), TICK_MS);
+  constructor(onTick?: (now: number) => boolean, tickPeriodMs: number | (() => number) = TICK_MS) {
+    if (onTick !== undefined) {
+      this.tickOwner = new TickOwner(this, onTick, tickPeriodMs);
+      this.tick = new Deadline(this.tickOwner, undefined);
+    }
   }
 
-  /** Number of deadlines currently armed on the shared interval or on native short timers. */
+  /** Number of deadlines currently armed (or expired and not yet fired); the owner tick is not counted. */
   get size(): number {
-    return this.armedCount;
+    return this.armedCount - (this.tick !== undefined && this.tick.state !== IDLE ? 1 : 0);
   }
 
-  /** Whether the shared interval currently exists. */
+  /** Whether the native timer currently exists. */
   get ticking(): boolean {
-    return this.interval.running;
+    return this.timer !== undefined;
+  }
+
+  /** Monotonic ms the native timer is due at (+Infinity without one). For tests and the lateness bench. */
+  get dueAt(): number {
+    return this.timerAt;
   }
 
   /**
    * Arms `d` to fire `durationMs` after `start` (a `timing.now()` reading). Re-arming an armed deadline moves it.
    * Non-finite or negative durations are ignored (nothing is armed).
    */
-  arm(d: Deadline, start: number, durationMs: number): void {
+  arm(d: Deadline<any>, start: number, durationMs: number): void {
     if (d.state !== IDLE) this.cancel(d);
     if (!(durationMs >= 0) || durationMs === Number.POSITIVE_INFINITY) return;
+    const at = start + durationMs;
+    d.at = at;
+    d.duration = durationMs;
+    d.scheduler = this;
     d.state = ARMED;
     this.armedCount++;
-    if (durationMs < 2 * TICK_MS) {
-      const remaining = Math.max(0, start + durationMs - timing.now());
-      const native = timing.setTimeout(fireNative, remaining, d, this);
-      (native as { unref?: () => void }).unref?.();
-      d.native = native;
-      this.natives.append(d);
-      return;
-    }
-    d.at = start + durationMs;
     let list = this.lists.get(durationMs);
     if (list === undefined) {
-      list = new DeadlineList();
+      list = new DeadlineList(durationMs);
       this.lists.set(durationMs, list);
     }
-    list.append(d);
-    this.ensureTicking();
+    list.insert(d);
+    if (list.heapIndex < 0) {
+      list.expiry = at;
+      this.heapPush(list);
+    } else if (list.head === d && at < list.expiry) {
+      list.expiry = at;
+      this.siftUp(list.heapIndex);
+    }
+    if (this.waking) return;
+    if (at < this.timerAt || this.timerImpl !== globalThis.setTimeout) this.schedule(this.heap[0].expiry);
+  }
+
+  /**
+   * Restarts an armed `d` from `now` with the duration it was armed with (Node's `timeout.refresh()`): O(1), the node
+   * moves to its list's tail. An expired deadline not yet fired (an event-loop stall) is re-armed, so activity seen
+   * in the poll phase wins. No-op on an idle deadline.
+   */
+  refresh(d: Deadline<any>, now: number): void {
+    const list = d.list;
+    if (d.state === ARMED && list !== undefined) {
+      d.at = now + d.duration;
+      if (list.tail !== d) {
+        list.remove(d);
+        list.insert(d);
+      }
+      // The list's key may now be earlier than its head: a stale key only costs one early wake-up.
+      return;
+    }
+    if (d.state === EXPIRING) this.arm(d, now, d.duration);
   }
 
   /** Cancels `d` if armed (or collected but not yet fired). O(1). */
-  cancel(d: Deadline): void {
+  cancel(d: Deadline<any>): void {
     if (d.state === IDLE) return;
     this.armedCount--;
     d.state = IDLE;
-    if (d.native !== undefined) {
-      timing.clearTimeout(d.native);
-      d.native = undefined;
-    }
     d.list?.remove(d);
   }
 
-  /** @internal A native short deadline's timer fired. */
-  fireNative(d: Deadline): void {
-    d.native = undefined;
-    if (d.state !== ARMED) return;
-    this.natives.remove(d);
-    d.state = IDLE;
-    this.armedCount--;
-    d.owner.onDeadline(d.kind, timing.now());
-  }
-
-  /** Starts the interval if it is not running (or was created by another timer implementation). */
+  /** Starts the owner tick if it is not armed (and re-creates the timer if the timer implementation changed). */
   ensureTicking(): void {
-    this.interval.ensure();
+    const tick = this.tick;
+    if (tick !== undefined && tick.state === IDLE) this.arm(tick, timing.now(), this.tickOwner!.period());
+    else if (this.timer !== undefined && this.timerImpl !== globalThis.setTimeout) this.schedule(this.timerAt);
   }
 
-  /** Clears the interval and forgets every deadline, native short ones included (used by `destroy()`). */
+  /** Clears the timer and forgets every deadline and the tick (used by `destroy()`). */
   stop(): void {
-    this.interval.stop();
-    for (const list of this.lists.values()) forget(list);
-    this.lists.clear();
-    for (let d = this.natives.head; d !== undefined; d = d.next) {
-      timing.clearTimeout(d.native);
-      d.native = undefined;
-    }
-    forget(this.natives);
+    this.clearTimer();
     for (const d of this.expired) d.state = IDLE;
     this.expired = [];
+    if (this.flushHandle !== undefined) timing.clearImmediate(this.flushHandle);
+    this.flushHandle = undefined;
     this.armedCount = 0;
   }
 
-  private tick(): void {
+  /**
+   * @internal The tick fired and its owner is still busy: the next one is one period after the one just due (no
+   * drift from the confirmation delay), or after `now` if that one was more than a period late (no catch-up burst).
+   */
+  rearmTick(now: number): void {
+    const tick = this.tick;
+    if (tick === undefined || tick.state !== IDLE) return;
+    const period = this.tickOwner!.period();
+    this.arm(tick, now - tick.at < period ? tick.at : now, period);
+  }
+
+  /**
+   * @internal The native timer fired: collect what expired (fired after the poll phase), run the owner tick if it
+   * is due (at once, in the timers phase, as an interval would), and sleep until the next expiry.
+   */
+  wake(): void {
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
     const now = timing.now();
-    for (const [duration, list] of this.lists) {
-      let d = list.head;
-      while (d !== undefined && d.at <= now) {
-        const next = d.next;
-        list.remove(d);
-        d.state = EXPIRING;
-        this.expired.push(d);
-        d = next;
+    const heap = this.heap;
+    const tick = this.tick;
+    let tickDue = false;
+    this.waking = true;
+    try {
+      while (heap.length > 0) {
+        const list = heap[0];
+        let d = list.head;
+        while (d !== undefined && d.at <= now) {
+          const next = d.next;
+          list.remove(d);
+          if (d === tick) {
+            d.state = IDLE;
+            this.armedCount--;
+            tickDue = true;
+          } else {
+            d.state = EXPIRING;
+            this.expired.push(d);
+          }
+          d = next;
+        }
+        if (d === undefined) {
+          this.heapRemoveTop();
+          if (this.lists.get(list.duration) === list) this.lists.delete(list.duration);
+          continue;
+        }
+        // Re-key (the key only ever grows here); stop once the top's key is exact and in the future.
+        list.expiry = d.at;
+        this.siftDown(0);
+        if (heap[0] === list) break;
       }
-      if (list.head === undefined) this.lists.delete(duration);
+      const expired = this.expired;
+      if (expired.length > 0 && this.flushHandle === undefined) {
+        this.flushHandle = timing.setImmediate(this.boundFlush);
+      }
+      // Periodic owner work is not a deadline: no stall to confirm, so it runs now (and re-arms itself).
+      if (tickDue) this.tickOwner!.onDeadline(undefined, now);
+    } finally {
+      this.waking = false;
+      let expiring = 0;
+      for (const d of this.expired) if (d.state === EXPIRING) expiring++;
+      // Nothing left on the lists (only cancelled heads behind stale keys): drop them, no timer.
+      if (this.armedCount === expiring) this.forgetLists();
+      else if (heap.length > 0) this.schedule(heap[0].expiry);
     }
-    if (this.expired.length > 0 && !this.flushPending) {
-      this.flushPending = true;
-      timing.setImmediate(this.boundFlush);
-    }
-    const ownerBusy = this.onTick ? this.onTick(now) : false;
-    if (!ownerBusy && this.armedCount === 0) this.interval.stop();
+  }
+
+  private schedule(at: number): void {
+    if (this.timer !== undefined) timing.clearTimeout(this.timer);
+    const delay = Math.max(0, Math.ceil(at - timing.now()));
+    const timer = timing.setTimeout(onTimer, delay, this);
+    (timer as { unref?: () => void }).unref?.();
+    this.timer = timer;
+    this.timerAt = at;
+    this.timerImpl = globalThis.setTimeout;
   }
 
   private flush(): void {
-    this.flushPending = false;
+    this.flushHandle = undefined;
     const expired = this.expired;
     this.expired = [];
     const now = timing.now();
@@ -251,7 +387,73 @@ export class DeadlineScheduler {
         failure ??= { error };
       }
     }
+    // Everything fired and nothing was re-armed: the timer (due for a cancelled deadline) goes now, not at its due time.
+    if (this.armedCount === 0) this.clearTimer();
     if (failure !== undefined) throw failure.error;
+  }
+
+  private clearTimer(): void {
+    if (this.timer !== undefined) timing.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
+    this.timerImpl = undefined;
+    this.forgetLists();
+  }
+
+  /** Drops every list (they hold no armed deadline: only cancelled ones left their stale keys behind). */
+  private forgetLists(): void {
+    for (const list of this.lists.values()) forget(list);
+    this.lists.clear();
+    this.heap.length = 0;
+  }
+
+  // ---- binary min-heap of lists on `expiry` (L = number of durations: a handful) ------------------------------
+
+  private heapPush(list: DeadlineList): void {
+    list.heapIndex = this.heap.length;
+    this.heap.push(list);
+    this.siftUp(list.heapIndex);
+  }
+
+  private heapRemoveTop(): void {
+    const heap = this.heap;
+    heap[0].heapIndex = -1;
+    const last = heap.pop()!;
+    if (heap.length === 0) return;
+    heap[0] = last;
+    last.heapIndex = 0;
+    this.siftDown(0);
+  }
+
+  private siftUp(i: number): void {
+    const heap = this.heap;
+    const item = heap[i];
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (heap[parent].expiry <= item.expiry) break;
+      heap[i] = heap[parent];
+      heap[i].heapIndex = i;
+      i = parent;
+    }
+    heap[i] = item;
+    item.heapIndex = i;
+  }
+
+  private siftDown(i: number): void {
+    const heap = this.heap;
+    const n = heap.length;
+    const item = heap[i];
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && heap[child + 1].expiry < heap[child].expiry) child++;
+      if (heap[child].expiry >= item.expiry) break;
+      heap[i] = heap[child];
+      heap[i].heapIndex = i;
+      i = child;
+    }
+    heap[i] = item;
+    item.heapIndex = i;
   }
 }
 
@@ -264,4 +466,5 @@ function forget(list: DeadlineList): void {
     d = next;
   }
   list.head = list.tail = undefined;
+  list.heapIndex = -1;
 }

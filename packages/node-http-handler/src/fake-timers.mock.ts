@@ -13,3 +13,10 @@ export const FAKE_TIMERS = [
   "Date",
   "performance",
 ] as const;
+
+/**
+ * Fake timers run an immediate created inside a timer callback 1 ms later (Node runs it in the same loop iteration,
+ * right after the poll phase). The scheduler confirms an expiry from such an immediate, so under fake timers a
+ * deadline's effect is seen `CONFIRM_MS` after its expiry.
+ */
+export const CONFIRM_MS = 1;

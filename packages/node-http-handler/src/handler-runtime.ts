@@ -2,31 +2,44 @@
  * HandlerRuntime: what one handler owns while requests are in flight, and the only place they are counted.
  *
  * Owns (each concern in its own module):
- * - `scheduler` (`DeadlineScheduler`): every per-request deadline on one lazy, unref'd interval; its tick calls
- *   `onTick` below.
- * - `idle` (`IdleWatchList`): the `socketTimeout` inactivity watch, sampled on the tick.
+ * - `scheduler` (`DeadlineScheduler`): every deadline of the handler on one native, unref'd timer armed for the
+ *   earliest expiry; its recurring owner tick (period: the monitor's `sampleIntervalMs`) calls `onTick` below.
+ * - `idle` (`IdleWatchList`): the `socketTimeout` inactivity watch, one deadline per request on the scheduler,
+ *   restarted by its socket's activity.
  * - `warning` (`SocketUsageWarning`): upstream's socket-usage warning in the three `socketMonitor` modes.
  * - `monitor` (`PoolMonitor`, `@sockeye/pool-monitor`): per-origin telemetry and saturation detection; the monitor's
  *   per-request state is kept on the request's state object (`InFlightRequest.tracked`, from `attachRequest()`) and
  *   the request's own listeners forward its events to it (no second set of listeners, nothing hung on the
- *   `ClientRequest`), and the tick calls `monitor.sample()` once per
- *   the monitor's `sampleIntervalMs` in `"interval"` mode (read at each tick, so `configure()` applies at once).
+ *   `ClientRequest`), and the owner tick calls `monitor.sample()` once per the monitor's `sampleIntervalMs` in
+ *   `"interval"` mode (the period is read at each re-arm, so `configure()` applies from the next sample).
  * - The live list: every request between `requestStarted` and `requestFinished` (an intrusive doubly linked list
  *   through the requests' state objects: O(1) link/unlink, no allocation). Its length is the handler's one
  *   in-flight count (`inFlightCount`), and `destroy()` walks it to end every request.
- * - Free-socket sweeps (`sweepAgent` of `socket-lifecycle.ts`): on every tick and right before a dispatch.
+ * - Free-socket sweeps (`sweepAgent` of `socket-lifecycle.ts`): right before a dispatch (at most once per `TICK_MS`
+ *   per agent), so an expired socket is never handed to a request; and, while requests are in flight, one `sweep`
+ *   deadline on the scheduler armed for the earliest expiry of a free socket (a dispatch-time sweep and each
+ *   finishing request arm it unless it is armed earlier; each sweep re-arms it for the next), so a socket is closed
+ *   at its limit. When the last request finishes it is cancelled: an idle handler keeps no timer for its free
+ *   sockets (they cost nothing; Node `unref()`s them) and they are swept before the next dispatch.
  *
- * The tick keeps the interval alive while a deadline is armed, a request is idle-watched, or the monitor is busy;
- * an idle process has no handler timer.
+ * The owner tick runs only while the monitor is busy; an idle handler has no armed deadline, and its one native
+ * timer lapses at its due time without being re-armed.
  */
 import { type PoolMonitor, timing } from "@sockeye/pool-monitor";
 import type { Agent, ClientRequest } from "node:http";
 import type { Socket } from "node:net";
-import { DeadlineScheduler } from "./deadline-scheduler";
+import { TICK_MS } from "./constants";
+import { Deadline, type DeadlineOwner, DeadlineScheduler } from "./deadline-scheduler";
 import { IdleWatchList } from "./idle-watch-list";
 import type { InFlightRequest } from "./in-flight-request";
 import type { RequestHost } from "./request-host";
-import { type LifecycleCloseReason, type SocketLifecycleLimits, sweepAgent, sweepDue } from "./socket-lifecycle";
+import {
+  type LifecycleCloseReason,
+  type SocketLifecycleLimits,
+  socketExpiry,
+  sweepAgent,
+  sweepDue,
+} from "./socket-lifecycle";
 import { SocketUsageWarning, type SocketUsageWarningSettings } from "./socket-usage-warning";
 
 /** Settings the runtime re-reads whenever the handler's config is (re)resolved. @internal */
@@ -36,13 +49,17 @@ export interface RuntimeSettings extends SocketUsageWarningSettings {
 }
 
 /** @internal */
-export class HandlerRuntime implements RequestHost<InFlightRequest> {
+export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwner<"sweep"> {
   readonly scheduler: DeadlineScheduler;
   readonly warning: SocketUsageWarning;
   /** Per-origin telemetry and saturation detection; `undefined` with `telemetry: false`. */
   monitor: PoolMonitor | undefined = undefined;
   private currentSettings: RuntimeSettings | undefined = undefined;
-  private readonly idle = new IdleWatchList();
+  private readonly idle: IdleWatchList;
+  /** The free-socket sweep, armed for the earliest expiry of a free socket. */
+  private readonly sweep = new Deadline<"sweep">(this, "sweep");
+  /** While idle: when the next free socket expires (the sweep is re-armed for it when a request starts). */
+  private sweepPendingAt = Number.POSITIVE_INFINITY;
   private liveHead: InFlightRequest | undefined = undefined;
   private live = 0;
   private lastSampleAt = Number.NEGATIVE_INFINITY;
@@ -50,7 +67,11 @@ export class HandlerRuntime implements RequestHost<InFlightRequest> {
     this.socketClosedByLimit(socket, reason);
 
   constructor() {
-    this.scheduler = new DeadlineScheduler((now) => this.onTick(now));
+    this.scheduler = new DeadlineScheduler(
+      (now) => this.onTick(now),
+      () => this.monitor?.sampleIntervalMs ?? TICK_MS
+    );
+    this.idle = new IdleWatchList(this.scheduler);
     this.warning = new SocketUsageWarning(this.scheduler);
   }
 
@@ -80,6 +101,11 @@ export class HandlerRuntime implements RequestHost<InFlightRequest> {
     if (this.liveHead !== undefined) this.liveHead.livePrev = r;
     this.liveHead = r;
     this.live++;
+    if (this.live === 1 && this.sweepPendingAt !== Number.POSITIVE_INFINITY) {
+      const lifecycle = this.currentSettings?.lifecycle;
+      if (lifecycle !== undefined) this.armSweepAt(this.sweepPendingAt, lifecycle);
+      this.sweepPendingAt = Number.POSITIVE_INFINITY;
+    }
     if (!r.plan.oneOffAgent) this.beforeDispatch(r.plan.agent, now);
   }
 
@@ -113,6 +139,20 @@ export class HandlerRuntime implements RequestHost<InFlightRequest> {
     if (r.liveNext !== undefined) r.liveNext.livePrev = r.livePrev;
     r.liveNext = r.livePrev = undefined;
     this.live--;
+    // While other requests run, a sweep comes at this socket's expiry; an idle handler keeps no timer for its free
+    // sockets (the dispatch-time sweep closes an expired one before the next request could get it).
+    const at = r.plan.oneOffAgent ? Number.POSITIVE_INFINITY : this.expiryOf(r.req?.socket ?? undefined);
+    if (this.live > 0) {
+      const lifecycle = this.currentSettings?.lifecycle;
+      if (lifecycle !== undefined) this.armSweepAt(at, lifecycle);
+      return;
+    }
+    this.sweepPendingAt = Math.min(
+      this.sweepPendingAt,
+      at,
+      this.sweep.armed ? this.sweep.at : Number.POSITIVE_INFINITY
+    );
+    this.scheduler.cancel(this.sweep);
   }
 
   noteOutcome(r: InFlightRequest, outcome: "aborted" | "timed_out"): void {
@@ -121,7 +161,6 @@ export class HandlerRuntime implements RequestHost<InFlightRequest> {
 
   watchIdle(r: InFlightRequest, socket: Socket): void {
     this.idle.watch(r, socket, timing.now());
-    this.scheduler.ensureTicking();
   }
 
   onWarningWindow(r: InFlightRequest): void {
@@ -135,7 +174,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest> {
 
   /**
    * Handler `destroy()`: ends every live request (queued ones leave the agent queue first, so Node never hands
-   * them a new socket; each rejects with `HandlerDestroyedError` unless it had settled), then stops the interval
+   * them a new socket; each rejects with `HandlerDestroyedError` unless it had settled), then stops the timer
    * and forgets every deadline and watch. Returns the number of requests it ended.
    */
   destroy(): number {
@@ -150,10 +189,11 @@ export class HandlerRuntime implements RequestHost<InFlightRequest> {
     return ended;
   }
 
-  /** Stops the interval and forgets every deadline and watch. */
+  /** Stops the timer and forgets every deadline and watch. */
   stop(): void {
     this.scheduler.stop();
     this.idle.clear();
+    this.sweepPendingAt = Number.POSITIVE_INFINITY;
     this.lastSampleAt = Number.NEGATIVE_INFINITY;
   }
 
@@ -161,27 +201,45 @@ export class HandlerRuntime implements RequestHost<InFlightRequest> {
   private beforeDispatch(agent: Agent, now: number): void {
     const lifecycle = this.currentSettings?.lifecycle;
     if (lifecycle === undefined || !(lifecycle.idleSocketTimeout || lifecycle.connectionLifetime)) return;
-    if (sweepDue(agent, now)) sweepAgent(agent, lifecycle, now, this.boundSocketClosed);
+    if (sweepDue(agent, now)) this.armSweepAt(sweepAgent(agent, lifecycle, now, this.boundSocketClosed), lifecycle);
+  }
+
+  /** When the socket of a request that just ended will expire once free (+Infinity without limits). */
+  private expiryOf(socket: Socket | undefined): number {
+    const lifecycle = this.currentSettings?.lifecycle;
+    if (socket === undefined || lifecycle === undefined) return Number.POSITIVE_INFINITY;
+    if (!(lifecycle.idleSocketTimeout || lifecycle.connectionLifetime)) return Number.POSITIVE_INFINITY;
+    const now = timing.now();
+    return socketExpiry(socket, now, lifecycle, now);
+  }
+
+  private armSweepAt(at: number, lifecycle: SocketLifecycleLimits): void {
+    if (at === Number.POSITIVE_INFINITY || (this.sweep.armed && this.sweep.at <= at)) return;
+    // Armed as (at − D, D) with the handler's fixed limit D, so every re-arm lands on the same duration's list.
+    const duration = (lifecycle.idleSocketTimeout || lifecycle.connectionLifetime) as number;
+    this.scheduler.arm(this.sweep, at - duration, duration);
+  }
+
+  /** DeadlineOwner: the sweep deadline fired: close what expired, re-arm for the next free socket's expiry. */
+  onDeadline(_kind: "sweep", now: number): void {
+    const settings = this.currentSettings;
+    const lifecycle = settings?.lifecycle;
+    if (lifecycle === undefined || !(lifecycle.idleSocketTimeout || lifecycle.connectionLifetime)) return;
+    let next = Number.POSITIVE_INFINITY;
+    for (const agent of settings!.agents()) {
+      if (agent !== undefined) next = Math.min(next, sweepAgent(agent, lifecycle, now, this.boundSocketClosed));
+    }
+    if (this.live > 0) this.armSweepAt(next, lifecycle);
+    else this.sweepPendingAt = Math.min(this.sweepPendingAt, next);
   }
 
   private onTick(now: number): boolean {
-    this.idle.sample(now);
-    let busy = !this.idle.empty;
-    const settings = this.currentSettings;
-    const lifecycle = settings?.lifecycle;
-    if (lifecycle !== undefined && (lifecycle.idleSocketTimeout || lifecycle.connectionLifetime)) {
-      for (const agent of settings!.agents()) {
-        if (agent !== undefined) sweepAgent(agent, lifecycle, now, this.boundSocketClosed);
-      }
-    }
     const monitor = this.monitor;
-    if (monitor !== undefined && settings?.mode === "interval") {
-      if (now - this.lastSampleAt >= monitor.sampleIntervalMs) {
-        this.lastSampleAt = now;
-        monitor.sample(now);
-      }
-      busy ||= monitor.busy;
+    if (monitor === undefined || this.currentSettings?.mode !== "interval") return false;
+    if (now - this.lastSampleAt >= monitor.sampleIntervalMs - 1) {
+      this.lastSampleAt = now;
+      monitor.sample(now);
     }
-    return busy;
+    return monitor.busy;
   }
 }

@@ -3,24 +3,28 @@
  * session, the service default idle timeout) without a native timer per stream or per session.
  *
  * Upstream arms `stream.setTimeout()` per stream and `session.setTimeout()` per session: a native `Timeout` each,
- * re-armed on every frame. Here every watched stream or session is a node of ONE intrusive doubly linked list (the
- * links are fields of the watched object, so watching allocates nothing) and the handler's shared tick calls
- * `sample(now)`, which compares each watcher's activity number with the value it saw last. What the number is
- * belongs to the watcher: a session reports its socket's `bytesRead + bytesWritten`; a stream reports a counter of
- * its OWN progress (its response headers, its DATA received, its body chunks written), so traffic of sibling
- * streams on a shared session never keeps a silent stream alive.
+ * refreshed on every frame. Here every watched stream or session has one `Deadline` on the handler's shared
+ * `DeadlineScheduler` (created once per watcher; its `kind` is the watcher and its owner this watch, so firing needs
+ * no closure), and activity restarts it through `touch()` (`DeadlineScheduler.refresh`: O(1), no allocation).
  *
- *   head ─► [stream A] ⇄ [session 1] ⇄ [stream B] ⇄ …      (unordered; every node is visited once per tick)
+ * Activity: a stream reports its OWN progress (its response headers, each DATA chunk received, each request-body
+ * chunk written, getting its stream) and touches itself and its session, as Node's stream timer refreshes the
+ * session's; so traffic of sibling streams on a shared session never keeps a silent stream alive. A session's
+ * other traffic (control frames: PING, SETTINGS, WINDOW_UPDATE) is not reported one by one: when a session's
+ * deadline comes, its `activity()` number (the socket's `bytesRead + bytesWritten`) is compared with the value seen
+ * when it was last armed, and a change re-arms it from that moment (so such traffic can delay a session timeout by
+ * up to one more period; it never shortens one).
  *
- * Cost: watch/unwatch O(1); `sample` O(watched) field reads (~3 ns each: ~30 µs per 100 ms tick at 10,000 streams).
- * Resolution: activity is observed at tick granularity, so a timeout fires between `limit` and `limit + 2 × TICK_MS`
- * after the last activity, never early. A watcher with nothing to observe yet (-1: a stream waiting for a session)
- * counts as inactive, so the timeout also bounds the wait.
+ * Cost: watch/unwatch/touch O(1) (arm/cancel/refresh a deadline; a touch re-reads the watcher's activity number:
+ * a field for a stream, two socket counters for a session). No sampling: nothing walks the watchers.
+ * Precision: a timeout fires `limit` after the last reported activity, on the scheduler's native timer, i.e. as
+ * late as upstream's native timers would, never early. A stream with nothing to observe yet (waiting for a
+ * session) counts as inactive, so the timeout also bounds the wait.
  *
- * Event-loop stalls: an expiry found by `sample` is confirmed from a `setImmediate` (after the poll phase), so
- * activity that arrived during a long block is read first and resets the watch instead of failing the stream.
+ * Event-loop stalls: expiries are confirmed after the poll phase (the scheduler fires them from a `setImmediate`);
+ * activity reported during a long block re-arms the deadline first.
  */
-import { timing } from "@sockeye/pool-monitor";
+import { Deadline, type DeadlineOwner, type DeadlineScheduler } from "./deadline-scheduler";
 
 /** The byte counters the watch compares. @internal */
 export interface ActivityCounter {
@@ -28,23 +32,17 @@ export interface ActivityCounter {
   bytesWritten: number;
 }
 
-/** What the list needs from a watched object (its fields are the list's links). @internal */
+/** What the watch needs from a watched object. @internal */
 export interface Http2IdleWatcher {
-  watchNext: Http2IdleWatcher | undefined;
-  watchPrev: Http2IdleWatcher | undefined;
-  /** On the list. */
+  /** The watch's deadline, created on first watch and reused. */
+  watchDeadline: Deadline<Http2IdleWatcher> | undefined;
+  /** On the watch. */
   watched: boolean;
-  /** Found expired by `sample`, confirmation pending. */
-  watchExpiring: boolean;
-  /** Activity number last seen (-1 = nothing to observe yet). */
+  /** `activity()` when the deadline was last armed (-1 = nothing to observe yet). */
   watchBytes: number;
-  /** `timing.now()` ms when `watchBytes` last changed. */
-  watchSince: number;
-  /** The inactivity limit, ms. */
-  watchLimitMs: number;
-  /** The activity number to compare now (any change = activity), or -1 when there is nothing to observe yet. */
+  /** An activity number for traffic not reported through `touch()` (any change = activity), -1 for none yet. */
   activity(): number;
-  /** Called once when the limit passed with no byte moved; the watcher is already off the list. */
+  /** Called once when the limit passed with no activity; the watcher is already unwatched. */
   onInactive(now: number): void;
 }
 
@@ -54,84 +52,58 @@ export function socketBytes(counter: ActivityCounter | undefined): number {
   return (counter.bytesRead ?? 0) + (counter.bytesWritten ?? 0);
 }
 
-function read(w: Http2IdleWatcher): number {
-  return w.activity();
-}
-
 /** @internal */
-export class Http2IdleWatch {
-  private head: Http2IdleWatcher | undefined = undefined;
-  private expired: Http2IdleWatcher[] = [];
-  private readonly boundFlush = () => this.flush();
+export class Http2IdleWatch implements DeadlineOwner<Http2IdleWatcher> {
+  private watching = 0;
+
+  constructor(private readonly scheduler: DeadlineScheduler) {}
 
   /** Whether nothing is watched. */
   get empty(): boolean {
-    return this.head === undefined;
+    return this.watching === 0;
   }
 
   /** Starts watching `w` for `limitMs` of inactivity from `now`. Re-watching restarts the window. */
   watch(w: Http2IdleWatcher, limitMs: number, now: number): void {
-    if (w.watched) this.unwatch(w);
+    const d = (w.watchDeadline ??= new Deadline<Http2IdleWatcher>(this, w));
+    if (!w.watched) this.watching++;
     w.watched = true;
-    w.watchLimitMs = limitMs;
-    w.watchBytes = read(w);
-    w.watchSince = now;
-    w.watchPrev = undefined;
-    w.watchNext = this.head;
-    if (this.head) this.head.watchPrev = w;
-    this.head = w;
+    w.watchBytes = w.activity();
+    this.scheduler.arm(d, now, limitMs);
+  }
+
+  /** `w` made progress at `now`: its window restarts (and its activity number is re-read). O(1); no-op when not watched. */
+  touch(w: Http2IdleWatcher, now: number): void {
+    const d = w.watchDeadline;
+    if (!w.watched || d === undefined) return;
+    w.watchBytes = w.activity();
+    this.scheduler.refresh(d, now);
   }
 
   /** Stops watching `w`. O(1); no-op when not watched. */
   unwatch(w: Http2IdleWatcher): void {
     if (!w.watched) return;
     w.watched = false;
-    if (w.watchPrev) w.watchPrev.watchNext = w.watchNext;
-    else this.head = w.watchNext;
-    if (w.watchNext) w.watchNext.watchPrev = w.watchPrev;
-    w.watchNext = w.watchPrev = undefined;
+    if (this.watching > 0) this.watching--;
+    if (w.watchDeadline !== undefined) this.scheduler.cancel(w.watchDeadline);
   }
 
-  /** One tick: collects the watchers idle for their whole limit; they are confirmed and fired after the poll phase. */
-  sample(now: number): void {
-    for (let w = this.head; w !== undefined; ) {
-      const next = w.watchNext;
-      const bytes = read(w);
-      if (bytes !== w.watchBytes) {
-        w.watchBytes = bytes;
-        w.watchSince = now;
-      } else if (now - w.watchSince >= w.watchLimitMs && !w.watchExpiring) {
-        w.watchExpiring = true;
-        if (this.expired.push(w) === 1) timing.setImmediate(this.boundFlush);
-      }
-      w = next;
-    }
-  }
-
-  /** Forgets every watcher (handler `destroy()`). */
+  /** Forgets every watcher (handler `destroy()`; the scheduler's `stop()` forgets the deadlines). */
   clear(): void {
-    while (this.head) this.unwatch(this.head);
+    this.watching = 0;
   }
 
-  private flush(): void {
-    const expired = this.expired;
-    this.expired = [];
-    const now = timing.now();
-    for (const w of expired) {
-      w.watchExpiring = false;
-      if (!w.watched) continue;
-      const bytes = read(w);
-      if (bytes !== w.watchBytes) {
-        w.watchBytes = bytes;
-        w.watchSince = now;
-        continue;
-      }
-      this.unwatch(w);
-      try {
-        w.onInactive(now);
-      } catch {
-        // A watcher's failure must not keep the others of this flush from firing.
-      }
+  /** DeadlineOwner: `w`'s limit passed with no reported activity (confirmed after the poll phase). */
+  onDeadline(w: Http2IdleWatcher, now: number): void {
+    if (!w.watched) return;
+    const bytes = w.activity();
+    if (bytes !== w.watchBytes) {
+      // Traffic that was not reported through touch(): it happened some time during the window; count it now.
+      w.watchBytes = bytes;
+      this.scheduler.arm(w.watchDeadline!, now, w.watchDeadline!.duration);
+      return;
     }
+    this.unwatch(w);
+    w.onInactive(now);
   }
 }

@@ -101,18 +101,13 @@ export class Http2SessionEntry implements DeadlineOwner, Http2IdleWatcher {
   isolatedRequest: Http2StreamRequest | undefined = undefined;
   /** An isolated session counted in `origin.isolatedOpen` (not an event stream), until it closes. */
   boundedIsolated = false;
-  /** Socket bytes (read + written) last seen by the pool's tick, and when they last changed (`timing.now()` ms). */
-  socketBytes = -1;
+  /** When a stream on this session last made progress, or the session became ready (`timing.now()` ms). */
   socketActiveAt = 0;
   readonly connectDeadline: Deadline;
-  // Idle watch links (sessionTimeout).
-  watchNext: Http2IdleWatcher | undefined = undefined;
-  watchPrev: Http2IdleWatcher | undefined = undefined;
+  // Idle watch (sessionTimeout).
+  watchDeadline: Deadline<Http2IdleWatcher> | undefined = undefined;
   watched = false;
-  watchExpiring = false;
   watchBytes = 0;
-  watchSince = 0;
-  watchLimitMs = 0;
 
   constructor(
     readonly pool: Http2SessionPool,
@@ -152,18 +147,6 @@ export class Http2SessionEntry implements DeadlineOwner, Http2IdleWatcher {
   activity(): number {
     if (this.session.destroyed) return -1;
     return socketBytes(this.session.socket as unknown as ActivityCounter | undefined);
-  }
-
-  /**
-   * Called on the pool's tick while the session carries streams: notes when its socket last moved a byte, so a
-   * stream that times out can tell a silent session (retire it) from a silent stream on a busy one (keep it).
-   */
-  noteSocket(now: number): void {
-    const bytes = this.activity();
-    if (bytes !== this.socketBytes) {
-      this.socketBytes = bytes;
-      this.socketActiveAt = now;
-    }
   }
 
   /** `sessionTimeout` passed with no byte moved. */

@@ -1,6 +1,7 @@
 /**
  * Http2SessionPool: the HTTP/2 sessions of one handler, per origin, and everything time-based about them, on ONE
- * shared, lazy, unref'd `DeadlineScheduler` (no native timer per stream or per session).
+ * shared `DeadlineScheduler` (one native, unref'd timer per handler armed for the earliest expiry; no native timer per
+ * stream or per session).
  *
  * Placement of a stream (`acquire`):
  *   1. isolated (event stream, `disableConcurrentStreams`): a new session of its own, destroyed when the stream
@@ -21,8 +22,9 @@
  * closes after it was ready lets the queue open a fresh session. A bounded isolated session that fails before it is
  * ready fails the isolated waiters with its error (the same dead origin), instead of a connect attempt each.
  *
- * Costs: acquire/release O(maxSessionsPerOrigin) and allocation-free beyond the stream itself; the shared tick is
- * O(watched streams + sessions) and stops when nothing is in flight.
+ * Costs: acquire/release O(maxSessionsPerOrigin) and allocation-free beyond the stream itself; timeouts are deadlines
+ * (O(1) arm/cancel/refresh); the owner tick (saturation sampling, once per sample interval) runs only while the
+ * detector needs samples.
  */
 import type { SaturationReport } from "@sockeye/pool-monitor";
 import { timing } from "@sockeye/pool-monitor";
@@ -32,7 +34,7 @@ import { DeadlineScheduler } from "./deadline-scheduler";
 import { Http2IdleWatch } from "./http2-idle-watch";
 import { Http2Origin } from "./http2-origin";
 import { Http2OriginCounters, recordMs } from "./http2-origin-counters";
-import type { Http2PoolMonitor } from "./http2-pool-monitor";
+import { HTTP2_SAMPLE_INTERVAL_MS, type Http2PoolMonitor } from "./http2-pool-monitor";
 import {
   Http2SessionEntry,
   SESSION_CLOSED,
@@ -50,14 +52,16 @@ const ASSUMED_STREAMS_PER_SESSION = 100;
 export class Http2SessionPool {
   readonly origins = new Map<string, Http2Origin>();
   readonly scheduler: DeadlineScheduler;
-  readonly watch = new Http2IdleWatch();
+  readonly watch: Http2IdleWatch;
   config: ResolvedHttp2Config | undefined = undefined;
   monitor: Http2PoolMonitor | undefined = undefined;
   /** Streams started (queued included) and not yet closed. */
   inFlight = 0;
 
   constructor() {
-    this.scheduler = new DeadlineScheduler((now) => this.onTick(now));
+    // The owner tick only feeds the saturation detectors: it runs once per their sample interval.
+    this.scheduler = new DeadlineScheduler((now) => this.onTick(now), HTTP2_SAMPLE_INTERVAL_MS);
+    this.watch = new Http2IdleWatch(this.scheduler);
   }
 
   now(): number {
@@ -83,7 +87,7 @@ export class Http2SessionPool {
     if (counters !== undefined) {
       counters.started++;
       counters.arrivals++;
-      // The shared interval samples for saturation detection only when it runs (`socketMonitor: "interval"`):
+      // The owner tick samples for saturation detection only when it runs (`socketMonitor: "interval"`):
       // with "off"/"per-request" a stream without a deadline starts no timer at all.
       if (this.monitor?.detect === true) this.scheduler.ensureTicking();
     }
@@ -200,13 +204,11 @@ export class Http2SessionPool {
       entry.wasReady = true;
       this.scheduler.cancel(entry.connectDeadline);
       const now = this.now();
-      entry.socketBytes = entry.activity();
       entry.socketActiveAt = now;
       if (!entry.isolated) entry.origin.connecting--;
       const sessionTimeout = this.config?.sessionTimeout;
       if (sessionTimeout !== undefined) {
         this.watch.watch(entry, sessionTimeout, now);
-        this.scheduler.ensureTicking();
       }
       const counters = entry.origin.counters;
       if (counters !== undefined) {
@@ -286,9 +288,13 @@ export class Http2SessionPool {
     entry.closeReason = "connect_timeout";
     this.retire(entry);
     entry.session.destroy();
+    // Node emits no 'close' for a session destroyed while its socket is still connecting at the TCP level (a peer
+    // that never accepts): close it here; a later 'close' finds it closed.
+    this.sessionClosed(entry);
   }
 
   sessionClosed(entry: Http2SessionEntry): void {
+    if (entry.state === SESSION_CLOSED) return;
     const wasConnecting = !entry.wasReady;
     this.retire(entry);
     entry.state = SESSION_CLOSED;
@@ -447,16 +453,9 @@ export class Http2SessionPool {
   }
 
   private onTick(now: number): boolean {
-    if (!this.watch.empty) {
-      // Sessions first: a stream that times out in this sample compares against its session's socket activity.
-      for (const origin of this.origins.values()) {
-        for (const entry of origin.open) if (entry.active > 0) entry.noteSocket(now);
-      }
-    }
-    this.watch.sample(now);
     const monitor = this.monitor;
     if (monitor !== undefined) monitor.tick(now);
-    return !this.watch.empty || (this.inFlight > 0 && monitor?.detect === true) || monitor?.busy === true;
+    return (this.inFlight > 0 && monitor?.detect === true) || monitor?.busy === true;
   }
 
   /** Reports saturation transitions to the user's callbacks and logger (isolated: a throwing one changes nothing). */

@@ -11,8 +11,9 @@
  * Progress (for `requestTimeout`): the stream's own activity only, as upstream's `stream.setTimeout`, which Node
  * refreshes on the stream's frames and writes. Four methods of the stream instance are replaced by shared module
  * functions that count and then call the prototype's: `push` (each DATA chunk received, and the end), `_write` /
- * `_writev` (each request-body chunk handed to the session); response and informational headers count too. The idle
- * watch compares the counter once per tick, so sibling streams on the same session never keep a silent stream alive.
+ * `_writev` (each request-body chunk handed to the session); response and informational headers count too. Each one
+ * restarts the stream's idle-watch deadline (`noteProgress`), so sibling streams on the same session never keep a
+ * silent stream alive.
  *
  * Truncated bodies: the fourth replaced method is `_destroy`. When a stream whose response arrived is destroyed
  * without an error before its body ended because it was reset with CANCEL or its session went away (Node then ends
@@ -108,7 +109,7 @@ function onStreamContinue(this: ClientHttp2Stream): void {
 
 function onStreamHeaders(this: ClientHttp2Stream): void {
   const req = requestOf(this);
-  if (req !== undefined) req.progress++;
+  if (req !== undefined) req.noteProgress();
 }
 
 /** A `Readable` request body failed: the request fails with that very error (its cause chain intact). */
@@ -127,19 +128,19 @@ function onLegacyAbort(this: AbortSignalLike & Owned): void {
 
 function countingPush(this: StreamWithRequest, chunk: unknown, encoding?: BufferEncoding): boolean {
   const req = this[kRequest];
-  if (req !== undefined) req.progress++;
+  if (req !== undefined) req.noteProgress();
   return (protoMethods as StreamInternals).push.call(this, chunk, encoding);
 }
 
 function countingWrite(this: StreamWithRequest, chunk: unknown, encoding: BufferEncoding, cb: WriteCallback): void {
   const req = this[kRequest];
-  if (req !== undefined) req.progress++;
+  if (req !== undefined) req.noteProgress();
   (protoMethods as StreamInternals)._write.call(this, chunk, encoding, cb);
 }
 
 function countingWritev(this: StreamWithRequest, chunks: unknown[], cb: WriteCallback): void {
   const req = this[kRequest];
-  if (req !== undefined) req.progress++;
+  if (req !== undefined) req.noteProgress();
   (protoMethods as StreamInternals)._writev.call(this, chunks, cb);
 }
 
@@ -201,15 +202,11 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
   activeNext: Http2StreamRequest | undefined = undefined;
   activePrev: Http2StreamRequest | undefined = undefined;
   slotAt = 0;
-  // Idle watch links (requestTimeout).
-  watchNext: Http2IdleWatcher | undefined = undefined;
-  watchPrev: Http2IdleWatcher | undefined = undefined;
+  // Idle watch (requestTimeout).
+  watchDeadline: Deadline<Http2IdleWatcher> | undefined = undefined;
   watched = false;
-  watchExpiring = false;
   watchBytes = 0;
-  watchSince = 0;
-  watchLimitMs = 0;
-  /** The stream's own progress events (see the header); the idle watch compares it once per tick. */
+  /** The stream's own progress events (see the header); each one restarts the idle watch (`noteProgress`). */
   progress = 0;
   readonly startedAt: number;
   private streamStartedAt = 0;
@@ -252,10 +249,7 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
       }
       this.abortAttached = true;
     }
-    if (this.idleMs !== undefined) {
-      this.pool.watch.watch(this, this.idleMs, this.startedAt);
-      this.pool.scheduler.ensureTicking();
-    }
+    if (this.idleMs !== undefined) this.pool.watch.watch(this, this.idleMs, this.startedAt);
     try {
       this.pool.acquire(this);
     } catch (error) {
@@ -285,6 +279,7 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
     }
     this.stream = stream;
     this.streamStartedAt = this.pool.now();
+    this.noteProgress(); // a stream at last: the idle watch has something to observe
     instrument(stream, this);
     stream.on("response", onStreamResponse);
     stream.on("headers", onStreamHeaders);
@@ -316,7 +311,7 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
       this.awaitingContinue = false;
       if (this.continueDeadline !== undefined) this.pool.scheduler.cancel(this.continueDeadline);
     }
-    this.progress++;
+    this.noteProgress();
     const body = this.request.body;
     if (body instanceof Readable) {
       // Piped here rather than by writeBody, so that a body error reaches the request through a shared listener
@@ -349,7 +344,7 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
       if (this.continueDeadline !== undefined) this.pool.scheduler.cancel(this.continueDeadline);
       this.stream?.end();
     }
-    this.progress++;
+    this.noteProgress();
     if (this.settled) return;
     this.settled = true;
     this.outcome = OUTCOME_COMPLETED;
@@ -434,6 +429,23 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
     }
     cancel(this.stream);
     this.fail(buildAbortError(this.signal), OUTCOME_ABORTED);
+  }
+
+  /**
+   * One progress event of this stream: restarts its idle watch and its session's (`sessionTimeout`), and stamps the
+   * session's last activity (what `onInactive` compares). O(1), no allocation.
+   */
+  noteProgress(): void {
+    this.progress++;
+    const entry = this.entry;
+    if (!this.watched && entry === undefined) return;
+    const now = this.pool.now();
+    const watch = this.pool.watch;
+    watch.touch(this, now);
+    if (entry !== undefined) {
+      entry.socketActiveAt = now;
+      watch.touch(entry, now);
+    }
   }
 
   /** The idle watch's view of the stream: its own progress counter once it has a stream, -1 before. */

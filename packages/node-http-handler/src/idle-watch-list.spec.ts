@@ -1,93 +1,171 @@
-import type { Socket } from "node:net";
 import { timing } from "@sockeye/pool-monitor";
+import net, { type AddressInfo, type Socket } from "node:net";
 import { afterEach, beforeEach, describe, expect, test as it, vi } from "vitest";
-import { FAKE_TIMERS } from "./fake-timers.mock";
+import { DeadlineScheduler } from "./deadline-scheduler";
+import { CONFIRM_MS, FAKE_TIMERS } from "./fake-timers.mock";
 import { IdleWatchList, type IdleWatcher } from "./idle-watch-list";
 
-// Only byte counters are read from the socket: a plain object stands in for it.
-function watcher(limit: number, socket: { bytesRead: number; bytesWritten: number }) {
-  const w: IdleWatcher & { timeouts: number } = {
-    idleNext: undefined,
-    idlePrev: undefined,
-    idleWatched: false,
-    idleExpiring: false,
-    idleBytes: 0,
-    idleSince: 0,
+/** Captured before any test fakes timers: real event-loop turns for loopback I/O. */
+const realSetImmediate = setImmediate;
+
+async function until(predicate: () => boolean): Promise<void> {
+  const start = process.hrtime.bigint();
+  while (!predicate() && process.hrtime.bigint() - start < 2_000_000_000n) {
+    await new Promise((resolve) => realSetImmediate(resolve));
+  }
+  expect(predicate()).toBe(true);
+}
+
+function watcher(limit: number, onTimeout: () => void = () => {}) {
+  const w: IdleWatcher & { timeouts: number[] } = {
+    idleDeadline: undefined,
+    idleOn: undefined,
     idleLimitMs: limit,
-    timeouts: 0,
-    idleSocket: () => socket as Socket,
+    timeouts: [],
     onIdleTimeout() {
-      w.timeouts++;
+      w.timeouts.push(timing.now());
+      onTimeout();
     },
   };
   return w;
 }
 
+/** A socket object as Node builds them (never connected): Node reports its activity through `_unrefTimer()`. */
+function socket(): Socket & { _unrefTimer(): void } {
+  return new net.Socket() as Socket & { _unrefTimer(): void };
+}
+
 describe("IdleWatchList", () => {
+  let scheduler: DeadlineScheduler;
+  let list: IdleWatchList;
   beforeEach(() => {
     vi.useFakeTimers({ toFake: [...FAKE_TIMERS] });
+    scheduler = new DeadlineScheduler();
+    list = new IdleWatchList(scheduler);
   });
   afterEach(() => {
+    scheduler.stop();
     vi.useRealTimers();
+    vi.restoreAllMocks();
   });
 
-  it("times out a watcher whose socket moved no byte for its limit, confirmed after the poll phase", () => {
-    const list = new IdleWatchList();
-    const socket = { bytesRead: 0, bytesWritten: 0 };
-    const w = watcher(1000, socket);
-    list.watch(w, socket as Socket, timing.now());
-    vi.advanceTimersByTime(999);
-    list.sample(timing.now());
-    vi.runAllTicks();
-    expect(w.timeouts).toBe(0);
-    vi.advanceTimersByTime(1);
-    list.sample(timing.now());
-    expect(w.timeouts).toBe(0); // collected, not yet fired
-    vi.advanceTimersByTime(0); // the setImmediate
-    expect(w.timeouts).toBe(1);
-    expect(w.idleWatched).toBe(false);
+  it("times out a watcher exactly its limit after the last activity, never early, confirmed after the poll phase", () => {
+    const s = socket();
+    const w = watcher(200);
+    const start = timing.now();
+    list.watch(w, s, start);
+    expect(list.empty).toBe(false);
+    vi.advanceTimersByTime(150);
+    s._unrefTimer(); // Node: a read or a write at 150 ms
+    vi.advanceTimersByTime(199);
+    expect(w.timeouts).toEqual([]);
+    vi.advanceTimersByTime(1); // due at 350: collected
+    expect(w.timeouts).toEqual([]);
+    vi.advanceTimersByTime(CONFIRM_MS); // confirmed after the poll phase
+    expect(w.timeouts).toEqual([start + 350 + CONFIRM_MS]);
+    expect(w.idleOn).toBeUndefined();
     expect(list.empty).toBe(true);
+    expect(scheduler.size).toBe(0);
   });
 
-  it("activity resets the watch, also when bytes arrive between collection and confirmation", () => {
-    const list = new IdleWatchList();
-    const socket = { bytesRead: 0, bytesWritten: 0 };
-    const w = watcher(1000, socket);
-    list.watch(w, socket as Socket, timing.now());
+  it("activity between collection and confirmation (an event-loop stall) restarts the watch instead", () => {
+    const s = socket();
+    const w = watcher(200);
+    list.watch(w, s, timing.now());
+    vi.advanceTimersByTime(200); // collected; the confirmation is pending
+    s._unrefTimer(); // bytes read in the poll phase
+    vi.advanceTimersByTime(CONFIRM_MS);
+    expect(w.timeouts).toEqual([]);
+    vi.advanceTimersByTime(199 - CONFIRM_MS);
+    expect(w.timeouts).toEqual([]);
+    vi.advanceTimersByTime(1 + CONFIRM_MS);
+    expect(w.timeouts).toHaveLength(1);
+  });
+
+  it("hooks a socket once, keeps calling Node's own method, and forgets it when unwatched", () => {
+    const s = socket();
+    const original = vi.fn();
+    (s as unknown as { _unrefTimer: () => void })._unrefTimer = original;
+    const w = watcher(200);
+    list.watch(w, s, timing.now());
+    const hook = s._unrefTimer;
+    expect(hook).not.toBe(original);
+    list.unwatch(w);
+    list.unwatch(w);
+    expect(list.empty).toBe(true);
+    const again = watcher(200);
+    list.watch(again, s, timing.now());
+    expect(s._unrefTimer).toBe(hook); // one hook per socket, however many requests use it
+    s._unrefTimer();
+    expect(original).toHaveBeenCalledTimes(1);
+    list.unwatch(again);
+    // Unwatched: activity touches nothing and no timeout comes.
+    s._unrefTimer();
     vi.advanceTimersByTime(1000);
-    list.sample(timing.now());
-    socket.bytesRead = 10; // read during a stall, before the confirmation
-    vi.advanceTimersByTime(0);
-    expect(w.timeouts).toBe(0);
-    expect(w.idleWatched).toBe(true);
+    expect(again.timeouts).toEqual([]);
+    expect(original).toHaveBeenCalledTimes(2);
+    expect(scheduler.size).toBe(0);
   });
 
-  it("unwatch and clear are O(1)/idempotent and keep the list consistent", () => {
-    const list = new IdleWatchList();
-    const socket = { bytesRead: 0, bytesWritten: 0 };
-    const ws = [watcher(1000, socket), watcher(1000, socket), watcher(1000, socket)];
-    for (const w of ws) list.watch(w, socket as Socket, timing.now());
-    list.unwatch(ws[1]);
-    list.unwatch(ws[1]);
-    expect(ws[0].idlePrev).toBe(ws[2]);
-    list.clear();
-    expect(list.empty).toBe(true);
-    expect(ws.every((w) => !w.idleWatched)).toBe(true);
+  it("a socket's activity restarts only the request watching it now", () => {
+    const a = socket();
+    const b = socket();
+    const wa = watcher(300);
+    const wb = watcher(300);
+    const start = timing.now();
+    list.watch(wa, a, start);
+    list.watch(wb, b, start);
+    for (let t = 100; t <= 600; t += 100) {
+      vi.advanceTimersByTime(100);
+      b._unrefTimer();
+    }
+    expect(wa.timeouts).toEqual([start + 300 + CONFIRM_MS]);
+    expect(wb.timeouts).toEqual([]);
+    vi.advanceTimersByTime(300 + CONFIRM_MS);
+    expect(wb.timeouts).toEqual([start + 900 + CONFIRM_MS]);
   });
 
   it("one throwing watcher does not keep the others from timing out", () => {
-    const list = new IdleWatchList();
-    const socket = { bytesRead: 0, bytesWritten: 0 };
-    const bad = watcher(1000, socket);
-    bad.onIdleTimeout = () => {
-      throw new Error("bug");
-    };
-    const good = watcher(1000, socket);
-    list.watch(good, socket as Socket, timing.now());
-    list.watch(bad, socket as Socket, timing.now());
-    vi.advanceTimersByTime(1000);
-    list.sample(timing.now());
-    expect(() => vi.advanceTimersByTime(0)).toThrow("bug");
-    expect(good.timeouts).toBe(1);
+    const bad = watcher(100, () => {
+      throw new Error("watcher bug");
+    });
+    const good = watcher(100);
+    list.watch(bad, socket(), timing.now());
+    list.watch(good, socket(), timing.now());
+    expect(() => vi.advanceTimersByTime(100 + CONFIRM_MS)).toThrow("watcher bug");
+    expect(bad.timeouts).toHaveLength(1);
+    expect(good.timeouts).toHaveLength(1);
+    expect(list.empty).toBe(true);
+  });
+
+  it("real loopback bytes restart the watch at the moment they are read", async () => {
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const accepted = new Promise<Socket>((resolve) => server.once("connection", resolve));
+    const client = net.connect((server.address() as AddressInfo).port, "127.0.0.1");
+    await new Promise((resolve) => client.once("connect", resolve));
+    const peer = await accepted;
+    let received = 0;
+    client.on("data", (chunk: Buffer) => {
+      received += chunk.length;
+    });
+    try {
+      const w = watcher(500);
+      const start = timing.now();
+      list.watch(w, client, start);
+      vi.advanceTimersByTime(400);
+      peer.write("x");
+      await until(() => received === 1); // the read happened at fake time 400
+      vi.advanceTimersByTime(100 + CONFIRM_MS);
+      expect(w.timeouts).toEqual([]); // the original 500 ms would have fired here
+      vi.advanceTimersByTime(398);
+      expect(w.timeouts).toEqual([]);
+      vi.advanceTimersByTime(1 + CONFIRM_MS);
+      expect(w.timeouts).toEqual([start + 900 + CONFIRM_MS]);
+    } finally {
+      client.destroy();
+      peer.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

@@ -95,7 +95,8 @@ function expectReleased(s: Setup, r: Started, signal?: AbortSignal): void {
   expect(r.state.tracked).toBeUndefined();
   expect(r.state.liveNext).toBeUndefined();
   expect(r.state.livePrev).toBeUndefined();
-  expect(r.state.idleWatched).toBe(false);
+  expect(r.state.idleOn).toBeUndefined();
+  expect(r.state.idleDeadline?.armed ?? false).toBe(false);
   if (signal !== undefined) expect(getEventListeners(signal, "abort")).toHaveLength(0);
 }
 

@@ -25,7 +25,7 @@
  * EventListener object (`handleEvent`). Closures: the promise executor (one per request), one for a legacy signal
  * without `addEventListener` (`onabort`), one error forwarder for a `Readable` body (`write-body.ts`) plus whatever
  * its piping creates. No native timer per request, except in
- * `socketMonitor: "per-request"` mode (upstream's warning timer, on purpose) and for deadlines under two ticks.
+ * `socketMonitor: "per-request"` mode (upstream's warning timer, on purpose).
  */
 import { type RequestTracking, timing } from "@sockeye/pool-monitor";
 import type { HttpRequest } from "@smithy/protocol-http";
@@ -35,7 +35,7 @@ import type { Socket } from "node:net";
 import { leaveAgentQueue } from "./agent-queue";
 import { buildAbortError } from "./build-abort-error";
 import { MIN_CONTINUE_WAIT_MS, NODEJS_TIMEOUT_ERROR_CODES } from "./constants";
-import { DeadlineKind } from "./deadline-kind";
+import { assertNever, DeadlineKind } from "./deadline-kind";
 import { Deadline, type DeadlineOwner } from "./deadline-scheduler";
 import { getTransformedHeaders } from "./get-transformed-headers";
 import { guardedWarn } from "./guarded-call";
@@ -62,7 +62,7 @@ const kConnectingFor = Symbol("sockeye.connectingFor");
 type Settle = (value: any) => void;
 
 /** @internal */
-export class InFlightRequest implements DeadlineOwner, IdleWatcher, WarnedRequest {
+export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher, WarnedRequest {
   /** The promise has been resolved or rejected. */
   settled = false;
   /** `finish()` ran: nothing of this request is registered anywhere any more. */
@@ -73,19 +73,15 @@ export class InFlightRequest implements DeadlineOwner, IdleWatcher, WarnedReques
   startedAt = 0;
   private resolveFn: Settle | undefined = undefined;
   private rejectFn: Settle | undefined = undefined;
-  private connection: Deadline | undefined = undefined;
-  private request: Deadline | undefined = undefined;
-  continueWait: Deadline | undefined = undefined;
-  acquire: Deadline | undefined = undefined;
-  warning: Deadline | undefined = undefined;
+  private connection: Deadline<DeadlineKind> | undefined = undefined;
+  private request: Deadline<DeadlineKind> | undefined = undefined;
+  continueWait: Deadline<DeadlineKind> | undefined = undefined;
+  acquire: Deadline<DeadlineKind> | undefined = undefined;
+  warning: Deadline<DeadlineKind> | undefined = undefined;
   warningTimer: ReturnType<typeof setTimeout> | undefined = undefined;
-  // IdleWatcher links and fields (the host's idle-watch list).
-  idleNext: IdleWatcher | undefined = undefined;
-  idlePrev: IdleWatcher | undefined = undefined;
-  idleWatched = false;
-  idleExpiring = false;
-  idleBytes = 0;
-  idleSince = 0;
+  // IdleWatcher fields (the host's idle watch, `socketTimeout`).
+  idleDeadline: Deadline<IdleWatcher> | undefined = undefined;
+  idleOn: Socket | undefined = undefined;
   // The host's live list.
   liveNext: InFlightRequest | undefined = undefined;
   livePrev: InFlightRequest | undefined = undefined;
@@ -178,7 +174,7 @@ export class InFlightRequest implements DeadlineOwner, IdleWatcher, WarnedReques
     this.giveUp(buildAbortError(this.abortSignal), "aborted", false);
   }
 
-  onDeadline(kind: number, now: number): void {
+  onDeadline(kind: DeadlineKind, now: number): void {
     const req = this.req;
     if (req === undefined || this.finished) return;
     switch (kind) {
@@ -207,17 +203,14 @@ export class InFlightRequest implements DeadlineOwner, IdleWatcher, WarnedReques
       case DeadlineKind.Warning:
         if (!this.settled) this.host.onWarningWindow(this);
         return;
+      default:
+        assertNever(kind);
     }
   }
 
   /** IdleWatcher: the `socketTimeout` limit, ms. */
   get idleLimitMs(): number {
     return this.plan.socketTimeout as number;
-  }
-
-  /** IdleWatcher: the socket to compare (none while the request waits for one). */
-  idleSocket(): Socket | undefined {
-    return this.req?.socket ?? undefined;
   }
 
   /** IdleWatcher: `socketTimeout` expired with no byte moved on the socket. */

@@ -43,9 +43,10 @@ export interface NodeHttpHandlerOptions extends SmithyNodeHttpHandlerOptions {
    * Milliseconds a pooled keep-alive socket may stay idle before the handler closes it, so that the server's own
    * keep-alive timeout cannot close it just as a new request is written on it (`ECONNRESET`). The default, 4000 ms,
    * is below the shortest common server keep-alive timeout (Node.js servers: 5 s; nginx 75 s, ALB 60 s, S3 and
-   * DynamoDB front ends longer) and matches undici's and agentkeepalive's free-socket timeouts. Expired sockets are
-   * closed on the shared interval while requests are in flight and, lazily, right before the next request is
-   * dispatched, so an idle process holds no timer for them. `0` disables it.
+   * DynamoDB front ends longer) and matches undici's and agentkeepalive's free-socket timeouts. While requests are in
+   * flight, an expired socket is closed at its limit (a deadline on the handler's shared scheduler); an idle handler
+   * holds no timer for its free sockets and closes expired ones right before the next request is dispatched. `0`
+   * disables it.
    * @defaultValue 4000
    */
   idleSocketTimeout?: number;
@@ -81,7 +82,7 @@ export interface NodeHttpHandlerOptions extends SmithyNodeHttpHandlerOptions {
   /**
    * Per-origin socket-pool telemetry (`getPoolStats()`, diagnostics_channel events, the OpenTelemetry bridge).
    * `false` tracks nothing per request; saturation detection in `"interval"` mode then falls back to upstream's
-   * criteria on the shared interval.
+   * criteria on the handler's shared scheduler.
    * @defaultValue `true`
    */
   telemetry?: boolean;

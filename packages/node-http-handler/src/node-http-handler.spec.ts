@@ -5,9 +5,8 @@
 import { HttpRequest } from "@smithy/protocol-http";
 import http from "node:http";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test as it, vi } from "vitest";
-import { FAKE_TIMERS } from "./fake-timers.mock";
+import { CONFIRM_MS, FAKE_TIMERS } from "./fake-timers.mock";
 import { HoldingServer } from "./holding-server.mock";
-import { TICK_MS } from "./constants";
 import { NodeHttpHandler } from "./node-http-handler";
 import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
 import { SOCKET_MONITOR_ENV } from "./socket-monitor-mode";
@@ -54,6 +53,11 @@ function runtimeOf(handler: NodeHttpHandler) {
   return (handler as any).runtime as { scheduler: { ticking: boolean; size: number }; inFlightCount: number };
 }
 
+/** Every native timer `spy` saw created went to the handler's one scheduler (none per request). */
+function onlySchedulerTimers(spy: { mock: { calls: unknown[][] } }, handler: NodeHttpHandler): boolean {
+  return spy.mock.calls.every((call) => call[2] === runtimeOf(handler).scheduler);
+}
+
 describe("NodeHttpHandler timers (fake timers)", () => {
   let handler: NodeHttpHandler | undefined;
   const savedEnv = process.env[SOCKET_MONITOR_ENV];
@@ -73,40 +77,47 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     else process.env[SOCKET_MONITOR_ENV] = savedEnv;
   });
 
-  it("creates no timer before the first handle(), then one shared interval across many concurrent requests", async () => {
+  it("creates no timer before the first handle(), then one shared timer across many concurrent requests", async () => {
     const setInterval = vi.spyOn(timing, "setInterval");
     const setTimeout = vi.spyOn(timing, "setTimeout");
     handler = new NodeHttpHandler({ httpAgent: { maxSockets: 10 } });
-    expect(setInterval).not.toHaveBeenCalled();
+    expect(setTimeout).not.toHaveBeenCalled();
     const pending = startMany(handler, 50, "/hold");
     await serverSaw(10);
-    expect(setInterval).toHaveBeenCalledTimes(1);
-    expect(setTimeout).not.toHaveBeenCalled();
+    expect(setTimeout).toHaveBeenCalledTimes(1);
+    expect(onlySchedulerTimers(setTimeout, handler)).toBe(true);
+    expect(vi.getTimerCount()).toBe(1);
     expect(runtimeOf(handler).scheduler.ticking).toBe(true);
     await drain(50);
     expect((await Promise.all(pending)).filter(Boolean)).toEqual([]);
-    expect(setInterval).toHaveBeenCalledTimes(1);
+    // 50 requests (and 50 free-socket sweeps armed later than the sample tick): still that one timer.
+    expect(setTimeout).toHaveBeenCalledTimes(1);
+    expect(setInterval).not.toHaveBeenCalled();
   });
 
-  it("stops the interval at the first tick after the last request settled", async () => {
-    const clearInterval = vi.spyOn(timing, "clearInterval");
+  it("once idle, the one timer lapses at its due time and nothing re-arms it", async () => {
+    const setTimeout = vi.spyOn(timing, "setTimeout");
     handler = new NodeHttpHandler();
     await consume(handler.handle(get()));
     expect(runtimeOf(handler).scheduler.ticking).toBe(true);
-    vi.advanceTimersByTime(TICK_MS);
+    // The sample tick (due at 1 s) finds nothing to do and is not re-armed; the free socket keeps no timer.
+    vi.advanceTimersByTime(1000 + CONFIRM_MS);
     expect(runtimeOf(handler).scheduler.ticking).toBe(false);
-    expect(clearInterval).toHaveBeenCalledTimes(1);
     expect(vi.getTimerCount()).toBe(0);
+    expect(onlySchedulerTimers(setTimeout, handler)).toBe(true);
+    const calls = setTimeout.mock.calls.length;
+    vi.advanceTimersByTime(60_000);
+    expect(setTimeout).toHaveBeenCalledTimes(calls);
   });
 
-  it("the interval is unref'd", async () => {
-    const setInterval = vi.spyOn(timing, "setInterval");
+  it("the timer is unref'd", async () => {
+    const setTimeout = vi.spyOn(timing, "setTimeout");
     handler = new NodeHttpHandler();
     const p = handler.handle(get("/hold"));
     await serverSaw(1);
-    expect(setInterval).toHaveBeenCalledTimes(1);
-    const ticker = setInterval.mock.results[0].value as NodeJS.Timeout;
-    expect(ticker.hasRef()).toBe(false);
+    expect(setTimeout).toHaveBeenCalledTimes(1);
+    const timer = setTimeout.mock.results[0].value as NodeJS.Timeout;
+    expect(timer.hasRef()).toBe(false);
     releaseAll();
     await consume(p);
   });
@@ -114,37 +125,58 @@ describe("NodeHttpHandler timers (fake timers)", () => {
   it("creates no timer at all when the agent has maxSockets: Infinity and no timeouts are set", async () => {
     const setInterval = vi.spyOn(timing, "setInterval");
     const setTimeout = vi.spyOn(timing, "setTimeout");
-    handler = new NodeHttpHandler({ httpAgent: { maxSockets: Infinity } });
+    // idleSocketTimeout: 0 too (a limit that is set is a deadline while requests run).
+    handler = new NodeHttpHandler({ httpAgent: { maxSockets: Infinity }, idleSocketTimeout: 0 });
     await Promise.all([consume(handler.handle(get())), consume(handler.handle(get()))]);
     expect(setInterval).not.toHaveBeenCalled();
     expect(setTimeout).not.toHaveBeenCalled();
   });
 
-  it("re-evaluates when a lazily created finite agent appears", async () => {
-    const setInterval = vi.spyOn(timing, "setInterval");
+  it("while requests run, an expired free socket is closed at its limit on the one timer", async () => {
+    const setTimeout = vi.spyOn(timing, "setTimeout");
     handler = new NodeHttpHandler({ httpAgent: { maxSockets: Infinity } });
-    await consume(handler.handle(get()));
-    expect(setInterval).not.toHaveBeenCalled();
-    handler.updateHttpClientConfig("httpAgent", new http.Agent({ keepAlive: true, maxSockets: 5 }));
-    await consume(handler.handle(get()));
-    expect(setInterval).toHaveBeenCalledTimes(1);
+    await Promise.all([consume(handler.handle(get())), consume(handler.handle(get()))]);
+    const held = handler.handle(get("/hold")); // takes one free socket; the other stays free
+    await serverSaw(3);
+    const agent = (handler.httpHandlerConfigs() as any).httpAgent as http.Agent;
+    const free = () => Object.values(agent.freeSockets).reduce((n, q) => n + (q?.length ?? 0), 0);
+    expect(free()).toBe(1);
+    vi.advanceTimersByTime(4000 - 1);
+    expect(free()).toBe(1);
+    vi.advanceTimersByTime(1 + CONFIRM_MS);
+    expect(free()).toBe(0);
+    expect(onlySchedulerTimers(setTimeout, handler)).toBe(true);
+    releaseAll();
+    await consume(held);
   });
 
-  it("destroy() clears the interval", async () => {
-    const clearInterval = vi.spyOn(timing, "clearInterval");
+  it("re-evaluates when a lazily created finite agent appears", async () => {
+    const setTimeout = vi.spyOn(timing, "setTimeout");
+    handler = new NodeHttpHandler({ httpAgent: { maxSockets: Infinity } });
+    await consume(handler.handle(get()));
+    expect(setTimeout).not.toHaveBeenCalled();
+    handler.updateHttpClientConfig("httpAgent", new http.Agent({ keepAlive: true, maxSockets: 5 }));
+    await consume(handler.handle(get()));
+    // The sample tick (and the first socket's sweep, due once requests run again): the one scheduler timer.
+    expect(setTimeout).toHaveBeenCalled();
+    expect(onlySchedulerTimers(setTimeout, handler)).toBe(true);
+    expect(vi.getTimerCount()).toBe(1);
+  });
+
+  it("destroy() clears the timer", async () => {
+    const clearTimeout = vi.spyOn(timing, "clearTimeout");
     handler = new NodeHttpHandler({ requestTimeout: 60_000 });
     const p = handler.handle(get("/hold"));
     await serverSaw(1);
     expect(runtimeOf(handler).scheduler.ticking).toBe(true);
     handler.destroy();
-    expect(clearInterval).toHaveBeenCalled();
+    expect(clearTimeout).toHaveBeenCalled();
     expect(runtimeOf(handler).scheduler.ticking).toBe(false);
     await expect(p).rejects.toThrow();
     expect(vi.getTimerCount()).toBe(0);
   });
 
-  it("honours a minimum window when requestTimeout and connectionTimeout are 0 (no spin, no native timer)", async () => {
-    const setInterval = vi.spyOn(timing, "setInterval");
+  it("honours a minimum window when requestTimeout and connectionTimeout are 0 (no spin, no timer per request)", async () => {
     const setTimeout = vi.spyOn(timing, "setTimeout");
     const logger = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
     handler = new NodeHttpHandler({
@@ -156,13 +188,15 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     });
     const pending = startMany(handler, 3, "/hold");
     await serverSaw(1);
-    expect(setInterval).toHaveBeenCalledWith(expect.any(Function), TICK_MS);
-    expect(setTimeout).not.toHaveBeenCalled();
+    // Three 200 ms windows (MIN_WARNING_WINDOW_MS) on the one scheduler timer.
+    expect(setTimeout).toHaveBeenCalledTimes(1);
+    expect(setTimeout.mock.calls[0][1]).toBe(200);
+    expect(onlySchedulerTimers(setTimeout, handler)).toBe(true);
     expect(vi.getTimerCount()).toBe(1);
-    vi.advanceTimersByTime(TICK_MS * 10);
-    // The windows expired (checked once each); nothing else is armed, so the interval stopped instead of spinning.
+    vi.advanceTimersByTime(2000);
+    // The windows expired (checked once each); nothing else is armed, so the timer lapsed instead of spinning.
     expect(vi.getTimerCount()).toBe(0);
-    expect(setInterval).toHaveBeenCalledTimes(1);
+    expect(setTimeout).toHaveBeenCalledTimes(1);
     await drain(3);
     expect((await Promise.all(pending)).filter(Boolean)).toEqual([]);
   });
@@ -174,7 +208,7 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     await serverSaw(1);
     vi.advanceTimersByTime(2999);
     expect(logger.warn).not.toHaveBeenCalled();
-    vi.advanceTimersByTime(TICK_MS + 1);
+    vi.advanceTimersByTime(1 + CONFIRM_MS);
     expect(logger.warn).toHaveBeenCalledTimes(1);
     expect(logger.warn.mock.calls[0][0]).toContain("socket usage at capacity=1 and 4 additional requests are enqueued");
     expect(logger.warn.mock.calls[0][0]).toMatch(/^@sockeye\/node-http-handler:WARN - /);
@@ -210,7 +244,7 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     vi.advanceTimersByTime(15_000);
     expect(onRecovery).toHaveBeenCalledTimes(1);
     expect(handler.getPoolStats().origins[0].saturation.state).toBe("ok");
-    // Idle again: the shared interval stopped by itself.
+    // Idle again: the timer lapsed by itself.
     expect(runtimeOf(handler).scheduler.ticking).toBe(false);
   });
 
@@ -234,7 +268,6 @@ describe("NodeHttpHandler timers (fake timers)", () => {
 
   it("\"per-request\" mode arms upstream's warning timer per request with upstream's delay", async () => {
     const setTimeout = vi.spyOn(timing, "setTimeout");
-    const setInterval = vi.spyOn(timing, "setInterval");
     handler = new NodeHttpHandler({
       socketMonitor: "per-request",
       connectionTimeout: 3100,
@@ -244,8 +277,10 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     expect((await Promise.all(pending)).filter(Boolean)).toEqual([]);
     const warningTimers = setTimeout.mock.calls.filter((c) => c[1] === 2000 + 3100);
     expect(warningTimers).toHaveLength(3);
-    // connectionTimeout still runs on the shared interval, not as a native timer.
-    expect(setInterval).toHaveBeenCalledTimes(1);
+    // connectionTimeout still runs on the shared scheduler: its one timer, not one per request.
+    const scheduler = runtimeOf(handler).scheduler;
+    expect(setTimeout.mock.calls.filter((c) => c[2] === scheduler)).toHaveLength(1);
+    expect(setTimeout).toHaveBeenCalledTimes(4);
   });
 
   it('"per-request" mode warns like upstream', async () => {
@@ -277,14 +312,15 @@ describe("NodeHttpHandler timers (fake timers)", () => {
 
   it("uses SOCKEYE_SOCKET_MONITOR when the option is absent; the option wins over it", async () => {
     process.env[SOCKET_MONITOR_ENV] = "off";
-    const setInterval = vi.spyOn(timing, "setInterval");
+    const setTimeout = vi.spyOn(timing, "setTimeout");
     handler = new NodeHttpHandler();
     await consume(handler.handle(get()));
-    expect(setInterval).not.toHaveBeenCalled();
+    expect(setTimeout).not.toHaveBeenCalled();
     handler.destroy();
     handler = new NodeHttpHandler({ socketMonitor: "interval" });
     await consume(handler.handle(get()));
-    expect(setInterval).toHaveBeenCalledTimes(1);
+    expect(setTimeout).toHaveBeenCalledTimes(1);
+    expect(onlySchedulerTimers(setTimeout, handler)).toBe(true);
   });
 
   it("rejects an invalid mode, naming the option or the variable and the allowed values", () => {
@@ -305,13 +341,14 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     handler = new NodeHttpHandler({ httpAgent: { maxSockets: 5 } });
     await consume(handler.handle(get()));
     expect(runtimeOf(handler).scheduler.ticking).toBe(true);
+    expect(setTimeout).toHaveBeenCalledTimes(1); // the scheduler's (sample tick)
     handler.updateHttpClientConfig("socketMonitor", "per-request");
     await consume(handler.handle(get()));
-    expect(setTimeout).toHaveBeenCalledTimes(1);
+    expect(setTimeout).toHaveBeenCalledTimes(2); // + upstream's warning timer
     handler.updateHttpClientConfig("socketMonitor", "off");
     await consume(handler.handle(get()));
-    expect(setTimeout).toHaveBeenCalledTimes(1);
-    vi.advanceTimersByTime(TICK_MS);
+    expect(setTimeout).toHaveBeenCalledTimes(2);
+    vi.advanceTimersByTime(1000 + CONFIRM_MS);
     expect(runtimeOf(handler).scheduler.ticking).toBe(false);
     expect(vi.getTimerCount()).toBe(0);
     expect(() => handler!.updateHttpClientConfig("socketMonitor", "fast")).toThrow(
@@ -327,14 +364,14 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     expect(handler.httpHandlerConfigs()).toEqual({});
     const pending = startMany(handler, 3, "/hold");
     await serverSaw(2);
-    vi.advanceTimersByTime(500 + TICK_MS + 1);
+    vi.advanceTimersByTime(500 + CONFIRM_MS);
     expect(logger.warn).toHaveBeenCalledTimes(1);
     expect(logger.warn.mock.calls[0][0]).toContain("capacity=1 and 2 additional requests");
     await drain(4);
     expect((await Promise.all(pending)).filter(Boolean)).toEqual([]);
   });
 
-  it("requestTimeout fires on the shared interval, never early and at most one tick late", async () => {
+  it("requestTimeout fires on the shared scheduler exactly at its limit, never early", async () => {
     handler = new NodeHttpHandler({ requestTimeout: 1000, throwOnRequestTimeout: true });
     const p = handler.handle(get("/hold"));
     const outcome = p.then(
@@ -345,7 +382,7 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     vi.advanceTimersByTime(999);
     await Promise.resolve();
     expect(runtimeOf(handler).inFlightCount).toBe(1);
-    vi.advanceTimersByTime(TICK_MS + 1);
+    vi.advanceTimersByTime(1 + CONFIRM_MS);
     const error = (await outcome) as Error & { code?: string };
     expect(error.name).toBe("TimeoutError");
     expect(error.code).toBe("ETIMEDOUT");
@@ -360,7 +397,10 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     await serverSaw(1);
     const second = handler.handle(get("/hold")).catch((e) => e);
     await Promise.resolve();
-    vi.advanceTimersByTime(500 + TICK_MS + 1);
+    vi.advanceTimersByTime(499);
+    await Promise.resolve();
+    expect(runtimeOf(handler).inFlightCount).toBe(2);
+    vi.advanceTimersByTime(1 + CONFIRM_MS);
     const error = await second;
     expect(error.name).toBe("TimeoutError");
     expect(error.code).toBe("ETIMEDOUT");

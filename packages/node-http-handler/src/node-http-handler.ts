@@ -121,7 +121,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
    * `ERR_HANDLER_DESTROYED`; a queued one leaves the agent queue, so no connection is opened for it; a response body
    * still streaming fails as with upstream; a `handle()` still resolving the config or creating the http agent
    * rejects the same way as soon as that step completes, without opening a connection — upstream sends it), then
-   * destroys both agents (caller-owned ones too, as upstream) and clears the handler's shared interval. Afterwards
+   * destroys both agents (caller-owned ones too, as upstream) and clears the handler's shared timer. Afterwards
    * the handler holds no socket, timer or listener. As upstream, a `handle()` called after `destroy()` still works
    * (with new connections).
    */

@@ -15,9 +15,10 @@ export interface NodeHttp2HandlerOptions {
    * Stream inactivity timeout, ms: a stream fails with a `TimeoutError` ("Stream timed out because of no activity
    * for N ms") when the stream itself made no progress for this long (as upstream's `stream.setTimeout`: its response
    * headers, its own DATA frames received, its own body chunks handed to the session; sibling streams on the same
-   * session do not count). Overridable per call (`handle(req, { requestTimeout })`). Progress is sampled on the
-   * handler's shared interval, so it fires between `requestTimeout` and `requestTimeout + 200` ms after the stream's
-   * last progress. It also bounds the wait for a stream slot. `undefined`/`0` = none.
+   * session do not count). Overridable per call (`handle(req, { requestTimeout })`). Each progress event restarts a
+   * deadline on the handler's shared scheduler (one native timer per handler), so it fires `requestTimeout` ms after
+   * the stream's last progress, as promptly as a native timer. It also bounds the wait for a stream slot.
+   * `undefined`/`0` = none.
    * @defaultValue `undefined`
    */
   requestTimeout?: number;
@@ -74,7 +75,7 @@ export interface NodeHttp2HandlerOptions {
    */
   telemetry?: boolean;
   /**
-   * Saturation detection. `"interval"`: the handler's shared interval samples each origin's stream queue once per
+   * Saturation detection. `"interval"`: the handler's shared scheduler samples each origin's stream queue once per
    * second and reports sustained growth of waiting streams (cause `pool_capacity`) or a stall with every stream slot
    * busy and no stream completing (`no_progress`). Upstream's HTTP/2 handler has no socket-usage check, so
    * `"per-request"` and `"off"` both mean no detection. When absent, `SOCKEYE_SOCKET_MONITOR` is used.

@@ -1,8 +1,8 @@
 /**
  * NodeHttp2Handler unit tests: public surface, option validation, config updates, and every deadline under fake
- * timers (an explicit `toFake` list: the shared interval, its stall-safe `setImmediate` and the monotonic clock),
- * with loopback sockets for the I/O the deadlines watch. No sleeps of guessed length: time moves only through
- * `vi.advanceTimersByTimeAsync`.
+ * timers (an explicit `toFake` list: the scheduler's one timer, its stall-safe `setImmediate`, the test server's
+ * interval and the monotonic clock), with loopback sockets for the I/O the deadlines watch. No sleeps of guessed
+ * length: fake time moves only through `vi.advanceTimersByTimeAsync`; `until` polls real I/O on the real timer.
  */
 import { HttpRequest } from "@smithy/protocol-http";
 import { timing } from "@sockeye/pool-monitor";
@@ -11,6 +11,8 @@ import http2 from "node:http2";
 import net from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { startBlackHole } from "../test/black-hole.mock";
+import { CONFIRM_MS } from "./fake-timers.mock";
 import { NodeHttp2Handler } from "./index";
 
 const FIXTURES = join(__dirname, "..", "test", "fixtures");
@@ -28,10 +30,19 @@ function request(port: number, path = "/"): HttpRequest {
   return new HttpRequest({ protocol: "https:", hostname: "localhost", port, method: "GET", path, headers: {} });
 }
 
-/** Real-time poll (setTimeout is not faked) for loopback I/O to happen. */
+/** The real `setTimeout`, captured before any test fakes it. */
+const realSetTimeout = globalThis.setTimeout;
+
+/** Real-time poll for loopback I/O to happen (on the real timer, whatever is faked). */
 async function until(predicate: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !predicate(); i++) await new Promise((r) => setTimeout(r, 5));
+  for (let i = 0; i < 1000 && !predicate(); i++) await new Promise((r) => realSetTimeout(r, 5));
   if (!predicate()) throw new Error("condition not met");
+}
+
+/** Every native timer created went to the handler's one scheduler (none per stream or per session). */
+function onlySchedulerTimers(spy: { mock: { calls: unknown[][] } }, h: NodeHttp2Handler): boolean {
+  const scheduler = (h as any).pool.scheduler;
+  return spy.mock.calls.every((call) => call[2] === scheduler);
 }
 
 async function silentTcp(): Promise<{ port: number; connections: () => number }> {
@@ -109,7 +120,15 @@ function settled<T>(promise: Promise<T>): { done: boolean; error?: Error } {
 }
 
 const FAKE: Parameters<typeof vi.useFakeTimers>[0] = {
-  toFake: ["setInterval", "clearInterval", "setImmediate", "clearImmediate", "performance"],
+  toFake: [
+    "setTimeout",
+    "clearTimeout",
+    "setInterval",
+    "clearInterval",
+    "setImmediate",
+    "clearImmediate",
+    "performance",
+  ],
 };
 
 describe("public surface", () => {
@@ -182,7 +201,7 @@ describe("option validation: a TypeError naming the option and the value", () =>
   });
 });
 
-describe("deadlines on the shared interval (fake timers)", () => {
+describe("deadlines on the shared scheduler (fake timers)", () => {
   it("connectionTimeout: a session whose TLS never completes fails at the deadline, not before", async () => {
     const silent = await silentTcp();
     vi.useFakeTimers(FAKE);
@@ -191,17 +210,36 @@ describe("deadlines on the shared interval (fake timers)", () => {
     cleanups.push(() => h.destroy());
     const state = settled(h.handle(request(silent.port)));
     await until(() => silent.connections() === 1);
-    await vi.advanceTimersByTimeAsync(900);
+    await vi.advanceTimersByTimeAsync(999);
     expect(state.done).toBe(false);
-    await vi.advanceTimersByTimeAsync(300);
+    await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
     await until(() => state.done);
     expect(state.error?.name).toBe("TimeoutError");
     expect(state.error?.message).toContain("connectionTimeout=1000 ms");
-    expect(setTimeoutSpy).not.toHaveBeenCalled();
+    expect(onlySchedulerTimers(setTimeoutSpy, h)).toBe(true);
     expect(h.getPoolStats().origins[0].http2?.closed.connect_timeout).toBe(1);
   });
 
-  it("requestTimeout: a stream with no activity fails between the limit and limit + 2 ticks; the interval then stops", async () => {
+  it("connectionTimeout: a session whose TCP connect never completes fails at the deadline too", async () => {
+    const hole = await startBlackHole();
+    cleanups.push(() => hole.close());
+    vi.useFakeTimers(FAKE);
+    const h = new NodeHttp2Handler({ connectionTimeout: 1000, nodeHttp2ConnectOptions: { ca: CA } });
+    cleanups.push(() => h.destroy());
+    const state = settled(h.handle(request(hole.port)));
+    await vi.advanceTimersByTimeAsync(999);
+    expect(state.done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
+    await until(() => state.done);
+    expect(state.error?.name).toBe("TimeoutError");
+    expect(state.error?.message).toContain("connectionTimeout=1000 ms");
+    const stats = h.getPoolStats().origins[0];
+    expect(stats.http2?.closed.connect_timeout).toBe(1);
+    expect(stats.http2?.sessionsOpen).toBe(0);
+    expect(h.getPoolStats().totals.inFlight).toBe(0);
+  });
+
+  it("requestTimeout: a stream with no activity fails exactly at the limit after its last progress; the timer then lapses", async () => {
     const server = await neverAnsweringH2();
     vi.useFakeTimers(FAKE);
     const setTimeoutSpy = vi.spyOn(timing, "setTimeout");
@@ -209,15 +247,14 @@ describe("deadlines on the shared interval (fake timers)", () => {
     cleanups.push(() => h.destroy());
     const state = settled(h.handle(request(server.port, "/never")));
     await until(() => server.streams() === 1);
-    // Let the stream's own bytes (headers, SETTINGS ACK) be seen as activity first.
-    await vi.advanceTimersByTimeAsync(100);
-    await vi.advanceTimersByTimeAsync(900);
+    // The stream's last progress (its request sent) happened at fake time 0: it times out at 1000, not before.
+    await vi.advanceTimersByTimeAsync(999);
     expect(state.done).toBe(false);
-    await vi.advanceTimersByTimeAsync(300);
+    await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
     await until(() => state.done);
     expect(state.error?.name).toBe("TimeoutError");
     expect(state.error?.message).toBe("Stream timed out because of no activity for 1000 ms");
-    expect(setTimeoutSpy).not.toHaveBeenCalled();
+    expect(onlySchedulerTimers(setTimeoutSpy, h)).toBe(true);
     await until(() => h.getPoolStats().totals.inFlight === 0);
     await vi.advanceTimersByTimeAsync(2000);
     expect(vi.getTimerCount()).toBe(0);
@@ -241,8 +278,9 @@ describe("deadlines on the shared interval (fake timers)", () => {
     });
     const silent = settled(h.handle(request(server.port, "/never")));
     await until(() => server.streams() === 2);
-    // Each 100 ms step: the server's (fake) interval writes to the sibling, real I/O delivers it, the tick samples.
-    for (let step = 1; step <= 13; step++) {
+    // Each 100 ms step: the server's (fake) interval writes to the sibling and real I/O delivers it; the silent
+    // stream's deadline comes at exactly 1000 ms (the 10th step), the sibling's traffic notwithstanding.
+    for (let step = 1; step <= 11; step++) {
       const before = received;
       await vi.advanceTimersByTimeAsync(100);
       await until(() => received > before);
@@ -270,9 +308,10 @@ describe("deadlines on the shared interval (fake timers)", () => {
     const { response } = await h.handle(request(server.port, "/ok"));
     response.body.resume();
     await until(() => h.getPoolStats().totals.inFlight === 0);
-    await vi.advanceTimersByTimeAsync(900);
+    // The session's last activity (the response's end) was at fake time 0.
+    await vi.advanceTimersByTimeAsync(999);
     expect(h.getPoolStats().origins[0].http2?.sessionsOpen).toBe(1);
-    await vi.advanceTimersByTimeAsync(300);
+    await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
     await until(() => h.getPoolStats().origins[0].http2?.sessionsOpen === 0);
     expect(h.getPoolStats().origins[0].http2?.closed.idle_timeout).toBe(1);
   });
@@ -285,16 +324,15 @@ describe("deadlines on the shared interval (fake timers)", () => {
     h.updateHttpClientConfig(Symbol.for("@smithy/defaultSocketTimeout") as never, 1000);
     const state = settled(h.handle(request(server.port, "/never")));
     await until(() => server.streams() === 1);
-    await vi.advanceTimersByTimeAsync(100);
-    await vi.advanceTimersByTimeAsync(900);
+    await vi.advanceTimersByTimeAsync(999);
     expect(state.done).toBe(false);
-    await vi.advanceTimersByTimeAsync(300);
+    await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
     await until(() => state.done);
     expect(state.error?.name).toBe("TimeoutError");
     expect(state.error?.message).toBe("Stream timed out because of no activity for 1000 ms");
   });
 
-  it("the interval is unref'd and exists only while something is in flight", async () => {
+  it("the one timer exists only while something is armed, and lapses at its due time once nothing is", async () => {
     const server = await neverAnsweringH2();
     vi.useFakeTimers(FAKE);
     const h = new NodeHttp2Handler({ requestTimeout: 5000, nodeHttp2ConnectOptions: { ca: CA } });
@@ -306,7 +344,8 @@ describe("deadlines on the shared interval (fake timers)", () => {
     expect(vi.getTimerCount()).toBe(1);
     ac.abort();
     await until(() => state.done && h.getPoolStats().totals.inFlight === 0);
-    await vi.advanceTimersByTimeAsync(300);
+    // Not re-armed: it lapses at the cancelled deadline's due time (5000 ms), and nothing replaces it.
+    await vi.advanceTimersByTimeAsync(5000);
     expect(vi.getTimerCount()).toBe(0);
   });
 });

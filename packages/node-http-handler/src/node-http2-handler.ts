@@ -67,7 +67,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
     }
   }
 
-  /** Destroys every session of the handler (streams still open fail) and stops its shared interval. */
+  /** Destroys every session of the handler (streams still open fail) and stops its shared timer. */
   public destroy(): void {
     this.pool.destroy();
   }

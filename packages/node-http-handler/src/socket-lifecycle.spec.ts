@@ -9,8 +9,7 @@ import https from "node:https";
 import { join } from "node:path";
 import type { AddressInfo, Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test as it, vi } from "vitest";
-import { FAKE_TIMERS } from "./fake-timers.mock";
-import { TICK_MS } from "./constants";
+import { CONFIRM_MS, FAKE_TIMERS } from "./fake-timers.mock";
 import { NodeHttpHandler } from "./node-http-handler";
 
 const FIXTURES = join(__dirname, "..", "test", "fixtures");
@@ -85,13 +84,16 @@ describe("socket lifecycle limits (fake timers)", () => {
     handler = new NodeHttpHandler();
     await roundTrip(handler);
     expect(freeSocketCount(handler)).toBe(1);
-    // Idle process: the interval stops although an idle socket remains (no timer is kept for it).
-    vi.advanceTimersByTime(TICK_MS);
-    expect((handler as any).runtime.scheduler.ticking).toBe(false);
-    vi.advanceTimersByTime(4000);
     const agent = (handler.httpHandlerConfigs() as { httpAgent: http.Agent }).httpAgent;
     const [stale] = Object.values(agent.freeSockets).flatMap((list) => list ?? []);
     const staleClosed = new Promise((resolve) => stale.once("close", resolve));
+    // Idle handler: no timer is kept for the free socket (the sample tick lapses at 1 s and is not re-armed).
+    vi.advanceTimersByTime(1000 + CONFIRM_MS);
+    expect((handler as any).runtime.scheduler.ticking).toBe(false);
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(3000);
+    expect(stale.destroyed).toBe(false);
+    // The next dispatch sweeps it first: the request opens a new connection.
     await roundTrip(handler);
     expect(connections).toBe(2);
     await staleClosed;
@@ -158,16 +160,18 @@ describe("socket lifecycle limits (fake timers)", () => {
     expect(connections).toBe(1);
   });
 
-  it("sweeps expired idle sockets on the shared tick while other requests are in flight", async () => {
+  it("sweeps expired idle sockets at their limit while other requests are in flight", async () => {
     handler = new NodeHttpHandler({ idleSocketTimeout: 1000, httpAgent: { maxSockets: 2 } });
     await Promise.all([roundTrip(handler), roundTrip(handler)]);
     expect(freeSocketCount(handler)).toBe(2);
     const agent = (handler.httpHandlerConfigs() as { httpAgent: http.Agent }).httpAgent;
     const pooled = Object.values(agent.freeSockets).flatMap((list) => list ?? []);
     const holding = new Promise<void>((resolve) => (heldWaiter = resolve));
-    const inFlight = roundTrip(handler, "/hold"); // takes one free socket, keeps the interval alive
+    const inFlight = roundTrip(handler, "/hold"); // takes one free socket
     await holding;
-    vi.advanceTimersByTime(1000 + TICK_MS);
+    vi.advanceTimersByTime(999);
+    expect(freeSocketCount(handler)).toBe(1);
+    vi.advanceTimersByTime(1 + CONFIRM_MS);
     expect(freeSocketCount(handler)).toBe(0);
     // One pooled socket serves the held request; the other expired on the tick and was destroyed.
     expect(pooled.filter((socket) => socket.destroyed)).toHaveLength(1);

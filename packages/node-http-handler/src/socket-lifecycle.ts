@@ -7,10 +7,11 @@
  *   changes are picked up). A busy socket is never cut: it is closed when its response ends instead of returning to
  *   the pool.
  *
- * When: `sweepAgent()` runs for both agents on every shared tick (while the handler's interval runs) and for the
- * request's agent right before a request is dispatched (at most once per tick period per agent, see `sweepDue()`),
- * so an expired socket can never be handed to a new request, and an idle process keeps no timer for its idle
- * sockets (Node `unref()`s them; they cost nothing). Applies to the agents the handler created (both the http and
+ * When: `sweepAgent()` runs for the request's agent right before a request is dispatched (at most once per `TICK_MS`
+ * per agent, see `sweepDue()`), so an expired socket can never be handed to a new request; and, while requests are
+ * in flight, for both agents on one deadline of the handler's shared scheduler armed for the earliest expiry of a
+ * free socket (`sweepAgent()` returns that time), so a socket is closed when its limit passes, as precisely as any
+ * deadline. An idle handler keeps no timer for its free sockets (Node `unref()`s them; they cost nothing). Applies to the agents the handler created (both the http and
  * the https one) and, only when a limit was set explicitly, to caller-owned agents.
  *
  * Cost: the sweep walks `agent.freeSockets` (at most maxFreeSockets per origin, usually a few), O(free sockets);
@@ -59,7 +60,7 @@ export function socketAge(socket: Socket, now: number): number {
 
 /**
  * Closes the agent's free sockets that exceeded a limit. `onClose` is told each socket and why, before it is
- * destroyed. Returns the number of free sockets left on the agent.
+ * destroyed. Returns when the first free socket left on the agent reaches a limit (monotonic ms; +Infinity if none).
  * @internal
  */
 export function sweepAgent(
@@ -69,8 +70,10 @@ export function sweepAgent(
   onClose: (socket: Socket, reason: LifecycleCloseReason) => void
 ): number {
   // Duck-typed agents (anything with addRequest/destroy) may have no pool maps or events: nothing to manage.
-  if (typeof agent.on !== "function" || agent.freeSockets === null || typeof agent.freeSockets !== "object") return 0;
-  if (!limits.externalAgents && !ownedAgents.has(agent)) return 0;
+  const none = Number.POSITIVE_INFINITY;
+  if (typeof agent.on !== "function" || agent.freeSockets === null || typeof agent.freeSockets !== "object")
+    return none;
+  if (!limits.externalAgents && !ownedAgents.has(agent)) return none;
   let state = (agent as any)[kLifecycle] as AgentLifecycle | undefined;
   if (state === undefined) {
     state = { lastSweepAt: Number.NEGATIVE_INFINITY };
@@ -79,7 +82,7 @@ export function sweepAgent(
   }
   state.lastSweepAt = now;
   const { idleSocketTimeout, connectionLifetime } = limits;
-  let left = 0;
+  let next = Number.POSITIVE_INFINITY;
   const free = agent.freeSockets as Record<string, Socket[] | undefined>;
   for (const key in free) {
     const sockets = free[key];
@@ -92,7 +95,7 @@ export function sweepAgent(
       if (idleSocketTimeout && now - freedAt >= idleSocketTimeout) reason = "idle_timeout";
       else if (connectionLifetime && socketAge(socket, now) >= connectionLifetime) reason = "max_lifetime";
       if (reason === undefined) {
-        left++;
+        next = Math.min(next, socketExpiry(socket, freedAt, limits, now));
         continue;
       }
       onClose(socket, reason);
@@ -104,7 +107,18 @@ export function sweepAgent(
       socket.emit("agentRemove");
     }
   }
-  return left;
+  return next;
+}
+
+/**
+ * When a socket freed at `freedAt` reaches a limit (monotonic ms; +Infinity with both limits off).
+ * @internal
+ */
+export function socketExpiry(socket: Socket, freedAt: number, limits: SocketLifecycleLimits, now: number): number {
+  let at = Number.POSITIVE_INFINITY;
+  if (limits.idleSocketTimeout) at = freedAt + limits.idleSocketTimeout;
+  if (limits.connectionLifetime) at = Math.min(at, now - socketAge(socket, now) + limits.connectionLifetime);
+  return at;
 }
 
 /** Whether `agent` is due for a dispatch-time sweep (at most once per tick period). @internal */

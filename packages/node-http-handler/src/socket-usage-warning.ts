@@ -24,10 +24,10 @@ import type { RequestPlan } from "./request-plan";
 import type { SocketMonitorMode } from "./socket-monitor-mode";
 
 /** The per-request slots this concern uses (fields of the request's state). @internal */
-export interface WarnedRequest extends DeadlineOwner {
+export interface WarnedRequest extends DeadlineOwner<DeadlineKind> {
   readonly plan: RequestPlan;
   /** `"interval"` mode without telemetry: the window on the shared scheduler. */
-  warning: Deadline | undefined;
+  warning: Deadline<DeadlineKind> | undefined;
   /** `"per-request"` mode: upstream's native timer. */
   warningTimer: ReturnType<typeof setTimeout> | undefined;
 }
@@ -75,7 +75,7 @@ export class SocketUsageWarning {
       this.scheduler.ensureTicking();
       return;
     }
-    r.warning ??= new Deadline(r, DeadlineKind.Warning);
+    r.warning ??= new Deadline<DeadlineKind>(r, DeadlineKind.Warning);
     this.scheduler.arm(r.warning, now, Math.max(MIN_WARNING_WINDOW_MS, settings.warningWindowMs));
   }
 

@@ -436,15 +436,18 @@ export async function readAll(stream: AsyncIterable<unknown>): Promise<Buffer> {
 }
 
 /** Polls `predicate` every 5 ms until true; rejects after `timeoutMs` (default 1500 ms) naming `what`. */
+/** The real `setTimeout`, captured before any spec fakes it: waits poll real I/O whatever timers are faked. */
+const realSetTimeout = globalThis.setTimeout;
+
 export async function waitFor(predicate: () => boolean, what = "condition", timeoutMs = 1500): Promise<void> {
   const start = Date.now();
   while (!predicate()) {
     if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => realSetTimeout(resolve, 5));
   }
 }
 
-/** Resolves after `ms` (short waits only: the suites never sleep for long). */
+/** Resolves after `ms` of real time (short waits only: the suites never sleep for long). */
 export function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return new Promise((resolve) => realSetTimeout(resolve, ms));
 }

@@ -1,11 +1,12 @@
 /**
  * LazyInterval: one `unref()`'d interval that exists only while its owner needs it.
  *
- * Both the handler's deadline scheduler and a standalone `PoolMonitor` need the same thing: a periodic callback
- * that is created on demand (`ensure()`), cleared as soon as the owner finds nothing to do (`stop()`, typically
- * from inside the callback), never keeps the process alive (`unref()`), and survives test frameworks swapping the
- * timer implementation: if `globalThis.setInterval` changed since the interval was created (vitest installing or
- * removing fake timers), `ensure()` clears it and creates a new one with the current implementation.
+ * A standalone `PoolMonitor` (one not embedded in a handler, whose sampling is a recurring entry of the handler's
+ * deadline scheduler instead) needs a periodic callback that is created on demand (`ensure()`), cleared as soon as
+ * the owner finds nothing to do (`stop()`, typically from inside the callback), never keeps the process alive
+ * (`unref()`), and survives test frameworks swapping the timer implementation: if `globalThis.setInterval` changed
+ * since the interval was created (vitest installing or removing fake timers), `ensure()` clears it and creates a new
+ * one with the current implementation.
  *
  * Cost: `ensure()` on a running interval is two field reads and a comparison; no allocation after construction
  * (the callback is bound once). Every timer call goes through the shared `timing` seam.

@@ -26,4 +26,6 @@ export const timing = {
   clearInterval: (handle: ReturnType<typeof setInterval> | undefined): void => clearInterval(handle),
   /** `setImmediate`, resolved at call time. */
   setImmediate: (fn: () => void): ReturnType<typeof setImmediate> => setImmediate(fn),
+  /** `clearImmediate`, resolved at call time. */
+  clearImmediate: (handle: ReturnType<typeof setImmediate> | undefined): void => clearImmediate(handle),
 };

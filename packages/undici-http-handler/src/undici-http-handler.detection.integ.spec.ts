@@ -31,7 +31,7 @@ describe.each(HANDLERS)(
     let port: number;
     const held: http.ServerResponse[] = [];
     beforeEach(async () => {
-      vi.useFakeTimers({ toFake: ["performance", "setInterval", "clearInterval"] });
+      vi.useFakeTimers({ toFake: ["performance", "setTimeout", "clearTimeout", "setInterval", "clearInterval"] });
       server = http.createServer((req, res) => {
         req.resume();
         req.on("end", () => held.push(res));

@@ -13,7 +13,7 @@ import https from "node:https";
 import type { AddressInfo } from "node:net";
 import { OVERFLOW_ORIGIN, type OriginStats, type SaturationReport } from "@sockeye/pool-monitor";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { CA, KEY, readAll, requestTo, waitFor } from "../../node-http-handler/test/servers";
+import { CA, delay, KEY, readAll, requestTo, waitFor } from "../../node-http-handler/test/servers";
 import { UndiciHttpHandler } from "./undici-http-handler";
 
 interface HoldingServer {
@@ -159,7 +159,7 @@ describe.each(["http", "https"] as const)("_OTHER aggregates the undici pools of
 
   describe("detection with per-pool evidence (controlled clock)", () => {
     beforeEach(() => {
-      vi.useFakeTimers({ toFake: ["performance", "setInterval", "clearInterval"] });
+      vi.useFakeTimers({ toFake: ["performance", "setTimeout", "clearTimeout", "setInterval", "clearInterval"] });
     });
 
     /** Pools of B then C (C's registered last), each with one idle connection; A takes the tracked slot. */
@@ -196,7 +196,7 @@ describe.each(["http", "https"] as const)("_OTHER aggregates the undici pools of
       await waitFor(() => b.held.length === 2 && c.held.length === 1, "2 held on B, 1 on C");
       for (let s = 1; s <= 8; s++) {
         vi.advanceTimersByTime(1000);
-        await new Promise((resolve) => setTimeout(resolve, 5));
+        await delay(5);
       }
       expect(other()).toMatchObject({ maxSockets: 4, active: 3, queued: 0 });
       expect(reports).toEqual([]);

@@ -336,10 +336,13 @@ export async function outcome(
 }
 
 /** Polls `predicate` every 5 ms until it holds or `timeoutMs` passed. */
+/** The real `setTimeout`, captured before any spec fakes it: `waitFor` polls real I/O whatever is faked. */
+const realSetTimeout = globalThis.setTimeout;
+
 export async function waitFor(predicate: () => boolean, timeoutMs = 5000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!predicate()) {
     if (Date.now() > end) throw new Error("waitFor: condition not met in time");
-    await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => realSetTimeout(r, 5));
   }
 }

@@ -8,14 +8,15 @@
  * 127.0.0.1 (port 0) that announces `maxConcurrentStreams: 2` and holds every stream until the spec releases it. So
  * the pool has 4 sessions × 2 streams = 8 stream slots, and the load is exact.
  *
- * Clock: only the handler's clock and interval are fake (`performance`, `setInterval`, `clearInterval`); sockets,
- * TLS, the SDK and `setImmediate`/`setTimeout` stay real. Each simulated second: arrivals and releases happen for
+ * Clock: only the clock and timers are fake (`performance`, `setTimeout`/`clearTimeout` for the handler's one
+ * scheduler timer, `setInterval`/`clearInterval`); sockets, TLS, the SDK's I/O and `setImmediate` stay real
+ * (`waitFor` polls on the real `setTimeout`). Each simulated second: arrivals and releases happen for
  * real, the spec waits until the client saw them (completions counted, the freed slots refilled from the queue),
  * then advances the clock by one sample period; the handler samples on its own shared interval, as in production.
  * The server stamps held streams with the same fake clock, so a "20 s long poll" is 20 simulated seconds.
  */
 import { GetQueueUrlCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
-import type { SaturationReport } from "@sockeye/pool-monitor";
+import { type SaturationReport, timing } from "@sockeye/pool-monitor";
 import { readFileSync } from "node:fs";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
@@ -23,6 +24,15 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { NodeHttp2Handler, type NodeHttp2HandlerOptions } from "../../src/index";
 import { CA, waitFor } from "./h2-servers";
+
+/**
+ * One sample period of fake time, then one real event-loop turn: the handler's scheduler confirms what came due
+ * (its sample tick included) from a `setImmediate`, after the poll phase, as in production.
+ */
+async function advanceSecond(): Promise<void> {
+  vi.advanceTimersByTime(1000);
+  await new Promise((resolve) => setImmediate(resolve));
+}
 
 const KEY = readFileSync(join(__dirname, "..", "fixtures", "localhost-key.pem"));
 const SLOTS = 4 * 2; // default maxSessionsPerOrigin × the server's maxConcurrentStreams
@@ -97,7 +107,7 @@ let endpoint: string;
 const running: { handler: NodeHttp2Handler; client: SQSClient }[] = [];
 
 beforeEach(async () => {
-  vi.useFakeTimers({ toFake: ["performance", "setInterval", "clearInterval"] });
+  vi.useFakeTimers({ toFake: ["performance", "setTimeout", "clearTimeout", "setInterval", "clearInterval"] });
   server = new HoldingSqsServer();
   endpoint = await server.start();
 });
@@ -160,7 +170,7 @@ function setup(options: NodeHttp2HandlerOptions = {}) {
     server.release(releases);
     await waitFor(() => state.completed === target);
     await settled(slots);
-    vi.advanceTimersByTime(1000);
+    await advanceSecond();
   };
   /** The simulated second (1-based, since setup) at which each report arrived. */
   const at = (r: SaturationReport) => Math.ceil((r.detectedAt - t0) / 1000);
@@ -249,7 +259,7 @@ describe("HTTP/2 saturation detection with default options (real SQS client, con
       const released = server.releaseOlderThan(20_000);
       polls += released;
       await waitFor(() => arrivedPolls() === POLLERS + polls && server.held.length === SLOTS);
-      vi.advanceTimersByTime(1000);
+      await advanceSecond();
     }
     expect(polls).toBe(3 * SLOTS);
     expect(summary(t.reports)).toEqual([["saturated", "pool_capacity", "long_holds"]]);
@@ -262,7 +272,7 @@ describe("HTTP/2 saturation detection with default options (real SQS client, con
     for (let s = 0; s < 12 && t.reports.length < 2; s++) {
       server.release();
       await waitFor(() => server.held.length === Math.min(SLOTS, inFlight()));
-      vi.advanceTimersByTime(1000);
+      await advanceSecond();
     }
     await Promise.all(pollers);
     expect(summary(t.reports)).toEqual([
@@ -278,14 +288,15 @@ describe("HTTP/2 saturation detection with default options (real SQS client, con
       t.client.send(new ReceiveMessageCommand({ QueueUrl, WaitTimeSeconds: 20 })).catch((e: Error) => e)
     );
     await waitFor(() => server.held.length === SLOTS);
-    for (let s = 1; s <= 34; s++) vi.advanceTimersByTime(1000);
+    for (let s = 1; s <= 34; s++) await advanceSecond();
     expect(summary(t.reports)).toEqual([
       ["saturated", "pool_capacity", "long_holds"],
       ["stalled", "no_progress", "stall"],
     ]);
     expect(t.at(t.reports[0])).toBe(5);
-    // The oldest stream passes 30 s during the 31st sample; a change of cause is confirmed on the next one.
-    expect(t.at(t.reports[1])).toBe(32);
+    // Samples come every 1 s from the first stream on (one period after it, on the scheduler's tick): the oldest
+    // stream reaches 30 s at the 30th sample; a change of cause is confirmed on the next one.
+    expect(t.at(t.reports[1])).toBe(31);
     expect(t.warnings).toHaveLength(2);
     expect(t.warnings[1]).toContain("Set requestTimeout so hung streams fail");
     // The server answers again: the 8 held polls, then the 4 that waited behind them.
@@ -346,9 +357,13 @@ describe('socketMonitor "off" / "per-request" / SOCKEYE_SOCKET_MONITOR: no detec
       else process.env.SOCKEYE_SOCKET_MONITOR = saved;
     }
     const scheduler = (t.handler as unknown as { pool: { scheduler: { ticking: boolean } } }).pool.scheduler;
+    // The SDK's own timers are fake here too: count the handler's through the timing seam.
+    const setTimeoutSpy = vi.spyOn(timing, "setTimeout");
+    const setIntervalSpy = vi.spyOn(timing, "setInterval");
     for (let s = 1; s <= 8; s++) {
       await t.second(s === 1 ? 10 : 3, s === 1 ? 0 : 1);
-      expect(vi.getTimerCount()).toBe(0);
+      expect(setTimeoutSpy).not.toHaveBeenCalled();
+      expect(setIntervalSpy).not.toHaveBeenCalled();
       expect(scheduler.ticking).toBe(false);
     }
     const origin = t.handler.getPoolStats().origins[0];
