@@ -46,7 +46,8 @@ const DISPATCHER_KEYS = new Set([
 /**
  * A Smithy `HttpHandler` on undici with `NodeHttpHandler`'s options, error shapes, socket-pool telemetry and
  * saturation detection; switching from `@sockeye/node-http-handler` (or `@smithy/node-http-handler`) is one import.
- * Deadlines run on one lazy unref'd interval per handler (no native timer per request). Every request goes through
+ * Deadlines (`socketTimeout` included) run on the handler's deadline scheduler: one unref'd native timer armed for
+ * the earliest expiry, none per request (deadline-scheduler.ts in `@sockeye/node-http-handler`). Every request goes through
  * the one undici dispatcher: `Expect: 100-continue` is removed and the body sent at once (undici's HTTP/1.1 client
  * cannot wait for `100 Continue`), as `@smithy/undici-http-handler` does.
  * @public
@@ -536,7 +537,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
 
   /**
    * Destroys the dispatcher (a caller's too, as upstream; never a global dispatcher, which is shared: requests in
-   * flight through it finish on their own), and clears the shared interval. Every queued or in-flight request of a
+   * flight through it finish on their own), and stops the deadline scheduler (its timer cleared). Every queued or in-flight request of a
    * destroyed dispatcher rejects (a response body still streaming fails) with a
    * `HandlerDestroyedError` (`code: "ERR_HANDLER_DESTROYED"`, as `NodeHttpHandler`), never undici's
    * `ClientDestroyedError`; a `handle()` still awaiting an options provider rejects the same way without sending.

@@ -289,7 +289,7 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
     const body = this.body;
     if (body === undefined || body.destroyed) return;
     const socketSlot = this.socketSlot;
-    if (socketSlot !== undefined && socketSlot.armed) this.plan.scheduler.refresh(socketSlot, timing.now());
+    if (socketSlot?.armed) this.plan.scheduler.refresh(socketSlot, timing.now());
     if (body.push(chunk)) return;
     this.paused = true;
     // Paused for the reader: no inactivity timeout while undici reads nothing (as undici's bodyTimeout).
