@@ -9,6 +9,7 @@
  *   /stall-body      200, content-length 100, 10 bytes, then silence
  *   /trickle         200, 8 chunks of 5 bytes, one every TIMEOUT / 3 ms (the whole body takes ~2.7 × TIMEOUT)
  *   /upload          reads the request body to its end, then 200 with its length
+ *   /no-read         never reads the request body, never answers (the upload stalls once the buffers are full)
  *   /dynamo…         the first request of each path stalls before headers; the next gets a DynamoDB `{}`
  *
  * After each case: every promise settled, nothing armed on the handler's scheduler, no connection left open.
@@ -50,12 +51,15 @@ interface StallServer {
   port: number;
   readonly open: number;
   readonly requests: Map<string, number>;
+  /** Resumes the `/no-read` requests: a paused server socket does not see the client's close until it reads. */
+  readAgain(): void;
   close(): Promise<void>;
 }
 
 async function startStallServer(kind: "http" | "https"): Promise<StallServer> {
   const sockets = new Set<net.Socket>();
   const requests = new Map<string, number>();
+  const noRead = new Set<http.IncomingMessage>();
   const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const path = req.url ?? "/";
     const seen = (requests.get(path) ?? 0) + 1;
@@ -83,6 +87,10 @@ async function startStallServer(kind: "http" | "https"): Promise<StallServer> {
       });
       return void req.on("end", () => res.end(String(length)));
     }
+    if (path === "/no-read") {
+      noRead.add(req);
+      return void req.pause();
+    }
     if (path.startsWith("/dynamo")) {
       req.resume();
       if (seen === 1) return;
@@ -105,6 +113,10 @@ async function startStallServer(kind: "http" | "https"): Promise<StallServer> {
       return sockets.size;
     },
     requests,
+    readAgain() {
+      for (const req of noRead) req.resume();
+      noRead.clear();
+    },
     async close() {
       for (const socket of sockets) socket.destroy();
       server.close();
@@ -128,6 +140,17 @@ function slowUpload(): Readable {
   return new Readable({
     read() {
       setTimeout(() => this.push(++pushed > 8 ? null : Buffer.alloc(1024, 97)), TIMEOUT / 3);
+    },
+  });
+}
+
+/** A request body as fast as the socket takes it (64 KiB chunks, at most 1 GiB): it stalls when the server stops reading. */
+function fastUpload(): Readable {
+  const chunk = Buffer.alloc(64 * 1024, 98);
+  let pushed = 0;
+  return new Readable({
+    read() {
+      this.push(++pushed > 16 * 1024 ? null : chunk);
     },
   });
 }
@@ -211,7 +234,7 @@ for (const kind of ["http", "https"] as const) {
         });
         afterEach(async () => {
           expect((h as any).scheduler.size).toBe(0);
-          expect(h.getPoolStats().totals.inFlight ?? 0).toBe(0);
+          expect(h.getPoolStats().totals.inFlight).toBe(0);
           h.destroy();
           await waitFor(() => server.open === 0, "every connection closed");
           expect(uncaught).toEqual([]);
@@ -258,6 +281,17 @@ for (const kind of ["http", "https"] as const) {
           expect(response.statusCode).toBe(200);
           expect((await readAll(response.body)).toString()).toBe(String(8 * 1024));
           expect(performance.now() - started).toBeGreaterThan(TIMEOUT * 2);
+        });
+
+        it("an upload the server stops reading times out (no progress for socketTimeout); the connection closed", async () => {
+          const r = await settle(h.handle(request("/no-read", "PUT", fastUpload())));
+          expect(r.ok).toBe(false);
+          const error = (r as { error: any }).error;
+          expect([error.name, error.message]).toEqual(["TimeoutError", MESSAGE]);
+          expect(error.cause.code).toBe("UND_ERR_HEADERS_TIMEOUT");
+          expect(error.cause.constructor === Error).toBe(setup.headersOnScheduler);
+          server.readAgain();
+          await waitFor(() => server.open === 0, "the timed-out connection closed");
         });
       });
     }
