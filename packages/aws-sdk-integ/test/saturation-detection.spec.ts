@@ -196,10 +196,12 @@ async function overload(name: DetectingHandler) {
   const calls: Promise<unknown>[] = [];
   const getItem = () => ddb.send(new GetItemCommand({ TableName: "t", Key: { pk: { S: "k" } } }));
   try {
-    // 8 calls/s for 7 s on a pool that completes 5/s: the queue grows every second.
-    for (let second = 0; second < 7; second++) {
-      for (let i = 0; i < 8; i++) calls.push(getItem());
-      await sleep(1000);
+    // 8 calls/s for 7 s on a pool that completes 5/s: the queue grows every second. The calls are spread evenly (one
+    // every 125 ms), as steady traffic arrives: bursts of 8 on the second would make the queue a saw-tooth whose
+    // samples go up or down depending on whether the detector's 1 s sample lands just before or just after a burst.
+    for (let i = 0; i < 7 * 8; i++) {
+      calls.push(getItem());
+      await sleep(125);
     }
     const saturated = sequence(reports);
     // Then 1 call/s until the queue drained and the recovery came (or 20 s).
