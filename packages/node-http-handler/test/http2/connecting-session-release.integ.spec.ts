@@ -4,7 +4,8 @@
  * entry itself and destroy the socket. Two real peers: a never-accepting listener (the TCP connect stays pending) and
  * a TCP server that never answers the TLS ClientHello (the handshake stays pending). Paths: the handler's
  * `destroy()`, abort of the only waiting request (isolated: its session closes; pooled: the session stays for reuse
- * but no longer holds the process), and `connectionTimeout`.
+ * but no longer holds the process), and `connectionTimeout` (`sessionTimeout` watches established sessions only; a
+ * GOAWAY needs an established connection, so neither closes a connecting session).
  *
  * After each: every promise settled, `getPoolStats()` shows no session, no socket open (counted at the TLS peer; for
  * the black hole, the process's ref'd handles and pending connects against a baseline), no ref'd timer, and nothing
@@ -151,13 +152,16 @@ describe.each(Object.keys(PEERS))("a session closed while connecting: %s", (peer
     await expectNothingLeft(h, peer, promises, baseline);
   });
 
-  it("connectionTimeout releases the session and its socket", async () => {
+  it("connectionTimeout releases the session and its socket (sessionTimeout, for established sessions only, does not)", async () => {
     const peer = await PEERS[peerName]();
     const baseline = resources();
-    const h = new NodeHttp2Handler({ connectionTimeout: 200, nodeHttp2ConnectOptions: { ca: CA } });
+    const h = new NodeHttp2Handler({ connectionTimeout: 200, sessionTimeout: 50, nodeHttp2ConnectOptions: { ca: CA } });
     cleanups.push(() => h.destroy());
     const promises = await start(peer, h, [undefined]);
     await expectNothingLeft(h, peer, promises, baseline);
     await expect(promises[0]).rejects.toMatchObject({ name: "TimeoutError" });
+    const closed = h.getPoolStats().origins[0].http2?.closed;
+    expect(closed?.connect_timeout).toBe(1);
+    expect(closed?.idle_timeout).toBe(0);
   });
 });
