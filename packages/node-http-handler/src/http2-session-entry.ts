@@ -76,6 +76,12 @@ function onSessionClose(this: ClientHttp2Session): void {
   if (entry !== undefined) entry.pool.sessionClosed(entry);
 }
 
+/** What the entry uses of the session's socket. @internal */
+export interface SocketLike {
+  once(event: string, fn: () => void): SocketLike | undefined;
+  destroy(): void;
+}
+
 /** @internal */
 export class Http2SessionEntry implements DeadlineOwner, Http2IdleWatcher {
   readonly id = nextSessionId++;
@@ -103,6 +109,11 @@ export class Http2SessionEntry implements DeadlineOwner, Http2IdleWatcher {
   boundedIsolated = false;
   /** When a stream on this session last made progress, or the session became ready (`timing.now()` ms). */
   socketActiveAt = 0;
+  /**
+   * The session's own socket. `session.destroy()` only `end()`s it, which waits for a connect that may never come:
+   * the pool destroys it when it lets go of a session that never became ready.
+   */
+  socket: SocketLike | undefined = undefined;
   readonly connectDeadline: Deadline;
   // Idle watch (sessionTimeout).
   watchDeadline: Deadline<Http2IdleWatcher> | undefined = undefined;
@@ -127,10 +138,12 @@ export class Http2SessionEntry implements DeadlineOwner, Http2IdleWatcher {
     session.on("error", onSessionError);
     session.on("frameError", onSessionFrameError);
     session.on("close", onSessionClose);
-    const socket = session.socket as unknown as { once?: (event: string, fn: () => void) => void } | undefined;
+    const socket = session.socket as unknown as SocketLike | undefined;
     if (socket !== undefined && typeof socket.once === "function") {
       (socket as { [kEntry]?: Http2SessionEntry })[kEntry] = this;
-      socket.once("connect", onSocketConnect);
+      // `once` returns its emitter: the socket itself, not the session's proxy of it (which refuses `destroy()`).
+      const raw = socket.once("connect", onSocketConnect);
+      if (raw !== undefined && raw !== null && typeof raw.destroy === "function") this.socket = raw;
     }
   }
 

@@ -26,7 +26,7 @@
  * (O(1) arm/cancel/refresh); the owner tick (saturation sampling, once per sample interval) runs only while the
  * detector needs samples.
  */
-import type { SaturationReport } from "@sockeye/pool-monitor";
+import type { Http2CloseReason, SaturationReport } from "@sockeye/pool-monitor";
 import { timing } from "@sockeye/pool-monitor";
 import http2, { type ClientHttp2Session, type Settings } from "node:http2";
 import { PACKAGE_PREFIX } from "./constants";
@@ -152,7 +152,12 @@ export class Http2SessionPool {
 
   /** A request that will not get (or no longer needs) a slot: leaves the queue; an isolated session is dropped. */
   abandon(req: Http2StreamRequest): void {
-    if (req.queued) req.origin.remove(req);
+    if (req.queued) {
+      const origin = req.origin;
+      origin.remove(req);
+      // A connecting session nobody waits for any more stays (a next stream may use it), but stops holding the process.
+      if (origin.queued === 0) for (const entry of origin.sessions) this.updateRef(entry);
+    }
     const entry = req.entry;
     if (entry?.isolated && entry.isolatedRequest === req) {
       entry.isolatedRequest = undefined;
@@ -252,15 +257,11 @@ export class Http2SessionPool {
     entry.error ??= error;
     const counters = entry.origin.counters;
     if (counters !== undefined) counters.sessionErrors++;
-    entry.closeReason ??= entry.wasReady ? "error" : "connect_error";
-    this.retire(entry);
-    if (!entry.session.destroyed) entry.session.destroy();
+    this.destroySession(entry, entry.wasReady ? "error" : "connect_error");
   }
 
   sessionIdle(entry: Http2SessionEntry): void {
-    entry.closeReason ??= "idle_timeout";
-    this.retire(entry);
-    entry.session.destroy();
+    this.destroySession(entry, "idle_timeout");
   }
 
   /**
@@ -286,11 +287,7 @@ export class Http2SessionPool {
       { name: "TimeoutError", code: "ETIMEDOUT" }
     );
     entry.closeReason = "connect_timeout";
-    this.retire(entry);
-    entry.session.destroy();
-    // Node emits no 'close' for a session destroyed while its socket is still connecting at the TCP level (a peer
-    // that never accepts): close it here; a later 'close' finds it closed.
-    this.sessionClosed(entry);
+    this.destroySession(entry, "connect_timeout");
   }
 
   sessionClosed(entry: Http2SessionEntry): void {
@@ -365,10 +362,20 @@ export class Http2SessionPool {
     if (entry.active === 0 && !entry.session.closed && !entry.session.destroyed) entry.session.close();
   }
 
-  private destroySession(entry: Http2SessionEntry, reason: "local"): void {
+  /**
+   * The one place a session is let go of at once (`destroy()`, an abandoned or finished isolated stream, a session
+   * error, `sessionTimeout`, `connectionTimeout`). A session that never became ready may still be connecting (TCP or
+   * TLS): `session.destroy()` then only `end()`s its socket, which waits for that connect (until the kernel gives up
+   * on a peer that never accepts), and Node emits no `'close'` for the session meanwhile. So its socket is destroyed
+   * and the session closed here; a later `'close'` finds it closed.
+   */
+  private destroySession(entry: Http2SessionEntry, reason: Http2CloseReason): void {
     entry.closeReason ??= reason;
     this.retire(entry);
     if (!entry.session.destroyed) entry.session.destroy();
+    if (entry.wasReady) return;
+    entry.socket?.destroy();
+    this.sessionClosed(entry);
   }
 
   private closedBeforeReady(origin: Http2Origin): Error {

@@ -38,7 +38,7 @@ export interface PoolRequestNode {
   startedAt: number;
   acquiredAt: number;
   pausedAt: number;
-  /** 0: in no list, 1: waiting, 2: paused, 3: an `OriginGate` queue of its own. */
+  /** 0: in no list, 1: waiting, 2: paused, 3: an `OriginGate` queue of its own, 4: holding a connection. */
   listed: number;
   listPrev: PoolRequestNode | undefined;
   listNext: PoolRequestNode | undefined;
@@ -76,6 +76,9 @@ export interface PoolEvidence {
 function isLive(pool: PoolLike): boolean {
   return pool.closed !== true && pool.destroyed !== true;
 }
+
+/** List tag of the requests holding a connection (body not paused). @internal */
+export const HOLDING_LIST_TAG = 4;
 
 /** An intrusive doubly linked list of request nodes. @internal */
 export class RequestList {
@@ -140,6 +143,8 @@ export class OriginPoolState {
 
   readonly waiting = new RequestList(1);
   readonly paused = new RequestList(2);
+  /** Requests holding a connection whose body is not paused (acquired order: head = oldest hold). */
+  readonly holders = new RequestList(HOLDING_LIST_TAG);
   /** Requests of this entry are admitted by `OriginGate`s (the handler-owned dispatcher): see the header. */
   gated = false;
   /** FIFO lists of the gates of origins aggregated in this entry (`_OTHER`), by exact origin (not `waiting`). */
@@ -326,8 +331,35 @@ export class OriginPoolState {
     return head === undefined || this.queued === 0 ? 0 : Math.max(0, now - head.startedAt);
   }
 
-  /** Paused bodies not read for `thresholdMs`: count and oldest age. */
-  unconsumed(now: number, thresholdMs: number): { count: number; oldestMs: number } {
+  /**
+   * Ages of the requests holding a connection now (their bodies paused or not), into `s`: the oldest, the sum and
+   * the count (the detector's long-hold evidence and sizing, as `PoolMonitor` reads them from the agent's sockets).
+   * O(holding requests).
+   */
+  activeAges(now: number, s: SaturationSample): void {
+    let oldest = 0;
+    let sum = 0;
+    let count = 0;
+    for (const list of [this.holders, this.paused]) {
+      for (let n = list.head; n !== undefined; n = n.listNext) {
+        if (n.acquiredAt === 0) continue;
+        const age = now - n.acquiredAt;
+        sum += age;
+        count++;
+        if (age > oldest) oldest = age;
+      }
+    }
+    s.oldestActiveMs = oldest;
+    s.activeAgeSumMs = sum;
+    s.activeAgeCount = count;
+  }
+
+  /**
+   * Paused bodies not read for `thresholdMs` (`queuedThresholdMs`, when shorter, while requests of the origin are
+   * queued: such a body holds a connection others wait for), as `PoolMonitor` counts them: count and oldest age.
+   */
+  unconsumed(now: number, thresholdMs: number, queuedThresholdMs = thresholdMs): { count: number; oldestMs: number } {
+    if (this.queued > 0 && queuedThresholdMs < thresholdMs) thresholdMs = queuedThresholdMs;
     let count = 0;
     let oldestMs = 0;
     for (let n = this.paused.head; n !== undefined; n = n.listNext) {

@@ -27,8 +27,9 @@ import {
   type PoolStats,
   type SaturationReport,
   timing,
+  UNREAD_WHILE_QUEUED_SAMPLES,
 } from "@sockeye/pool-monitor";
-import { OriginPoolState, type PoolRequestNode } from "./origin-pool-state";
+import { HOLDING_LIST_TAG, OriginPoolState, type PoolRequestNode } from "./origin-pool-state";
 
 const enqueuedChannel = diagnosticsChannel.channel(CHANNEL_NAMES.requestEnqueued);
 const acquiredChannel = diagnosticsChannel.channel(CHANNEL_NAMES.requestAcquired);
@@ -149,6 +150,7 @@ export class UndiciPoolMonitor {
       if (o.waiting.size < o.minQueued) o.minQueued = o.waiting.size;
     }
     n.acquiredAt = now;
+    if (n.listed === 0) o.holders.push(n);
     o.holding++;
     o.acquisitions++;
     let reused = true;
@@ -172,6 +174,7 @@ export class UndiciPoolMonitor {
   /** The request stopped using its connection (response complete or failed). @internal */
   requestReleased(o: OriginPoolState, n: PoolRequestNode, now: number): void {
     if (this.destroyed || n.acquiredAt === 0) return;
+    o.holders.remove(n);
     o.holding--;
     o.completions++;
     const held = now - n.acquiredAt;
@@ -189,6 +192,8 @@ export class UndiciPoolMonitor {
       if (o.waiting.size < o.minQueued) o.minQueued = o.waiting.size;
     } else if (n.listed === 2) {
       o.paused.remove(n);
+    } else if (n.listed === HOLDING_LIST_TAG) {
+      o.holders.remove(n);
     }
     o.inFlight--;
     this.inFlight--;
@@ -200,14 +205,18 @@ export class UndiciPoolMonitor {
 
   /** The body's consumer stopped reading (backpressure) / started again. @internal */
   bodyPaused(o: OriginPoolState, n: PoolRequestNode, now: number): void {
-    if (this.destroyed || n.listed !== 0) return;
+    if (this.destroyed) return;
+    o.holders.remove(n);
+    if (n.listed !== 0) return;
     n.pausedAt = now;
     o.paused.push(n);
   }
 
   /** @internal */
   bodyResumed(o: OriginPoolState, n: PoolRequestNode): void {
-    if (n.listed === 2) o.paused.remove(n);
+    if (n.listed !== 2) return;
+    o.paused.remove(n);
+    if (n.acquiredAt !== 0) o.holders.push(n);
   }
 
   /** Whether events for `channel` must be built. @internal */
@@ -282,7 +291,8 @@ export class UndiciPoolMonitor {
       s.active = o.active;
       s.maxSockets = o.maxSockets ?? Number.POSITIVE_INFINITY;
     }
-    const unconsumed = o.unconsumed(now, this.unconsumedBodyMs);
+    const unconsumed = o.unconsumed(now, this.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * this.sampleIntervalMs);
+    o.activeAges(now, s);
     s.now = now;
     s.queued = queued;
     s.minQueued = Math.min(o.minQueued, queued);
@@ -384,7 +394,7 @@ export class UndiciPoolMonitor {
   private originStats(o: OriginPoolState, now: number, reset: boolean): OriginStats {
     const d = o.detector;
     o.refreshPools();
-    const unconsumed = o.unconsumed(now, this.unconsumedBodyMs);
+    const unconsumed = o.unconsumed(now, this.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * this.sampleIntervalMs);
     const stats: OriginStats = {
       origin: o.origin,
       maxSockets: o.maxSockets,

@@ -437,25 +437,13 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
     if (this.outcome === undefined) this.outcome = outcome;
     const phase = this.phase;
     if (phase === Phase.Connected) {
-      if (!this.settled) {
-        this.settled = true;
-        const reject = this.reject as Reject;
-        this.resolve = this.reject = undefined;
-        this.cancelDeadlines();
-        reject(error);
-      }
+      this.rejectOnce(error);
       // undici calls onResponseError (the body, if any, fails there); it closes the connection.
       (this.controller as DispatchControllerLike).abort(error);
       return;
     }
     // No connection yet: reject now and leave; undici never sends it (see the header).
-    if (!this.settled) {
-      this.settled = true;
-      const reject = this.reject as Reject;
-      this.resolve = this.reject = undefined;
-      this.cancelDeadlines();
-      reject(error);
-    }
+    this.rejectOnce(error);
     const gate = this.gate;
     if (phase === Phase.Queued) {
       this.phase = Phase.Done;
@@ -473,6 +461,16 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
       }
     }
     this.finish(this.outcome);
+  }
+
+  /** Rejects the promise with `error` (deadlines cancelled) unless it is already settled. */
+  private rejectOnce(error: Error): void {
+    if (this.settled) return;
+    this.settled = true;
+    const reject = this.reject as Reject;
+    this.resolve = this.reject = undefined;
+    this.cancelDeadlines();
+    reject(error);
   }
 
   /** The request is done with its slot and connection. */
