@@ -13,7 +13,7 @@
  * | fault                               | NodeHttpHandler (both)   | Sockeye undici                                         | @smithy undici                                  |
  * |-------------------------------------|--------------------------|--------------------------------------------------------|-------------------------------------------------|
  * | reset before response               | retried; TimeoutError/ECONNRESET | the same                                       | retried; Error/ECONNRESET                       |
- * | reset / FIN mid-body, keep-alive    | retried; Error/ECONNRESET | the same (issue 22 defect 3: was TimeoutError)        | not retried; SocketError/UND_ERR_SOCKET         |
+ * | reset / FIN mid-body, keep-alive    | retried; Error/ECONNRESET | the same (issue 22 defect 3: was TimeoutError)        | not retried; SocketError/UND_ERR_SOCKET (a reset on Node 24: retried; Error/ECONNRESET) |
  * | reset / FIN mid-body, Conn. close   | retried; Error/ECONNRESET | the same (issue 22 defect 2: was not retried)         | not retried; the same                           |
  * | refused (persistent only)           | retried; Error/ECONNREFUSED | the same                                            | the same                                        |
  * | stall (socketTimeout 300 ms)        | retried; TimeoutError    | the same                                               | retried; TimeoutError/UND_ERR_HEADERS_TIMEOUT   |
@@ -38,6 +38,9 @@ export type RetryExpectation = RetryOutcome;
 
 /** The clients' default `maxAttempts`. */
 const DEFAULT_ATTEMPTS = { dynamodb: 4, s3: 3 } as const;
+
+/** The running Node.js major version (the peer's behaviour differs by it). */
+const NODE_MAJOR = Number(process.versions.node.split(".")[0]);
 
 const MID_BODY = new Set<RetryFault>([
   "reset-mid-body-keep-alive",
@@ -66,6 +69,11 @@ export function retryExpectation(
       ? { ok: true, attempts: 2 }
       : { ok: false, attempts: DEFAULT_ATTEMPTS[service], error: nodeError(fault) };
   if (key === "smithy-undici") {
+    // On Node 24 a reset mid-body on a kept-alive connection reaches undici as the socket's own ECONNRESET, which
+    // the SDK retries; on Node 20 and 22 undici reports its own SocketError first, which the SDK does not.
+    if (fault === "reset-mid-body-keep-alive" && NODE_MAJOR >= 24) {
+      return oracle.ok ? oracle : { ...oracle, error: "Error/ECONNRESET" };
+    }
     if (MID_BODY.has(fault)) {
       const error = fault.endsWith("-close")
         ? "ResponseContentLengthMismatchError/UND_ERR_RES_CONTENT_LENGTH_MISMATCH"
