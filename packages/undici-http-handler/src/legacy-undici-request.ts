@@ -36,14 +36,6 @@ export class LegacyUndiciRequest extends UndiciRequestCore implements DispatchCo
     return !this.hold;
   }
 
-  onBodySent(_chunk: unknown): void {
-    this.requestProgress();
-  }
-
-  onRequestSent(): void {
-    this.requestProgress();
-  }
-
   onData(chunk: Buffer): boolean {
     this.dataReceived(this, chunk);
     return !this.hold;

@@ -46,8 +46,7 @@ const DISPATCHER_KEYS = new Set([
 /**
  * A Smithy `HttpHandler` on undici with `NodeHttpHandler`'s options, error shapes, socket-pool telemetry and
  * saturation detection; switching from `@sockeye/node-http-handler` (or `@smithy/node-http-handler`) is one import.
- * Deadlines (`socketTimeout` included) run on the handler's deadline scheduler: one unref'd native timer armed for
- * the earliest expiry, none per request (deadline-scheduler.ts in `@sockeye/node-http-handler`). Every request goes through
+ * Deadlines run on one lazy unref'd interval per handler (no native timer per request). Every request goes through
  * the one undici dispatcher: `Expect: 100-continue` is removed and the body sent at once (undici's HTTP/1.1 client
  * cannot wait for `100 Continue`), as `@smithy/undici-http-handler` does.
  * @public
@@ -70,8 +69,6 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
    * (`LegacyUndiciRequest`, no adapter per request); any other (undici 8, another copy) gets the controller API.
    */
   private legacyHandlers = false;
-  /** Whether undici reports request-body progress to the handler (own `Agent`, no caller `factory`): see UndiciRequestCore. */
-  private uploadObserved = false;
   /**
    * Per exact origin, the FIFO in front of the handler-owned dispatcher's pool (see origin-gate.ts). Kept across a
    * rebuilt dispatcher (limits refreshed); emptied by `destroy()`. A caller's dispatcher has none.
@@ -223,21 +220,17 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       const plan = (options?.requestTimeout != null ? this.callPlan : this.plan) as RequestPlan;
       const origin = this.originOf(request);
       const requestTimeout = options?.requestTimeout ?? config.requestTimeout;
-      const observed = this.uploadObserved;
       const state = this.legacyHandlers
-        ? new LegacyUndiciRequest(plan, this.lastState, this.lastGate, abortSignal, requestTimeout, observed)
-        : new UndiciRequest(plan, this.lastState, this.lastGate, abortSignal, requestTimeout, observed);
+        ? new LegacyUndiciRequest(plan, this.lastState, this.lastGate, abortSignal, requestTimeout)
+        : new UndiciRequest(plan, this.lastState, this.lastGate, abortSignal, requestTimeout);
       const dispatchOptions: DispatchOptionsLike = {
         origin,
         path,
         method: request.method,
         headers,
         body: request.body ?? null,
-        // socketTimeout runs on the scheduler (UndiciRequestCore). undici's own headersTimeout (fast timers, ~1 s
-        // resolution) stays only as the backstop of a caller's dispatcher, whose interceptors may not forward
-        // request-body progress; the body phase is always observed (onResponseData).
-        headersTimeout: observed ? 0 : plan.socketTimeout,
-        bodyTimeout: 0,
+        headersTimeout: plan.socketTimeout,
+        bodyTimeout: plan.socketTimeout,
       };
       const dispatcher = this.dispatcher as DispatcherLike;
       return new Promise((resolve, reject) => state.start(resolve, reject, dispatcher, dispatchOptions));
@@ -422,7 +415,6 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.ownsDispatcher = false;
       this.gateLimits = undefined;
       this.legacyHandlers = (external as unknown) instanceof Dispatcher;
-      this.uploadObserved = false;
       if (this.gates.size > 0) {
         // Requests still held by the gates of the previous (own) dispatcher go to this one now.
         for (const gate of this.gates.values()) {
@@ -437,7 +429,6 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     }
     this.ownsDispatcher = true;
     this.legacyHandlers = true;
-    this.uploadObserved = (config.dispatcherOptions as { factory?: unknown } | undefined)?.factory === undefined;
     const idle = config.idleSocketTimeout > 0 ? config.idleSocketTimeout : 600_000;
     const user = (config.dispatcherOptions ?? {}) as Agent.Options & Record<string, unknown>;
     // The gates enforce the pools' own limit: requests per origin = connections × requests per connection (undici's
@@ -537,7 +528,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
 
   /**
    * Destroys the dispatcher (a caller's too, as upstream; never a global dispatcher, which is shared: requests in
-   * flight through it finish on their own), and stops the deadline scheduler (its timer cleared). Every queued or in-flight request of a
+   * flight through it finish on their own), and clears the shared interval. Every queued or in-flight request of a
    * destroyed dispatcher rejects (a response body still streaming fails) with a
    * `HandlerDestroyedError` (`code: "ERR_HANDLER_DESTROYED"`, as `NodeHttpHandler`), never undici's
    * `ClientDestroyedError`; a `handle()` still awaiting an options provider rejects the same way without sending.

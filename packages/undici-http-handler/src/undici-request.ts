@@ -20,12 +20,6 @@
  * connection (undici destroys the socket only when a handler aborts through the controller); the slot is given
  * back then, or when undici fails it (its connection attempt ended).
  * Every path ends in `finish()`, exactly once.
- *
- * `socketTimeout` is the `Kind.Socket` deadline on the handler's scheduler (not undici's fast timers, ~1 s
- * resolution): (re)started by every activity undici reports (connection when upload progress is known to be
- * reported, each request-body chunk written (`onBodySent`), the request sent (`onRequestSent`), headers, each body
- * chunk), cancelled while the body is paused for its reader and at the end. It fires as undici's timeout error of
- * the phase would, through `controller.abort`. Each activity is a `refresh` of the request's own node: O(1).
  */
 import { timing } from "@sockeye/pool-monitor";
 import {
@@ -51,8 +45,6 @@ export enum Kind {
   Connection = 1,
   Acquisition = 2,
   Request = 3,
-  /** `socketTimeout`: inactivity while sending, waiting for the headers, and between body chunks. */
-  Socket = 4,
 }
 
 /** Where a request is (see the header). @internal */
@@ -78,7 +70,7 @@ export interface RequestPlan {
   socketAcquisitionTimeout: number | undefined;
   requestTimeout: number | undefined;
   throwOnRequestTimeout: boolean;
-  /** Inactivity timeout on the scheduler (`Kind.Socket`, see `UndiciRequestCore`), ms (0 = none). */
+  /** Inactivity timeout given to undici as headersTimeout / bodyTimeout (0 = none). */
   socketTimeout: number;
   socketTimeoutIsServiceDefault: boolean;
   logger: Logger | undefined;
@@ -135,8 +127,6 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
   private body: Readable | undefined = undefined;
   private first: Deadline | undefined = undefined;
   private requestSlot: Deadline | undefined = undefined;
-  /** `socketTimeout` (`Kind.Socket`); created when the first activity arms it. */
-  private socketSlot: Deadline | undefined = undefined;
   private dispatcher: DispatcherLike | undefined = undefined;
   private dispatchOptions: DispatchOptionsLike | undefined = undefined;
 
@@ -145,13 +135,7 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
     private readonly o: OriginPoolState | undefined,
     private readonly gate: OriginGate | undefined,
     private readonly abortSignal: AbortSignalLike | undefined,
-    private readonly requestTimeout: number | undefined,
-    /**
-     * Whether undici is known to report request-body progress to this handler (`onBodySent` / `onRequestSent`:
-     * the handler-owned `Agent`): `socketTimeout` then starts with the connection. Otherwise it starts at the first
-     * progress event undici reports, and undici's own `headersTimeout` stays the backstop of the phase before.
-     */
-    private readonly uploadObserved: boolean
+    private readonly requestTimeout: number | undefined
   ) {
     this.startedAt = timing.now();
   }
@@ -229,30 +213,7 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
     const first = this.first;
     if (first !== undefined) this.plan.scheduler.cancel(first);
     const o = this.o;
-    const now = timing.now();
-    if (this.uploadObserved) this.socketActive(now);
-    if (o !== undefined) this.plan.monitor?.requestAcquired(o, this, now);
-  }
-
-  /**
-   * Socket activity (a request-body chunk written, the request sent, headers, a body chunk): (re)starts the
-   * `socketTimeout` deadline from `now`. O(1): a refresh of the request's own node, armed on first use.
-   */
-  protected socketActive(now: number): void {
-    const ms = this.plan.socketTimeout;
-    if (ms <= 0 || this.phase !== Phase.Connected) return;
-    let slot = this.socketSlot;
-    if (slot === undefined) {
-      slot = new Deadline(this, Kind.Socket);
-      this.socketSlot = slot;
-    }
-    if (slot.armed) this.plan.scheduler.refresh(slot, now);
-    else this.plan.scheduler.arm(slot, now, ms);
-  }
-
-  /** undici wrote a request-body chunk (`onBodySent`) or the whole request (`onRequestSent`). */
-  protected requestProgress(): void {
-    if (this.plan.socketTimeout > 0) this.socketActive(timing.now());
+    if (o !== undefined) this.plan.monitor?.requestAcquired(o, this, timing.now());
   }
 
   /** Response headers: `raw` is undici's raw list when it has one, else its parsed object is flattened. */
@@ -262,13 +223,9 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
     headers: Record<string, string | string[] | undefined> | null | undefined,
     statusText: string | undefined
   ): void {
-    if (statusCode < 200 || this.settled) {
-      this.requestProgress();
-      return;
-    }
+    if (statusCode < 200 || this.settled) return;
     const slot = this.requestSlot;
     if (slot !== undefined) this.plan.scheduler.cancel(slot);
-    this.requestProgress();
     const body = createResponseBody(this);
     this.body = body;
     this.settled = true;
@@ -288,12 +245,8 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
   protected dataReceived(controller: DispatchControllerLike, chunk: Buffer): void {
     const body = this.body;
     if (body === undefined || body.destroyed) return;
-    const socketSlot = this.socketSlot;
-    if (socketSlot?.armed) this.plan.scheduler.refresh(socketSlot, timing.now());
     if (body.push(chunk)) return;
     this.paused = true;
-    // Paused for the reader: no inactivity timeout while undici reads nothing (as undici's bodyTimeout).
-    if (socketSlot !== undefined) this.plan.scheduler.cancel(socketSlot);
     controller.pause();
     const o = this.o;
     if (o !== undefined) this.plan.monitor?.bodyPaused(o, this, timing.now());
@@ -340,10 +293,6 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
   }
 
   onDeadline(kind: number, now: number): void {
-    if (kind === Kind.Socket) {
-      this.socketTimedOut();
-      return;
-    }
     if (this.settled || this.finished) return;
     const plan = this.plan;
     if (kind === Kind.Request) {
@@ -390,7 +339,6 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
     this.paused = false;
     const o = this.o;
     if (o !== undefined) this.plan.monitor?.bodyResumed(o, this);
-    if (this.socketSlot !== undefined) this.socketActive(timing.now());
     this.controller?.resume();
   }
 
@@ -412,24 +360,6 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
   }
 
   // ---- internals -----------------------------------------------------------------------------------------------
-
-  /**
-   * `socketTimeout` fired: aborts the exchange with undici's own timeout error for the phase (code
-   * `UND_ERR_HEADERS_TIMEOUT` before the headers, `UND_ERR_BODY_TIMEOUT` after), so the rejection or body error
-   * takes exactly the path (and the `TimeoutError` message) of undici's headersTimeout / bodyTimeout.
-   */
-  private socketTimedOut(): void {
-    if (this.finished || this.phase !== Phase.Connected) return;
-    const headers = !this.settled;
-    const cause = Object.assign(
-      new Error(headers ? "Headers Timeout Error" : "Body Timeout Error"),
-      headers
-        ? { name: "HeadersTimeoutError", code: "UND_ERR_HEADERS_TIMEOUT" }
-        : { name: "BodyTimeoutError", code: "UND_ERR_BODY_TIMEOUT" }
-    );
-    // undici calls onResponseError with it (errored → mapError) and closes the connection.
-    (this.controller as DispatchControllerLike).abort(cause);
-  }
 
   /** Rejects (before headers) or errors the body (after), aborts the exchange, and records the outcome. */
   private fail(error: Error, outcome: RequestOutcome): void {
@@ -497,7 +427,6 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
     const scheduler = this.plan.scheduler;
     if (this.first !== undefined) scheduler.cancel(this.first);
     if (this.requestSlot !== undefined) scheduler.cancel(this.requestSlot);
-    if (this.socketSlot !== undefined) scheduler.cancel(this.socketSlot);
   }
 
   private finish(outcome: RequestOutcome): void {
@@ -624,16 +553,6 @@ export class UndiciRequest extends UndiciRequestCore {
 
   onResponseError(_controller: DispatchControllerLike | undefined, error: Error): void {
     this.errored(error);
-  }
-
-  /** Not in undici's controller API, but undici 8 calls it on the handler (its interceptors forward it). */
-  onBodySent(_chunk: unknown): void {
-    this.requestProgress();
-  }
-
-  /** As `onBodySent`: the whole request was written; the wait for the headers starts. */
-  onRequestSent(): void {
-    this.requestProgress();
   }
 }
 
