@@ -7,7 +7,7 @@
  * Only the handler's clock and interval are fake (`performance`, `setInterval`): sockets, undici's own timers and
  * immediates stay real, so each simulated second is: arrivals and the server's answers happen for real, the spec
  * waits until the client saw them, then advances the clock by one sample period (the handler samples on its own
- * shared interval, as in production). The server holds every response until the spec releases it, so the load
+ * scheduler's one timer, as in production). The server holds every response until the spec releases it, so the load
  * is exact: 3 arrivals and 1 completion per second on 2 sockets during the overload.
  */
 import http from "node:http";

@@ -528,7 +528,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
 
   /**
    * Destroys the dispatcher (a caller's too, as upstream; never a global dispatcher, which is shared: requests in
-   * flight through it finish on their own), and clears the shared interval. Every queued or in-flight request of a
+   * flight through it finish on their own), and stops the scheduler (its one timer). Every queued or in-flight request of a
    * destroyed dispatcher rejects (a response body still streaming fails) with a
    * `HandlerDestroyedError` (`code: "ERR_HANDLER_DESTROYED"`, as `NodeHttpHandler`), never undici's
    * `ClientDestroyedError`; a `handle()` still awaiting an options provider rejects the same way without sending.

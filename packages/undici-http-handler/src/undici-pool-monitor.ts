@@ -11,7 +11,7 @@
  * - the handler's request state, through the `request*` methods below: O(1) counter updates and list links per
  *   request, no allocation unless an event subscriber exists.
  *
- * Sampling (`sample(now)`) runs on the handler's shared interval every `sampleIntervalMs` while a request is in
+ * Sampling (`sample(now)`) runs on the handler scheduler's recurring tick every `sampleIntervalMs` while a request is in
  * flight or an origin is not `ok`: O(busy origins × paused bodies). Origins only, never paths or headers.
  */
 import diagnosticsChannel from "node:diagnostics_channel";
