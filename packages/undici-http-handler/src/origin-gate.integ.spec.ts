@@ -20,34 +20,10 @@ import { Pool } from "undici";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { CA, readAll, startSilentTcpServer, waitFor } from "../../node-http-handler/test/servers";
 import { type BodyFaultServer, startBodyFaultServer } from "./body-fault-server.mock";
+import { quiet, recordAsyncFaults, settle, turns } from "../test/async-faults";
 import { UndiciHttpHandler } from "./undici-http-handler";
 
-const quiet = { debug() {}, info() {}, error() {}, trace() {}, warn() {} };
-
-const uncaught: unknown[] = [];
-const onUncaught = (error: unknown) => uncaught.push(error);
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown) => unhandled.push(reason);
-beforeAll(() => {
-  process.on("uncaughtException", onUncaught);
-  process.on("unhandledRejection", onUnhandled);
-});
-afterAll(() => {
-  process.off("uncaughtException", onUncaught);
-  process.off("unhandledRejection", onUnhandled);
-});
-
-async function settle<T>(p: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: any }> {
-  try {
-    return { ok: true, value: await p };
-  } catch (error) {
-    return { ok: false, error };
-  }
-}
-
-async function turns(n = 5): Promise<void> {
-  for (let i = 0; i < n; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-}
+const { uncaught, unhandled } = recordAsyncFaults();
 
 function leftovers(h: UndiciHttpHandler): { armed: number; inFlight: number } {
   return { armed: (h as any).scheduler.size, inFlight: h.getPoolStats().totals.inFlight };

@@ -17,37 +17,12 @@ import { NodeHttpHandler } from "@sockeye/node-http-handler";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { CA, readAll, waitFor } from "../../node-http-handler/test/servers";
 import { type BodyFaultServer, startBodyFaultServer } from "./body-fault-server.mock";
+import { quiet, recordAsyncFaults, settle, turns } from "../test/async-faults";
 import { UndiciHttpHandler } from "./undici-http-handler";
 
 type Handler = { handle: UndiciHttpHandler["handle"]; destroy(): void };
 
-const quiet = { debug() {}, info() {}, error() {}, trace() {}, warn() {} };
-
-const uncaught: unknown[] = [];
-const onUncaught = (error: unknown) => uncaught.push(error);
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown) => unhandled.push(reason);
-beforeAll(() => {
-  process.on("uncaughtException", onUncaught);
-  process.on("unhandledRejection", onUnhandled);
-});
-afterAll(() => {
-  process.off("uncaughtException", onUncaught);
-  process.off("unhandledRejection", onUnhandled);
-});
-
-async function settle<T>(p: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: any }> {
-  try {
-    return { ok: true, value: await p };
-  } catch (error) {
-    return { ok: false, error };
-  }
-}
-
-/** Lets socket events, timers and next ticks run (the unread body meets its error meanwhile). */
-async function turns(n = 5): Promise<void> {
-  for (let i = 0; i < n; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-}
+const { uncaught, unhandled } = recordAsyncFaults();
 
 function shape(error: any): [string, string, string | undefined] {
   return [error?.name, error?.message, error?.code];

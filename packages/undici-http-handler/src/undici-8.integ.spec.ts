@@ -19,6 +19,7 @@ import type {
   ProxyAgent as ProxyAgent8,
 } from "undici-8";
 import type { DispatcherLike } from "./dispatcher-like";
+import { quiet, recordAsyncFaults, settle } from "../test/async-faults";
 import { UndiciHttpHandler } from "./undici-http-handler";
 import type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
 
@@ -38,23 +39,7 @@ export type DispatchersAccepted = [
 const [major, minor] = process.versions.node.split(".").map(Number);
 const UNDICI_8_RUNS = major > 22 || (major === 22 && minor >= 19);
 
-const quiet = { debug() {}, info() {}, error() {}, trace() {}, warn() {} };
-const uncaught: unknown[] = [];
-const onUncaught = (error: unknown) => uncaught.push(error);
-beforeAll(() => {
-  process.on("uncaughtException", onUncaught);
-});
-afterAll(() => {
-  process.off("uncaughtException", onUncaught);
-});
-
-async function settle<T>(p: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: any }> {
-  try {
-    return { ok: true, value: await p };
-  } catch (error) {
-    return { ok: false, error };
-  }
-}
+const { uncaught } = recordAsyncFaults();
 
 type UndiciModule = {
   Agent: new (options?: any) => DispatcherLike;
