@@ -132,7 +132,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     const tracked = r.tracked;
     if (tracked !== undefined) {
       r.tracked = undefined;
-      tracked.onClose();
+      tracked.onClose(r.failure);
     }
     if (r.livePrev !== undefined) r.livePrev.liveNext = r.liveNext;
     else if (this.liveHead === r) this.liveHead = r.liveNext;

@@ -32,6 +32,7 @@ import {
   type PoolEvent,
   type PoolEventListener,
   type PoolStats,
+  type RequestFinishedEvent,
   SaturationDetector,
   type SaturationReport,
 } from "@sockeye/pool-monitor";
@@ -48,6 +49,7 @@ const channels = {
   closed: diagnosticsChannel.channel(CHANNEL_NAMES.connectionClosed),
   saturated: diagnosticsChannel.channel(CHANNEL_NAMES.poolSaturated),
   recovered: diagnosticsChannel.channel(CHANNEL_NAMES.poolRecovered),
+  finished: diagnosticsChannel.channel(CHANNEL_NAMES.requestFinished),
 };
 
 const CLOSE_REASON_MAP: Record<Http2CloseReason, CloseReason> = {
@@ -307,6 +309,16 @@ export class Http2PoolMonitor {
       },
       channels.closed
     );
+  }
+
+  /** Whether `request:finished` events must be built (see `http2-request-finished.ts`). @internal */
+  get wantsFinished(): boolean {
+    return this.listeners.size !== 0 || channels.finished.hasSubscribers;
+  }
+
+  /** @internal */
+  finished(event: RequestFinishedEvent): void {
+    this.emit(event, channels.finished);
   }
 
   /** @param bound - the option to raise and its value, e.g. `maxSessionsPerOrigin (now 4)`. */

@@ -36,6 +36,7 @@ import { MIN_CONTINUE_WAIT_MS } from "./constants";
 import { Deadline, type DeadlineOwner } from "./deadline-scheduler";
 import { getTransformedHeaders } from "./get-transformed-headers";
 import type { Http2IdleWatcher } from "./http2-idle-watch";
+import { http2RequestFinishedEvent } from "./http2-request-finished";
 import type { Http2Origin } from "./http2-origin";
 import type { Http2SessionEntry } from "./http2-session-entry";
 import type { Http2SessionPool } from "./http2-session-pool";
@@ -64,6 +65,8 @@ const OUTCOME_COMPLETED = 1;
 const OUTCOME_FAILED = 2;
 const OUTCOME_ABORTED = 3;
 const OUTCOME_TIMED_OUT = 4;
+/** `request:finished` outcome of each `OUTCOME_*` (a stream closed with none noted failed). */
+const OUTCOME_NAMES = ["failed", "completed", "failed", "aborted", "timed_out"] as const;
 
 /** A signal as the SDK may pass it: a DOM `AbortSignal` or the SDK's own `{ aborted, onabort }` shape. */
 export interface AbortSignalLike {
@@ -212,6 +215,9 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
   private streamStartedAt = 0;
   private outcome = OUTCOME_NONE;
   private outcomeCounted = false;
+  /** For `request:finished`: the response headers, and the error the promise rejected with. */
+  responseHeaders: IncomingHttpHeaders | undefined = undefined;
+  failure: unknown = undefined;
   private awaitingContinue = false;
   private bodySent = false;
   private continueDeadline: Deadline | undefined = undefined;
@@ -348,6 +354,7 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
     if (this.settled) return;
     this.settled = true;
     this.outcome = OUTCOME_COMPLETED;
+    this.responseHeaders = headers;
     const entry = this.entry;
     if (entry?.isolated) this.pool.isolatedResponded(entry);
     const status = headers[":status"];
@@ -481,6 +488,7 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
     if (this.settled) return;
     this.settled = true;
     this.outcome = outcome;
+    this.failure = error;
     if (this.stream === undefined) {
       this.pool.watch.unwatch(this);
       this.detachAbort();
@@ -521,6 +529,12 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
         break;
       default:
         counters.failed++;
+    }
+    const monitor = this.pool.monitor;
+    if (monitor?.wantsFinished) {
+      monitor.finished(
+        http2RequestFinishedEvent(this, OUTCOME_NAMES[this.outcome], this.failure ?? this.stream?.errored)
+      );
     }
   }
 }

@@ -90,6 +90,8 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
    * forward the request's events to it, so the `ClientRequest` carries only `kState`.
    */
   tracked: RequestTracking | undefined = undefined;
+  /** The error the promise rejected with (`undefined` when it resolved): names the failure in `request:finished`. */
+  failure: unknown = undefined;
   /** The `onabort` handler installed on a legacy signal (no `addEventListener`); cleared by `finish()`. */
   private legacyOnAbort: (() => void) | undefined = undefined;
 
@@ -269,6 +271,7 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
     this.settled = true;
     this.cancelDeadlines();
     this.host.requestSettled(this);
+    if (isError) this.failure = value;
     const fn = isError ? this.rejectFn : this.resolveFn;
     this.resolveFn = this.rejectFn = undefined;
     fn?.(value);

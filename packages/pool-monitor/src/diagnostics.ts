@@ -14,6 +14,7 @@
  * | `sockeye:connection:closed` | `{ type, origin, ageMs, requests, reason }` |
  * | `sockeye:pool:saturated` | `{ type, origin, report }` |
  * | `sockeye:pool:recovered` | `{ type, origin, report }` |
+ * | `sockeye:request:finished` | `RequestFinishedEvent` (`{ type, origin, scheme, method, statusCode, outcome, errorType, durationMs, protocolVersion, requestBodySize, responseBodySize, queuedMs }`) |
  */
 import diagnosticsChannel from "node:diagnostics_channel";
 
@@ -28,6 +29,7 @@ export const CHANNEL_NAMES = {
   connectionClosed: "sockeye:connection:closed",
   poolSaturated: "sockeye:pool:saturated",
   poolRecovered: "sockeye:pool:recovered",
+  requestFinished: "sockeye:request:finished",
 } as const;
 
 /** @internal */
@@ -42,3 +44,5 @@ export const connectionClosedChannel = diagnosticsChannel.channel(CHANNEL_NAMES.
 export const poolSaturatedChannel = diagnosticsChannel.channel(CHANNEL_NAMES.poolSaturated);
 /** @internal */
 export const poolRecoveredChannel = diagnosticsChannel.channel(CHANNEL_NAMES.poolRecovered);
+/** @internal */
+export const requestFinishedChannel = diagnosticsChannel.channel(CHANNEL_NAMES.requestFinished);

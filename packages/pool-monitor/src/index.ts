@@ -21,6 +21,8 @@ export type {
   PoolEvent,
   PoolEventListener,
   PoolStats,
+  RequestFinishedEvent,
+  RequestOutcome,
   SaturationCause,
   SaturationReport,
   SaturationSizing,
@@ -39,4 +41,5 @@ export {
 } from "./detector-tuning";
 export { SaturationDetector, type SaturationDetectorOptions, type SaturationSample } from "./saturation-detector";
 export { LazyInterval } from "./lazy-interval";
+export { requestFinishedEvent, schemeOf } from "./request-finished";
 export { timing } from "./timing";

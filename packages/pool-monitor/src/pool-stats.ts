@@ -409,7 +409,64 @@ export type PoolEvent =
   | { type: "connection:created"; origin: string; connectMs: number; tlsMs: number | null }
   | { type: "connection:closed"; origin: string; ageMs: number; requests: number; reason: CloseReason }
   | { type: "pool:saturated"; origin: string; report: SaturationReport }
-  | { type: "pool:recovered"; origin: string; report: SaturationReport };
+  | { type: "pool:recovered"; origin: string; report: SaturationReport }
+  | RequestFinishedEvent;
+
+/**
+ * How a finished request ended, as counted in `OriginStats.requests` (`timed_out` is the `timedOut` counter).
+ * @public
+ */
+export type RequestOutcome = "completed" | "failed" | "aborted" | "timed_out";
+
+/**
+ * One request's end (`request:finished`, channel `sockeye:request:finished`): published once per `handle()` call, at
+ * the place its outcome is counted, only when someone listens. Every field is bounded and secret-free: the origin
+ * (never a path, query, header value or body), the method reduced to the known HTTP methods, an error class, sizes.
+ * The fields map onto OpenTelemetry's `http.client.request.duration` and its attributes (see `@sockeye/opentelemetry`).
+ * @public
+ */
+export interface RequestFinishedEvent {
+  type: "request:finished";
+  /** `scheme://host:port`, or `_OTHER` for origins beyond `maxOrigins`. */
+  origin: string;
+  /** `http:` / `https:` origin scheme without the colon; `null` when unknown. Also known for an `_OTHER` origin. */
+  scheme: "http" | "https" | null;
+  /**
+   * The request method when it is one of `CONNECT`, `DELETE`, `GET`, `HEAD`, `OPTIONS`, `PATCH`, `POST`, `PUT`,
+   * `QUERY`, `TRACE` (exact, case-sensitive, as OpenTelemetry's semantic conventions define), else `_OTHER`.
+   */
+  method: string;
+  /** The response status code, `null` when no response arrived. */
+  statusCode: number | null;
+  /** How the request ended (as counted in `OriginStats.requests`). */
+  outcome: RequestOutcome;
+  /**
+   * Class of the error the request ended with (OpenTelemetry `error.type`), `null` when it completed with a status
+   * below 400. For a failure: the error's `code` when it is an identifier such as `ECONNREFUSED`, `ECONNRESET`,
+   * `ETIMEDOUT`, `UND_ERR_SOCKET`, `ERR_HANDLER_DESTROYED`; else its `name` when it is a class name other than
+   * `Error` (`TimeoutError`, `AbortError`); else `_OTHER`. A completed request with status >= 400: the status code as
+   * a string (`"404"`, `"500"`).
+   */
+  errorType: string | null;
+  /**
+   * From `handle()` (the request's `startedAt`) to the end of the response body (read to its end, destroyed, or
+   * failed), or to the failure of a request that got no response, ms. A response whose body is never read nor
+   * destroyed never finishes (it is counted in `unconsumed`).
+   */
+  durationMs: number;
+  /** Negotiated HTTP version: `"1.1"` or `"2"`; `null` when the handler cannot know it (undici may negotiate h2). */
+  protocolVersion: "1.1" | "2" | null;
+  /** The request's `Content-Length`, bytes; `null` when it had none (no body, or a stream of unknown length). */
+  requestBodySize: number | null;
+  /** The response's `Content-Length`, bytes; `null` when there was no response or it had none (chunked). */
+  responseBodySize: number | null;
+  /**
+   * For a request that waited for a connection (or stream slot) and left the queue without ever getting one (timed
+   * out, aborted, handler destroyed): how long it waited, ms. `null` otherwise; a request that got a connection
+   * reported its wait in `request:acquired`.
+   */
+  queuedMs: number | null;
+}
 
 /**
  * Listener for `PoolMonitor.subscribe()`. Called synchronously on the hot path: keep it cheap. A throwing

@@ -33,8 +33,10 @@ import {
   connectionCreatedChannel,
   requestAcquiredChannel,
   requestEnqueuedChannel,
+  requestFinishedChannel,
 } from "./diagnostics";
 import type { CloseReason } from "./pool-stats";
+import { httpRequestFinishedEvent, noteRequestFacts } from "./request-finished";
 import { timing } from "./timing";
 import {
   agentMaps,
@@ -74,11 +76,13 @@ export class TrackedRequestState extends RequestState implements RequestTracking
     requestResponse(this, res);
   }
 
-  onError(): void {
+  onError(error?: unknown): void {
     this.errored = true;
+    if (error !== undefined) this.error ??= error;
   }
 
-  onClose(): void {
+  onClose(error?: unknown): void {
+    if (error !== undefined && !this.closed) this.error = error;
     requestClosed(this);
   }
 
@@ -97,6 +101,7 @@ export function attachRequest(
   delivery: Delivery
 ): TrackedRequestState {
   const st = new TrackedRequestState(core, o, agent, startedAt);
+  noteRequestFacts(st, req);
   o.started++;
   o.inFlight++;
   o.arrivals++;
@@ -123,6 +128,7 @@ export function attachUnpooled(
 ): TrackedRequestState {
   // The agent is never read for an unpooled request: `undefined` as any stands for "no pool".
   const st = new TrackedRequestState(core, o, undefined as never, startedAt);
+  noteRequestFacts(st, req);
   attachUnpooledRequest(st);
   if (delivery === Delivery.Handle) return st;
   req[kRequestState] = st;
@@ -203,9 +209,12 @@ function onRequestResponse(this: TrackedRequest, res: IncomingMessage): void {
   if (st !== undefined) requestResponse(st, res);
 }
 
-function onRequestError(this: TrackedRequest): void {
+function onRequestError(this: TrackedRequest, error?: unknown): void {
   const st = this[kRequestState];
-  if (st !== undefined) st.errored = true;
+  if (st !== undefined) {
+    st.errored = true;
+    st.error ??= error;
+  }
 }
 
 function onRequestClose(this: TrackedRequest): void {
@@ -279,6 +288,7 @@ function requestClosed(st: RequestState): void {
   st.closed = true;
   const core = st.core;
   if (core.destroyed) return;
+  if (core.wants(requestFinishedChannel)) core.emit(httpRequestFinishedEvent(st), requestFinishedChannel);
   if (st.unpooled) {
     unpooledClosed(st);
     return;

@@ -160,10 +160,13 @@ export interface RequestTracking {
   onSocket(socket: Socket): void;
   /** Forwarded `'response'` event. */
   onResponse(res: IncomingMessage): void;
-  /** Forwarded `'error'` event (call it before handling the error). */
-  onError(): void;
-  /** Forwarded `'close'` event (idempotent). */
-  onClose(): void;
+  /** Forwarded `'error'` event (call it before handling the error); `error`: the request's error. */
+  onError(error?: unknown): void;
+  /**
+   * Forwarded `'close'` event (idempotent). `error`: the error the embedder's caller saw, when the request failed
+   * (e.g. the handler's own timeout or abort error); it names the failure in `request:finished`.
+   */
+  onClose(error?: unknown): void;
   /** Why the caller destroyed the request (see `PoolMonitor.noteOutcome()`); before or after `onClose()`. */
   noteOutcome(outcome: "aborted" | "timed_out"): void;
 }
@@ -188,6 +191,10 @@ export class RequestState {
   queueLink: PoolLink | undefined = undefined;
   /** Next (younger) request on the link's queue list. */
   qNext: RequestState | undefined = undefined;
+  /** For `request:finished` (`request-finished.ts`): the method, the request error, the raw request Content-Length. */
+  method: string | undefined = undefined;
+  error: unknown = undefined;
+  requestBodySize: unknown = undefined;
   /** On the origin's open-response list. */
   open = false;
   /** Neighbours on the origin's open-response list. */

@@ -39,6 +39,7 @@ import type { OriginPoolState, PoolRequestNode } from "./origin-pool-state";
 import { parseResponseHeaders } from "./parse-response-headers";
 import { type BodySource, createResponseBody, failResponseBody } from "./response-body";
 import type { RequestOutcome, UndiciPoolMonitor } from "./undici-pool-monitor";
+import { requestFinishedChannel, undiciRequestFinishedEvent } from "./undici-request-finished";
 
 /** Deadline kinds. @internal */
 export enum Kind {
@@ -129,6 +130,10 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
   private requestSlot: Deadline | undefined = undefined;
   private dispatcher: DispatcherLike | undefined = undefined;
   private dispatchOptions: DispatchOptionsLike | undefined = undefined;
+  /** For `request:finished`: the response, the error the caller saw, whether it left the gate's queue unserved. */
+  private response: HttpResponse | undefined = undefined;
+  private failure: unknown = undefined;
+  private leftQueue = false;
 
   constructor(
     private readonly plan: RequestPlan,
@@ -231,14 +236,13 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
     this.settled = true;
     const resolve = this.resolve as Resolve;
     this.resolve = this.reject = undefined;
-    resolve({
-      response: new HttpResponse({
-        statusCode,
-        reason: statusText,
-        headers: parseResponseHeaders(Array.isArray(raw) ? raw : flattenHeaders(headers)),
-        body,
-      }),
+    this.response = new HttpResponse({
+      statusCode,
+      reason: statusText,
+      headers: parseResponseHeaders(Array.isArray(raw) ? raw : flattenHeaders(headers)),
+      body,
     });
+    resolve({ response: this.response });
   }
 
   /** A body chunk; pauses `controller` when the body's buffer is full. */
@@ -271,6 +275,7 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
     this.release();
     const outcome = this.outcome;
     const mapped = this.mapError(error as Error & { code?: string });
+    this.failure ??= mapped;
     if (!this.settled) {
       this.settled = true;
       const reject = this.reject as Reject;
@@ -377,6 +382,7 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
     const gate = this.gate;
     if (phase === Phase.Queued) {
       this.phase = Phase.Done;
+      this.leftQueue = true;
       if (gate !== undefined) {
         gate.unlink(this);
         // The last one waiting: a connection still being opened for an abandoned request serves nobody now.
@@ -397,6 +403,7 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
   private rejectOnce(error: Error): void {
     if (this.settled) return;
     this.settled = true;
+    this.failure = error;
     const reject = this.reject as Reject;
     this.resolve = this.reject = undefined;
     this.cancelDeadlines();
@@ -432,6 +439,21 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
   private finish(outcome: RequestOutcome): void {
     if (this.finished) return;
     this.finished = true;
+    const monitor = this.plan.monitor;
+    if (this.o !== undefined && monitor?.wants(requestFinishedChannel)) {
+      monitor.emit(
+        undiciRequestFinishedEvent(
+          this.o,
+          this.dispatchOptions,
+          this.response,
+          outcome,
+          this.failure,
+          this.startedAt,
+          this.leftQueue
+        ),
+        requestFinishedChannel
+      );
+    }
     this.cancelDeadlines();
     this.dispatcher = undefined;
     this.dispatchOptions = undefined;

@@ -1,0 +1,37 @@
+/**
+ * The `request:finished` event of one HTTP/2 stream request (see `@sockeye/pool-monitor`'s `RequestFinishedEvent`),
+ * built where `Http2StreamRequest` counts its outcome, only when someone listens. Reads the request's own fields: no
+ * extra state beyond the response headers and the rejection error it keeps for this.
+ */
+import { type RequestFinishedEvent, type RequestOutcome, requestFinishedEvent, schemeOf } from "@sockeye/pool-monitor";
+import type { Http2StreamRequest } from "./http2-stream-request";
+
+/**
+ * @param r - the finished request.
+ * @param outcome - how it was counted.
+ * @param error - the error its caller saw (the rejection, or the body's error after the response), if any.
+ * @internal
+ */
+export function http2RequestFinishedEvent(
+  r: Http2StreamRequest,
+  outcome: RequestOutcome,
+  error: unknown
+): RequestFinishedEvent {
+  const request = r.request;
+  const headers = request.headers;
+  const response = r.responseHeaders;
+  const durationMs = r.pool.now() - r.startedAt;
+  return requestFinishedEvent(
+    r.origin.name,
+    schemeOf(r.origin.name),
+    request.method,
+    response?.[":status"],
+    outcome,
+    error,
+    durationMs,
+    "2",
+    headers["content-length"] ?? headers["Content-Length"],
+    response?.["content-length"],
+    r.wasQueued && r.stream === undefined ? durationMs : null
+  );
+}

@@ -1,0 +1,166 @@
+/**
+ * The `request:finished` event (`sockeye:request:finished`): one per request, built by the three handlers' monitors
+ * at the place each counts a request's outcome, and only when someone listens (the callers check first, as for every
+ * other event), so an unobserved monitor pays nothing and no closure is made per request.
+ *
+ * What goes in is reduced to bounded, secret-free values here, in one place for all handlers:
+ * - the method to the known methods of OpenTelemetry's semantic conventions, anything else `_OTHER`;
+ * - an error to a class: its `code` when it is an identifier (`ECONNRESET`), else its `name` when it is a class name
+ *   other than plain `Error` (`TimeoutError`), else `_OTHER` — never its message;
+ * - a completed request with status >= 400 to the status as a string (OpenTelemetry's client rule);
+ * - `Content-Length` header values to byte counts (anything else: `null`); a response that carries no body (to
+ *   `HEAD`, or 204 / 304) has size 0.
+ * Cost when built: one object of twelve fields, two regular-expression tests on a failure.
+ */
+import type { ClientRequest } from "node:http";
+import { requestFinishedChannel } from "./diagnostics";
+import type { RequestFinishedEvent, RequestOutcome } from "./pool-stats";
+import type { RequestState } from "./tracking-state";
+import { timing } from "./timing";
+
+/** OpenTelemetry's known HTTP methods (RFC 9110, PATCH, QUERY); case-sensitive. */
+const KNOWN_METHODS: ReadonlySet<string> = new Set([
+  "CONNECT",
+  "DELETE",
+  "GET",
+  "HEAD",
+  "OPTIONS",
+  "PATCH",
+  "POST",
+  "PUT",
+  "QUERY",
+  "TRACE",
+]);
+
+/** An error code worth reporting: `ECONNRESET`, `UND_ERR_SOCKET`, `ERR_HANDLER_DESTROYED` (bounded length). */
+const CODE = /^[A-Z][A-Z0-9_]{1,63}$/;
+/** A class-like error name: `TimeoutError`, `AbortError` (bounded length, no spaces). */
+const CLASS_NAME = /^[A-Za-z_$][\w$.]{0,63}$/;
+
+/** `method` when it is a known HTTP method (exact case), else `_OTHER`. @internal */
+export function knownMethod(method: unknown): string {
+  return typeof method === "string" && KNOWN_METHODS.has(method) ? method : "_OTHER";
+}
+
+/**
+ * OpenTelemetry `error.type` of a finished request (see `RequestFinishedEvent.errorType`): `null` for a completed
+ * request below 400.
+ * @internal
+ */
+export function errorTypeOf(outcome: RequestOutcome, error: unknown, statusCode: number | null): string | null {
+  if (outcome === "completed") return statusCode !== null && statusCode >= 400 ? String(statusCode) : null;
+  if (error !== null && typeof error === "object") {
+    const { code, name } = error as { code?: unknown; name?: unknown };
+    if (typeof code === "string" && CODE.test(code)) return code;
+    if (typeof name === "string" && name !== "Error" && CLASS_NAME.test(name)) return name;
+  }
+  if (outcome === "timed_out") return "TimeoutError";
+  if (outcome === "aborted") return "AbortError";
+  return "_OTHER";
+}
+
+/** A `Content-Length` header value (string, number or a one-element list) as bytes; `null` otherwise. @internal */
+export function contentLengthOf(value: unknown): number | null {
+  if (Array.isArray(value)) value = value.length === 1 ? value[0] : undefined;
+  const n = typeof value === "number" ? value : typeof value === "string" && value !== "" ? Number(value) : Number.NaN;
+  return Number.isSafeInteger(n) && n >= 0 ? n : null;
+}
+
+/** `"http"` / `"https"` from `http:` / `https:` or a `scheme://…` origin; `null` otherwise. @internal */
+export function schemeOf(protocolOrOrigin: string | undefined): "http" | "https" | null {
+  if (protocolOrOrigin === undefined) return null;
+  if (protocolOrOrigin.startsWith("https:")) return "https";
+  if (protocolOrOrigin.startsWith("http:")) return "http";
+  return null;
+}
+
+/**
+ * Builds a `request:finished` event from raw facts (see the header for how each is reduced). Call it only when
+ * someone listens.
+ * @param origin - the monitor's origin key (`scheme://host:port` or `_OTHER`).
+ * @param scheme - `http` / `https`, or `null` when unknown.
+ * @param method - the request method as sent.
+ * @param statusCode - the response status, `null` (or anything outside 100..599) when none arrived.
+ * @param outcome - how the request was counted.
+ * @param error - the error it ended with (the one its caller saw), if any.
+ * @param durationMs - `handle()` to the end of the response body or the failure, ms.
+ * @param protocolVersion - negotiated HTTP version, `null` when unknown.
+ * @param requestBodySize - request `Content-Length` header value, as found.
+ * @param responseBodySize - response `Content-Length` header value, as found.
+ * @param queuedMs - for a request that left the queue without a connection, how long it waited; else `null`.
+ * @internal
+ */
+export function requestFinishedEvent(
+  origin: string,
+  scheme: "http" | "https" | null,
+  method: unknown,
+  statusCode: unknown,
+  outcome: RequestOutcome,
+  error: unknown,
+  durationMs: number,
+  protocolVersion: "1.1" | "2" | null,
+  requestBodySize: unknown,
+  responseBodySize: unknown,
+  queuedMs: number | null
+): RequestFinishedEvent {
+  const status =
+    typeof statusCode === "number" && Number.isInteger(statusCode) && statusCode >= 100 && statusCode <= 599
+      ? statusCode
+      : null;
+  return {
+    type: "request:finished",
+    origin,
+    scheme,
+    method: knownMethod(method),
+    statusCode: status,
+    outcome,
+    errorType: errorTypeOf(outcome, error, status),
+    durationMs: Math.max(durationMs, 0),
+    protocolVersion,
+    requestBodySize: contentLengthOf(requestBodySize),
+    responseBodySize:
+      status === null
+        ? null
+        : method === "HEAD" || status === 204 || status === 304
+          ? 0
+          : contentLengthOf(responseBodySize),
+    queuedMs,
+  };
+}
+
+/**
+ * The event of a Node `http` request tracked by `PoolMonitor`, built at its `'close'` from its state. The outcome is
+ * the one `requestClosed` counts (the first outcome noted wins, as there); a request still queued never got a socket,
+ * so its whole wait is its time in queue.
+ * @internal
+ */
+export function httpRequestFinishedEvent(st: RequestState): RequestFinishedEvent {
+  const res = st.res;
+  const outcome: RequestOutcome =
+    st.outcome ?? (st.errored || res === undefined || res.errored ? "failed" : "completed");
+  const now = timing.now();
+  const durationMs = now - st.startedAt;
+  return requestFinishedEvent(
+    st.origin.origin,
+    schemeOf(st.unpooled ? st.origin.origin : (st.agent as { protocol?: string }).protocol),
+    st.method,
+    res?.statusCode,
+    outcome,
+    st.error ?? res?.errored,
+    durationMs,
+    "1.1",
+    st.requestBodySize,
+    res?.headers["content-length"],
+    st.queued && st.acquiredAt < 0 ? durationMs : null
+  );
+}
+
+/**
+ * Keeps what `request:finished` needs of a Node request at attach time: its method (one store), and its
+ * `Content-Length` only when someone listens to `request:finished`.
+ * @internal
+ */
+export function noteRequestFacts(st: RequestState, req: ClientRequest): void {
+  st.method = req.method;
+  if (st.core.wants(requestFinishedChannel)) st.requestBodySize = req.getHeader("content-length");
+}
