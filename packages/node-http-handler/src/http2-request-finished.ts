@@ -1,6 +1,7 @@
 /**
  * The `request:finished` event of one HTTP/2 stream request (see `@sockeye/pool-monitor`'s `RequestFinishedEvent`),
- * built where `Http2StreamRequest` counts its outcome, only when someone listens. Reads the request's own fields: no
+ * built where `Http2StreamRequest` counts its outcome, only when someone listens. A request that waited for a stream
+ * slot and never got one (no session entry) reports its whole wait as `queuedMs`. Reads the request's own fields: no
  * extra state beyond the response headers and the rejection error it keeps for this.
  */
 import { type RequestFinishedEvent, type RequestOutcome, requestFinishedEvent, schemeOf } from "@sockeye/pool-monitor";
@@ -32,6 +33,6 @@ export function http2RequestFinishedEvent(
     "2",
     headers["content-length"] ?? headers["Content-Length"],
     response?.["content-length"],
-    r.wasQueued && r.stream === undefined ? durationMs : null
+    r.wasQueued && r.entry === undefined ? durationMs : null
   );
 }

@@ -1,7 +1,8 @@
 /**
- * Instrument names. Semantic-convention names are used verbatim where they exist
- * (`http.client.*`, Development status); everything else lives under a configurable namespace
- * (default `sockeye`), never under an existing semconv namespace.
+ * Instrument names. Semantic-convention names are used verbatim where they exist (`http.client.*`:
+ * `http.client.request.duration` is Stable, the others Development; `http.client.request.time_in_queue` is .NET's
+ * name, outside the conventions); everything else lives under a configurable namespace (default `sockeye`), never
+ * under an existing semconv namespace.
  */
 
 /** Semantic-convention instrument names used by `registerPoolMetrics`. @public */
@@ -10,6 +11,9 @@ export const SEMCONV_METRICS = {
   activeRequests: "http.client.active_requests",
   connectionDuration: "http.client.connection.duration",
   timeInQueue: "http.client.request.time_in_queue",
+  requestDuration: "http.client.request.duration",
+  requestBodySize: "http.client.request.body.size",
+  responseBodySize: "http.client.response.body.size",
 } as const;
 
 /** Names under the namespace `ns` (default `sockeye`). @public */

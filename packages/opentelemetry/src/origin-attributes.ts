@@ -3,9 +3,16 @@
  *
  * OpenTelemetry attribute objects are compared by content and hashed by the SDK on every record;
  * handing it the same frozen object keeps that cheap and avoids per-event allocation. The cache holds
- * one entry per origin the monitor reports (bounded by the monitor's `maxOrigins` + `_OTHER`).
+ * at most `maxOrigins` origins (the monitors' `maxOrigins` already folds excess origins into `_OTHER`; this bound also
+ * covers a source without one, such as the HTTP/2 handler's monitor), plus `_OTHER`, which every origin beyond the
+ * bound reports as. Per origin, the finished-request variants are keyed by method, status, error type and protocol
+ * version: bounded by the known methods (11) × the statuses and error classes seen.
  */
 import type { Attributes } from "@opentelemetry/api";
+import type { RequestFinishedEvent } from "@sockeye/pool-monitor";
+
+/** The overflow origin (as `@sockeye/pool-monitor`'s `OVERFLOW_ORIGIN`). */
+const OTHER = "_OTHER";
 
 /** Attributes derived from one origin. @internal */
 export interface OriginAttributes {
@@ -13,16 +20,22 @@ export interface OriginAttributes {
   base: Attributes;
   /** Lazily built variants of `base` with one extra attribute, keyed by `key=value`. */
   variants: Map<string, Attributes>;
+  /** Lazily built request attribute sets (`http.client.request.duration`), keyed by `requestKey()`. */
+  requests: Map<string, Attributes>;
 }
 
 /** @internal */
 export class OriginAttributeCache {
   private readonly cache = new Map<string, OriginAttributes>();
 
+  /** @param maxOrigins - origins with attribute sets of their own; the rest report as `_OTHER`. */
+  constructor(private readonly maxOrigins: number) {}
+
   get(origin: string): OriginAttributes {
     let entry = this.cache.get(origin);
     if (entry === undefined) {
-      entry = { base: Object.freeze(parseOrigin(origin)), variants: new Map() };
+      if (this.cache.size >= this.maxOrigins && origin !== OTHER) return this.get(OTHER);
+      entry = { base: Object.freeze(parseOrigin(origin)), variants: new Map(), requests: new Map() };
       this.cache.set(origin, entry);
     }
     return entry;
@@ -39,6 +52,26 @@ export class OriginAttributeCache {
     }
     return attrs;
   }
+
+  /**
+   * The semantic-convention attributes of a finished request: `base` plus `http.request.method`, and when known
+   * `http.response.status_code`, `error.type`, `network.protocol.version` (and `url.scheme` for `_OTHER`). Cached.
+   */
+  request(e: RequestFinishedEvent): Attributes {
+    const entry = this.get(e.origin);
+    const id = `${e.method} ${e.statusCode ?? ""} ${e.errorType ?? ""} ${e.protocolVersion ?? ""} ${e.scheme ?? ""}`;
+    let attrs = entry.requests.get(id);
+    if (attrs === undefined) {
+      const a: Attributes = { ...entry.base, "http.request.method": e.method };
+      if (e.statusCode !== null) a["http.response.status_code"] = e.statusCode;
+      if (e.errorType !== null) a["error.type"] = e.errorType;
+      if (e.protocolVersion !== null) a["network.protocol.version"] = e.protocolVersion;
+      if (a["url.scheme"] === undefined && e.scheme !== null) a["url.scheme"] = e.scheme;
+      attrs = Object.freeze(a);
+      entry.requests.set(id, attrs);
+    }
+    return attrs;
+  }
 }
 
 function parseOrigin(origin: string): Attributes {
@@ -46,7 +79,9 @@ function parseOrigin(origin: string): Attributes {
     const url = new URL(origin);
     const scheme = url.protocol.replace(/:$/, "");
     const port = url.port ? Number(url.port) : scheme === "https" ? 443 : 80;
-    return { "server.address": url.hostname, "server.port": port, "url.scheme": scheme };
+    // IPv6 literals come back bracketed from `URL`; semconv wants the address itself.
+    const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+    return { "server.address": host, "server.port": port, "url.scheme": scheme };
   } catch {
     // `_OTHER` (overflow) or anything that is not a URL: keep the label, no port or scheme.
     return { "server.address": origin };

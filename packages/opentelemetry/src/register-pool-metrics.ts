@@ -8,7 +8,9 @@
  * - Histograms need per-event data. They are fed through `monitor.subscribe()` only when the source
  *   supports it AND the meter is a real SDK meter (a no-op meter, i.e. no SDK registered, skips the
  *   subscription entirely, so the monitor keeps building no events). Per event: one function call,
- *   one cached attribute lookup, one `histogram.record()`.
+ *   one cached attribute lookup, one `histogram.record()` per instrument. A subscription makes the handler build
+ *   one `request:finished` event per request (twelve fields); the request attribute set is found by a string key
+ *   of method, status, error type and protocol version.
  * - Attribute objects are cached per origin (see `origin-attributes.ts`).
  */
 import {
@@ -43,6 +45,27 @@ export interface PoolMetricsOptions {
   meterProvider?: MeterProvider;
   /** Prefix of the non-semconv instruments and attributes, e.g. `sockeye.pool.queued_requests`. @defaultValue `"sockeye"` */
   namespace?: string;
+  /**
+   * Record `http.client.request.duration` (Histogram, `s`; Stable in the semantic conventions), one value per finished
+   * request, from `handle()` to the end of its response body or its failure. @defaultValue `true`
+   */
+  requestDuration?: boolean;
+  /**
+   * Record `http.client.request.body.size` and `http.client.response.body.size` (Histograms, `By`; opt-in and
+   * Development in the semantic conventions), from `Content-Length` when the request / response had one.
+   * @defaultValue `false`
+   */
+  bodySize?: boolean;
+  /**
+   * Record `http.client.request.time_in_queue` (Histogram, `s`) for every request that waited for a connection,
+   * including those that left the queue without one (timed out, aborted). @defaultValue `true`
+   */
+  timeInQueue?: boolean;
+  /**
+   * Origins with attributes of their own (1..100000); data of further origins carries `server.address="_OTHER"`. The
+   * monitors' own `maxOrigins` applies first. @defaultValue `256`
+   */
+  maxOrigins?: number;
 }
 
 /**
@@ -54,6 +77,15 @@ export interface PoolMetricsRegistration {
   unregister(): void;
 }
 
+/** Semconv bucket boundaries of `http.client.request.duration`, seconds (also used for the time in queue). */
+const REQUEST_DURATION_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+/**
+ * Body-size bucket boundaries, bytes: 0, then powers of 4 from 64 B to 1 GiB (the conventions advise none; the SDK's
+ * default boundaries, 0…10000, would put every body above 10 KB in one bucket).
+ */
+const BODY_SIZE_BUCKETS_BY = [
+  0, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864, 268435456, 1073741824,
+];
 /** .NET / semconv bucket boundaries, seconds. */
 const QUEUE_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 const CONNECTION_DURATION_BUCKETS_S = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
@@ -82,7 +114,11 @@ const VERSION =
  *   HTTP/2 sessions of Sockeye's `NodeHttp2Handler` also carry `network.protocol.version` = `"2"`)
  * - `http.client.active_requests` (async UpDownCounter, `{request}`; queued requests included)
  * - `http.client.connection.duration` (Histogram, `s`; per closed connection, + `<ns>.connection.close_reason`)
- * - `http.client.request.time_in_queue` (Histogram, `s`; only requests that actually queued, .NET semantics)
+ * - `http.client.request.duration` (Histogram, `s`, Stable; per finished request, + `http.request.method`, and when
+ *   known `http.response.status_code`, `error.type`, `network.protocol.version`; option `requestDuration`)
+ * - `http.client.request.body.size` / `http.client.response.body.size` (Histograms, `By`; opt-in: option `bodySize`)
+ * - `http.client.request.time_in_queue` (Histogram, `s`; requests that actually queued, .NET semantics, including those
+ *   that left the queue by timeout or abort; option `timeInQueue`)
  *
  * Namespace `<ns>` (default `sockeye`): `<ns>.pool.queued_requests`, `<ns>.pool.oldest_queued_age` (s),
  * `<ns>.pool.limit`, `<ns>.pool.saturation.state` (0 ok, 1 saturated, 2 stalled; + `<ns>.saturation.cause`),
@@ -101,7 +137,7 @@ export function registerPoolMetrics(
 ): PoolMetricsRegistration {
   if (source === null || typeof source !== "object" || typeof source.getStats !== "function") {
     throw new TypeError(
-      `${PKG}: registerPoolMetrics(source) expects an object with getStats(); received ${describe(source)}.`
+      `${PKG}: registerPoolMetrics(source) expects an object with getStats(); received ${describe(source, "an object without getStats()")}.`
     );
   }
   const ns = options.namespace ?? "sockeye";
@@ -110,10 +146,19 @@ export function registerPoolMetrics(
       `${PKG}: option "namespace" must be a dot-separated lowercase name such as "sockeye" or "com.example.http"; received ${describe(ns)}.`
     );
   }
+  const recordDuration = flag(options, "requestDuration", true);
+  const recordBodySize = flag(options, "bodySize", false);
+  const recordTimeInQueue = flag(options, "timeInQueue", true);
+  const maxOrigins = options.maxOrigins ?? DEFAULT_MAX_ORIGINS;
+  if (!Number.isInteger(maxOrigins) || maxOrigins < 1 || maxOrigins > 100_000) {
+    throw new TypeError(
+      `${PKG}: option "maxOrigins" must be an integer from 1 to 100000; received ${describe(maxOrigins)}.`
+    );
+  }
   const provider = options.meterProvider ?? metrics.getMeterProvider();
   const meter: Meter = provider.getMeter(PKG, VERSION);
   const names = namespacedMetrics(ns);
-  const attrs = new OriginAttributeCache();
+  const attrs = new OriginAttributeCache(maxOrigins);
 
   const openConnections = meter.createObservableUpDownCounter(SEMCONV_METRICS.openConnections, {
     description: "Number of outbound HTTP connections that are currently active or idle on the client.",
@@ -234,11 +279,35 @@ export function registerPoolMetrics(
   let unsubscribe: (() => void) | undefined;
   const isNoop = meter.constructor === createNoopMeter().constructor;
   if (typeof source.subscribe === "function" && !isNoop) {
-    const timeInQueue = meter.createHistogram(SEMCONV_METRICS.timeInQueue, {
-      description: "Time requests spent waiting for a connection (only requests that queued).",
-      unit: "s",
-      advice: { explicitBucketBoundaries: QUEUE_BUCKETS_S },
-    });
+    const timeInQueue = recordTimeInQueue
+      ? meter.createHistogram(SEMCONV_METRICS.timeInQueue, {
+          description:
+            "Time requests spent waiting for a connection (only requests that queued, whether they got one or not).",
+          unit: "s",
+          advice: { explicitBucketBoundaries: QUEUE_BUCKETS_S },
+        })
+      : undefined;
+    const requestDuration = recordDuration
+      ? meter.createHistogram(SEMCONV_METRICS.requestDuration, {
+          description: "Duration of HTTP client requests.",
+          unit: "s",
+          advice: { explicitBucketBoundaries: REQUEST_DURATION_BUCKETS_S },
+        })
+      : undefined;
+    const requestBodySize = recordBodySize
+      ? meter.createHistogram(SEMCONV_METRICS.requestBodySize, {
+          description: "Size of HTTP client request bodies.",
+          unit: "By",
+          advice: { explicitBucketBoundaries: BODY_SIZE_BUCKETS_BY },
+        })
+      : undefined;
+    const responseBodySize = recordBodySize
+      ? meter.createHistogram(SEMCONV_METRICS.responseBodySize, {
+          description: "Size of HTTP client response bodies.",
+          unit: "By",
+          advice: { explicitBucketBoundaries: BODY_SIZE_BUCKETS_BY },
+        })
+      : undefined;
     const connectionDuration = meter.createHistogram(SEMCONV_METRICS.connectionDuration, {
       description: "The duration of the successfully established outbound HTTP connections.",
       unit: "s",
@@ -252,8 +321,17 @@ export function registerPoolMetrics(
     const onEvent = (e: PoolEvent): void => {
       switch (e.type) {
         case "request:acquired":
-          if (e.queued) timeInQueue.record(e.waitMs / 1000, attrs.get(e.origin).base);
+          if (e.queued) timeInQueue?.record(e.waitMs / 1000, attrs.get(e.origin).base);
           break;
+        case "request:finished": {
+          if (e.queuedMs !== null) timeInQueue?.record(e.queuedMs / 1000, attrs.get(e.origin).base);
+          if (requestDuration === undefined && requestBodySize === undefined) break;
+          const requestAttrs = attrs.request(e);
+          requestDuration?.record(e.durationMs / 1000, requestAttrs);
+          if (e.requestBodySize !== null) requestBodySize?.record(e.requestBodySize, requestAttrs);
+          if (e.responseBodySize !== null) responseBodySize?.record(e.responseBodySize, requestAttrs);
+          break;
+        }
         case "connection:created":
           connectDuration.record(e.connectMs / 1000, attrs.with(e.origin, names.phaseAttr, "tcp"));
           if (e.tlsMs !== null) connectDuration.record(e.tlsMs / 1000, attrs.with(e.origin, names.phaseAttr, "tls"));
@@ -280,9 +358,22 @@ export function registerPoolMetrics(
   };
 }
 
-function describe(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
+const DEFAULT_MAX_ORIGINS = 256;
+
+/** A boolean option, `fallback` when absent; anything else is a one-line `TypeError` naming it. */
+function flag(options: PoolMetricsOptions, name: "requestDuration" | "bodySize" | "timeInQueue", fallback: boolean) {
+  const value = options[name];
+  if (value === undefined) return fallback;
+  if (typeof value !== "boolean") {
+    throw new TypeError(`${PKG}: option "${name}" must be true or false; received ${describe(value)}.`);
+  }
+  return value;
+}
+
+/** A value for a one-line error message (strings truncated to 40 characters). */
+function describe(value: unknown, object = "an object"): string {
+  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   if (value === null) return "null";
-  if (typeof value === "object") return "an object without getStats()";
+  if (typeof value === "object") return object;
   return typeof value === "function" ? "a function" : String(value);
 }
