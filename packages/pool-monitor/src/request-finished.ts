@@ -131,7 +131,8 @@ export function requestFinishedEvent(
 /**
  * The event of a Node `http` request tracked by `PoolMonitor`, built at its `'close'` from its state. The outcome is
  * the one `requestClosed` counts (the first outcome noted wins, as there); a request still queued never got a socket,
- * so its whole wait is its time in queue.
+ * so its whole wait is its time in queue. The error is the one the embedder passed to `onClose()`, else the request's
+ * or its response's own, except after a noted outcome (see below).
  * @internal
  */
 export function httpRequestFinishedEvent(st: RequestState): RequestFinishedEvent {
@@ -146,7 +147,9 @@ export function httpRequestFinishedEvent(st: RequestState): RequestFinishedEvent
     st.method,
     res?.statusCode,
     outcome,
-    st.error ?? res?.errored,
+    // After a noted outcome (aborted / timed out), Node's errors are consequences of the caller's destroy (a "socket
+    // hang up"): only an error the embedder named counts, else the outcome's class.
+    st.outcome === undefined ? (st.error ?? res?.errored) : st.error,
     durationMs,
     "1.1",
     st.requestBodySize,

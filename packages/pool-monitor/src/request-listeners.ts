@@ -78,7 +78,7 @@ export class TrackedRequestState extends RequestState implements RequestTracking
 
   onError(error?: unknown): void {
     this.errored = true;
-    if (error !== undefined) this.error ??= error;
+    if (error !== undefined && this.outcome === undefined) this.error ??= error;
   }
 
   onClose(error?: unknown): void {
@@ -213,7 +213,7 @@ function onRequestError(this: TrackedRequest, error?: unknown): void {
   const st = this[kRequestState];
   if (st !== undefined) {
     st.errored = true;
-    st.error ??= error;
+    if (st.outcome === undefined) st.error ??= error;
   }
 }
 
