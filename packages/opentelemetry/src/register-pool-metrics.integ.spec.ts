@@ -12,7 +12,7 @@ import {
   MetricReader,
   type ResourceMetrics,
 } from "@opentelemetry/sdk-metrics";
-import { PoolMonitor } from "@sockeye/pool-monitor";
+import { type PoolEvent, PoolMonitor, type RequestFinishedEvent } from "@sockeye/pool-monitor";
 import { afterEach, describe, expect, test as it, vi } from "vitest";
 import { registerPoolMetrics } from "./register-pool-metrics";
 
@@ -190,5 +190,158 @@ describe("registerPoolMetrics with @opentelemetry/sdk-metrics", () => {
     expect(() => registerPoolMetrics(new PoolMonitor(), { namespace: "Bad Name" })).toThrow(
       '@sockeye/opentelemetry: option "namespace" must be a dot-separated lowercase name such as "sockeye" or "com.example.http"; received "Bad Name".'
     );
+    expect(() => registerPoolMetrics(new PoolMonitor(), { requestDuration: "yes" as never })).toThrow(
+      '@sockeye/opentelemetry: option "requestDuration" must be true or false; received "yes".'
+    );
+    expect(() => registerPoolMetrics(new PoolMonitor(), { bodySize: {} as never })).toThrow(
+      '@sockeye/opentelemetry: option "bodySize" must be true or false; received an object.'
+    );
+    expect(() => registerPoolMetrics(new PoolMonitor(), { timeInQueue: 1 as never })).toThrow(
+      '@sockeye/opentelemetry: option "timeInQueue" must be true or false; received 1.'
+    );
+    for (const bad of [0, 1.5, 100_001, Number.NaN, "3"]) {
+      expect(() => registerPoolMetrics(new PoolMonitor(), { maxOrigins: bad as never })).toThrow(
+        /^@sockeye\/opentelemetry: option "maxOrigins" must be an integer from 1 to 100000; received .+\.$/
+      );
+    }
+  });
+});
+
+describe("per-request instruments (request:finished)", () => {
+  /** A source whose events the test publishes: `PoolMetricsSource` is any `{ getStats, subscribe }`. */
+  function eventSource() {
+    const listeners: ((e: PoolEvent) => void)[] = [];
+    const stats = new PoolMonitor().getStats();
+    return {
+      source: {
+        getStats: () => stats,
+        subscribe(l: (e: PoolEvent) => void) {
+          listeners.push(l);
+          return () => listeners.splice(listeners.indexOf(l), 1);
+        },
+      },
+      publish: (e: PoolEvent) => {
+        for (const l of listeners) l(e);
+      },
+    };
+  }
+  const finished = (origin: string, over: Partial<RequestFinishedEvent> = {}): RequestFinishedEvent => ({
+    type: "request:finished",
+    origin,
+    scheme: "https",
+    method: "GET",
+    statusCode: 200,
+    outcome: "completed",
+    errorType: null,
+    durationMs: 250,
+    protocolVersion: "1.1",
+    requestBodySize: 10,
+    responseBodySize: 2000,
+    queuedMs: null,
+    ...over,
+  });
+
+  async function run(options: Parameters<typeof registerPoolMetrics>[1], events: PoolEvent[]) {
+    const reader = new PullReader();
+    const provider = new MeterProvider({ readers: [reader] });
+    cleanups.push(() => provider.shutdown());
+    const { source, publish } = eventSource();
+    const registration = registerPoolMetrics(source, { meterProvider: provider, ...options });
+    cleanups.push(() => registration.unregister());
+    for (const e of events) publish(e);
+    const { resourceMetrics, errors } = await reader.collect();
+    expect(errors).toEqual([]);
+    return resourceMetrics;
+  }
+
+  it("records the duration with the semconv attributes; body sizes only when opted in", async () => {
+    const events = [
+      finished("https://s3.amazonaws.com:443"),
+      finished("https://s3.amazonaws.com:443", { statusCode: 503, errorType: "503", durationMs: 1500 }),
+      finished("http://[::1]:8080", {
+        scheme: "http",
+        statusCode: null,
+        outcome: "failed",
+        errorType: "ECONNREFUSED",
+        protocolVersion: null,
+        responseBodySize: null,
+      }),
+    ];
+    let rm = await run({}, events);
+    const duration = points(rm, "http.client.request.duration") as DataPoint<Histogram>[];
+    expect(duration.map((p) => [p.attributes, p.value.count, p.value.sum])).toEqual([
+      [
+        {
+          "server.address": "s3.amazonaws.com",
+          "server.port": 443,
+          "url.scheme": "https",
+          "http.request.method": "GET",
+          "http.response.status_code": 200,
+          "network.protocol.version": "1.1",
+        },
+        1,
+        0.25,
+      ],
+      [
+        {
+          "server.address": "s3.amazonaws.com",
+          "server.port": 443,
+          "url.scheme": "https",
+          "http.request.method": "GET",
+          "http.response.status_code": 503,
+          "error.type": "503",
+          "network.protocol.version": "1.1",
+        },
+        1,
+        1.5,
+      ],
+      [
+        {
+          "server.address": "::1",
+          "server.port": 8080,
+          "url.scheme": "http",
+          "http.request.method": "GET",
+          "error.type": "ECONNREFUSED",
+        },
+        1,
+        expect.any(Number),
+      ],
+    ]);
+    expect(points(rm, "http.client.request.body.size")).toEqual([]);
+    expect(points(rm, "http.client.response.body.size")).toEqual([]);
+
+    rm = await run({ bodySize: true, requestDuration: false }, events);
+    expect(points(rm, "http.client.request.duration")).toEqual([]);
+    const req = points(rm, "http.client.request.body.size") as DataPoint<Histogram>[];
+    const res = points(rm, "http.client.response.body.size") as DataPoint<Histogram>[];
+    expect(req.map((p) => p.value.sum)).toEqual([10, 10, 10]);
+    expect(res.map((p) => p.value.sum)).toEqual([2000, 2000]); // none for the refused request
+  });
+
+  it("records time in queue for a request that left the queue without a connection; switchable", async () => {
+    const events: PoolEvent[] = [
+      { type: "request:acquired", origin: "http://h:80", waitMs: 40, reused: true, queued: true },
+      { type: "request:acquired", origin: "http://h:80", waitMs: 1, reused: true, queued: false },
+      finished("http://h:80", { outcome: "timed_out", statusCode: null, errorType: "TimeoutError", queuedMs: 120 }),
+    ];
+    let rm = await run({}, events);
+    const queue = points(rm, "http.client.request.time_in_queue") as DataPoint<Histogram>[];
+    expect(queue.map((p) => [p.value.count, p.value.sum])).toEqual([[2, 0.16]]);
+    rm = await run({ timeInQueue: false }, events);
+    expect(points(rm, "http.client.request.time_in_queue")).toEqual([]);
+    expect(points(rm, "http.client.request.duration")).toHaveLength(1);
+  });
+
+  it("caps the origins with attributes of their own (maxOrigins); the rest report as _OTHER", async () => {
+    const rm = await run(
+      { maxOrigins: 2 },
+      ["http://a:80", "http://b:80", "http://c:80", "http://d:80"].map((o) => finished(o, { scheme: "http" }))
+    );
+    const duration = points(rm, "http.client.request.duration") as DataPoint<Histogram>[];
+    expect(duration.map((p) => [p.attributes["server.address"], p.attributes["url.scheme"], p.value.count])).toEqual([
+      ["a", "http", 1],
+      ["b", "http", 1],
+      ["_OTHER", "http", 2],
+    ]);
   });
 });
