@@ -108,6 +108,15 @@ it("prometheus: the handler's pool metrics are scraped over HTTP in Prometheus t
   expect(line("sockeye_connection_created_total")).toMatch(/ 1$/); // sequential requests reuse one keep-alive socket
   expect(line("http_client_open_connections", 'http_connection_state="idle"')).toMatch(/ 1$/);
   expect(line("sockeye_pool_saturation_state")).toMatch(/ 0$/);
+  // The README's example output: the stable request-duration histogram, one series per method and status.
+  expect(
+    line(
+      "http_client_request_duration_count",
+      'url_scheme="http",http_request_method="GET",http_response_status_code="200",network_protocol_version="1.1",'
+    )
+  ).toMatch(/ 4$/);
+  expect(line("http_client_request_duration_count", 'http_request_method="PUT"')).toMatch(/ 1$/);
+  expect(scrape.body).toContain("# UNIT http_client_request_duration s");
   expect(scrape.body).toContain("# TYPE sockeye_requests_total counter");
   expect(scrape.body).not.toMatch(/secret\/path|example-bucket/);
   expect((await get(prom.metricsUrl.replace("/metrics", "/other"))).status).toBe(404);
