@@ -283,13 +283,13 @@ describe("PoolMonitor (fake clock)", () => {
     diagnosticsChannel.subscribe(CHANNEL_NAMES.requestAcquired, onMessage);
     cleanups.push(() => diagnosticsChannel.unsubscribe(CHANNEL_NAMES.requestAcquired, onMessage));
     await fire(monitor, agent, server).closed;
-    expect(events.map((e) => e.type)).toEqual(["request:acquired", "connection:created"]);
+    expect(events.map((e) => e.type)).toEqual(["request:acquired", "connection:created", "request:finished"]);
     expect(published).toEqual([
       { type: "request:acquired", origin: server.origin, waitMs: 0, reused: false, queued: false },
     ]);
     unsubscribe();
     await fire(monitor, agent, server).closed;
-    expect(events).toHaveLength(2);
+    expect(events).toHaveLength(3);
     expect(published).toHaveLength(2);
     expect(stats(monitor).sockets.reusedAcquisitions).toBe(1);
     expect(() => monitor.subscribe(42 as never)).toThrow(/subscribe\(listener\) expects a function; received number/);
