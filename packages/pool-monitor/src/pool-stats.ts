@@ -433,7 +433,9 @@ export interface RequestFinishedEvent {
   scheme: "http" | "https" | null;
   /**
    * The request method when it is one of `CONNECT`, `DELETE`, `GET`, `HEAD`, `OPTIONS`, `PATCH`, `POST`, `PUT`,
-   * `QUERY`, `TRACE` (exact, case-sensitive, as OpenTelemetry's semantic conventions define), else `_OTHER`.
+   * `QUERY`, `TRACE` (exact, case-sensitive, as OpenTelemetry's semantic conventions define), else `_OTHER`. The
+   * environment variable `OTEL_INSTRUMENTATION_HTTP_KNOWN_METHODS` (comma-separated, read once at load) replaces the
+   * list.
    */
   method: string;
   /** The response status code, `null` when no response arrived. */

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { contentLengthOf, errorTypeOf, knownMethod, requestFinishedEvent, schemeOf } from "./request-finished";
+import {
+  contentLengthOf,
+  errorTypeOf,
+  knownMethod,
+  knownMethodsFrom,
+  requestFinishedEvent,
+  schemeOf,
+} from "./request-finished";
 
 describe("knownMethod", () => {
   it.each([
@@ -12,6 +19,28 @@ describe("knownMethod", () => {
     [undefined, "_OTHER"],
   ])("%s -> %s", (method, expected) => {
     expect(knownMethod(method)).toBe(expected);
+  });
+});
+
+describe("knownMethodsFrom (OTEL_INSTRUMENTATION_HTTP_KNOWN_METHODS)", () => {
+  it("defaults to the semantic conventions' list when unset", () => {
+    expect([...knownMethodsFrom(undefined)]).toEqual([
+      "CONNECT",
+      "DELETE",
+      "GET",
+      "HEAD",
+      "OPTIONS",
+      "PATCH",
+      "POST",
+      "PUT",
+      "QUERY",
+      "TRACE",
+    ]);
+  });
+
+  it("replaces the defaults entirely, case-sensitive, ignoring entries that are not method tokens", () => {
+    expect([...knownMethodsFrom(" GET, PURGE ,get,bad method,,")]).toEqual(["GET", "PURGE", "get"]);
+    expect([...knownMethodsFrom("")]).toEqual([]);
   });
 });
 

@@ -4,7 +4,8 @@
  * other event), so an unobserved monitor pays nothing and no closure is made per request.
  *
  * What goes in is reduced to bounded, secret-free values here, in one place for all handlers:
- * - the method to the known methods of OpenTelemetry's semantic conventions, anything else `_OTHER`;
+ * - the method to the known methods of OpenTelemetry's semantic conventions, anything else `_OTHER` (the list can be
+ *   replaced with `OTEL_INSTRUMENTATION_HTTP_KNOWN_METHODS`, read once at load, as the conventions require);
  * - an error to a class: its `code` when it is an identifier (`ECONNRESET`), else its `name` when it is a class name
  *   other than plain `Error` (`TimeoutError`), else `_OTHER` — never its message;
  * - a completed request with status >= 400 to the status as a string (OpenTelemetry's client rule);
@@ -18,8 +19,8 @@ import type { RequestFinishedEvent, RequestOutcome } from "./pool-stats";
 import type { RequestState } from "./tracking-state";
 import { timing } from "./timing";
 
-/** OpenTelemetry's known HTTP methods (RFC 9110, PATCH, QUERY); case-sensitive. */
-const KNOWN_METHODS: ReadonlySet<string> = new Set([
+/** OpenTelemetry's default known HTTP methods (RFC 9110, PATCH, QUERY); case-sensitive. */
+const DEFAULT_KNOWN_METHODS: readonly string[] = [
   "CONNECT",
   "DELETE",
   "GET",
@@ -30,14 +31,35 @@ const KNOWN_METHODS: ReadonlySet<string> = new Set([
   "PUT",
   "QUERY",
   "TRACE",
-]);
+];
+/** An HTTP method token (RFC 9110 `token`). */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * The known methods: `OTEL_INSTRUMENTATION_HTTP_KNOWN_METHODS` (a comma-separated, case-sensitive list that replaces
+ * the defaults entirely, as the semantic conventions require; entries that are not method tokens are ignored, so an
+ * empty value makes every method `_OTHER`) when set, else the defaults.
+ * @internal
+ */
+export function knownMethodsFrom(env: string | undefined): ReadonlySet<string> {
+  if (env === undefined) return new Set(DEFAULT_KNOWN_METHODS);
+  return new Set(
+    env
+      .split(",")
+      .map((m) => m.trim())
+      .filter((m) => TOKEN.test(m))
+  );
+}
+
+/** Read once, at load. */
+const KNOWN_METHODS = knownMethodsFrom(process.env.OTEL_INSTRUMENTATION_HTTP_KNOWN_METHODS);
 
 /** An error code worth reporting: `ECONNRESET`, `UND_ERR_SOCKET`, `ERR_HANDLER_DESTROYED` (bounded length). */
 const CODE = /^[A-Z][A-Z0-9_]{1,63}$/;
 /** A class-like error name: `TimeoutError`, `AbortError` (bounded length, no spaces). */
 const CLASS_NAME = /^[A-Za-z_$][\w$.]{0,63}$/;
 
-/** `method` when it is a known HTTP method (exact case), else `_OTHER`. @internal */
+/** `method` when it is a known HTTP method (exact case; see `knownMethodsFrom`), else `_OTHER`. @internal */
 export function knownMethod(method: unknown): string {
   return typeof method === "string" && KNOWN_METHODS.has(method) ? method : "_OTHER";
 }
