@@ -31,7 +31,7 @@ export function http2RequestFinishedEvent(
     error,
     durationMs,
     "2",
-    headers["content-length"] ?? headers["Content-Length"],
+    headers?.["content-length"] ?? headers?.["Content-Length"],
     response?.["content-length"],
     r.wasQueued && r.entry === undefined ? durationMs : null
   );
