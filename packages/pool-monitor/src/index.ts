@@ -9,7 +9,14 @@ export {
   TelemetryCore,
   UNREAD_WHILE_QUEUED_SAMPLES,
 } from "./telemetry-core";
-export { assertNever, emptyCloseCounts, OriginTelemetry, type RequestOutcome } from "./origin-telemetry";
+export {
+  assertNever,
+  type DetectorTuning,
+  emptyCloseCounts,
+  OriginTelemetry,
+  type RequestOutcome,
+  UnpooledCounters,
+} from "./origin-telemetry";
 export { PoolReading, SampleEvidence } from "./pool-reading";
 export { DurationHistogram } from "./duration-histogram";
 export type { RequestTracking } from "./tracking-state";

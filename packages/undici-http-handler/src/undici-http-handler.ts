@@ -303,7 +303,8 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         onSaturation: config.onSaturation as UndiciHttpHandlerOptions["onSaturation"],
         onRecovery: config.onRecovery as UndiciHttpHandlerOptions["onRecovery"],
         messagePrefix: `${PACKAGE_PREFIX}:WARN - `,
-        warn: (message) => (this.config?.logger ?? console)?.warn?.(message),
+        // Resolved at warning time: the SDK hands its logger over after construction.
+        logger: { warn: (message: string) => (this.config?.logger ?? console)?.warn?.(message) },
       });
     }
     const ignored = [...config.httpConnect.ignored, ...config.httpsConnect.ignored];
