@@ -509,18 +509,15 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
     this.outcomeCounted = true;
     const counters = this.origin.counters;
     if (counters === undefined) return;
-    switch (this.outcome) {
-      case OUTCOME_COMPLETED:
-        counters.completed++;
-        break;
-      case OUTCOME_ABORTED:
-        counters.aborted++;
-        break;
-      case OUTCOME_TIMED_OUT:
-        counters.timedOut++;
-        break;
-      default:
-        counters.failed++;
-    }
+    counters.monitor.streamFinished(
+      counters,
+      this.outcome === OUTCOME_COMPLETED
+        ? "completed"
+        : this.outcome === OUTCOME_ABORTED
+          ? "aborted"
+          : this.outcome === OUTCOME_TIMED_OUT
+            ? "timed_out"
+            : "failed"
+    );
   }
 }

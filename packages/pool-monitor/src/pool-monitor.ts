@@ -61,7 +61,6 @@ export class PoolMonitor extends TelemetryCore<OriginState> {
    * @param options - see {@link PoolMonitorOptions}; validated here (a `TypeError`/`RangeError` names the option,
    * the value received and the allowed range).
    */
-  // biome-ignore lint/complexity/noUselessConstructor: documents the public constructor's options.
   constructor(options?: PoolMonitorOptions) {
     super(options);
   }

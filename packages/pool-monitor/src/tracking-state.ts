@@ -246,7 +246,8 @@ export class OriginState extends OriginTelemetry {
     super(origin, tuning);
   }
 
-  override resetSampleCounters(queued: number): void {
+  /** The next interval's queue floor starts from the tracked queue (this monitor's requests), not the agent's. */
+  override resetSampleCounters(_queued: number): void {
     super.resetSampleCounters(this.queuedTracked);
     const links = this.links;
     for (let i = 0; i < links.length; i++) links[i].completions = 0;

@@ -34,7 +34,6 @@ export type { RequestOutcome };
  */
 export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
   /** @internal */
-  // biome-ignore lint/complexity/noUselessConstructor: the constructor is internal (the handler builds the monitor).
   constructor(options: PoolMonitorOptions) {
     super(options);
   }
