@@ -72,8 +72,11 @@ export class OriginTelemetry {
   holdSumMs = 0;
   holdCount = 0;
   holdMaxMs = 0;
-  /** Lowest queue depth since the last sample (the transport lowers it as requests leave the queue). */
-  minQueued = Number.POSITIVE_INFINITY;
+  /**
+   * Lowest queue depth since the last sample: the depth the interval started from (0 for a new origin), lowered by
+   * the transport as requests leave the queue.
+   */
+  minQueued = 0;
   readonly detector: SaturationDetector;
   /** Reused sample object (the detector keeps a reference to the latest). */
   readonly sample: SaturationSample = {
