@@ -55,6 +55,8 @@ export interface RigOptions {
   throwingCallbacks?: boolean;
   /** The logger records, then throws. */
   throwingLogger?: boolean;
+  /** The handler's `socketMonitor`. @defaultValue unset (`"interval"`) */
+  socketMonitor?: "interval" | "per-request" | "off";
 }
 
 /** Something the telemetry said, with the period it arrived in. */
@@ -115,6 +117,7 @@ export class TelemetryRig {
       };
     const throwing = options.throwingCallbacks === true;
     const common = {
+      ...(options.socketMonitor === undefined ? {} : { socketMonitor: options.socketMonitor }),
       saturation: options.saturation,
       onSaturation: record(() => rig!.reports, throwing),
       onRecovery: record(() => rig!.reports, throwing),

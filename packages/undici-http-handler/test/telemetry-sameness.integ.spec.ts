@@ -155,6 +155,46 @@ const ROWS: Row[] = [
     },
   },
   {
+    name: "stats values after a drained batch: the same counters, gauges, summaries and saturation block",
+    async run(rig) {
+      rig.arrive(20);
+      await drain(rig);
+      await rig.advance();
+    },
+    check(rig, t) {
+      const o = rig.stats().origins[0];
+      expect(o).toMatchObject({
+        origin: rig.servers[0].origin,
+        active: 0,
+        queued: 0,
+        oldestQueuedMs: 0,
+        inFlight: 0,
+        requests: { started: 20, completed: 20, failed: 0, aborted: 0, timedOut: 0 },
+        unconsumed: { count: 0, oldestMs: 0 },
+        saturation: {
+          state: "ok",
+          cause: null,
+          trigger: null,
+          recommendedMaxSockets: null,
+          clearSamples: 0,
+          episodes: 0,
+        },
+      });
+      // Intended difference: HTTP/2's connection is its 1 session (2 stream slots).
+      const connections = t === "NodeHttp2Handler" ? 1 : 2;
+      expect(o.idle).toBe(connections);
+      // 0, 0, 1000, 1000, … 9000, 9000 ms: the median is 4000 (percentiles carry 3 significant digits).
+      expect(o.queueWaitMs.count).toBe(20);
+      expect(o.queueWaitMs.p50).toBeGreaterThanOrEqual(4000);
+      expect(o.queueWaitMs.p50).toBeLessThan(4010);
+      expect(o.connectMs.count).toBe(connections);
+      // Cleartext: no TLS handshake to time.
+      expect(o.tlsMs.count).toBe(0);
+      expect(o.connectionAgeMs.count).toBe(0);
+      expect(rig.stats().totals).toEqual({ active: 0, idle: connections, queued: 0, inFlight: 0, saturatedOrigins: 0 });
+    },
+  },
+  {
     name: "request and connection events: a 20-request batch on 2 connections, counted by type on subscribe()",
     async run(rig) {
       rig.arrive(20);
@@ -458,6 +498,22 @@ const ROWS: Row[] = [
       expect(rig.poolEvents.map((e) => e.value.type)).toEqual(["pool:saturated", "pool:recovered"]);
       expect(rig.lines).toHaveLength(1);
       expect(rig.stats().totals).toMatchObject({ inFlight: 0, queued: 0, saturatedOrigins: 0 });
+    },
+  },
+  {
+    name: 'socketMonitor "off": the same overload raises nothing (no report, line or event), stats still count the queue',
+    options: { socketMonitor: "off" },
+    async run(rig) {
+      await overload(rig);
+    },
+    check(rig, t) {
+      expect(rig.sequence).toEqual([]);
+      expect(rig.lines).toEqual([]);
+      expect(rig.poolEvents).toEqual([]);
+      const o = rig.stats().origins[0];
+      // Intended difference: HTTP/2's active connection is its 1 session (2 stream slots).
+      expect(o).toMatchObject({ active: t === "NodeHttp2Handler" ? 1 : 2, queued: 17, inFlight: 19 });
+      expect(o.saturation).toMatchObject({ state: "ok", episodes: 0 });
     },
   },
   {
