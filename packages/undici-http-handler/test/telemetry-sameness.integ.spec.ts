@@ -139,6 +139,9 @@ async function referenceRun(row: Row): Promise<TelemetryRig> {
   return reference;
 }
 
+/** What the callback installed by `updateHttpClientConfig("onSaturation", …)` received (the row resets it). */
+let replacedReports: SaturationReport[] = [];
+
 // ── The table ─────────────────────────────────────────────────────────────────────────────────────────────────────────
 
 const ROWS: Row[] = [
@@ -504,6 +507,30 @@ const ROWS: Row[] = [
       expect(rig.poolEvents.map((e) => e.value.type)).toEqual(["pool:saturated", "pool:recovered"]);
       expect(rig.lines).toHaveLength(1);
       expect(rig.stats().totals).toMatchObject({ inFlight: 0, queued: 0, saturatedOrigins: 0 });
+    },
+  },
+  {
+    name: 'updateHttpClientConfig("saturation" / "onSaturation") before traffic: the next episode uses both',
+    async run(rig) {
+      replacedReports = [];
+      const update = rig.handler.updateHttpClientConfig.bind(rig.handler) as (key: string, value: unknown) => void;
+      update("saturation", { windowSamples: 3 });
+      update("onSaturation", (r: SaturationReport) => replacedReports.push(r));
+      await overload(rig, 6);
+    },
+    check(rig) {
+      // The constructor's callback is replaced, not kept beside the new one.
+      expect(rig.reports).toEqual([]);
+      expect(replacedReports.map((r) => [r.state, r.cause, r.trigger, r.windowSamples])).toEqual([
+        ["saturated", "pool_capacity", "growth", 3],
+      ]);
+      expect(rig.lines.map((l) => l.period)).toEqual([3]);
+    },
+    differsToday: {
+      NodeHttp2Handler:
+        "expected the report at period 3 with windowSamples 3 (to the new callback); actual period 5, windowSamples 5: HTTP/2 has no saturation option (the new onSaturation is used)",
+      UndiciHttpHandler:
+        "expected the report on the new callback at period 3 with windowSamples 3; actual the constructor's onSaturation at period 5, windowSamples 5: undici's monitor keeps its construction-time options and callbacks (updateHttpClientConfig only re-resolves the config)",
     },
   },
   {
