@@ -1,6 +1,8 @@
 /**
- * A loopback server (127.0.0.1, port 0) that holds every request until the spec releases it, over HTTP/1.1 or
- * cleartext HTTP/2 (h2c, prior knowledge), behind one interface, so a scenario drives all three handlers the same way.
+ * A loopback server (127.0.0.1, port 0) that holds every request until the spec releases it, over HTTP/1.1 or HTTP/2
+ * (cleartext h2c with prior knowledge, or TLS with the committed self-signed certificate of
+ * `packages/node-http-handler/test/fixtures`, valid for 127.0.0.1), behind one interface, so a scenario drives all three
+ * handlers the same way.
  *
  * - Every request (stream) is read to its end, then held in arrival order.
  * - `release(n)` answers the `n` oldest held requests: `200` with `"ok"`, or, for the path `/big`, a 1 MiB body (more
@@ -12,7 +14,9 @@
  */
 import http from "node:http";
 import http2 from "node:http2";
+import https from "node:https";
 import type { AddressInfo, Socket } from "node:net";
+import { CA, KEY } from "../../node-http-handler/test/servers";
 
 /** Bytes of a `/big` response body. */
 export const BIG_BODY_BYTES = 1 << 20;
@@ -28,7 +32,7 @@ interface Held {
 
 /** See the header. */
 export interface HoldingServer {
-  /** `http://127.0.0.1:<port>` */
+  /** `http://127.0.0.1:<port>` (`https://` with TLS) */
   readonly origin: string;
   readonly port: number;
   /** Requests read and not answered yet. */
@@ -42,8 +46,18 @@ export interface HoldingServer {
 
 const BIG = Buffer.alloc(BIG_BODY_BYTES, 0x61);
 
-/** Starts a holding server; `streamsPerSession` is the HTTP/2 `maxConcurrentStreams` it announces. */
-export async function startHoldingServer(protocol: HoldingProtocol, streamsPerSession = 2): Promise<HoldingServer> {
+/** The PEM certificate to trust (`ca`) for a TLS holding server. */
+export const HOLDING_SERVER_CA = CA;
+
+/**
+ * Starts a holding server; `streamsPerSession` is the HTTP/2 `maxConcurrentStreams` it announces; `tls` serves https
+ * (HTTP/1.1) or h2 over TLS instead of cleartext.
+ */
+export async function startHoldingServer(
+  protocol: HoldingProtocol,
+  streamsPerSession = 2,
+  tls = false
+): Promise<HoldingServer> {
   const held: Held[] = [];
   const sockets = new Set<Socket>();
   let received = 0;
@@ -51,9 +65,9 @@ export async function startHoldingServer(protocol: HoldingProtocol, streamsPerSe
     received++;
     held.push({ big: path.startsWith("/big"), answer });
   };
-  let server: http.Server | http2.Http2Server;
+  let server: http.Server | http2.Http2Server | http2.Http2SecureServer;
   if (protocol === "http1") {
-    const h1 = http.createServer({ keepAliveTimeout: 600_000 }, (req, res) => {
+    const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => {
       req.resume();
       req.on("end", () =>
         onRequestEnd(req.url ?? "/", (status, body) => {
@@ -62,10 +76,15 @@ export async function startHoldingServer(protocol: HoldingProtocol, streamsPerSe
           res.end(body);
         })
       );
-    });
-    server = h1;
+    };
+    server = tls
+      ? https.createServer({ key: KEY, cert: CA, keepAliveTimeout: 600_000 }, onRequest)
+      : http.createServer({ keepAliveTimeout: 600_000 }, onRequest);
   } else {
-    const h2 = http2.createServer({ settings: { maxConcurrentStreams: streamsPerSession } });
+    const settings = { maxConcurrentStreams: streamsPerSession };
+    const h2 = tls
+      ? http2.createSecureServer({ key: KEY, cert: CA, allowHTTP1: false, settings })
+      : http2.createServer({ settings });
     h2.on("session", (session) => session.on("error", () => {}));
     h2.on("stream", (stream, headers) => {
       stream.on("error", () => {});
@@ -80,14 +99,15 @@ export async function startHoldingServer(protocol: HoldingProtocol, streamsPerSe
     });
     server = h2;
   }
-  server.on("connection", (socket: Socket) => {
+  // TLS servers see the raw socket on "connection" too (before the handshake).
+  (server as http.Server).on("connection", (socket: Socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
   return {
-    origin: `http://127.0.0.1:${port}`,
+    origin: `${tls ? "https" : "http"}://127.0.0.1:${port}`,
     port,
     get held() {
       return held.length;

@@ -25,7 +25,7 @@ import { NodeHttp2Handler, NodeHttpHandler } from "@sockeye/node-http-handler";
 import { CHANNEL_NAMES, type PoolEvent, type PoolStats, type SaturationReport } from "@sockeye/pool-monitor";
 import { vi } from "vitest";
 import { UndiciHttpHandler } from "../src/index";
-import { type HoldingProtocol, type HoldingServer, startHoldingServer } from "./holding-server";
+import { HOLDING_SERVER_CA, type HoldingProtocol, type HoldingServer, startHoldingServer } from "./holding-server";
 
 /** The three handlers compared. */
 export type TransportName = "NodeHttpHandler" | "NodeHttp2Handler" | "UndiciHttpHandler";
@@ -57,6 +57,8 @@ export interface RigOptions {
   throwingLogger?: boolean;
   /** The handler's `socketMonitor`. @defaultValue unset (`"interval"`) */
   socketMonitor?: "interval" | "per-request" | "off";
+  /** https / h2 over TLS (the fixture certificate, trusted through `ca`) instead of cleartext. */
+  tls?: boolean;
 }
 
 /** Something the telemetry said, with the period it arrived in. */
@@ -107,7 +109,8 @@ export class TelemetryRig {
   static async create(transport: TransportName, options: RigOptions = {}): Promise<TelemetryRig> {
     const protocol: HoldingProtocol = transport === "NodeHttp2Handler" ? "h2c" : "http1";
     const servers: HoldingServer[] = [];
-    for (let i = 0; i < (options.origins ?? 1); i++) servers.push(await startHoldingServer(protocol, SLOTS));
+    const tls = options.tls === true;
+    for (let i = 0; i < (options.origins ?? 1); i++) servers.push(await startHoldingServer(protocol, SLOTS, tls));
     let rig: TelemetryRig | undefined;
     const record =
       <T>(into: () => Seen<T>[], throws: boolean) =>
@@ -129,13 +132,18 @@ export class TelemetryRig {
         warn: record(() => rig!.lines, options.throwingLogger === true),
       },
     };
+    const agents = { httpAgent: { maxSockets: SLOTS }, httpsAgent: { maxSockets: SLOTS, ca: HOLDING_SERVER_CA } };
     const handler =
       transport === "NodeHttpHandler"
-        ? new NodeHttpHandler({ ...common, httpAgent: { maxSockets: SLOTS } })
+        ? new NodeHttpHandler({ ...common, ...agents })
         : transport === "UndiciHttpHandler"
-          ? new UndiciHttpHandler({ ...common, httpAgent: { maxSockets: SLOTS } } as never)
+          ? new UndiciHttpHandler({ ...common, ...agents } as never)
           : // NodeHttp2Handler has no `saturation` option (yet): passed all the same, cast.
-            new NodeHttp2Handler({ ...common, maxSessionsPerOrigin: 1 } as never);
+            new NodeHttp2Handler({
+              ...common,
+              maxSessionsPerOrigin: 1,
+              nodeHttp2ConnectOptions: { ca: HOLDING_SERVER_CA },
+            } as never);
     rig = new TelemetryRig(transport, servers, handler, options);
     const monitor = handler.poolMonitor;
     if (monitor === undefined) throw new Error(`${transport}: no poolMonitor`);
@@ -170,7 +178,7 @@ export class TelemetryRig {
     for (let i = 0; i < n; i++) {
       c.started++;
       const request = new HttpRequest({
-        protocol: "http:",
+        protocol: server.origin.startsWith("https:") ? "https:" : "http:",
         hostname: "127.0.0.1",
         port: server.port,
         method: "GET",

@@ -202,6 +202,28 @@ const ROWS: Row[] = [
     },
   },
   {
+    name: "TLS (https, h2 over TLS): connect and TLS times once per connection, tlsMs on connection:created",
+    options: { tls: true },
+    async run(rig) {
+      rig.arrive(6);
+      await drain(rig);
+    },
+    check(rig, t) {
+      // Intended difference: HTTP/2's connection is its 1 session (2 stream slots).
+      const connections = t === "NodeHttp2Handler" ? 1 : 2;
+      const o = rig.stats().origins[0];
+      expect(o.origin).toBe(rig.servers[0].origin);
+      expect(o.origin).toMatch(/^https:/);
+      expect(o.requests).toMatchObject({ started: 6, completed: 6, failed: 0 });
+      expect(o.sockets.created).toBe(connections);
+      expect(o.connectMs.count).toBe(connections);
+      expect(o.tlsMs.count).toBe(connections);
+      const created = rig.events.filter((e) => e.value.type === "connection:created").map((e) => e.value);
+      expect(created).toHaveLength(connections);
+      for (const e of created) expect(e).toMatchObject({ origin: o.origin, tlsMs: expect.any(Number) });
+    },
+  },
+  {
     name: "request and connection events: a 20-request batch on 2 connections, counted by type on subscribe()",
     async run(rig) {
       rig.arrive(20);
