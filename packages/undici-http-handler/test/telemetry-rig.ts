@@ -232,7 +232,7 @@ export class TelemetryRig {
     }
   }
 
-  /** Requests started and not yet answered, origin `o`. */
+  /** Requests started and not yet answered by origin `o`. */
   outstanding(o = 0): number {
     const c = this.counters[o];
     return c.started - c.responded - c.failed;
@@ -257,10 +257,10 @@ export class TelemetryRig {
     );
   }
 
-  /** One sample period: `arrivals` new requests and `releases` answers (origin 0), settle, advance the clock. */
-  async step(arrivals: number, releases: number, path = "/"): Promise<void> {
-    this.arrive(arrivals, path);
-    if (releases > 0) this.release(releases);
+  /** One sample period: `arrivals` new requests and `releases` answers (origin `o`), settle, advance the clock. */
+  async step(arrivals: number, releases: number, path = "/", o = 0): Promise<void> {
+    this.arrive(arrivals, path, o);
+    if (releases > 0) this.release(releases, o);
     await this.settle();
     await this.advance();
   }

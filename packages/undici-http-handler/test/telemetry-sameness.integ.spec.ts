@@ -593,6 +593,31 @@ const ROWS: Row[] = [
     },
   },
   {
+    name: "saturation.maxOrigins 1: an overloaded host beyond it is reported as _OTHER, with its own pool's figures",
+    covers: ["maxOrigins"],
+    options: { origins: 2, saturation: { maxOrigins: 1 } },
+    async run(rig) {
+      rig.arrive(1, "/", 0);
+      await rig.settle();
+      rig.release(undefined, 0);
+      for (let s = 1; s <= 9; s++) await rig.step(3, s === 1 ? 0 : 1, "/", 1);
+    },
+    check(rig) {
+      expect(rig.sequence).toEqual([["saturated", "pool_capacity", "growth"]]);
+      expect(rig.reports[0].value).toMatchObject({ origin: "_OTHER", active: 2, maxSockets: 2, queued: 9 });
+      expect(rig.poolEvents.map((e) => e.value.origin)).toEqual(["_OTHER"]);
+      expect(rig.channelEvents.map((e) => e.value.origin)).toEqual(["_OTHER"]);
+      expect(rig.lines[0]?.value).toContain("origin=_OTHER");
+      const origins = rig.stats().origins;
+      expect(origins.map((o) => o.origin)).toEqual([rig.servers[0].origin, "_OTHER"]);
+      expect(origins[1].saturation).toMatchObject({ state: "saturated", cause: "pool_capacity" });
+    },
+    differsToday: {
+      NodeHttp2Handler:
+        "expected the report, events and line for origin _OTHER; actual for the host's own origin: HTTP/2 ignores saturation.maxOrigins",
+    },
+  },
+  {
     name: "saturation.sampleIntervalMs 200: the overload is reported at the 5th 200 ms sample (1 s), windowMs 800",
     covers: ["sampleIntervalMs"],
     options: { saturation: { sampleIntervalMs: 200 } },
