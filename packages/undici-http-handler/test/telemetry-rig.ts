@@ -111,6 +111,15 @@ export class TelemetryRig {
     const servers: HoldingServer[] = [];
     const tls = options.tls === true;
     for (let i = 0; i < (options.origins ?? 1); i++) servers.push(await startHoldingServer(protocol, SLOTS, tls));
+    try {
+      return TelemetryRig.build(transport, servers, options);
+    } catch (error) {
+      for (const s of servers) await s.close();
+      throw error;
+    }
+  }
+
+  private static build(transport: TransportName, servers: HoldingServer[], options: RigOptions): TelemetryRig {
     let rig: TelemetryRig | undefined;
     const record =
       <T>(into: () => Seen<T>[], throws: boolean) =>
@@ -146,7 +155,10 @@ export class TelemetryRig {
             } as never);
     rig = new TelemetryRig(transport, servers, handler, options);
     const monitor = handler.poolMonitor;
-    if (monitor === undefined) throw new Error(`${transport}: no poolMonitor`);
+    if (monitor === undefined) {
+      handler.destroy();
+      throw new Error(`${transport}: no poolMonitor`);
+    }
     rig.unsubscribe.push(monitor.subscribe(record(() => rig!.events, throwing)));
     const mine = new Set([...servers.map((s) => s.origin), "_OTHER"]);
     for (const name of [CHANNEL_NAMES.poolSaturated, CHANNEL_NAMES.poolRecovered]) {
