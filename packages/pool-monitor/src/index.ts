@@ -4,8 +4,10 @@ export { normalizeOrigin } from "./normalize-origin";
 export { PoolMonitor } from "./pool-monitor";
 export {
   type GetStatsOptions,
+  type MonitorHandlerOption,
   OVERFLOW_ORIGIN,
   type PoolTelemetry,
+  saturationFields,
   TelemetryCore,
   UNREAD_WHILE_QUEUED_SAMPLES,
 } from "./telemetry-core";

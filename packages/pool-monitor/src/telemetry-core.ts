@@ -12,8 +12,8 @@
  * `_OTHER` entry. Events are built only when a `subscribe()` listener or a channel subscriber exists (one length
  * check and one `hasSubscribers` read otherwise). A throwing listener, callback, channel subscriber or logger changes
  * nothing. Logging: a non-ok report is logged unless the same cause was logged for the origin less than
- * `warningLockoutMs` ago (a change of cause is always logged); while an episode lasts and the pool is still full, a
- * reminder is logged once per lockout.
+ * `warningLockoutMs` ago, in this episode or an earlier one (a change of cause is always logged); while an episode
+ * lasts and the pool is still full, a reminder is logged once per lockout.
  *
  * Costs: counting is O(1) per event. `sample()` is O(busy origins × the transport's read), idle origins cost a
  * branch; `getStats()` is O(origins × read) and allocates the snapshot.
@@ -34,6 +34,7 @@ import {
   type PoolMonitorOptions,
   type ResolvedPoolMonitorOptions,
   resolvePoolMonitorOptions,
+  SATURATION_OPTION_KEYS,
 } from "./pool-monitor-options";
 import { PoolReading } from "./pool-reading";
 import type {
@@ -320,6 +321,27 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     this.configured(current);
   }
 
+  /**
+   * Applies a handler option that configures the monitor, as every handler's `updateHttpClientConfig()` does:
+   * `saturation` replaces the whole block (fields it leaves out go back to their defaults), `onSaturation` /
+   * `onRecovery` replace the callback (`null`/`undefined` removes it). Validated: a bad value throws a one-line
+   * `TypeError`/`RangeError` naming the option and the value, and changes nothing.
+   * @param prefix - the handler's package name, for the error message.
+   * @internal
+   */
+  applyHandlerOption(key: MonitorHandlerOption, value: unknown, prefix: string): void {
+    if (key !== "saturation") {
+      this.configure({ [key]: value ?? undefined });
+      return;
+    }
+    if (value != null && typeof value !== "object") {
+      throw new TypeError(
+        `${prefix} - invalid option saturation: ${typeof value === "string" ? JSON.stringify(value) : String(value)}; expected an object of saturation-detector options.`
+      );
+    }
+    this.configure(saturationFields(value as Record<string, unknown> | null | undefined));
+  }
+
   /** Called after `configure()` applied new options. @internal */
   protected configured(_previous: ResolvedPoolMonitorOptions): void {}
 
@@ -399,7 +421,6 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     const options = this.options;
     if (report.state === "ok") {
       this.nonOk--;
-      o.lastWarnCause = null;
       if (this.wants(poolRecoveredChannel)) {
         this.emit({ type: "pool:recovered", origin: o.origin, report }, poolRecoveredChannel);
       }
@@ -537,6 +558,16 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     this.origins.clear();
     this.nonOk = 0;
   }
+}
+
+/** Handler options that configure the monitor at runtime (`applyHandlerOption()`). @internal */
+export type MonitorHandlerOption = "saturation" | "onSaturation" | "onRecovery";
+
+/** Every saturation field, `undefined` where `saturation` leaves it out (so `configure()` restores its default). @internal */
+export function saturationFields(saturation: Record<string, unknown> | null | undefined): PoolMonitorOptions {
+  const next: Record<string, unknown> = {};
+  for (const name of SATURATION_OPTION_KEYS) next[name] = saturation?.[name];
+  return next as PoolMonitorOptions;
 }
 
 function round(x: number): number {
