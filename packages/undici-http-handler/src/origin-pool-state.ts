@@ -35,6 +35,7 @@ import { type DetectorTuning, OriginTelemetry, type PoolReading, type SampleEvid
 /** Fields a request state object carries for its origin's lists. @internal */
 export interface PoolRequestNode {
   startedAt: number;
+  /** When it got a connection (`timing.now()` ms); -1 while it holds none. */
   acquiredAt: number;
   pausedAt: number;
   /** 0: in no list, 1: waiting, 2: paused, 3: an `OriginGate` queue of its own, 4: holding a connection. */
@@ -296,7 +297,7 @@ export class OriginPoolState extends OriginTelemetry {
     let count = 0;
     for (const list of [this.holders, this.paused]) {
       for (let n = list.head; n !== undefined; n = n.listNext) {
-        if (n.acquiredAt === 0) continue;
+        if (n.acquiredAt < 0) continue;
         const age = now - n.acquiredAt;
         sum += age;
         count++;

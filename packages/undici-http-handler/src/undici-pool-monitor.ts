@@ -129,11 +129,11 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
 
   /** The request stopped using its connection (response complete or failed). @internal */
   requestReleased(o: OriginPoolState, n: PoolRequestNode, now: number): void {
-    if (this.destroyed || n.acquiredAt === 0) return;
+    if (this.destroyed || n.acquiredAt < 0) return;
     o.holders.remove(n);
     o.holding--;
     this.released(o, now - n.acquiredAt);
-    n.acquiredAt = 0;
+    n.acquiredAt = -1;
   }
 
   /** The request is over for the caller (settled and its body finished, or failed). @internal */
@@ -163,6 +163,6 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
   bodyResumed(o: OriginPoolState, n: PoolRequestNode): void {
     if (n.listed !== 2) return;
     o.paused.remove(n);
-    if (n.acquiredAt !== 0) o.holders.push(n);
+    if (n.acquiredAt >= 0) o.holders.push(n);
   }
 }
