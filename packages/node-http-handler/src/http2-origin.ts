@@ -13,7 +13,7 @@
  * Costs: enqueue/dequeue/remove O(1) with no allocation (an aborted or timed-out waiter unlinks itself); finding a
  * session with a free slot is O(sessions), i.e. O(maxSessionsPerOrigin) (4 by default).
  */
-import type { Http2OriginCounters } from "./http2-origin-counters";
+import type { Http2OriginTelemetry } from "./http2-pool-monitor";
 import type { Http2SessionEntry } from "./http2-session-entry";
 import type { Http2StreamRequest } from "./http2-stream-request";
 
@@ -48,7 +48,8 @@ export class Http2Origin {
   constructor(
     readonly key: string,
     readonly name: string,
-    readonly counters: Http2OriginCounters | undefined
+    /** The origin's telemetry entry (its own or `_OTHER`'s); `undefined` while telemetry is off. */
+    public counters: Http2OriginTelemetry | undefined
   ) {}
 
   /** Every waiting request, pooled and isolated (what telemetry reports as `queued`). */
@@ -102,9 +103,7 @@ export class Http2Origin {
       this.queued--;
     }
     req.waitNext = req.waitPrev = undefined;
-    const counters = this.counters;
-    const waiting = this.queued + this.isolatedQueued;
-    if (counters !== undefined && waiting < counters.minQueued) counters.minQueued = waiting;
+    this.counters?.queueShrank(this.queued + this.isolatedQueued);
   }
 
   /** The head of the pooled list. */

@@ -4,17 +4,29 @@
  * slot and never got one (no session entry) reports its whole wait as `queuedMs`. Reads the request's own fields: no
  * extra state beyond the response headers and the rejection error it keeps for this.
  */
-import { type RequestFinishedEvent, type RequestOutcome, requestFinishedEvent, schemeOf } from "@sockeye/pool-monitor";
+import diagnosticsChannel from "node:diagnostics_channel";
+import {
+  CHANNEL_NAMES,
+  type RequestFinishedEvent,
+  type RequestOutcome,
+  requestFinishedEvent,
+  schemeOf,
+} from "@sockeye/pool-monitor";
 import type { Http2StreamRequest } from "./http2-stream-request";
+
+/** `sockeye:request:finished`. @internal */
+export const requestFinishedChannel = diagnosticsChannel.channel(CHANNEL_NAMES.requestFinished);
 
 /**
  * @param r - the finished request.
+ * @param origin - its telemetry origin key (`_OTHER` past `maxOrigins`).
  * @param outcome - how it was counted.
  * @param error - the error its caller saw (the rejection, or the body's error after the response), if any.
  * @internal
  */
 export function http2RequestFinishedEvent(
   r: Http2StreamRequest,
+  origin: string,
   outcome: RequestOutcome,
   error: unknown
 ): RequestFinishedEvent {
@@ -23,7 +35,7 @@ export function http2RequestFinishedEvent(
   const response = r.responseHeaders;
   const durationMs = r.pool.now() - r.startedAt;
   return requestFinishedEvent(
-    r.origin.name,
+    origin,
     schemeOf(r.origin.name),
     request.method,
     response?.[":status"],

@@ -33,8 +33,7 @@ import { PACKAGE_PREFIX } from "./constants";
 import { DeadlineScheduler } from "./deadline-scheduler";
 import { Http2IdleWatch } from "./http2-idle-watch";
 import { Http2Origin } from "./http2-origin";
-import { Http2OriginCounters, recordMs } from "./http2-origin-counters";
-import { HTTP2_SAMPLE_INTERVAL_MS, type Http2PoolMonitor } from "./http2-pool-monitor";
+import type { Http2PoolMonitor } from "./http2-pool-monitor";
 import {
   Http2SessionEntry,
   SESSION_CLOSED,
@@ -48,6 +47,9 @@ import type { ResolvedHttp2Config } from "./resolve-http2-config";
 /** Streams assumed per connecting session when deciding whether the queue needs one more session. @internal */
 const ASSUMED_STREAMS_PER_SESSION = 100;
 
+/** Sample period while no monitor exists (the owner tick then only keeps deadlines), ms. */
+const SAMPLE_INTERVAL_FALLBACK_MS = 1000;
+
 /** @internal */
 export class Http2SessionPool {
   readonly origins = new Map<string, Http2Origin>();
@@ -60,7 +62,10 @@ export class Http2SessionPool {
 
   constructor() {
     // The owner tick only feeds the saturation detectors: it runs once per their sample interval.
-    this.scheduler = new DeadlineScheduler((now) => this.onTick(now), HTTP2_SAMPLE_INTERVAL_MS);
+    this.scheduler = new DeadlineScheduler(
+      (now) => this.onTick(now),
+      () => this.monitor?.sampleIntervalMs ?? SAMPLE_INTERVAL_FALLBACK_MS
+    );
     this.watch = new Http2IdleWatch(this.scheduler);
   }
 
@@ -72,7 +77,8 @@ export class Http2SessionPool {
   origin(key: string, name: string): Http2Origin {
     let origin = this.origins.get(key);
     if (origin === undefined) {
-      origin = new Http2Origin(key, name, this.monitor === undefined ? undefined : new Http2OriginCounters());
+      origin = new Http2Origin(key, name, undefined);
+      if (this.monitor !== undefined) origin.counters = this.monitor.attach(name, origin);
       this.origins.set(key, origin);
     }
     return origin;
@@ -85,8 +91,7 @@ export class Http2SessionPool {
     req.counted = true;
     const counters = origin.counters;
     if (counters !== undefined) {
-      counters.started++;
-      counters.arrivals++;
+      counters.monitor.started(counters);
       // The owner tick samples for saturation detection only when it runs (`socketMonitor: "interval"`):
       // with "off"/"per-request" a stream without a deadline starts no timer at all.
       if (this.monitor?.detect === true) this.scheduler.ensureTicking();
@@ -96,7 +101,7 @@ export class Http2SessionPool {
         const max = this.config?.maxIsolatedSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
         if (origin.isolatedOpen >= max || origin.isolatedQueued > 0) {
           origin.enqueue(req);
-          this.monitor?.enqueued(origin);
+          if (counters !== undefined) counters.monitor.enqueued(counters);
           return;
         }
       }
@@ -109,7 +114,7 @@ export class Http2SessionPool {
       return;
     }
     origin.enqueue(req);
-    this.monitor?.enqueued(origin);
+    if (counters !== undefined) counters.monitor.enqueued(counters);
     this.maybeOpen(origin);
   }
 
@@ -175,12 +180,7 @@ export class Http2SessionPool {
     if (entry === undefined || !req.onSession) return;
     req.onSession = false;
     req.origin.holdEnd(req);
-    if (counters !== undefined) {
-      counters.completions++;
-      counters.holdSumMs += holdMs;
-      counters.holdCount++;
-      if (holdMs > counters.holdMaxMs) counters.holdMaxMs = holdMs;
-    }
+    if (counters !== undefined) counters.monitor.released(counters, holdMs);
     entry.active--;
     if (entry.isolated) {
       this.destroySession(entry, "local");
@@ -219,10 +219,9 @@ export class Http2SessionPool {
       if (counters !== undefined) {
         const established = entry.connectedAt >= 0 ? entry.connectedAt : now;
         const tcpAt = entry.tcpAt >= 0 ? entry.tcpAt : established;
-        recordMs(counters.connect, tcpAt - entry.createdAt);
         const tls = entry.origin.name.startsWith("https:");
-        if (tls) recordMs(counters.tls, established - tcpAt);
-        this.monitor?.sessionCreated(entry.origin, tcpAt - entry.createdAt, tls ? established - tcpAt : null);
+        counters.monitor.connected(counters, tcpAt - entry.createdAt);
+        counters.monitor.connectionReady(counters, tcpAt - entry.createdAt, tls ? established - tcpAt : null);
       }
       if (entry.isolated) {
         const req = entry.isolatedRequest;
@@ -245,7 +244,7 @@ export class Http2SessionPool {
 
   sessionGoaway(entry: Http2SessionEntry, code: number): void {
     const counters = entry.origin.counters;
-    if (counters !== undefined) counters.goawayCodes[String(code)] = (counters.goawayCodes[String(code)] ?? 0) + 1;
+    if (counters !== undefined) counters.monitor.goaway(counters, code);
     entry.closeReason ??= "goaway";
     this.retire(entry);
     // Upstream closes gracefully: streams the server accepted (id <= lastStreamID) may finish.
@@ -256,7 +255,7 @@ export class Http2SessionPool {
   sessionError(entry: Http2SessionEntry, error: Error): void {
     entry.error ??= error;
     const counters = entry.origin.counters;
-    if (counters !== undefined) counters.sessionErrors++;
+    if (counters !== undefined) counters.monitor.connectionError(counters);
     this.destroySession(entry, entry.wasReady ? "error" : "connect_error");
   }
 
@@ -302,9 +301,7 @@ export class Http2SessionPool {
     const reason = entry.closeReason ?? (wasConnecting ? "connect_error" : "server_closed");
     const counters = origin.counters;
     if (counters !== undefined) {
-      counters.closed[reason]++;
-      recordMs(counters.sessionAge, this.now() - entry.createdAt);
-      this.monitor?.sessionClosed(origin, entry, reason);
+      counters.monitor.sessionClosed(counters, this.now() - entry.createdAt, !wasConnecting, entry.streams, reason);
     }
     const pending = entry.isolatedRequest;
     let failure: Error | undefined;
@@ -403,7 +400,7 @@ export class Http2SessionPool {
       origin.sessions.push(entry);
       origin.connecting++;
     }
-    if (origin.counters !== undefined) origin.counters.sessionsCreated++;
+    if (origin.counters !== undefined) origin.counters.monitor.connectionOpened(origin.counters);
     const connectionTimeout = config?.connectionTimeout;
     if (connectionTimeout !== undefined) this.scheduler.arm(entry.connectDeadline, now, connectionTimeout);
     return entry;
@@ -439,11 +436,7 @@ export class Http2SessionPool {
     this.updateRef(entry);
     const counters = entry.origin.counters;
     if (counters !== undefined) {
-      counters.acquisitions++;
-      if (entry.streams > 1) counters.reusedAcquisitions++;
-      const waitMs = now - req.startedAt;
-      recordMs(counters.queueWait, waitMs);
-      this.monitor?.acquired(entry.origin, waitMs, entry.streams > 1, req.wasQueued);
+      counters.monitor.acquired(counters, now - req.startedAt, entry.streams > 1, req.wasQueued);
     }
     req.startStream(entry);
   }
@@ -461,8 +454,9 @@ export class Http2SessionPool {
 
   private onTick(now: number): boolean {
     const monitor = this.monitor;
-    if (monitor !== undefined) monitor.tick(now);
-    return (this.inFlight > 0 && monitor?.detect === true) || monitor?.busy === true;
+    if (monitor === undefined || !monitor.detect) return false;
+    monitor.sample(now);
+    return this.inFlight > 0 || monitor.busy;
   }
 
   /** Reports saturation transitions to the user's callbacks and logger (isolated: a throwing one changes nothing). */

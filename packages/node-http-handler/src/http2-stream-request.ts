@@ -36,7 +36,7 @@ import { MIN_CONTINUE_WAIT_MS } from "./constants";
 import { Deadline, type DeadlineOwner } from "./deadline-scheduler";
 import { getTransformedHeaders } from "./get-transformed-headers";
 import type { Http2IdleWatcher } from "./http2-idle-watch";
-import { http2RequestFinishedEvent } from "./http2-request-finished";
+import { http2RequestFinishedEvent, requestFinishedChannel } from "./http2-request-finished";
 import type { Http2Origin } from "./http2-origin";
 import type { Http2SessionEntry } from "./http2-session-entry";
 import type { Http2SessionPool } from "./http2-session-pool";
@@ -517,24 +517,12 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
     this.outcomeCounted = true;
     const counters = this.origin.counters;
     if (counters === undefined) return;
-    switch (this.outcome) {
-      case OUTCOME_COMPLETED:
-        counters.completed++;
-        break;
-      case OUTCOME_ABORTED:
-        counters.aborted++;
-        break;
-      case OUTCOME_TIMED_OUT:
-        counters.timedOut++;
-        break;
-      default:
-        counters.failed++;
-    }
-    const monitor = this.pool.monitor;
-    if (monitor?.wantsFinished) {
-      monitor.finished(
-        http2RequestFinishedEvent(this, OUTCOME_NAMES[this.outcome], this.failure ?? this.stream?.errored)
-      );
+    const outcome = OUTCOME_NAMES[this.outcome];
+    const monitor = counters.monitor;
+    monitor.streamFinished(counters, outcome);
+    if (monitor.wants(requestFinishedChannel)) {
+      const error = this.failure ?? this.stream?.errored;
+      monitor.emit(http2RequestFinishedEvent(this, counters.origin, outcome, error), requestFinishedChannel);
     }
   }
 }

@@ -15,7 +15,8 @@
  */
 import type { ClientRequest } from "node:http";
 import { requestFinishedChannel } from "./diagnostics";
-import type { RequestFinishedEvent, RequestOutcome } from "./pool-stats";
+import type { RequestOutcome } from "./origin-telemetry";
+import type { RequestFinishedEvent } from "./pool-stats";
 import type { RequestState } from "./tracking-state";
 import { timing } from "./timing";
 
