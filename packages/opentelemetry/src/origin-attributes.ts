@@ -4,7 +4,7 @@
  * OpenTelemetry attribute objects are compared by content and hashed by the SDK on every record;
  * handing it the same frozen object keeps that cheap and avoids per-event allocation. The cache holds
  * at most `maxOrigins` origins (the monitors' `maxOrigins` already folds excess origins into `_OTHER`; this bound also
- * covers a source without one, such as the HTTP/2 handler's monitor), plus `_OTHER`, which every origin beyond the
+ * covers a source without one), plus `_OTHER`, which every origin beyond the
  * bound reports as. Per origin, the finished-request variants are keyed by method, status, error type and protocol
  * version: bounded by the known methods (11) × the statuses and error classes seen.
  */
