@@ -36,10 +36,13 @@ import {
   type SaturationReport,
 } from "@sockeye/pool-monitor";
 import diagnosticsChannel from "node:diagnostics_channel";
-import type { Http2Origin } from "./http2-origin";
 import { summarize } from "./http2-origin-counters";
-import { type Http2SessionEntry, SESSION_CONNECTING, SESSION_READY } from "./http2-session-entry";
-import type { Http2SessionPool } from "./http2-session-pool";
+import type {
+  Http2OriginView as Http2Origin,
+  Http2SessionView as Http2SessionEntry,
+  Http2PoolView as Http2SessionPool,
+} from "./http2-pool-view";
+import { SESSION_CONNECTING, SESSION_READY } from "./http2-session-state";
 
 const channels = {
   enqueued: diagnosticsChannel.channel(CHANNEL_NAMES.requestEnqueued),
