@@ -156,7 +156,7 @@ function countingWritev(this: StreamWithRequest, chunks: unknown[], cb: WriteCal
 /** See "Truncated bodies" in the header. */
 function guardedDestroy(this: StreamWithRequest, error: Error | null, cb: WriteCallback): void {
   const req = this[kRequest];
-  if ((error === null || error === undefined) && req !== undefined && req.settled) {
+  if ((error === null || error === undefined) && req !== undefined && req.responded) {
     const internals = this as unknown as StreamInternals;
     // Other reset codes need nothing: Node destroys the body with ERR_HTTP2_STREAM_ERROR itself.
     const rstCode = this.rstCode;
@@ -183,17 +183,6 @@ function instrument(stream: ClientHttp2Stream, req: Http2StreamRequest): void {
 }
 
 /**
- * RST_STREAM(CANCEL), as upstream's `stream.close()`, then a local teardown: on a session nghttp2 has already
- * terminated (after a connection error it reported to nobody) `close()` alone never emits `'close'`, which would leak
- * the stream slot.
- */
-function cancel(stream: ClientHttp2Stream | undefined, error?: Error): void {
-  if (stream === undefined || stream.destroyed) return;
-  if (!stream.closed) stream.close(NGHTTP2_CANCEL);
-  stream.destroy(error);
-}
-
-/**
  * `finish()`: the stream's listeners are removed and it no longer points at the request (its instrumented methods
  * then only call the prototype's).
  */
@@ -215,7 +204,7 @@ export type Http2PoolOrigin = Http2Origin<Http2PoolSession, Http2StreamRequest>;
 
 /**
  * What `end()` does to a live stream: leave it (Node is closing it already), `destroy(error)` it (RST_STREAM with
- * INTERNAL_ERROR), or reset it with CANCEL (`cancel()`).
+ * INTERNAL_ERROR), or reset it with CANCEL (see `reset()`).
  */
 type StreamEnd = "leave" | "destroy" | "cancel";
 
@@ -225,6 +214,8 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher, Http
   stream: ClientHttp2Stream | undefined = undefined;
   /** The promise settled (resolved at the response, or rejected). */
   settled = false;
+  /** It settled with the response: the stream is the caller's body now. */
+  responded = false;
   /** `finish()` ran: terminal; nothing of this request is registered anywhere any more. */
   finished = false;
   /** Holds a stream slot on `entry`. */
@@ -252,6 +243,8 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher, Http
   private bodySent = false;
   private continueDeadline: Deadline | undefined = undefined;
   private abortAttached = false;
+  /** Inside `reset()`: the `'aborted'` Node emits for our own reset is not the peer's. */
+  private resetting = false;
   /** A `Readable` request body being piped (its error listener is detached by `finish()`). */
   private pipedBody: (Readable & Owned) | undefined = undefined;
 
@@ -382,6 +375,7 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher, Http
     this.noteProgress();
     if (this.settled) return;
     this.settled = true;
+    this.responded = true;
     this.outcome = "completed";
     const entry = this.entry;
     if (entry?.isolated) this.host.isolatedResponded(entry);
@@ -406,6 +400,9 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher, Http
    * body is never mistaken for a whole one.
    */
   onAborted(error: Error): void {
+    // Our own reset (abort, deadline, body error): Node reports it as 'aborted' from inside `close()`; the cause is
+    // ours, and destroying the stream here would drop the RST_STREAM `close()` is about to send.
+    if (this.resetting) return;
     this.end("failed", error, "leave", "destroy");
   }
 
@@ -427,10 +424,7 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher, Http
   /** The abort signal fired (this object is the listener). */
   handleEvent(): void {
     this.detachAbort();
-    // The stream is reset first, as upstream: a stream still sending its body reports `'aborted'` at once, and that
-    // error is the rejection (as upstream's).
-    if (!this.settled) cancel(this.stream);
-    this.end("aborted", buildAbortError(this.signal), "leave", "cancel");
+    this.end("aborted", buildAbortError(this.signal), "cancel", "cancel");
   }
 
   /**
@@ -477,29 +471,45 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher, Http
    * rejects (once) with `error` and counts `outcome`; then, without a stream, it finishes now, and with one it treats
    * the stream as `beforeResponse` says (its `'close'` then finishes). After the response the promise stays resolved:
    * the body gets `error` as `afterResponse` says and `outcome` replaces "completed" — unless the body was already
-   * read to its end: then the response is complete, its outcome stands and no error reaches the reader (the stream
-   * is only reset, without an error, when asked to). No-op once finished.
+   * read to its end: then the response is complete, its outcome stands and no error reaches the reader. After a
+   * rejection the first cause stands. In both of these cases the stream is only reset (without an error) when
+   * `afterResponse` asks for anything. No-op once finished.
    */
   end(outcome: Http2StreamOutcome, error: unknown, beforeResponse: StreamEnd, afterResponse: StreamEnd): void {
     if (this.finished) return;
-    const stream = this.stream;
     if (!this.settled) {
       this.settled = true;
       this.outcome = outcome;
       this.reject(error);
-      if (stream === undefined) this.finish();
-      else if (beforeResponse === "cancel") cancel(stream);
+      if (this.stream === undefined) this.finish();
+      else if (beforeResponse !== "leave") this.reset(beforeResponse);
       return;
     }
+    const stream = this.stream;
     if (stream === undefined) return;
-    if (stream.readableEnded) {
-      // The reader has the whole body: the response is complete; only an upload still running is stopped.
-      if (afterResponse !== "leave") cancel(stream);
+    if (!this.responded || stream.readableEnded) {
+      if (afterResponse !== "leave") this.reset("cancel");
       return;
     }
     if (this.outcome === "completed") this.outcome = outcome;
-    if (afterResponse === "destroy") stream.destroy(error as Error);
-    else if (afterResponse === "cancel") cancel(stream, error as Error);
+    this.reset(afterResponse, error as Error);
+  }
+
+  /**
+   * Resets the live stream: `"cancel"` sends RST_STREAM(CANCEL) as upstream's `stream.close()`, then tears it down
+   * locally (on a session nghttp2 has already terminated, `close()` alone never emits `'close'`, which would leak
+   * the slot); `"destroy"` destroys it with `error` (RST_STREAM(INTERNAL_ERROR)). No-op once destroyed.
+   */
+  private reset(how: StreamEnd, error?: Error): void {
+    const stream = this.stream;
+    if (stream === undefined || stream.destroyed || how === "leave") return;
+    this.resetting = true;
+    try {
+      if (how === "cancel" && !stream.closed) stream.close(NGHTTP2_CANCEL);
+      stream.destroy(error);
+    } finally {
+      this.resetting = false;
+    }
   }
 
   /**
