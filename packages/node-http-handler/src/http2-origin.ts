@@ -16,7 +16,7 @@
  * Generic over the session type `S` and the request type `W` (the pool's `Http2SessionEntry` and
  * `Http2StreamRequest`), so this file imports neither and they can import it.
  */
-import type { Http2OriginCounters } from "./http2-origin-counters";
+import type { Http2OriginTelemetry } from "./http2-pool-monitor";
 
 /** The links and facts of a request that the origin's lists use (fields of `Http2StreamRequest`). @internal */
 export interface Http2Waiter<W> {
@@ -66,7 +66,8 @@ export class Http2Origin<S extends { readonly available: boolean }, W extends Ht
   constructor(
     readonly key: string,
     readonly name: string,
-    readonly counters: Http2OriginCounters | undefined
+    /** The origin's telemetry entry (its own or `_OTHER`'s); `undefined` while telemetry is off. */
+    public counters: Http2OriginTelemetry | undefined
   ) {}
 
   /** Every waiting request, pooled and isolated (what telemetry reports as `queued`). */
@@ -120,9 +121,7 @@ export class Http2Origin<S extends { readonly available: boolean }, W extends Ht
       this.queued--;
     }
     req.waitNext = req.waitPrev = undefined;
-    const counters = this.counters;
-    const waiting = this.queued + this.isolatedQueued;
-    if (counters !== undefined && waiting < counters.minQueued) counters.minQueued = waiting;
+    this.counters?.queueShrank(this.queued + this.isolatedQueued);
   }
 
   /** The head of the pooled list. */

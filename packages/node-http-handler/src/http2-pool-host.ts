@@ -4,12 +4,10 @@
  * `Http2SessionHost` only, so neither imports the pool and the pool can import both: no import cycle. `R` is the
  * stream request type, `S` the session entry type (the pool's own classes).
  */
+import type { RequestOutcome } from "@sockeye/pool-monitor";
 import type { Settings } from "node:http2";
 import type { DeadlineScheduler } from "./deadline-scheduler";
 import type { Http2IdleWatch } from "./http2-idle-watch";
-
-/** How a stream request ended, counted once per request in the origin's `requests` stats. @internal */
-export type Http2StreamOutcome = "completed" | "failed" | "aborted" | "timed_out";
 
 /** The pool as one stream request sees it. @internal */
 export interface Http2StreamHost<R, S> {
@@ -26,7 +24,7 @@ export interface Http2StreamHost<R, S> {
    * `r` out of the queue, frees its stream slot (handing it on) or drops its isolated session, and takes it out of
    * the in-flight count. `holdMs`: how long it held its slot (0 without a stream).
    */
-  streamFinished(r: R, outcome: Http2StreamOutcome, holdMs: number): void;
+  streamFinished(r: R, outcome: RequestOutcome, holdMs: number): void;
   /** `r`'s isolated session `s` delivered its response: it takes no new stream. */
   isolatedResponded(s: S): void;
   /** A stream on `s` timed out while `s` too moved no byte: retire `s`. */

@@ -1,7 +1,8 @@
 /**
- * Http2PoolMonitor: session-pool telemetry of one `NodeHttp2Handler`, in the `PoolStats` shape of
- * `@sockeye/pool-monitor` (so `registerPoolMetrics()` from `@sockeye/opentelemetry` and dashboards built for the
- * HTTP/1.1 handler read it unchanged), extended with an `http2` block per origin.
+ * Http2PoolMonitor: the HTTP/2 reader of the one telemetry core (`TelemetryCore` of `@sockeye/pool-monitor`, which
+ * counts, samples, logs with lockout, calls back and builds snapshots exactly as for the HTTP/1.1 handlers), so
+ * `registerPoolMetrics()` from `@sockeye/opentelemetry` and dashboards built for the HTTP/1.1 handler read it
+ * unchanged. Each origin's snapshot is extended with an `http2` block.
  *
  * Mapping onto the shared shape: a session is a connection (`active` = sessions carrying at least one stream,
  * `idle` = open sessions carrying none, `maxSockets` = `maxSessionsPerOrigin`), a stream is a request (`queued` =
@@ -11,103 +12,240 @@
  * `server_closed`, `connect_timeout` → `connect_error`, `idle_timeout` → `idle_timeout`); the exact HTTP/2 reason
  * and GOAWAY codes are in `http2.closed` / `http2.goawayCodes`.
  *
- * Events: the `PoolEvent` objects of the HTTP/1.1 monitor (`request:enqueued`, `request:acquired`,
- * `connection:created`, `connection:closed`, `pool:saturated`, `pool:recovered`) go to `subscribe()` listeners and
- * to the same `sockeye:*` `diagnostics_channel` channels, only when someone listens (one `hasSubscribers` read
- * otherwise). Origins only, never paths, headers or bodies.
+ * Events: the core's (`request:enqueued`, `request:acquired`, `connection:created`, `connection:closed`,
+ * `pool:saturated`, `pool:recovered`), on `subscribe()` listeners and the `sockeye:*` channels. Origins only, never
+ * paths, headers or bodies; origins beyond `saturation.maxOrigins` share the `_OTHER` entry (read over its members).
  *
- * Saturation: one `SaturationDetector` per origin, fed on the shared tick once per `sampleIntervalMs` (1 s) while
- * streams are in flight. Its "sockets" are stream slots: `active` = streams open on pooled sessions, `maxSockets` =
+ * Saturation: the core's detector per origin, sampled on the pool's recurring tick once per
+ * `saturation.sampleIntervalMs` while streams are in flight. Its "sockets" are stream slots: `active` = streams open on pooled sessions, `maxSockets` =
  * the sum of the sessions' stream limits once `maxSessionsPerOrigin` sessions exist (unbounded before, so an origin
  * that can still open a session is never saturated), plus one slot per bounded isolated session once
  * `maxIsolatedSessionsPerOrigin` of them are open (unbounded before); `queued` = waiting streams of both kinds. The
- * cause names the bound to raise. A drained batch only shrinks the queue, so it never warns.
+ * cause names the bound to raise, in the core's message with HTTP/2 words ("stream slot usage at capacity"). A
+ * drained batch only shrinks the queue, so it never warns.
  */
 import {
-  CHANNEL_NAMES,
   type CloseReason,
+  type DetectorTuning,
   type Http2CloseReason,
   type Http2SessionStats,
   type OriginStats,
-  type PoolEvent,
-  type PoolEventListener,
-  type PoolStats,
-  SaturationDetector,
-  type SaturationReport,
+  OriginTelemetry,
+  type PoolMonitorOptions,
+  type PoolReading,
+  type RequestOutcome,
+  type SaturationTerms,
+  TelemetryCore,
 } from "@sockeye/pool-monitor";
-import diagnosticsChannel from "node:diagnostics_channel";
-import { summarize } from "./http2-origin-counters";
-import type {
-  Http2OriginView as Http2Origin,
-  Http2SessionView as Http2SessionEntry,
-  Http2PoolView as Http2SessionPool,
-} from "./http2-pool-view";
-import { SESSION_CONNECTING, SESSION_READY } from "./http2-session-state";
 
-const channels = {
-  enqueued: diagnosticsChannel.channel(CHANNEL_NAMES.requestEnqueued),
-  acquired: diagnosticsChannel.channel(CHANNEL_NAMES.requestAcquired),
-  created: diagnosticsChannel.channel(CHANNEL_NAMES.connectionCreated),
-  closed: diagnosticsChannel.channel(CHANNEL_NAMES.connectionClosed),
-  saturated: diagnosticsChannel.channel(CHANNEL_NAMES.poolSaturated),
-  recovered: diagnosticsChannel.channel(CHANNEL_NAMES.poolRecovered),
-};
+/** Maps the HTTP/2 close reasons onto the shared ones (the exact reason stays in `http2.closed`). */
+function sharedCloseReason(reason: Http2CloseReason): CloseReason {
+  switch (reason) {
+    case "connect_timeout":
+    case "connect_error":
+      return "connect_error";
+    case "goaway":
+    case "server_closed":
+      return "server_closed";
+    case "idle_timeout":
+      return "idle_timeout";
+    case "error":
+      return "error";
+    case "local":
+      return "local";
+    default: {
+      const missed: never = reason;
+      return missed;
+    }
+  }
+}
 
-const CLOSE_REASON_MAP: Record<Http2CloseReason, CloseReason> = {
-  connect_timeout: "connect_error",
-  connect_error: "connect_error",
-  goaway: "server_closed",
-  idle_timeout: "idle_timeout",
-  error: "error",
-  server_closed: "server_closed",
-  local: "local",
-};
-
-/** Milliseconds between two saturation samples of an origin. @internal */
-export const HTTP2_SAMPLE_INTERVAL_MS = 1000;
+/** Closed-session counters, every reason present. @internal */
+export function emptyHttp2Closed(): Record<Http2CloseReason, number> {
+  return { connect_timeout: 0, connect_error: 0, goaway: 0, idle_timeout: 0, error: 0, server_closed: 0, local: 0 };
+}
 
 const STATE_NAMES = ["connecting", "ready", "closing", "closing"] as const;
+
+/** What the monitor reads of a session. @internal */
+export interface Http2SessionView {
+  readonly id: number;
+  readonly state: number;
+  readonly isolated: boolean;
+  readonly boundedIsolated: boolean;
+  readonly active: number;
+  readonly maxActive: number;
+  readonly streams: number;
+  readonly peerMaxConcurrentStreams: number | undefined;
+  readonly streamLimit: number;
+  readonly createdAt: number;
+}
+
+/** What the monitor reads of a pool origin. @internal */
+export interface Http2OriginView {
+  readonly open: Iterable<Http2SessionView>;
+  readonly sessions: readonly Http2SessionView[];
+  readonly queued: number;
+  readonly isolatedOpen: number;
+  readonly isolatedQueued: number;
+  readonly waiting: number;
+  readonly oldestWaiting: { readonly startedAt: number } | undefined;
+  readonly activeHead: { readonly slotAt: number } | undefined;
+}
+
+/** What the monitor reads of the pool's configuration. @internal */
+export interface Http2PoolLimits {
+  readonly maxSessionsPerOrigin: number;
+  readonly maxIsolatedSessionsPerOrigin: number;
+  readonly maxConcurrentStreams: number;
+}
+
+/** Session state numbers (`http2-session-entry.ts`) read here. */
+const SESSION_CONNECTING = 0;
+const SESSION_READY = 1;
+
+/** The HTTP/2 telemetry of one origin entry: the core's figures plus the HTTP/2 close reasons and GOAWAY codes. @internal */
+export class Http2OriginTelemetry extends OriginTelemetry {
+  /** Pool origins counted in this entry (one, or every origin of `_OTHER`). */
+  readonly members: Http2OriginView[] = [];
+  readonly http2Closed = emptyHttp2Closed();
+  readonly goawayCodes: Record<string, number> = {};
+
+  constructor(
+    origin: string,
+    tuning: DetectorTuning,
+    /** The monitor, for the pool's parts that only hold the origin. */
+    readonly monitor: Http2PoolMonitor
+  ) {
+    super(origin, tuning);
+  }
+}
 
 /**
  * Telemetry source of a `NodeHttp2Handler`: `getStats()` and `subscribe()`, like `PoolMonitor`.
  * @public
  */
-export class Http2PoolMonitor {
-  private readonly listeners = new Set<PoolEventListener>();
-  private readonly detectors = new Map<Http2Origin, SaturationDetector>();
-  private lastSampleAt = Number.NEGATIVE_INFINITY;
-
+export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
   /** @internal */
   constructor(
-    private readonly pool: Http2SessionPool,
+    private readonly limits: () => Http2PoolLimits | undefined,
     /** Whether saturation detection runs (`socketMonitor: "interval"`). @internal */
-    public detect: boolean
-  ) {}
+    public detect: boolean,
+    options?: PoolMonitorOptions
+  ) {
+    super(options);
+  }
 
-  /**
-   * A plain, JSON-serialisable snapshot, one entry per origin (see the header for the HTTP/2 mapping).
-   * @param options - `{ resetSummaries: true }` restarts the duration summaries after reading them.
-   */
-  getStats(options?: { resetSummaries?: boolean }): PoolStats {
-    const now = this.pool.now();
-    const reset = options?.resetSummaries === true;
-    const origins: OriginStats[] = [];
-    const totals = { active: 0, idle: 0, queued: 0, inFlight: 0, saturatedOrigins: 0 };
-    const maxSessions = this.pool.config?.maxSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
-    const cap = this.pool.config?.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
-    for (const origin of this.pool.origins.values()) {
-      const c = origin.counters;
-      if (c === undefined) continue;
-      let active = 0;
-      let idle = 0;
-      let streams = 0;
-      let isolated = 0;
-      let pooled = 0;
-      let peerMin = Number.POSITIVE_INFINITY;
-      const sessions: Http2SessionStats[] = [];
-      for (const entry of origin.open) {
-        if (entry.active > 0) active++;
-        else idle++;
+  /** @internal */
+  protected newOrigin(key: string): Http2OriginTelemetry {
+    return new Http2OriginTelemetry(key, this.options, this);
+  }
+
+  /** The telemetry entry of a new pool origin (its own, or `_OTHER`'s). @internal */
+  attach(origin: string, view: Http2OriginView): Http2OriginTelemetry {
+    const t = this.originFor(origin);
+    t.members.push(view);
+    return t;
+  }
+
+  /** A stream's outcome, once. @internal */
+  streamFinished(t: Http2OriginTelemetry, outcome: RequestOutcome): void {
+    if (!this.destroyed) this.finished(t, outcome);
+  }
+
+  /** A session closed for `reason` after `ageMs`, having carried `streams` streams. @internal */
+  sessionClosed(
+    t: Http2OriginTelemetry,
+    ageMs: number,
+    ready: boolean,
+    streams: number,
+    reason: Http2CloseReason
+  ): void {
+    t.http2Closed[reason]++;
+    this.connectionClosed(t, ageMs, ready, streams, sharedCloseReason(reason));
+  }
+
+  /** A session received GOAWAY with `code`. @internal */
+  goaway(t: Http2OriginTelemetry, code: number): void {
+    const key = String(code);
+    t.goawayCodes[key] = (t.goawayCodes[key] ?? 0) + 1;
+  }
+
+  /** @internal */
+  protected override terms(t: Http2OriginTelemetry): SaturationTerms {
+    const limits = this.limits();
+    let isolated = 0;
+    let pooled = 0;
+    for (const m of t.members) {
+      isolated += m.isolatedQueued;
+      pooled += m.queued;
+    }
+    const raise =
+      isolated > pooled
+        ? `maxIsolatedSessionsPerOrigin (now ${limits?.maxIsolatedSessionsPerOrigin ?? "Infinity"})`
+        : `maxSessionsPerOrigin (now ${limits?.maxSessionsPerOrigin ?? "Infinity"})`;
+    return { slot: "stream slot", capacity: "stream slots", raise, sizing: false };
+  }
+
+  /** @internal */
+  protected read(t: Http2OriginTelemetry, now: number, r: PoolReading): void {
+    const limits = this.limits();
+    const maxSessions = limits?.maxSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
+    const maxIsolated = limits?.maxIsolatedSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
+    const e = r.evidence;
+    let oldestQueuedAt = Number.POSITIVE_INFINITY;
+    let oldestSlotAt = Number.POSITIVE_INFINITY;
+    let slots = 0;
+    let capacity = 0;
+    for (const m of t.members) {
+      for (const entry of m.open) {
+        if (entry.active > 0) r.active++;
+        else r.idle++;
+      }
+      r.queued += m.waiting;
+      const head = m.oldestWaiting;
+      if (head !== undefined && head.startedAt < oldestQueuedAt) oldestQueuedAt = head.startedAt;
+      const held = m.activeHead;
+      if (held !== undefined && held.slotAt < oldestSlotAt) oldestSlotAt = held.slotAt;
+      // Stream slots: pooled slots are unbounded while another session may still be opened; isolated sessions
+      // (`disableConcurrentStreams`) have one slot each, bounded once `maxIsolatedSessionsPerOrigin` are open.
+      const isolatedInUse = m.isolatedOpen > 0 || m.isolatedQueued > 0;
+      let cap = 0;
+      if (!isolatedInUse || m.sessions.length > 0 || m.queued > 0) {
+        cap = m.sessions.length >= maxSessions ? 0 : Number.POSITIVE_INFINITY;
+        for (const entry of m.sessions) {
+          slots += entry.active;
+          if (entry.state === SESSION_CONNECTING) cap = Number.POSITIVE_INFINITY;
+          else cap += entry.streamLimit;
+        }
+      }
+      if (isolatedInUse) {
+        for (const entry of m.open) if (entry.boundedIsolated) slots += entry.active;
+        cap += m.isolatedOpen >= maxIsolated ? m.isolatedOpen : Number.POSITIVE_INFINITY;
+      }
+      capacity += cap;
+    }
+    r.maxSockets = Number.isFinite(maxSessions) ? maxSessions : null;
+    r.oldestQueuedMs = oldestQueuedAt === Number.POSITIVE_INFINITY ? 0 : now - oldestQueuedAt;
+    e.active = slots;
+    e.maxSockets = capacity;
+    e.queued = r.queued;
+    e.oldestQueuedMs = r.oldestQueuedMs;
+    e.oldestActiveMs = oldestSlotAt === Number.POSITIVE_INFINITY ? 0 : now - oldestSlotAt;
+  }
+
+  /** @internal */
+  protected override extendStats(t: Http2OriginTelemetry, stats: OriginStats, now: number): void {
+    const limits = this.limits();
+    const maxSessions = limits?.maxSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
+    const cap = limits?.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
+    let streams = 0;
+    let isolated = 0;
+    let pooled = 0;
+    let peerMin = Number.POSITIVE_INFINITY;
+    const sessions: Http2SessionStats[] = [];
+    for (const m of t.members) {
+      for (const entry of m.open) {
         streams += entry.active;
         if (entry.isolated) isolated++;
         else pooled++;
@@ -126,233 +264,19 @@ export class Http2PoolMonitor {
           ageMs: Math.round(now - entry.createdAt),
         });
       }
-      const head = origin.oldestWaiting;
-      const oldestQueuedMs = head === undefined ? 0 : Math.round(now - head.startedAt);
-      const waiting = origin.waiting;
-      const detector = this.detectors.get(origin);
-      const state = detector?.state ?? "ok";
-      if (state !== "ok") totals.saturatedOrigins++;
-      const closed: Record<CloseReason, number> = {
-        connect_error: 0,
-        aborted: 0,
-        timed_out: 0,
-        error: 0,
-        timeout: 0,
-        server_closed: 0,
-        idle_timeout: 0,
-        max_lifetime: 0,
-        local: 0,
-      };
-      for (const [reason, n] of Object.entries(c.closed) as [Http2CloseReason, number][]) {
-        closed[CLOSE_REASON_MAP[reason]] += n;
-      }
-      const inFlight = streams + waiting;
-      origins.push({
-        origin: origin.name,
-        maxSockets: Number.isFinite(maxSessions) ? maxSessions : null,
-        active,
-        idle,
-        queued: waiting,
-        oldestQueuedMs,
-        inFlight,
-        requests: {
-          started: c.started,
-          completed: c.completed,
-          failed: c.failed,
-          aborted: c.aborted,
-          timedOut: c.timedOut,
-        },
-        sockets: {
-          created: c.sessionsCreated,
-          closed,
-          acquisitions: c.acquisitions,
-          reusedAcquisitions: c.reusedAcquisitions,
-          errors: c.sessionErrors,
-        },
-        queueWaitMs: summarize(c.queueWait, reset),
-        connectMs: summarize(c.connect, reset),
-        tlsMs: summarize(c.tls, reset),
-        connectionAgeMs: summarize(c.sessionAge, reset),
-        unconsumed: { count: 0, oldestMs: 0 },
-        saturation: {
-          state,
-          since: detector?.since ?? 0,
-          cause: detector?.cause ?? null,
-          trigger: detector?.trigger ?? null,
-          recommendedMaxSockets: null,
-          clearSamples: (detector as { recoveryStreak?: number } | undefined)?.recoveryStreak ?? 0,
-          episodes: detector?.episodes ?? 0,
-        },
-        http2: {
-          sessionsOpen: pooled,
-          isolatedSessionsOpen: isolated,
-          activeStreams: streams,
-          streamsWaiting: waiting,
-          maxSessions: Number.isFinite(maxSessions) ? maxSessions : null,
-          maxConcurrentStreams: Number.isFinite(cap) ? cap : null,
-          peerMaxConcurrentStreams: Number.isFinite(peerMin) ? peerMin : null,
-          sessions,
-          sessionsCreated: c.sessionsCreated,
-          closed: { ...c.closed },
-          goawayCodes: { ...c.goawayCodes },
-        },
-      });
-      totals.active += active;
-      totals.idle += idle;
-      totals.queued += waiting;
-      totals.inFlight += inFlight;
     }
-    return { takenAt: now, origins, totals };
-  }
-
-  /** Subscribes to pool events; returns the unsubscribe function. A throwing listener is ignored. */
-  subscribe(listener: PoolEventListener): () => void {
-    this.listeners.add(listener);
-    return () => {
-      this.listeners.delete(listener);
+    stats.http2 = {
+      sessionsOpen: pooled,
+      isolatedSessionsOpen: isolated,
+      activeStreams: streams,
+      streamsWaiting: stats.queued,
+      maxSessions: Number.isFinite(maxSessions) ? maxSessions : null,
+      maxConcurrentStreams: Number.isFinite(cap) ? cap : null,
+      peerMaxConcurrentStreams: Number.isFinite(peerMin) ? peerMin : null,
+      sessions,
+      sessionsCreated: t.socketsCreated,
+      closed: { ...t.http2Closed },
+      goawayCodes: { ...t.goawayCodes },
     };
-  }
-
-  /** Whether the tick must keep sampling (an origin is not `ok` and needs samples to recover). @internal */
-  get busy(): boolean {
-    if (!this.detect) return false;
-    for (const detector of this.detectors.values()) if (detector.state !== "ok") return true;
-    return false;
-  }
-
-  /** @internal */
-  tick(now: number): void {
-    if (!this.detect || now - this.lastSampleAt < HTTP2_SAMPLE_INTERVAL_MS) return;
-    this.lastSampleAt = now;
-    const maxSessions = this.pool.config?.maxSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
-    const maxIsolated = this.pool.config?.maxIsolatedSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
-    for (const origin of this.pool.origins.values()) {
-      const c = origin.counters;
-      if (c === undefined) continue;
-      let active = 0;
-      // Pooled slots: unbounded while another session may still be opened. Counted unless the origin only carries
-      // bounded isolated sessions (`disableConcurrentStreams`), whose slots are one per session.
-      const isolatedInUse = origin.isolatedOpen > 0 || origin.isolatedQueued > 0;
-      let capacity = 0;
-      if (!isolatedInUse || origin.sessions.length > 0 || origin.queued > 0) {
-        capacity = origin.sessions.length >= maxSessions ? 0 : Number.POSITIVE_INFINITY;
-        for (const entry of origin.sessions) {
-          active += entry.active;
-          if (entry.state === SESSION_CONNECTING) capacity = Number.POSITIVE_INFINITY;
-          else capacity += entry.streamLimit;
-        }
-      }
-      if (isolatedInUse) {
-        for (const entry of origin.open) if (entry.boundedIsolated) active += entry.active;
-        capacity += origin.isolatedOpen >= maxIsolated ? origin.isolatedOpen : Number.POSITIVE_INFINITY;
-      }
-      const waiting = origin.waiting;
-      let detector = this.detectors.get(origin);
-      if (detector === undefined) {
-        if (waiting === 0 && c.arrivals === 0) continue;
-        detector = new SaturationDetector({ origin: origin.name, sampleIntervalMs: HTTP2_SAMPLE_INTERVAL_MS });
-        this.detectors.set(origin, detector);
-      }
-      const head = origin.oldestWaiting;
-      const report = detector.update({
-        now,
-        active,
-        maxSockets: capacity,
-        queued: waiting,
-        minQueued: Math.min(c.minQueued, waiting),
-        completions: c.completions,
-        arrivals: c.arrivals,
-        holdTimeSumMs: c.holdSumMs,
-        holdCount: c.holdCount,
-        holdTimeMaxMs: c.holdMaxMs,
-        oldestActiveMs: origin.activeHead === undefined ? 0 : now - origin.activeHead.slotAt,
-        oldestQueuedMs: head === undefined ? 0 : now - head.startedAt,
-      });
-      c.resetSample(waiting);
-      if (report !== undefined) {
-        const bound =
-          origin.isolatedQueued > origin.queued
-            ? `maxIsolatedSessionsPerOrigin (now ${maxIsolated})`
-            : `maxSessionsPerOrigin (now ${maxSessions})`;
-        this.transition(origin, report, bound);
-      }
-    }
-  }
-
-  /** @internal */
-  enqueued(origin: Http2Origin): void {
-    if (this.listeners.size === 0 && !channels.enqueued.hasSubscribers) return;
-    this.emit({ type: "request:enqueued", origin: origin.name }, channels.enqueued);
-  }
-
-  /** @internal */
-  acquired(origin: Http2Origin, waitMs: number, reused: boolean, queued: boolean): void {
-    if (this.listeners.size === 0 && !channels.acquired.hasSubscribers) return;
-    this.emit({ type: "request:acquired", origin: origin.name, waitMs, reused, queued }, channels.acquired);
-  }
-
-  /** @internal */
-  sessionCreated(origin: Http2Origin, connectMs: number, tlsMs: number | null): void {
-    if (this.listeners.size === 0 && !channels.created.hasSubscribers) return;
-    this.emit({ type: "connection:created", origin: origin.name, connectMs, tlsMs }, channels.created);
-  }
-
-  /** @internal */
-  sessionClosed(origin: Http2Origin, entry: Http2SessionEntry, reason: Http2CloseReason): void {
-    if (this.listeners.size === 0 && !channels.closed.hasSubscribers) return;
-    this.emit(
-      {
-        type: "connection:closed",
-        origin: origin.name,
-        ageMs: this.pool.now() - entry.createdAt,
-        requests: entry.streams,
-        reason: CLOSE_REASON_MAP[reason],
-      },
-      channels.closed
-    );
-  }
-
-  /** @param bound - the option to raise and its value, e.g. `maxSessionsPerOrigin (now 4)`. */
-  private transition(origin: Http2Origin, report: SaturationReport, bound: string): void {
-    if (report.state !== "ok") {
-      let cause: string;
-      if (report.cause === "no_progress") {
-        cause = `no stream completed in the last ${(report.windowMs / 1000).toFixed(1)} s while every stream slot is busy, and the oldest has been open far longer than this origin's streams normally are; the server may not be answering. Set requestTimeout so hung streams fail and free their slots.`;
-      } else if (report.trigger === "long_holds") {
-        cause = `every stream slot is held by a long-running stream (oldest ${Math.round(report.oldestActiveMs)} ms) and none completed, so new streams wait behind them (long polls or streams, or a server that is not answering yet). Raise ${bound} if these streams are meant to run long.`;
-      } else {
-        cause = `waiting streams keep growing (arrivals ${report.arrivalRate.toFixed(1)}/s, throughput ${report.throughput.toFixed(1)}/s). Raise ${bound} or limit concurrency.`;
-      }
-      report.message = `HTTP/2 stream slots at capacity=${report.active} and ${report.queued} additional streams are waiting (origin=${report.origin}, state=${report.state}, oldest waiting ${Math.round(report.oldestQueuedMs)} ms). Cause: ${cause}`;
-      // Socket sizing does not apply: the HTTP/2 bound is sessions × the peer's stream limit.
-      report.recommendedMaxSockets = null;
-      report.sizing = null;
-    } else {
-      report.message = `HTTP/2 ${report.origin} recovered from ${report.previousState}: ${report.queued} streams waiting, ${report.active} open.`;
-    }
-    this.emit(
-      report.state === "ok"
-        ? { type: "pool:recovered", origin: origin.name, report }
-        : { type: "pool:saturated", origin: origin.name, report },
-      report.state === "ok" ? channels.recovered : channels.saturated
-    );
-    this.pool.report(report);
-  }
-
-  private emit(event: PoolEvent, channel: diagnosticsChannel.Channel): void {
-    for (const listener of this.listeners) {
-      try {
-        listener(event);
-      } catch {
-        // Listeners are isolated.
-      }
-    }
-    if (channel.hasSubscribers) {
-      try {
-        channel.publish(event);
-      } catch {
-        // A throwing channel subscriber is isolated too.
-      }
-    }
   }
 }

@@ -26,17 +26,15 @@
  * (O(1) arm/cancel/refresh); the owner tick (saturation sampling, once per sample interval) runs only while the
  * detector needs samples.
  */
-import type { Http2CloseReason, SaturationReport } from "@sockeye/pool-monitor";
+import type { Http2CloseReason, RequestOutcome, SaturationReport } from "@sockeye/pool-monitor";
 import { timing } from "@sockeye/pool-monitor";
 import http2, { type ClientHttp2Session, type Settings } from "node:http2";
 import { PACKAGE_PREFIX } from "./constants";
 import { DeadlineScheduler } from "./deadline-scheduler";
 import { Http2IdleWatch } from "./http2-idle-watch";
 import { Http2Origin } from "./http2-origin";
-import { Http2OriginCounters, recordMs } from "./http2-origin-counters";
-import type { Http2SessionHost, Http2StreamHost, Http2StreamOutcome } from "./http2-pool-host";
-import { HTTP2_SAMPLE_INTERVAL_MS, type Http2PoolMonitor } from "./http2-pool-monitor";
-import type { Http2PoolView } from "./http2-pool-view";
+import type { Http2SessionHost, Http2StreamHost } from "./http2-pool-host";
+import type { Http2PoolMonitor } from "./http2-pool-monitor";
 import { Http2SessionEntry } from "./http2-session-entry";
 import { SESSION_CLOSED, SESSION_CLOSING, SESSION_CONNECTING, SESSION_READY } from "./http2-session-state";
 import type { Http2PoolOrigin, Http2PoolSession, Http2StreamRequest } from "./http2-stream-request";
@@ -45,13 +43,16 @@ import type { ResolvedHttp2Config } from "./resolve-http2-config";
 /** Streams assumed per connecting session when deciding whether the queue needs one more session. @internal */
 const ASSUMED_STREAMS_PER_SESSION = 100;
 
+/** Sample period while no monitor exists (the owner tick then only keeps deadlines), ms. */
+const SAMPLE_INTERVAL_FALLBACK_MS = 1000;
+
 /**
- * The pool is the host of its stream requests and session entries (they reach it through `http2-pool-host.ts`'s
- * interfaces only) and the view its monitor reads (`http2-pool-view.ts`).
+ * The pool is the host of its stream requests and session entries: they reach it through `http2-pool-host.ts`'s
+ * interfaces only.
  * @internal
  */
 export class Http2SessionPool
-  implements Http2StreamHost<Http2StreamRequest, Http2PoolSession>, Http2SessionHost<Http2PoolSession>, Http2PoolView
+  implements Http2StreamHost<Http2StreamRequest, Http2PoolSession>, Http2SessionHost<Http2PoolSession>
 {
   readonly origins = new Map<string, Http2PoolOrigin>();
   readonly scheduler: DeadlineScheduler;
@@ -63,7 +64,10 @@ export class Http2SessionPool
 
   constructor() {
     // The owner tick only feeds the saturation detectors: it runs once per their sample interval.
-    this.scheduler = new DeadlineScheduler((now) => this.onTick(now), HTTP2_SAMPLE_INTERVAL_MS);
+    this.scheduler = new DeadlineScheduler(
+      (now) => this.onTick(now),
+      () => this.monitor?.sampleIntervalMs ?? SAMPLE_INTERVAL_FALLBACK_MS
+    );
     this.watch = new Http2IdleWatch(this.scheduler);
   }
 
@@ -75,11 +79,8 @@ export class Http2SessionPool
   origin(key: string, name: string): Http2PoolOrigin {
     let origin = this.origins.get(key);
     if (origin === undefined) {
-      origin = new Http2Origin<Http2PoolSession, Http2StreamRequest>(
-        key,
-        name,
-        this.monitor === undefined ? undefined : new Http2OriginCounters()
-      );
+      origin = new Http2Origin<Http2PoolSession, Http2StreamRequest>(key, name, undefined);
+      if (this.monitor !== undefined) origin.counters = this.monitor.attach(name, origin);
       this.origins.set(key, origin);
     }
     return origin;
@@ -91,8 +92,7 @@ export class Http2SessionPool
     this.inFlight++;
     const counters = origin.counters;
     if (counters !== undefined) {
-      counters.started++;
-      counters.arrivals++;
+      counters.monitor.started(counters);
       // The owner tick samples for saturation detection only when it runs (`socketMonitor: "interval"`):
       // with "off"/"per-request" a stream without a deadline starts no timer at all.
       if (this.monitor?.detect === true) this.scheduler.ensureTicking();
@@ -102,7 +102,7 @@ export class Http2SessionPool
         const max = this.config?.maxIsolatedSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
         if (origin.isolatedOpen >= max || origin.isolatedQueued > 0) {
           origin.enqueue(req);
-          this.monitor?.enqueued(origin);
+          if (counters !== undefined) counters.monitor.enqueued(counters);
           return;
         }
       }
@@ -115,7 +115,7 @@ export class Http2SessionPool
       return;
     }
     origin.enqueue(req);
-    this.monitor?.enqueued(origin);
+    if (counters !== undefined) counters.monitor.enqueued(counters);
     this.maybeOpen(origin);
   }
 
@@ -161,27 +161,10 @@ export class Http2SessionPool
    * of the queue, frees its stream slot and hands it on (or drops the isolated session it was waiting for), and takes
    * it out of the in-flight count.
    */
-  streamFinished(req: Http2StreamRequest, outcome: Http2StreamOutcome, holdMs: number): void {
+  streamFinished(req: Http2StreamRequest, outcome: RequestOutcome, holdMs: number): void {
     const origin = req.origin;
     const counters = origin.counters;
-    if (counters !== undefined) {
-      switch (outcome) {
-        case "completed":
-          counters.completed++;
-          break;
-        case "aborted":
-          counters.aborted++;
-          break;
-        case "timed_out":
-          counters.timedOut++;
-          break;
-        case "failed":
-          counters.failed++;
-          break;
-        default:
-          outcome satisfies never;
-      }
-    }
+    if (counters !== undefined) counters.monitor.streamFinished(counters, outcome);
     this.inFlight--;
     if (req.queued) {
       origin.remove(req);
@@ -200,12 +183,7 @@ export class Http2SessionPool
     }
     req.onSession = false;
     origin.holdEnd(req);
-    if (counters !== undefined) {
-      counters.completions++;
-      counters.holdSumMs += holdMs;
-      counters.holdCount++;
-      if (holdMs > counters.holdMaxMs) counters.holdMaxMs = holdMs;
-    }
+    if (counters !== undefined) counters.monitor.released(counters, holdMs);
     entry.active--;
     if (entry.isolated) {
       this.destroySession(entry, "local");
@@ -237,10 +215,9 @@ export class Http2SessionPool
       if (counters !== undefined) {
         const established = entry.connectedAt >= 0 ? entry.connectedAt : now;
         const tcpAt = entry.tcpAt >= 0 ? entry.tcpAt : established;
-        recordMs(counters.connect, tcpAt - entry.createdAt);
         const tls = entry.origin.name.startsWith("https:");
-        if (tls) recordMs(counters.tls, established - tcpAt);
-        this.monitor?.sessionCreated(entry.origin, tcpAt - entry.createdAt, tls ? established - tcpAt : null);
+        counters.monitor.connected(counters, tcpAt - entry.createdAt);
+        counters.monitor.connectionReady(counters, tcpAt - entry.createdAt, tls ? established - tcpAt : null);
       }
       if (entry.isolated) {
         const req = entry.isolatedRequest;
@@ -263,7 +240,7 @@ export class Http2SessionPool
 
   sessionGoaway(entry: Http2PoolSession, code: number): void {
     const counters = entry.origin.counters;
-    if (counters !== undefined) counters.goawayCodes[String(code)] = (counters.goawayCodes[String(code)] ?? 0) + 1;
+    if (counters !== undefined) counters.monitor.goaway(counters, code);
     entry.closeReason ??= "goaway";
     this.retire(entry);
     // Upstream closes gracefully: streams the server accepted (id <= lastStreamID) may finish.
@@ -274,7 +251,7 @@ export class Http2SessionPool
   sessionError(entry: Http2PoolSession, error: Error): void {
     entry.error ??= error;
     const counters = entry.origin.counters;
-    if (counters !== undefined) counters.sessionErrors++;
+    if (counters !== undefined) counters.monitor.connectionError(counters);
     this.destroySession(entry, entry.wasReady ? "error" : "connect_error");
   }
 
@@ -320,9 +297,7 @@ export class Http2SessionPool
     const reason = entry.closeReason ?? (wasConnecting ? "connect_error" : "server_closed");
     const counters = origin.counters;
     if (counters !== undefined) {
-      counters.closed[reason]++;
-      recordMs(counters.sessionAge, this.now() - entry.createdAt);
-      this.monitor?.sessionClosed(origin, entry, reason);
+      counters.monitor.sessionClosed(counters, this.now() - entry.createdAt, !wasConnecting, entry.streams, reason);
     }
     const pending = entry.isolatedRequest;
     let failure: Error | undefined;
@@ -421,7 +396,7 @@ export class Http2SessionPool
       origin.sessions.push(entry);
       origin.connecting++;
     }
-    if (origin.counters !== undefined) origin.counters.sessionsCreated++;
+    if (origin.counters !== undefined) origin.counters.monitor.connectionOpened(origin.counters);
     const connectionTimeout = config?.connectionTimeout;
     if (connectionTimeout !== undefined) this.scheduler.arm(entry.connectDeadline, now, connectionTimeout);
     return entry;
@@ -457,11 +432,7 @@ export class Http2SessionPool
     this.updateRef(entry);
     const counters = entry.origin.counters;
     if (counters !== undefined) {
-      counters.acquisitions++;
-      if (entry.streams > 1) counters.reusedAcquisitions++;
-      const waitMs = now - req.startedAt;
-      recordMs(counters.queueWait, waitMs);
-      this.monitor?.acquired(entry.origin, waitMs, entry.streams > 1, req.wasQueued);
+      counters.monitor.acquired(counters, now - req.startedAt, entry.streams > 1, req.wasQueued);
     }
     req.startStream(entry);
   }
@@ -479,8 +450,9 @@ export class Http2SessionPool
 
   private onTick(now: number): boolean {
     const monitor = this.monitor;
-    if (monitor !== undefined) monitor.tick(now);
-    return (this.inFlight > 0 && monitor?.detect === true) || monitor?.busy === true;
+    if (monitor === undefined || !monitor.detect) return false;
+    monitor.sample(now);
+    return this.inFlight > 0 || monitor.busy;
   }
 
   /** Reports saturation transitions to the user's callbacks and logger (isolated: a throwing one changes nothing). */

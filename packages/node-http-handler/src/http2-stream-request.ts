@@ -41,6 +41,7 @@
  * (`http2-pool-host.ts`), so this file does not import the pool.
  */
 import { HttpResponse, type HttpRequest } from "@smithy/protocol-http";
+import type { RequestOutcome } from "@sockeye/pool-monitor";
 import type { ClientRequest } from "node:http";
 import http2, { type ClientHttp2Stream, type IncomingHttpHeaders } from "node:http2";
 import { Readable } from "node:stream";
@@ -51,7 +52,7 @@ import { Deadline, type DeadlineOwner } from "./deadline-scheduler";
 import { getTransformedHeaders } from "./get-transformed-headers";
 import type { Http2IdleWatcher } from "./http2-idle-watch";
 import type { Http2Origin, Http2Waiter } from "./http2-origin";
-import type { Http2StreamHost, Http2StreamOutcome } from "./http2-pool-host";
+import type { Http2StreamHost } from "./http2-pool-host";
 import type { Http2SessionEntry } from "./http2-session-entry";
 import { writeBody } from "./write-body";
 
@@ -238,7 +239,7 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher, Http
   readonly startedAt: number;
   private streamStartedAt = 0;
   /** How the request ended so far: set when it settles; a completed response may still turn (see `end()`). */
-  private outcome: Http2StreamOutcome = "failed";
+  private outcome: RequestOutcome = "failed";
   private awaitingContinue = false;
   private bodySent = false;
   private continueDeadline: Deadline | undefined = undefined;
@@ -475,7 +476,7 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher, Http
    * rejection the first cause stands. In both of these cases the stream is only reset (without an error) when
    * `afterResponse` asks for anything. No-op once finished.
    */
-  end(outcome: Http2StreamOutcome, error: unknown, beforeResponse: StreamEnd, afterResponse: StreamEnd): void {
+  end(outcome: RequestOutcome, error: unknown, beforeResponse: StreamEnd, afterResponse: StreamEnd): void {
     if (this.finished) return;
     if (!this.settled) {
       this.settled = true;

@@ -2,9 +2,10 @@ import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-ht
 import type { HttpHandlerOptions, Logger, Provider } from "@smithy/types";
 import {
   type GetStatsOptions,
+  type MonitorHandlerOption,
   type PoolStats,
   PoolMonitor,
-  SATURATION_OPTION_KEYS,
+  saturationFields,
   timing,
 } from "@sockeye/pool-monitor";
 import type { Agent, ClientRequest } from "node:http";
@@ -400,7 +401,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       // The provider resolved: its options first (validated like the constructor's), then the updates made meanwhile.
       this.pendingMonitorUpdates = undefined;
       this.monitorInstance.configure({
-        ...saturationFields(options?.saturation),
+        ...saturationFields(options?.saturation as Record<string, unknown> | undefined),
         onSaturation: options?.onSaturation ?? undefined,
         onRecovery: options?.onRecovery ?? undefined,
       });
@@ -429,27 +430,8 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       this.runtime.monitor = value === false ? undefined : this.monitorInstance;
       if (this.runtime.monitor !== undefined && this.runtime.inFlightCount > 0) this.runtime.scheduler.ensureTicking();
     } else {
-      this.reconfigureMonitor(key as "saturation" | "onSaturation" | "onRecovery", value);
+      (this.monitorInstance as PoolMonitor).applyHandlerOption(key as MonitorHandlerOption, value, PACKAGE_PREFIX);
     }
-  }
-
-  /**
-   * Applies `saturation`, `onSaturation` or `onRecovery` to the monitor now (validated: a bad value throws a
-   * `TypeError`/`RangeError` naming the option and the value, and changes nothing). A new `saturation` object
-   * replaces the old one: fields it leaves out go back to their defaults.
-   */
-  private reconfigureMonitor(key: "saturation" | "onSaturation" | "onRecovery", value: unknown): void {
-    const monitor = this.monitorInstance as PoolMonitor;
-    if (key !== "saturation") {
-      monitor.configure({ [key]: value ?? undefined });
-      return;
-    }
-    if (value != null && typeof value !== "object") {
-      throw new TypeError(
-        `${PACKAGE_PREFIX} - invalid option saturation: ${typeof value === "string" ? JSON.stringify(value) : String(value)}; expected an object of saturation-detector options.`
-      );
-    }
-    monitor.configure(saturationFields(value as NodeHttpHandlerOptions["saturation"] | null));
   }
 
   private applyRuntimeSettings(config: ResolvedHandlerConfig): void {
@@ -467,16 +449,6 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       },
     };
   }
-}
-
-/** Every saturation field, `undefined` where `saturation` leaves it out (so `configure()` restores its default). */
-function saturationFields(
-  saturation: NodeHttpHandlerOptions["saturation"] | null | undefined
-): Record<string, unknown> {
-  const next: Record<string, unknown> = {};
-  for (const name of SATURATION_OPTION_KEYS)
-    next[name] = (saturation as Record<string, unknown> | null | undefined)?.[name];
-  return next;
 }
 
 /** `new NodeHttpHandler()` outside the class body, so the build names the class `NodeHttpHandler`, not `_NodeHttpHandler` (see tsup.config.ts). */

@@ -1,5 +1,5 @@
 import type { Logger } from "@smithy/types";
-import type { SaturationReport } from "@sockeye/pool-monitor";
+import type { SaturationOptions, SaturationReport } from "@sockeye/pool-monitor";
 import type { ClientSessionOptions, SecureClientSessionOptions } from "node:http2";
 import type { SocketMonitorMode } from "./socket-monitor-mode";
 
@@ -76,12 +76,19 @@ export interface NodeHttp2HandlerOptions {
   telemetry?: boolean;
   /**
    * Saturation detection. `"interval"`: the handler's shared scheduler samples each origin's stream queue once per
-   * second and reports sustained growth of waiting streams (cause `pool_capacity`) or a stall with every stream slot
+   * `saturation.sampleIntervalMs` (1 s by default) and reports sustained growth of waiting streams (cause `pool_capacity`) or a stall with every stream slot
    * busy and no stream completing (`no_progress`). Upstream's HTTP/2 handler has no socket-usage check, so
    * `"per-request"` and `"off"` both mean no detection. When absent, `SOCKEYE_SOCKET_MONITOR` is used.
    * @defaultValue `"interval"`
    */
   socketMonitor?: SocketMonitorMode;
+  /**
+   * Saturation-detector parameters (`"interval"` mode), each validated and documented on `SaturationOptions`: the
+   * same block and defaults as the HTTP/1.1 handlers (sample interval, window, stall deadline, log lockout, origin
+   * cap).
+   * @defaultValue `{}` (every field at its default)
+   */
+  saturation?: SaturationOptions;
   /** Called when an origin becomes saturated or stalled (see `socketMonitor`). A throwing callback is ignored. */
   onSaturation?: (report: SaturationReport) => void;
   /** Called when a saturated origin recovers. A throwing callback is ignored. */

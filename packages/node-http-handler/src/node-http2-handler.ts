@@ -1,7 +1,8 @@
 import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-http";
 import type { HttpHandlerOptions, Provider } from "@smithy/types";
-import type { PoolStats } from "@sockeye/pool-monitor";
+import type { PoolMonitorOptions, PoolStats } from "@sockeye/pool-monitor";
 import { buildAbortError } from "./build-abort-error";
+import { PACKAGE_PREFIX } from "./constants";
 import { Http2PoolMonitor } from "./http2-pool-monitor";
 import { Http2SessionPool } from "./http2-session-pool";
 import { type AbortSignalLike, Http2StreamRequest } from "./http2-stream-request";
@@ -54,16 +55,13 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
       this.configProvider.catch(() => {});
       // The telemetry source exists from construction here too (metrics can be registered before the first
       // request); it is dropped at the first handle() if the provider's options say `telemetry: false`.
-      this.monitor = new Http2PoolMonitor(this.pool, true);
-      this.pool.monitor = this.monitor;
+      this.monitor = this.pool.monitor = this.newMonitor(undefined, true);
     } else {
       const resolved = resolveHttp2Config(options);
       this.configProvider = Promise.resolve(resolved);
       // The telemetry source exists from construction, so metrics can be registered before the first request.
-      if (resolved.telemetry) {
-        this.monitor = new Http2PoolMonitor(this.pool, resolved.mode === "interval");
-        this.pool.monitor = this.monitor;
-      }
+      if (resolved.telemetry)
+        this.monitor = this.pool.monitor = this.newMonitor(resolved, resolved.mode === "interval");
     }
   }
 
@@ -109,10 +107,30 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
       // Only before any origin exists (a provider's first resolution): origins keep the counters they were built with.
       if (this.pool.origins.size === 0) this.monitor = this.pool.monitor = undefined;
     } else if (this.monitor === undefined) {
-      this.monitor = new Http2PoolMonitor(this.pool, config.mode === "interval");
-      this.pool.monitor = this.monitor;
+      this.monitor = this.pool.monitor = this.newMonitor(config, config.mode === "interval");
+    } else {
+      // A provider's options: the monitor built at construction takes them now.
+      this.monitor.configure(this.monitorOptions(config));
     }
     if (this.monitor !== undefined) this.monitor.detect = config.mode === "interval";
+  }
+
+  private newMonitor(config: ResolvedHttp2Config | undefined, detect: boolean): Http2PoolMonitor {
+    return new Http2PoolMonitor(() => this.pool.config, detect, this.monitorOptions(config));
+  }
+
+  /**
+   * The monitor options of a resolved config: the `saturation` block, the callbacks and a logger resolved at warning
+   * time (the SDK hands its logger over after construction), with the handler's prefix.
+   */
+  private monitorOptions(config: ResolvedHttp2Config | undefined): PoolMonitorOptions {
+    return {
+      ...config?.saturation,
+      onSaturation: config?.onSaturation,
+      onRecovery: config?.onRecovery,
+      messagePrefix: `${PACKAGE_PREFIX}:WARN - `,
+      logger: { warn: (message: string) => (this.config?.logger ?? console).warn?.(message) },
+    };
   }
 
   private dispatch(

@@ -1,5 +1,5 @@
 import type { Logger } from "@smithy/types";
-import type { SaturationReport } from "@sockeye/pool-monitor";
+import type { SaturationOptions, SaturationReport } from "@sockeye/pool-monitor";
 import { PACKAGE_PREFIX } from "./constants";
 import type { NodeHttp2HandlerOptions } from "./node-http2-handler-options";
 import { resolveSocketMonitorMode, type SocketMonitorMode } from "./socket-monitor-mode";
@@ -33,6 +33,8 @@ export interface ResolvedHttp2Config {
   logger: Logger | undefined;
   onSaturation: ((report: SaturationReport) => void) | undefined;
   onRecovery: ((report: SaturationReport) => void) | undefined;
+  /** Saturation-detector options (validated by the monitor). */
+  saturation: SaturationOptions | undefined;
 }
 
 function describe(value: unknown): string {
@@ -113,6 +115,10 @@ export function resolveHttp2Config(options: NodeHttp2HandlerOptions | undefined 
     const value = raw[name];
     if (value !== undefined && value !== null && typeof value !== "function") throw invalid(name, value, "a function");
   }
+  const saturation = raw.saturation;
+  if (saturation !== undefined && saturation !== null && typeof saturation !== "object") {
+    throw invalid("saturation", saturation, "an object of saturation-detector options");
+  }
   let logger = raw.logger as Logger | undefined;
   if (logger !== undefined && logger !== null && (typeof logger !== "object" || typeof logger.warn !== "function")) {
     throw invalid("logger", logger, "an object with a warn() method");
@@ -136,5 +142,6 @@ export function resolveHttp2Config(options: NodeHttp2HandlerOptions | undefined 
     logger: logger ?? undefined,
     onSaturation: (raw.onSaturation as ResolvedHttp2Config["onSaturation"]) ?? undefined,
     onRecovery: (raw.onRecovery as ResolvedHttp2Config["onRecovery"]) ?? undefined,
+    saturation: (saturation as SaturationOptions | null | undefined) ?? undefined,
   };
 }

@@ -2,6 +2,24 @@ import type { SaturationReport } from "./pool-stats";
 import { STALL_HOLD_FACTOR } from "./detector-tuning";
 
 /**
+ * The words a transport's saturation messages use. node:http and undici pools use the defaults (`socket`,
+ * `maxSockets`); HTTP/2 counts stream slots and names the session bound to raise.
+ * @internal
+ */
+export interface SaturationTerms {
+  /** What a request holds: `socket` or `stream slot` (plural adds `s`). */
+  readonly slot: string;
+  /** Label of the capacity in the head of the message, e.g. `maxSockets`. */
+  readonly capacity: string;
+  /** The option to raise, with its value, e.g. `maxSessionsPerOrigin (now 4)`. */
+  readonly raise: string;
+  /** Whether the report carries a socket-count recommendation (`false`: it is cleared). */
+  readonly sizing: boolean;
+}
+
+const SOCKET_TERMS: SaturationTerms = { slot: "socket", capacity: "maxSockets", raise: "maxSockets", sizing: true };
+
+/**
  * The human-readable line for a report (without the logger prefix). Always contains
  * `socket usage at capacity=<active> and <queued> additional requests are enqueued` for non-ok states,
  * the phrase users and log alerts know from `@smithy/node-http-handler`. A change of cause says so
@@ -13,34 +31,35 @@ import { STALL_HOLD_FACTOR } from "./detector-tuning";
  * the origin completed, far faster) it leads with "the server may not be answering" and the timeout advice.
  * @public
  */
-export function formatSaturationMessage(r: SaturationReport): string {
+export function formatSaturationMessage(r: SaturationReport, terms: SaturationTerms = SOCKET_TERMS): string {
+  const slot = terms.slot;
   if (r.state === "ok") {
-    return `${r.origin} recovered from ${r.previousState}${r.previousCause === null ? "" : ` (${r.previousCause})`}: ${r.queued} requests enqueued, ${r.active} sockets in use (maxSockets=${r.maxSockets ?? "Infinity"}).`;
+    return `${r.origin} recovered from ${r.previousState}${r.previousCause === null ? "" : ` (${r.previousCause})`}: ${r.queued} requests enqueued, ${r.active} ${slot}s in use (${terms.capacity}=${r.maxSockets ?? "Infinity"}).`;
   }
   const changed =
     r.previousState !== "ok" && r.previousCause !== null && r.previousCause !== r.cause
       ? ` Cause changed from ${r.previousCause}.`
       : "";
   const head =
-    `socket usage at capacity=${r.active} and ${r.queued} additional requests are enqueued ` +
-    `(origin=${r.origin}, maxSockets=${r.maxSockets ?? "Infinity"}, state=${r.state}, oldest queued ${Math.round(r.oldestQueuedMs)} ms).${changed}`;
+    `${slot} usage at capacity=${r.active} and ${r.queued} additional requests are enqueued ` +
+    `(origin=${r.origin}, ${terms.capacity}=${r.maxSockets ?? "Infinity"}, state=${r.state}, oldest queued ${Math.round(r.oldestQueuedMs)} ms).${changed}`;
   const windowS = (r.windowMs / 1000).toFixed(1);
   const heldS = (r.oldestActiveMs / 1000).toFixed(1);
   switch (r.cause) {
     case "unconsumed_bodies":
       return (
         `${head} Cause: ${r.unconsumed.count} responses handed to the caller have not been read or destroyed ` +
-        `(oldest ${Math.round(r.unconsumed.oldestMs)} ms) and pin their sockets. Consume or destroy every response body ` +
-        "(e.g. S3 GetObject Body); raising maxSockets would only delay the exhaustion."
+        `(oldest ${Math.round(r.unconsumed.oldestMs)} ms) and pin their ${slot}s. Consume or destroy every response body ` +
+        `(e.g. S3 GetObject Body); raising ${terms.raise} would only delay the exhaustion.`
       );
     case "no_progress":
       return (
-        `${head} Cause: no request completed while every socket is busy, and the oldest has held its socket ${heldS} s, ` +
+        `${head} Cause: no request completed while every ${slot} is busy, and the oldest has held its ${slot} ${heldS} s, ` +
         `past this origin's stall deadline of ${(r.stallDeadlineMs / 1000).toFixed(1)} s (${
           r.expectedHoldMs === null
             ? "no request of this origin has completed yet"
-            : `its requests normally hold a socket up to ${(r.expectedHoldMs / 1000).toFixed(1)} s`
-        }); the server may not be answering. Configure requestTimeout/socketTimeout so hung requests fail and release their sockets.`
+            : `its requests normally hold a ${slot} up to ${(r.expectedHoldMs / 1000).toFixed(1)} s`
+        }); the server may not be answering. Configure requestTimeout/socketTimeout so hung requests fail and release their ${slot}s.`
       );
     default: {
       let why: string;
@@ -50,32 +69,32 @@ export function formatSaturationMessage(r: SaturationReport): string {
         if (r.expectedHoldMs !== null && r.oldestActiveMs > STALL_HOLD_FACTOR * r.expectedHoldMs) {
           // Held far longer than this origin's requests take: more likely a server not answering than a long poll.
           why =
-            `requests queue behind sockets held for ${heldS} s so far with no completion, ` +
-            `${Math.round(r.oldestActiveMs / r.expectedHoldMs)}x longer than this origin's requests normally hold a socket ` +
+            `requests queue behind ${slot}s held for ${heldS} s so far with no completion, ` +
+            `${Math.round(r.oldestActiveMs / r.expectedHoldMs)}x longer than this origin's requests normally hold a ${slot} ` +
             `(up to ${duration(r.expectedHoldMs)}): the server may not be answering, or these are long requests (long polls, ` +
-            "streams), which need a socket each for their whole duration. If the server is not answering, configure " +
+            `streams), which need a ${slot} each for their whole duration. If the server is not answering, configure ` +
             "requestTimeout/socketTimeout above your longest legitimate request so hung requests fail and release their " +
-            `sockets; this becomes no_progress once a request is held ${deadlineS} s.`;
+            `${slot}s; this becomes no_progress once a request is held ${deadlineS} s.`;
         } else {
           why =
-            `requests queue behind sockets held for ${heldS} s so far with no completion ` +
-            `(${r.expectedHoldMs === null ? "no request of this origin has completed yet" : `its requests normally hold a socket up to ${(r.expectedHoldMs / 1000).toFixed(1)} s`}): ` +
-            "either long requests (long polls, streams), which need a socket each for their whole duration, " +
+            `requests queue behind ${slot}s held for ${heldS} s so far with no completion ` +
+            `(${r.expectedHoldMs === null ? "no request of this origin has completed yet" : `its requests normally hold a ${slot} up to ${(r.expectedHoldMs / 1000).toFixed(1)} s`}): ` +
+            `either long requests (long polls, streams), which need a ${slot} each for their whole duration, ` +
             `or a server not answering, which becomes no_progress once a request is held ${deadlineS} s.`;
         }
       } else {
         why =
           `${r.trigger === "rising_troughs" ? "the backlog never drains between bursts" : "the queue keeps growing"} ` +
-          `(arrivals ${r.arrivalRate.toFixed(1)}/s, throughput ${r.throughput.toFixed(1)}/s over ${windowS} s, mean socket hold ` +
+          `(arrivals ${r.arrivalRate.toFixed(1)}/s, throughput ${r.throughput.toFixed(1)}/s over ${windowS} s, mean ${slot} hold ` +
           `${r.meanHoldMs === null ? "n/a" : `${Math.round(r.meanHoldMs)} ms`}).`;
       }
       const z = r.sizing;
-      let hint = "";
-      if (z !== null) {
+      let hint = terms.sizing ? "" : ` Raise ${terms.raise} or limit concurrency.`;
+      if (z !== null && terms.sizing) {
         const basis =
           z.method === "littles_law"
             ? `by Little's law, ${z.ratePerSec?.toFixed(1)} requests/s × ${Math.round(z.holdMs)} ms held`
-            : `${z.needed} requests want a socket now (${r.active} in use + ${r.queued} queued, the oldest held ${(z.holdMs / 1000).toFixed(1)} s)`;
+            : `${z.needed} requests want a ${slot} now (${r.active} in use + ${r.queued} queued, the oldest held ${(z.holdMs / 1000).toFixed(1)} s)`;
         hint = longHolds
           ? ` If these are long requests, about ${z.recommended} sockets are needed (${basis}, +25 % headroom): raise maxSockets to ${z.recommended} or limit concurrency.`
           : ` About ${z.recommended} sockets are needed (${basis}, +25 % headroom): raise maxSockets to ${z.recommended} or limit concurrency.`;

@@ -1,7 +1,26 @@
 export { CHANNEL_NAMES } from "./diagnostics";
-export { formatSaturationMessage } from "./format-saturation-message";
+export { formatSaturationMessage, type SaturationTerms } from "./format-saturation-message";
 export { normalizeOrigin } from "./normalize-origin";
-export { type GetStatsOptions, OVERFLOW_ORIGIN, PoolMonitor, UNREAD_WHILE_QUEUED_SAMPLES } from "./pool-monitor";
+export { PoolMonitor } from "./pool-monitor";
+export {
+  type GetStatsOptions,
+  type MonitorHandlerOption,
+  OVERFLOW_ORIGIN,
+  type PoolTelemetry,
+  saturationFields,
+  TelemetryCore,
+  UNREAD_WHILE_QUEUED_SAMPLES,
+} from "./telemetry-core";
+export {
+  assertNever,
+  type DetectorTuning,
+  emptyCloseCounts,
+  OriginTelemetry,
+  type RequestOutcome,
+  UnpooledCounters,
+} from "./origin-telemetry";
+export { PoolReading, SampleEvidence } from "./pool-reading";
+export { DurationHistogram } from "./duration-histogram";
 export type { RequestTracking } from "./tracking-state";
 export {
   POOL_MONITOR_DEFAULTS,

@@ -56,8 +56,9 @@ export interface PoolMonitorOptions {
    */
   windowSamples?: number;
   /**
-   * Minimum time between two log lines for the same origin, milliseconds. Callbacks and channels are not rate-limited.
-   * Range 0–86400000.
+   * Minimum time between two log lines of the same cause for the same origin, milliseconds, across episodes (a
+   * pool that flaps logs once per lockout); a change of cause is logged at once. Callbacks and channels are not
+   * rate-limited. Range 0–86400000.
    * @defaultValue 15000
    */
   warningLockoutMs?: number;

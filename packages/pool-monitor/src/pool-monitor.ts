@@ -8,11 +8,9 @@
  *   `attachRequest()` returns that state instead, for an embedder that forwards the request's events.
  * - Listeners update per-origin counters and histograms as the request gets a socket, a response and
  *   closes; sockets are followed from first sight to `'close'` (connect/TLS timings, close reason).
- * - `sample(now)` (once per `sampleIntervalMs`, from the embedding handler's shared tick or from the
- *   monitor's own lazy interval) reads each busy origin's agent maps, feeds its `SaturationDetector`
- *   and delivers transitions (logger, callbacks, `subscribe()` listeners, diagnostics channels).
- *   Cost: O(busy origins × (agent names + open responses)); idle origins cost one branch.
- * - `getStats()` builds a JSON snapshot on demand; nothing is precomputed for it.
+ * - Counting, sampling, delivery and snapshots are the shared `TelemetryCore` (`telemetry-core.ts`); this
+ *   class is its node:http reader: `read()` turns each busy origin's agent maps and open responses into
+ *   the gauges and the detector's evidence. Cost: O(busy origins × (agent names + open responses)).
  * - Origins are keyed `scheme://host:port` (`normalize-origin.ts`): a caller's `url.href` is reduced to
  *   its origin before anything is stored, so paths and presigned queries never reach stats or events.
  * - `configure()` swaps the resolved options at runtime; detectors are re-tuned in place (their window
@@ -24,37 +22,20 @@
  */
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
-import { poolRecoveredChannel, poolSaturatedChannel } from "./diagnostics";
 import { LazyInterval } from "./lazy-interval";
-import {
-  type PoolMonitorOptions,
-  type ResolvedPoolMonitorOptions,
-  resolvePoolMonitorOptions,
-} from "./pool-monitor-options";
-import type { OriginStats, PoolEventListener, PoolStats, SaturationReport, UnpooledStats } from "./pool-stats";
-import { normalizeOrigin } from "./normalize-origin";
+import type { PoolMonitorOptions, ResolvedPoolMonitorOptions } from "./pool-monitor-options";
+import type { PoolReading } from "./pool-reading";
 import { attachRequest, attachUnpooled, Delivery, noteRequestOutcome, requestEventHandlers } from "./request-listeners";
+import { TelemetryCore, UNREAD_WHILE_QUEUED_SAMPLES } from "./telemetry-core";
 import { timing } from "./timing";
 import {
+  AgentLinks,
   kRequestState,
-  MonitorCore,
   OriginState,
   type RequestTracking,
   socketStateOf,
   type TrackedRequest,
 } from "./tracking-state";
-
-/** Origin under which requests beyond `maxOrigins` distinct origins are aggregated. @public */
-export const OVERFLOW_ORIGIN = "_OTHER";
-
-/**
- * Options of `PoolMonitor.getStats()`.
- * @public
- */
-export interface GetStatsOptions {
-  /** Reset the duration histograms after reading them, so the next snapshot covers only the time since. @defaultValue false */
-  resetSummaries?: boolean;
-}
 
 /**
  * Socket-pool telemetry and saturation detection for Node `http.Agent` / `https.Agent`.
@@ -69,12 +50,9 @@ export interface GetStatsOptions {
  * ```
  * @public
  */
-export class PoolMonitor {
-  private options: ResolvedPoolMonitorOptions;
-  private readonly core = new MonitorCore();
-  private readonly origins = new Map<string, OriginState>();
-  private distinctOrigins = 0;
-  private nonOk = 0;
+export class PoolMonitor extends TelemetryCore<OriginState> {
+  /** Which origin each agent name belongs to. @internal */
+  readonly links = new AgentLinks();
   private standalone = false;
   /** Standalone mode's lazy interval (see `lazy-interval.ts`); created on demand, never while idle. */
   private ticker: LazyInterval | undefined = undefined;
@@ -84,7 +62,19 @@ export class PoolMonitor {
    * the value received and the allowed range).
    */
   constructor(options?: PoolMonitorOptions) {
-    this.options = resolvePoolMonitorOptions(options);
+    super(options);
+  }
+
+  /** @internal */
+  protected newOrigin(key: string): OriginState {
+    return new OriginState(key, this.options);
+  }
+
+  /** @internal */
+  protected read(o: OriginState, now: number, r: PoolReading): void {
+    o.poll(this.links, this, now, r);
+    const options = this.options;
+    o.pollUnconsumed(now, options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs, r);
   }
 
   /**
@@ -104,14 +94,12 @@ export class PoolMonitor {
    * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
    */
   trackRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number, listen = true): void {
-    const core = this.core;
-    if (core.destroyed) return;
-    const o = this.origins.get(origin) ?? this.addOrigin(origin);
+    if (this.destroyed) return;
     attachRequest(
-      core,
+      this,
       req as TrackedRequest,
       agent,
-      o,
+      this.originFor(origin),
       startedAt,
       listen ? Delivery.Listen : Delivery.ForwardByRequest
     );
@@ -132,10 +120,8 @@ export class PoolMonitor {
    * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
    */
   attachRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number): RequestTracking | undefined {
-    const core = this.core;
-    if (core.destroyed) return undefined;
-    const o = this.origins.get(origin) ?? this.addOrigin(origin);
-    const st = attachRequest(core, req as TrackedRequest, agent, o, startedAt, Delivery.Handle);
+    if (this.destroyed) return undefined;
+    const st = attachRequest(this, req as TrackedRequest, agent, this.originFor(origin), startedAt, Delivery.Handle);
     if (this.standalone) this.ensureTicking();
     return st;
   }
@@ -154,10 +140,14 @@ export class PoolMonitor {
    * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
    */
   trackUnpooledRequest(req: ClientRequest, origin: string, startedAt: number, listen = true): void {
-    const core = this.core;
-    if (core.destroyed) return;
-    const o = this.origins.get(origin) ?? this.addOrigin(origin);
-    attachUnpooled(core, req as TrackedRequest, o, startedAt, listen ? Delivery.Listen : Delivery.ForwardByRequest);
+    if (this.destroyed) return;
+    attachUnpooled(
+      this,
+      req as TrackedRequest,
+      this.originFor(origin),
+      startedAt,
+      listen ? Delivery.Listen : Delivery.ForwardByRequest
+    );
   }
 
   /**
@@ -171,44 +161,13 @@ export class PoolMonitor {
    * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
    */
   attachUnpooledRequest(req: ClientRequest, origin: string, startedAt: number): RequestTracking | undefined {
-    const core = this.core;
-    if (core.destroyed) return undefined;
-    const o = this.origins.get(origin) ?? this.addOrigin(origin);
-    return attachUnpooled(core, req as TrackedRequest, o, startedAt, Delivery.Handle);
+    if (this.destroyed) return undefined;
+    return attachUnpooled(this, req as TrackedRequest, this.originFor(origin), startedAt, Delivery.Handle);
   }
 
-  /**
-   * Applies options at runtime, validated as in the constructor (a bad value throws and changes nothing). Keys absent
-   * from `options` keep their current value; a key present with the value `undefined` goes back to its default (or
-   * removes a callback / the logger). Detectors are re-tuned in place: a new `sampleIntervalMs` or `windowSamples`
-   * clears their sample window (so no sample counts as a gap) but keeps the current episodes. A new `maxOrigins`
-   * applies to origins seen from now on. In standalone mode the interval is re-created with the new period.
-   */
-  configure(options: PoolMonitorOptions): void {
-    if (options === null || typeof options !== "object") {
-      throw new TypeError(
-        `@sockeye/pool-monitor: configure(options) expects an object; received ${options === null ? "null" : typeof options}.`
-      );
-    }
-    const current = this.options;
-    const merged: Record<string, unknown> = { ...current };
-    for (const key of Object.keys(options)) merged[key] = (options as Record<string, unknown>)[key];
-    const next = resolvePoolMonitorOptions(merged as PoolMonitorOptions);
-    this.options = next;
-    const retune =
-      next.sampleIntervalMs !== current.sampleIntervalMs ||
-      next.windowSamples !== current.windowSamples ||
-      next.stallAfterMs !== current.stallAfterMs;
-    if (retune) {
-      for (const o of this.origins.values()) {
-        o.detector.reconfigure({
-          windowSamples: next.windowSamples,
-          sampleIntervalMs: next.sampleIntervalMs,
-          stallAfterMs: next.stallAfterMs,
-        });
-      }
-    }
-    if (next.sampleIntervalMs !== current.sampleIntervalMs && this.ticker !== undefined) {
+  /** In standalone mode the interval is re-created with a new period. @internal */
+  protected override configured(previous: ResolvedPoolMonitorOptions): void {
+    if (this.options.sampleIntervalMs !== previous.sampleIntervalMs && this.ticker !== undefined) {
       this.stopTicker();
       this.ticker = undefined; // the next ensureTicking() creates it with the new period
       if (this.standalone && this.busy) this.ensureTicking();
@@ -241,7 +200,7 @@ export class PoolMonitor {
    */
   noteOutcome(req: ClientRequest, outcome: "aborted" | "timed_out"): void {
     const st = (req as TrackedRequest)[kRequestState];
-    if (st !== undefined && st.core === this.core) noteRequestOutcome(st, outcome);
+    if (st !== undefined && st.core === this) noteRequestOutcome(st, outcome);
   }
 
   /**
@@ -250,68 +209,7 @@ export class PoolMonitor {
    */
   noteSocketClose(socket: Socket, reason: "idle_timeout" | "max_lifetime"): void {
     const ss = socketStateOf(socket);
-    if (ss !== undefined && ss.core === this.core && !ss.closed) ss.closedBy = reason;
-  }
-
-  /**
-   * One sampling step: for every origin with requests in flight (or a detector not yet recovered), reads the
-   * agent maps, feeds the saturation detector and delivers saturation / recovery. Call it once per
-   * `sampleIntervalMs`; each call is one detector sample.
-   *
-   * @param now - `timing.now()` / `performance.now()` ms.
-   */
-  sample(now: number): void {
-    if (this.core.destroyed) return;
-    for (const o of this.origins.values()) this.sampleOrigin(o, now);
-  }
-
-  /** The resolved `sampleIntervalMs` (ms): the period at which an embedding handler should call `sample()`. */
-  get sampleIntervalMs(): number {
-    return this.options.sampleIntervalMs;
-  }
-
-  /**
-   * True while a tracked request is in flight (queued, on a socket, or its body still open) or a detector is
-   * saturated/stalled and still needs samples to report recovery. An embedding handler keeps ticking while busy.
-   */
-  get busy(): boolean {
-    return this.core.inFlight > 0 || this.nonOk > 0;
-  }
-
-  /** JSON-serialisable snapshot of every origin. Cost: O(origins × (agent names + open responses)). */
-  getStats(options?: GetStatsOptions): PoolStats {
-    const now = timing.now();
-    const origins: OriginStats[] = [];
-    const totals = { active: 0, idle: 0, queued: 0, inFlight: 0, saturatedOrigins: 0 };
-    if (!this.core.destroyed) {
-      for (const o of this.origins.values()) {
-        const s = this.originStats(o, now, options?.resetSummaries === true);
-        origins.push(s);
-        totals.active += s.active;
-        totals.idle += s.idle;
-        totals.queued += s.queued;
-        totals.inFlight += s.inFlight;
-        if (s.saturation.state !== "ok") totals.saturatedOrigins++;
-      }
-    }
-    return { takenAt: now, origins, totals };
-  }
-
-  /**
-   * Receives every pool event of this monitor (the same objects published on the `sockeye:*` diagnostics
-   * channels). Events are built only while at least one listener or channel subscriber exists.
-   * @returns a function that removes the listener.
-   */
-  subscribe(listener: PoolEventListener): () => void {
-    if (typeof listener !== "function") {
-      throw new TypeError(
-        `@sockeye/pool-monitor: subscribe(listener) expects a function; received ${typeof listener}.`
-      );
-    }
-    this.core.listeners = [...this.core.listeners, listener];
-    return () => {
-      this.core.listeners = this.core.listeners.filter((l) => l !== listener);
-    };
+    if (ss !== undefined && ss.core === this && !ss.closed) ss.closedBy = reason;
   }
 
   /**
@@ -319,7 +217,7 @@ export class PoolMonitor {
    * exists only while the monitor is busy (created by `trackRequest()`, cleared by the first idle tick).
    */
   start(): void {
-    if (this.core.destroyed) return;
+    if (this.destroyed) return;
     this.standalone = true;
     if (this.busy) this.ensureTicking();
   }
@@ -331,13 +229,9 @@ export class PoolMonitor {
   }
 
   /** Clears the interval and all state. Later calls are no-ops; requests still in flight are ignored. */
-  destroy(): void {
+  override destroy(): void {
     this.stop();
-    this.core.destroyed = true;
-    this.core.inFlight = 0;
-    this.core.listeners = [];
-    this.origins.clear();
-    this.nonOk = 0;
+    super.destroy();
   }
 
   private readonly onTick = (): void => {
@@ -354,205 +248,4 @@ export class PoolMonitor {
   private stopTicker(): void {
     this.ticker?.stop();
   }
-
-  private addOrigin(raw: string): OriginState {
-    let key = normalizeOrigin(raw);
-    const known = this.origins.get(key);
-    if (known !== undefined) return known;
-    const overflow = this.distinctOrigins >= this.options.maxOrigins;
-    if (overflow) {
-      key = OVERFLOW_ORIGIN;
-      const other = this.origins.get(key);
-      if (other !== undefined) return other;
-    } else {
-      this.distinctOrigins++;
-    }
-    const options = this.options;
-    const o = new OriginState(key, options.windowSamples, options.sampleIntervalMs, options.stallAfterMs);
-    o.detector.since = timing.now();
-    this.origins.set(key, o);
-    return o;
-  }
-
-  private sampleOrigin(o: OriginState, now: number): void {
-    const detector = o.detector;
-    if (o.inFlight === 0 && detector.state === "ok") {
-      if (detector.needsSamples) detector.resetWindow();
-      // Requests that completed since the last sample still tell how long this origin's requests hold a socket.
-      if (o.holdCount > 0 && o.holdMaxMs > detector.expectedHoldMs) detector.expectedHoldMs = o.holdMaxMs;
-      o.resetSampleCounters();
-      return;
-    }
-    o.poll(this.core, now);
-    o.pollUnconsumed(now, this.options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * this.options.sampleIntervalMs);
-    // Per-link evidence: the links that are full with a queue when there are any, else the origin's sums.
-    const e = o.evidence;
-    const s = o.sample;
-    s.now = now;
-    s.active = e.active;
-    s.maxSockets = e.maxSockets;
-    s.queued = e.queued;
-    s.minQueued = Math.min(o.minQueued, e.queued);
-    s.completions = e.completions;
-    s.arrivals = o.arrivals;
-    s.holdTimeSumMs = o.holdSumMs;
-    s.holdCount = o.holdCount;
-    s.holdTimeMaxMs = o.holdMaxMs;
-    s.oldestActiveMs = e.oldestActive;
-    s.activeAgeSumMs = e.ageSum;
-    s.activeAgeCount = e.ageCount;
-    s.oldestQueuedMs = e.oldestQueued;
-    s.unconsumedCount = o.unconsumedCount;
-    s.unconsumedOldestMs = o.unconsumedOldestMs;
-    const report = detector.update(s);
-    o.resetSampleCounters();
-    if (report !== undefined) {
-      this.deliver(o, report, now);
-    } else if (
-      detector.state !== "ok" &&
-      now - o.lastWarnAt >= this.options.warningLockoutMs &&
-      // Remind only while the pool is still saturated (or pinned by unread bodies) now, not while a drained queue
-      // waits out its recovery streak.
-      ((s.queued > 0 && s.active >= s.maxSockets) || (detector.cause === "unconsumed_bodies" && o.unconsumedCount > 0))
-    ) {
-      const reminder = detector.assess();
-      if (reminder !== undefined) this.log(o, reminder, now);
-    }
-  }
-
-  private deliver(o: OriginState, report: SaturationReport, now: number): void {
-    const options = this.options;
-    if (report.state === "ok") {
-      this.nonOk--;
-      o.lastWarnCause = null;
-      if (this.core.wants(poolRecoveredChannel)) {
-        this.core.emit({ type: "pool:recovered", origin: o.origin, report }, poolRecoveredChannel);
-      }
-      this.call(options.onRecovery, "onRecovery", report);
-      return;
-    }
-    if (report.previousState === "ok") this.nonOk++;
-    this.log(o, report, now);
-    if (this.core.wants(poolSaturatedChannel)) {
-      this.core.emit({ type: "pool:saturated", origin: o.origin, report }, poolSaturatedChannel);
-    }
-    this.call(options.onSaturation, "onSaturation", report);
-  }
-
-  /** Logs a non-ok report; the lockout holds back repeats of the last logged cause, never a different cause. */
-  private log(o: OriginState, report: SaturationReport, now: number): void {
-    if (report.cause === o.lastWarnCause && now - o.lastWarnAt < this.options.warningLockoutMs) return;
-    o.lastWarnAt = now;
-    o.lastWarnCause = report.cause;
-    const logger = this.options.logger;
-    if (logger === undefined || typeof logger.warn !== "function") return;
-    try {
-      logger.warn(this.options.messagePrefix + report.message);
-    } catch {
-      // A broken logger must not break sampling.
-    }
-  }
-
-  private call(fn: ((r: SaturationReport) => void) | undefined, name: string, report: SaturationReport): void {
-    if (fn === undefined) return;
-    try {
-      fn(report);
-    } catch (err) {
-      try {
-        this.options.logger?.warn?.(
-          `${this.options.messagePrefix}${name} callback threw ${(err as Error)?.name ?? typeof err}; the monitor continues.`
-        );
-      } catch {
-        // ignore
-      }
-    }
-  }
-
-  private originStats(o: OriginState, now: number, reset: boolean): OriginStats {
-    o.poll(this.core, now);
-    o.pollUnconsumed(now, this.options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * this.options.sampleIntervalMs);
-    const d = o.detector;
-    const limited = o.maxSockets > 0 && o.maxSockets !== Number.POSITIVE_INFINITY;
-    const stats: OriginStats = {
-      origin: o.origin,
-      maxSockets: limited ? o.maxSockets : null,
-      active: o.active,
-      idle: o.idle,
-      queued: o.queued,
-      oldestQueuedMs: round(o.oldestQueuedMs),
-      inFlight: o.inFlight,
-      requests: {
-        started: o.started,
-        completed: o.completed,
-        failed: o.failed,
-        aborted: o.aborted,
-        timedOut: o.timedOut,
-      },
-      sockets: {
-        created: o.socketsCreated,
-        closed: { ...o.closed },
-        acquisitions: o.acquisitions,
-        reusedAcquisitions: o.reusedAcquisitions,
-        errors: o.socketErrors,
-      },
-      queueWaitMs: o.queueWait.summary(),
-      connectMs: o.connect.summary(),
-      tlsMs: o.tls.summary(),
-      connectionAgeMs: o.connectionAge.summary(),
-      unconsumed: { count: o.unconsumedCount, oldestMs: round(o.unconsumedOldestMs) },
-      saturation: {
-        state: d.state,
-        since: d.since,
-        cause: d.cause,
-        trigger: d.trigger,
-        recommendedMaxSockets: d.recommendedMaxSockets,
-        clearSamples: d.recoveryStreak,
-        episodes: d.episodes,
-      },
-      unpooled: unpooledStats(o, reset),
-    };
-    if (reset) {
-      o.queueWait.reset();
-      o.connect.reset();
-      o.tls.reset();
-      o.connectionAge.reset();
-    }
-    return stats;
-  }
-}
-
-/**
- * While requests of an origin are queued, a response body the caller is not reading counts as unconsumed after this many
- * sample periods (when shorter than `unconsumedBodyMs`). @public
- */
-export const UNREAD_WHILE_QUEUED_SAMPLES = 2;
-
-function unpooledStats(o: OriginState, reset: boolean): UnpooledStats {
-  const u = o.unpooled;
-  if (u === undefined) {
-    return {
-      started: 0,
-      inFlight: 0,
-      completed: 0,
-      failed: 0,
-      aborted: 0,
-      timedOut: 0,
-      connectMs: { count: 0, p50: 0, p90: 0, p99: 0, max: 0 },
-    };
-  }
-  const stats: UnpooledStats = {
-    started: u.started,
-    inFlight: u.inFlight,
-    completed: u.completed,
-    failed: u.failed,
-    aborted: u.aborted,
-    timedOut: u.timedOut,
-    connectMs: u.connect.summary(),
-  };
-  if (reset) u.connect.reset();
-  return stats;
-}
-
-function round(x: number): number {
-  return Math.round(x * 1000) / 1000;
 }

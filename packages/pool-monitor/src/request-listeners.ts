@@ -28,12 +28,6 @@ import { errorMonitor } from "node:events";
 import type { Agent, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
-import {
-  connectionClosedChannel,
-  connectionCreatedChannel,
-  requestAcquiredChannel,
-  requestEnqueuedChannel,
-} from "./diagnostics";
 import type { CloseReason } from "./pool-stats";
 import { timing } from "./timing";
 import {
@@ -41,8 +35,8 @@ import {
   type CountedAs,
   dequeueFromLink,
   enqueueOnLink,
+  type Http1Core,
   kRequestState,
-  type MonitorCore,
   type OriginState,
   type PoolLink,
   RequestState,
@@ -89,7 +83,7 @@ export class TrackedRequestState extends RequestState implements RequestTracking
 
 /** @internal */
 export function attachRequest(
-  core: MonitorCore,
+  core: Http1Core,
   req: TrackedRequest,
   agent: Agent,
   o: OriginState,
@@ -97,10 +91,7 @@ export function attachRequest(
   delivery: Delivery
 ): TrackedRequestState {
   const st = new TrackedRequestState(core, o, agent, startedAt);
-  o.started++;
-  o.inFlight++;
-  o.arrivals++;
-  core.inFlight++;
+  core.started(o);
   o.lastAgent = agent;
   enqueueIfQueued(core, st, req, agent, o);
   if (delivery === Delivery.Handle) return st;
@@ -115,7 +106,7 @@ export function attachRequest(
  * @internal
  */
 export function attachUnpooled(
-  core: MonitorCore,
+  core: Http1Core,
   req: TrackedRequest,
   o: OriginState,
   startedAt: number,
@@ -155,7 +146,7 @@ export const requestEventHandlers = {
  * The name the origin's previous request was queued under is checked first, without the `for…in` scan (which
  * enumerates the keys of an object Node keeps in dictionary mode) or the link lookup.
  */
-function enqueueIfQueued(core: MonitorCore, st: RequestState, req: TrackedRequest, agent: Agent, o: OriginState): void {
+function enqueueIfQueued(core: Http1Core, st: RequestState, req: TrackedRequest, agent: Agent, o: OriginState): void {
   const requests = agentMaps(agent).requests;
   const last = o.lastQueueLink;
   if (last !== undefined && last.agent === agent && isLastQueued(requests[last.name], req)) {
@@ -164,7 +155,7 @@ function enqueueIfQueued(core: MonitorCore, st: RequestState, req: TrackedReques
   }
   for (const name in requests) {
     if (isLastQueued(requests[name], req)) {
-      const link = core.link(o, agent, name);
+      const link = core.links.link(o, agent, name);
       if (link !== undefined) o.lastQueueLink = link;
       markQueued(core, st, o, link);
       return;
@@ -177,19 +168,17 @@ function isLastQueued(q: TrackedRequest[] | undefined, req: TrackedRequest): boo
   return q !== undefined && q.length !== 0 && q[q.length - 1] === req;
 }
 
-function markQueued(core: MonitorCore, st: RequestState, o: OriginState, link: PoolLink | undefined): void {
+function markQueued(core: Http1Core, st: RequestState, o: OriginState, link: PoolLink | undefined): void {
   st.queued = true;
   o.queuedTracked++;
   if (link !== undefined) enqueueOnLink(link, st);
-  if (core.wants(requestEnqueuedChannel)) {
-    core.emit({ type: "request:enqueued", origin: o.origin }, requestEnqueuedChannel);
-  }
+  core.enqueued(o);
 }
 
 /** Leaves the queued state (at its socket or its close). */
 function leaveQueue(st: RequestState, o: OriginState): void {
   st.queued = false;
-  if (--o.queuedTracked < o.minQueued) o.minQueued = o.queuedTracked;
+  o.queueShrank(--o.queuedTracked);
   dequeueFromLink(st);
 }
 
@@ -226,8 +215,6 @@ function requestSocket(st: RequestState, socket: Socket): void {
   const wasQueued = st.queued;
   if (wasQueued) leaveQueue(st, o);
   const waitMs = now - st.startedAt;
-  o.queueWait.record(waitMs);
-  o.acquisitions++;
   let reused = true;
   let ss = socketStateOf(socket);
   if (ss === undefined) {
@@ -246,23 +233,17 @@ function requestSocket(st: RequestState, socket: Socket): void {
     }
     // A socket first seen here is new unless it already carried traffic (adopted from before tracking began).
     if (connecting || (socket.bytesWritten === 0 && socket.bytesRead === 0)) {
-      o.socketsCreated++;
+      core.connectionOpened(o);
       reused = false;
     }
-    ss.link = core.learnSocket(o, st.agent, socket);
+    ss.link = core.links.learnSocket(o, st.agent, socket);
   }
   if (ss.core === core) {
     ss.requests++;
     ss.current = st;
     st.socket = ss;
   }
-  if (reused) o.reusedAcquisitions++;
-  if (core.wants(requestAcquiredChannel)) {
-    core.emit(
-      { type: "request:acquired", origin: o.origin, waitMs, reused, queued: wasQueued },
-      requestAcquiredChannel
-    );
-  }
+  core.acquired(o, waitMs, reused, wasQueued);
 }
 
 function requestResponse(st: RequestState, res: IncomingMessage): void {
@@ -284,20 +265,14 @@ function requestClosed(st: RequestState): void {
     return;
   }
   const o = st.origin;
-  o.inFlight--;
-  core.inFlight--;
   if (st.queued) leaveQueue(st, o);
   const res = st.res;
   o.closeResponse(st);
   const counted: CountedAs = st.outcome ?? (st.errored || res === undefined || res.errored ? "failed" : "completed");
   st.countedAs = counted;
-  bumpOutcome(o, counted, 1);
+  core.finished(o, counted);
   if (st.acquiredAt >= 0) {
-    o.completions++;
-    const holdMs = timing.now() - st.acquiredAt;
-    o.holdSumMs += holdMs;
-    o.holdCount++;
-    if (holdMs > o.holdMaxMs) o.holdMaxMs = holdMs;
+    core.released(o, timing.now() - st.acquiredAt);
     const ss = st.socket;
     if (ss !== undefined) {
       if (ss.link !== undefined) ss.link.completions++;
@@ -324,19 +299,10 @@ export function noteRequestOutcome(st: RequestState, outcome: "aborted" | "timed
     return;
   }
   if (st.closed && st.countedAs !== undefined) {
-    bumpOutcome(st.origin, st.countedAs, -1);
-    bumpOutcome(st.origin, outcome, 1);
+    st.core.recount(st.origin, st.countedAs, outcome);
     st.countedAs = outcome;
     if (st.socket !== undefined && st.socket.current === undefined) st.socket.lastOutcome = outcome;
   }
-}
-
-/** Adds `delta` to the counter of one request outcome. @internal */
-export function bumpOutcome(o: OriginState, counted: CountedAs, delta: number): void {
-  if (counted === "completed") o.completed += delta;
-  else if (counted === "failed") o.failed += delta;
-  else if (counted === "aborted") o.aborted += delta;
-  else o.timedOut += delta;
 }
 
 function onSocketConnect(this: Socket): void {
@@ -345,15 +311,10 @@ function onSocketConnect(this: Socket): void {
   const now = timing.now();
   ss.tcpAt = now;
   const connectMs = now - ss.createdAt;
-  ss.origin.connect.record(connectMs);
+  ss.core.connected(ss.origin, connectMs);
   if (!ss.tls) {
     ss.readyAt = now;
-    if (ss.core.wants(connectionCreatedChannel)) {
-      ss.core.emit(
-        { type: "connection:created", origin: ss.origin.origin, connectMs, tlsMs: null },
-        connectionCreatedChannel
-      );
-    }
+    ss.core.connectionReady(ss.origin, connectMs, null);
   }
 }
 
@@ -364,20 +325,14 @@ function onSocketSecureConnect(this: Socket): void {
   const tcpAt = ss.tcpAt >= 0 ? ss.tcpAt : ss.createdAt;
   const tlsMs = now - tcpAt;
   ss.readyAt = now;
-  ss.origin.tls.record(tlsMs);
-  if (ss.core.wants(connectionCreatedChannel)) {
-    ss.core.emit(
-      { type: "connection:created", origin: ss.origin.origin, connectMs: tcpAt - ss.createdAt, tlsMs },
-      connectionCreatedChannel
-    );
-  }
+  ss.core.connectionReady(ss.origin, tcpAt - ss.createdAt, tlsMs);
 }
 
 function onSocketError(this: Socket): void {
   const ss = socketStateOf(this);
   if (ss === undefined || ss.core.destroyed) return;
   ss.errored = true;
-  ss.origin.socketErrors++;
+  ss.core.connectionError(ss.origin);
 }
 
 function onSocketEnd(this: Socket): void {
@@ -396,17 +351,7 @@ function onSocketClose(this: Socket): void {
   ss.closed = true;
   setSocketState(this, undefined);
   if (ss.core.destroyed) return;
-  const o = ss.origin;
-  const reason = closeReason(ss);
-  o.closed[reason]++;
-  const ageMs = timing.now() - ss.createdAt;
-  if (ss.readyAt >= 0) o.connectionAge.record(ageMs);
-  if (ss.core.wants(connectionClosedChannel)) {
-    ss.core.emit(
-      { type: "connection:closed", origin: o.origin, ageMs, requests: ss.requests, reason },
-      connectionClosedChannel
-    );
-  }
+  ss.core.connectionClosed(ss.origin, timing.now() - ss.createdAt, ss.readyAt >= 0, ss.requests, closeReason(ss));
 }
 
 function closeReason(ss: SocketState): CloseReason {

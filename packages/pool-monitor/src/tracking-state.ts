@@ -43,10 +43,9 @@
  */
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
-import type { Channel } from "node:diagnostics_channel";
-import { DurationHistogram } from "./duration-histogram";
-import type { CloseReason, PoolEvent, PoolEventListener } from "./pool-stats";
-import { SaturationDetector, type SaturationSample } from "./saturation-detector";
+import { type DetectorTuning, OriginTelemetry, type RequestOutcome } from "./origin-telemetry";
+import type { PoolReading, SampleEvidence } from "./pool-reading";
+import type { TelemetryCore } from "./telemetry-core";
 
 /** Symbol under which a request tracked with `trackRequest()` carries its `RequestState`. @internal */
 export const kRequestState: unique symbol = Symbol("sockeye.pool-monitor.request");
@@ -68,33 +67,14 @@ export function agentMaps(agent: Agent): AgentMaps {
 }
 
 /** What a finished request was counted as. @internal */
-export type CountedAs = "completed" | "failed" | "aborted" | "timed_out";
+export type CountedAs = RequestOutcome;
 
-/** State shared by one monitor and the module-level listeners. @internal */
-export class MonitorCore {
-  destroyed = false;
-  /** Tracked requests not yet closed, all origins. */
-  inFlight = 0;
-  listeners: PoolEventListener[] = [];
-  /** name -> link (and through it the origin), per agent, for names already linked to an origin. */
+/** The node:http monitor as its request and socket listeners see it: the telemetry core plus its agent links. @internal */
+export type Http1Core = TelemetryCore<OriginState> & { readonly links: AgentLinks };
+
+/** Which origin each (agent, name) pair belongs to, per agent, for names already linked to an origin. @internal */
+export class AgentLinks {
   readonly agentNames = new WeakMap<Agent, Map<string, PoolLink>>();
-
-  /** True when someone would receive an event published on `channel`. */
-  wants(channel: Channel): boolean {
-    return this.listeners.length !== 0 || channel.hasSubscribers;
-  }
-
-  emit(event: PoolEvent, channel: Channel): void {
-    if (channel.hasSubscribers) channel.publish(event);
-    const listeners = this.listeners;
-    for (let i = 0; i < listeners.length; i++) {
-      try {
-        listeners[i](event);
-      } catch {
-        // A listener must not break the request path.
-      }
-    }
-  }
 
   /** Records that `name` in `agent` belongs to `o`; returns the link (`undefined` if another origin owns the name). */
   link(o: OriginState, agent: Agent, name: string): PoolLink | undefined {
@@ -195,7 +175,7 @@ export class RequestState {
   next: RequestState | undefined = undefined;
 
   constructor(
-    readonly core: MonitorCore,
+    readonly core: Http1Core,
     readonly origin: OriginState,
     readonly agent: Agent,
     readonly startedAt: number
@@ -220,23 +200,12 @@ export class SocketState {
   closed = false;
 
   constructor(
-    readonly core: MonitorCore,
+    readonly core: Http1Core,
     readonly origin: OriginState,
     readonly createdAt: number,
     readonly connecting: boolean,
     readonly tls: boolean
   ) {}
-}
-
-/** Counters of the requests of one origin sent outside the pool (`trackUnpooledRequest()`). @internal */
-export class UnpooledCounters {
-  started = 0;
-  inFlight = 0;
-  completed = 0;
-  failed = 0;
-  aborted = 0;
-  timedOut = 0;
-  readonly connect = new DurationHistogram();
 }
 
 /**
@@ -258,8 +227,8 @@ export function setSocketState(socket: Socket, state: SocketState | undefined): 
   (socket as unknown as Record<symbol, SocketState | undefined>)[kSocketState] = state;
 }
 
-/** @internal */
-export class OriginState {
+/** The node:http transport's state of one origin entry: its agent links, queue and open responses. @internal */
+export class OriginState extends OriginTelemetry {
   readonly links: PoolLink[] = [];
   /** Agent of the latest request (its `maxSockets` is the origin's while no link is live). */
   lastAgent: Agent | undefined = undefined;
@@ -268,108 +237,30 @@ export class OriginState {
    * before it scans `agent.requests`: under saturation every request is queued, nearly always under the same name.
    */
   lastQueueLink: PoolLink | undefined = undefined;
-  // Counters since creation.
-  started = 0;
-  completed = 0;
-  failed = 0;
-  aborted = 0;
-  timedOut = 0;
-  inFlight = 0;
-  socketsCreated = 0;
-  socketErrors = 0;
-  acquisitions = 0;
-  reusedAcquisitions = 0;
-  readonly closed: Record<CloseReason, number> = {
-    connect_error: 0,
-    aborted: 0,
-    timed_out: 0,
-    error: 0,
-    timeout: 0,
-    server_closed: 0,
-    idle_timeout: 0,
-    max_lifetime: 0,
-    local: 0,
-  };
-  // Tracked queued requests now, and the minimum since the last sample (queue floor).
+  /** Tracked requests queued now. */
   queuedTracked = 0;
-  minQueued = 0;
-  // Accumulators since the last sample.
-  arrivals = 0;
-  completions = 0;
-  holdSumMs = 0;
-  holdCount = 0;
-  holdMaxMs = 0;
-  readonly queueWait = new DurationHistogram();
-  readonly connect = new DurationHistogram();
-  readonly tls = new DurationHistogram();
-  readonly connectionAge = new DurationHistogram();
   /** Responses whose body is still open (linked through `RequestState.prev/next`); see `openResponse()`. */
   openHead: RequestState | undefined = undefined;
-  readonly detector: SaturationDetector;
-  /** Reused sample object (one per origin: the detector keeps a reference to the latest). */
-  readonly sample: SaturationSample = {
-    now: 0,
-    active: 0,
-    maxSockets: 0,
-    queued: 0,
-    minQueued: 0,
-    completions: 0,
-    arrivals: 0,
-    holdTimeSumMs: 0,
-    holdCount: 0,
-    holdTimeMaxMs: 0,
-    oldestActiveMs: 0,
-    activeAgeSumMs: 0,
-    activeAgeCount: 0,
-    oldestQueuedMs: 0,
-    unconsumedCount: 0,
-    unconsumedOldestMs: 0,
-  };
-  lastWarnAt = Number.NEGATIVE_INFINITY;
-  /** Cause of the last logged line (the lockout limits repeats of one cause, never a change). */
-  lastWarnCause: string | null = null;
-  /** Requests sent outside the pool; created on the first one. */
-  unpooled: UnpooledCounters | undefined = undefined;
-  // Last poll results.
-  active = 0;
-  idle = 0;
-  queued = 0;
-  maxSockets = 0;
-  oldestQueuedMs = 0;
-  oldestActiveMs = 0;
-  activeAgeSumMs = 0;
-  activeAgeCount = 0;
-  unconsumedCount = 0;
-  unconsumedOldestMs = 0;
-  /** What the detector is fed (see the header): the full links with a queue when there are any, else the sums. */
-  readonly evidence = new LinkFigures();
-  /** Number of full links with a queue at the last poll (0: `evidence` is the origin's sum). */
-  fullLinks = 0;
 
-  constructor(
-    readonly origin: string,
-    windowSamples: number,
-    sampleIntervalMs: number,
-    stallAfterMs: number
-  ) {
-    this.detector = new SaturationDetector({ origin, windowSamples, sampleIntervalMs, stallAfterMs });
+  constructor(origin: string, tuning: DetectorTuning) {
+    super(origin, tuning);
   }
 
-  resetSampleCounters(): void {
-    this.arrivals = this.completions = this.holdSumMs = this.holdCount = this.holdMaxMs = 0;
-    this.minQueued = this.queuedTracked;
+  /** The next interval's queue floor starts from the tracked queue (this monitor's requests), not the agent's. */
+  override resetSampleCounters(_queued: number): void {
+    super.resetSampleCounters(this.queuedTracked);
     const links = this.links;
     for (let i = 0; i < links.length; i++) links[i].completions = 0;
   }
 
   /**
    * Reads active / idle / queued / maxSockets, the oldest queued age and the ages of the requests holding sockets from
-   * the agents, per link, into the origin's sums and into `evidence`; drops links with no socket and no queue.
-   * O(links + busy sockets), allocation-free.
+   * the agents, per link, into `r` (the origin's sums) and `r.evidence` (see the header); drops links with no socket
+   * and no queue. O(links + busy sockets), allocation-free.
    */
-  poll(core: MonitorCore, now: number): void {
+  poll(agentLinks: AgentLinks, core: Http1Core, now: number, r: PoolReading): void {
     const sum = scratchSum.clear();
-    const full = this.evidence.clear();
+    const full = scratchFull.clear();
     const link = scratchLink;
     let idle = 0;
     let fullLinks = 0;
@@ -385,7 +276,7 @@ export class OriginState {
       const busy = sockets?.length ?? 0;
       const waiting = q?.length ?? 0;
       if (busy + free + waiting === 0) {
-        core.unlink(l); // nothing left under this name: forget it (a replaced agent, a host gone quiet)
+        agentLinks.unlink(l); // nothing left under this name: forget it (a replaced agent, a host gone quiet)
         if (this.lastQueueLink === l) this.lastQueueLink = undefined;
         continue;
       }
@@ -419,17 +310,14 @@ export class OriginState {
     if (sum.maxSockets === 0 && this.lastAgent !== undefined) sum.maxSockets = agentMaps(this.lastAgent).maxSockets;
     if (fullLinks === 0) {
       full.copy(sum);
-      full.completions = this.completions;
+      full.completions = -1; // the origin's own count
     }
-    this.fullLinks = fullLinks;
-    this.oldestActiveMs = sum.oldestActive;
-    this.activeAgeSumMs = sum.ageSum;
-    this.activeAgeCount = sum.ageCount;
-    this.active = sum.active;
-    this.idle = idle;
-    this.queued = sum.queued;
-    this.maxSockets = sum.maxSockets;
-    this.oldestQueuedMs = sum.oldestQueued;
+    full.into(r.evidence);
+    r.active = sum.active;
+    r.idle = idle;
+    r.queued = sum.queued;
+    r.maxSockets = sum.maxSockets > 0 && sum.maxSockets !== Number.POSITIVE_INFINITY ? sum.maxSockets : null;
+    r.oldestQueuedMs = sum.oldestQueued;
   }
 
   /**
@@ -439,8 +327,8 @@ export class OriginState {
    * a body counts after `queuedThresholdMs` already (when shorter): it holds a socket others wait
    * for. O(open responses).
    */
-  pollUnconsumed(now: number, thresholdMs: number, queuedThresholdMs = thresholdMs): void {
-    const limit = this.queued > 0 ? Math.min(thresholdMs, queuedThresholdMs) : thresholdMs;
+  pollUnconsumed(now: number, thresholdMs: number, queuedThresholdMs: number, r: PoolReading): void {
+    const limit = r.queued > 0 ? Math.min(thresholdMs, queuedThresholdMs) : thresholdMs;
     let count = 0;
     let oldest = 0;
     for (let st = this.openHead; st !== undefined; st = st.next) {
@@ -457,8 +345,8 @@ export class OriginState {
       count++;
       if (now - st.responseAt > oldest) oldest = now - st.responseAt;
     }
-    this.unconsumedCount = count;
-    this.unconsumedOldestMs = oldest;
+    r.unconsumedCount = count;
+    r.unconsumedOldestMs = oldest;
   }
 
   /** Puts a request whose response arrived on the open-response list. O(1). */
@@ -557,8 +445,21 @@ export class LinkFigures {
   copy(l: LinkFigures): void {
     this.clear().add(l);
   }
+
+  /** Writes these figures as the detector's evidence. */
+  into(e: SampleEvidence): void {
+    e.active = this.active;
+    e.maxSockets = this.maxSockets;
+    e.queued = this.queued;
+    e.completions = this.completions;
+    e.oldestQueuedMs = this.oldestQueued;
+    e.oldestActiveMs = this.oldestActive;
+    e.activeAgeSumMs = this.ageSum;
+    e.activeAgeCount = this.ageCount;
+  }
 }
 
 // Scratch figures for poll() (single-threaded, never held across calls).
 const scratchSum = new LinkFigures();
+const scratchFull = new LinkFigures();
 const scratchLink = new LinkFigures();

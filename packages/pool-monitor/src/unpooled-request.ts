@@ -11,7 +11,8 @@
  */
 import type { Socket } from "node:net";
 import { timing } from "./timing";
-import { type CountedAs, type RequestState, UnpooledCounters } from "./tracking-state";
+import { UnpooledCounters } from "./origin-telemetry";
+import type { CountedAs, RequestState } from "./tracking-state";
 
 const connectingSockets = new WeakMap<Socket, RequestState>();
 

@@ -11,7 +11,7 @@ function node(name: string, sent: string[]): GatedRequest & { name: string } {
   return {
     name,
     startedAt: 0,
-    acquiredAt: 0,
+    acquiredAt: -1,
     pausedAt: 0,
     listed: 0,
     listPrev: undefined,

@@ -16,7 +16,7 @@ function pool(stats: UndiciStatsLike = {}): FakePool {
 }
 
 function entry(): OriginPoolState {
-  return new OriginPoolState("_OTHER", 5, 1000);
+  return new OriginPoolState("_OTHER", { windowSamples: 5, sampleIntervalMs: 1000, stallAfterMs: 30_000 });
 }
 
 describe("OriginPoolState pool registry", () => {

@@ -30,12 +30,12 @@
  * stats over the live pools at read time (one `PoolStats` object per pool and read: sample and snapshot time only).
  * A caller's own dispatcher registers no pool: the handler sets `stats` (and leaves `maxSockets` null) instead.
  */
-import { type CloseReason, SaturationDetector, type SaturationSample } from "@sockeye/pool-monitor";
-import { DurationRecorder } from "./duration-recorder";
+import { type DetectorTuning, OriginTelemetry, type PoolReading, type SampleEvidence } from "@sockeye/pool-monitor";
 
 /** Fields a request state object carries for its origin's lists. @internal */
 export interface PoolRequestNode {
   startedAt: number;
+  /** When it got a connection (`timing.now()` ms); -1 while it holds none. */
   acquiredAt: number;
   pausedAt: number;
   /** 0: in no list, 1: waiting, 2: paused, 3: an `OriginGate` queue of its own, 4: holding a connection. */
@@ -110,21 +110,8 @@ export class RequestList {
   }
 }
 
-const CLOSE_REASONS: readonly CloseReason[] = [
-  "connect_error",
-  "aborted",
-  "timed_out",
-  "error",
-  "timeout",
-  "server_closed",
-  "idle_timeout",
-  "max_lifetime",
-  "local",
-];
-
-/** @internal */
-export class OriginPoolState {
-  readonly detector: SaturationDetector;
+/** The undici transport's state of one origin entry: its pools, gates and request lists. @internal */
+export class OriginPoolState extends OriginTelemetry {
   /**
    * Connection limit: the sum of the live registered pools' limits (cached, see `refreshPools()`); `null` =
    * unlimited (some live pool has no limit) or unknown (no pool registered: a caller's dispatcher).
@@ -155,41 +142,9 @@ export class OriginPoolState {
   connecting = 0;
   /** Connected sockets whose first request has not been dispatched yet (to tell reused acquisitions). */
   fresh = 0;
-  inFlight = 0;
 
-  started = 0;
-  completed = 0;
-  failed = 0;
-  aborted = 0;
-  timedOut = 0;
-  socketsCreated = 0;
-  acquisitions = 0;
-  reusedAcquisitions = 0;
-  socketErrors = 0;
-  readonly closed = Object.fromEntries(CLOSE_REASONS.map((r) => [r, 0])) as Record<CloseReason, number>;
-
-  readonly queueWait = new DurationRecorder();
-  readonly connect = new DurationRecorder();
-  readonly tls = new DurationRecorder();
-  readonly connectionAge = new DurationRecorder();
-
-  // Per-sample counters, reset by the detector feed.
-  arrivals = 0;
-  completions = 0;
-  holdSumMs = 0;
-  holdCount = 0;
-  holdMaxMs = 0;
-  minQueued = Number.POSITIVE_INFINITY;
-  readonly sample: SaturationSample = { now: 0, active: 0, maxSockets: 0, queued: 0, completions: 0 };
-  lastWarnAt = Number.NEGATIVE_INFINITY;
-  recommendedMaxSockets: number | null = null;
-
-  constructor(
-    readonly origin: string,
-    windowSamples: number,
-    sampleIntervalMs: number
-  ) {
-    this.detector = new SaturationDetector({ origin, windowSamples, sampleIntervalMs });
+  constructor(origin: string, tuning: DetectorTuning) {
+    super(origin, tuning);
   }
 
   /**
@@ -336,13 +291,13 @@ export class OriginPoolState {
    * the count (the detector's long-hold evidence and sizing, as `PoolMonitor` reads them from the agent's sockets).
    * O(holding requests).
    */
-  activeAges(now: number, s: SaturationSample): void {
+  activeAges(now: number, s: SampleEvidence): void {
     let oldest = 0;
     let sum = 0;
     let count = 0;
     for (const list of [this.holders, this.paused]) {
       for (let n = list.head; n !== undefined; n = n.listNext) {
-        if (n.acquiredAt === 0) continue;
+        if (n.acquiredAt < 0) continue;
         const age = now - n.acquiredAt;
         sum += age;
         count++;
@@ -356,10 +311,11 @@ export class OriginPoolState {
 
   /**
    * Paused bodies not read for `thresholdMs` (`queuedThresholdMs`, when shorter, while requests of the origin are
-   * queued: such a body holds a connection others wait for), as `PoolMonitor` counts them: count and oldest age.
+   * queued: such a body holds a connection others wait for), as `PoolMonitor` counts them: count and oldest age,
+   * into `r` (whose `queued` is already read).
    */
-  unconsumed(now: number, thresholdMs: number, queuedThresholdMs = thresholdMs): { count: number; oldestMs: number } {
-    if (this.queued > 0 && queuedThresholdMs < thresholdMs) thresholdMs = queuedThresholdMs;
+  unconsumed(now: number, thresholdMs: number, queuedThresholdMs: number, r: PoolReading): void {
+    if (r.queued > 0 && queuedThresholdMs < thresholdMs) thresholdMs = queuedThresholdMs;
     let count = 0;
     let oldestMs = 0;
     for (let n = this.paused.head; n !== undefined; n = n.listNext) {
@@ -368,15 +324,7 @@ export class OriginPoolState {
       count++;
       if (age > oldestMs) oldestMs = age;
     }
-    return { count, oldestMs };
-  }
-
-  resetSampleCounters(): void {
-    this.arrivals = 0;
-    this.completions = 0;
-    this.holdSumMs = 0;
-    this.holdCount = 0;
-    this.holdMaxMs = 0;
-    this.minQueued = Number.POSITIVE_INFINITY;
+    r.unconsumedCount = count;
+    r.unconsumedOldestMs = oldestMs;
   }
 }

@@ -52,7 +52,7 @@ function onSocketError(this: Socket, err: Error & { code?: string }): void {
       return;
     }
     c.reason = "connect_error";
-    c.o.socketErrors++;
+    c.monitor.connectionError(c.o);
     return;
   }
   // undici closes sockets on purpose with an "informational" error: idle keep-alive expiry, aborts, resets.
@@ -68,7 +68,7 @@ function onSocketError(this: Socket, err: Error & { code?: string }): void {
   } else {
     c.reason = "error";
   }
-  c.o.socketErrors++;
+  c.monitor.connectionError(c.o);
 }
 
 function onSocketClose(this: Socket): void {
@@ -84,9 +84,7 @@ function onSocketClose(this: Socket): void {
   const now = timing.now();
   const ageMs = c.connectedAt === 0 ? 0 : now - c.connectedAt;
   if (reason === "local" && c.lifetime !== undefined && ageMs >= c.lifetime) reason = "max_lifetime";
-  o.closed[reason]++;
-  if (c.connectedAt !== 0) o.connectionAge.record(ageMs);
-  c.monitor.connectionClosed(o, ageMs, reason);
+  c.monitor.connectionClosed(o, ageMs, c.connectedAt !== 0, 0, reason);
 }
 
 /**
@@ -101,7 +99,7 @@ export function trackedConnector(
   lifetime: number | undefined
 ): Connector {
   return function connect(options: ConnectorOptions, callback: ConnectCallback) {
-    o.socketsCreated++;
+    monitor.connectionOpened(o);
     o.connecting++;
     const state: ConnectionState = {
       monitor,
@@ -124,14 +122,13 @@ export function trackedConnector(
         const tcpEnd = state.tls && state.tcpAt !== 0 ? state.tcpAt : now;
         const connectMs = tcpEnd - state.startedAt;
         const tlsMs = state.tls && state.tcpAt !== 0 ? now - state.tcpAt : null;
-        o.connect.record(connectMs);
-        if (tlsMs !== null) o.tls.record(tlsMs);
-        monitor.connectionCreated(o, connectMs, tlsMs);
+        monitor.connected(o, connectMs);
+        monitor.connectionReady(o, connectMs, tlsMs);
       } else if (err === CONNECT_ABANDONED) {
         state.reason = "aborted";
       } else if (state.reason === undefined) {
         state.reason = "connect_error";
-        o.socketErrors++;
+        monitor.connectionError(o);
       }
       callback(err as Error & null, connected as any);
     }) as unknown as Socket;

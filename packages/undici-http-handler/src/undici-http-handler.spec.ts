@@ -1,5 +1,6 @@
 import { HttpRequest } from "@smithy/protocol-http";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { POOL_MONITOR_DEFAULTS } from "@sockeye/pool-monitor";
 import { TICK_MS } from "@sockeye/node-http-handler/internal";
 import { FAKE_TIMERS } from "../../node-http-handler/src/fake-timers.mock";
 import { connect, respond, stubDispatcher } from "./stub-dispatcher.mock";
@@ -197,7 +198,8 @@ describe("UndiciHttpHandler deadlines (fake timers)", () => {
     vi.advanceTimersByTime(5000 + TICK_MS);
     const results = await Promise.all(all);
     expect(results.every((r) => !r.ok && (r as any).error.name === "TimeoutError")).toBe(true);
-    vi.advanceTimersByTime(2 * TICK_MS);
+    // The recurring tick (one per sampleIntervalMs, 1 s) finds the handler idle and is not re-armed.
+    vi.advanceTimersByTime(2 * POOL_MONITOR_DEFAULTS.sampleIntervalMs);
     expect(vi.getTimerCount()).toBe(0);
     h.destroy();
   });

@@ -9,6 +9,7 @@ import {
   invalidOption,
   normalizeOptions,
   resolveSocketMonitorMode,
+  TICK_MS,
 } from "@sockeye/node-http-handler/internal";
 import { ConnectingSockets } from "./connecting-sockets";
 import { PACKAGE_PREFIX } from "./constants";
@@ -86,7 +87,11 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   private warnedGlobalIgnoresAgents = false;
   private monitor: UndiciPoolMonitor | undefined = undefined;
   private lastSampleAt = Number.NEGATIVE_INFINITY;
-  private readonly scheduler = new DeadlineScheduler((now) => this.onTick(now));
+  /** Its recurring owner tick runs once per the monitor's `sampleIntervalMs` (read at each re-arm). */
+  private readonly scheduler = new DeadlineScheduler(
+    (now) => this.onTick(now),
+    () => this.monitor?.sampleIntervalMs ?? TICK_MS
+  );
   /** Sockets of the handler-owned dispatcher still connecting: `destroy()` ends them (undici would not). */
   private readonly connecting = new ConnectingSockets();
   /** `connecting.demand`: whether a request of the origin waits for a connection (origins without a gate: yes). */
@@ -303,7 +308,8 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         onSaturation: config.onSaturation as UndiciHttpHandlerOptions["onSaturation"],
         onRecovery: config.onRecovery as UndiciHttpHandlerOptions["onRecovery"],
         messagePrefix: `${PACKAGE_PREFIX}:WARN - `,
-        warn: (message) => (this.config?.logger ?? console)?.warn?.(message),
+        // Resolved at warning time: the SDK hands its logger over after construction.
+        logger: { warn: (message: string) => (this.config?.logger ?? console)?.warn?.(message) },
       });
     }
     const ignored = [...config.httpConnect.ignored, ...config.httpsConnect.ignored];
@@ -501,8 +507,8 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   private onTick(now: number): boolean {
     const monitor = this.monitor;
     if (monitor === undefined || this.plan?.sampling !== true) return false;
-    const period = this.config?.sampleIntervalMs ?? 1000;
-    if (now - this.lastSampleAt >= period) {
+    // The tick comes once per period; the margin keeps a tick that fires a hair early from skipping a sample.
+    if (now - this.lastSampleAt >= monitor.sampleIntervalMs - 1) {
       this.lastSampleAt = now;
       monitor.sample(now);
     }
@@ -589,6 +595,10 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.options = merged;
       return next;
     };
+    if (key === "saturation" || key === "onSaturation" || key === "onRecovery") {
+      // Applied to the monitor at once, as NodeHttpHandler does (validated: a bad value throws and changes nothing).
+      this.monitor?.applyHandlerOption(key, value, PACKAGE_PREFIX);
+    }
     const known = this.settledConfig;
     if (known !== undefined) {
       // Applied now (as upstream's httpHandlerConfigs() shows it at once); a bad value throws here.

@@ -110,7 +110,8 @@ function bodyAborted(cause: Error): Error {
  */
 export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, PoolRequestNode, GatedRequest {
   startedAt: number;
-  acquiredAt = 0;
+  /** `timing.now()` when undici gave it a connection; -1 while it holds none (0 is a valid clock reading). */
+  acquiredAt = -1;
   pausedAt = 0;
   listed = 0;
   listPrev: PoolRequestNode | undefined = undefined;
@@ -410,7 +411,7 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
     const phase = this.phase;
     this.phase = Phase.Done;
     const o = this.o;
-    if (o !== undefined && this.acquiredAt !== 0) this.plan.monitor?.requestReleased(o, this, timing.now());
+    if (o !== undefined && this.acquiredAt >= 0) this.plan.monitor?.requestReleased(o, this, timing.now());
     const gate = this.gate;
     if (gate === undefined) return;
     if (phase === Phase.Dispatched) {

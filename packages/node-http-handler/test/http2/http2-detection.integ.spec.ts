@@ -200,8 +200,14 @@ describe("HTTP/2 saturation detection with default options (real SQS client, con
     expect(saturatedAt).toBe(5);
     expect(t.reports[0]).toMatchObject({ origin: endpoint, active: SLOTS, maxSockets: SLOTS });
     expect(t.reports[0].queued).toBe(10);
-    expect(t.warnings).toHaveLength(1);
-    expect(t.warnings[0]).toMatch(/^@sockeye\/node-http-handler - HTTP\/2 stream slots at capacity=8 and 10 /);
+    // The one core's message, in HTTP/2 words, then the core's note that the callback threw.
+    expect(t.warnings).toHaveLength(2);
+    expect(t.warnings[0]).toMatch(
+      /^@sockeye\/node-http-handler:WARN - stream slot usage at capacity=8 and 10 additional requests are enqueued \(origin=https:\/\/localhost:\d+, stream slots=8, state=saturated/
+    );
+    expect(t.warnings[1]).toBe(
+      "@sockeye/node-http-handler:WARN - onSaturation callback threw Error; the monitor continues."
+    );
     expect(t.warnings[0]).toContain("Raise maxSessionsPerOrigin (now 4)");
     expect(server.sessionsAccepted).toBe(4);
 
@@ -264,8 +270,10 @@ describe("HTTP/2 saturation detection with default options (real SQS client, con
     expect(polls).toBe(3 * SLOTS);
     expect(summary(t.reports)).toEqual([["saturated", "pool_capacity", "long_holds"]]);
     expect(t.at(t.reports[0])).toBe(5);
-    expect(t.warnings).toHaveLength(1);
-    expect(t.warnings[0]).toContain("every stream slot is held by a long-running stream");
+    // The report, then one reminder per warningLockoutMs (15 s) while every slot stays held: 5, 20, 35, 50, 65 s.
+    expect(t.warnings).toHaveLength(5);
+    for (const w of t.warnings) expect(w).toContain("requests queue behind stream slots held for");
+    expect(t.warnings[0]).toContain("Raise maxSessionsPerOrigin (now 4) or limit concurrency.");
     // Stop polling: the server answers whatever it holds each second, the pool empties, the episode ends.
     polling = false;
     const inFlight = () => t.handler.getPoolStats().origins[0].inFlight;
@@ -297,8 +305,11 @@ describe("HTTP/2 saturation detection with default options (real SQS client, con
     // Samples come every 1 s from the first stream on (one period after it, on the scheduler's tick): the oldest
     // stream reaches 30 s at the 30th sample; a change of cause is confirmed on the next one.
     expect(t.at(t.reports[1])).toBe(31);
-    expect(t.warnings).toHaveLength(2);
-    expect(t.warnings[1]).toContain("Set requestTimeout so hung streams fail");
+    // long_holds (5 s), its reminder 15 s later (20 s), then the change of cause at once, despite the lockout.
+    expect(t.warnings).toHaveLength(3);
+    expect(t.warnings[2]).toContain("state=stalled");
+    expect(t.warnings[2]).toContain("Cause changed from pool_capacity.");
+    expect(t.warnings[2]).toContain("Configure requestTimeout/socketTimeout so hung requests fail");
     // The server answers again: the 8 held polls, then the 4 that waited behind them.
     server.release();
     await waitFor(() => server.held.length === 4);

@@ -1,0 +1,153 @@
+/**
+ * `OriginTelemetry`: what the telemetry core keeps for one origin (`scheme://host:port`, or `_OTHER`), whatever the
+ * transport. Each transport's origin state extends it with the bookkeeping it needs to read its own pool (agent
+ * names for node:http, sessions for HTTP/2, undici pools); the counters, histograms, sample accumulators, detector
+ * and log lockout live here once, and only `TelemetryCore` writes them.
+ *
+ * Per origin: about thirty number fields, four `perf_hooks` histograms (a few KB each, fixed) and one
+ * `SaturationDetector` (a ring of `windowSamples` samples). Updating it is a few field writes per request event.
+ */
+import { DurationHistogram } from "./duration-histogram";
+import type { CloseReason, SaturationCause } from "./pool-stats";
+import { SaturationDetector, type SaturationSample } from "./saturation-detector";
+
+/** How a finished request is counted. @public */
+export type RequestOutcome = "completed" | "failed" | "aborted" | "timed_out";
+
+/** Detector tuning an origin is created with (from the resolved monitor options). @internal */
+export interface DetectorTuning {
+  readonly windowSamples: number;
+  readonly sampleIntervalMs: number;
+  readonly stallAfterMs: number;
+}
+
+/** Every close reason at 0: the one list of close reasons, so a new reason that is not counted does not compile. */
+export function emptyCloseCounts(): Record<CloseReason, number> {
+  return {
+    connect_error: 0,
+    aborted: 0,
+    timed_out: 0,
+    error: 0,
+    timeout: 0,
+    server_closed: 0,
+    idle_timeout: 0,
+    max_lifetime: 0,
+    local: 0,
+  };
+}
+
+/** Counters of the requests of one origin sent outside the pool (node:http's one-off agents). @internal */
+export class UnpooledCounters {
+  started = 0;
+  inFlight = 0;
+  completed = 0;
+  failed = 0;
+  aborted = 0;
+  timedOut = 0;
+  readonly connect = new DurationHistogram();
+}
+
+/** @internal */
+export class OriginTelemetry {
+  // Counters since creation.
+  started = 0;
+  completed = 0;
+  failed = 0;
+  aborted = 0;
+  timedOut = 0;
+  /** Requests started and not yet finished (queued, on a connection, or their body still open). */
+  inFlight = 0;
+  socketsCreated = 0;
+  socketErrors = 0;
+  acquisitions = 0;
+  reusedAcquisitions = 0;
+  readonly closed = emptyCloseCounts();
+  readonly queueWait = new DurationHistogram();
+  readonly connect = new DurationHistogram();
+  readonly tls = new DurationHistogram();
+  readonly connectionAge = new DurationHistogram();
+  // Accumulators since the last sample.
+  arrivals = 0;
+  completions = 0;
+  holdSumMs = 0;
+  holdCount = 0;
+  holdMaxMs = 0;
+  /**
+   * Lowest queue depth since the last sample: the depth the interval started from (0 for a new origin), lowered by
+   * the transport as requests leave the queue.
+   */
+  minQueued = 0;
+  readonly detector: SaturationDetector;
+  /** Reused sample object (the detector keeps a reference to the latest). */
+  readonly sample: SaturationSample = {
+    now: 0,
+    active: 0,
+    maxSockets: 0,
+    queued: 0,
+    minQueued: 0,
+    completions: 0,
+    arrivals: 0,
+    holdTimeSumMs: 0,
+    holdCount: 0,
+    holdTimeMaxMs: 0,
+    oldestActiveMs: 0,
+    activeAgeSumMs: 0,
+    activeAgeCount: 0,
+    oldestQueuedMs: 0,
+    unconsumedCount: 0,
+    unconsumedOldestMs: 0,
+  };
+  lastWarnAt = Number.NEGATIVE_INFINITY;
+  /** Cause of the last logged line (the lockout limits repeats of one cause, never a change). */
+  lastWarnCause: SaturationCause | null = null;
+  /** Requests sent outside the pool; created on the first one. */
+  unpooled: UnpooledCounters | undefined = undefined;
+
+  constructor(
+    readonly origin: string,
+    tuning: DetectorTuning
+  ) {
+    this.detector = new SaturationDetector({
+      origin,
+      windowSamples: tuning.windowSamples,
+      sampleIntervalMs: tuning.sampleIntervalMs,
+      stallAfterMs: tuning.stallAfterMs,
+    });
+  }
+
+  /** A request left the queue and `depth` remain queued: keeps the interval's floor. */
+  queueShrank(depth: number): void {
+    if (depth < this.minQueued) this.minQueued = depth;
+  }
+
+  /** Starts the next sample interval; `queued` is the depth it starts from. */
+  resetSampleCounters(queued: number): void {
+    this.arrivals = this.completions = this.holdSumMs = this.holdCount = this.holdMaxMs = 0;
+    this.minQueued = queued;
+  }
+
+  /** Adds `delta` to the counter of one outcome. */
+  countOutcome(outcome: RequestOutcome, delta: number): void {
+    switch (outcome) {
+      case "completed":
+        this.completed += delta;
+        return;
+      case "failed":
+        this.failed += delta;
+        return;
+      case "aborted":
+        this.aborted += delta;
+        return;
+      case "timed_out":
+        this.timedOut += delta;
+        return;
+      default:
+        assertNever(outcome);
+    }
+  }
+}
+
+/** Compile-time exhaustiveness: a switch that misses a member of a union does not compile. @internal */
+export function assertNever(value: never): never {
+  throw new TypeError(`@sockeye/pool-monitor: unexpected value ${String(value)}.`);
+}

@@ -1,0 +1,575 @@
+/**
+ * `TelemetryCore`: the one telemetry path of every Sockeye transport (node:http agents, HTTP/2 sessions, undici
+ * pools). A transport's monitor extends it and adds only a thin reader of its own pool:
+ *
+ *   transport events ──► counting methods here (started, enqueued, acquired, released, finished, connection…)
+ *                          │ counters + histograms on the origin's `OriginTelemetry`, events to listeners/channels
+ *   owner tick ────────► sample(now) ──► read(o) [transport] ──► SaturationDetector ──► deliver (log, callbacks,
+ *                                                                                      listeners, channels)
+ *   getStats() ────────► read(o) [transport] + counters ──► `PoolStats`
+ *
+ * The origin table maps `scheme://host:port` to the transport's origin state; origins beyond `maxOrigins` share the
+ * `_OTHER` entry. Events are built only when a `subscribe()` listener or a channel subscriber exists (one length
+ * check and one `hasSubscribers` read otherwise). A throwing listener, callback, channel subscriber or logger changes
+ * nothing. Logging: a non-ok report is logged unless the same cause was logged for the origin less than
+ * `warningLockoutMs` ago, in this episode or an earlier one (a change of cause is always logged); while an episode
+ * lasts and the pool is still full, a reminder is logged once per lockout.
+ *
+ * Costs: counting is O(1) per event. `sample()` is O(busy origins × the transport's read), idle origins cost a
+ * branch; `getStats()` is O(origins × read) and allocates the snapshot.
+ */
+import type { Channel } from "node:diagnostics_channel";
+import {
+  connectionClosedChannel,
+  connectionCreatedChannel,
+  poolRecoveredChannel,
+  poolSaturatedChannel,
+  requestAcquiredChannel,
+  requestEnqueuedChannel,
+} from "./diagnostics";
+import { formatSaturationMessage, type SaturationTerms } from "./format-saturation-message";
+import { normalizeOrigin } from "./normalize-origin";
+import type { OriginTelemetry, RequestOutcome } from "./origin-telemetry";
+import {
+  type PoolMonitorOptions,
+  type ResolvedPoolMonitorOptions,
+  resolvePoolMonitorOptions,
+  SATURATION_OPTION_KEYS,
+} from "./pool-monitor-options";
+import { PoolReading } from "./pool-reading";
+import type {
+  CloseReason,
+  OriginStats,
+  PoolEvent,
+  PoolEventListener,
+  PoolStats,
+  SaturationReport,
+  UnpooledStats,
+} from "./pool-stats";
+import { timing } from "./timing";
+
+/** Origin under which requests beyond `maxOrigins` distinct origins are aggregated. @public */
+export const OVERFLOW_ORIGIN = "_OTHER";
+
+/**
+ * While requests of an origin are queued, a response body the caller is not reading counts as unconsumed after this
+ * many sample periods (when shorter than `unconsumedBodyMs`). @internal
+ */
+export const UNREAD_WHILE_QUEUED_SAMPLES = 2;
+
+/**
+ * Options of `getStats()`.
+ * @public
+ */
+export interface GetStatsOptions {
+  /** Reset the duration histograms after reading them, so the next snapshot covers only the time since. @defaultValue false */
+  resetSummaries?: boolean;
+}
+
+/**
+ * What every Sockeye monitor offers (`PoolMonitor`, and the monitors of `NodeHttp2Handler` and `UndiciHttpHandler`):
+ * the snapshot, the event stream and the sampling period. `registerPoolMetrics()` of `@sockeye/opentelemetry`
+ * reads any of them.
+ * @public
+ */
+export interface PoolTelemetry {
+  /** JSON-serialisable snapshot of every origin. */
+  getStats(options?: GetStatsOptions): PoolStats;
+  /** Receives every pool event; returns the function that removes the listener. */
+  subscribe(listener: PoolEventListener): () => void;
+  /** Period of the saturation samples, ms. */
+  readonly sampleIntervalMs: number;
+}
+
+/**
+ * The shared core of the three monitors; see the file header. Subclasses implement `newOrigin()` and `read()`.
+ * @public
+ */
+export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry> implements PoolTelemetry {
+  /** @internal */
+  protected options: ResolvedPoolMonitorOptions;
+  /** @internal */
+  protected readonly origins = new Map<string, O>();
+  private distinctOrigins = 0;
+  /** Origins whose detector is not `ok` (they need samples until they recover). */
+  private nonOk = 0;
+  private readonly reading = new PoolReading();
+  /** Requests in flight, all origins. @internal */
+  inFlight = 0;
+  /** @internal */
+  destroyed = false;
+  /** @internal */
+  listeners: PoolEventListener[] = [];
+
+  /**
+   * @param options - see {@link PoolMonitorOptions}; validated here (a `TypeError`/`RangeError` names the option,
+   * the value received and the allowed range).
+   */
+  constructor(options?: PoolMonitorOptions) {
+    this.options = resolvePoolMonitorOptions(options);
+  }
+
+  /** Creates the transport's state of a new origin entry. @internal */
+  protected abstract newOrigin(key: string): O;
+
+  /** Reads the origin's pool into `r` (cleared): gauges and detector evidence. @internal */
+  protected abstract read(o: O, now: number, r: PoolReading): void;
+
+  /** Adds the transport's own block to an origin's snapshot (e.g. `http2`). @internal */
+  protected extendStats(_o: O, _stats: OriginStats, _now: number, _reset: boolean): void {}
+
+  /** Words of the transport's saturation messages; `undefined`: the defaults (sockets, `maxSockets`). @internal */
+  protected terms(_o: O): SaturationTerms | undefined {
+    return undefined;
+  }
+
+  /** The resolved `sampleIntervalMs` (ms): the period at which the owner should call `sample()`. */
+  get sampleIntervalMs(): number {
+    return this.options.sampleIntervalMs;
+  }
+
+  /** True while a request is in flight or an origin is not `ok` and needs samples to recover. */
+  get busy(): boolean {
+    return !this.destroyed && (this.inFlight > 0 || this.nonOk > 0);
+  }
+
+  /**
+   * The entry of `origin` (a `scheme://host:port` key, or any absolute URL, reduced to its origin), created on first
+   * use; beyond `maxOrigins` distinct origins, the shared `_OTHER` entry.
+   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
+   * @internal
+   */
+  originFor(origin: string): O {
+    return this.origins.get(origin) ?? this.addOrigin(origin);
+  }
+
+  private addOrigin(raw: string): O {
+    let key = normalizeOrigin(raw);
+    const known = this.origins.get(key);
+    if (known !== undefined) return known;
+    if (this.distinctOrigins >= this.options.maxOrigins) {
+      key = OVERFLOW_ORIGIN;
+      const other = this.origins.get(key);
+      if (other !== undefined) return other;
+    } else {
+      this.distinctOrigins++;
+    }
+    const o = this.newOrigin(key);
+    o.detector.since = timing.now();
+    this.origins.set(key, o);
+    return o;
+  }
+
+  // ── Counting: the one place each figure and event is produced ─────────────────────────────────────────────────
+
+  /** A request of `o` started. @internal */
+  started(o: O): void {
+    o.started++;
+    o.arrivals++;
+    o.inFlight++;
+    this.inFlight++;
+  }
+
+  /** A request of `o` had to wait for a connection. @internal */
+  enqueued(o: O): void {
+    if (this.wants(requestEnqueuedChannel)) {
+      this.emit({ type: "request:enqueued", origin: o.origin }, requestEnqueuedChannel);
+    }
+  }
+
+  /** A request of `o` got a connection after `waitMs` (`reused`: one that carried a request before). @internal */
+  acquired(o: O, waitMs: number, reused: boolean, queued: boolean): void {
+    o.acquisitions++;
+    if (reused) o.reusedAcquisitions++;
+    o.queueWait.record(waitMs);
+    if (this.wants(requestAcquiredChannel)) {
+      this.emit({ type: "request:acquired", origin: o.origin, waitMs, reused, queued }, requestAcquiredChannel);
+    }
+  }
+
+  /** A request of `o` released its connection after holding it `holdMs`. @internal */
+  released(o: O, holdMs: number): void {
+    o.completions++;
+    o.holdSumMs += holdMs;
+    o.holdCount++;
+    if (holdMs > o.holdMaxMs) o.holdMaxMs = holdMs;
+  }
+
+  /** A request of `o` is over for the caller. @internal */
+  finished(o: O, outcome: RequestOutcome): void {
+    o.inFlight--;
+    this.inFlight--;
+    o.countOutcome(outcome, 1);
+  }
+
+  /** A finished request is counted as `to` instead of `from` (its owner said why it ended, after it closed). @internal */
+  recount(o: O, from: RequestOutcome, to: RequestOutcome): void {
+    o.countOutcome(from, -1);
+    o.countOutcome(to, 1);
+  }
+
+  /** A new connection of `o` is being opened. @internal */
+  connectionOpened(o: O): void {
+    o.socketsCreated++;
+  }
+
+  /** A connection of `o` finished its TCP connect in `connectMs`. @internal */
+  connected(o: O, connectMs: number): void {
+    o.connect.record(connectMs);
+  }
+
+  /**
+   * A connection of `o` is ready for requests: TCP connect took `connectMs` (recorded by `connected()`), then TLS
+   * `tlsMs` (`null`: plain TCP). @internal
+   */
+  connectionReady(o: O, connectMs: number, tlsMs: number | null): void {
+    if (tlsMs !== null) o.tls.record(tlsMs);
+    if (this.wants(connectionCreatedChannel)) {
+      this.emit({ type: "connection:created", origin: o.origin, connectMs, tlsMs }, connectionCreatedChannel);
+    }
+  }
+
+  /** A connection of `o` emitted an error. @internal */
+  connectionError(o: O): void {
+    o.socketErrors++;
+  }
+
+  /**
+   * A connection of `o` closed after `ageMs`, having carried `requests` requests; `ready`: it had become usable (its
+   * age is recorded). @internal
+   */
+  connectionClosed(o: O, ageMs: number, ready: boolean, requests: number, reason: CloseReason): void {
+    o.closed[reason]++;
+    if (ready) o.connectionAge.record(ageMs);
+    if (this.wants(connectionClosedChannel)) {
+      this.emit({ type: "connection:closed", origin: o.origin, ageMs, requests, reason }, connectionClosedChannel);
+    }
+  }
+
+  /** True when someone would receive an event published on `channel`. @internal */
+  wants(channel: Channel): boolean {
+    return this.listeners.length !== 0 || channel.hasSubscribers;
+  }
+
+  /** Delivers an event to the listeners and its channel; a throwing receiver is ignored. @internal */
+  emit(event: PoolEvent, channel: Channel): void {
+    if (channel.hasSubscribers) {
+      try {
+        channel.publish(event);
+      } catch {
+        // A throwing channel subscriber must not break the request path.
+      }
+    }
+    const listeners = this.listeners;
+    for (let i = 0; i < listeners.length; i++) {
+      try {
+        listeners[i](event);
+      } catch {
+        // A listener must not break the request path.
+      }
+    }
+  }
+
+  /**
+   * Receives every pool event of this monitor (the same objects published on the `sockeye:*` diagnostics
+   * channels). Events are built only while at least one listener or channel subscriber exists.
+   * @returns a function that removes the listener.
+   */
+  subscribe(listener: PoolEventListener): () => void {
+    if (typeof listener !== "function") {
+      throw new TypeError(
+        `@sockeye/pool-monitor: subscribe(listener) expects a function; received ${typeof listener}.`
+      );
+    }
+    this.listeners = [...this.listeners, listener];
+    return () => {
+      this.listeners = this.listeners.filter((l) => l !== listener);
+    };
+  }
+
+  /**
+   * Applies options at runtime, validated as in the constructor (a bad value throws and changes nothing). Keys absent
+   * from `options` keep their current value; a key present with the value `undefined` goes back to its default (or
+   * removes a callback / the logger). Detectors are re-tuned in place: a new `sampleIntervalMs`, `windowSamples` or
+   * `stallAfterMs` clears their sample window (so no sample counts as a gap) but keeps the current episodes. A new
+   * `maxOrigins` applies to origins seen from now on.
+   */
+  configure(options: PoolMonitorOptions): void {
+    if (options === null || typeof options !== "object") {
+      throw new TypeError(
+        `@sockeye/pool-monitor: configure(options) expects an object; received ${options === null ? "null" : typeof options}.`
+      );
+    }
+    const current = this.options;
+    const merged: Record<string, unknown> = { ...current };
+    for (const key of Object.keys(options)) merged[key] = (options as Record<string, unknown>)[key];
+    const next = resolvePoolMonitorOptions(merged as PoolMonitorOptions);
+    this.options = next;
+    if (
+      next.sampleIntervalMs !== current.sampleIntervalMs ||
+      next.windowSamples !== current.windowSamples ||
+      next.stallAfterMs !== current.stallAfterMs
+    ) {
+      for (const o of this.origins.values()) {
+        o.detector.reconfigure({
+          windowSamples: next.windowSamples,
+          sampleIntervalMs: next.sampleIntervalMs,
+          stallAfterMs: next.stallAfterMs,
+        });
+      }
+    }
+    this.configured(current);
+  }
+
+  /**
+   * Applies a handler option that configures the monitor, as every handler's `updateHttpClientConfig()` does:
+   * `saturation` replaces the whole block (fields it leaves out go back to their defaults), `onSaturation` /
+   * `onRecovery` replace the callback (`null`/`undefined` removes it). Validated: a bad value throws a one-line
+   * `TypeError`/`RangeError` naming the option and the value, and changes nothing.
+   * @param prefix - the handler's package name, for the error message.
+   * @internal
+   */
+  applyHandlerOption(key: MonitorHandlerOption, value: unknown, prefix: string): void {
+    if (key !== "saturation") {
+      this.configure({ [key]: value ?? undefined });
+      return;
+    }
+    if (value != null && typeof value !== "object") {
+      throw new TypeError(
+        `${prefix} - invalid option saturation: ${typeof value === "string" ? JSON.stringify(value) : String(value)}; expected an object of saturation-detector options.`
+      );
+    }
+    this.configure(saturationFields(value as Record<string, unknown> | null | undefined));
+  }
+
+  /** Called after `configure()` applied new options. @internal */
+  protected configured(_previous: ResolvedPoolMonitorOptions): void {}
+
+  /**
+   * One sampling step: for every origin with requests in flight (or a detector not yet recovered), reads the pool,
+   * feeds the saturation detector and delivers saturation / recovery. Call it once per `sampleIntervalMs`; each call
+   * is one detector sample.
+   *
+   * @param now - `timing.now()` / `performance.now()` ms.
+   */
+  sample(now: number): void {
+    if (this.destroyed) return;
+    for (const o of this.origins.values()) this.sampleOrigin(o, now);
+  }
+
+  private sampleOrigin(o: O, now: number): void {
+    const detector = o.detector;
+    if (o.inFlight === 0 && detector.state === "ok") {
+      if (detector.needsSamples) detector.resetWindow();
+      // Requests that completed since the last sample still tell how long this origin's requests hold a connection.
+      if (o.holdCount > 0 && o.holdMaxMs > detector.expectedHoldMs) detector.expectedHoldMs = o.holdMaxMs;
+      o.resetSampleCounters(0);
+      return;
+    }
+    const r = this.reading;
+    r.clear();
+    this.read(o, now, r);
+    const e = r.evidence;
+    const s = o.sample;
+    s.now = now;
+    s.active = e.active;
+    s.maxSockets = e.maxSockets;
+    s.queued = e.queued;
+    s.minQueued = Math.min(o.minQueued, e.queued);
+    s.completions = e.completions >= 0 ? e.completions : o.completions;
+    s.arrivals = o.arrivals;
+    s.holdTimeSumMs = o.holdSumMs;
+    s.holdCount = o.holdCount;
+    s.holdTimeMaxMs = o.holdMaxMs;
+    s.oldestActiveMs = e.oldestActiveMs;
+    s.activeAgeSumMs = e.activeAgeSumMs;
+    s.activeAgeCount = e.activeAgeCount;
+    s.oldestQueuedMs = e.oldestQueuedMs;
+    s.unconsumedCount = r.unconsumedCount;
+    s.unconsumedOldestMs = r.unconsumedOldestMs;
+    const report = detector.update(s);
+    o.resetSampleCounters(e.queued);
+    if (report !== undefined) {
+      this.deliver(o, report, now);
+    } else if (
+      detector.state !== "ok" &&
+      now - o.lastWarnAt >= this.options.warningLockoutMs &&
+      // Remind only while the pool is still saturated (or pinned by unread bodies) now, not while a drained queue
+      // waits out its recovery streak.
+      ((s.queued > 0 && s.active >= s.maxSockets) || (detector.cause === "unconsumed_bodies" && s.unconsumedCount > 0))
+    ) {
+      const reminder = detector.assess();
+      if (reminder !== undefined) this.log(o, this.worded(o, reminder), now);
+    }
+  }
+
+  /** The report in the transport's words (see `terms()`). */
+  private worded(o: O, report: SaturationReport): SaturationReport {
+    const terms = this.terms(o);
+    if (terms !== undefined) {
+      if (!terms.sizing) {
+        report.recommendedMaxSockets = null;
+        report.sizing = null;
+      }
+      report.message = formatSaturationMessage(report, terms);
+    }
+    return report;
+  }
+
+  private deliver(o: O, raw: SaturationReport, now: number): void {
+    const report = this.worded(o, raw);
+    const options = this.options;
+    if (report.state === "ok") {
+      this.nonOk--;
+      if (this.wants(poolRecoveredChannel)) {
+        this.emit({ type: "pool:recovered", origin: o.origin, report }, poolRecoveredChannel);
+      }
+      this.call(options.onRecovery, "onRecovery", report);
+      return;
+    }
+    if (report.previousState === "ok") this.nonOk++;
+    this.log(o, report, now);
+    if (this.wants(poolSaturatedChannel)) {
+      this.emit({ type: "pool:saturated", origin: o.origin, report }, poolSaturatedChannel);
+    }
+    this.call(options.onSaturation, "onSaturation", report);
+  }
+
+  /** Logs a non-ok report; the lockout holds back repeats of the last logged cause, never a different cause. */
+  private log(o: O, report: SaturationReport, now: number): void {
+    if (report.cause === o.lastWarnCause && now - o.lastWarnAt < this.options.warningLockoutMs) return;
+    o.lastWarnAt = now;
+    o.lastWarnCause = report.cause;
+    const logger = this.options.logger;
+    if (logger === undefined || typeof logger.warn !== "function") return;
+    try {
+      logger.warn(this.options.messagePrefix + report.message);
+    } catch {
+      // A broken logger must not break sampling.
+    }
+  }
+
+  private call(fn: ((r: SaturationReport) => void) | undefined, name: string, report: SaturationReport): void {
+    if (fn === undefined) return;
+    try {
+      fn(report);
+    } catch (err) {
+      try {
+        this.options.logger?.warn?.(
+          `${this.options.messagePrefix}${name} callback threw ${(err as Error)?.name ?? typeof err}; the monitor continues.`
+        );
+      } catch {
+        // ignore
+      }
+    }
+  }
+
+  /** JSON-serialisable snapshot of every origin. Cost: O(origins × the transport's read). */
+  getStats(options?: GetStatsOptions): PoolStats {
+    const now = timing.now();
+    const origins: OriginStats[] = [];
+    const totals = { active: 0, idle: 0, queued: 0, inFlight: 0, saturatedOrigins: 0 };
+    if (!this.destroyed) {
+      const reset = options?.resetSummaries === true;
+      for (const o of this.origins.values()) {
+        const s = this.originStats(o, now, reset);
+        origins.push(s);
+        totals.active += s.active;
+        totals.idle += s.idle;
+        totals.queued += s.queued;
+        totals.inFlight += s.inFlight;
+        if (s.saturation.state !== "ok") totals.saturatedOrigins++;
+      }
+    }
+    return { takenAt: now, origins, totals };
+  }
+
+  private originStats(o: O, now: number, reset: boolean): OriginStats {
+    const r = this.reading;
+    r.clear();
+    this.read(o, now, r);
+    const d = o.detector;
+    const stats: OriginStats = {
+      origin: o.origin,
+      maxSockets: r.maxSockets,
+      active: r.active,
+      idle: r.idle,
+      queued: r.queued,
+      oldestQueuedMs: round(r.oldestQueuedMs),
+      inFlight: o.inFlight,
+      requests: {
+        started: o.started,
+        completed: o.completed,
+        failed: o.failed,
+        aborted: o.aborted,
+        timedOut: o.timedOut,
+      },
+      sockets: {
+        created: o.socketsCreated,
+        closed: { ...o.closed },
+        acquisitions: o.acquisitions,
+        reusedAcquisitions: o.reusedAcquisitions,
+        errors: o.socketErrors,
+      },
+      queueWaitMs: o.queueWait.summary(),
+      connectMs: o.connect.summary(),
+      tlsMs: o.tls.summary(),
+      connectionAgeMs: o.connectionAge.summary(),
+      unconsumed: { count: r.unconsumedCount, oldestMs: round(r.unconsumedOldestMs) },
+      saturation: {
+        state: d.state,
+        since: d.since,
+        cause: d.cause,
+        trigger: d.trigger,
+        recommendedMaxSockets: this.terms(o)?.sizing === false ? null : d.recommendedMaxSockets,
+        clearSamples: d.recoveryStreak,
+        episodes: d.episodes,
+      },
+    };
+    const unpooled = o.unpooled;
+    if (unpooled !== undefined) {
+      const u: UnpooledStats = {
+        started: unpooled.started,
+        inFlight: unpooled.inFlight,
+        completed: unpooled.completed,
+        failed: unpooled.failed,
+        aborted: unpooled.aborted,
+        timedOut: unpooled.timedOut,
+        connectMs: unpooled.connect.summary(),
+      };
+      stats.unpooled = u;
+      if (reset) unpooled.connect.reset();
+    }
+    this.extendStats(o, stats, now, reset);
+    if (reset) {
+      o.queueWait.reset();
+      o.connect.reset();
+      o.tls.reset();
+      o.connectionAge.reset();
+    }
+    return stats;
+  }
+
+  /** Stops all tracking and clears all state. Later calls are no-ops; snapshots are empty. */
+  destroy(): void {
+    this.destroyed = true;
+    this.inFlight = 0;
+    this.listeners = [];
+    this.origins.clear();
+    this.nonOk = 0;
+  }
+}
+
+/** Handler options that configure the monitor at runtime (`applyHandlerOption()`). @internal */
+export type MonitorHandlerOption = "saturation" | "onSaturation" | "onRecovery";
+
+/** Every saturation field, `undefined` where `saturation` leaves it out (so `configure()` restores its default). @internal */
+export function saturationFields(saturation: Record<string, unknown> | null | undefined): PoolMonitorOptions {
+  const next: Record<string, unknown> = {};
+  for (const name of SATURATION_OPTION_KEYS) next[name] = saturation?.[name];
+  return next as PoolMonitorOptions;
+}
+
+function round(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}

@@ -1,0 +1,36 @@
+/**
+ * UndiciPoolMonitor's request bookkeeping at the clock's edges: a clock reading of 0 (fake timers start there) is a
+ * valid acquisition time, not "holds no connection".
+ */
+import { describe, expect, it } from "vitest";
+import type { PoolRequestNode } from "./origin-pool-state";
+import { UndiciPoolMonitor } from "./undici-pool-monitor";
+
+function node(startedAt: number): PoolRequestNode {
+  return { startedAt, acquiredAt: -1, pausedAt: 0, listed: 0, listPrev: undefined, listNext: undefined };
+}
+
+describe("UndiciPoolMonitor", () => {
+  it("counts the completion of a request that got its connection at time 0", () => {
+    const monitor = new UndiciPoolMonitor({});
+    const o = monitor.origin("http://127.0.0.1:1");
+    const n = node(0);
+    monitor.requestStarted(o, n, false);
+    monitor.requestAcquired(o, n, 0);
+    expect(o.holders.size).toBe(1);
+    monitor.requestReleased(o, n, 5);
+    monitor.requestClosed(o, n, "completed");
+    expect(o).toMatchObject({ completions: 1, holdCount: 1, holdSumMs: 5, holdMaxMs: 5, inFlight: 0 });
+    expect(o.holders.size).toBe(0);
+    expect(monitor.getStats().origins[0].requests).toMatchObject({ started: 1, completed: 1 });
+  });
+
+  it("a release without an acquisition counts nothing", () => {
+    const monitor = new UndiciPoolMonitor({});
+    const o = monitor.origin("http://127.0.0.1:1");
+    const n = node(0);
+    monitor.requestStarted(o, n, false);
+    monitor.requestReleased(o, n, 5);
+    expect(o.completions).toBe(0);
+  });
+});
