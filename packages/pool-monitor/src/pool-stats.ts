@@ -225,7 +225,10 @@ export interface OriginStats {
   active: number;
   /** Kept-alive sockets waiting for a request (`agent.freeSockets`). */
   idle: number;
-  /** Requests waiting for a socket (`agent.requests`). */
+  /**
+   * Requests waiting for a connection: the agent's queue (`agent.requests`) for node:http, the handler's gate and
+   * undici's pending requests for undici, streams waiting for a stream slot for HTTP/2.
+   */
   queued: number;
   /** Age of the oldest tracked queued request, ms (0 when none). */
   oldestQueuedMs: number;
@@ -233,15 +236,15 @@ export interface OriginStats {
   inFlight: number;
   /** Request counters since creation. Every started request ends in exactly one of the four outcomes. */
   requests: {
-    /** `trackRequest()` calls. */
+    /** Requests started: every `handle()` of a handler, or `trackRequest()` / `attachRequest()` call of a standalone monitor. */
     started: number;
     /** Closed after response headers arrived, without a request or body error. */
     completed: number;
     /** Closed with an error or without a response (and not reported as aborted / timed out). */
     failed: number;
-    /** Reported through `noteOutcome(req, "aborted")`. */
+    /** Ended by an abort signal or the handler's `destroy()` (standalone: `noteOutcome(req, "aborted")`). */
     aborted: number;
-    /** Reported through `noteOutcome(req, "timed_out")`. */
+    /** Ended by one of the handler's deadlines (standalone: `noteOutcome(req, "timed_out")`). */
     timedOut: number;
   };
   /** Socket counters since creation. */
@@ -271,8 +274,8 @@ export interface OriginStats {
   saturation: OriginSaturation;
   /**
    * Requests tracked through `PoolMonitor.trackUnpooledRequest()`: sent on a one-off agent with no socket limit (the
-   * handler's `Expect: 100-continue` requests), so outside the pool gauges above and the saturation detector. Always
-   * present in `PoolMonitor` snapshots.
+   * handler's `Expect: 100-continue` requests), so outside the pool gauges above and the saturation detector.
+   * Present once the origin had such a request (only `NodeHttpHandler` and standalone monitors send them).
    */
   unpooled?: UnpooledStats;
   /**
