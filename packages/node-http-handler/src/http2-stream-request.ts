@@ -25,15 +25,16 @@
  * (idempotent), which settles the promise if it is still pending, stops the idle watch and the 100-continue
  * deadline, removes every listener of the request and tells the pool once (`Http2StreamHost.streamFinished`: the
  * outcome counted, the queue left, the slot handed on or the isolated session dropped, the in-flight count). It is
- * called from exactly two places:
+ * called from exactly two places: the stream's `'close'`, and `end()` for a request that has no stream:
  *
- *   start() ─► waiting (queue, connecting session) ─► startStream() ─► stream open ─'response'─► resolved ─► body
- *                 │                                      │                 │                         │
- *                 │ end(): abort · deadline ·            │ Node refused    │ end(): abort · deadline · error: reject
- *                 │ session failed · destroy()           │ the request     │ (or error the body), reset the stream
- *                 ▼                                      ▼                 ▼                         ▼
- *              finish() ◄──── no stream: at once ────────┘      stream 'close' (response done, error, reset,
- *                 ▲                                                          session gone, destroy()) ──► finish()
+ *   start() ─► waiting ──────────► startStream() ──► stream open ──'response'──► resolved, the body streams
+ *                 │                     │                   │                          │
+ *     abort · deadline · session    Node refused     abort · deadline · error   abort · deadline · error:
+ *     failed · destroy(): end()     the request      end(): reject, reset       end(): error the body,
+ *                 │                 (no stream)      the stream                 reset the stream
+ *                 ▼                     │                   ▼                          ▼
+ *              finish() ◄── at once ────┘             stream 'close' (also: response done, peer reset,
+ *                                                     session gone, destroy()) ──────────────────► finish()
  *
  * `end()` is the one entry for every early end: it rejects once (the first cause wins; "completed" turns into the
  * later cause only while the body is still unread, never after its end), then finishes at once without a stream or
