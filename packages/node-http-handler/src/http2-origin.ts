@@ -10,27 +10,45 @@
  * follows from its `isolated` flag. Event streams are never queued (they are long-lived: queueing one behind others
  * could wait forever), so they are not on either list and not counted in `isolatedOpen`.
  *
- * Costs: enqueue/dequeue/remove O(1) with no allocation (an aborted or timed-out waiter unlinks itself); finding a
+ * Costs: enqueue/dequeue/remove O(1) with no allocation (a request that ends while waiting unlinks itself); finding a
  * session with a free slot is O(sessions), i.e. O(maxSessionsPerOrigin) (4 by default).
+ *
+ * Generic over the session type `S` and the request type `W` (the pool's `Http2SessionEntry` and
+ * `Http2StreamRequest`), so this file imports neither and they can import it.
  */
 import type { Http2OriginTelemetry } from "./http2-pool-monitor";
-import type { Http2SessionEntry } from "./http2-session-entry";
-import type { Http2StreamRequest } from "./http2-stream-request";
+
+/** The links and facts of a request that the origin's lists use (fields of `Http2StreamRequest`). @internal */
+export interface Http2Waiter<W> {
+  /** On the isolated list rather than the pooled one. */
+  readonly isolated: boolean;
+  /** `timing.now()` ms at `handle()`. */
+  readonly startedAt: number;
+  /** On a waiting list now / ever. */
+  queued: boolean;
+  wasQueued: boolean;
+  waitNext: W | undefined;
+  waitPrev: W | undefined;
+  /** Links of the slot-holder list, and when the slot was taken (`timing.now()` ms). */
+  activeNext: W | undefined;
+  activePrev: W | undefined;
+  slotAt: number;
+}
 
 /** @internal */
-export class Http2Origin {
+export class Http2Origin<S extends { readonly available: boolean }, W extends Http2Waiter<W>> {
   /** Pooled sessions that are connecting or ready (a session leaves on GOAWAY, error or close). */
-  readonly sessions: Http2SessionEntry[] = [];
+  readonly sessions: S[] = [];
   /** Every open session of the origin, isolated and closing ones included (for stats and `destroy()`). */
-  readonly open = new Set<Http2SessionEntry>();
+  readonly open = new Set<S>();
   /** Pooled sessions still connecting. */
   connecting = 0;
-  waitHead: Http2StreamRequest | undefined = undefined;
-  waitTail: Http2StreamRequest | undefined = undefined;
+  waitHead: W | undefined = undefined;
+  waitTail: W | undefined = undefined;
   /** Pooled streams waiting for a stream slot. */
   queued = 0;
-  isolatedHead: Http2StreamRequest | undefined = undefined;
-  isolatedTail: Http2StreamRequest | undefined = undefined;
+  isolatedHead: W | undefined = undefined;
+  isolatedTail: W | undefined = undefined;
   /** Isolated (non-event-stream) requests waiting for a session of their own. */
   isolatedQueued = 0;
   /** Isolated sessions counted against `maxIsolatedSessionsPerOrigin` (event streams excluded), until they close. */
@@ -38,8 +56,8 @@ export class Http2Origin {
   /** The stream limit of the origin's last established session (a guess for sessions still connecting). */
   streamLimitHint: number | undefined = undefined;
   /** Requests holding a stream slot, oldest first (saturation: age of the oldest holder). */
-  activeHead: Http2StreamRequest | undefined = undefined;
-  activeTail: Http2StreamRequest | undefined = undefined;
+  activeHead: W | undefined = undefined;
+  activeTail: W | undefined = undefined;
 
   /**
    * @param key - the URL given to `http2.connect()` (may carry user info, as upstream's pool key).
@@ -58,7 +76,7 @@ export class Http2Origin {
   }
 
   /** The request that has waited longest, on either list. */
-  get oldestWaiting(): Http2StreamRequest | undefined {
+  get oldestWaiting(): W | undefined {
     const a = this.waitHead;
     const b = this.isolatedHead;
     if (a === undefined) return b;
@@ -67,7 +85,7 @@ export class Http2Origin {
   }
 
   /** Appends `req` to its list (the isolated one when `req.isolated`). */
-  enqueue(req: Http2StreamRequest): void {
+  enqueue(req: W): void {
     req.queued = true;
     req.wasQueued = true;
     req.waitNext = undefined;
@@ -86,7 +104,7 @@ export class Http2Origin {
     this.queued++;
   }
 
-  remove(req: Http2StreamRequest): void {
+  remove(req: W): void {
     if (!req.queued) return;
     req.queued = false;
     if (req.isolated) {
@@ -107,21 +125,21 @@ export class Http2Origin {
   }
 
   /** The head of the pooled list. */
-  dequeue(): Http2StreamRequest | undefined {
+  dequeue(): W | undefined {
     const req = this.waitHead;
     if (req !== undefined) this.remove(req);
     return req;
   }
 
   /** The head of the isolated list. */
-  dequeueIsolated(): Http2StreamRequest | undefined {
+  dequeueIsolated(): W | undefined {
     const req = this.isolatedHead;
     if (req !== undefined) this.remove(req);
     return req;
   }
 
   /** `req` got a stream slot at `now`. O(1). */
-  holdStart(req: Http2StreamRequest, now: number): void {
+  holdStart(req: W, now: number): void {
     req.slotAt = now;
     req.activeNext = undefined;
     req.activePrev = this.activeTail;
@@ -131,7 +149,7 @@ export class Http2Origin {
   }
 
   /** `req` released its slot. O(1). */
-  holdEnd(req: Http2StreamRequest): void {
+  holdEnd(req: W): void {
     if (req.activePrev) req.activePrev.activeNext = req.activeNext;
     else if (this.activeHead === req) this.activeHead = req.activeNext;
     else return;
@@ -141,7 +159,7 @@ export class Http2Origin {
   }
 
   /** A pooled session with a free stream slot (first fit, so load concentrates and spare sessions can idle). */
-  available(): Http2SessionEntry | undefined {
+  available(): S | undefined {
     for (const entry of this.sessions) if (entry.available) return entry;
     return undefined;
   }

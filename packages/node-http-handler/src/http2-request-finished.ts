@@ -12,7 +12,19 @@ import {
   requestFinishedEvent,
   schemeOf,
 } from "@sockeye/pool-monitor";
-import type { Http2StreamRequest } from "./http2-stream-request";
+import type { HttpRequest } from "@smithy/protocol-http";
+import type { IncomingHttpHeaders } from "node:http2";
+
+/** What the event reads of a finished stream request (`Http2StreamRequest`). @internal */
+export interface FinishedHttp2Request {
+  readonly request: HttpRequest;
+  readonly responseHeaders: IncomingHttpHeaders | undefined;
+  readonly startedAt: number;
+  readonly wasQueued: boolean;
+  /** The session it got (`undefined`: it never got one). */
+  readonly entry: unknown;
+  readonly origin: { readonly name: string };
+}
 
 /** `sockeye:request:finished`. @internal */
 export const requestFinishedChannel = diagnosticsChannel.channel(CHANNEL_NAMES.requestFinished);
@@ -22,18 +34,20 @@ export const requestFinishedChannel = diagnosticsChannel.channel(CHANNEL_NAMES.r
  * @param origin - its telemetry origin key (`_OTHER` past `maxOrigins`).
  * @param outcome - how it was counted.
  * @param error - the error its caller saw (the rejection, or the body's error after the response), if any.
+ * @param now - `timing.now()` ms.
  * @internal
  */
 export function http2RequestFinishedEvent(
-  r: Http2StreamRequest,
+  r: FinishedHttp2Request,
   origin: string,
   outcome: RequestOutcome,
-  error: unknown
+  error: unknown,
+  now: number
 ): RequestFinishedEvent {
   const request = r.request;
   const headers = request.headers;
   const response = r.responseHeaders;
-  const durationMs = r.pool.now() - r.startedAt;
+  const durationMs = now - r.startedAt;
   return requestFinishedEvent(
     origin,
     schemeOf(r.origin.name),

@@ -1,13 +1,18 @@
 /**
  * Http2SessionEntry: the pool's record of one `ClientHttp2Session`: its state (connecting → ready → closing →
- * closed), the streams open on it, its effective stream limit, its establishment deadline and its idle watch.
+ * closed, `http2-session-state.ts`), the streams open on it, its effective stream limit, its establishment deadline
+ * and its idle watch.
  *
  * A session is `ready` once the server's first SETTINGS frame arrived (TCP, TLS and SETTINGS done): only then is its
  * `maxConcurrentStreams` known, so the pool never puts more streams on it than the peer allows. Streams wait in the
  * origin's queue until then.
  *
- * Listeners are shared module functions (the session points back to its entry through a symbol), so a session costs
- * its entry, one `Deadline` node and six listener slots; nothing per stream.
+ * Listeners are shared module functions (the session and its socket point back to the entry through a symbol), so a
+ * session costs its entry, one `Deadline` node (plus the idle watch's, with `sessionTimeout`) and seven listener
+ * slots: six on the session (`connect`, `remoteSettings`, `goaway`, `error`, `frameError`, `close`) and one `once`
+ * on its socket (`connect`); nothing per stream. The entry reports to the pool through `Http2SessionHost` only
+ * (`http2-pool-host.ts`), and is generic over the pool's request type `R`, so it imports neither the pool nor the
+ * request.
  *
  * Process lifetime: the session is `unref()`'d while it carries no stream and nobody waits for it, so an idle pooled
  * session never keeps a process alive (upstream does the same through its refcount).
@@ -16,64 +21,56 @@ import type { Http2CloseReason } from "@sockeye/pool-monitor";
 import type { ClientHttp2Session, Settings } from "node:http2";
 import { Deadline, type DeadlineOwner } from "./deadline-scheduler";
 import { type ActivityCounter, type Http2IdleWatcher, socketBytes } from "./http2-idle-watch";
-import type { Http2Origin } from "./http2-origin";
-import type { Http2SessionPool } from "./http2-session-pool";
-import type { Http2StreamRequest } from "./http2-stream-request";
-
-/** Session states. @internal */
-export const SESSION_CONNECTING = 0;
-/** @internal */
-export const SESSION_READY = 1;
-/** @internal */
-export const SESSION_CLOSING = 2;
-/** @internal */
-export const SESSION_CLOSED = 3;
+import type { Http2Origin, Http2Waiter } from "./http2-origin";
+import type { Http2SessionHost } from "./http2-pool-host";
+import { type Http2SessionState, SESSION_CONNECTING, SESSION_READY } from "./http2-session-state";
 
 const kEntry = Symbol("sockeye.http2SessionEntry");
 let nextSessionId = 1;
 
-type SessionWithEntry = ClientHttp2Session & { [kEntry]?: Http2SessionEntry };
+type AnyEntry = Http2SessionEntry<any>;
+type SessionWithEntry = ClientHttp2Session & { [kEntry]?: AnyEntry };
 
-function entryOf(session: ClientHttp2Session): Http2SessionEntry | undefined {
+function entryOf(session: ClientHttp2Session): AnyEntry | undefined {
   return (session as SessionWithEntry)[kEntry];
 }
 
 function onSessionConnect(this: ClientHttp2Session): void {
   const entry = entryOf(this);
-  if (entry !== undefined) entry.connectedAt = entry.pool.now();
+  if (entry !== undefined) entry.connectedAt = entry.host.now();
 }
 
-function onSocketConnect(this: { [kEntry]?: Http2SessionEntry }): void {
+function onSocketConnect(this: { [kEntry]?: AnyEntry }): void {
   const entry = this[kEntry];
-  if (entry !== undefined) entry.tcpAt = entry.pool.now();
+  if (entry !== undefined) entry.tcpAt = entry.host.now();
 }
 
 function onRemoteSettings(this: ClientHttp2Session, settings: Settings): void {
   const entry = entryOf(this);
-  if (entry !== undefined) entry.pool.sessionSettings(entry, settings);
+  if (entry !== undefined) entry.host.sessionSettings(entry, settings);
 }
 
 function onGoaway(this: ClientHttp2Session, code: number): void {
   const entry = entryOf(this);
-  if (entry !== undefined) entry.pool.sessionGoaway(entry, code);
+  if (entry !== undefined) entry.host.sessionGoaway(entry, code);
 }
 
 function onSessionError(this: ClientHttp2Session, error: Error): void {
   const entry = entryOf(this);
-  if (entry !== undefined) entry.pool.sessionError(entry, error);
+  if (entry !== undefined) entry.host.sessionError(entry, error);
 }
 
 function onSessionFrameError(this: ClientHttp2Session, type: number, code: number, id: number): void {
   const entry = entryOf(this);
   // Upstream drops the session on a session-level frame error; stream-level ones (id > 0) are the stream's business.
   if (entry !== undefined && id === 0) {
-    entry.pool.sessionError(entry, new Error(`Frame type id ${type} in stream id ${id} has failed with code ${code}.`));
+    entry.host.sessionError(entry, new Error(`Frame type id ${type} in stream id ${id} has failed with code ${code}.`));
   }
 }
 
 function onSessionClose(this: ClientHttp2Session): void {
   const entry = entryOf(this);
-  if (entry !== undefined) entry.pool.sessionClosed(entry);
+  if (entry !== undefined) entry.host.sessionClosed(entry);
 }
 
 /** What the entry uses of the session's socket. @internal */
@@ -82,10 +79,13 @@ export interface SocketLike {
   destroy(): void;
 }
 
-/** @internal */
-export class Http2SessionEntry implements DeadlineOwner, Http2IdleWatcher {
+/**
+ * @typeParam R - the pool's request type (its isolated request).
+ * @internal
+ */
+export class Http2SessionEntry<R extends Http2Waiter<R>> implements DeadlineOwner, Http2IdleWatcher {
   readonly id = nextSessionId++;
-  state = SESSION_CONNECTING;
+  state: Http2SessionState = SESSION_CONNECTING;
   /** Streams open on the session now. */
   active = 0;
   /** Streams opened over its life. */
@@ -104,7 +104,7 @@ export class Http2SessionEntry implements DeadlineOwner, Http2IdleWatcher {
   closeReason: Http2CloseReason | undefined = undefined;
   error: Error | undefined = undefined;
   /** The one request of an isolated session (until its stream starts). */
-  isolatedRequest: Http2StreamRequest | undefined = undefined;
+  isolatedRequest: R | undefined = undefined;
   /** An isolated session counted in `origin.isolatedOpen` (not an event stream), until it closes. */
   boundedIsolated = false;
   /** When a stream on this session last made progress, or the session became ready (`timing.now()` ms). */
@@ -121,8 +121,8 @@ export class Http2SessionEntry implements DeadlineOwner, Http2IdleWatcher {
   watchBytes = 0;
 
   constructor(
-    readonly pool: Http2SessionPool,
-    readonly origin: Http2Origin,
+    readonly host: Http2SessionHost<Http2SessionEntry<R>>,
+    readonly origin: Http2Origin<Http2SessionEntry<R>, R>,
     readonly session: ClientHttp2Session,
     readonly isolated: boolean,
     streamCap: number,
@@ -140,7 +140,7 @@ export class Http2SessionEntry implements DeadlineOwner, Http2IdleWatcher {
     session.on("close", onSessionClose);
     const socket = session.socket as unknown as SocketLike | undefined;
     if (socket !== undefined && typeof socket.once === "function") {
-      (socket as { [kEntry]?: Http2SessionEntry })[kEntry] = this;
+      (socket as { [kEntry]?: AnyEntry })[kEntry] = this;
       // `once` returns its emitter: the socket itself, not the session's proxy of it (which refuses `destroy()`).
       const raw = socket.once("connect", onSocketConnect);
       if (raw !== undefined && raw !== null && typeof raw.destroy === "function") this.socket = raw;
@@ -164,11 +164,11 @@ export class Http2SessionEntry implements DeadlineOwner, Http2IdleWatcher {
 
   /** `sessionTimeout` passed with no byte moved. */
   onInactive(): void {
-    this.pool.sessionIdle(this);
+    this.host.sessionIdle(this);
   }
 
   /** `connectionTimeout` passed before the session was established. */
   onDeadline(): void {
-    this.pool.connectTimedOut(this);
+    this.host.connectTimedOut(this);
   }
 }

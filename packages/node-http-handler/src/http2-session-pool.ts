@@ -26,22 +26,18 @@
  * (O(1) arm/cancel/refresh); the owner tick (saturation sampling, once per sample interval) runs only while the
  * detector needs samples.
  */
-import type { Http2CloseReason, SaturationReport } from "@sockeye/pool-monitor";
+import type { Http2CloseReason, RequestOutcome, SaturationReport } from "@sockeye/pool-monitor";
 import { timing } from "@sockeye/pool-monitor";
 import http2, { type ClientHttp2Session, type Settings } from "node:http2";
 import { PACKAGE_PREFIX } from "./constants";
 import { DeadlineScheduler } from "./deadline-scheduler";
 import { Http2IdleWatch } from "./http2-idle-watch";
 import { Http2Origin } from "./http2-origin";
+import type { Http2SessionHost, Http2StreamHost } from "./http2-pool-host";
 import type { Http2PoolMonitor } from "./http2-pool-monitor";
-import {
-  Http2SessionEntry,
-  SESSION_CLOSED,
-  SESSION_CLOSING,
-  SESSION_CONNECTING,
-  SESSION_READY,
-} from "./http2-session-entry";
-import type { Http2StreamRequest } from "./http2-stream-request";
+import { Http2SessionEntry } from "./http2-session-entry";
+import { SESSION_CLOSED, SESSION_CLOSING, SESSION_CONNECTING, SESSION_READY } from "./http2-session-state";
+import type { Http2PoolOrigin, Http2PoolSession, Http2StreamRequest } from "./http2-stream-request";
 import type { ResolvedHttp2Config } from "./resolve-http2-config";
 
 /** Streams assumed per connecting session when deciding whether the queue needs one more session. @internal */
@@ -50,9 +46,15 @@ const ASSUMED_STREAMS_PER_SESSION = 100;
 /** Sample period while no monitor exists (the owner tick then only keeps deadlines), ms. */
 const SAMPLE_INTERVAL_FALLBACK_MS = 1000;
 
-/** @internal */
-export class Http2SessionPool {
-  readonly origins = new Map<string, Http2Origin>();
+/**
+ * The pool is the host of its stream requests and session entries: they reach it through `http2-pool-host.ts`'s
+ * interfaces only.
+ * @internal
+ */
+export class Http2SessionPool
+  implements Http2StreamHost<Http2StreamRequest, Http2PoolSession>, Http2SessionHost<Http2PoolSession>
+{
+  readonly origins = new Map<string, Http2PoolOrigin>();
   readonly scheduler: DeadlineScheduler;
   readonly watch: Http2IdleWatch;
   config: ResolvedHttp2Config | undefined = undefined;
@@ -74,10 +76,10 @@ export class Http2SessionPool {
   }
 
   /** The origin record for `key` (created on first use). */
-  origin(key: string, name: string): Http2Origin {
+  origin(key: string, name: string): Http2PoolOrigin {
     let origin = this.origins.get(key);
     if (origin === undefined) {
-      origin = new Http2Origin(key, name, undefined);
+      origin = new Http2Origin<Http2PoolSession, Http2StreamRequest>(key, name, undefined);
       if (this.monitor !== undefined) origin.counters = this.monitor.attach(name, origin);
       this.origins.set(key, origin);
     }
@@ -88,7 +90,6 @@ export class Http2SessionPool {
   acquire(req: Http2StreamRequest): void {
     const origin = req.origin;
     this.inFlight++;
-    req.counted = true;
     const counters = origin.counters;
     if (counters !== undefined) {
       counters.monitor.started(counters);
@@ -119,7 +120,7 @@ export class Http2SessionPool {
   }
 
   /** Opens the isolated session of `req` (counted against the bound unless `req` is an event stream). */
-  private openIsolated(origin: Http2Origin, req: Http2StreamRequest): void {
+  private openIsolated(origin: Http2PoolOrigin, req: Http2StreamRequest): void {
     const entry = this.openSession(origin, true);
     if (!req.eventStream) {
       entry.boundedIsolated = true;
@@ -133,7 +134,7 @@ export class Http2SessionPool {
    * A bounded isolated session is gone (its close event): frees its place and starts the next isolated waiter, or,
    * when it failed before it was ready, fails the waiters with its error.
    */
-  private isolatedGone(entry: Http2SessionEntry, failure: Error | undefined): void {
+  private isolatedGone(entry: Http2PoolSession, failure: Error | undefined): void {
     if (!entry.boundedIsolated) return;
     entry.boundedIsolated = false;
     const origin = entry.origin;
@@ -155,31 +156,33 @@ export class Http2SessionPool {
     }
   }
 
-  /** A request that will not get (or no longer needs) a slot: leaves the queue; an isolated session is dropped. */
-  abandon(req: Http2StreamRequest): void {
+  /**
+   * The single way out of `req` (`Http2StreamRequest.finish()`, once per request): counts its outcome, takes it out
+   * of the queue, frees its stream slot and hands it on (or drops the isolated session it was waiting for), and takes
+   * it out of the in-flight count.
+   */
+  streamFinished(req: Http2StreamRequest, outcome: RequestOutcome, holdMs: number): void {
+    const origin = req.origin;
+    const counters = origin.counters;
+    if (counters !== undefined) counters.monitor.streamFinished(counters, outcome);
+    this.inFlight--;
     if (req.queued) {
-      const origin = req.origin;
       origin.remove(req);
       // A connecting session nobody waits for any more stays (a next stream may use it), but stops holding the process.
       if (origin.queued === 0) for (const entry of origin.sessions) this.updateRef(entry);
     }
     const entry = req.entry;
-    if (entry?.isolated && entry.isolatedRequest === req) {
-      entry.isolatedRequest = undefined;
-      this.destroySession(entry, "local");
+    if (entry === undefined) return;
+    if (!req.onSession) {
+      // Its isolated session is still connecting: nobody else will use it.
+      if (entry.isolatedRequest === req) {
+        entry.isolatedRequest = undefined;
+        this.destroySession(entry, "local");
+      }
+      return;
     }
-  }
-
-  /** The stream of `req` closed (or failed to open): frees its slot and hands it on. */
-  released(req: Http2StreamRequest, holdMs: number): void {
-    if (!req.counted) return;
-    req.counted = false;
-    this.inFlight--;
-    const entry = req.entry;
-    const counters = req.origin.counters;
-    if (entry === undefined || !req.onSession) return;
     req.onSession = false;
-    req.origin.holdEnd(req);
+    origin.holdEnd(req);
     if (counters !== undefined) counters.monitor.released(counters, holdMs);
     entry.active--;
     if (entry.isolated) {
@@ -191,14 +194,7 @@ export class Http2SessionPool {
     this.updateRef(entry);
   }
 
-  /** A request that settled without ever getting a stream slot (aborted, timed out or failed while waiting). */
-  droppedWhileWaiting(req: Http2StreamRequest): void {
-    if (!req.counted) return;
-    req.counted = false;
-    this.inFlight--;
-  }
-
-  sessionSettings(entry: Http2SessionEntry, settings: Settings): void {
+  sessionSettings(entry: Http2PoolSession, settings: Settings): void {
     const peer = settings.maxConcurrentStreams;
     const cap = this.config?.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
     entry.peerMaxConcurrentStreams = typeof peer === "number" && peer < 0xffffffff ? peer : undefined;
@@ -226,7 +222,7 @@ export class Http2SessionPool {
       if (entry.isolated) {
         const req = entry.isolatedRequest;
         entry.isolatedRequest = undefined;
-        if (req !== undefined && !req.settled) this.startOn(entry, req);
+        if (req !== undefined && !req.finished) this.startOn(entry, req);
         else this.destroySession(entry, "local");
         return;
       }
@@ -237,12 +233,12 @@ export class Http2SessionPool {
   }
 
   /** An isolated session's stream got its response: no new stream may use it; it closes when the stream does. */
-  isolatedResponded(entry: Http2SessionEntry): void {
+  isolatedResponded(entry: Http2PoolSession): void {
     entry.closeReason ??= "local";
     this.retire(entry);
   }
 
-  sessionGoaway(entry: Http2SessionEntry, code: number): void {
+  sessionGoaway(entry: Http2PoolSession, code: number): void {
     const counters = entry.origin.counters;
     if (counters !== undefined) counters.monitor.goaway(counters, code);
     entry.closeReason ??= "goaway";
@@ -252,14 +248,14 @@ export class Http2SessionPool {
     this.maybeOpen(entry.origin);
   }
 
-  sessionError(entry: Http2SessionEntry, error: Error): void {
+  sessionError(entry: Http2PoolSession, error: Error): void {
     entry.error ??= error;
     const counters = entry.origin.counters;
     if (counters !== undefined) counters.monitor.connectionError(counters);
     this.destroySession(entry, entry.wasReady ? "error" : "connect_error");
   }
 
-  sessionIdle(entry: Http2SessionEntry): void {
+  sessionIdle(entry: Http2PoolSession): void {
     this.destroySession(entry, "idle_timeout");
   }
 
@@ -269,14 +265,14 @@ export class Http2SessionPool {
    * nobody). Retire it (no new stream) and close it gracefully; streams still on it keep their own deadlines. The
    * next stream gets a fresh session.
    */
-  sessionSilent(entry: Http2SessionEntry): void {
+  sessionSilent(entry: Http2PoolSession): void {
     if (entry.isolated || entry.state === SESSION_CLOSED) return;
     entry.closeReason ??= "idle_timeout";
     this.retire(entry);
     this.closeWhenDrained(entry);
   }
 
-  connectTimedOut(entry: Http2SessionEntry): void {
+  connectTimedOut(entry: Http2PoolSession): void {
     if (entry.state !== SESSION_CONNECTING) return;
     const ms = this.config?.connectionTimeout;
     entry.error ??= Object.assign(
@@ -289,7 +285,7 @@ export class Http2SessionPool {
     this.destroySession(entry, "connect_timeout");
   }
 
-  sessionClosed(entry: Http2SessionEntry): void {
+  sessionClosed(entry: Http2PoolSession): void {
     if (entry.state === SESSION_CLOSED) return;
     const wasConnecting = !entry.wasReady;
     this.retire(entry);
@@ -341,7 +337,7 @@ export class Http2SessionPool {
   }
 
   /** Takes `entry` out of the placement list (it will accept no new stream). */
-  private retire(entry: Http2SessionEntry): void {
+  private retire(entry: Http2PoolSession): void {
     if (entry.state === SESSION_CLOSED) return;
     if (entry.state === SESSION_CONNECTING && !entry.isolated) entry.origin.connecting--;
     if (entry.state !== SESSION_CLOSING) entry.state = SESSION_CLOSING;
@@ -355,7 +351,7 @@ export class Http2SessionPool {
    * Graceful close of a retired session once its last stream is done. Not earlier: since Node 24, `session.close()`
    * ends a stream whose response body was received but not yet read with `ERR_STREAM_PREMATURE_CLOSE`.
    */
-  private closeWhenDrained(entry: Http2SessionEntry): void {
+  private closeWhenDrained(entry: Http2PoolSession): void {
     if (entry.active === 0 && !entry.session.closed && !entry.session.destroyed) entry.session.close();
   }
 
@@ -366,7 +362,7 @@ export class Http2SessionPool {
    * on a peer that never accepts), and Node emits no `'close'` for the session meanwhile. So its socket is destroyed
    * and the session closed here; a later `'close'` finds it closed.
    */
-  private destroySession(entry: Http2SessionEntry, reason: Http2CloseReason): void {
+  private destroySession(entry: Http2PoolSession, reason: Http2CloseReason): void {
     entry.closeReason ??= reason;
     this.retire(entry);
     if (!entry.session.destroyed) entry.session.destroy();
@@ -375,11 +371,11 @@ export class Http2SessionPool {
     this.sessionClosed(entry);
   }
 
-  private closedBeforeReady(origin: Http2Origin): Error {
+  private closedBeforeReady(origin: Http2PoolOrigin): Error {
     return new Error(`${PACKAGE_PREFIX} - HTTP/2 session to ${origin.name} closed before it was established.`);
   }
 
-  private openSession(origin: Http2Origin, isolated: boolean): Http2SessionEntry {
+  private openSession(origin: Http2PoolOrigin, isolated: boolean): Http2PoolSession {
     const config = this.config;
     const connectOptions = config?.options.nodeHttp2ConnectOptions;
     const session: ClientHttp2Session =
@@ -387,7 +383,7 @@ export class Http2SessionPool {
         ? http2.connect(origin.key)
         : http2.connect(origin.key, connectOptions);
     const now = this.now();
-    const entry = new Http2SessionEntry(
+    const entry = new Http2SessionEntry<Http2StreamRequest>(
       this,
       origin,
       session,
@@ -406,7 +402,7 @@ export class Http2SessionPool {
     return entry;
   }
 
-  private maybeOpen(origin: Http2Origin): void {
+  private maybeOpen(origin: Http2PoolOrigin): void {
     if (origin.queued === 0) return;
     const max = this.config?.maxSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
     if (origin.sessions.length >= max) return;
@@ -417,7 +413,7 @@ export class Http2SessionPool {
   }
 
   /** Moves queued streams onto `entry` while it has free slots. */
-  private drain(entry: Http2SessionEntry): void {
+  private drain(entry: Http2PoolSession): void {
     const origin = entry.origin;
     while (origin.queued > 0 && entry.available) {
       const req = origin.dequeue()!;
@@ -425,7 +421,7 @@ export class Http2SessionPool {
     }
   }
 
-  private startOn(entry: Http2SessionEntry, req: Http2StreamRequest): void {
+  private startOn(entry: Http2PoolSession, req: Http2StreamRequest): void {
     entry.active++;
     entry.streams++;
     if (entry.active > entry.maxActive) entry.maxActive = entry.active;
@@ -442,7 +438,7 @@ export class Http2SessionPool {
   }
 
   /** Keeps a session referenced exactly while it carries a stream or someone waits for it. */
-  private updateRef(entry: Http2SessionEntry): void {
+  private updateRef(entry: Http2PoolSession): void {
     const want =
       entry.active > 0 ||
       (entry.state === SESSION_CONNECTING && (entry.isolatedRequest !== undefined || entry.origin.queued > 0));

@@ -21,12 +21,28 @@
  * is never mistaken for a whole one. Other reset codes already error the body (`ERR_HTTP2_STREAM_ERROR`, Node); a
  * consumer's own `destroy()` (no reset, session alive) is left alone.
  *
- * Settling: exactly once. The promise resolves when response headers arrive (the body is the stream) and rejects on
- * the first of: abort, inactivity timeout, request-body error (with that error), stream error, RST_STREAM
- * ("aborted"), frame error, or the stream closing without a response. Whatever happens first, the stream's slot is
- * released exactly once, when the stream closes (or at once for a request that never got a stream).
+ * One way out, as `InFlightRequest.finish()` for HTTP/1.1: every request ends in `finish()`, exactly once
+ * (idempotent), which settles the promise if it is still pending, stops the idle watch and the 100-continue
+ * deadline, removes every listener of the request and tells the pool once (`Http2StreamHost.streamFinished`: the
+ * outcome counted, the queue left, the slot handed on or the isolated session dropped, the in-flight count). It is
+ * called from exactly two places: the stream's `'close'`, and `end()` for a request that has no stream:
+ *
+ *   start() ─► waiting ──────────► startStream() ──► stream open ──'response'──► resolved, the body streams
+ *                 │                     │                   │                          │
+ *     abort · deadline · session    Node refused     abort · deadline · error   abort · deadline · error:
+ *     failed · destroy(): end()     the request      end(): reject, reset       end(): error the body,
+ *                 │                 (no stream)      the stream                 reset the stream
+ *                 ▼                     │                   ▼                          ▼
+ *              finish() ◄── at once ────┘             stream 'close' (also: response done, peer reset,
+ *                                                     session gone, destroy()) ──────────────────► finish()
+ *
+ * `end()` is the one entry for every early end: it rejects once (the first cause wins; "completed" turns into the
+ * later cause only while the body is still unread, never after its end), then finishes at once without a stream or
+ * resets the live stream, whose `'close'` finishes. The request talks to the pool through `Http2StreamHost` only
+ * (`http2-pool-host.ts`), so this file does not import the pool.
  */
 import { HttpResponse, type HttpRequest } from "@smithy/protocol-http";
+import type { RequestOutcome } from "@sockeye/pool-monitor";
 import type { ClientRequest } from "node:http";
 import http2, { type ClientHttp2Stream, type IncomingHttpHeaders } from "node:http2";
 import { Readable } from "node:stream";
@@ -36,10 +52,10 @@ import { MIN_CONTINUE_WAIT_MS } from "./constants";
 import { Deadline, type DeadlineOwner } from "./deadline-scheduler";
 import { getTransformedHeaders } from "./get-transformed-headers";
 import type { Http2IdleWatcher } from "./http2-idle-watch";
+import type { Http2Origin, Http2Waiter } from "./http2-origin";
 import { http2RequestFinishedEvent, requestFinishedChannel } from "./http2-request-finished";
-import type { Http2Origin } from "./http2-origin";
+import type { Http2StreamHost } from "./http2-pool-host";
 import type { Http2SessionEntry } from "./http2-session-entry";
-import type { Http2SessionPool } from "./http2-session-pool";
 import { writeBody } from "./write-body";
 
 const { NGHTTP2_CANCEL } = http2.constants;
@@ -58,15 +74,6 @@ type StreamInternals = {
 
 /** The prototype methods the instrumented ones call (resolved from the first stream's prototype chain). */
 let protoMethods: StreamInternals | undefined;
-
-/** How a request ended, for telemetry. @internal */
-const OUTCOME_NONE = 0;
-const OUTCOME_COMPLETED = 1;
-const OUTCOME_FAILED = 2;
-const OUTCOME_ABORTED = 3;
-const OUTCOME_TIMED_OUT = 4;
-/** `request:finished` outcome of each `OUTCOME_*` (a stream closed with none noted failed). */
-const OUTCOME_NAMES = ["failed", "completed", "failed", "aborted", "timed_out"] as const;
 
 /** A signal as the SDK may pass it: a DOM `AbortSignal` or the SDK's own `{ aborted, onabort }` shape. */
 export interface AbortSignalLike {
@@ -96,9 +103,11 @@ function onStreamAborted(this: ClientHttp2Stream): void {
 }
 
 function onStreamFrameError(this: ClientHttp2Stream, type: number, code: number, id: number): void {
-  requestOf(this)?.fail(
+  requestOf(this)?.end(
+    "failed",
     new Error(`Frame type id ${type} in stream id ${id} has failed with code ${code}.`),
-    OUTCOME_FAILED
+    "leave",
+    "leave"
   );
 }
 
@@ -150,7 +159,7 @@ function countingWritev(this: StreamWithRequest, chunks: unknown[], cb: WriteCal
 /** See "Truncated bodies" in the header. */
 function guardedDestroy(this: StreamWithRequest, error: Error | null, cb: WriteCallback): void {
   const req = this[kRequest];
-  if ((error === null || error === undefined) && req !== undefined && req.settled) {
+  if ((error === null || error === undefined) && req !== undefined && req.responded) {
     const internals = this as unknown as StreamInternals;
     // Other reset codes need nothing: Node destroys the body with ERR_HTTP2_STREAM_ERROR itself.
     const rstCode = this.rstCode;
@@ -177,23 +186,41 @@ function instrument(stream: ClientHttp2Stream, req: Http2StreamRequest): void {
 }
 
 /**
- * RST_STREAM(CANCEL), as upstream's `stream.close()`, then a local teardown: on a session nghttp2 has already
- * terminated (after a connection error it reported to nobody) `close()` alone never emits `'close'`, which would leak
- * the stream slot.
+ * `finish()`: the stream's listeners are removed and it no longer points at the request (its instrumented methods
+ * then only call the prototype's).
  */
-function cancel(stream: ClientHttp2Stream | undefined, error?: Error): void {
-  if (stream === undefined || stream.destroyed) return;
-  if (!stream.closed) stream.close(NGHTTP2_CANCEL);
-  stream.destroy(error);
+function detachStream(stream: ClientHttp2Stream): void {
+  (stream as StreamWithRequest)[kRequest] = undefined;
+  stream.removeListener("response", onStreamResponse);
+  stream.removeListener("headers", onStreamHeaders);
+  stream.removeListener("error", onStreamError);
+  stream.removeListener("aborted", onStreamAborted);
+  stream.removeListener("frameError", onStreamFrameError);
+  stream.removeListener("close", onStreamClose);
+  stream.removeListener("continue", onStreamContinue);
 }
 
+/** The pool's session entry and origin types, as the request sees them. @internal */
+export type Http2PoolSession = Http2SessionEntry<Http2StreamRequest>;
 /** @internal */
-export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
-  entry: Http2SessionEntry | undefined = undefined;
+export type Http2PoolOrigin = Http2Origin<Http2PoolSession, Http2StreamRequest>;
+
+/**
+ * What `end()` does to a live stream: leave it (Node is closing it already), `destroy(error)` it (RST_STREAM with
+ * INTERNAL_ERROR), or reset it with CANCEL (see `reset()`).
+ */
+type StreamEnd = "leave" | "destroy" | "cancel";
+
+/** @internal */
+export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher, Http2Waiter<Http2StreamRequest> {
+  entry: Http2PoolSession | undefined = undefined;
   stream: ClientHttp2Stream | undefined = undefined;
+  /** The promise settled (resolved at the response, or rejected). */
   settled = false;
-  /** Counted in the pool's in-flight total. */
-  counted = false;
+  /** It settled with the response: the stream is the caller's body now. */
+  responded = false;
+  /** `finish()` ran: terminal; nothing of this request is registered anywhere any more. */
+  finished = false;
   /** Holds a stream slot on `entry`. */
   onSession = false;
   // Queue links (Http2Origin).
@@ -213,8 +240,8 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
   progress = 0;
   readonly startedAt: number;
   private streamStartedAt = 0;
-  private outcome = OUTCOME_NONE;
-  private outcomeCounted = false;
+  /** How the request ended so far: set when it settles; a completed response may still turn (see `end()`). */
+  private outcome: RequestOutcome = "failed";
   /** For `request:finished`: the response headers, and the error the promise rejected with. */
   responseHeaders: IncomingHttpHeaders | undefined = undefined;
   failure: unknown = undefined;
@@ -222,12 +249,14 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
   private bodySent = false;
   private continueDeadline: Deadline | undefined = undefined;
   private abortAttached = false;
-  /** A `Readable` request body being piped (its error listener is detached when the stream closes). */
+  /** Inside `reset()`: the `'aborted'` Node emits for our own reset is not the peer's. */
+  private resetting = false;
+  /** A `Readable` request body being piped (its error listener is detached by `finish()`). */
   private pipedBody: (Readable & Owned) | undefined = undefined;
 
   constructor(
-    readonly pool: Http2SessionPool,
-    readonly origin: Http2Origin,
+    readonly host: Http2StreamHost<Http2StreamRequest, Http2PoolSession>,
+    readonly origin: Http2PoolOrigin,
     readonly request: HttpRequest,
     /** On a session of its own (event stream or `disableConcurrentStreams`). */
     readonly isolated: boolean,
@@ -239,7 +268,7 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
     private readonly resolve: (value: { response: HttpResponse }) => void,
     private readonly reject: (error: unknown) => void
   ) {
-    this.startedAt = pool.now();
+    this.startedAt = host.now();
   }
 
   /** Attaches the abort listener and the idle watch, then asks the pool for a stream slot. */
@@ -255,20 +284,16 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
       }
       this.abortAttached = true;
     }
-    if (this.idleMs !== undefined) this.pool.watch.watch(this, this.idleMs, this.startedAt);
+    if (this.idleMs !== undefined) this.host.watch.watch(this, this.idleMs, this.startedAt);
     try {
-      this.pool.acquire(this);
+      this.host.acquire(this);
     } catch (error) {
-      this.fail(error, OUTCOME_FAILED);
+      this.end("failed", error, "leave", "leave");
     }
   }
 
-  /** Called by the pool once the request holds a slot on a ready session. */
-  startStream(entry: Http2SessionEntry): void {
-    if (this.settled) {
-      this.pool.released(this, 0);
-      return;
-    }
+  /** Called by the pool once the request holds a slot on a ready session (never after `finish()`). */
+  startStream(entry: Http2PoolSession): void {
     const request = this.request;
     let path = request.path;
     const queryString = request.query ? buildQueryString(request.query) : "";
@@ -278,13 +303,12 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
     try {
       stream = entry.session.request({ ...request.headers, ":path": path, ":method": request.method });
     } catch (error) {
-      // Free the slot first (the request holds one but has no stream), then reject.
-      this.pool.released(this, 0);
-      this.fail(error, OUTCOME_FAILED);
+      // Node refused the request (e.g. an invalid header): no stream, so this finishes now and frees the slot.
+      this.end("failed", error, "leave", "leave");
       return;
     }
     this.stream = stream;
-    this.streamStartedAt = this.pool.now();
+    this.streamStartedAt = this.host.now();
     this.noteProgress(); // a stream at last: the idle watch has something to observe
     instrument(stream, this);
     stream.on("response", onStreamResponse);
@@ -299,7 +323,7 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
       this.awaitingContinue = true;
       stream.once("continue", onStreamContinue);
       this.continueDeadline ??= new Deadline(this, 0);
-      this.pool.scheduler.arm(
+      this.host.scheduler.arm(
         this.continueDeadline,
         this.streamStartedAt,
         Math.max(MIN_CONTINUE_WAIT_MS, this.idleMs ?? MIN_CONTINUE_WAIT_MS)
@@ -315,11 +339,16 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
     this.bodySent = true;
     if (this.awaitingContinue) {
       this.awaitingContinue = false;
-      if (this.continueDeadline !== undefined) this.pool.scheduler.cancel(this.continueDeadline);
+      if (this.continueDeadline !== undefined) this.host.scheduler.cancel(this.continueDeadline);
     }
     this.noteProgress();
     const body = this.request.body;
     if (body instanceof Readable) {
+      // A body that failed while the request waited for its stream would never end the pipe: its error now.
+      if (body.errored !== null && body.errored !== undefined) {
+        this.end("failed", body.errored, "cancel", "cancel");
+        return;
+      }
       // Piped here rather than by writeBody, so that a body error reaches the request through a shared listener
       // and rejects with the body's own error.
       const owned = body as Readable & Owned;
@@ -332,8 +361,7 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
     try {
       writeBody(this.stream as unknown as ClientRequest, body);
     } catch (error) {
-      this.fail(error, OUTCOME_FAILED);
-      cancel(this.stream);
+      this.end("failed", error, "cancel", "leave");
     }
   }
 
@@ -347,16 +375,17 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
       // A final response before 100 Continue: the body is not sent; end our side so the stream can close.
       this.awaitingContinue = false;
       this.bodySent = true;
-      if (this.continueDeadline !== undefined) this.pool.scheduler.cancel(this.continueDeadline);
+      if (this.continueDeadline !== undefined) this.host.scheduler.cancel(this.continueDeadline);
       this.stream?.end();
     }
     this.noteProgress();
     if (this.settled) return;
     this.settled = true;
-    this.outcome = OUTCOME_COMPLETED;
+    this.responded = true;
+    this.outcome = "completed";
     this.responseHeaders = headers;
     const entry = this.entry;
-    if (entry?.isolated) this.pool.isolatedResponded(entry);
+    if (entry?.isolated) this.host.isolatedResponded(entry);
     const status = headers[":status"];
     this.resolve({
       response: new HttpResponse({
@@ -367,12 +396,9 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
     });
   }
 
+  /** The stream emitted `'error'` (Node is destroying it). */
   onError(error: Error): void {
-    if (this.settled) {
-      if (this.outcome === OUTCOME_COMPLETED) this.outcome = OUTCOME_FAILED;
-      return;
-    }
-    this.fail(error, OUTCOME_FAILED);
+    this.end("failed", error, "leave", "leave");
   }
 
   /**
@@ -381,61 +407,31 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
    * body is never mistaken for a whole one.
    */
   onAborted(error: Error): void {
-    if (!this.settled) {
-      this.fail(error, OUTCOME_FAILED);
-      return;
-    }
-    if (this.outcome === OUTCOME_COMPLETED) this.outcome = OUTCOME_FAILED;
-    this.stream?.destroy(error);
+    // Our own reset (abort, deadline, body error): Node reports it as 'aborted' from inside `close()`; the cause is
+    // ours, and destroying the stream here would drop the RST_STREAM `close()` is about to send.
+    if (this.resetting) return;
+    this.end("failed", error, "leave", "destroy");
   }
 
   /** The piped request body failed: reject with its error (or fail the response body with it), reset the stream. */
   onBodyError(error: Error): void {
-    this.pipedBody = undefined;
-    if (this.settled) {
-      if (this.outcome === OUTCOME_COMPLETED) this.outcome = OUTCOME_FAILED;
-      cancel(this.stream, error);
-      return;
-    }
-    this.fail(error, OUTCOME_FAILED);
-    cancel(this.stream);
+    this.end("failed", error, "cancel", "cancel");
   }
 
+  /** The stream closed: the common way out. */
   onClose(): void {
-    this.pool.watch.unwatch(this);
-    const body = this.pipedBody;
-    if (body !== undefined) {
-      this.pipedBody = undefined;
-      body[kRequest] = undefined;
-      body.removeListener("error", onRequestBodyError);
-    }
-    if (this.continueDeadline !== undefined) this.pool.scheduler.cancel(this.continueDeadline);
-    this.detachAbort();
-    if (!this.settled) {
-      const error = new Error("Unexpected error: http2 request did not get a response");
-      if (this.entry?.session.destroyed) error.name = "TimeoutError";
-      this.fail(error, OUTCOME_FAILED);
-    }
-    this.countOutcome();
-    this.pool.released(this, this.pool.now() - this.streamStartedAt);
+    this.finish();
   }
 
-  /** The session this request waited for failed before it was established. */
+  /** The session this request waited for failed before it was established, or the handler was destroyed. */
   sessionFailed(error: Error): void {
-    this.fail(error, OUTCOME_FAILED);
+    this.end("failed", error, "leave", "leave");
   }
 
   /** The abort signal fired (this object is the listener). */
   handleEvent(): void {
     this.detachAbort();
-    if (this.settled) {
-      // After the response: the body reader gets the AbortError (not a silent end).
-      if (this.outcome === OUTCOME_COMPLETED) this.outcome = OUTCOME_ABORTED;
-      cancel(this.stream, buildAbortError(this.signal));
-      return;
-    }
-    cancel(this.stream);
-    this.fail(buildAbortError(this.signal), OUTCOME_ABORTED);
+    this.end("aborted", buildAbortError(this.signal), "cancel", "cancel");
   }
 
   /**
@@ -446,8 +442,8 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
     this.progress++;
     const entry = this.entry;
     if (!this.watched && entry === undefined) return;
-    const now = this.pool.now();
-    const watch = this.pool.watch;
+    const now = this.host.now();
+    const watch = this.host.watch;
     watch.touch(this, now);
     if (entry !== undefined) {
       entry.socketActiveAt = now;
@@ -470,33 +466,107 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
     const error = Object.assign(new Error(`Stream timed out because of no activity for ${ms} ms`), {
       name: "TimeoutError",
     });
-    const stream = this.stream;
     const entry = this.entry;
-    if (entry !== undefined && this.onSession && now - entry.socketActiveAt >= ms / 2) this.pool.sessionSilent(entry);
-    if (this.settled) {
-      // Headers arrived, the body stalled: the body reader gets the error.
-      if (this.outcome === OUTCOME_COMPLETED) this.outcome = OUTCOME_TIMED_OUT;
-      stream?.destroy(error);
-      return;
-    }
-    this.fail(error, OUTCOME_TIMED_OUT);
-    cancel(stream);
+    if (entry !== undefined && this.onSession && now - entry.socketActiveAt >= ms / 2) this.host.sessionSilent(entry);
+    // Before the response: reject and reset the stream; after it (the body stalled): the body reader gets the error.
+    this.end("timed_out", error, "cancel", "destroy");
   }
 
-  /** Rejects (once). A request without a stream also leaves the queue / drops its isolated session now. */
-  fail(error: unknown, outcome: number): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.outcome = outcome;
-    this.failure = error;
-    if (this.stream === undefined) {
-      this.pool.watch.unwatch(this);
-      this.detachAbort();
-      this.pool.abandon(this);
-      this.pool.droppedWhileWaiting(this);
-      this.countOutcome();
+  /**
+   * Every way a request ends other than its stream closing: abort, a deadline, a stream, frame or request-body
+   * error, a session that failed, the handler's `destroy()`, Node refusing the request. Before the response it
+   * rejects (once) with `error` and counts `outcome`; then, without a stream, it finishes now, and with one it treats
+   * the stream as `beforeResponse` says (its `'close'` then finishes). After the response the promise stays resolved:
+   * the body gets `error` as `afterResponse` says and `outcome` replaces "completed" — unless the body was already
+   * read to its end: then the response is complete, its outcome stands and no error reaches the reader. After a
+   * rejection the first cause stands. In both of these cases the stream is only reset (without an error) when
+   * `afterResponse` asks for anything. No-op once finished.
+   */
+  end(outcome: RequestOutcome, error: unknown, beforeResponse: StreamEnd, afterResponse: StreamEnd): void {
+    if (this.finished) return;
+    if (!this.settled) {
+      this.settled = true;
+      this.outcome = outcome;
+      this.failure = error;
+      this.reject(error);
+      if (this.stream === undefined) this.finish();
+      else if (beforeResponse !== "leave") this.reset(beforeResponse);
+      return;
     }
-    this.reject(error);
+    const stream = this.stream;
+    if (stream === undefined) return;
+    if (!this.responded || stream.readableEnded) {
+      if (afterResponse !== "leave") this.reset("cancel");
+      return;
+    }
+    if (this.outcome === "completed") this.outcome = outcome;
+    this.reset(afterResponse, error as Error);
+  }
+
+  /**
+   * Resets the live stream: `"cancel"` sends RST_STREAM(CANCEL) as upstream's `stream.close()`, then tears it down
+   * locally (on a session nghttp2 has already terminated, `close()` alone never emits `'close'`, which would leak
+   * the slot); `"destroy"` destroys it with `error` (RST_STREAM(INTERNAL_ERROR)). No-op once destroyed.
+   */
+  private reset(how: StreamEnd, error?: Error): void {
+    const stream = this.stream;
+    if (stream === undefined || stream.destroyed || how === "leave") return;
+    this.resetting = true;
+    try {
+      if (how === "cancel" && !stream.closed) stream.close(NGHTTP2_CANCEL);
+      stream.destroy(error);
+    } finally {
+      this.resetting = false;
+    }
+  }
+
+  /**
+   * The single way out, idempotent: called when the stream closed, or at once by `end()` for a request that never
+   * got a stream (waiting in the queue, on a connecting isolated session, refused by Node). Settles the promise if
+   * it is still pending (never a hung promise), stops the idle watch and the 100-continue deadline, removes every
+   * listener of the request (abort signal, request body, stream), then tells the pool once
+   * (`Http2StreamHost.streamFinished`): the outcome is counted, the request leaves the queue, its stream slot is
+   * handed on or its isolated session dropped, and it leaves the in-flight count.
+   */
+  finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    if (!this.settled) {
+      const error = new Error("Unexpected error: http2 request did not get a response");
+      if (this.entry?.session.destroyed) error.name = "TimeoutError";
+      this.settled = true;
+      this.outcome = "failed";
+      this.failure = error;
+      this.reject(error);
+    }
+    const host = this.host;
+    host.watch.unwatch(this);
+    if (this.continueDeadline !== undefined) host.scheduler.cancel(this.continueDeadline);
+    this.detachAbort();
+    const body = this.pipedBody;
+    if (body !== undefined) {
+      this.pipedBody = undefined;
+      body[kRequest] = undefined;
+      body.removeListener("error", onRequestBodyError);
+    }
+    const stream = this.stream;
+    let holdMs = 0;
+    if (stream !== undefined) {
+      holdMs = host.now() - this.streamStartedAt;
+      detachStream(stream);
+    }
+    host.streamFinished(this, this.outcome, holdMs);
+    const counters = this.origin.counters;
+    if (counters !== undefined && counters.monitor.wants(requestFinishedChannel)) {
+      const event = http2RequestFinishedEvent(
+        this,
+        counters.origin,
+        this.outcome,
+        this.failure ?? stream?.errored,
+        host.now()
+      );
+      counters.monitor.emit(event, requestFinishedChannel);
+    }
   }
 
   private detachAbort(): void {
@@ -509,20 +579,6 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
     } else if (signal[kRequest] === this) {
       signal[kRequest] = undefined;
       if ((signal.onabort as unknown) === onLegacyAbort) signal.onabort = null;
-    }
-  }
-
-  private countOutcome(): void {
-    if (this.outcomeCounted) return;
-    this.outcomeCounted = true;
-    const counters = this.origin.counters;
-    if (counters === undefined) return;
-    const outcome = OUTCOME_NAMES[this.outcome];
-    const monitor = counters.monitor;
-    monitor.streamFinished(counters, outcome);
-    if (monitor.wants(requestFinishedChannel)) {
-      const error = this.failure ?? this.stream?.errored;
-      monitor.emit(http2RequestFinishedEvent(this, counters.origin, outcome, error), requestFinishedChannel);
     }
   }
 }

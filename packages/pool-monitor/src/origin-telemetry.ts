@@ -8,11 +8,10 @@
  * `SaturationDetector` (a ring of `windowSamples` samples). Updating it is a few field writes per request event.
  */
 import { DurationHistogram } from "./duration-histogram";
-import type { CloseReason, SaturationCause } from "./pool-stats";
+import type { CloseReason, RequestOutcome, SaturationCause } from "./pool-stats";
 import { SaturationDetector, type SaturationSample } from "./saturation-detector";
 
-/** How a finished request is counted. @public */
-export type RequestOutcome = "completed" | "failed" | "aborted" | "timed_out";
+export type { RequestOutcome };
 
 /** Detector tuning an origin is created with (from the resolved monitor options). @internal */
 export interface DetectorTuning {

@@ -7,7 +7,8 @@
  * (monotonic, process-relative; not epoch).
  */
 
-import type { RequestOutcome } from "./origin-telemetry";
+/** How a finished request is counted. @public */
+export type RequestOutcome = "completed" | "failed" | "aborted" | "timed_out";
 
 /**
  * Saturation state of one origin.

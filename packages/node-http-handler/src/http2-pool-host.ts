@@ -1,0 +1,46 @@
+/**
+ * What the parts of an HTTP/2 handler need from its session pool (implemented by `Http2SessionPool`), as
+ * `RequestHost` is for HTTP/1.1: `Http2StreamRequest` depends on `Http2StreamHost` and `Http2SessionEntry` on
+ * `Http2SessionHost` only, so neither imports the pool and the pool can import both: no import cycle. `R` is the
+ * stream request type, `S` the session entry type (the pool's own classes).
+ */
+import type { RequestOutcome } from "@sockeye/pool-monitor";
+import type { Settings } from "node:http2";
+import type { DeadlineScheduler } from "./deadline-scheduler";
+import type { Http2IdleWatch } from "./http2-idle-watch";
+
+/** The pool as one stream request sees it. @internal */
+export interface Http2StreamHost<R, S> {
+  /** The handler's one deadline scheduler (100-continue waits). */
+  readonly scheduler: DeadlineScheduler;
+  /** The handler's idle watch (`requestTimeout`, the service default). */
+  readonly watch: Http2IdleWatch;
+  /** `timing.now()`, ms. */
+  now(): number;
+  /** Counts `r` in flight and places it on a session or queues it. Throws only if `http2.connect()` throws. */
+  acquire(r: R): void;
+  /**
+   * The single way out, called exactly once per request by `Http2StreamRequest.finish()`: counts `outcome`, takes
+   * `r` out of the queue, frees its stream slot (handing it on) or drops its isolated session, and takes it out of
+   * the in-flight count. `holdMs`: how long it held its slot (0 without a stream).
+   */
+  streamFinished(r: R, outcome: RequestOutcome, holdMs: number): void;
+  /** `r`'s isolated session `s` delivered its response: it takes no new stream. */
+  isolatedResponded(s: S): void;
+  /** A stream on `s` timed out while `s` too moved no byte: retire `s`. */
+  sessionSilent(s: S): void;
+}
+
+/** The pool as one session entry sees it: the entry forwards its session's events and deadlines. @internal */
+export interface Http2SessionHost<S> {
+  /** `timing.now()`, ms. */
+  now(): number;
+  sessionSettings(s: S, settings: Settings): void;
+  sessionGoaway(s: S, code: number): void;
+  sessionError(s: S, error: Error): void;
+  sessionClosed(s: S): void;
+  /** `sessionTimeout` passed with no byte moved. */
+  sessionIdle(s: S): void;
+  /** `connectionTimeout` passed before the session was established. */
+  connectTimedOut(s: S): void;
+}

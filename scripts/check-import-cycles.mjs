@@ -1,0 +1,252 @@
+/**
+ * Fails when the `.ts` files under `packages/<pkg>/src` import each other in a cycle, value or type imports alike.
+ *
+ *   node scripts/check-import-cycles.mjs   # exit 1, one readable path per cycle (part of `npm run lint`)
+ *
+ * Edges: every static `import … from`, `export … from`, `import x = require(…)`, `import("…")` type and dynamic
+ * `import("…")` of a `.ts` file, parsed with the TypeScript compiler API (so comments and strings never count).
+ * A relative specifier resolves to `<path>.ts`, `<path>/index.ts` or, for a `.js`/`.mjs` suffix, the `.ts` beside it;
+ * a workspace package (`@sockeye/pool-monitor`, `@sockeye/node-http-handler/internal`) resolves to its
+ * `src/index.ts` or `src/<subpath>.ts`, so a cycle between packages is found too. Anything else (node builtins,
+ * dependencies) is not an edge. An edge is marked `(type)` when it carries types only.
+ *
+ * Cycles: the strongly connected components of the graph (Tarjan); for each import between two files of one
+ * component, the shortest cycle through that import, each cycle reported once (so every import that takes part in
+ * a cycle is shown, without listing every cycle). Cost: one parse per file, O(files + edges) for the components,
+ * one breadth-first search per import inside a component.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+// Loaded as CommonJS: an ESM import of this 9 MB module first scans it for its export names (~0.5 s).
+const ts = createRequire(import.meta.url)("typescript");
+const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+/**
+ * The module specifiers of one file's source text, in order.
+ * @param {string} text
+ * @param {string} [fileName] for the parser only
+ * @returns {Array<{ specifier: string, typeOnly: boolean }>}
+ */
+export function importSpecifiers(text, fileName = "file.ts") {
+  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+  // `import(…)` can sit anywhere in the tree; declarations only at the top level: walk the tree only when needed.
+  const deep = /\bimport\s*\(/.test(text);
+  const found = [];
+  const add = (node, typeOnly) => {
+    if (node !== undefined && ts.isStringLiteralLike(node)) found.push({ specifier: node.text, typeOnly });
+  };
+  const visit = (node) => {
+    if (ts.isImportDeclaration(node)) {
+      const clause = node.importClause;
+      let typeOnly = clause?.isTypeOnly === true;
+      if (!typeOnly && clause !== undefined && clause.name === undefined && clause.namedBindings !== undefined) {
+        const bindings = clause.namedBindings;
+        typeOnly =
+          ts.isNamedImports(bindings) && bindings.elements.length > 0 && bindings.elements.every((e) => e.isTypeOnly);
+      }
+      add(node.moduleSpecifier, typeOnly);
+    } else if (ts.isExportDeclaration(node)) {
+      const clause = node.exportClause;
+      const typeOnly =
+        node.isTypeOnly ||
+        (clause !== undefined &&
+          ts.isNamedExports(clause) &&
+          clause.elements.length > 0 &&
+          clause.elements.every((e) => e.isTypeOnly));
+      add(node.moduleSpecifier, typeOnly);
+    } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {
+      add(node.moduleReference.expression, node.isTypeOnly);
+    } else if (ts.isImportTypeNode(node)) {
+      const arg = node.argument;
+      if (ts.isLiteralTypeNode(arg)) add(arg.literal, true);
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      add(node.arguments[0], false);
+    }
+    if (deep) ts.forEachChild(node, visit);
+  };
+  ts.forEachChild(source, visit);
+  return found;
+}
+
+/** Every `.ts` file (not `.d.ts`) under `dir`, recursively. */
+function tsFiles(dir) {
+  const out = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (entry.name !== "node_modules" && entry.name !== "dist") out.push(...tsFiles(path));
+    } else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts")) {
+      out.push(path);
+    }
+  }
+  return out;
+}
+
+const isFile = (path) => existsSync(path) && statSync(path).isFile();
+
+/** The `.ts` file a relative specifier names, or `undefined`. */
+function resolveRelative(fromFile, specifier) {
+  const base = resolve(dirname(fromFile), specifier);
+  const candidates = [base, `${base}.ts`, join(base, "index.ts")];
+  const js = /\.(m?js)$/.exec(base);
+  if (js !== null) candidates.unshift(`${base.slice(0, -js[0].length)}.${js[1] === "mjs" ? "mts" : "ts"}`);
+  return candidates.find((c) => c.endsWith(".ts") && isFile(c));
+}
+
+/**
+ * The import graph of the `.ts` files under `<root>/packages/<pkg>/src`.
+ * @param {string} root repository root
+ * @returns {Map<string, Map<string, boolean>>} file → (imported file → type-only edge), absolute paths
+ */
+export function importGraph(root = REPO_ROOT) {
+  const packagesDir = join(root, "packages");
+  /** @type {Map<string, string>} package name → its src folder */
+  const workspace = new Map();
+  const files = [];
+  for (const entry of readdirSync(packagesDir, { withFileTypes: true })) {
+    if (!entry.isDirectory()) continue;
+    const src = join(packagesDir, entry.name, "src");
+    if (!existsSync(src)) continue;
+    const manifest = join(packagesDir, entry.name, "package.json");
+    if (isFile(manifest)) {
+      const name = JSON.parse(readFileSync(manifest, "utf8")).name;
+      if (typeof name === "string") workspace.set(name, src);
+    }
+    files.push(...tsFiles(src));
+  }
+  const resolveWorkspace = (specifier) => {
+    for (const [name, src] of workspace) {
+      if (specifier === name) return [join(src, "index.ts")].find(isFile);
+      if (specifier.startsWith(`${name}/`)) return [join(src, `${specifier.slice(name.length + 1)}.ts`)].find(isFile);
+    }
+    return undefined;
+  };
+  const graph = new Map();
+  for (const file of files.sort()) {
+    const edges = new Map();
+    for (const { specifier, typeOnly } of importSpecifiers(readFileSync(file, "utf8"), file)) {
+      const target = specifier.startsWith(".") ? resolveRelative(file, specifier) : resolveWorkspace(specifier);
+      if (target === undefined) continue;
+      // A file imported once as a value and once for types is a value edge.
+      edges.set(target, (edges.get(target) ?? true) && typeOnly);
+    }
+    graph.set(file, edges);
+  }
+  return graph;
+}
+
+/** Strongly connected components with a cycle (more than one file, or a file importing itself). Tarjan. */
+function cyclicComponents(graph) {
+  let index = 0;
+  const indexOf = new Map();
+  const low = new Map();
+  const stack = [];
+  const onStack = new Set();
+  const out = [];
+  const strongConnect = (v) => {
+    indexOf.set(v, index);
+    low.set(v, index);
+    index++;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v)?.keys() ?? []) {
+      if (!indexOf.has(w)) {
+        strongConnect(w);
+        low.set(v, Math.min(low.get(v), low.get(w)));
+      } else if (onStack.has(w)) {
+        low.set(v, Math.min(low.get(v), indexOf.get(w)));
+      }
+    }
+    if (low.get(v) === indexOf.get(v)) {
+      const component = [];
+      let w;
+      do {
+        w = stack.pop();
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1 || graph.get(v)?.has(v)) out.push(new Set(component));
+    }
+  };
+  for (const v of graph.keys()) if (!indexOf.has(v)) strongConnect(v);
+  return out;
+}
+
+/** The shortest path from `from` to `to` inside `component` (breadth-first), both ends included. */
+function shortestPath(graph, component, from, to) {
+  const previous = new Map([[from, from]]);
+  const queue = [from];
+  for (let i = 0; i < queue.length; i++) {
+    const v = queue[i];
+    if (v === to) break;
+    for (const w of graph.get(v).keys()) {
+      if (!component.has(w) || previous.has(w)) continue;
+      previous.set(w, v);
+      queue.push(w);
+    }
+  }
+  const path = [to];
+  while (path[0] !== from) path.unshift(previous.get(path[0]));
+  return path;
+}
+
+/**
+ * The import cycles under `<root>/packages/*\/src`: per cyclic component, the shortest cycle through each import
+ * inside it (each cycle reported once). A cycle is its files in import order; the first one is imported again by the last.
+ * @param {string} [root] repository root
+ * @returns {Array<Array<{ file: string, typeOnly: boolean }>>} `file` relative to `root`; `typeOnly`: the edge
+ *   from this file to the next one carries types only
+ */
+export function findImportCycles(root = REPO_ROOT) {
+  const graph = importGraph(root);
+  const cycles = [];
+  const seen = new Set();
+  for (const component of cyclicComponents(graph)) {
+    for (const v of [...component].sort()) {
+      for (const w of [...graph.get(v).keys()].filter((x) => component.has(x)).sort()) {
+        // The shortest cycle through the edge v → w: the edge, then back from w to v.
+        const files = v === w ? [v] : shortestPath(graph, component, w, v);
+        if (v !== w) files.unshift(files.pop());
+        // One rotation per cycle: start from the smallest file.
+        const first = files.indexOf([...files].sort()[0]);
+        const rotated = [...files.slice(first), ...files.slice(0, first)];
+        const key = rotated.join("\0");
+        if (seen.has(key)) continue;
+        seen.add(key);
+        cycles.push(
+          rotated.map((file, i) => ({
+            file: relative(root, file).split(sep).join("/"),
+            typeOnly: graph.get(file).get(rotated[(i + 1) % rotated.length]) === true,
+          }))
+        );
+      }
+    }
+  }
+  return cycles;
+}
+
+/**
+ * One line per cycle: `a.ts → b.ts (type) → a.ts`, `(type)` after a file whose import of the next one is type-only.
+ * @param {ReturnType<typeof findImportCycles>} cycles
+ */
+export function formatCycles(cycles) {
+  return cycles.map((cycle) => {
+    const steps = cycle.map((step) => `${step.file}${step.typeOnly ? " (type)" : ""}`);
+    return `import cycle: ${steps.join(" → ")} → ${cycle[0].file}`;
+  });
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  const lines = formatCycles(findImportCycles());
+  if (lines.length > 0) {
+    for (const line of lines) console.error(line);
+    console.error(
+      `${lines.length} import cycle(s) under packages/*/src: break each (an interface file, or a shared leaf).`
+    );
+    process.exit(1);
+  }
+  console.log("No import cycle under packages/*/src.");
+}
