@@ -47,6 +47,12 @@ export class Http2Origin<S extends { readonly available: boolean }, W extends Ht
   waitTail: W | undefined = undefined;
   /** Pooled streams waiting for a stream slot. */
   queued = 0;
+  /**
+   * Of those, the ones waiting only for a session that is still connecting (not yet counted as queued, as a node:http
+   * request assigned a connecting socket is not): `wasQueued` false. They count as queued once no session of the
+   * origin is connecting and they still wait (`countDeferred()`).
+   */
+  deferred = 0;
   isolatedHead: W | undefined = undefined;
   isolatedTail: W | undefined = undefined;
   /** Isolated (non-event-stream) requests waiting for a session of their own. */
@@ -70,24 +76,29 @@ export class Http2Origin<S extends { readonly available: boolean }, W extends Ht
     public counters: Http2OriginTelemetry | undefined
   ) {}
 
-  /** Every waiting request, pooled and isolated (what telemetry reports as `queued`). */
+  /** Every request waiting beyond the origin's capacity, pooled and isolated (what telemetry reports as `queued`). */
   get waiting(): number {
-    return this.queued + this.isolatedQueued;
+    return this.queued - this.deferred + this.isolatedQueued;
   }
 
-  /** The request that has waited longest, on either list. */
+  /** The request that has waited longest beyond capacity, on either list. */
   get oldestWaiting(): W | undefined {
-    const a = this.waitHead;
+    let a = this.waitHead;
+    while (a !== undefined && !a.wasQueued) a = a.waitNext;
     const b = this.isolatedHead;
     if (a === undefined) return b;
     if (b === undefined) return a;
     return a.startedAt <= b.startedAt ? a : b;
   }
 
-  /** Appends `req` to its list (the isolated one when `req.isolated`). */
-  enqueue(req: W): void {
+  /**
+   * Appends `req` to its list (the isolated one when `req.isolated`). `deferred`: it waits only for a connecting
+   * session (see `deferred`).
+   */
+  enqueue(req: W, deferred = false): void {
     req.queued = true;
-    req.wasQueued = true;
+    req.wasQueued = !deferred;
+    if (deferred) this.deferred++;
     req.waitNext = undefined;
     if (req.isolated) {
       req.waitPrev = this.isolatedTail;
@@ -107,6 +118,7 @@ export class Http2Origin<S extends { readonly available: boolean }, W extends Ht
   remove(req: W): void {
     if (!req.queued) return;
     req.queued = false;
+    if (!req.wasQueued && !req.isolated) this.deferred--;
     if (req.isolated) {
       if (req.waitPrev) req.waitPrev.waitNext = req.waitNext;
       else this.isolatedHead = req.waitNext;
@@ -121,7 +133,21 @@ export class Http2Origin<S extends { readonly available: boolean }, W extends Ht
       this.queued--;
     }
     req.waitNext = req.waitPrev = undefined;
-    this.counters?.queueShrank(this.queued + this.isolatedQueued);
+    this.counters?.queueShrank(this.waiting);
+  }
+
+  /**
+   * No pooled session is connecting any more: the deferred requests still waiting are queued now (their queue wait
+   * still counts from `handle()`). Calls `counted` for each. O(deferred).
+   */
+  countDeferred(counted: (req: W) => void): void {
+    if (this.deferred === 0 || this.connecting > 0) return;
+    for (let req = this.waitHead; req !== undefined && this.deferred > 0; req = req.waitNext) {
+      if (req.wasQueued) continue;
+      req.wasQueued = true;
+      this.deferred--;
+      counted(req);
+    }
   }
 
   /** The head of the pooled list. */

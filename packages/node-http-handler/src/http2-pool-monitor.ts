@@ -36,6 +36,7 @@ import {
   type RequestOutcome,
   type SaturationTerms,
   TelemetryCore,
+  UNREAD_WHILE_QUEUED_SAMPLES,
 } from "@sockeye/pool-monitor";
 
 /** Maps the HTTP/2 close reasons onto the shared ones (the exact reason stays in `http2.closed`). */
@@ -81,6 +82,28 @@ export interface Http2SessionView {
   readonly createdAt: number;
 }
 
+/** What the monitor reads of a request holding a stream slot (its response body is the stream). @internal */
+export interface Http2HolderView {
+  readonly slotAt: number;
+  readonly activeNext: Http2HolderView | undefined;
+  readonly stream: BodyView | undefined;
+  /** When the response was handed out, `-1` before. */
+  readonly respondedAt: number;
+  /** The stream's own progress events so far. */
+  readonly progress: number;
+  /** The monitor's bookkeeping: the progress count last seen, and since when it has not moved. */
+  seenProgress: number;
+  progressAt: number;
+}
+
+/** The readable state of a response body the monitor reads. @internal */
+interface BodyView {
+  readonly readableEnded: boolean;
+  readonly destroyed: boolean;
+  readonly readableFlowing: boolean | null;
+  readonly readableLength: number;
+}
+
 /** What the monitor reads of a pool origin. @internal */
 export interface Http2OriginView {
   readonly open: Iterable<Http2SessionView>;
@@ -90,7 +113,7 @@ export interface Http2OriginView {
   readonly isolatedQueued: number;
   readonly waiting: number;
   readonly oldestWaiting: { readonly startedAt: number } | undefined;
-  readonly activeHead: { readonly slotAt: number } | undefined;
+  readonly activeHead: Http2HolderView | undefined;
 }
 
 /** What the monitor reads of the pool's configuration. @internal */
@@ -227,11 +250,45 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
     }
     r.maxSockets = Number.isFinite(maxSessions) ? maxSessions : null;
     r.oldestQueuedMs = oldestQueuedAt === Number.POSITIVE_INFINITY ? 0 : now - oldestQueuedAt;
+    this.readUnconsumed(t, now, r);
     e.active = slots;
     e.maxSockets = capacity;
     e.queued = r.queued;
     e.oldestQueuedMs = r.oldestQueuedMs;
     e.oldestActiveMs = oldestSlotAt === Number.POSITIVE_INFINITY ? 0 : now - oldestSlotAt;
+  }
+
+  /**
+   * Response bodies handed out that pin their stream slot: no progress of the stream for `unconsumedBodyMs` (or
+   * `UNREAD_WHILE_QUEUED_SAMPLES` periods while streams wait) and not being read (never read, or data left
+   * buffered), as the node:http reader counts them. HTTP/2 flow control stops a peer once an unread stream's window
+   * is full, so its progress count stands still. O(slot holders).
+   */
+  private readUnconsumed(t: Http2OriginTelemetry, now: number, r: PoolReading): void {
+    const options = this.options;
+    const limit =
+      r.queued > 0
+        ? Math.min(options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs)
+        : options.unconsumedBodyMs;
+    let count = 0;
+    let oldest = 0;
+    for (const m of t.members) {
+      for (let h = m.activeHead; h !== undefined; h = h.activeNext) {
+        const body = h.stream;
+        if (h.respondedAt < 0 || body === undefined || body.readableEnded || body.destroyed) continue;
+        if (h.progress !== h.seenProgress) {
+          h.seenProgress = h.progress;
+          h.progressAt = now;
+          continue;
+        }
+        if (now - h.progressAt < limit) continue;
+        if (body.readableFlowing !== null && body.readableLength === 0) continue;
+        count++;
+        if (now - h.respondedAt > oldest) oldest = now - h.respondedAt;
+      }
+    }
+    r.unconsumedCount = count;
+    r.unconsumedOldestMs = oldest;
   }
 
   /** @internal */

@@ -114,9 +114,18 @@ export class Http2SessionPool
       this.startOn(entry, req);
       return;
     }
-    origin.enqueue(req);
-    if (counters !== undefined) counters.monitor.enqueued(counters);
-    this.maybeOpen(origin);
+    this.maybeOpen(origin, 1);
+    // Waiting only for a session still connecting is not being queued (as a node:http request given a connecting
+    // socket is not); it is, once no session is connecting and it still waits (`countDeferred`).
+    const deferred = origin.connecting > 0;
+    origin.enqueue(req, deferred);
+    if (!deferred && counters !== undefined) counters.monitor.enqueued(counters);
+  }
+
+  /** The deferred streams of `origin` that still wait once no session is connecting are queued now. */
+  private countDeferred(origin: Http2PoolOrigin): void {
+    const counters = origin.counters;
+    origin.countDeferred(counters === undefined ? noop : () => counters.monitor.enqueued(counters));
   }
 
   /** Opens the isolated session of `req` (counted against the bound unless `req` is an event stream). */
@@ -230,6 +239,7 @@ export class Http2SessionPool
     if (entry.state === SESSION_READY) this.drain(entry);
     this.updateRef(entry);
     this.maybeOpen(entry.origin);
+    this.countDeferred(entry.origin);
   }
 
   /** An isolated session's stream got its response: no new stream may use it; it closes when the stream does. */
@@ -317,6 +327,7 @@ export class Http2SessionPool
       return;
     }
     this.maybeOpen(origin);
+    this.countDeferred(origin);
   }
 
   /**
@@ -402,13 +413,15 @@ export class Http2SessionPool
     return entry;
   }
 
-  private maybeOpen(origin: Http2PoolOrigin): void {
-    if (origin.queued === 0) return;
+  /** Opens a session if the queue (plus `arriving` requests about to join it) needs one and the bound allows. */
+  private maybeOpen(origin: Http2PoolOrigin, arriving = 0): void {
+    const queued = origin.queued + arriving;
+    if (queued === 0) return;
     const max = this.config?.maxSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
     if (origin.sessions.length >= max) return;
     const cap = this.config?.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
     const perSession = Math.min(cap, origin.streamLimitHint ?? ASSUMED_STREAMS_PER_SESSION);
-    if (origin.queued <= origin.connecting * perSession) return;
+    if (queued <= origin.connecting * perSession) return;
     this.openSession(origin, false);
   }
 
@@ -477,3 +490,5 @@ export class Http2SessionPool
     }
   }
 }
+
+function noop(): void {}

@@ -238,6 +238,13 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher, Http
   watchBytes = 0;
   /** The stream's own progress events (see the header); each one restarts the idle watch (`noteProgress`). */
   progress = 0;
+  /**
+   * Unread-body watch of the monitor (`Http2PoolMonitor.read()`): when the response was handed out (`-1`: not yet),
+   * the `progress` count it last saw and since when that count has not moved (`timing.now()` ms).
+   */
+  respondedAt = -1;
+  seenProgress = 0;
+  progressAt = 0;
   readonly startedAt: number;
   private streamStartedAt = 0;
   /** How the request ended so far: set when it settles; a completed response may still turn (see `end()`). */
@@ -384,6 +391,8 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher, Http
     this.responded = true;
     this.outcome = "completed";
     this.responseHeaders = headers;
+    this.respondedAt = this.progressAt = this.host.now();
+    this.seenProgress = this.progress;
     const entry = this.entry;
     if (entry?.isolated) this.host.isolatedResponded(entry);
     const status = headers[":status"];

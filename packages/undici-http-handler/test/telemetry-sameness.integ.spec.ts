@@ -6,8 +6,8 @@
  *
  * Each row asserts one concern; the same assertions hold for every transport, except where a row documents an intended
  * difference (HTTP/2's wording: see `logTemplate`; HTTP/2's `http2` stats block; HTTP/2 has no `maxSockets` to
- * recommend). A row that disagrees today is listed in its `differsToday` map (transport → expected vs actual) and runs
- * as `it.fails`: delete the entry when the core lands and the row runs as a plain `it`.
+ * recommend). Every cell is a plain test: the three transports are readers of one telemetry core
+ * (`TelemetryCore` of `@sockeye/pool-monitor`), and any disagreement fails.
  *
  * Setup (see `telemetry-rig.ts`, `holding-server.ts`): real servers on 127.0.0.1 (HTTP/1.1 for the HTTP/1.1 handlers,
  * h2c for `NodeHttp2Handler`), 2 connections per origin (2 sockets, or 1 session × 2 stream slots), every response held
@@ -16,8 +16,7 @@
  * and release, so every report is deterministic to the period.
  *
  * Run: `npx vitest run --project integ packages/undici-http-handler/test/telemetry-sameness.integ.spec.ts`
- * (the handlers are imported built: `npm run build` first). With `SOCKEYE_SAMENESS_STRICT=1` every cell runs as a plain
- * `it`, so the failures show today's actual values.
+ * (the handlers are imported built: `npm run build` first).
  */
 import {
   formatSaturationMessage,
@@ -29,7 +28,6 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { activeResources } from "../../node-http-handler/test/active-resources";
 import {
   EXPECTED_PREFIX,
-  RigError,
   type RigOptions,
   SLOTS,
   TelemetryRig,
@@ -50,8 +48,6 @@ interface Row {
   run(rig: TelemetryRig): Promise<void>;
   /** The assertions, identical for every transport. */
   check(rig: TelemetryRig, transport: TransportName): void | Promise<void>;
-  /** Disagreements today: transport → "expected …; actual …". Those cells run as `it.fails`. */
-  differsToday?: Partial<Record<TransportName, string>>;
 }
 
 // ── Scripts shared by the rows ────────────────────────────────────────────────────────────────────────────────────────
@@ -252,10 +248,6 @@ const ROWS: Row[] = [
         reusedAcquisitions: t === "NodeHttp2Handler" ? 19 : 18,
       });
     },
-    differsToday: {
-      NodeHttp2Handler:
-        "expected 18 request:enqueued and 18 request:acquired with queued: true (the first 2 requests take the connection being opened for them, as over HTTP/1.1); actual 20 and 20: the first 2 streams count as queued while the session connects",
-    },
   },
   {
     name: "histogram max: the last 2 of a 20-request batch waited exactly 9 periods: queueWaitMs.max is 9000 ms",
@@ -375,10 +367,6 @@ const ROWS: Row[] = [
       expect(r.unconsumed.count).toBe(2);
       expect(r.recommendedMaxSockets).toBeNull();
       expect(rig.stats().origins[0].unconsumed.count).toBe(2);
-    },
-    differsToday: {
-      NodeHttp2Handler:
-        "expected [saturated, unconsumed_bodies, growth] with unconsumed.count 2 and no recommendation; actual cause pool_capacity first, unconsumed always { count: 0 }: HTTP/2 does not track unread bodies (an unread stream holds its slot all the same)",
     },
   },
   {
@@ -616,10 +604,6 @@ const ROWS: Row[] = [
       expect(rig.stats().origins[0].unconsumed).toMatchObject({ count: 1 });
       expect(rig.stats().origins[0].unconsumed.oldestMs).toBeGreaterThanOrEqual(3000);
     },
-    differsToday: {
-      NodeHttp2Handler:
-        "expected unconsumed { count: 1, oldestMs >= 3000 } after 4 s; actual { count: 0 }: HTTP/2 does not track unread bodies",
-    },
   },
   {
     name: "saturation.stallAfterMs 8000: the stall is no_progress once held 8 s, with stallDeadlineMs 8000",
@@ -696,28 +680,12 @@ afterEach(async () => {
   );
 });
 
-/** `SOCKEYE_SAMENESS_STRICT=1`: every cell runs as a plain `it`, to see today's actual values in the failures. */
-const STRICT = process.env.SOCKEYE_SAMENESS_STRICT === "1";
-
 describe.each(ROWS)("$name", (row) => {
   for (const transport of TRANSPORTS) {
-    const differs = STRICT ? undefined : row.differsToday?.[transport];
-    // A cell that disagrees today must fail (it.fails): when the core makes it pass, vitest says so, and the entry goes.
-    const test = differs === undefined ? it : it.fails;
-    test(differs === undefined ? transport : `${transport} (differs today: ${differs})`, async () => {
+    it(transport, async () => {
       rig = await TelemetryRig.create(transport, row.options);
-      try {
-        await row.run(rig);
-        await row.check.call(row, rig, transport);
-      } catch (error) {
-        // A cell expected to fail must fail on its assertions, not because the rig could not drive it: swallowing a
-        // rig error makes the it.fails cell fail, visibly.
-        if (differs !== undefined && error instanceof RigError) {
-          console.error(error);
-          return;
-        }
-        throw error;
-      }
+      await row.run(rig);
+      await row.check.call(row, rig, transport);
     });
   }
 });
