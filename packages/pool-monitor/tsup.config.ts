@@ -1,13 +1,16 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: ["src/index.ts"],
+  entry: ["src/index.ts", "src/internal.ts"],
   format: ["cjs", "esm"],
   dts: true,
   clean: true,
   sourcemap: false,
   target: "node20",
   platform: "node",
+  // Two entries (`.` and `./internal`), each a whole bundle: tsup's CommonJS splitting would rename classes
+  // (`_class2`) and down-level the output. The one module with state both entries use, the `timing` seam, keeps a
+  // single instance through a registered global (see timing.ts).
   splitting: false,
   // No keepNames: its helper is a static block in every class, which no bundler can drop, so an app bundle would
   // carry every class of the package (the HTTP/2 handler in an HTTP/1.1 app). Names come out right without it as

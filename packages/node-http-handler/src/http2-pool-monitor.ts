@@ -32,9 +32,9 @@ import {
   type PoolEvent,
   type PoolEventListener,
   type PoolStats,
-  SaturationDetector,
   type SaturationReport,
 } from "@sockeye/pool-monitor";
+import { SaturationDetector } from "@sockeye/pool-monitor/internal";
 import diagnosticsChannel from "node:diagnostics_channel";
 import type { Http2Origin } from "./http2-origin";
 import { summarize } from "./http2-origin-counters";

@@ -30,16 +30,23 @@ import { HttpResponse, type HttpRequest } from "@smithy/protocol-http";
 import type { ClientRequest } from "node:http";
 import http2, { type ClientHttp2Stream, type IncomingHttpHeaders } from "node:http2";
 import { Readable } from "node:stream";
-import { buildAbortError } from "./build-abort-error";
-import { buildQueryString } from "./build-query-string";
+import {
+  buildAbortError,
+  buildQueryString,
+  Deadline,
+  type DeadlineOwner,
+  http2FrameError,
+  http2NoResponseError,
+  http2StreamAbortedError,
+  streamIdleTimeoutError,
+  writeBody,
+} from "@sockeye/pool-monitor/internal";
 import { MIN_CONTINUE_WAIT_MS } from "./constants";
-import { Deadline, type DeadlineOwner } from "./deadline-scheduler";
 import { getTransformedHeaders } from "./get-transformed-headers";
 import type { Http2IdleWatcher } from "./http2-idle-watch";
 import type { Http2Origin } from "./http2-origin";
 import type { Http2SessionEntry } from "./http2-session-entry";
 import type { Http2SessionPool } from "./http2-session-pool";
-import { writeBody } from "./write-body";
 
 const { NGHTTP2_CANCEL } = http2.constants;
 const kRequest = Symbol("sockeye.http2StreamRequest");
@@ -87,16 +94,11 @@ function onStreamError(this: ClientHttp2Stream, error: Error): void {
 }
 
 function onStreamAborted(this: ClientHttp2Stream): void {
-  requestOf(this)?.onAborted(
-    new Error(`HTTP/2 stream is abnormally aborted in mid-communication with result code ${this.rstCode}.`)
-  );
+  requestOf(this)?.onAborted(http2StreamAbortedError(this.rstCode));
 }
 
 function onStreamFrameError(this: ClientHttp2Stream, type: number, code: number, id: number): void {
-  requestOf(this)?.fail(
-    new Error(`Frame type id ${type} in stream id ${id} has failed with code ${code}.`),
-    OUTCOME_FAILED
-  );
+  requestOf(this)?.fail(http2FrameError(type, id, code), OUTCOME_FAILED);
 }
 
 function onStreamClose(this: ClientHttp2Stream): void {
@@ -153,7 +155,7 @@ function guardedDestroy(this: StreamWithRequest, error: Error | null, cb: WriteC
     const rstCode = this.rstCode;
     const cancelled = rstCode === NGHTTP2_CANCEL || (!rstCode && this.session?.destroyed === true);
     if (cancelled && internals._readableState?.ended !== true) {
-      error = new Error(`HTTP/2 stream is abnormally aborted in mid-communication with result code ${NGHTTP2_CANCEL}.`);
+      error = http2StreamAbortedError(NGHTTP2_CANCEL);
     }
   }
   (protoMethods as StreamInternals)._destroy.call(this, error, cb);
@@ -405,9 +407,7 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
     if (this.continueDeadline !== undefined) this.pool.scheduler.cancel(this.continueDeadline);
     this.detachAbort();
     if (!this.settled) {
-      const error = new Error("Unexpected error: http2 request did not get a response");
-      if (this.entry?.session.destroyed) error.name = "TimeoutError";
-      this.fail(error, OUTCOME_FAILED);
+      this.fail(http2NoResponseError(this.entry?.session.destroyed === true), OUTCOME_FAILED);
     }
     this.countOutcome();
     this.pool.released(this, this.pool.now() - this.streamStartedAt);
@@ -460,9 +460,7 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher {
    */
   onInactive(now: number): void {
     const ms = this.idleMs ?? 0;
-    const error = Object.assign(new Error(`Stream timed out because of no activity for ${ms} ms`), {
-      name: "TimeoutError",
-    });
+    const error = streamIdleTimeoutError(ms);
     const stream = this.stream;
     const entry = this.entry;
     if (entry !== undefined && this.onSession && now - entry.socketActiveAt >= ms / 2) this.pool.sessionSilent(entry);

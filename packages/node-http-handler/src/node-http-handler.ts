@@ -1,34 +1,30 @@
 import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-http";
 import type { HttpHandlerOptions, Logger, Provider } from "@smithy/types";
+import { type GetStatsOptions, type PoolStats, PoolMonitor, SATURATION_OPTION_KEYS } from "@sockeye/pool-monitor";
 import {
-  type GetStatsOptions,
-  type PoolStats,
-  PoolMonitor,
-  SATURATION_OPTION_KEYS,
+  buildAbortError,
+  buildQueryString,
+  handlerDestroyedError,
+  normalizeOptions,
+  resolveDefaultSocketTimeout,
+  resolveSocketMonitorMode,
   timing,
-} from "@sockeye/pool-monitor";
+} from "@sockeye/pool-monitor/internal";
 import type { Agent, ClientRequest } from "node:http";
 import https from "node:https";
-import { buildAbortError } from "./build-abort-error";
-import { buildQueryString } from "./build-query-string";
 import { checkSocketUsage } from "./check-socket-usage";
 import { PACKAGE_PREFIX } from "./constants";
 import { HandlerRuntime } from "./handler-runtime";
 import { InFlightRequest } from "./in-flight-request";
-import { handlerDestroyedDuringSetupError } from "./request-errors";
 import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
 import type { RequestPlan } from "./request-plan";
-import {
-  loadedHttp,
-  type ResolvedHandlerConfig,
-  resolveDefaultSocketTimeout,
-  resolveHandlerConfig,
-  normalizeOptions,
-} from "./resolve-handler-config";
-import { resolveSocketMonitorMode } from "./socket-monitor-mode";
+import { loadedHttp, type ResolvedHandlerConfig, resolveHandlerConfig } from "./resolve-handler-config";
 import { validateRequest } from "./validate-request";
 
 type RequestFunc = (options: object) => ClientRequest;
+
+/** Where a request was when `destroy()` ran during `handle()`'s first-time setup (before any Node request). */
+const SETUP_WHERE = "while handle() was still resolving the handler config or creating its http agent";
 
 /**
  * A drop-in replacement for `NodeHttpHandler` from `@smithy/node-http-handler` (HTTP/1.1): same constructor forms,
@@ -157,12 +153,12 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       this.config = await this.configProvider;
       this.lastConfig = this.config;
       this.applyRuntimeSettings(this.config);
-      if (generation !== this.destroyGeneration) throw handlerDestroyedDuringSetupError();
+      if (generation !== this.destroyGeneration) throw handlerDestroyedError(PACKAGE_PREFIX, SETUP_WHERE);
     }
     const config = this.config;
     if (request?.protocol !== "https:" && !config.httpAgent) {
       config.httpAgent = await config.httpAgentProvider();
-      if (generation !== this.destroyGeneration) throw handlerDestroyedDuringSetupError();
+      if (generation !== this.destroyGeneration) throw handlerDestroyedError(PACKAGE_PREFIX, SETUP_WHERE);
     }
     return this.dispatch(config, request, options);
   }
@@ -354,9 +350,11 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
    * other key is set as is.
    */
   public updateHttpClientConfig(key: keyof NodeHttpHandlerOptions | symbol, value: unknown): void {
-    if (key === "socketMonitor") resolveSocketMonitorMode(value);
+    if (key === "socketMonitor") resolveSocketMonitorMode(value, process.env, PACKAGE_PREFIX);
     if (typeof key === "string" && key !== "httpAgent" && key !== "httpsAgent" && key !== "logger") {
-      value = (normalizeOptions({ [key]: value } as Record<string, unknown>) as Record<string, unknown>)[key];
+      value = (
+        normalizeOptions({ [key]: value } as Record<string, unknown>, PACKAGE_PREFIX) as Record<string, unknown>
+      )[key];
     }
     if (key === "saturation" || key === "onSaturation" || key === "onRecovery" || key === "telemetry") {
       this.applyMonitorUpdate(key, value);

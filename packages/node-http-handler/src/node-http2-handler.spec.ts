@@ -5,14 +5,14 @@
  * length: fake time moves only through `vi.advanceTimersByTimeAsync`; `until` polls real I/O on the real timer.
  */
 import { HttpRequest } from "@smithy/protocol-http";
-import { timing } from "@sockeye/pool-monitor";
+import { timing } from "@sockeye/pool-monitor/internal";
 import { readFileSync } from "node:fs";
 import http2 from "node:http2";
 import net from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { startBlackHole } from "../test/black-hole.mock";
-import { CONFIRM_MS } from "./fake-timers.mock";
+import { CONFIRM_MS } from "../../pool-monitor/src/fake-timers.mock";
 import { NodeHttp2Handler } from "./index";
 
 const FIXTURES = join(__dirname, "..", "test", "fixtures");

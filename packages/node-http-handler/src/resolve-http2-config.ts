@@ -1,8 +1,13 @@
 import type { Logger } from "@smithy/types";
-import type { SaturationReport } from "@sockeye/pool-monitor";
+import type { SaturationReport, SocketMonitorMode } from "@sockeye/pool-monitor";
+import {
+  invalidOption,
+  msOption,
+  resolveDefaultSocketTimeout,
+  resolveSocketMonitorMode,
+} from "@sockeye/pool-monitor/internal";
 import { PACKAGE_PREFIX } from "./constants";
 import type { NodeHttp2HandlerOptions } from "./node-http2-handler-options";
-import { resolveSocketMonitorMode, type SocketMonitorMode } from "./socket-monitor-mode";
 
 /** Default `maxSessionsPerOrigin`. @internal */
 export const DEFAULT_MAX_SESSIONS_PER_ORIGIN = 4;
@@ -40,17 +45,15 @@ function describe(value: unknown): string {
 }
 
 function invalid(name: string, value: unknown, expected: string): TypeError {
-  return new TypeError(`${PACKAGE_PREFIX} - invalid option ${name}: ${describe(value)}; expected ${expected}.`);
+  return invalidOption(PACKAGE_PREFIX, name, value, expected);
 }
 
-/** A millisecond option: `null`/`0`/`undefined` = off; a numeric string is converted; else >= 0 or it throws. */
+/**
+ * A millisecond option by the rule every Sockeye handler applies (`msOption`: `null` = unset, a numeric string is
+ * converted, else a number >= 0 or it throws); `0` and `Infinity` mean off here.
+ */
 function ms(options: Record<string, unknown>, name: string): number | undefined {
-  let value = options[name];
-  if (value === null || value === undefined) return undefined;
-  if (typeof value === "string" && value.trim() !== "" && Number.isFinite(Number(value))) value = Number(value);
-  if (typeof value !== "number" || !(value >= 0)) {
-    throw invalid(name, value, "a number of milliseconds >= 0 (0 or undefined disables it)");
-  }
+  const value = msOption(PACKAGE_PREFIX, name, options[name]);
   return value === 0 || value === Infinity ? undefined : value;
 }
 
@@ -61,16 +64,6 @@ function count(options: Record<string, unknown>, name: string, fallback: number)
     throw invalid(name, value, "an integer >= 1 (or Infinity)");
   }
   return value;
-}
-
-/**
- * Reads the service default idle timeout the SDK sets through `updateHttpClientConfig`: a finite number > 0, else
- * `undefined` (upstream's rule).
- * @internal
- */
-export function resolveHttp2DefaultSocketTimeout(options: { defaultSocketTimeout?: unknown }): number | undefined {
-  const value = options?.defaultSocketTimeout;
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
 }
 
 /**
@@ -120,13 +113,13 @@ export function resolveHttp2Config(options: NodeHttp2HandlerOptions | undefined 
   // The SDK hands its logger over with `updateHttpClientConfig(Symbol.for("logger"), …)`; an explicit one wins.
   const sdkLogger = (raw as Record<symbol, unknown>)[Symbol.for("logger")] as Logger | undefined;
   if ((logger === undefined || logger === null) && typeof sdkLogger?.warn === "function") logger = sdkLogger;
-  const mode = resolveSocketMonitorMode(raw.socketMonitor);
+  const mode = resolveSocketMonitorMode(raw.socketMonitor, process.env, PACKAGE_PREFIX);
   return {
-    options: { ...(raw as NodeHttp2HandlerOptions), defaultSocketTimeout: resolveHttp2DefaultSocketTimeout(raw) },
+    options: { ...(raw as NodeHttp2HandlerOptions), defaultSocketTimeout: resolveDefaultSocketTimeout(raw) },
     requestTimeout,
     sessionTimeout,
     connectionTimeout,
-    defaultSocketTimeout: resolveHttp2DefaultSocketTimeout(raw),
+    defaultSocketTimeout: resolveDefaultSocketTimeout(raw),
     disableConcurrentStreams: disable === true,
     maxConcurrentStreams,
     maxSessionsPerOrigin,

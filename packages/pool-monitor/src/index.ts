@@ -1,7 +1,6 @@
 export { CHANNEL_NAMES } from "./diagnostics";
-export { formatSaturationMessage } from "./format-saturation-message";
 export { normalizeOrigin } from "./normalize-origin";
-export { type GetStatsOptions, OVERFLOW_ORIGIN, PoolMonitor, UNREAD_WHILE_QUEUED_SAMPLES } from "./pool-monitor";
+export { type GetStatsOptions, OVERFLOW_ORIGIN, PoolMonitor } from "./pool-monitor";
 export type { RequestTracking } from "./tracking-state";
 export {
   POOL_MONITOR_DEFAULTS,
@@ -28,15 +27,18 @@ export type {
   SaturationTrigger,
   UnpooledStats,
 } from "./pool-stats";
+export type { SharedHandlerOptions } from "./shared-handler-options";
+export { SOCKET_MONITOR_ENV, type SocketMonitorMode } from "./socket-monitor-mode";
 export {
-  CAUSE_CONFIRM_SAMPLES,
-  DEFAULT_STALL_AFTER_MS,
-  GAP_PERIODS,
-  HOLD_DECAY,
-  SIZING_HEADROOM,
-  STALL_HOLD_FACTOR,
-  TROUGHS,
-} from "./detector-tuning";
-export { SaturationDetector, type SaturationDetectorOptions, type SaturationSample } from "./saturation-detector";
-export { LazyInterval } from "./lazy-interval";
-export { timing } from "./timing";
+  type ConnectionResetError,
+  type HandlerDestroyedError,
+  isConnectionResetError,
+  isHandlerDestroyedError,
+  isSockeyeAbortError,
+  isSockeyeTimeoutError,
+  type SockeyeAbortError,
+  type SockeyeErrorKind,
+  type SockeyeTimeoutError,
+  sockeyeErrorKind,
+  type TimeoutDeadline,
+} from "./sockeye-error-kind";

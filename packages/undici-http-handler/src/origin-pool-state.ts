@@ -30,7 +30,8 @@
  * stats over the live pools at read time (one `PoolStats` object per pool and read: sample and snapshot time only).
  * A caller's own dispatcher registers no pool: the handler sets `stats` (and leaves `maxSockets` null) instead.
  */
-import { type CloseReason, SaturationDetector, type SaturationSample } from "@sockeye/pool-monitor";
+import type { CloseReason } from "@sockeye/pool-monitor";
+import { SaturationDetector, type SaturationSample } from "@sockeye/pool-monitor/internal";
 import { DurationRecorder } from "./duration-recorder";
 
 /** Fields a request state object carries for its origin's lists. @internal */

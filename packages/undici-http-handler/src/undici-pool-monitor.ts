@@ -26,9 +26,8 @@ import {
   type PoolEventListener,
   type PoolStats,
   type SaturationReport,
-  timing,
-  UNREAD_WHILE_QUEUED_SAMPLES,
 } from "@sockeye/pool-monitor";
+import { timing, UNREAD_WHILE_QUEUED_SAMPLES } from "@sockeye/pool-monitor/internal";
 import { HOLDING_LIST_TAG, OriginPoolState, type PoolRequestNode } from "./origin-pool-state";
 
 const enqueuedChannel = diagnosticsChannel.channel(CHANNEL_NAMES.requestEnqueued);

@@ -1,0 +1,58 @@
+/**
+ * Building blocks shared by Sockeye's handlers (`@sockeye/node-http-handler`, `@sockeye/undici-http-handler`),
+ * published as the subpath `@sockeye/pool-monitor/internal` so that one implementation serves every handler: the
+ * deadline scheduler, the error vocabulary's builders, the shared option rules, the detector and its tunables, the
+ * timing seam. Not part of the public API: names and signatures may change in any release.
+ * @internal
+ */
+export { buildQueryString, escapeUri, type QueryBag } from "./build-query-string";
+export { assertNever, DeadlineKind } from "./deadline-kind";
+export { Deadline, type DeadlineOwner, DeadlineScheduler, TICK_MS } from "./deadline-scheduler";
+export {
+  CAUSE_CONFIRM_SAMPLES,
+  DEFAULT_STALL_AFTER_MS,
+  GAP_PERIODS,
+  HOLD_DECAY,
+  SIZING_HEADROOM,
+  STALL_HOLD_FACTOR,
+  TROUGHS,
+} from "./detector-tuning";
+export { formatSaturationMessage } from "./format-saturation-message";
+export { LazyInterval } from "./lazy-interval";
+export { invalidOption, MS_EXPECTED, msOption, normalizeOptions, show } from "./normalize-options";
+export { UNREAD_WHILE_QUEUED_SAMPLES } from "./pool-monitor";
+export {
+  acquisitionTimeoutError,
+  bodyAbortedError,
+  bodyDestroyedError,
+  buildAbortError,
+  closedBeforeResponseError,
+  connectionTimeoutError,
+  HANDLER_DESTROYED_ERROR_CODE,
+  HANDLER_DESTROYED_ERROR_NAME,
+  handlerDestroyedError,
+  http2DestroyedError,
+  http2FrameError,
+  http2NoResponseError,
+  http2SessionClosedError,
+  http2StreamAbortedError,
+  NODEJS_TIMEOUT_ERROR_CODES,
+  REQUEST_TIMEOUT_HINT,
+  relabelSocketError,
+  requestTimeoutError,
+  requestTimeoutMessage,
+  sessionConnectTimeoutError,
+  socketHangUpError,
+  socketIdleTimeoutError,
+  streamIdleTimeoutError,
+} from "./request-errors";
+export {
+  DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
+  type ResolvedSharedOptions,
+  resolveDefaultSocketTimeout,
+  resolveSharedOptions,
+} from "./resolve-shared-options";
+export { SaturationDetector, type SaturationDetectorOptions, type SaturationSample } from "./saturation-detector";
+export { resolveSocketMonitorMode, SOCKET_MONITOR_MODES } from "./socket-monitor-mode";
+export { timing } from "./timing";
+export { writeBody } from "./write-body";
