@@ -6,7 +6,8 @@
  * @internal
  */
 export { buildQueryString, escapeUri, type QueryBag } from "./build-query-string";
-export { assertNever, DeadlineKind } from "./deadline-kind";
+export { assertNever } from "./assert-never";
+export { DeadlineKind } from "./deadline-kind";
 export { Deadline, type DeadlineOwner, DeadlineScheduler, TICK_MS } from "./deadline-scheduler";
 export {
   CAUSE_CONFIRM_SAMPLES,

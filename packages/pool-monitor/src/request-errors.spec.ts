@@ -116,6 +116,9 @@ describe("request errors: upstream's shapes, one builder each", () => {
       expect(relabelSocketError(e)).toBe(e);
       expect([e.name, e.code, sockeyeErrorKind(e)]).toEqual(["TimeoutError", code, "connection_reset"]);
     }
+    const ours = requestTimeoutError(P, 5);
+    expect(relabelSocketError(ours)).toBe(ours);
+    expect(sockeyeErrorKind(ours)).toBe("timeout");
     const other = Object.assign(new Error("getaddrinfo ENOTFOUND"), { code: "ENOTFOUND" });
     expect(relabelSocketError(other).name).toBe("Error");
     expect(sockeyeErrorKind(other)).toBeUndefined();

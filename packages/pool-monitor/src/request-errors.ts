@@ -17,6 +17,7 @@ import {
   type HandlerDestroyedError,
   type SockeyeAbortError,
   type SockeyeTimeoutError,
+  sockeyeErrorKind,
   type TimeoutDeadline,
 } from "./sockeye-error-kind";
 
@@ -178,11 +179,14 @@ export function http2DestroyedError(prefix: string): HandlerDestroyedError {
 
 /**
  * A socket error (`ECONNRESET`, `EPIPE`, `ETIMEDOUT`) before the response, relabelled `TimeoutError` in place as
- * upstream does (so the SDK retries it as transient); any other error is returned unchanged.
+ * upstream does (so the SDK retries it as transient); any other error, and an error this module built (e.g. a
+ * `requestTimeout` error undici hands back), is returned unchanged.
  * @internal
  */
 export function relabelSocketError<E extends Error & { code?: string }>(error: E): E {
   if (!error || !NODEJS_TIMEOUT_ERROR_CODES.includes(error.code as string)) return error;
+  // One of ours coming back through the transport (a deadline's ETIMEDOUT error): already named and branded.
+  if (sockeyeErrorKind(error) !== undefined) return error;
   error.name = "TimeoutError";
   return brand(error, "connection_reset");
 }
