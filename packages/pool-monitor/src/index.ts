@@ -1,14 +1,24 @@
-export { CHANNEL_NAMES } from "./diagnostics";
-export { normalizeOrigin } from "./normalize-origin";
-export { type GetStatsOptions, OVERFLOW_ORIGIN, PoolMonitor } from "./pool-monitor";
-export type { RequestTracking } from "./tracking-state";
+/**
+ * The public API of `@sockeye/pool-monitor`: the monitor for your own agents, its options, the stats and report
+ * types, the channel names, the shared handler options' type and the error guards. Runtime values come from
+ * `./internal`, which the build keeps as a separate file (see tsup.config.ts), so the package's code exists once.
+ */
 export {
+  CHANNEL_NAMES,
+  isConnectionResetError,
+  isHandlerDestroyedError,
+  isSockeyeAbortError,
+  isSockeyeTimeoutError,
+  normalizeOrigin,
+  OVERFLOW_ORIGIN,
   POOL_MONITOR_DEFAULTS,
-  type PoolMonitorLogger,
-  type PoolMonitorOptions,
+  PoolMonitor,
   SATURATION_OPTION_KEYS,
-  type SaturationOptions,
-} from "./pool-monitor-options";
+  SOCKET_MONITOR_ENV,
+  sockeyeErrorKind,
+} from "./internal";
+export type { GetStatsOptions } from "./pool-monitor";
+export type { PoolMonitorLogger, PoolMonitorOptions, SaturationOptions } from "./pool-monitor-options";
 export type {
   CloseReason,
   DurationSummary,
@@ -28,17 +38,13 @@ export type {
   UnpooledStats,
 } from "./pool-stats";
 export type { SharedHandlerOptions } from "./shared-handler-options";
-export { SOCKET_MONITOR_ENV, type SocketMonitorMode } from "./socket-monitor-mode";
-export {
-  type ConnectionResetError,
-  type HandlerDestroyedError,
-  isConnectionResetError,
-  isHandlerDestroyedError,
-  isSockeyeAbortError,
-  isSockeyeTimeoutError,
-  type SockeyeAbortError,
-  type SockeyeErrorKind,
-  type SockeyeTimeoutError,
-  sockeyeErrorKind,
-  type TimeoutDeadline,
+export type { SocketMonitorMode } from "./socket-monitor-mode";
+export type {
+  ConnectionResetError,
+  HandlerDestroyedError,
+  SockeyeAbortError,
+  SockeyeErrorKind,
+  SockeyeTimeoutError,
+  TimeoutDeadline,
 } from "./sockeye-error-kind";
+export type { RequestTracking } from "./tracking-state";

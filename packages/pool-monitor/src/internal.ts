@@ -2,7 +2,8 @@
  * Building blocks shared by Sockeye's handlers (`@sockeye/node-http-handler`, `@sockeye/undici-http-handler`),
  * published as the subpath `@sockeye/pool-monitor/internal` so that one implementation serves every handler: the
  * deadline scheduler, the error vocabulary's builders, the shared option rules, the detector and its tunables, the
- * timing seam. Not part of the public API: names and signatures may change in any release.
+ * timing seam. Not part of the public API: names and signatures may change in any release. It also exports the
+ * public entry's runtime values (the public entry re-exports them from here, so the code is built once).
  * @internal
  */
 export { buildQueryString, escapeUri, type QueryBag } from "./build-query-string";
@@ -18,10 +19,13 @@ export {
   STALL_HOLD_FACTOR,
   TROUGHS,
 } from "./detector-tuning";
+export { CHANNEL_NAMES } from "./diagnostics";
 export { formatSaturationMessage } from "./format-saturation-message";
 export { LazyInterval } from "./lazy-interval";
 export { invalidOption, MS_EXPECTED, msOption, normalizeOptions, show } from "./normalize-options";
-export { UNREAD_WHILE_QUEUED_SAMPLES } from "./pool-monitor";
+export { normalizeOrigin } from "./normalize-origin";
+export { OVERFLOW_ORIGIN, PoolMonitor, UNREAD_WHILE_QUEUED_SAMPLES } from "./pool-monitor";
+export { POOL_MONITOR_DEFAULTS, SATURATION_OPTION_KEYS } from "./pool-monitor-options";
 export {
   acquisitionTimeoutError,
   bodyAbortedError,
@@ -54,6 +58,13 @@ export {
   resolveSharedOptions,
 } from "./resolve-shared-options";
 export { SaturationDetector, type SaturationDetectorOptions, type SaturationSample } from "./saturation-detector";
-export { resolveSocketMonitorMode, SOCKET_MONITOR_MODES } from "./socket-monitor-mode";
+export { resolveSocketMonitorMode, SOCKET_MONITOR_ENV, SOCKET_MONITOR_MODES } from "./socket-monitor-mode";
+export {
+  isConnectionResetError,
+  isHandlerDestroyedError,
+  isSockeyeAbortError,
+  isSockeyeTimeoutError,
+  sockeyeErrorKind,
+} from "./sockeye-error-kind";
 export { timing } from "./timing";
 export { writeBody } from "./write-body";
