@@ -1,6 +1,8 @@
 import type { Logger } from "@smithy/types";
 import type { SaturationReport, SocketMonitorMode } from "@sockeye/pool-monitor";
 import {
+  booleanOption,
+  functionOption,
   invalidOption,
   msOption,
   resolveDefaultSocketTimeout,
@@ -39,6 +41,8 @@ export interface ResolvedHttp2Config {
   onSaturation: ((report: SaturationReport) => void) | undefined;
   onRecovery: ((report: SaturationReport) => void) | undefined;
 }
+
+type Callback = (report: SaturationReport) => void;
 
 function describe(value: unknown): string {
   return typeof value === "string" ? JSON.stringify(value) : String(value);
@@ -81,10 +85,7 @@ export function resolveHttp2Config(options: NodeHttp2HandlerOptions | undefined 
   const requestTimeout = ms(raw, "requestTimeout");
   const sessionTimeout = ms(raw, "sessionTimeout");
   const connectionTimeout = ms(raw, "connectionTimeout");
-  const disable = raw.disableConcurrentStreams;
-  if (disable !== undefined && disable !== null && typeof disable !== "boolean") {
-    throw invalid("disableConcurrentStreams", disable, "a boolean");
-  }
+  const disable = booleanOption(PACKAGE_PREFIX, "disableConcurrentStreams", raw.disableConcurrentStreams);
   // Upstream treats 0 as "unset" for maxConcurrentStreams; keep that, and reject what it would reject later.
   const maxStreamsRaw = raw.maxConcurrentStreams === 0 ? undefined : raw.maxConcurrentStreams;
   const maxConcurrentStreams = count({ maxConcurrentStreams: maxStreamsRaw }, "maxConcurrentStreams", Infinity);
@@ -98,14 +99,10 @@ export function resolveHttp2Config(options: NodeHttp2HandlerOptions | undefined 
   if (connect !== undefined && connect !== null && typeof connect !== "object") {
     throw invalid("nodeHttp2ConnectOptions", connect, "an object of http2.connect() options");
   }
-  const telemetry = raw.telemetry;
-  if (telemetry !== undefined && telemetry !== null && typeof telemetry !== "boolean") {
-    throw invalid("telemetry", telemetry, "a boolean");
-  }
-  for (const name of ["onSaturation", "onRecovery"] as const) {
-    const value = raw[name];
-    if (value !== undefined && value !== null && typeof value !== "function") throw invalid(name, value, "a function");
-  }
+  // The rules every Sockeye handler applies to these options (same messages).
+  const telemetry = booleanOption(PACKAGE_PREFIX, "telemetry", raw.telemetry);
+  const onSaturation = functionOption<Callback>(PACKAGE_PREFIX, "onSaturation", raw.onSaturation);
+  const onRecovery = functionOption<Callback>(PACKAGE_PREFIX, "onRecovery", raw.onRecovery);
   let logger = raw.logger as Logger | undefined;
   if (logger !== undefined && logger !== null && (typeof logger !== "object" || typeof logger.warn !== "function")) {
     throw invalid("logger", logger, "an object with a warn() method");
@@ -127,7 +124,7 @@ export function resolveHttp2Config(options: NodeHttp2HandlerOptions | undefined 
     telemetry: telemetry !== false,
     mode,
     logger: logger ?? undefined,
-    onSaturation: (raw.onSaturation as ResolvedHttp2Config["onSaturation"]) ?? undefined,
-    onRecovery: (raw.onRecovery as ResolvedHttp2Config["onRecovery"]) ?? undefined,
+    onSaturation,
+    onRecovery,
   };
 }

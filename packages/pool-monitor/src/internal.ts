@@ -22,7 +22,13 @@ export {
 export { CHANNEL_NAMES } from "./diagnostics";
 export { formatSaturationMessage } from "./format-saturation-message";
 export { LazyInterval } from "./lazy-interval";
-export { invalidOption, MS_EXPECTED, msOption, normalizeOptions, show } from "./normalize-options";
+export {
+  booleanOption,
+  functionOption,
+  invalidOption,
+  msOption,
+  normalizeOptions,
+} from "./normalize-options";
 export { normalizeOrigin } from "./normalize-origin";
 export { OVERFLOW_ORIGIN, PoolMonitor, UNREAD_WHILE_QUEUED_SAMPLES } from "./pool-monitor";
 export { POOL_MONITOR_DEFAULTS, SATURATION_OPTION_KEYS } from "./pool-monitor-options";

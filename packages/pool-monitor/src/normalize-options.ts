@@ -59,6 +59,24 @@ export function msOption(prefix: string, name: string, raw: unknown): number | u
   return value as number | undefined;
 }
 
+/**
+ * A boolean option: `null`/`undefined` = unset (`undefined`); anything but `true`/`false` throws (upstream treats any
+ * truthy value as true, so `"false"` would mean true: a clear error is safer than guessing).
+ * @internal
+ */
+export function booleanOption(prefix: string, name: string, raw: unknown): boolean | undefined {
+  if (raw === null || raw === undefined) return undefined;
+  if (typeof raw !== "boolean") throw invalidOption(prefix, name, raw, "a boolean (true or false)");
+  return raw;
+}
+
+/** A callback option: `null`/`undefined` = unset (`undefined`); anything but a function throws. @internal */
+export function functionOption<F>(prefix: string, name: string, raw: unknown): F | undefined {
+  if (raw === null || raw === undefined) return undefined;
+  if (typeof raw !== "function") throw invalidOption(prefix, name, raw, "a function");
+  return raw as F;
+}
+
 function checkAgent(prefix: string, name: string, agent: object): void {
   // An instance was built by its class, which validated its own options; its `maxSockets` is still read (Node's
   // `Agent` accepts -5, and then never hands out a socket).
@@ -109,12 +127,8 @@ export function normalizeOptions<T extends object>(options: T, prefix: string): 
     if (name in out) out[name] = value;
   }
   for (const name of ["throwOnRequestTimeout", "telemetry"]) {
-    const value = out[name];
-    if (value === null) out[name] = undefined;
-    // Upstream treats any truthy value as true, so "false" would throw; a clear error is safer than guessing.
-    else if (value !== undefined && typeof value !== "boolean") {
-      throw invalidOption(prefix, name, value, "a boolean (true or false)");
-    }
+    const value = booleanOption(prefix, name, out[name]);
+    if (name in out) out[name] = value;
   }
   for (const name of ["httpAgent", "httpsAgent"]) {
     const value = out[name];
@@ -132,9 +146,8 @@ export function normalizeOptions<T extends object>(options: T, prefix: string): 
     throw invalidOption(prefix, "saturation", saturation, "an object of saturation-detector options");
   }
   for (const name of ["onSaturation", "onRecovery"]) {
-    const value = out[name];
-    if (value === null) out[name] = undefined;
-    else if (value !== undefined && typeof value !== "function") throw invalidOption(prefix, name, value, "a function");
+    const value = functionOption(prefix, name, out[name]);
+    if (name in out) out[name] = value;
   }
   const logger = out.logger;
   if (logger === null) out.logger = undefined;
