@@ -104,6 +104,25 @@ async function failureOf(
   }
 }
 
+/**
+ * A request to `port` aborted 50 ms in with an `Error` reason: its rejection is an abort whose `cause` is that reason,
+ * recognised by this package's guards and by the other package's (another copy of `@sockeye/pool-monitor` here:
+ * CommonJS vs ESM), since the brand is registered, not a module-local symbol or class.
+ */
+async function expectAbortGuarded(make: () => Handler, port: number): Promise<void> {
+  const reason = new Error("caller gave up");
+  const e = await failureOf(make, (h) => {
+    const controller = new AbortController();
+    const p = h.handle(get("http:", port), { abortSignal: controller.signal });
+    setTimeout(() => controller.abort(reason), 50);
+    return p;
+  });
+  expect(e.name).toBe("AbortError");
+  expect(e.cause).toBe(reason);
+  expect([isSockeyeAbortError(e), isSockeyeTimeoutError(e), isHandlerDestroyedError(e)]).toEqual([true, false, false]);
+  expect([nodeIsAbort(e), nodeIsTimeout(e)]).toEqual([true, false]);
+}
+
 const HTTP1: Array<[string, (options: Record<string, unknown>) => Handler]> = [
   ["NodeHttpHandler", (o) => new NodeHttpHandler({ logger: quiet, ...o }) as Handler],
   ["UndiciHttpHandler", (o) => new UndiciHttpHandler({ logger: quiet, ...o }) as Handler],
@@ -173,23 +192,7 @@ describe.each(HTTP1)("%s: real failures pass the guards", (_name, make) => {
   });
 
   it("abort: an abort whose cause is the signal's reason", async () => {
-    const reason = new Error("caller gave up");
-    const e = await failureOf(
-      () => make({}),
-      (h) => {
-        const controller = new AbortController();
-        const p = h.handle(get("http:", hold.port), { abortSignal: controller.signal });
-        setTimeout(() => controller.abort(reason), 50);
-        return p;
-      }
-    );
-    expect(e.name).toBe("AbortError");
-    expect(e.cause).toBe(reason);
-    expect(isSockeyeAbortError(e)).toBe(true);
-    expect(isSockeyeTimeoutError(e)).toBe(false);
-    // The other package's guards (another copy of @sockeye/pool-monitor here: CommonJS vs ESM) agree: the brand is
-    // registered, not a module-local symbol or class.
-    expect([nodeIsAbort(e), nodeIsTimeout(e)]).toEqual([true, false]);
+    await expectAbortGuarded(() => make({}), hold.port);
   });
 
   it("destroy() in flight: a handler-destroyed error, HandlerDestroyedError ERR_HANDLER_DESTROYED", async () => {
@@ -229,19 +232,6 @@ describe("NodeHttp2Handler: real failures pass the guards", () => {
   });
 
   it("abort: an abort whose cause is the signal's reason", async () => {
-    const reason = new Error("caller gave up");
-    const e = await failureOf(
-      () => make({}),
-      (h) => {
-        const controller = new AbortController();
-        const p = h.handle(get("http:", holdH2.port), { abortSignal: controller.signal });
-        setTimeout(() => controller.abort(reason), 50);
-        return p;
-      }
-    );
-    expect(e.name).toBe("AbortError");
-    expect(e.cause).toBe(reason);
-    expect(isSockeyeAbortError(e)).toBe(true);
-    expect(nodeIsAbort(e)).toBe(true);
+    await expectAbortGuarded(() => make({}), holdH2.port);
   });
 });
