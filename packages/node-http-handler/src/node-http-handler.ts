@@ -1,6 +1,6 @@
 import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-http";
 import type { HttpHandlerOptions, Logger, Provider } from "@smithy/types";
-import { type GetStatsOptions, type PoolStats, PoolMonitor, SATURATION_OPTION_KEYS } from "@sockeye/pool-monitor";
+import { type GetStatsOptions, type PoolStats, PoolMonitor } from "@sockeye/pool-monitor";
 import {
   buildAbortError,
   buildQueryString,
@@ -8,6 +8,7 @@ import {
   normalizeOptions,
   resolveDefaultSocketTimeout,
   resolveSocketMonitorMode,
+  SATURATION_OPTION_KEYS,
   timing,
 } from "@sockeye/pool-monitor/internal";
 import type { Agent, ClientRequest } from "node:http";

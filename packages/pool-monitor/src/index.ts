@@ -13,7 +13,6 @@ export {
   OVERFLOW_ORIGIN,
   POOL_MONITOR_DEFAULTS,
   PoolMonitor,
-  SATURATION_OPTION_KEYS,
   SOCKET_MONITOR_ENV,
   sockeyeErrorKind,
 } from "./internal";
