@@ -5,9 +5,8 @@ import {
   buildAbortError,
   buildQueryString,
   handlerDestroyedError,
-  normalizeOptions,
   resolveDefaultSocketTimeout,
-  resolveSocketMonitorMode,
+  resolveSharedOption,
   SATURATION_OPTION_KEYS,
   timing,
 } from "@sockeye/pool-monitor/internal";
@@ -351,11 +350,9 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
    * other key is set as is.
    */
   public updateHttpClientConfig(key: keyof NodeHttpHandlerOptions | symbol, value: unknown): void {
-    if (key === "socketMonitor") resolveSocketMonitorMode(value, process.env, PACKAGE_PREFIX);
+    // Checked now, by the rules the constructor applies (agents and the logger are taken as given, as upstream).
     if (typeof key === "string" && key !== "httpAgent" && key !== "httpsAgent" && key !== "logger") {
-      value = (
-        normalizeOptions({ [key]: value } as Record<string, unknown>, PACKAGE_PREFIX) as Record<string, unknown>
-      )[key];
+      value = resolveSharedOption(key, value, PACKAGE_PREFIX);
     }
     if (key === "saturation" || key === "onSaturation" || key === "onRecovery" || key === "telemetry") {
       this.applyMonitorUpdate(key, value);

@@ -61,6 +61,7 @@ export {
   DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
   type ResolvedSharedOptions,
   resolveDefaultSocketTimeout,
+  resolveSharedOption,
   resolveSharedOptions,
 } from "./resolve-shared-options";
 export { SaturationDetector, type SaturationDetectorOptions, type SaturationSample } from "./saturation-detector";

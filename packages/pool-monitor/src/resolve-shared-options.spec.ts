@@ -3,6 +3,7 @@ import { PoolMonitor } from "./pool-monitor";
 import {
   DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
   resolveDefaultSocketTimeout,
+  resolveSharedOption,
   resolveSharedOptions,
 } from "./resolve-shared-options";
 import { SOCKET_MONITOR_ENV } from "./socket-monitor-mode";
@@ -120,5 +121,24 @@ describe("resolveDefaultSocketTimeout", () => {
       expect(resolveDefaultSocketTimeout({ defaultSocketTimeout: value })).toBeUndefined();
     }
     expect(resolveDefaultSocketTimeout(undefined)).toBeUndefined();
+  });
+});
+
+describe("resolveSharedOption (updateHttpClientConfig)", () => {
+  it("checks and normalises one option as the constructor does; other names pass unchanged", () => {
+    expect(resolveSharedOption("requestTimeout", "250", P)).toBe(250);
+    expect(resolveSharedOption("telemetry", null, P)).toBeUndefined();
+    expect(resolveSharedOption("maxConcurrentStreams", "x", P)).toBe("x");
+    for (const [name, value] of [
+      ["requestTimeout", "abc"],
+      ["socketMonitor", null],
+      ["telemetry", "yes"],
+      ["onSaturation", 5],
+      ["saturation", 5],
+    ] as const) {
+      const update = message(() => resolveSharedOption(name, value, P));
+      expect(update).not.toBe("accepted");
+      expect(update).toBe(message(() => resolveSharedOptions({ [name]: value }, P, NO_ENV)));
+    }
   });
 });

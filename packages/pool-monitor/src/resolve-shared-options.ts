@@ -105,3 +105,15 @@ export function resolveSharedOptions<T extends object>(
     },
   };
 }
+
+/**
+ * One option set at run time (`updateHttpClientConfig(name, value)`), checked and normalised by the rules
+ * `resolveSharedOptions()` applies to the same option at construction (`socketMonitor` against the allowed modes,
+ * the rest by `normalizeOptions`); a bad value throws the same one-line `TypeError`. Other names pass unchanged.
+ * @returns the normalised value (`null` → `undefined`, a numeric string → its number).
+ * @internal
+ */
+export function resolveSharedOption(name: string, value: unknown, prefix: string): unknown {
+  if (name === "socketMonitor") resolveSocketMonitorMode(value, process.env, prefix);
+  return (normalizeOptions({ [name]: value }, prefix) as Record<string, unknown>)[name];
+}

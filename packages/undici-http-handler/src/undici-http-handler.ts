@@ -8,8 +8,7 @@ import {
   DeadlineKind,
   DeadlineScheduler,
   invalidOption,
-  normalizeOptions,
-  resolveSocketMonitorMode,
+  resolveSharedOption,
 } from "@sockeye/pool-monitor/internal";
 import { ConnectingSockets } from "./connecting-sockets";
 import { PACKAGE_PREFIX } from "./constants";
@@ -569,8 +568,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
    */
   public updateHttpClientConfig(key: keyof UndiciHttpHandlerOptions | symbol, value: unknown): void {
     if (typeof key === "string") {
-      if (key === "socketMonitor") resolveSocketMonitorMode(value, process.env, PACKAGE_PREFIX);
-      value = (normalizeOptions({ [key]: value }, PACKAGE_PREFIX) as Record<string, unknown>)[key];
+      value = resolveSharedOption(key, value, PACKAGE_PREFIX);
       if (key === "dispatcher" && value != null && (typeof value !== "object" || Array.isArray(value))) {
         throw invalidOption(PACKAGE_PREFIX, "dispatcher", value, "an undici Dispatcher or Agent options object");
       }
