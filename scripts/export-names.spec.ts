@@ -1,6 +1,6 @@
 /**
  * Every exported class and function of every entry point (`exports` of package.json: `.`, and
- * `@sockeye/node-http-handler/internal`) of every published package keeps its real `name` in the built CJS and ESM
+ * `@sockeye/pool-monitor/internal`) of every published package keeps its real `name` in the built CJS and ESM
  * output (tsup `keepNames`): `NodeHttpHandler.name === "NodeHttpHandler"`, as upstream's, not a bundler artefact
  * such as `"_NodeHttpHandler"` that would show in `util.inspect`, stack traces and logs.
  * Reads the packages' `dist/` (built by `npm test` before vitest runs).
@@ -22,7 +22,7 @@ function functionNames(moduleNamespace: Record<string, unknown>): Array<[string,
 }
 
 interface EntryPoint {
-  /** import specifier, e.g. `@sockeye/node-http-handler/internal` */
+  /** import specifier, e.g. `@sockeye/pool-monitor/internal` */
   specifier: string;
   cjsFile: string;
   esmFile: string;
@@ -70,10 +70,10 @@ describe.each(entries)("%s keeps export names", (_specifier, { cjsFile, esmFile 
   });
 });
 
-it("covers the main entry points and @sockeye/node-http-handler/internal", () => {
+it("covers the main entry points and @sockeye/pool-monitor/internal", () => {
   const specifiers = entries.map(([s]) => s);
   for (const p of publishedPackages()) expect(specifiers).toContain(p.name);
-  expect(specifiers).toContain("@sockeye/node-http-handler/internal");
+  expect(specifiers).toContain("@sockeye/pool-monitor/internal");
 });
 
 it("covers NodeHttpHandler, the class the issue was about", () => {

@@ -9,7 +9,13 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { endMarker, readOptionRows, startMarker, TABLES, updateTables } from "./options-tables.mjs";
 
-describe("the repository's READMEs", () => {
+/**
+ * Each test builds a TypeScript program (~4 s on a 2-core box, longer while other suites run in parallel): vitest's
+ * 5 s default made them time out under load. A bound, not a performance assertion.
+ */
+const PROGRAM_TIMEOUT_MS = 60_000;
+
+describe("the repository's READMEs", { timeout: PROGRAM_TIMEOUT_MS }, () => {
   it("have up-to-date options tables (run `npm run docs:options` if this fails)", () => {
     expect(updateTables({ write: false })).toEqual([]);
   });
@@ -48,7 +54,7 @@ describe("the repository's READMEs", () => {
   });
 });
 
-describe("the generator", () => {
+describe("the generator", { timeout: PROGRAM_TIMEOUT_MS }, () => {
   const root = mkdtempSync(join(tmpdir(), "options-tables-"));
   afterAll(() => rmSync(root, { recursive: true, force: true }));
   mkdirSync(join(root, "src"));

@@ -69,8 +69,8 @@ const HANDLERS = [
     id: "sockeye-undici",
     label: "Sockeye UndiciHttpHandler",
     source: `import { UndiciHttpHandler } from "@sockeye/undici-http-handler"; const handler = new UndiciHttpHandler();`,
-    packages: ["@sockeye/undici-http-handler", "@sockeye/node-http-handler", "@sockeye/pool-monitor"],
-    sources: ["undici-http-handler", "node-http-handler", "pool-monitor"],
+    packages: ["@sockeye/undici-http-handler", "@sockeye/pool-monitor"],
+    sources: ["undici-http-handler", "pool-monitor"],
   },
 ];
 
@@ -106,7 +106,7 @@ async function bundle(id, source, fromSources) {
   if (fromSources) {
     for (const [dir, name] of Object.entries(workspaceNames()))
       alias[name] = join(REPO, "packages", dir, "src", "index.ts");
-    alias["@sockeye/node-http-handler/internal"] = join(REPO, "packages", "node-http-handler", "src", "internal.ts");
+    alias["@sockeye/pool-monitor/internal"] = join(REPO, "packages", "pool-monitor", "src", "internal.ts");
   }
   const result = await build({
     absWorkingDir: REPO,

@@ -1,6 +1,6 @@
 import type { Logger } from "@smithy/types";
 import type { Agent } from "node:http";
-import { timing } from "@sockeye/pool-monitor";
+import { timing } from "@sockeye/pool-monitor/internal";
 import { SOCKET_WARNING_LOCKOUT_MS } from "./constants";
 import { guardedWarn } from "./guarded-call";
 

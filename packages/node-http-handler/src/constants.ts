@@ -1,3 +1,5 @@
+import { TICK_MS } from "@sockeye/pool-monitor/internal";
+
 /**
  * Default `requestTimeout`: `0` means "no request timeout", as upstream.
  * @public
@@ -6,21 +8,6 @@ export const DEFAULT_REQUEST_TIMEOUT = 0;
 
 /** Prefix of every error message and log line, so users can tell Sockeye's apart. @internal */
 export const PACKAGE_PREFIX = "@sockeye/node-http-handler";
-
-/**
- * Socket error codes that upstream relabels `TimeoutError` (kept for parity; upstream marks the list deprecated
- * in favour of `@smithy/service-error-classification`).
- * @internal
- */
-export const NODEJS_TIMEOUT_ERROR_CODES: readonly string[] = ["ECONNRESET", "EPIPE", "ETIMEDOUT"];
-
-/**
- * Default period of an owner's recurring tick on its `DeadlineScheduler` (periodic work such as the undici handler's
- * sampling), and the throttle of dispatch-time free-socket sweeps, in ms. Deadlines do not depend on it: each fires
- * on the scheduler's one native timer, armed for the earliest expiry (see `deadline-scheduler.ts`).
- * @internal
- */
-export const TICK_MS = 100;
 
 /** Upstream's lockout between two "socket usage at capacity" warnings of one handler, in ms. @internal */
 export const SOCKET_WARNING_LOCKOUT_MS = 15_000;
@@ -37,6 +24,3 @@ export const DEFAULT_MAX_SOCKETS = 50;
  * @internal
  */
 export const MIN_WARNING_WINDOW_MS = 2 * TICK_MS;
-
-/** Default `idleSocketTimeout`, ms: below Node.js servers' 5 s keep-alive timeout (see the option's docs). @internal */
-export const DEFAULT_IDLE_SOCKET_TIMEOUT_MS = 4000;

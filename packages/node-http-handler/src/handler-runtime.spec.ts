@@ -7,7 +7,7 @@ import { HttpRequest } from "@smithy/protocol-http";
 import { PoolMonitor } from "@sockeye/pool-monitor";
 import http from "node:http";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test as it, vi } from "vitest";
-import { FAKE_TIMERS } from "./fake-timers.mock";
+import { FAKE_TIMERS } from "../../pool-monitor/src/fake-timers.mock";
 import { HoldingServer } from "./holding-server.mock";
 import { HandlerRuntime } from "./handler-runtime";
 import { InFlightRequest } from "./in-flight-request";

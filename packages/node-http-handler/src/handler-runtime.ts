@@ -25,11 +25,10 @@
  * The owner tick runs only while the monitor is busy; an idle handler has no armed deadline, and its one native
  * timer lapses at its due time without being re-armed.
  */
-import { type PoolMonitor, timing } from "@sockeye/pool-monitor";
+import type { PoolMonitor } from "@sockeye/pool-monitor";
+import { Deadline, type DeadlineOwner, DeadlineScheduler, TICK_MS, timing } from "@sockeye/pool-monitor/internal";
 import type { Agent, ClientRequest } from "node:http";
 import type { Socket } from "node:net";
-import { TICK_MS } from "./constants";
-import { Deadline, type DeadlineOwner, DeadlineScheduler } from "./deadline-scheduler";
 import { IdleWatchList } from "./idle-watch-list";
 import type { InFlightRequest } from "./in-flight-request";
 import type { RequestHost } from "./request-host";

@@ -24,7 +24,7 @@
  * Event-loop stalls: expiries are confirmed after the poll phase (the scheduler fires them from a `setImmediate`);
  * activity reported during a long block re-arms the deadline first.
  */
-import { Deadline, type DeadlineOwner, type DeadlineScheduler } from "./deadline-scheduler";
+import { Deadline, type DeadlineOwner, type DeadlineScheduler } from "@sockeye/pool-monitor/internal";
 
 /** The byte counters the watch compares. @internal */
 export interface ActivityCounter {

@@ -6,7 +6,7 @@
  */
 import type { RequestOutcome } from "@sockeye/pool-monitor";
 import type { Settings } from "node:http2";
-import type { DeadlineScheduler } from "./deadline-scheduler";
+import type { DeadlineScheduler } from "@sockeye/pool-monitor/internal";
 import type { Http2IdleWatch } from "./http2-idle-watch";
 
 /** The pool as one stream request sees it. @internal */

@@ -24,20 +24,22 @@
  * cause names the bound to raise, in the core's message with HTTP/2 words ("stream slot usage at capacity"). A
  * drained batch only shrinks the queue, so it never warns.
  */
+import type {
+  CloseReason,
+  Http2CloseReason,
+  Http2SessionStats,
+  OriginStats,
+  PoolMonitorOptions,
+  RequestOutcome,
+} from "@sockeye/pool-monitor";
 import {
-  type CloseReason,
   type DetectorTuning,
-  type Http2CloseReason,
-  type Http2SessionStats,
-  type OriginStats,
   OriginTelemetry,
-  type PoolMonitorOptions,
   type PoolReading,
-  type RequestOutcome,
   type SaturationTerms,
   TelemetryCore,
   UNREAD_WHILE_QUEUED_SAMPLES,
-} from "@sockeye/pool-monitor";
+} from "@sockeye/pool-monitor/internal";
 
 /** Maps the HTTP/2 close reasons onto the shared ones (the exact reason stays in `http2.closed`). */
 function sharedCloseReason(reason: Http2CloseReason): CloseReason {

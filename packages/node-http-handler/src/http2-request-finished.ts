@@ -5,13 +5,8 @@
  * extra state beyond the response headers and the rejection error it keeps for this.
  */
 import diagnosticsChannel from "node:diagnostics_channel";
-import {
-  CHANNEL_NAMES,
-  type RequestFinishedEvent,
-  type RequestOutcome,
-  requestFinishedEvent,
-  schemeOf,
-} from "@sockeye/pool-monitor";
+import { CHANNEL_NAMES, type RequestFinishedEvent, type RequestOutcome } from "@sockeye/pool-monitor";
+import { requestFinishedEvent, schemeOf } from "@sockeye/pool-monitor/internal";
 import type { HttpRequest } from "@smithy/protocol-http";
 import type { IncomingHttpHeaders } from "node:http2";
 

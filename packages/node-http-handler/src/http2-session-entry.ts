@@ -19,7 +19,7 @@
  */
 import type { Http2CloseReason } from "@sockeye/pool-monitor";
 import type { ClientHttp2Session, Settings } from "node:http2";
-import { Deadline, type DeadlineOwner } from "./deadline-scheduler";
+import { Deadline, type DeadlineOwner, http2FrameError } from "@sockeye/pool-monitor/internal";
 import { type ActivityCounter, type Http2IdleWatcher, socketBytes } from "./http2-idle-watch";
 import type { Http2Origin, Http2Waiter } from "./http2-origin";
 import type { Http2SessionHost } from "./http2-pool-host";
@@ -64,7 +64,7 @@ function onSessionFrameError(this: ClientHttp2Session, type: number, code: numbe
   const entry = entryOf(this);
   // Upstream drops the session on a session-level frame error; stream-level ones (id > 0) are the stream's business.
   if (entry !== undefined && id === 0) {
-    entry.host.sessionError(entry, new Error(`Frame type id ${type} in stream id ${id} has failed with code ${code}.`));
+    entry.host.sessionError(entry, http2FrameError(type, id, code));
   }
 }
 

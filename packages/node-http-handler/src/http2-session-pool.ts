@@ -27,10 +27,15 @@
  * detector needs samples.
  */
 import type { Http2CloseReason, RequestOutcome, SaturationReport } from "@sockeye/pool-monitor";
-import { timing } from "@sockeye/pool-monitor";
+import {
+  DeadlineScheduler,
+  http2DestroyedError,
+  http2SessionClosedError,
+  sessionConnectTimeoutError,
+  timing,
+} from "@sockeye/pool-monitor/internal";
 import http2, { type ClientHttp2Session, type Settings } from "node:http2";
 import { PACKAGE_PREFIX } from "./constants";
-import { DeadlineScheduler } from "./deadline-scheduler";
 import { Http2IdleWatch } from "./http2-idle-watch";
 import { Http2Origin } from "./http2-origin";
 import type { Http2SessionHost, Http2StreamHost } from "./http2-pool-host";
@@ -285,12 +290,7 @@ export class Http2SessionPool
   connectTimedOut(entry: Http2PoolSession): void {
     if (entry.state !== SESSION_CONNECTING) return;
     const ms = this.config?.connectionTimeout;
-    entry.error ??= Object.assign(
-      new Error(
-        `${PACKAGE_PREFIX} - HTTP/2 session to ${entry.origin.name} was not established (TCP, TLS and the server's SETTINGS) within connectionTimeout=${ms} ms.`
-      ),
-      { name: "TimeoutError", code: "ETIMEDOUT" }
-    );
+    entry.error ??= sessionConnectTimeoutError(PACKAGE_PREFIX, entry.origin.name, ms);
     entry.closeReason = "connect_timeout";
     this.destroySession(entry, "connect_timeout");
   }
@@ -336,7 +336,7 @@ export class Http2SessionPool
    */
   destroy(): void {
     for (const origin of this.origins.values()) {
-      const error = new Error(`${PACKAGE_PREFIX} - the handler was destroyed before a stream slot was free.`);
+      const error = http2DestroyedError(PACKAGE_PREFIX);
       for (let req = origin.dequeue(); req !== undefined; req = origin.dequeue()) req.sessionFailed(error);
       for (let req = origin.dequeueIsolated(); req !== undefined; req = origin.dequeueIsolated()) {
         req.sessionFailed(error);
@@ -383,7 +383,7 @@ export class Http2SessionPool
   }
 
   private closedBeforeReady(origin: Http2PoolOrigin): Error {
-    return new Error(`${PACKAGE_PREFIX} - HTTP/2 session to ${origin.name} closed before it was established.`);
+    return http2SessionClosedError(PACKAGE_PREFIX, origin.name);
   }
 
   private openSession(origin: Http2PoolOrigin, isolated: boolean): Http2PoolSession {

@@ -13,7 +13,7 @@ import net from "node:net";
 import { Readable } from "node:stream";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { CA, type H2TestServer, outcome, readBody, startH2Server } from "../test/http2/h2-servers";
-import { CONFIRM_MS } from "./fake-timers.mock";
+import { CONFIRM_MS } from "../../pool-monitor/src/fake-timers.mock";
 import { NodeHttp2Handler, type NodeHttp2HandlerOptions } from "./index";
 
 const FAKE: Parameters<typeof vi.useFakeTimers>[0] = {

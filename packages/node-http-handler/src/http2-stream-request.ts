@@ -46,17 +46,24 @@ import type { RequestOutcome } from "@sockeye/pool-monitor";
 import type { ClientRequest } from "node:http";
 import http2, { type ClientHttp2Stream, type IncomingHttpHeaders } from "node:http2";
 import { Readable } from "node:stream";
-import { buildAbortError } from "./build-abort-error";
-import { buildQueryString } from "./build-query-string";
+import {
+  buildAbortError,
+  buildQueryString,
+  Deadline,
+  type DeadlineOwner,
+  http2FrameError,
+  http2NoResponseError,
+  http2StreamAbortedError,
+  streamIdleTimeoutError,
+  writeBody,
+} from "@sockeye/pool-monitor/internal";
 import { MIN_CONTINUE_WAIT_MS } from "./constants";
-import { Deadline, type DeadlineOwner } from "./deadline-scheduler";
 import { getTransformedHeaders } from "./get-transformed-headers";
 import type { Http2IdleWatcher } from "./http2-idle-watch";
 import type { Http2Origin, Http2Waiter } from "./http2-origin";
 import { http2RequestFinishedEvent, requestFinishedChannel } from "./http2-request-finished";
 import type { Http2StreamHost } from "./http2-pool-host";
 import type { Http2SessionEntry } from "./http2-session-entry";
-import { writeBody } from "./write-body";
 
 const { NGHTTP2_CANCEL } = http2.constants;
 const kRequest = Symbol("sockeye.http2StreamRequest");
@@ -97,18 +104,11 @@ function onStreamError(this: ClientHttp2Stream, error: Error): void {
 }
 
 function onStreamAborted(this: ClientHttp2Stream): void {
-  requestOf(this)?.onAborted(
-    new Error(`HTTP/2 stream is abnormally aborted in mid-communication with result code ${this.rstCode}.`)
-  );
+  requestOf(this)?.onAborted(http2StreamAbortedError(this.rstCode));
 }
 
 function onStreamFrameError(this: ClientHttp2Stream, type: number, code: number, id: number): void {
-  requestOf(this)?.end(
-    "failed",
-    new Error(`Frame type id ${type} in stream id ${id} has failed with code ${code}.`),
-    "leave",
-    "leave"
-  );
+  requestOf(this)?.end("failed", http2FrameError(type, id, code), "leave", "leave");
 }
 
 function onStreamClose(this: ClientHttp2Stream): void {
@@ -165,7 +165,7 @@ function guardedDestroy(this: StreamWithRequest, error: Error | null, cb: WriteC
     const rstCode = this.rstCode;
     const cancelled = rstCode === NGHTTP2_CANCEL || (!rstCode && this.session?.destroyed === true);
     if (cancelled && internals._readableState?.ended !== true) {
-      error = new Error(`HTTP/2 stream is abnormally aborted in mid-communication with result code ${NGHTTP2_CANCEL}.`);
+      error = http2StreamAbortedError(NGHTTP2_CANCEL);
     }
   }
   (protoMethods as StreamInternals)._destroy.call(this, error, cb);
@@ -472,9 +472,7 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher, Http
    */
   onInactive(now: number): void {
     const ms = this.idleMs ?? 0;
-    const error = Object.assign(new Error(`Stream timed out because of no activity for ${ms} ms`), {
-      name: "TimeoutError",
-    });
+    const error = streamIdleTimeoutError(ms);
     const entry = this.entry;
     if (entry !== undefined && this.onSession && now - entry.socketActiveAt >= ms / 2) this.host.sessionSilent(entry);
     // Before the response: reject and reset the stream; after it (the body stalled): the body reader gets the error.
@@ -541,8 +539,7 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher, Http
     if (this.finished) return;
     this.finished = true;
     if (!this.settled) {
-      const error = new Error("Unexpected error: http2 request did not get a response");
-      if (this.entry?.session.destroyed) error.name = "TimeoutError";
+      const error = http2NoResponseError(this.entry?.session.destroyed === true);
       this.settled = true;
       this.outcome = "failed";
       this.failure = error;
@@ -566,7 +563,7 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher, Http
     }
     host.streamFinished(this, this.outcome, holdMs);
     const counters = this.origin.counters;
-    if (counters !== undefined && counters.monitor.wants(requestFinishedChannel)) {
+    if (counters?.monitor.wants(requestFinishedChannel)) {
       const event = http2RequestFinishedEvent(
         this,
         counters.origin,

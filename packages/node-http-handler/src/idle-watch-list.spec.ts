@@ -1,8 +1,7 @@
-import { timing } from "@sockeye/pool-monitor";
+import { DeadlineScheduler, timing } from "@sockeye/pool-monitor/internal";
 import net, { type AddressInfo, type Socket } from "node:net";
 import { afterEach, beforeEach, describe, expect, test as it, vi } from "vitest";
-import { DeadlineScheduler } from "./deadline-scheduler";
-import { CONFIRM_MS, FAKE_TIMERS } from "./fake-timers.mock";
+import { CONFIRM_MS, FAKE_TIMERS } from "../../pool-monitor/src/fake-timers.mock";
 import { IdleWatchList, type IdleWatcher } from "./idle-watch-list";
 
 /** Captured before any test fakes timers: real event-loop turns for loopback I/O. */

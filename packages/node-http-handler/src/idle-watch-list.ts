@@ -32,9 +32,8 @@
  * Event-loop stalls: an expiry is confirmed after the poll phase (the scheduler fires it from a `setImmediate`);
  * bytes read during a long block call the hook, which re-arms the deadline, so the request is not failed.
  */
-import { timing } from "@sockeye/pool-monitor";
+import { Deadline, type DeadlineOwner, type DeadlineScheduler, timing } from "@sockeye/pool-monitor/internal";
 import type { Socket } from "node:net";
-import { Deadline, type DeadlineOwner, type DeadlineScheduler } from "./deadline-scheduler";
 
 /** The watching request's `Deadline`, on the socket it watches. */
 const kWatch = Symbol("sockeye.idleWatch");

@@ -10,7 +10,7 @@ import { PoolMonitor } from "@sockeye/pool-monitor";
 import { getEventListeners } from "node:events";
 import http, { type ClientRequest } from "node:http";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test as it, vi } from "vitest";
-import { FAKE_TIMERS } from "./fake-timers.mock";
+import { FAKE_TIMERS } from "../../pool-monitor/src/fake-timers.mock";
 import { HoldingServer } from "./holding-server.mock";
 import { HandlerRuntime } from "./handler-runtime";
 import { InFlightRequest } from "./in-flight-request";

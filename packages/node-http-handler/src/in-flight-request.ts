@@ -27,34 +27,39 @@
  * its piping creates. No native timer per request, except in
  * `socketMonitor: "per-request"` mode (upstream's warning timer, on purpose).
  */
-import { type RequestTracking, timing } from "@sockeye/pool-monitor";
+import type { RequestTracking } from "@sockeye/pool-monitor";
+import {
+  acquisitionTimeoutError,
+  assertNever,
+  buildAbortError,
+  closedBeforeResponseError,
+  connectionTimeoutError,
+  Deadline,
+  DeadlineKind,
+  type DeadlineOwner,
+  handlerDestroyedError,
+  REQUEST_TIMEOUT_HINT,
+  relabelSocketError,
+  requestTimeoutError,
+  requestTimeoutMessage,
+  socketIdleTimeoutError,
+  timing,
+  writeBody,
+} from "@sockeye/pool-monitor/internal";
 import type { HttpRequest } from "@smithy/protocol-http";
 import { HttpResponse } from "@smithy/protocol-http";
 import type { ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
-import { leaveAgentQueue } from "./agent-queue";
-import { buildAbortError } from "./build-abort-error";
-import { MIN_CONTINUE_WAIT_MS, NODEJS_TIMEOUT_ERROR_CODES } from "./constants";
-import { assertNever, DeadlineKind } from "./deadline-kind";
-import { Deadline, type DeadlineOwner } from "./deadline-scheduler";
+import { describeAgentQueue, leaveAgentQueue } from "./agent-queue";
+import { MIN_CONTINUE_WAIT_MS, PACKAGE_PREFIX } from "./constants";
 import { getTransformedHeaders } from "./get-transformed-headers";
 import { guardedWarn } from "./guarded-call";
 import type { IdleWatcher } from "./idle-watch-list";
-import {
-  acquisitionTimeoutError,
-  closedBeforeResponseError,
-  connectionTimeoutError,
-  handlerDestroyedError,
-  idleTimeoutError,
-  requestTimeoutError,
-  requestTimeoutMessage,
-} from "./request-errors";
 import type { RequestHost } from "./request-host";
 import type { RequestPlan } from "./request-plan";
 import { socketAge, stampSocket } from "./socket-lifecycle";
 import type { WarnedRequest } from "./socket-usage-warning";
 import { enableTcpKeepAlive } from "./tcp-keep-alive";
-import { writeBody } from "./write-body";
 
 const kState = Symbol("sockeye.inFlightRequest");
 const kConnectingFor = Symbol("sockeye.connectingFor");
@@ -181,16 +186,22 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
     if (req === undefined || this.finished) return;
     switch (kind) {
       case DeadlineKind.Connection:
-        if (!this.settled) this.giveUp(connectionTimeoutError(this.plan, !req.socket), "timed_out", false);
+        if (!this.settled) {
+          const plan = this.plan;
+          const detail = req.socket
+            ? undefined
+            : `The request was still waiting for a free socket (${describeAgentQueue(plan.agent)}).`;
+          this.giveUp(connectionTimeoutError(PACKAGE_PREFIX, plan.connectionTimeout, detail), "timed_out", false);
+        }
         return;
       case DeadlineKind.Request:
         if (this.settled) return;
         if (this.plan.throwOnRequestTimeout) {
-          this.giveUp(requestTimeoutError(this.plan), "timed_out", true);
+          this.giveUp(requestTimeoutError(PACKAGE_PREFIX, this.plan.requestTimeout), "timed_out", true);
         } else {
           guardedWarn(
             this.plan.logger ?? console,
-            `${requestTimeoutMessage(this.plan)} Init client requestHandler with throwOnRequestTimeout=true to turn this into an error.`
+            `${requestTimeoutMessage(PACKAGE_PREFIX, this.plan.requestTimeout, false)} ${REQUEST_TIMEOUT_HINT}`
           );
         }
         return;
@@ -199,7 +210,15 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
         return;
       case DeadlineKind.Acquire:
         if (!this.settled && !req.socket) {
-          this.giveUp(acquisitionTimeoutError(this.plan, now - this.startedAt), "timed_out", true);
+          const plan = this.plan;
+          const error = acquisitionTimeoutError(
+            PACKAGE_PREFIX,
+            plan.socketAcquisitionTimeout,
+            now - this.startedAt,
+            "socket",
+            describeAgentQueue(plan.agent)
+          );
+          this.giveUp(error, "timed_out", true);
         }
         return;
       case DeadlineKind.Warning:
@@ -224,7 +243,8 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
       req.socket?.destroy();
       return;
     }
-    const error = idleTimeoutError(this.plan);
+    const plan = this.plan;
+    const error = socketIdleTimeoutError(PACKAGE_PREFIX, plan.socketTimeout, plan.socketTimeoutIsServiceDefault);
     res?.destroy(error);
     this.giveUp(error, "timed_out", false);
   }
@@ -256,7 +276,12 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
     if (this.finished) return;
     const req = this.req;
     const queued = req !== undefined && !req.socket && leaveAgentQueue(this.plan.agent, req);
-    const error = handlerDestroyedError(this.plan.agent, queued);
+    const error = handlerDestroyedError(
+      PACKAGE_PREFIX,
+      queued
+        ? `while it was waiting for a free socket (${describeAgentQueue(this.plan.agent)})`
+        : "while the request was in flight"
+    );
     if (req !== undefined) {
       this.host.noteOutcome(this, "aborted");
       if (this.res !== undefined) req.socket?.destroy();
@@ -285,7 +310,7 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
   finish(error?: unknown): void {
     if (this.finished) return;
     this.finished = true;
-    if (!this.settled) this.settle(error ?? closedBeforeResponseError(), true);
+    if (!this.settled) this.settle(error ?? closedBeforeResponseError(PACKAGE_PREFIX), true);
     else this.cancelDeadlines();
     const signal = this.abortSignal;
     if (signal) {
@@ -354,11 +379,8 @@ function onRequestError(this: ClientRequest, error: NodeJS.ErrnoException): void
   const state: InFlightRequest = (this as any)[kState];
   state.tracked?.onError();
   if (state.settled) return;
-  if (error && NODEJS_TIMEOUT_ERROR_CODES.includes(error.code as string)) {
-    state.settle(Object.assign(error, { name: "TimeoutError" }), true);
-  } else {
-    state.settle(error, true);
-  }
+  // ECONNRESET / EPIPE / ETIMEDOUT become TimeoutErrors, as upstream relabels them.
+  state.settle(relabelSocketError(error), true);
 }
 
 function onRequestContinue(this: ClientRequest): void {

@@ -5,12 +5,12 @@
 import { HttpRequest } from "@smithy/protocol-http";
 import http from "node:http";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test as it, vi } from "vitest";
-import { CONFIRM_MS, FAKE_TIMERS } from "./fake-timers.mock";
+import { CONFIRM_MS, FAKE_TIMERS } from "../../pool-monitor/src/fake-timers.mock";
 import { HoldingServer } from "./holding-server.mock";
 import { NodeHttpHandler } from "./node-http-handler";
 import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
-import { SOCKET_MONITOR_ENV } from "./socket-monitor-mode";
-import { timing } from "@sockeye/pool-monitor";
+import { SOCKET_MONITOR_ENV } from "@sockeye/pool-monitor";
+import { timing } from "@sockeye/pool-monitor/internal";
 
 const server = new HoldingServer((url) => url.startsWith("/hold"));
 let port: number;
@@ -437,6 +437,11 @@ describe("NodeHttpHandler runtime configuration of telemetry (fake timers)", () 
       /invalid option telemetry: "yes"; expected a boolean/
     );
     expect(() => new NodeHttpHandler({ telemetry: 1 as any })).toThrow(/invalid option telemetry: 1/);
+    // throwOnRequestTimeout: the constructor and updateHttpClientConfig apply the same shared rule.
+    expect(() => new NodeHttpHandler({ throwOnRequestTimeout: "false" as any })).toThrow(TypeError);
+    expect(() => handler!.updateHttpClientConfig("throwOnRequestTimeout", 1)).toThrow(
+      "@sockeye/node-http-handler - invalid option throwOnRequestTimeout: 1; expected a boolean (true or false)."
+    );
     // A rejected update changed nothing.
     expect(handler.poolMonitor?.sampleIntervalMs).toBe(1000);
   });

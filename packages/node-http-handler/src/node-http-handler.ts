@@ -1,35 +1,31 @@
 import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-http";
 import type { HttpHandlerOptions, Logger, Provider } from "@smithy/types";
+import { type GetStatsOptions, type PoolStats, PoolMonitor } from "@sockeye/pool-monitor";
 import {
-  type GetStatsOptions,
+  buildAbortError,
+  buildQueryString,
+  handlerDestroyedError,
   type MonitorHandlerOption,
-  type PoolStats,
-  PoolMonitor,
+  resolveDefaultSocketTimeout,
+  resolveSharedOption,
   saturationFields,
   timing,
-} from "@sockeye/pool-monitor";
+} from "@sockeye/pool-monitor/internal";
 import type { Agent, ClientRequest } from "node:http";
 import https from "node:https";
-import { buildAbortError } from "./build-abort-error";
-import { buildQueryString } from "./build-query-string";
 import { checkSocketUsage } from "./check-socket-usage";
 import { PACKAGE_PREFIX } from "./constants";
 import { HandlerRuntime } from "./handler-runtime";
 import { InFlightRequest } from "./in-flight-request";
-import { handlerDestroyedDuringSetupError } from "./request-errors";
 import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
 import type { RequestPlan } from "./request-plan";
-import {
-  loadedHttp,
-  type ResolvedHandlerConfig,
-  resolveDefaultSocketTimeout,
-  resolveHandlerConfig,
-  normalizeOptions,
-} from "./resolve-handler-config";
-import { resolveSocketMonitorMode } from "./socket-monitor-mode";
+import { loadedHttp, type ResolvedHandlerConfig, resolveHandlerConfig } from "./resolve-handler-config";
 import { validateRequest } from "./validate-request";
 
 type RequestFunc = (options: object) => ClientRequest;
+
+/** Where a request was when `destroy()` ran during `handle()`'s first-time setup (before any Node request). */
+const SETUP_WHERE = "while handle() was still resolving the handler config or creating its http agent";
 
 /**
  * A drop-in replacement for `NodeHttpHandler` from `@smithy/node-http-handler` (HTTP/1.1): same constructor forms,
@@ -158,12 +154,12 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       this.config = await this.configProvider;
       this.lastConfig = this.config;
       this.applyRuntimeSettings(this.config);
-      if (generation !== this.destroyGeneration) throw handlerDestroyedDuringSetupError();
+      if (generation !== this.destroyGeneration) throw handlerDestroyedError(PACKAGE_PREFIX, SETUP_WHERE);
     }
     const config = this.config;
     if (request?.protocol !== "https:" && !config.httpAgent) {
       config.httpAgent = await config.httpAgentProvider();
-      if (generation !== this.destroyGeneration) throw handlerDestroyedDuringSetupError();
+      if (generation !== this.destroyGeneration) throw handlerDestroyedError(PACKAGE_PREFIX, SETUP_WHERE);
     }
     return this.dispatch(config, request, options);
   }
@@ -355,9 +351,9 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
    * other key is set as is.
    */
   public updateHttpClientConfig(key: keyof NodeHttpHandlerOptions | symbol, value: unknown): void {
-    if (key === "socketMonitor") resolveSocketMonitorMode(value);
+    // Checked now, by the rules the constructor applies (agents and the logger are taken as given, as upstream).
     if (typeof key === "string" && key !== "httpAgent" && key !== "httpsAgent" && key !== "logger") {
-      value = (normalizeOptions({ [key]: value } as Record<string, unknown>) as Record<string, unknown>)[key];
+      value = resolveSharedOption(key, value, PACKAGE_PREFIX);
     }
     if (key === "saturation" || key === "onSaturation" || key === "onRecovery" || key === "telemetry") {
       this.applyMonitorUpdate(key, value);

@@ -1,7 +1,6 @@
 import type { Logger } from "@smithy/types";
-import type { SaturationOptions, SaturationReport } from "@sockeye/pool-monitor";
+import type { SaturationOptions, SaturationReport, SocketMonitorMode } from "@sockeye/pool-monitor";
 import type { ClientSessionOptions, SecureClientSessionOptions } from "node:http2";
-import type { SocketMonitorMode } from "./socket-monitor-mode";
 
 /**
  * Options of Sockeye's `NodeHttp2Handler`: every option of upstream 4.14.2's `NodeHttp2HandlerOptions` with the same

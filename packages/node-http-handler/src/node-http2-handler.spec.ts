@@ -5,15 +5,15 @@
  * length: fake time moves only through `vi.advanceTimersByTimeAsync`; `until` polls real I/O on the real timer.
  */
 import { HttpRequest } from "@smithy/protocol-http";
-import { timing } from "@sockeye/pool-monitor";
+import { timing } from "@sockeye/pool-monitor/internal";
 import { readFileSync } from "node:fs";
 import http2 from "node:http2";
 import net from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { startBlackHole } from "../test/black-hole.mock";
-import { CONFIRM_MS } from "./fake-timers.mock";
-import { NodeHttp2Handler } from "./index";
+import { CONFIRM_MS } from "../../pool-monitor/src/fake-timers.mock";
+import { NodeHttp2Handler, NodeHttpHandler } from "./index";
 
 const FIXTURES = join(__dirname, "..", "test", "fixtures");
 const CA = readFileSync(join(FIXTURES, "localhost-cert.pem"));
@@ -191,6 +191,29 @@ describe("option validation: a TypeError naming the option and the value", () =>
   ])("%o", (options, message) => {
     expect(() => new NodeHttp2Handler(options as never)).toThrow(TypeError);
     expect(() => new NodeHttp2Handler(options as never)).toThrow(message);
+  });
+
+  it.each([
+    { connectionTimeout: { ms: 5 } },
+    { requestTimeout: [5] },
+    { telemetry: "yes" },
+    { onSaturation: 5 },
+    { onRecovery: "x" },
+    { socketMonitor: null },
+  ])("the options it shares with NodeHttpHandler fail with NodeHttpHandler's one-line message: %o", (options) => {
+    const messageOf = (make: () => unknown): string => {
+      try {
+        make();
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return "accepted";
+    };
+    const h1 = messageOf(() => new NodeHttpHandler(options as never).destroy());
+    const h2 = messageOf(() => new NodeHttp2Handler(options as never).destroy());
+    expect(h1).not.toBe("accepted");
+    expect(h2).toBe(h1);
+    expect(h2).not.toContain("\n");
   });
 
   it("accepts upstream's forms: 0 and undefined disable, numeric strings convert, Infinity sessions", () => {

@@ -1,13 +1,13 @@
 import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-http";
 import type { HttpHandlerOptions, Provider } from "@smithy/types";
 import type { PoolMonitorOptions, PoolStats } from "@sockeye/pool-monitor";
-import { buildAbortError } from "./build-abort-error";
+import { buildAbortError, resolveDefaultSocketTimeout } from "@sockeye/pool-monitor/internal";
 import { PACKAGE_PREFIX } from "./constants";
 import { Http2PoolMonitor } from "./http2-pool-monitor";
 import { Http2SessionPool } from "./http2-session-pool";
 import { type AbortSignalLike, Http2StreamRequest } from "./http2-stream-request";
 import type { NodeHttp2HandlerOptions } from "./node-http2-handler-options";
-import { type ResolvedHttp2Config, resolveHttp2Config, resolveHttp2DefaultSocketTimeout } from "./resolve-http2-config";
+import { type ResolvedHttp2Config, resolveHttp2Config } from "./resolve-http2-config";
 
 /** The SDK's per-call flag that asks for an isolated session (event streams). */
 type EventStreamSignal = { isEventStream?: boolean };
@@ -190,7 +190,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
       let next = value;
       if (key === Symbol.for("@smithy/defaultSocketTimeout")) {
         name = "defaultSocketTimeout";
-        next = resolveHttp2DefaultSocketTimeout(config.options) ?? value;
+        next = resolveDefaultSocketTimeout(config.options) ?? value;
       }
       return resolveHttp2Config({ ...config.options, [name]: next } as NodeHttp2HandlerOptions);
     });

@@ -1,7 +1,7 @@
 import type { PoolMonitor } from "@sockeye/pool-monitor";
 import type { ClientRequest } from "node:http";
 import type { Socket } from "node:net";
-import type { DeadlineScheduler } from "./deadline-scheduler";
+import type { DeadlineScheduler } from "@sockeye/pool-monitor/internal";
 import type { LifecycleCloseReason } from "./socket-lifecycle";
 
 /**

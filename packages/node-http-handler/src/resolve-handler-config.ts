@@ -1,10 +1,10 @@
 import type { Logger, Provider } from "@smithy/types";
+import type { SocketMonitorMode } from "@sockeye/pool-monitor";
+import { resolveSharedOptions } from "@sockeye/pool-monitor/internal";
 import type { Agent as HttpAgent } from "node:http";
 import https from "node:https";
-import { DEFAULT_IDLE_SOCKET_TIMEOUT_MS, DEFAULT_MAX_SOCKETS } from "./constants";
+import { DEFAULT_MAX_SOCKETS, PACKAGE_PREFIX } from "./constants";
 import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
-import { normalizeOptions } from "./normalize-options";
-import { resolveSocketMonitorMode, type SocketMonitorMode } from "./socket-monitor-mode";
 
 /**
  * The handler's resolved configuration, as `httpHandlerConfigs()` returns it (upstream returns its resolved config
@@ -31,22 +31,12 @@ export interface ResolvedHandlerConfig {
   [key: string]: unknown;
 }
 
-export { normalizeOptions } from "./normalize-options";
-
 /**
  * Agents the handler created itself. Lifecycle limits with their defaults apply only to these; a caller-owned agent's
  * pool is left alone unless the caller set `idleSocketTimeout` / `connectionLifetime` explicitly.
  * @internal
  */
 export const ownedAgents = new WeakSet<object>();
-
-/** `defaultSocketTimeout` counts only as a finite number > 0 (upstream's rule). @internal */
-export function resolveDefaultSocketTimeout(
-  config: { defaultSocketTimeout?: unknown } | undefined
-): number | undefined {
-  const value = config?.defaultSocketTimeout;
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
-}
 
 /** An object counts as an Agent instance if it is one or has a `destroy` function (proxy agents). @internal */
 export function isAgentInstance(value: unknown, ctor: Function): boolean {
@@ -63,7 +53,8 @@ export function resolveHandlerConfig(
   options: NodeHttpHandlerOptions | void | undefined,
   onExternalAgent: () => void
 ): ResolvedHandlerConfig {
-  const opts = normalizeOptions((options || {}) as NodeHttpHandlerOptions & { defaultSocketTimeout?: unknown });
+  // The rules every Sockeye handler applies (`@sockeye/pool-monitor`), then this handler's own: its agents.
+  const { options: opts, shared } = resolveSharedOptions(options as NodeHttpHandlerOptions | undefined, PACKAGE_PREFIX);
   const { httpAgent, httpsAgent } = opts;
   let httpAgentPromise: Promise<HttpAgent> | undefined;
   let httpsAgentInstance: https.Agent;
@@ -80,19 +71,19 @@ export function resolveHandlerConfig(
     ownedAgents.add(httpsAgentInstance);
   }
   return {
-    connectionTimeout: opts.connectionTimeout,
-    requestTimeout: opts.requestTimeout,
-    socketTimeout: opts.socketTimeout,
-    defaultSocketTimeout: resolveDefaultSocketTimeout(opts),
-    socketAcquisitionWarningTimeout: opts.socketAcquisitionWarningTimeout,
-    socketAcquisitionTimeout: opts.socketAcquisitionTimeout,
-    idleSocketTimeout: opts.idleSocketTimeout ?? DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
-    connectionLifetime: opts.connectionLifetime,
-    lifecycleForExternalAgents: opts.idleSocketTimeout !== undefined || opts.connectionLifetime !== undefined,
-    throwOnRequestTimeout: opts.throwOnRequestTimeout,
-    logger: opts.logger,
-    socketMonitor: resolveSocketMonitorMode(opts.socketMonitor),
-    saturation: opts.saturation,
+    connectionTimeout: shared.connectionTimeout,
+    requestTimeout: shared.requestTimeout,
+    socketTimeout: shared.socketTimeout,
+    defaultSocketTimeout: shared.defaultSocketTimeout,
+    socketAcquisitionWarningTimeout: shared.socketAcquisitionWarningTimeout,
+    socketAcquisitionTimeout: shared.socketAcquisitionTimeout,
+    idleSocketTimeout: shared.idleSocketTimeout,
+    connectionLifetime: shared.connectionLifetime,
+    lifecycleForExternalAgents: shared.lifecycleExplicit,
+    throwOnRequestTimeout: shared.throwOnRequestTimeout,
+    logger: shared.logger as Logger | undefined,
+    socketMonitor: shared.socketMonitor,
+    saturation: shared.saturation,
     httpAgentProvider: () =>
       (httpAgentPromise ??= (async () => {
         const http = await loadHttp();

@@ -1,8 +1,15 @@
 import type { Logger } from "@smithy/types";
-import type { SaturationOptions, SaturationReport } from "@sockeye/pool-monitor";
+import type { SaturationOptions, SaturationReport, SocketMonitorMode } from "@sockeye/pool-monitor";
+import {
+  booleanOption,
+  functionOption,
+  invalidOption,
+  msOption,
+  resolveDefaultSocketTimeout,
+  resolveSocketMonitorMode,
+} from "@sockeye/pool-monitor/internal";
 import { PACKAGE_PREFIX } from "./constants";
 import type { NodeHttp2HandlerOptions } from "./node-http2-handler-options";
-import { resolveSocketMonitorMode, type SocketMonitorMode } from "./socket-monitor-mode";
 
 /** Default `maxSessionsPerOrigin`. @internal */
 export const DEFAULT_MAX_SESSIONS_PER_ORIGIN = 4;
@@ -37,22 +44,22 @@ export interface ResolvedHttp2Config {
   saturation: SaturationOptions | undefined;
 }
 
+type Callback = (report: SaturationReport) => void;
+
 function describe(value: unknown): string {
   return typeof value === "string" ? JSON.stringify(value) : String(value);
 }
 
 function invalid(name: string, value: unknown, expected: string): TypeError {
-  return new TypeError(`${PACKAGE_PREFIX} - invalid option ${name}: ${describe(value)}; expected ${expected}.`);
+  return invalidOption(PACKAGE_PREFIX, name, value, expected);
 }
 
-/** A millisecond option: `null`/`0`/`undefined` = off; a numeric string is converted; else >= 0 or it throws. */
+/**
+ * A millisecond option by the rule every Sockeye handler applies (`msOption`: `null` = unset, a numeric string is
+ * converted, else a number >= 0 or it throws); `0` and `Infinity` mean off here.
+ */
 function ms(options: Record<string, unknown>, name: string): number | undefined {
-  let value = options[name];
-  if (value === null || value === undefined) return undefined;
-  if (typeof value === "string" && value.trim() !== "" && Number.isFinite(Number(value))) value = Number(value);
-  if (typeof value !== "number" || !(value >= 0)) {
-    throw invalid(name, value, "a number of milliseconds >= 0 (0 or undefined disables it)");
-  }
+  const value = msOption(PACKAGE_PREFIX, name, options[name]);
   return value === 0 || value === Infinity ? undefined : value;
 }
 
@@ -63,16 +70,6 @@ function count(options: Record<string, unknown>, name: string, fallback: number)
     throw invalid(name, value, "an integer >= 1 (or Infinity)");
   }
   return value;
-}
-
-/**
- * Reads the service default idle timeout the SDK sets through `updateHttpClientConfig`: a finite number > 0, else
- * `undefined` (upstream's rule).
- * @internal
- */
-export function resolveHttp2DefaultSocketTimeout(options: { defaultSocketTimeout?: unknown }): number | undefined {
-  const value = options?.defaultSocketTimeout;
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
 }
 
 /**
@@ -90,10 +87,7 @@ export function resolveHttp2Config(options: NodeHttp2HandlerOptions | undefined 
   const requestTimeout = ms(raw, "requestTimeout");
   const sessionTimeout = ms(raw, "sessionTimeout");
   const connectionTimeout = ms(raw, "connectionTimeout");
-  const disable = raw.disableConcurrentStreams;
-  if (disable !== undefined && disable !== null && typeof disable !== "boolean") {
-    throw invalid("disableConcurrentStreams", disable, "a boolean");
-  }
+  const disable = booleanOption(PACKAGE_PREFIX, "disableConcurrentStreams", raw.disableConcurrentStreams);
   // Upstream treats 0 as "unset" for maxConcurrentStreams; keep that, and reject what it would reject later.
   const maxStreamsRaw = raw.maxConcurrentStreams === 0 ? undefined : raw.maxConcurrentStreams;
   const maxConcurrentStreams = count({ maxConcurrentStreams: maxStreamsRaw }, "maxConcurrentStreams", Infinity);
@@ -107,17 +101,17 @@ export function resolveHttp2Config(options: NodeHttp2HandlerOptions | undefined 
   if (connect !== undefined && connect !== null && typeof connect !== "object") {
     throw invalid("nodeHttp2ConnectOptions", connect, "an object of http2.connect() options");
   }
-  const telemetry = raw.telemetry;
-  if (telemetry !== undefined && telemetry !== null && typeof telemetry !== "boolean") {
-    throw invalid("telemetry", telemetry, "a boolean");
-  }
-  for (const name of ["onSaturation", "onRecovery"] as const) {
-    const value = raw[name];
-    if (value !== undefined && value !== null && typeof value !== "function") throw invalid(name, value, "a function");
-  }
+  // The rules every Sockeye handler applies to these options (same messages).
+  const telemetry = booleanOption(PACKAGE_PREFIX, "telemetry", raw.telemetry);
+  const onSaturation = functionOption<Callback>(PACKAGE_PREFIX, "onSaturation", raw.onSaturation);
+  const onRecovery = functionOption<Callback>(PACKAGE_PREFIX, "onRecovery", raw.onRecovery);
   const saturation = raw.saturation;
-  if (saturation !== undefined && saturation !== null && typeof saturation !== "object") {
-    throw invalid("saturation", saturation, "an object of saturation-detector options");
+  if (
+    saturation !== undefined &&
+    saturation !== null &&
+    (typeof saturation !== "object" || Array.isArray(saturation))
+  ) {
+    throw invalidOption(PACKAGE_PREFIX, "saturation", saturation, "an object of saturation-detector options");
   }
   let logger = raw.logger as Logger | undefined;
   if (logger !== undefined && logger !== null && (typeof logger !== "object" || typeof logger.warn !== "function")) {
@@ -126,13 +120,13 @@ export function resolveHttp2Config(options: NodeHttp2HandlerOptions | undefined 
   // The SDK hands its logger over with `updateHttpClientConfig(Symbol.for("logger"), …)`; an explicit one wins.
   const sdkLogger = (raw as Record<symbol, unknown>)[Symbol.for("logger")] as Logger | undefined;
   if ((logger === undefined || logger === null) && typeof sdkLogger?.warn === "function") logger = sdkLogger;
-  const mode = resolveSocketMonitorMode(raw.socketMonitor);
+  const mode = resolveSocketMonitorMode(raw.socketMonitor, process.env, PACKAGE_PREFIX);
   return {
-    options: { ...(raw as NodeHttp2HandlerOptions), defaultSocketTimeout: resolveHttp2DefaultSocketTimeout(raw) },
+    options: { ...(raw as NodeHttp2HandlerOptions), defaultSocketTimeout: resolveDefaultSocketTimeout(raw) },
     requestTimeout,
     sessionTimeout,
     connectionTimeout,
-    defaultSocketTimeout: resolveHttp2DefaultSocketTimeout(raw),
+    defaultSocketTimeout: resolveDefaultSocketTimeout(raw),
     disableConcurrentStreams: disable === true,
     maxConcurrentStreams,
     maxSessionsPerOrigin,
@@ -140,8 +134,8 @@ export function resolveHttp2Config(options: NodeHttp2HandlerOptions | undefined 
     telemetry: telemetry !== false,
     mode,
     logger: logger ?? undefined,
-    onSaturation: (raw.onSaturation as ResolvedHttp2Config["onSaturation"]) ?? undefined,
-    onRecovery: (raw.onRecovery as ResolvedHttp2Config["onRecovery"]) ?? undefined,
+    onSaturation,
+    onRecovery,
     saturation: (saturation as SaturationOptions | null | undefined) ?? undefined,
   };
 }

@@ -9,7 +9,7 @@ import https from "node:https";
 import { join } from "node:path";
 import type { AddressInfo, Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test as it, vi } from "vitest";
-import { CONFIRM_MS, FAKE_TIMERS } from "./fake-timers.mock";
+import { CONFIRM_MS, FAKE_TIMERS } from "../../pool-monitor/src/fake-timers.mock";
 import { NodeHttpHandler } from "./node-http-handler";
 
 const FIXTURES = join(__dirname, "..", "test", "fixtures");

@@ -20,9 +20,8 @@
  */
 import type { Agent } from "node:http";
 import type { Socket } from "node:net";
-import { TICK_MS } from "./constants";
+import { TICK_MS, timing } from "@sockeye/pool-monitor/internal";
 import { ownedAgents } from "./resolve-handler-config";
-import { timing } from "@sockeye/pool-monitor";
 
 const kCreatedAt = Symbol("sockeye.socketCreatedAt");
 const kFreedAt = Symbol("sockeye.socketFreedAt");

@@ -1,10 +1,9 @@
 import type { Logger } from "@smithy/types";
-import { timing } from "@sockeye/pool-monitor";
+import { DeadlineScheduler, timing } from "@sockeye/pool-monitor/internal";
 import { Agent } from "node:http";
 import { afterEach, beforeEach, describe, expect, test as it, vi } from "vitest";
 import { MIN_WARNING_WINDOW_MS } from "./constants";
-import { DeadlineScheduler } from "./deadline-scheduler";
-import { CONFIRM_MS, FAKE_TIMERS } from "./fake-timers.mock";
+import { CONFIRM_MS, FAKE_TIMERS } from "../../pool-monitor/src/fake-timers.mock";
 import type { RequestPlan } from "./request-plan";
 import { SocketUsageWarning, type SocketUsageWarningSettings, type WarnedRequest } from "./socket-usage-warning";
 

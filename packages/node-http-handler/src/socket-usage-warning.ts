@@ -13,15 +13,19 @@
  * One warning timestamp per handler (wall clock, upstream's 15 s lockout) is shared by both agents. Loggers are
  * called through `guardedWarn` (inside `checkSocketUsage`).
  */
-import { timing } from "@sockeye/pool-monitor";
+import {
+  Deadline,
+  DeadlineKind,
+  type DeadlineOwner,
+  type DeadlineScheduler,
+  timing,
+} from "@sockeye/pool-monitor/internal";
 import type { Logger } from "@smithy/types";
 import type { Agent } from "node:http";
 import { checkSocketUsage } from "./check-socket-usage";
 import { MIN_WARNING_WINDOW_MS, PACKAGE_PREFIX } from "./constants";
-import { DeadlineKind } from "./deadline-kind";
-import { Deadline, type DeadlineOwner, type DeadlineScheduler } from "./deadline-scheduler";
 import type { RequestPlan } from "./request-plan";
-import type { SocketMonitorMode } from "./socket-monitor-mode";
+import type { SocketMonitorMode } from "@sockeye/pool-monitor";
 
 /** The per-request slots this concern uses (fields of the request's state). @internal */
 export interface WarnedRequest extends DeadlineOwner<DeadlineKind> {

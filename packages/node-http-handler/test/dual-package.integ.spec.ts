@@ -12,7 +12,7 @@
  * Runs the BUILT packages (dist), resolved by name from the repository root, as a consumer would.
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { build } from "esbuild";
@@ -97,7 +97,12 @@ describe("one implementation per package (dual-package hazard)", () => {
     expect(sockeyeBuilds.sort()).toEqual([
       "packages/node-http-handler/dist/index.mjs",
       "packages/pool-monitor/dist/index.mjs",
+      "packages/pool-monitor/dist/internal.mjs",
     ]);
+    // The core's two entry points hold its code once: the public one only re-exports from the internal one.
+    const publicEntry = readFileSync(join(REPO_ROOT, "packages/pool-monitor/dist/index.mjs"), "utf8");
+    expect(publicEntry).toMatch(/from "\.\/internal\.mjs"/);
+    expect(publicEntry).not.toMatch(/\bclass\b|\bfunction\b/);
     const { stdout } = await run(process.execPath, [outfile], { cwd: appDir, timeout: 20_000 });
     expect(JSON.parse(stdout)).toEqual({ same: true, protocol: "http/1.1" });
   });

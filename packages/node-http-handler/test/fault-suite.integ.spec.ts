@@ -25,9 +25,8 @@ import type { HttpRequest } from "@smithy/protocol-http";
 import type { HttpHandlerOptions, Logger } from "@smithy/types";
 import { getEventListeners } from "node:events";
 import type { Agent, IncomingMessage } from "node:http";
-import { timing } from "@sockeye/pool-monitor";
+import { DEFAULT_IDLE_SOCKET_TIMEOUT_MS, timing } from "@sockeye/pool-monitor/internal";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { DEFAULT_IDLE_SOCKET_TIMEOUT_MS } from "../src/constants";
 import { activeResources } from "./active-resources";
 import { NodeHttpHandler, type NodeHttpHandlerOptions } from "../src/index";
 import {

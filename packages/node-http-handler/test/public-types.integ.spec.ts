@@ -1,7 +1,8 @@
 /**
  * The types users reach for come from the handler package they installed, under every TypeScript resolution mode a
- * consumer may use: `PoolStats`, `SaturationReport`, `SaturationOptions`, … from `@sockeye/node-http-handler` and
- * from `@sockeye/undici-http-handler`, not only from the transitive `@sockeye/pool-monitor`.
+ * consumer may use: `PoolStats`, `SaturationReport`, `SaturationOptions`, … and the error guards
+ * (`isSockeyeTimeoutError`, …, values) from `@sockeye/node-http-handler` and from `@sockeye/undici-http-handler`, not
+ * only from the transitive `@sockeye/pool-monitor`.
  *
  * Type-checks a consumer file against the BUILT declarations (dist), resolved by name from the repository root.
  */
@@ -34,6 +35,11 @@ function consumer(pkg: string): string {
     `export const stats = (s: PoolStats): number => s.totals.queued;`,
     `export const onSaturation = (r: SaturationReport): string => r.origin;`,
     `export const tuned: SaturationOptions = { windowSamples: 5 };`,
+    // The error guards are values re-exported from the core, and narrow to the typed errors.
+    `import { isHandlerDestroyedError, isSockeyeAbortError, isSockeyeTimeoutError, type TimeoutDeadline } from "${pkg}";`,
+    `export const deadlineOf = (e: unknown): TimeoutDeadline | undefined => (isSockeyeTimeoutError(e) ? e.deadline : undefined);`,
+    `export const causeOf = (e: unknown): unknown => (isSockeyeAbortError(e) ? e.cause : undefined);`,
+    `export const destroyed = (e: unknown): boolean => isHandlerDestroyedError(e);`,
     `export type Used = [${TYPES.join(", ")}];`,
     // A type-only name must not be usable as a value (it is not one at run time).
     `// @ts-expect-error PoolStats is a type, not a value`,

@@ -1,34 +1,23 @@
-export { CHANNEL_NAMES } from "./diagnostics";
-export { formatSaturationMessage, type SaturationTerms } from "./format-saturation-message";
-export { normalizeOrigin } from "./normalize-origin";
-export { PoolMonitor } from "./pool-monitor";
+/**
+ * The public API of `@sockeye/pool-monitor`: the monitor for your own agents, its options, the stats and report
+ * types, the channel names, the shared handler options' type and the error guards. Runtime values come from
+ * `./internal`, which the build keeps as a separate file (see tsup.config.ts), so the package's code exists once.
+ */
 export {
-  type GetStatsOptions,
-  type MonitorHandlerOption,
+  CHANNEL_NAMES,
+  isConnectionResetError,
+  isHandlerDestroyedError,
+  isSockeyeAbortError,
+  isSockeyeTimeoutError,
+  normalizeOrigin,
   OVERFLOW_ORIGIN,
-  type PoolTelemetry,
-  saturationFields,
-  TelemetryCore,
-  UNREAD_WHILE_QUEUED_SAMPLES,
-} from "./telemetry-core";
-export {
-  assertNever,
-  type DetectorTuning,
-  emptyCloseCounts,
-  OriginTelemetry,
-  type RequestOutcome,
-  UnpooledCounters,
-} from "./origin-telemetry";
-export { PoolReading, SampleEvidence } from "./pool-reading";
-export { DurationHistogram } from "./duration-histogram";
-export type { RequestTracking } from "./tracking-state";
-export {
   POOL_MONITOR_DEFAULTS,
-  type PoolMonitorLogger,
-  type PoolMonitorOptions,
-  SATURATION_OPTION_KEYS,
-  type SaturationOptions,
-} from "./pool-monitor-options";
+  PoolMonitor,
+  SOCKET_MONITOR_ENV,
+  sockeyeErrorKind,
+} from "./internal";
+export type { GetStatsOptions, PoolTelemetry } from "./telemetry-core";
+export type { PoolMonitorLogger, PoolMonitorOptions, SaturationOptions } from "./pool-monitor-options";
 export type {
   CloseReason,
   DurationSummary,
@@ -41,6 +30,7 @@ export type {
   PoolEventListener,
   PoolStats,
   RequestFinishedEvent,
+  RequestOutcome,
   SaturationCause,
   SaturationReport,
   SaturationSizing,
@@ -48,16 +38,14 @@ export type {
   SaturationTrigger,
   UnpooledStats,
 } from "./pool-stats";
-export {
-  CAUSE_CONFIRM_SAMPLES,
-  DEFAULT_STALL_AFTER_MS,
-  GAP_PERIODS,
-  HOLD_DECAY,
-  SIZING_HEADROOM,
-  STALL_HOLD_FACTOR,
-  TROUGHS,
-} from "./detector-tuning";
-export { SaturationDetector, type SaturationDetectorOptions, type SaturationSample } from "./saturation-detector";
-export { LazyInterval } from "./lazy-interval";
-export { requestFinishedEvent, schemeOf } from "./request-finished";
-export { timing } from "./timing";
+export type { SharedHandlerOptions } from "./shared-handler-options";
+export type { SocketMonitorMode } from "./socket-monitor-mode";
+export type {
+  ConnectionResetError,
+  HandlerDestroyedError,
+  SockeyeAbortError,
+  SockeyeErrorKind,
+  SockeyeTimeoutError,
+  TimeoutDeadline,
+} from "./sockeye-error-kind";
+export type { RequestTracking } from "./tracking-state";

@@ -7,6 +7,7 @@
  * Per origin: about thirty number fields, four `perf_hooks` histograms (a few KB each, fixed) and one
  * `SaturationDetector` (a ring of `windowSamples` samples). Updating it is a few field writes per request event.
  */
+import { assertNever } from "./assert-never";
 import { DurationHistogram } from "./duration-histogram";
 import type { CloseReason, RequestOutcome, SaturationCause } from "./pool-stats";
 import { SaturationDetector, type SaturationSample } from "./saturation-detector";
@@ -144,9 +145,4 @@ export class OriginTelemetry {
         assertNever(outcome);
     }
   }
-}
-
-/** Compile-time exhaustiveness: a switch that misses a member of a union does not compile. @internal */
-export function assertNever(value: never): never {
-  throw new TypeError(`@sockeye/pool-monitor: unexpected value ${String(value)}.`);
 }

@@ -9,23 +9,13 @@ import { afterEach, beforeEach, describe, expect, test as it, vi } from "vitest"
 import { CHANNEL_NAMES } from "./diagnostics";
 import { PoolMonitor } from "./pool-monitor";
 import type { PoolEvent, SaturationReport } from "./pool-stats";
+import { FAKE_TIMERS } from "./fake-timers.mock";
 import { fire, startTestServer } from "./test-server.mock";
 import { timing } from "./timing";
 
 const cleanups: (() => unknown)[] = [];
 beforeEach(() => {
-  vi.useFakeTimers({
-    toFake: [
-      "setTimeout",
-      "clearTimeout",
-      "setInterval",
-      "clearInterval",
-      "setImmediate",
-      "clearImmediate",
-      "Date",
-      "performance",
-    ],
-  });
+  vi.useFakeTimers({ toFake: [...FAKE_TIMERS] });
 });
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();

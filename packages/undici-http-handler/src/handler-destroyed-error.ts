@@ -6,16 +6,16 @@
  * `destroy()` hands undici one marker error (`DESTROYED_BY_HANDLER`) to destroy its pools with; each request maps
  * it to its own error object (the SDK decorates errors with `$metadata`, so rejections must not share one).
  */
-import { handlerDestroyedErrorAt } from "@sockeye/node-http-handler/internal";
+import { handlerDestroyedError as buildHandlerDestroyedError } from "@sockeye/pool-monitor/internal";
 import { PACKAGE_PREFIX } from "./constants";
 
 /**
  * A `HandlerDestroyedError` saying where the request was (`where`, e.g. "while the request was in flight"): the one
- * `NodeHttpHandler` builds (same message, `name` and `code`), prefixed with this package's name.
+ * every Sockeye handler builds (`@sockeye/pool-monitor`'s error vocabulary), prefixed with this package's name.
  * @internal
  */
 export function handlerDestroyedError(where: string): Error {
-  return handlerDestroyedErrorAt(where, PACKAGE_PREFIX);
+  return buildHandlerDestroyedError(PACKAGE_PREFIX, where);
 }
 
 /** The marker error `destroy()` passes to undici's `Dispatcher.destroy(error)`. @internal */

@@ -2,6 +2,20 @@ export { UndiciHttpHandler } from "./undici-http-handler";
 export type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
 export { UndiciPoolMonitor } from "./undici-pool-monitor";
 export type { DispatcherLike } from "./dispatcher-like";
+/** The error guards, so users import them from the handler package they installed. */
+export {
+  type ConnectionResetError,
+  type HandlerDestroyedError,
+  isConnectionResetError,
+  isHandlerDestroyedError,
+  isSockeyeAbortError,
+  isSockeyeTimeoutError,
+  type SockeyeAbortError,
+  type SockeyeErrorKind,
+  type SockeyeTimeoutError,
+  sockeyeErrorKind,
+  type TimeoutDeadline,
+} from "@sockeye/pool-monitor";
 /** The telemetry and saturation types, so users import them from the handler package they installed. */
 export type {
   CloseReason,

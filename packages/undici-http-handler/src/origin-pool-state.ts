@@ -30,7 +30,12 @@
  * stats over the live pools at read time (one `PoolStats` object per pool and read: sample and snapshot time only).
  * A caller's own dispatcher registers no pool: the handler sets `stats` (and leaves `maxSockets` null) instead.
  */
-import { type DetectorTuning, OriginTelemetry, type PoolReading, type SampleEvidence } from "@sockeye/pool-monitor";
+import {
+  type DetectorTuning,
+  OriginTelemetry,
+  type PoolReading,
+  type SampleEvidence,
+} from "@sockeye/pool-monitor/internal";
 
 /** Fields a request state object carries for its origin's lists. @internal */
 export interface PoolRequestNode {

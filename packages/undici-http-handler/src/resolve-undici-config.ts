@@ -1,9 +1,9 @@
 import type { Logger } from "@smithy/types";
-import { invalidOption, normalizeOptions, resolveSocketMonitorMode } from "@sockeye/node-http-handler/internal";
-import { POOL_MONITOR_DEFAULTS, PoolMonitor } from "@sockeye/pool-monitor";
+import { POOL_MONITOR_DEFAULTS } from "@sockeye/pool-monitor";
+import { invalidOption, resolveSharedOptions } from "@sockeye/pool-monitor/internal";
 import type { Agent, Dispatcher } from "undici";
 import { type AgentConnectOptions, agentConnectOptions } from "./agent-connect-options";
-import { DEFAULT_IDLE_SOCKET_TIMEOUT_MS, DEFAULT_MAX_SOCKETS, PACKAGE_PREFIX } from "./constants";
+import { DEFAULT_MAX_SOCKETS, PACKAGE_PREFIX } from "./constants";
 import type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
 
 /**
@@ -36,15 +36,6 @@ export interface ResolvedUndiciConfig {
   [key: string]: unknown;
 }
 
-/**
- * Validates one millisecond option as the constructor does (`null`/`undefined` = unset, a numeric string is
- * converted); a bad value throws a `TypeError` naming the option and the value.
- * @internal
- */
-export function normalizeMs(name: string, value: unknown): number | undefined {
-  return (normalizeOptions({ [name]: value }, PACKAGE_PREFIX) as Record<string, number | undefined>)[name];
-}
-
 /** True for an undici `Dispatcher` or anything shaped like one (`dispatch`, `close`, `destroy`). @internal */
 export function isDispatcher(value: unknown): value is Dispatcher {
   if (typeof value !== "object" || value === null) return false;
@@ -65,15 +56,10 @@ function maxSocketsOf(agent: unknown): number | null {
  * @internal
  */
 export function resolveUndiciConfig(options: UndiciHttpHandlerOptions | void | undefined): ResolvedUndiciConfig {
-  // The rules NodeHttpHandler applies, from the same code, so a bad value fails the same way on both handlers.
-  const opts = normalizeOptions((options ?? {}) as object, PACKAGE_PREFIX) as UndiciHttpHandlerOptions &
-    Record<string, unknown>;
-  const ms = opts as Record<string, number | undefined>;
-  const mode = resolveSocketMonitorMode(opts.socketMonitor, process.env, PACKAGE_PREFIX);
-  if (opts.saturation !== undefined) {
-    // The monitor's constructor is the single source of the saturation rules; it throws naming the option.
-    new PoolMonitor({ ...opts.saturation }).destroy();
-  }
+  // The rules every Sockeye handler applies (`@sockeye/pool-monitor`), then this handler's own: its dispatcher and
+  // how its agents' options map to undici.
+  const { options: normalized, shared } = resolveSharedOptions(options, PACKAGE_PREFIX);
+  const opts = normalized as UndiciHttpHandlerOptions & Record<string, unknown>;
   const dispatcher = opts.dispatcher;
   if (
     dispatcher !== undefined &&
@@ -90,24 +76,24 @@ export function resolveUndiciConfig(options: UndiciHttpHandlerOptions | void | u
   }
   return {
     ...opts,
-    connectionTimeout: ms.connectionTimeout || undefined,
-    requestTimeout: ms.requestTimeout || undefined,
-    throwOnRequestTimeout: opts.throwOnRequestTimeout as boolean | undefined,
-    socketTimeout: ms.socketTimeout,
-    socketAcquisitionTimeout: ms.socketAcquisitionTimeout || undefined,
-    idleSocketTimeout: ms.idleSocketTimeout ?? DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
-    connectionLifetime: ms.connectionLifetime || undefined,
-    logger: (opts.logger as Logger | undefined) ?? undefined,
-    socketMonitor: mode === "off" ? "off" : "interval",
-    telemetry: opts.telemetry !== false,
+    // 0 = off: undici's timers take no 0.
+    connectionTimeout: shared.connectionTimeout || undefined,
+    requestTimeout: shared.requestTimeout || undefined,
+    throwOnRequestTimeout: shared.throwOnRequestTimeout,
+    socketTimeout: shared.socketTimeout,
+    socketAcquisitionTimeout: shared.socketAcquisitionTimeout || undefined,
+    idleSocketTimeout: shared.idleSocketTimeout,
+    connectionLifetime: shared.connectionLifetime || undefined,
+    logger: shared.logger as Logger | undefined,
+    // "per-request" has no undici equivalent: it samples as "interval" (the handler warns once).
+    socketMonitor: shared.socketMonitor === "off" ? "off" : "interval",
+    telemetry: shared.telemetry,
     httpMaxSockets: maxSocketsOf(opts.httpAgent),
     httpsMaxSockets: maxSocketsOf(opts.httpsAgent),
     httpConnect: agentConnectOptions("httpAgent", opts.httpAgent),
     httpsConnect,
     dispatcher: isDispatcher(dispatcher) ? dispatcher : undefined,
     dispatcherOptions,
-    sampleIntervalMs:
-      (opts.saturation as UndiciHttpHandlerOptions["saturation"])?.sampleIntervalMs ??
-      POOL_MONITOR_DEFAULTS.sampleIntervalMs,
+    sampleIntervalMs: shared.saturation?.sampleIntervalMs ?? POOL_MONITOR_DEFAULTS.sampleIntervalMs,
   };
 }

@@ -7,7 +7,8 @@
  * listeners; nothing per request.
  */
 import type { Socket } from "node:net";
-import { type CloseReason, timing } from "@sockeye/pool-monitor";
+import type { CloseReason } from "@sockeye/pool-monitor";
+import { timing } from "@sockeye/pool-monitor/internal";
 import type buildConnectorType from "undici/types/connector";
 import { CONNECT_ABANDONED } from "./connecting-sockets";
 import type { OriginPoolState } from "./origin-pool-state";

@@ -1,10 +1,11 @@
-import type { NodeHttpHandlerOptions } from "@sockeye/node-http-handler";
+import type { NodeHttpHandlerOptions as SmithyNodeHttpHandlerOptions } from "@smithy/types";
+import type { SharedHandlerOptions } from "@sockeye/pool-monitor";
 import type { Agent } from "undici";
 import type { DispatcherLike } from "./dispatcher-like";
 
 /**
- * Options of `UndiciHttpHandler`: `NodeHttpHandler`'s options (same names, units and defaults) plus undici's
- * `dispatcher`. Every time is in milliseconds.
+ * Options of `UndiciHttpHandler`: `NodeHttpHandler`'s options (upstream's and Sockeye's `SharedHandlerOptions`:
+ * same names, units and defaults) plus undici's `dispatcher`. Every time is in milliseconds.
  *
  * - `connectionTimeout`: from `handle()` until a connection is ready to carry the request (TLS included); a request
  *   still waiting for a free connection when it expires fails with a message that says so. Also bounds each new
@@ -42,7 +43,7 @@ import type { DispatcherLike } from "./dispatcher-like";
  *   `"interval"` (a warning says so once). `socketAcquisitionWarningTimeout` belongs to that mode and is ignored.
  * @public
  */
-export interface UndiciHttpHandlerOptions extends NodeHttpHandlerOptions {
+export interface UndiciHttpHandlerOptions extends SmithyNodeHttpHandlerOptions, SharedHandlerOptions {
   /**
    * An undici 7 or 8 `Dispatcher` (`Agent`, `Pool`, `Client`, `ProxyAgent`, `EnvHttpProxyAgent`, a composed
    * dispatcher…; typed structurally, `DispatcherLike`) used as is for every request (its TLS settings, e.g. `ProxyAgent`'s `requestTls: { ca }`, are the

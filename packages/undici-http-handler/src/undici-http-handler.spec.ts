@@ -1,8 +1,8 @@
 import { HttpRequest } from "@smithy/protocol-http";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { POOL_MONITOR_DEFAULTS } from "@sockeye/pool-monitor";
-import { TICK_MS } from "@sockeye/node-http-handler/internal";
-import { FAKE_TIMERS } from "../../node-http-handler/src/fake-timers.mock";
+import { TICK_MS } from "@sockeye/pool-monitor/internal";
+import { FAKE_TIMERS } from "../../pool-monitor/src/fake-timers.mock";
 import { connect, respond, stubDispatcher } from "./stub-dispatcher.mock";
 import { UndiciHttpHandler } from "./undici-http-handler";
 

@@ -5,12 +5,12 @@ import { Agent, buildConnector, Dispatcher, Pool } from "undici";
 import {
   buildAbortError,
   buildQueryString,
+  DeadlineKind,
   DeadlineScheduler,
   invalidOption,
-  normalizeOptions,
-  resolveSocketMonitorMode,
+  resolveSharedOption,
   TICK_MS,
-} from "@sockeye/node-http-handler/internal";
+} from "@sockeye/pool-monitor/internal";
 import { ConnectingSockets } from "./connecting-sockets";
 import { PACKAGE_PREFIX } from "./constants";
 import type { DispatcherLike, DispatchOptionsLike } from "./dispatcher-like";
@@ -22,7 +22,7 @@ import { type ResolvedUndiciConfig, resolveUndiciConfig } from "./resolve-undici
 import { trackedConnector } from "./tracked-connector";
 import type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
 import { LegacyUndiciRequest } from "./legacy-undici-request";
-import { type AbortSignalLike, Kind, type RequestPlan, UndiciRequest, type UndiciRequestCore } from "./undici-request";
+import { type AbortSignalLike, type RequestPlan, UndiciRequest, type UndiciRequestCore } from "./undici-request";
 import { UndiciPoolMonitor } from "./undici-pool-monitor";
 
 const NO_STATS: PoolStats = Object.freeze({
@@ -345,11 +345,11 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const connection = config.connectionTimeout ?? 0;
     const acquisition = config.socketAcquisitionTimeout ?? 0;
     let firstMs = 0;
-    let firstKind = Kind.Connection;
+    let firstKind: RequestPlan["firstKind"] = DeadlineKind.Connection;
     if (connection > 0 && (acquisition === 0 || connection <= acquisition)) firstMs = connection;
     else if (acquisition > 0) {
       firstMs = acquisition;
-      firstKind = Kind.Acquisition;
+      firstKind = DeadlineKind.Acquire;
     }
     const explicit = config.socketTimeout;
     const serviceDefault =
@@ -574,8 +574,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
    */
   public updateHttpClientConfig(key: keyof UndiciHttpHandlerOptions | symbol, value: unknown): void {
     if (typeof key === "string") {
-      if (key === "socketMonitor") resolveSocketMonitorMode(value, process.env, PACKAGE_PREFIX);
-      value = (normalizeOptions({ [key]: value }, PACKAGE_PREFIX) as Record<string, unknown>)[key];
+      value = resolveSharedOption(key, value, PACKAGE_PREFIX);
       if (key === "dispatcher" && value != null && (typeof value !== "object" || Array.isArray(value))) {
         throw invalidOption(PACKAGE_PREFIX, "dispatcher", value, "an undici Dispatcher or Agent options object");
       }

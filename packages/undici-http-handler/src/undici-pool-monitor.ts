@@ -15,13 +15,8 @@
  * request is in flight or an origin is not `ok`; `read()` below is O(pools + holding requests + paused bodies) per busy
  * origin. Origins only, never paths or headers.
  */
-import {
-  type PoolMonitorOptions,
-  type PoolReading,
-  type RequestOutcome,
-  TelemetryCore,
-  UNREAD_WHILE_QUEUED_SAMPLES,
-} from "@sockeye/pool-monitor";
+import type { PoolMonitorOptions, RequestOutcome } from "@sockeye/pool-monitor";
+import { type PoolReading, TelemetryCore, UNREAD_WHILE_QUEUED_SAMPLES } from "@sockeye/pool-monitor/internal";
 import { HOLDING_LIST_TAG, OriginPoolState, type PoolRequestNode } from "./origin-pool-state";
 
 export type { RequestOutcome };

@@ -5,14 +5,8 @@
  */
 import diagnosticsChannel from "node:diagnostics_channel";
 import type { HttpResponse } from "@smithy/protocol-http";
-import {
-  CHANNEL_NAMES,
-  type RequestFinishedEvent,
-  type RequestOutcome,
-  requestFinishedEvent,
-  schemeOf,
-  timing,
-} from "@sockeye/pool-monitor";
+import { CHANNEL_NAMES, type RequestFinishedEvent, type RequestOutcome } from "@sockeye/pool-monitor";
+import { requestFinishedEvent, schemeOf, timing } from "@sockeye/pool-monitor/internal";
 import type { DispatchOptionsLike } from "./dispatcher-like";
 import type { OriginPoolState } from "./origin-pool-state";
 

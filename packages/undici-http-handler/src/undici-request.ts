@@ -21,13 +21,25 @@
  * back then, or when undici fails it (its connection attempt ended).
  * Every path ends in `finish()`, exactly once.
  */
-import { timing } from "@sockeye/pool-monitor";
 import {
+  acquisitionTimeoutError,
+  assertNever,
+  bodyAbortedError,
+  bodyDestroyedError,
   buildAbortError,
+  connectionTimeoutError,
   Deadline,
+  DeadlineKind,
   type DeadlineOwner,
   type DeadlineScheduler,
-} from "@sockeye/node-http-handler/internal";
+  REQUEST_TIMEOUT_HINT,
+  relabelSocketError,
+  requestTimeoutError,
+  requestTimeoutMessage,
+  socketHangUpError,
+  socketIdleTimeoutError,
+  timing,
+} from "@sockeye/pool-monitor/internal";
 import { HttpResponse } from "@smithy/protocol-http";
 import type { Logger } from "@smithy/types";
 import type { Readable } from "node:stream";
@@ -41,12 +53,11 @@ import { type BodySource, createResponseBody, failResponseBody } from "./respons
 import type { RequestOutcome, UndiciPoolMonitor } from "./undici-pool-monitor";
 import { requestFinishedChannel, undiciRequestFinishedEvent } from "./undici-request-finished";
 
-/** Deadline kinds. @internal */
-export enum Kind {
-  Connection = 1,
-  Acquisition = 2,
-  Request = 3,
-}
+/** The deadline kinds a request arms (`DeadlineKind` of `@sockeye/pool-monitor`). @internal */
+export type UndiciDeadlineKind =
+  | typeof DeadlineKind.Connection
+  | typeof DeadlineKind.Acquire
+  | typeof DeadlineKind.Request;
 
 /** Where a request is (see the header). @internal */
 export enum Phase {
@@ -66,7 +77,7 @@ export enum Phase {
 export interface RequestPlan {
   /** `min(connectionTimeout, socketAcquisitionTimeout)` (both end when the request gets a connection), or 0. */
   firstMs: number;
-  firstKind: Kind;
+  firstKind: typeof DeadlineKind.Connection | typeof DeadlineKind.Acquire;
   connectionTimeout: number | undefined;
   socketAcquisitionTimeout: number | undefined;
   requestTimeout: number | undefined;
@@ -97,19 +108,13 @@ export const REQUEST_GONE: Error = Object.assign(new Error(`${PACKAGE_PREFIX} - 
 });
 
 /**
- * The body error of a transport failure after the headers, in `NodeHttpHandler`'s (and `IncomingMessage`'s) shape:
- * `Error("aborted")`, `code: "ECONNRESET"`, what happened as `cause`.
- */
-function bodyAborted(cause: Error): Error {
-  return Object.assign(new Error("aborted", { cause }), { code: "ECONNRESET" });
-}
-
-/**
  * Everything of a request but the names undici calls it by: `UndiciRequest` (undici's controller API, undici 7 and
  * 8) and `LegacyUndiciRequest` (undici 7's native callbacks, see legacy-undici-request.ts) only map them.
  * @internal
  */
-export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, PoolRequestNode, GatedRequest {
+export abstract class UndiciRequestCore
+  implements DeadlineOwner<UndiciDeadlineKind>, BodySource, PoolRequestNode, GatedRequest
+{
   startedAt: number;
   /** `timing.now()` when undici gave it a connection; -1 while it holds none (0 is a valid clock reading). */
   acquiredAt = -1;
@@ -127,8 +132,8 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
   private outcome: RequestOutcome | undefined = undefined;
   private paused = false;
   private body: Readable | undefined = undefined;
-  private first: Deadline | undefined = undefined;
-  private requestSlot: Deadline | undefined = undefined;
+  private first: Deadline<UndiciDeadlineKind> | undefined = undefined;
+  private requestSlot: Deadline<UndiciDeadlineKind> | undefined = undefined;
   private dispatcher: DispatcherLike | undefined = undefined;
   private dispatchOptions: DispatchOptionsLike | undefined = undefined;
   /** For `request:finished`: the response, the error the caller saw, whether it left the gate's queue unserved. */
@@ -158,12 +163,12 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
       if (plan.sampling) plan.scheduler.ensureTicking();
     }
     if (plan.firstMs > 0) {
-      this.first = new Deadline(this, plan.firstKind);
+      this.first = new Deadline<UndiciDeadlineKind>(this, plan.firstKind);
       plan.scheduler.arm(this.first, this.startedAt, plan.firstMs);
     }
     const requestTimeout = this.requestTimeout;
     if (requestTimeout !== undefined && requestTimeout > 0) {
-      this.requestSlot = new Deadline(this, Kind.Request);
+      this.requestSlot = new Deadline<UndiciDeadlineKind>(this, DeadlineKind.Request);
       plan.scheduler.arm(this.requestSlot, this.startedAt, requestTimeout);
     }
     const signal = this.abortSignal;
@@ -298,46 +303,49 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
     this.fail(error, "aborted");
   }
 
-  onDeadline(kind: number, now: number): void {
+  onDeadline(kind: UndiciDeadlineKind, now: number): void {
     if (this.settled || this.finished) return;
     const plan = this.plan;
-    if (kind === Kind.Request) {
-      const throwIt = plan.throwOnRequestTimeout;
-      const message = `${PACKAGE_PREFIX} - [${throwIt ? "ERROR" : "WARN"}] a request has exceeded the configured ${this.requestTimeout} ms requestTimeout.`;
-      if (throwIt) {
-        this.fail(Object.assign(new Error(message), { name: "TimeoutError", code: "ETIMEDOUT" }), "timed_out");
-      } else {
-        try {
-          (plan.logger ?? console)?.warn?.(
-            `${message} Init client requestHandler with throwOnRequestTimeout=true to turn this into an error.`
-          );
-        } catch {
-          // A throwing logger affects nothing.
+    switch (kind) {
+      case DeadlineKind.Request:
+        if (plan.throwOnRequestTimeout) {
+          this.fail(requestTimeoutError(PACKAGE_PREFIX, this.requestTimeout), "timed_out");
+        } else {
+          try {
+            (plan.logger ?? console)?.warn?.(
+              `${requestTimeoutMessage(PACKAGE_PREFIX, this.requestTimeout, false)} ${REQUEST_TIMEOUT_HINT}`
+            );
+          } catch {
+            // A throwing logger affects nothing.
+          }
         }
+        return;
+      case DeadlineKind.Connection: {
+        let detail: string | undefined;
+        if (this.phase === Phase.Queued) {
+          detail = `The request was still waiting for a free connection (${this.describeQueue()}).`;
+        } else if (this.gate === undefined && this.listed === 1 && this.o !== undefined && this.o.queued > 0) {
+          // A caller's dispatcher: undici's queue and its connection attempts cannot be told apart from here.
+          detail = `The request may still have been waiting in the dispatcher's queue (${this.o.queued} queued there).`;
+        }
+        this.fail(connectionTimeoutError(PACKAGE_PREFIX, plan.connectionTimeout, detail), "timed_out");
+        return;
       }
-      return;
+      case DeadlineKind.Acquire:
+        this.fail(
+          acquisitionTimeoutError(
+            PACKAGE_PREFIX,
+            plan.socketAcquisitionTimeout,
+            now - this.startedAt,
+            "connection",
+            this.describeQueue()
+          ),
+          "timed_out"
+        );
+        return;
+      default:
+        assertNever(kind);
     }
-    if (kind === Kind.Connection) {
-      let message = `${PACKAGE_PREFIX} - the request socket did not establish a connection with the server within the configured timeout of ${plan.connectionTimeout} ms.`;
-      if (this.phase === Phase.Queued) {
-        message += ` The request was still waiting for a free connection (${this.describeQueue()}).`;
-      } else if (this.gate === undefined && this.listed === 1 && this.o !== undefined && this.o.queued > 0) {
-        // A caller's dispatcher: undici's queue and its connection attempts cannot be told apart from here.
-        message += ` The request may still have been waiting in the dispatcher's queue (${this.o.queued} queued there).`;
-      }
-      this.fail(Object.assign(new Error(message), { name: "TimeoutError" }), "timed_out");
-      return;
-    }
-    const waited = Math.round(now - this.startedAt);
-    this.fail(
-      Object.assign(
-        new Error(
-          `${PACKAGE_PREFIX} - the request waited ${waited} ms for a free connection (${this.describeQueue()}) and exceeded the configured socketAcquisitionTimeout of ${plan.socketAcquisitionTimeout} ms. Raise maxSockets, lower concurrency, or make sure response bodies are consumed.`
-        ),
-        { name: "TimeoutError", code: "ETIMEDOUT" }
-      ),
-      "timed_out"
-    );
   }
 
   readMore(): void {
@@ -352,9 +360,7 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
     if (this.finished) return;
     // Destroyed by the caller before the end: free the connection (undici then calls onResponseError).
     if (this.outcome === undefined) this.outcome = error ? "failed" : "completed";
-    this.controller?.abort(
-      error ?? Object.assign(new Error(`${PACKAGE_PREFIX} - the response body was destroyed.`), { name: "AbortError" })
-    );
+    this.controller?.abort(error ?? bodyDestroyedError(PACKAGE_PREFIX));
   }
 
   /** `UndiciHttpHandler.destroy()` reached this request while it waited in its gate (undici never saw it). */
@@ -483,8 +489,8 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
    * retries it the same way), what happened as `cause`; a body inactivity timeout stays a `TimeoutError`.
    */
   private bodyError(raw: Error & { code?: string }, mapped: Error, outcomeBefore: RequestOutcome | undefined): Error {
-    if (outcomeBefore === "aborted" || outcomeBefore === "timed_out") return bodyAborted(raw);
-    if (raw === DESTROYED_BY_HANDLER) return bodyAborted(mapped);
+    if (outcomeBefore === "aborted" || outcomeBefore === "timed_out") return bodyAbortedError(raw);
+    if (raw === DESTROYED_BY_HANDLER) return bodyAbortedError(mapped);
     const code = raw?.code;
     if (code === "UND_ERR_BODY_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT") return mapped;
     if (
@@ -493,7 +499,7 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
       // A chunked / close-delimited body cut short: undici's parser reports the early EOF.
       (raw?.name === "HTTPParserError" && /EOF/.test(String(raw.message)))
     ) {
-      return bodyAborted(raw);
+      return bodyAbortedError(raw);
     }
     return mapped;
   }
@@ -511,33 +517,18 @@ export abstract class UndiciRequestCore implements DeadlineOwner, BodySource, Po
     const code = error?.code;
     if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
       if (this.outcome === undefined) this.outcome = "timed_out";
-      return Object.assign(
-        new Error(
-          `${PACKAGE_PREFIX} - the request socket timed out after ${this.plan.socketTimeout} ms of inactivity (${this.plan.socketTimeoutIsServiceDefault ? "service default socket timeout" : "configured by client requestHandler"}).`,
-          { cause: error }
-        ),
-        { name: "TimeoutError" }
-      );
+      const plan = this.plan;
+      return socketIdleTimeoutError(PACKAGE_PREFIX, plan.socketTimeout, plan.socketTimeoutIsServiceDefault, error);
     }
     if (code === "UND_ERR_CONNECT_TIMEOUT") {
       if (this.outcome === undefined) this.outcome = "timed_out";
-      return Object.assign(
-        new Error(
-          `${PACKAGE_PREFIX} - the request socket did not establish a connection with the server within the configured timeout of ${this.plan.connectionTimeout} ms.`,
-          { cause: error }
-        ),
-        { name: "TimeoutError" }
-      );
+      return connectionTimeoutError(PACKAGE_PREFIX, this.plan.connectionTimeout, undefined, error);
     }
     if (code !== undefined && SOCKET_CLOSED_CODES.has(code)) {
-      if (code.startsWith("UND_ERR")) {
-        // undici's "other side closed": Node reports this as "socket hang up" with code ECONNRESET.
-        return Object.assign(new Error(`socket hang up (${error.message})`, { cause: error }), {
-          name: "TimeoutError",
-          code: "ECONNRESET",
-        });
-      }
-      return Object.assign(error, { name: "TimeoutError" });
+      // undici's "other side closed": Node reports this as "socket hang up" with code ECONNRESET.
+      if (code.startsWith("UND_ERR")) return socketHangUpError(error);
+      // ECONNRESET / EPIPE / ETIMEDOUT become TimeoutErrors, as upstream relabels them.
+      return relabelSocketError(error);
     }
     return error;
   }

@@ -18,12 +18,8 @@
  * Run: `npx vitest run --project integ packages/undici-http-handler/test/telemetry-sameness.integ.spec.ts`
  * (the handlers are imported built: `npm run build` first).
  */
-import {
-  formatSaturationMessage,
-  type PoolStats,
-  SATURATION_OPTION_KEYS,
-  type SaturationReport,
-} from "@sockeye/pool-monitor";
+import type { PoolStats, SaturationReport } from "@sockeye/pool-monitor";
+import { formatSaturationMessage, SATURATION_OPTION_KEYS } from "@sockeye/pool-monitor/internal";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { activeResources } from "../../node-http-handler/test/active-resources";
 import {
@@ -665,7 +661,7 @@ let handlesBefore = 0;
 beforeEach(() => {
   handlesBefore = activeResources().handles;
   vi.useFakeTimers({ toFake: ["performance", "setTimeout", "clearTimeout", "setInterval", "clearInterval"] });
-  // A process's clock is never 0 when it handles a request (undici's request state uses 0 as "not acquired").
+  // Start the clock where a live process's is (well past 0), so ages and deadlines are never read at the origin.
   vi.advanceTimersByTime(60_000);
 });
 

@@ -16,7 +16,8 @@
  * The server stamps held streams with the same fake clock, so a "20 s long poll" is 20 simulated seconds.
  */
 import { GetQueueUrlCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { type SaturationReport, timing } from "@sockeye/pool-monitor";
+import type { SaturationReport } from "@sockeye/pool-monitor";
+import { timing } from "@sockeye/pool-monitor/internal";
 import { readFileSync } from "node:fs";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";

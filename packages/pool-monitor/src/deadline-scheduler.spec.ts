@@ -1,4 +1,4 @@
-import { timing } from "@sockeye/pool-monitor";
+import { timing } from "./timing";
 import { afterEach, beforeEach, describe, expect, test as it, vi } from "vitest";
 import { Deadline, DeadlineScheduler } from "./deadline-scheduler";
 import { CONFIRM_MS, FAKE_TIMERS } from "./fake-timers.mock";

@@ -19,11 +19,7 @@ export const SOCKET_MONITOR_ENV = "SOCKEYE_SOCKET_MONITOR";
  * `TypeError` naming where it came from, the value, and the allowed values.
  * @internal
  */
-export function resolveSocketMonitorMode(
-  option: unknown,
-  env: NodeJS.ProcessEnv = process.env,
-  prefix = "@sockeye/node-http-handler"
-): SocketMonitorMode {
+export function resolveSocketMonitorMode(option: unknown, env: NodeJS.ProcessEnv, prefix: string): SocketMonitorMode {
   if (option !== undefined) return validate(option, "option socketMonitor", prefix);
   const fromEnv = env[SOCKET_MONITOR_ENV];
   if (fromEnv !== undefined && fromEnv !== "") {

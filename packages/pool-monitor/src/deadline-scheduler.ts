@@ -61,10 +61,17 @@
  * Fake timers: the timer is recreated if `globalThis.setTimeout` changed since it was created (vitest installing or
  * removing fake timers), and every global is resolved at call time through the shared `timing` seam.
  */
-import { timing } from "@sockeye/pool-monitor";
-import { TICK_MS } from "./constants";
+import { timing } from "./timing";
 
 export { DeadlineKind } from "./deadline-kind";
+
+/**
+ * Default period of an owner's recurring tick on its `DeadlineScheduler` (periodic work such as the undici handler's
+ * sampling), and the throttle of dispatch-time free-socket sweeps, in ms. Deadlines do not depend on it: each fires
+ * on the scheduler's one native timer, armed for the earliest expiry (see above).
+ * @internal
+ */
+export const TICK_MS = 100;
 
 /** Something that owns deadlines and is told when one fires. @internal */
 export interface DeadlineOwner<K = number> {

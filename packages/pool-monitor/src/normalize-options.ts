@@ -1,12 +1,11 @@
 /**
- * The option rules every Sockeye HTTP/1.1 handler applies (`NodeHttpHandler`, `UndiciHttpHandler`), in one place so
- * that the same bad value fails the same way with the same one-line message on both (only the package prefix
- * differs). `null` counts as unset for every option (JSON-built configs) except `socketMonitor` (see
- * socket-monitor-mode.ts).
+ * The option rules every Sockeye handler applies (`NodeHttpHandler`, `UndiciHttpHandler`; `NodeHttp2Handler` for the
+ * options it shares), in one place so that the same bad value fails the same way with the same one-line message on
+ * each (only the package prefix differs). `null` counts as unset for every option (JSON-built configs) except
+ * `socketMonitor` (see socket-monitor-mode.ts). `resolveSharedOptions()` (resolve-shared-options.ts) applies them.
  *
  * Cost: once per constructor / provider resolution / `updateHttpClientConfig()`; nothing per request.
  */
-import { PACKAGE_PREFIX } from "./constants";
 
 const MS_OPTIONS = [
   "connectionTimeout",
@@ -27,8 +26,8 @@ const AGENT_NUMBERS: Record<string, { integer: boolean; min: number; expected: s
   keepAliveMsecs: { integer: false, min: 0, expected: "a number of milliseconds >= 0" },
 };
 
-/** A value as an error message shows it: strings quoted, functions and objects named, the rest as `String()`. */
-function show(value: unknown): string {
+/** A value as an error message shows it: strings quoted, functions and objects named, the rest as `String()`. @internal */
+export function show(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value);
   if (typeof value === "function") return "a function";
   if (Array.isArray(value)) return "an array";
@@ -39,6 +38,43 @@ function show(value: unknown): string {
 /** `<prefix> - invalid option <name>: <value>; expected <expected>.` @internal */
 export function invalidOption(prefix: string, name: string, value: unknown, expected: string): TypeError {
   return new TypeError(`${prefix} - invalid option ${name}: ${show(value)}; expected ${expected}.`);
+}
+
+/** The expectation every millisecond option's message states. @internal */
+export const MS_EXPECTED = "a number of milliseconds >= 0 (0 or undefined disables it)";
+
+/**
+ * One millisecond option: `null`/`undefined` = unset (`undefined`); a numeric string (e.g. from an environment
+ * variable) is converted; anything else that is not a number >= 0 (NaN, negative, `"5s"`) throws a `TypeError` naming
+ * the option and the value. `0` and `Infinity` are returned as given (each handler decides what they mean).
+ * @internal
+ */
+export function msOption(prefix: string, name: string, raw: unknown): number | undefined {
+  let value = raw;
+  if (value === null) value = undefined;
+  if (typeof value === "string" && value.trim() !== "" && Number.isFinite(Number(value))) value = Number(value);
+  if (value !== undefined && (typeof value !== "number" || !(value >= 0))) {
+    throw invalidOption(prefix, name, raw, MS_EXPECTED);
+  }
+  return value as number | undefined;
+}
+
+/**
+ * A boolean option: `null`/`undefined` = unset (`undefined`); anything but `true`/`false` throws (upstream treats any
+ * truthy value as true, so `"false"` would mean true: a clear error is safer than guessing).
+ * @internal
+ */
+export function booleanOption(prefix: string, name: string, raw: unknown): boolean | undefined {
+  if (raw === null || raw === undefined) return undefined;
+  if (typeof raw !== "boolean") throw invalidOption(prefix, name, raw, "a boolean (true or false)");
+  return raw;
+}
+
+/** A callback option: `null`/`undefined` = unset (`undefined`); anything but a function throws. @internal */
+export function functionOption<F>(prefix: string, name: string, raw: unknown): F | undefined {
+  if (raw === null || raw === undefined) return undefined;
+  if (typeof raw !== "function") throw invalidOption(prefix, name, raw, "a function");
+  return raw as F;
 }
 
 function checkAgent(prefix: string, name: string, agent: object): void {
@@ -79,7 +115,7 @@ function checkAgent(prefix: string, name: string, agent: object): void {
  * @param prefix - the package name starting every message.
  * @internal
  */
-export function normalizeOptions<T extends object>(options: T, prefix: string = PACKAGE_PREFIX): T {
+export function normalizeOptions<T extends object>(options: T, prefix: string): T {
   if (options !== undefined && options !== null && typeof options !== "object") {
     throw new TypeError(
       `${prefix} - invalid options: ${show(options)}; expected an options object or a provider function.`
@@ -87,21 +123,12 @@ export function normalizeOptions<T extends object>(options: T, prefix: string = 
   }
   const out: Record<string, unknown> = { ...(options as Record<string, unknown>) };
   for (const name of MS_OPTIONS) {
-    let value = out[name];
-    if (value === null) value = undefined;
-    if (typeof value === "string" && value.trim() !== "" && Number.isFinite(Number(value))) value = Number(value);
-    if (value !== undefined && (typeof value !== "number" || !(value >= 0))) {
-      throw invalidOption(prefix, name, out[name], "a number of milliseconds >= 0 (0 or undefined disables it)");
-    }
+    const value = msOption(prefix, name, out[name]);
     if (name in out) out[name] = value;
   }
   for (const name of ["throwOnRequestTimeout", "telemetry"]) {
-    const value = out[name];
-    if (value === null) out[name] = undefined;
-    // Upstream treats any truthy value as true, so "false" would throw; a clear error is safer than guessing.
-    else if (value !== undefined && typeof value !== "boolean") {
-      throw invalidOption(prefix, name, value, "a boolean (true or false)");
-    }
+    const value = booleanOption(prefix, name, out[name]);
+    if (name in out) out[name] = value;
   }
   for (const name of ["httpAgent", "httpsAgent"]) {
     const value = out[name];
@@ -119,9 +146,8 @@ export function normalizeOptions<T extends object>(options: T, prefix: string = 
     throw invalidOption(prefix, "saturation", saturation, "an object of saturation-detector options");
   }
   for (const name of ["onSaturation", "onRecovery"]) {
-    const value = out[name];
-    if (value === null) out[name] = undefined;
-    else if (value !== undefined && typeof value !== "function") throw invalidOption(prefix, name, value, "a function");
+    const value = functionOption(prefix, name, out[name]);
+    if (name in out) out[name] = value;
   }
   const logger = out.logger;
   if (logger === null) out.logger = undefined;

@@ -1,4 +1,9 @@
-import type { QueryParameterBag } from "@smithy/types";
+/**
+ * A request's query parameters: a value, several values (repeated key), or `null` (a bare key). Structurally
+ * Smithy's `QueryParameterBag`, which the handlers pass as is.
+ * @internal
+ */
+export type QueryBag = Record<string, string | Array<string> | null>;
 
 const hexEncode = (c: string): string => `%${c.charCodeAt(0).toString(16).toUpperCase()}`;
 
@@ -12,7 +17,7 @@ export function escapeUri(value: string): string {
  * `null` as a bare key, `""` as `k=`.
  * @internal
  */
-export function buildQueryString(query: QueryParameterBag): string {
+export function buildQueryString(query: QueryBag): string {
   const parts: string[] = [];
   for (const rawKey of Object.keys(query).sort()) {
     const value = query[rawKey];

@@ -1,6 +1,7 @@
 /**
- * The one `toFake` list every timer spec of this package uses: everything the handler touches (timers, immediates,
- * `Date` and `performance` for the clock), never `nextTick`/`queueMicrotask`, which Node's networking needs.
+ * The one `toFake` list the timer specs of the core and the handlers use: everything they touch (timers,
+ * immediates, `Date` and `performance` for the clock), never `nextTick`/`queueMicrotask`, which Node's networking
+ * needs.
  * Test helper (`*.mock.ts`): not part of the build.
  */
 export const FAKE_TIMERS = [

@@ -1,0 +1,95 @@
+/**
+ * Building blocks shared by Sockeye's handlers (`@sockeye/node-http-handler`, `@sockeye/undici-http-handler`),
+ * published as the subpath `@sockeye/pool-monitor/internal` so that one implementation serves every handler: the
+ * deadline scheduler, the error vocabulary's builders, the shared option rules, the detector and its tunables, the
+ * timing seam. Not part of the public API: names and signatures may change in any release. It also exports the
+ * public entry's runtime values (the public entry re-exports them from here, so the code is built once).
+ * @internal
+ */
+export { buildQueryString, escapeUri, type QueryBag } from "./build-query-string";
+export { assertNever } from "./assert-never";
+export { DeadlineKind } from "./deadline-kind";
+export { Deadline, type DeadlineOwner, DeadlineScheduler, TICK_MS } from "./deadline-scheduler";
+export {
+  CAUSE_CONFIRM_SAMPLES,
+  DEFAULT_STALL_AFTER_MS,
+  GAP_PERIODS,
+  HOLD_DECAY,
+  SIZING_HEADROOM,
+  STALL_HOLD_FACTOR,
+  TROUGHS,
+} from "./detector-tuning";
+export { CHANNEL_NAMES } from "./diagnostics";
+export { formatSaturationMessage, type SaturationTerms } from "./format-saturation-message";
+export { LazyInterval } from "./lazy-interval";
+export {
+  booleanOption,
+  functionOption,
+  invalidOption,
+  msOption,
+  normalizeOptions,
+} from "./normalize-options";
+export { normalizeOrigin } from "./normalize-origin";
+export { PoolMonitor } from "./pool-monitor";
+export {
+  type GetStatsOptions,
+  type MonitorHandlerOption,
+  OVERFLOW_ORIGIN,
+  type PoolTelemetry,
+  saturationFields,
+  TelemetryCore,
+  UNREAD_WHILE_QUEUED_SAMPLES,
+} from "./telemetry-core";
+export {
+  type DetectorTuning,
+  emptyCloseCounts,
+  OriginTelemetry,
+  UnpooledCounters,
+} from "./origin-telemetry";
+export { PoolReading, SampleEvidence } from "./pool-reading";
+export { DurationHistogram } from "./duration-histogram";
+export { requestFinishedEvent, schemeOf } from "./request-finished";
+export { POOL_MONITOR_DEFAULTS, SATURATION_OPTION_KEYS } from "./pool-monitor-options";
+export {
+  acquisitionTimeoutError,
+  bodyAbortedError,
+  bodyDestroyedError,
+  buildAbortError,
+  closedBeforeResponseError,
+  connectionTimeoutError,
+  HANDLER_DESTROYED_ERROR_CODE,
+  HANDLER_DESTROYED_ERROR_NAME,
+  handlerDestroyedError,
+  http2DestroyedError,
+  http2FrameError,
+  http2NoResponseError,
+  http2SessionClosedError,
+  http2StreamAbortedError,
+  NODEJS_TIMEOUT_ERROR_CODES,
+  REQUEST_TIMEOUT_HINT,
+  relabelSocketError,
+  requestTimeoutError,
+  requestTimeoutMessage,
+  sessionConnectTimeoutError,
+  socketHangUpError,
+  socketIdleTimeoutError,
+  streamIdleTimeoutError,
+} from "./request-errors";
+export {
+  DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
+  type ResolvedSharedOptions,
+  resolveDefaultSocketTimeout,
+  resolveSharedOption,
+  resolveSharedOptions,
+} from "./resolve-shared-options";
+export { SaturationDetector, type SaturationDetectorOptions, type SaturationSample } from "./saturation-detector";
+export { resolveSocketMonitorMode, SOCKET_MONITOR_ENV, SOCKET_MONITOR_MODES } from "./socket-monitor-mode";
+export {
+  isConnectionResetError,
+  isHandlerDestroyedError,
+  isSockeyeAbortError,
+  isSockeyeTimeoutError,
+  sockeyeErrorKind,
+} from "./sockeye-error-kind";
+export { timing } from "./timing";
+export { writeBody } from "./write-body";

@@ -1,0 +1,249 @@
+/**
+ * Sockeye's error vocabulary: every error a handler (`NodeHttpHandler`, `NodeHttp2Handler`, `UndiciHttpHandler`)
+ * builds when it, not the transport, ends a request (a deadline, an abort signal, `destroy()`), and the shapes it
+ * gives transport failures, built here and nowhere else. Shapes (`name`, `message`, `code`, `cause`) are upstream's
+ * where upstream has the same failure, since the AWS SDK's retry classification reads `name` and `code` and log
+ * alerts match messages: `TimeoutError` for deadlines and socket resets, `AbortError` for aborts, and Sockeye's own
+ * `HandlerDestroyedError` (`ERR_HANDLER_DESTROYED`, not retried) for `destroy()`.
+ *
+ * Every error built here that a caller may want to tell apart carries a brand (sockeye-error-kind.ts), read by the
+ * public guards `isSockeyeTimeoutError()`, `isSockeyeAbortError()`, `isHandlerDestroyedError()`,
+ * `isConnectionResetError()`. Errors are built only on failure paths: nothing here runs per successful request.
+ */
+import {
+  brand,
+  brandTimeout,
+  type ConnectionResetError,
+  type HandlerDestroyedError,
+  type SockeyeAbortError,
+  type SockeyeTimeoutError,
+  sockeyeErrorKind,
+  type TimeoutDeadline,
+} from "./sockeye-error-kind";
+
+/** `name` of the error of a request ended by `destroy()`. @internal */
+export const HANDLER_DESTROYED_ERROR_NAME = "HandlerDestroyedError";
+
+/** `code` of that error (not a transient code, so SDK retry strategies do not retry it). @internal */
+export const HANDLER_DESTROYED_ERROR_CODE = "ERR_HANDLER_DESTROYED";
+
+/** Socket error codes upstream relabels `TimeoutError` (upstream marks the list deprecated). @internal */
+export const NODEJS_TIMEOUT_ERROR_CODES: readonly string[] = ["ECONNRESET", "EPIPE", "ETIMEDOUT"];
+
+function timeoutError(message: string, deadline: TimeoutDeadline, code?: string, cause?: Error): SockeyeTimeoutError {
+  const error = (cause === undefined ? new Error(message) : new Error(message, { cause })) as SockeyeTimeoutError;
+  error.name = "TimeoutError";
+  if (code !== undefined) error.code = code;
+  return brandTimeout(error, deadline);
+}
+
+// ---- timeouts --------------------------------------------------------------------------------------------------
+
+/**
+ * `connectionTimeout` expired: upstream's message; `detail` (e.g. where the request still waited) is appended.
+ * @param cause - the transport's own error, when it reported the timeout.
+ * @internal
+ */
+export function connectionTimeoutError(
+  prefix: string,
+  ms: number | undefined,
+  detail?: string,
+  cause?: Error
+): SockeyeTimeoutError {
+  let message = `${prefix} - the request socket did not establish a connection with the server within the configured timeout of ${ms} ms.`;
+  if (detail !== undefined) message += ` ${detail}`;
+  return timeoutError(message, "connection", undefined, cause);
+}
+
+/** An HTTP/2 session was not established within `connectionTimeout` (`code` `ETIMEDOUT`). @internal */
+export function sessionConnectTimeoutError(
+  prefix: string,
+  origin: string,
+  ms: number | undefined
+): SockeyeTimeoutError {
+  return timeoutError(
+    `${prefix} - HTTP/2 session to ${origin} was not established (TCP, TLS and the server's SETTINGS) within connectionTimeout=${ms} ms.`,
+    "connection",
+    "ETIMEDOUT"
+  );
+}
+
+/** Upstream's `requestTimeout` text, `[ERROR]` when it throws, `[WARN]` when it only warns. @internal */
+export function requestTimeoutMessage(prefix: string, ms: number | undefined, throws: boolean): string {
+  return `${prefix} - [${throws ? "ERROR" : "WARN"}] a request has exceeded the configured ${ms} ms requestTimeout.`;
+}
+
+/** What follows the `[WARN]` message of a `requestTimeout` that only warns. @internal */
+export const REQUEST_TIMEOUT_HINT =
+  "Init client requestHandler with throwOnRequestTimeout=true to turn this into an error.";
+
+/** `requestTimeout` expired with `throwOnRequestTimeout: true` (`code` `ETIMEDOUT`). @internal */
+export function requestTimeoutError(prefix: string, ms: number | undefined): SockeyeTimeoutError {
+  return timeoutError(requestTimeoutMessage(prefix, ms, true), "request", "ETIMEDOUT");
+}
+
+/**
+ * `socketAcquisitionTimeout` expired after `waitedMs` in the queue (`code` `ETIMEDOUT`).
+ * @param what - what the request waited for: `"socket"` (node:http agent) or `"connection"` (undici pool).
+ * @param queue - the queue as the message shows it, e.g. `maxSockets=50, 12 queued`.
+ * @internal
+ */
+export function acquisitionTimeoutError(
+  prefix: string,
+  ms: number | undefined,
+  waitedMs: number,
+  what: "socket" | "connection",
+  queue: string
+): SockeyeTimeoutError {
+  return timeoutError(
+    `${prefix} - the request waited ${Math.round(waitedMs)} ms for a free ${what} (${queue}) and exceeded the configured socketAcquisitionTimeout of ${ms} ms. Raise maxSockets, lower concurrency, or make sure response bodies are consumed.`,
+    "acquisition",
+    "ETIMEDOUT"
+  );
+}
+
+/**
+ * `socketTimeout` (inactivity) expired; `serviceDefault`: the limit came from the service's default, not the
+ * handler's options (the message says which, as upstream's).
+ * @internal
+ */
+export function socketIdleTimeoutError(
+  prefix: string,
+  ms: number | undefined,
+  serviceDefault: boolean,
+  cause?: Error
+): SockeyeTimeoutError {
+  return timeoutError(
+    `${prefix} - the request socket timed out after ${ms} ms of inactivity (${serviceDefault ? "service default socket timeout" : "configured by client requestHandler"}).`,
+    "idle",
+    undefined,
+    cause
+  );
+}
+
+/** An HTTP/2 stream's inactivity timeout (`requestTimeout`) expired: upstream's text, no code. @internal */
+export function streamIdleTimeoutError(ms: number): SockeyeTimeoutError {
+  return timeoutError(`Stream timed out because of no activity for ${ms} ms`, "idle");
+}
+
+// ---- aborts and destroy() --------------------------------------------------------------------------------------
+
+/**
+ * The error a request rejects with when its abort signal fires: always a new, mutable `Error` named `AbortError`.
+ * An `Error` reason becomes the `cause` (message "Request aborted"); any other truthy reason becomes the message;
+ * otherwise the message is "Request aborted". Same contract as upstream.
+ * @internal
+ */
+export function buildAbortError(abortSignal?: unknown): SockeyeAbortError {
+  const reason =
+    abortSignal && typeof abortSignal === "object" && "reason" in abortSignal
+      ? (abortSignal as { reason?: unknown }).reason
+      : undefined;
+  let error: Error;
+  if (reason instanceof Error) {
+    error = new Error("Request aborted", { cause: reason });
+  } else if (reason) {
+    error = new Error(String(reason));
+  } else {
+    error = new Error("Request aborted");
+  }
+  error.name = "AbortError";
+  return brand(error, "abort");
+}
+
+/** The caller destroyed a response body before its end (handed to the transport, not to a caller). @internal */
+export function bodyDestroyedError(prefix: string): Error {
+  return Object.assign(new Error(`${prefix} - the response body was destroyed.`), { name: "AbortError" });
+}
+
+/**
+ * A `HandlerDestroyedError` (`code` `ERR_HANDLER_DESTROYED`) saying where the request was (`where`, e.g. "while the
+ * request was in flight"), its message prefixed with `prefix` (a package name).
+ * @internal
+ */
+export function handlerDestroyedError(prefix: string, where: string): HandlerDestroyedError {
+  const error = new Error(
+    `${prefix} - the handler was destroyed (destroy() was called) ${where}; no new connection is opened for it.`
+  ) as HandlerDestroyedError;
+  error.name = HANDLER_DESTROYED_ERROR_NAME;
+  error.code = HANDLER_DESTROYED_ERROR_CODE;
+  return brand(error, "handler_destroyed");
+}
+
+/** `NodeHttp2Handler.destroy()` failed a stream still waiting for a slot: upstream's plain `Error`. @internal */
+export function http2DestroyedError(prefix: string): HandlerDestroyedError {
+  return brand(new Error(`${prefix} - the handler was destroyed before a stream slot was free.`), "handler_destroyed");
+}
+
+// ---- connections closed or reset -------------------------------------------------------------------------------
+
+/**
+ * A socket error (`ECONNRESET`, `EPIPE`, `ETIMEDOUT`) before the response, relabelled `TimeoutError` in place as
+ * upstream does (so the SDK retries it as transient); any other error, and an error this module built (e.g. a
+ * `requestTimeout` error undici hands back), is returned unchanged.
+ * @internal
+ */
+export function relabelSocketError<E extends Error & { code?: string }>(error: E): E {
+  if (!error || !NODEJS_TIMEOUT_ERROR_CODES.includes(error.code as string)) return error;
+  // One of ours coming back through the transport (a deadline's ETIMEDOUT error): already named and branded.
+  if (sockeyeErrorKind(error) !== undefined) return error;
+  error.name = "TimeoutError";
+  return brand(error, "connection_reset");
+}
+
+/** The request closed (e.g. destroyed by a caller holding it) before any response or error. @internal */
+export function closedBeforeResponseError(prefix: string): ConnectionResetError {
+  const error = new Error(`${prefix} - the request closed before a response was received.`) as ConnectionResetError;
+  error.name = "TimeoutError";
+  error.code = "ECONNRESET";
+  return brand(error, "connection_reset");
+}
+
+/**
+ * undici's "other side closed" before the response, in Node's shape: "socket hang up", `code` `ECONNRESET`, named
+ * `TimeoutError` as upstream relabels it; undici's error as `cause`.
+ * @internal
+ */
+export function socketHangUpError(cause: Error): ConnectionResetError {
+  const error = new Error(`socket hang up (${cause.message})`, { cause }) as ConnectionResetError;
+  error.name = "TimeoutError";
+  error.code = "ECONNRESET";
+  return brand(error, "connection_reset");
+}
+
+/**
+ * A response body cut short after the headers (reset, FIN or truncation, an abort, `destroy()`), in Node's
+ * `IncomingMessage` shape: `Error("aborted")`, `code` `ECONNRESET`, what happened as `cause`. Not branded: the same
+ * failure on `NodeHttpHandler` is Node's own error.
+ * @internal
+ */
+export function bodyAbortedError(cause: Error): Error {
+  return Object.assign(new Error("aborted", { cause }), { code: "ECONNRESET" });
+}
+
+/**
+ * An HTTP/2 stream closed without a response (upstream's text); named `TimeoutError` (and branded a reset) when its
+ * session was destroyed under it.
+ * @internal
+ */
+export function http2NoResponseError(sessionDestroyed: boolean): Error {
+  const error = new Error("Unexpected error: http2 request did not get a response");
+  if (!sessionDestroyed) return error;
+  error.name = "TimeoutError";
+  return brand(error, "connection_reset");
+}
+
+/** An HTTP/2 stream reset by the peer or cancelled (upstream's text). @internal */
+export function http2StreamAbortedError(rstCode: number | undefined): Error {
+  return new Error(`HTTP/2 stream is abnormally aborted in mid-communication with result code ${rstCode}.`);
+}
+
+/** An HTTP/2 frame could not be sent (upstream's text). @internal */
+export function http2FrameError(type: number, id: number, code: number): Error {
+  return new Error(`Frame type id ${type} in stream id ${id} has failed with code ${code}.`);
+}
+
+/** An HTTP/2 session closed before it was established. @internal */
+export function http2SessionClosedError(prefix: string, origin: string): Error {
+  return new Error(`${prefix} - HTTP/2 session to ${origin} closed before it was established.`);
+}
