@@ -30,7 +30,8 @@ function timeoutError(message: string, code?: string): Error {
 /** `connectionTimeout` expired; `queued`: the request never got a socket (the message says so). @internal */
 export function connectionTimeoutError(plan: RequestPlan, queued: boolean): Error {
   let message = `${PACKAGE_PREFIX} - the request socket did not establish a connection with the server within the configured timeout of ${plan.connectionTimeout} ms.`;
-  if (queued) message += ` The request was still waiting for a free socket (${describeAgentQueue(plan.agent)}).`;
+  if (queued)
+    message += ` The request was still waiting for a free socket (${describeAgentQueue(plan.agent, plan.gate)}).`;
   return timeoutError(message);
 }
 
@@ -48,7 +49,7 @@ export function requestTimeoutError(plan: RequestPlan): Error {
 /** `socketAcquisitionTimeout` expired after `waitedMs` in the agent's queue. @internal */
 export function acquisitionTimeoutError(plan: RequestPlan, waitedMs: number): Error {
   return timeoutError(
-    `${PACKAGE_PREFIX} - the request waited ${Math.round(waitedMs)} ms for a free socket (${describeAgentQueue(plan.agent)}) and exceeded the configured socketAcquisitionTimeout of ${plan.socketAcquisitionTimeout} ms. Raise maxSockets, lower concurrency, or make sure response bodies are consumed.`,
+    `${PACKAGE_PREFIX} - the request waited ${Math.round(waitedMs)} ms for a free socket (${describeAgentQueue(plan.agent, plan.gate)}) and exceeded the configured socketAcquisitionTimeout of ${plan.socketAcquisitionTimeout} ms. Raise maxSockets, lower concurrency, or make sure response bodies are consumed.`,
     "ETIMEDOUT"
   );
 }
@@ -73,9 +74,9 @@ export function closedBeforeResponseError(): Error {
  * The handler's `destroy()` ended the request: `name` `HandlerDestroyedError`, `code` `ERR_HANDLER_DESTROYED`,
  * message naming where it was (queued for a socket or in flight). @internal
  */
-export function handlerDestroyedError(agent: Agent, queued: boolean): Error {
+export function handlerDestroyedError(agent: Agent, queued: boolean, gate?: { readonly queued: number }): Error {
   const where = queued
-    ? `while it was waiting for a free socket (${describeAgentQueue(agent)})`
+    ? `while it was waiting for a free socket (${describeAgentQueue(agent, gate)})`
     : "while the request was in flight";
   return handlerDestroyedErrorAt(where);
 }
