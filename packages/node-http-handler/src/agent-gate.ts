@@ -13,10 +13,14 @@
  * of another key's).
  *
  *   admit(): inUse < maxSockets && total < maxTotalSockets && nobody queued ─yes─► dispatched (inUse++, total++)
- *                                     └─no──► enqueue (tail)       release(): inUse--, total-- ─► drain (head first)
+ *                                     └─no──► enqueue (tail)
+ *   leave(): queued ─► O(1) unlink;  dispatched ─► inUse--, total-- ─(microtask)─► drain (heads first)
  *
- * Node's agent frees a socket at the response's end, before the request's `'close'` (which is when the handler's
- * request finishes), so the request dispatched next finds that free socket: no extra connection. Limits are read
+ * Node emits a keep-alive request's `'close'` (when the handler's request finishes) right *before* its socket's
+ * `'free'`, in the same tick: a request created inside that `'close'` would find the socket still busy and wait in
+ * `agent.requests` for it. So a release dispatches from a microtask (one per gate, not per request, while requests
+ * are queued), after `'free'`: the request dispatched next takes the free socket straight from the pool, no extra
+ * connection and no stop in `agent.requests`. Limits are read
  * from the agent at each decision, so a caller changing `maxSockets` is honoured. An agent shared with other code
  * may still queue a dispatched request in `agent.requests` (its sockets are busy with the others'); the request
  * handles that as before (`agent-queue.ts`). Cost per request: one memoised key lookup (`keyFor`), two counter
@@ -65,6 +69,11 @@ export class AgentGate {
   queued = 0;
   private readonly keys = new Map<string, GateKey>();
   private draining = false;
+  private drainScheduled = false;
+  private readonly runDrain = (): void => {
+    this.drainScheduled = false;
+    this.drain();
+  };
   // One-entry memo of the last (host, port) → key: one endpoint per client is the common case.
   private memoHost: string | undefined = undefined;
   private memoPort: number | undefined = undefined;
@@ -137,7 +146,10 @@ export class AgentGate {
     }
     key.inUse--;
     this.total--;
-    this.drain(key);
+    if (this.queued !== 0 && !this.drainScheduled) {
+      this.drainScheduled = true;
+      queueMicrotask(this.runDrain);
+    }
   }
 
   private hasRoom(key: GateKey): boolean {
@@ -158,21 +170,17 @@ export class AgentGate {
   }
 
   /**
-   * Dispatches queued requests, oldest first, while the limits allow: `key`'s first, then (when the agent's total
-   * limit may have held other keys back) the others'. Not re-entrant: a dispatch that fails synchronously leaves
-   * the gate inside this loop, which then simply continues (no recursion per queued request). Nothing is dispatched
-   * while the owner is being destroyed.
+   * Dispatches queued requests, oldest first per key, while the limits allow. Not re-entrant: a dispatch that fails
+   * synchronously leaves the gate inside this loop, which then simply continues (no recursion per queued request).
+   * Nothing is dispatched while the owner is being destroyed.
    */
-  private drain(key: GateKey): void {
+  private drain(): void {
     if (this.draining || this.queued === 0 || this.owner.destroying) return;
     this.draining = true;
     try {
-      this.drainKey(key);
-      if (this.queued !== 0 && this.agent.maxTotalSockets !== Number.POSITIVE_INFINITY) {
-        for (const other of this.keys.values()) {
-          if (this.total >= this.agent.maxTotalSockets) break;
-          if (other !== key && other.size !== 0) this.drainKey(other);
-        }
+      for (const key of this.keys.values()) {
+        if (key.size !== 0) this.drainKey(key);
+        if (this.queued === 0) break;
       }
     } finally {
       this.draining = false;
