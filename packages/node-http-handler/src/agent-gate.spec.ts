@@ -1,5 +1,5 @@
 /**
- * AgentGate on its own: admission against the agent's limits, FIFO dispatch on release (from a microtask), O(1)
+ * AgentGate on its own: admission against the agent's limits, FIFO dispatch on release, O(1)
  * unlink, the agent's total limit over keys, re-entrant failures, and nothing dispatched while the owner is being
  * destroyed. Plain agents (no socket is opened: nothing here creates a request).
  */
@@ -25,10 +25,9 @@ class Node implements GatedRequest {
 }
 
 const owner = { destroying: false };
-const microtask = () => new Promise<void>((resolve) => queueMicrotask(resolve));
 
 describe("AgentGate", () => {
-  it("admits up to maxSockets per key, queues the rest FIFO and dispatches one per release", async () => {
+  it("admits up to maxSockets per key, queues the rest FIFO and dispatches one per release", () => {
     const agent = new http.Agent({ maxSockets: 2 });
     const gate = new AgentGate(agent, owner);
     const key = gate.keyFor("127.0.0.1", 8080);
@@ -37,12 +36,9 @@ describe("AgentGate", () => {
     expect(nodes.map((n) => gate.admit(n, key))).toEqual([true, true, false, false, false]);
     expect(gate).toMatchObject({ total: 2, queued: 3 });
     gate.leave(nodes[0]);
-    expect(log).toEqual([]); // dispatched from a microtask, after Node's 'free'
-    await microtask();
     expect(log).toEqual([2]);
     gate.leave(nodes[1]);
     gate.leave(nodes[2]);
-    await microtask();
     expect(log).toEqual([2, 3, 4]);
     expect(gate).toMatchObject({ total: 2, queued: 0 });
     for (const n of nodes.slice(3)) gate.leave(n);
@@ -52,20 +48,21 @@ describe("AgentGate", () => {
     expect(gate.total).toBe(0);
   });
 
-  it("a new request queues behind waiting ones even when a slot is free (FIFO)", async () => {
+  it("a released slot goes to the oldest waiting request; a new one queues behind it (FIFO)", () => {
     const gate = new AgentGate(new http.Agent({ maxSockets: 1 }), owner);
     const key = gate.keyFor("h", 1);
     const log: number[] = [];
     const [a, b, c] = [new Node(0, log), new Node(1, log), new Node(2, log)];
     gate.admit(a, key);
     gate.admit(b, key);
-    gate.leave(a); // slot free, b not dispatched yet
-    expect(gate.admit(c, key)).toBe(false);
-    await microtask();
+    gate.leave(a); // b takes the slot at once
     expect(log).toEqual([1]);
+    expect(gate.admit(c, key)).toBe(false);
+    gate.leave(c); // c leaves the queue: b keeps its slot
+    expect(gate).toMatchObject({ total: 1, queued: 0 });
   });
 
-  it("unlinks a queued request from anywhere in O(1), keeping the order of the others", async () => {
+  it("unlinks a queued request from anywhere in O(1), keeping the order of the others", () => {
     const gate = new AgentGate(new http.Agent({ maxSockets: 1 }), owner);
     const key = gate.keyFor("h", 1);
     const log: number[] = [];
@@ -77,13 +74,12 @@ describe("AgentGate", () => {
     expect(key.size).toBe(1);
     expect(nodes[2]).toMatchObject({ gateKey: undefined, gatePrev: undefined, gateNext: undefined });
     gate.leave(nodes[0]);
-    await microtask();
     expect(log).toEqual([3]);
     expect(key.head).toBeUndefined();
     expect(key.tail).toBeUndefined();
   });
 
-  it("honours the agent's maxTotalSockets over keys", async () => {
+  it("honours the agent's maxTotalSockets over keys", () => {
     const gate = new AgentGate(new http.Agent({ maxSockets: 2, maxTotalSockets: 3 }), owner);
     const a = gate.keyFor("a", 1);
     const b = gate.keyFor("b", 1);
@@ -91,12 +87,11 @@ describe("AgentGate", () => {
     const nodes = Array.from({ length: 6 }, (_, i) => new Node(i, log));
     expect(nodes.map((n, i) => gate.admit(n, i % 2 === 0 ? a : b))).toEqual([true, true, true, false, false, false]);
     gate.leave(nodes[0]); // key a frees a slot: the total allows one more, the oldest of a key with room
-    await microtask();
     expect(log).toHaveLength(1);
     expect(gate.total).toBe(3);
   });
 
-  it("a dispatch that fails synchronously releases its slot inside the drain: the next one goes, no recursion", async () => {
+  it("a dispatch that fails synchronously releases its slot inside the drain: the next one goes, no recursion", () => {
     const gate = new AgentGate(new http.Agent({ maxSockets: 1 }), owner);
     const key = gate.keyFor("h", 1);
     const log: number[] = [];
@@ -104,13 +99,11 @@ describe("AgentGate", () => {
     const nodes = [new Node(0, log), ...Array.from({ length: 1000 }, (_, i) => new Node(i + 1, log, failing))];
     for (const n of nodes) gate.admit(n, key);
     gate.leave(nodes[0]);
-    await microtask();
-    await microtask();
     expect(log).toHaveLength(1000);
     expect(gate).toMatchObject({ total: 0, queued: 0 });
   });
 
-  it("dispatches nothing while its owner is being destroyed", async () => {
+  it("dispatches nothing while its owner is being destroyed", () => {
     const destroying = { destroying: true };
     const gate = new AgentGate(new http.Agent({ maxSockets: 1 }), destroying);
     const key = gate.keyFor("h", 1);
@@ -120,7 +113,6 @@ describe("AgentGate", () => {
     gate.admit(b, key);
     gate.leave(a);
     gate.leave(b);
-    await microtask();
     expect(log).toEqual([]);
     expect(gate).toMatchObject({ total: 0, queued: 0 });
   });

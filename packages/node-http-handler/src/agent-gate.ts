@@ -14,13 +14,14 @@
  *
  *   admit(): inUse < maxSockets && total < maxTotalSockets && nobody queued ─yes─► dispatched (inUse++, total++)
  *                                     └─no──► enqueue (tail)
- *   leave(): queued ─► O(1) unlink;  dispatched ─► inUse--, total-- ─(microtask)─► drain (heads first)
+ *   leave(): queued ─► O(1) unlink;  dispatched ─► inUse--, total-- ─► drain (heads first)
  *
  * Node emits a keep-alive request's `'close'` (when the handler's request finishes) right *before* its socket's
- * `'free'`, in the same tick: a request created inside that `'close'` would find the socket still busy and wait in
- * `agent.requests` for it. So a release dispatches from a microtask (one per gate, not per request, while requests
- * are queued), after `'free'`: the request dispatched next takes the free socket straight from the pool, no extra
- * connection and no stop in `agent.requests`. Limits are read
+ * `'free'`, in the same tick: the request dispatched in that `'close'` waits in `agent.requests` for the length of
+ * that tick, and `'free'` hands it the socket directly (no extra connection). That is on purpose: dispatching after
+ * `'free'` instead (from a microtask) made Node park the socket in `freeSockets` and take it out again for every
+ * request (`setKeepAlive`, `unref`/`ref`, the pool's key churn), measured at about 30 % more client CPU per request
+ * when draining 10,000 queued requests (docs/perf/handler-queue.md). Limits are read
  * from the agent at each decision, so a caller changing `maxSockets` is honoured. An agent shared with other code
  * may still queue a dispatched request in `agent.requests` (its sockets are busy with the others'); the request
  * handles that as before (`agent-queue.ts`). Cost per request: one memoised key lookup (`keyFor`), two counter
@@ -69,11 +70,6 @@ export class AgentGate {
   queued = 0;
   private readonly keys = new Map<string, GateKey>();
   private draining = false;
-  private drainScheduled = false;
-  private readonly runDrain = (): void => {
-    this.drainScheduled = false;
-    this.drain();
-  };
   // One-entry memo of the last (host, port) → key: one endpoint per client is the common case.
   private memoHost: string | undefined = undefined;
   private memoPort: number | undefined = undefined;
@@ -146,10 +142,7 @@ export class AgentGate {
     }
     key.inUse--;
     this.total--;
-    if (this.queued !== 0 && !this.drainScheduled) {
-      this.drainScheduled = true;
-      queueMicrotask(this.runDrain);
-    }
+    if (this.queued !== 0) this.drain();
   }
 
   private hasRoom(key: GateKey): boolean {
