@@ -120,8 +120,13 @@ export function attachQueued(
   const st = new TrackedRequestState(core, o, agent, startedAt);
   core.started(o);
   o.lastAgent = agent;
-  const link = core.links.link(o, agent, name);
+  // The name the origin's previous request was queued under first (one comparison; the embedder passes the same
+  // string each time), the agent's link map (a WeakMap lookup) only when it changes.
+  const last = o.lastQueueLink;
+  const link =
+    last !== undefined && last.agent === agent && last.name === name ? last : core.links.link(o, agent, name);
   if (link !== undefined) {
+    o.lastQueueLink = link;
     st.gated = true;
     link.gateQueued++;
   }
