@@ -8,7 +8,9 @@
 //      per client, in an order rotated each round; the ratio is paired with the floor's burst of the same round;
 //      median (min–max) over the rounds. lib/burst.mjs measures a burst.
 //   2. Heap retained per queued request: 10,000 GetItem-like POSTs (SDK-style headers, a small JSON body) held in
-//      flight on 50 sockets; gc() before the baseline and after the reading (the retained figure), per client.
+//      flight on 50 sockets; gc() before the baseline and after the reading (the retained figure), per client, the
+//      three timeouts armed (60 s each, so none fires while held). `caller-only` builds the same requests and waits
+//      without sending: its figure is the caller's share, included in every client's.
 //   3. Drain: a Promise.all of 10,000 GetItem-like POSTs on 50 sockets from a cold pool, answered at once: wall ms,
 //      client CPU ms, and the connections the agent opened and held at once (never more than maxSockets), per
 //      client, rotated over rounds.
@@ -16,7 +18,7 @@
 // `sockeye-before` is the handler built from another checkout (BENCH_BEFORE_MODULE, default /tmp/hq-before: the
 // branch's base, `core`, built with its own @sockeye/pool-monitor); `sockeye-after` is this checkout's build.
 // Output: packages/bench/out/bench-queue-latest.json and a markdown table on stdout (pasted into
-// docs/perf/handler-queue.md). Knobs: BENCH_QUEUE_ROUNDS (default 5; 3 at c=10000), BENCH_QUEUE_CELLS
+// docs/perf/handler-queue.md). Knobs: BENCH_QUEUE_ROUNDS (default 9; 5 at c=10000), BENCH_QUEUE_CELLS
 // ("1,50,1000,10000"), BENCH_QUEUE_PASSES ("cpu,heap,drain").
 // =============================================================================
 
@@ -33,7 +35,7 @@ import { median } from "./lib/stats.mjs";
 const BEFORE_MODULE = process.env.BENCH_BEFORE_MODULE ?? "/tmp/hq-before/packages/node-http-handler/dist/index.mjs";
 const CELLS = (process.env.BENCH_QUEUE_CELLS ?? "1,50,1000,10000").split(",").map(Number);
 const PASSES = (process.env.BENCH_QUEUE_PASSES ?? "cpu,heap,drain").split(",");
-const roundsFor = (c) => Number(process.env.BENCH_QUEUE_ROUNDS ?? (c >= 10000 ? 3 : 5));
+const roundsFor = (c) => Number(process.env.BENCH_QUEUE_ROUNDS ?? (c >= 10000 ? 5 : 9));
 const HELD = 10_000;
 const noop = () => {};
 
@@ -120,11 +122,37 @@ function rawClient(origin) {
   };
 }
 
+/**
+ * The caller's own share (heap pass only): builds the same GetItem request and waits in the same async function,
+ * on a promise released with the others, sending nothing. Subtracted from a client's figure, it leaves what the
+ * client itself keeps per queued request.
+ */
+function callerOnlyClient(origin, server) {
+  const url = new URL(origin);
+  const waiting = [];
+  server.onRelease = () => {
+    for (const resolve of waiting.splice(0)) resolve();
+  };
+  return {
+    name: "caller-only",
+    agent: { requests: {} },
+    async post(path) {
+      const request = getItem(url.hostname, Number(url.port), path);
+      if (path.startsWith("/hold/")) await new Promise((resolve) => waiting.push(resolve));
+      return request.method;
+    },
+    async close() {},
+  };
+}
+
 const Before = await import(BEFORE_MODULE);
 const After = await import("@sockeye/node-http-handler");
 
+/** The three timeouts, 60 s each: armed as with TIMEOUTS, never reached while the heap pass holds requests. */
+const LONG_TIMEOUTS = { connectionTimeout: 60_000, requestTimeout: 60_000, socketTimeout: 60_000 };
+
 async function handlerClients(origin, timeouts) {
-  const t = timeouts ? { ...TIMEOUTS } : {};
+  const t = timeouts === "long" ? LONG_TIMEOUTS : timeouts ? { ...TIMEOUTS } : {};
   return [
     handlerClient("upstream", UpstreamHandler, origin, t),
     handlerClient("sockeye-before", Before.NodeHttpHandler, origin, { ...t, socketMonitor: "interval" }),
@@ -164,6 +192,9 @@ try {
       for (const body of [128, 65536]) {
         for (const c of CELLS) {
           if (body === 65536 && c >= 10000) continue; // minutes per cell on this VM; 128 B covers c=10000
+          // TIMEOUTS' connectionTimeout (5 s) runs from handle(): the tail of 10,000 requests queued at once on 50
+          // sockets exceeds it whenever the drain takes longer than 5 s (the drain pass measures that cell instead).
+          if (timeouts && c >= 10000) continue;
           const { clients: floors } = await createClients(origin, { timeouts, only: ["smithy-floor"] });
           const clients = [...floors, ...(await handlerClients(origin, timeouts))];
           const n = requestsPerBurst(c, c >= 10000 ? 1 : 0.5);
@@ -201,7 +232,7 @@ try {
   if (PASSES.includes("heap")) {
     if (typeof globalThis.gc !== "function") throw new Error("the heap pass needs node --expose-gc");
     for (let rep = 0; rep < 2; rep++) {
-      const clients = [rawClient(origin), ...(await handlerClients(origin, true))];
+      const clients = [callerOnlyClient(origin, server), rawClient(origin), ...(await handlerClients(origin, "long"))];
       const order = clients.map((_, i) => clients[(i + rep) % clients.length]);
       for (const cl of order) {
         await cl.post("/128"); // warm: agent, plan, config resolved
@@ -211,7 +242,7 @@ try {
         const base = process.memoryUsage().heapUsed;
         const pending = new Array(HELD);
         for (let i = 0; i < HELD; i++) pending[i] = cl.post("/hold/128");
-        await waitForServer(server, (s) => s.held >= MAX_SOCKETS);
+        if (cl.name !== "caller-only") await waitForServer(server, (s) => s.held >= MAX_SOCKETS);
         await new Promise((resolve) => setTimeout(resolve, 50));
         globalThis.gc();
         globalThis.gc();
@@ -219,6 +250,7 @@ try {
         let agentQueued = 0;
         for (const key in cl.agent.requests) agentQueued += cl.agent.requests[key]?.length ?? 0;
         await server.release();
+        server.onRelease?.();
         await Promise.all(pending);
         // Per queued request: what the 9,950 requests waiting for a socket keep alive (the 50 on sockets included).
         const perRequest = (retained - base) / HELD;
