@@ -20,8 +20,9 @@
  * `'free'`, in the same tick: the request dispatched in that `'close'` waits in `agent.requests` for the length of
  * that tick, and `'free'` hands it the socket directly (no extra connection). That is on purpose: dispatching after
  * `'free'` instead (from a microtask) made Node park the socket in `freeSockets` and take it out again for every
- * request (`setKeepAlive`, `unref`/`ref`, the pool's key churn), measured at about 30 % more client CPU per request
- * when draining 10,000 queued requests (docs/perf/handler-queue.md). Limits are read
+ * request (`setKeepAlive`, `unref`/`ref`, the pool's key churn): in the 10,000-request drain of
+ * docs/perf/handler-queue.md that variant took 25–40 % more client CPU than the handler before the gate, this one
+ * 10–20 % (a noisy VM; instructions per request: 4 % fewer than before). Limits are read
  * from the agent at each decision, so a caller changing `maxSockets` is honoured. An agent shared with other code
  * may still queue a dispatched request in `agent.requests` (its sockets are busy with the others'); the request
  * handles that as before (`agent-queue.ts`). Cost per request: one memoised key lookup (`keyFor`), two counter
@@ -142,7 +143,7 @@ export class AgentGate {
     }
     key.inUse--;
     this.total--;
-    if (this.queued !== 0) this.drain();
+    if (this.queued !== 0) this.drain(key);
   }
 
   private hasRoom(key: GateKey): boolean {
@@ -163,17 +164,22 @@ export class AgentGate {
   }
 
   /**
-   * Dispatches queued requests, oldest first per key, while the limits allow. Not re-entrant: a dispatch that fails
-   * synchronously leaves the gate inside this loop, which then simply continues (no recursion per queued request).
-   * Nothing is dispatched while the owner is being destroyed.
+   * Dispatches queued requests, oldest first, while the limits allow: `key`'s (the one a slot just freed in) first,
+   * then, only when the agent has a total limit that may have held other keys back, the other keys' (an iteration
+   * of the key map, never on the common path). Not re-entrant: a dispatch that fails synchronously leaves the gate
+   * inside this loop, which then simply continues (no recursion per queued request). Nothing is dispatched while the
+   * owner is being destroyed.
    */
-  private drain(): void {
-    if (this.draining || this.queued === 0 || this.owner.destroying) return;
+  private drain(key: GateKey): void {
+    if (this.draining || this.owner.destroying) return;
     this.draining = true;
     try {
-      for (const key of this.keys.values()) {
-        if (key.size !== 0) this.drainKey(key);
-        if (this.queued === 0) break;
+      this.drainKey(key);
+      if (this.queued !== 0 && this.agent.maxTotalSockets !== Number.POSITIVE_INFINITY) {
+        for (const other of this.keys.values()) {
+          if (other.size !== 0 && other !== key) this.drainKey(other);
+          if (this.queued === 0) break;
+        }
       }
     } finally {
       this.draining = false;
