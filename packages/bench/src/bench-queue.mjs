@@ -16,7 +16,10 @@
 //      client, rotated over rounds.
 //
 // `sockeye-before` is the handler built from another checkout (BENCH_BEFORE_MODULE, default /tmp/hq-before: the
-// branch's base, `core`, built with its own @sockeye/pool-monitor); `sockeye-after` is this checkout's build.
+// branch's base, `core`, built with its own @sockeye/pool-monitor); `sockeye-after` is this checkout's build. To make
+// that checkout: `git worktree add --detach /tmp/hq-before <ref>`, in it a node_modules whose entries link to this
+// checkout's except `@sockeye/*`, linked to its own packages, then `npx tsup` in packages/pool-monitor and
+// packages/node-http-handler.
 // Output: packages/bench/out/bench-queue-latest.json and a markdown table on stdout (pasted into
 // docs/perf/handler-queue.md). Knobs: BENCH_QUEUE_ROUNDS (default 9; 5 at c=10000), BENCH_QUEUE_CELLS
 // ("1,50,1000,10000"), BENCH_QUEUE_PASSES ("cpu,heap,drain").
