@@ -12,7 +12,7 @@
  * - Batches (moto): a burst of DynamoDB `BatchWriteItem` calls every second, more than the sockets, each burst
  *   done well within its second: nothing to report.
  * - Overload (DynamoDB `GetItem` against a local endpoint answering in 400 ms: 5 calls/s on 2 sockets): 8 calls/s
- *   for 7 s, then 1/s: one `pool_capacity` report (queue growth), then one recovery.
+ *   for 10 s, then 1/s: one `pool_capacity` report (queue growth), then one recovery.
  * Upstream has no such detector, so these run for Sockeye's handlers only. Every scenario of both handlers runs at
  * once (in `beforeAll`), so the file takes as long as its longest scenario.
  */
@@ -196,10 +196,11 @@ async function overload(name: DetectingHandler) {
   const calls: Promise<unknown>[] = [];
   const getItem = () => ddb.send(new GetItemCommand({ TableName: "t", Key: { pk: { S: "k" } } }));
   try {
-    // 8 calls/s for 7 s on a pool that completes 5/s: the queue grows every second. The calls are spread evenly (one
+    // 8 calls/s for 10 s on a pool that completes 5/s: the queue grows every second. The calls are spread evenly (one
     // every 125 ms), as steady traffic arrives: bursts of 8 on the second would make the queue a saw-tooth whose
     // samples go up or down depending on whether the detector's 1 s sample lands just before or just after a burst.
-    for (let i = 0; i < 7 * 8; i++) {
+    // 10 s leave room for the 5 growing samples (about 6 s) when a loaded machine stretches the 125 ms sleeps.
+    for (let i = 0; i < 10 * 8; i++) {
       calls.push(getItem());
       await sleep(125);
     }
