@@ -49,6 +49,14 @@ export class LegacyUndiciRequest extends UndiciRequestCore implements DispatchCo
     this.errored(error);
   }
 
+  onBodySent(_chunk: unknown): void {
+    this.requestProgress();
+  }
+
+  onRequestSent(): void {
+    this.requestProgress();
+  }
+
   // ---- the controller it is to itself --------------------------------------------------------------------------
 
   abort(reason: Error): void {

@@ -16,8 +16,12 @@ import type { DispatcherLike } from "./dispatcher-like";
  *   Default none.
  * - `throwOnRequestTimeout`: turn a `requestTimeout` breach into a rejection instead of a logged warning.
  *   Default `false`.
- * - `socketTimeout`: inactivity timeout, mapped to undici's `headersTimeout` (request sent → headers) and
- *   `bodyTimeout` (between two body chunks). `TimeoutError`. Default none (undici's own 300 s defaults are off).
+ * - `socketTimeout`: inactivity timeout in ms, as `NodeHttpHandler`'s: restarted by each request-body chunk undici
+ *   writes, by the request sent, by the response headers and by each body chunk; it fires after that long without
+ *   any (`TimeoutError`), on the handler's deadline scheduler (as precise as a native timer, none per request). A body
+ *   paused because nobody reads it is not timed out. With a caller's dispatcher (`dispatcher` or a global one) undici's
+ *   own `headersTimeout` (~1 s resolution) also times the wait for the headers, since its interceptors may not report
+ *   request-body progress. Default none (undici's own 300 s defaults are off).
  * - `socketAcquisitionTimeout`: from `handle()` until the request got a connection; `TimeoutError`
  *   (`code: "ETIMEDOUT"`) naming `maxSockets` and the queue length. Default none.
  * - `httpsAgent`: `maxSockets` is the connections per origin (`Infinity` = unlimited); TLS and socket options (`ca`,

@@ -70,6 +70,8 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
    * (`LegacyUndiciRequest`, no adapter per request); any other (undici 8, another copy) gets the controller API.
    */
   private legacyHandlers = false;
+  /** Whether undici reports request-body progress to the handler (own `Agent`, no caller `factory`): see UndiciRequestCore. */
+  private uploadObserved = false;
   /**
    * Per exact origin, the FIFO in front of the handler-owned dispatcher's pool (see origin-gate.ts). Kept across a
    * rebuilt dispatcher (limits refreshed); emptied by `destroy()`. A caller's dispatcher has none.
@@ -225,17 +227,21 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       const plan = (options?.requestTimeout != null ? this.callPlan : this.plan) as RequestPlan;
       const origin = this.originOf(request);
       const requestTimeout = options?.requestTimeout ?? config.requestTimeout;
+      const observed = this.uploadObserved;
       const state = this.legacyHandlers
-        ? new LegacyUndiciRequest(plan, this.lastState, this.lastGate, abortSignal, requestTimeout)
-        : new UndiciRequest(plan, this.lastState, this.lastGate, abortSignal, requestTimeout);
+        ? new LegacyUndiciRequest(plan, this.lastState, this.lastGate, abortSignal, requestTimeout, observed)
+        : new UndiciRequest(plan, this.lastState, this.lastGate, abortSignal, requestTimeout, observed);
       const dispatchOptions: DispatchOptionsLike = {
         origin,
         path,
         method: request.method,
         headers,
         body: request.body ?? null,
-        headersTimeout: plan.socketTimeout,
-        bodyTimeout: plan.socketTimeout,
+        // socketTimeout runs on the scheduler (UndiciRequestCore). undici's own headersTimeout (fast timers, ~1 s
+        // resolution) stays only as the backstop of a caller's dispatcher, whose interceptors may not forward
+        // request-body progress; the body phase is always observed (onResponseData).
+        headersTimeout: observed ? 0 : plan.socketTimeout,
+        bodyTimeout: 0,
       };
       const dispatcher = this.dispatcher as DispatcherLike;
       return new Promise((resolve, reject) => state.start(resolve, reject, dispatcher, dispatchOptions));
@@ -421,6 +427,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.ownsDispatcher = false;
       this.gateLimits = undefined;
       this.legacyHandlers = (external as unknown) instanceof Dispatcher;
+      this.uploadObserved = false;
       if (this.gates.size > 0) {
         // Requests still held by the gates of the previous (own) dispatcher go to this one now.
         for (const gate of this.gates.values()) {
@@ -435,6 +442,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     }
     this.ownsDispatcher = true;
     this.legacyHandlers = true;
+    this.uploadObserved = (config.dispatcherOptions as { factory?: unknown } | undefined)?.factory === undefined;
     const idle = config.idleSocketTimeout > 0 ? config.idleSocketTimeout : 600_000;
     const user = (config.dispatcherOptions ?? {}) as Agent.Options & Record<string, unknown>;
     // The gates enforce the pools' own limit: requests per origin = connections × requests per connection (undici's

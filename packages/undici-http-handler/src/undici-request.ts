@@ -20,6 +20,13 @@
  * connection (undici destroys the socket only when a handler aborts through the controller); the slot is given
  * back then, or when undici fails it (its connection attempt ended).
  * Every path ends in `finish()`, exactly once.
+ *
+ * `socketTimeout` is the request's `SOCKET_IDLE` deadline on the handler's scheduler (not undici's fast timers, about
+ * 1 s resolution): (re)started by every activity undici reports (the connection, when request-body progress is known
+ * to be reported; each request-body chunk written, `onBodySent`; the request sent, `onRequestSent`; the headers; each
+ * body chunk), cancelled while the body is paused for its reader and at the end. It fires as undici's timeout error
+ * of the phase would, through `controller.abort`. Each activity is a `refresh` of the request's own node: O(1), one
+ * clock read.
  */
 import {
   acquisitionTimeoutError,
@@ -53,11 +60,15 @@ import { type BodySource, createResponseBody, failResponseBody } from "./respons
 import type { RequestOutcome, UndiciPoolMonitor } from "./undici-pool-monitor";
 import { requestFinishedChannel, undiciRequestFinishedEvent } from "./undici-request-finished";
 
-/** The deadline kinds a request arms (`DeadlineKind` of `@sockeye/pool-monitor`). @internal */
+/** `socketTimeout`: inactivity while sending, waiting for the headers and between body chunks (this handler's own). */
+const SOCKET_IDLE = "socket_idle";
+
+/** The deadline kinds a request arms (`DeadlineKind` of `@sockeye/pool-monitor`, and its socket idle one). @internal */
 export type UndiciDeadlineKind =
   | typeof DeadlineKind.Connection
   | typeof DeadlineKind.Acquire
-  | typeof DeadlineKind.Request;
+  | typeof DeadlineKind.Request
+  | typeof SOCKET_IDLE;
 
 /** Where a request is (see the header). @internal */
 export enum Phase {
@@ -82,7 +93,7 @@ export interface RequestPlan {
   socketAcquisitionTimeout: number | undefined;
   requestTimeout: number | undefined;
   throwOnRequestTimeout: boolean;
-  /** Inactivity timeout given to undici as headersTimeout / bodyTimeout (0 = none). */
+  /** Inactivity timeout on the scheduler (`SOCKET_IDLE`, see `UndiciRequestCore`), ms (0 = none). */
   socketTimeout: number;
   socketTimeoutIsServiceDefault: boolean;
   logger: Logger | undefined;
@@ -134,6 +145,8 @@ export abstract class UndiciRequestCore
   private body: Readable | undefined = undefined;
   private first: Deadline<UndiciDeadlineKind> | undefined = undefined;
   private requestSlot: Deadline<UndiciDeadlineKind> | undefined = undefined;
+  /** `socketTimeout` (`SOCKET_IDLE`); created when the first activity arms it. */
+  private socketSlot: Deadline<UndiciDeadlineKind> | undefined = undefined;
   private dispatcher: DispatcherLike | undefined = undefined;
   private dispatchOptions: DispatchOptionsLike | undefined = undefined;
   /** For `request:finished`: the response, the error the caller saw, whether it left the gate's queue unserved. */
@@ -146,7 +159,13 @@ export abstract class UndiciRequestCore
     private readonly o: OriginPoolState | undefined,
     private readonly gate: OriginGate | undefined,
     private readonly abortSignal: AbortSignalLike | undefined,
-    private readonly requestTimeout: number | undefined
+    private readonly requestTimeout: number | undefined,
+    /**
+     * Whether undici is known to report request-body progress to this handler (`onBodySent` / `onRequestSent`: the
+     * handler-owned `Agent`): `socketTimeout` then starts with the connection. Otherwise it starts at the first
+     * progress event undici reports, and undici's own `headersTimeout` stays the backstop of the phase before.
+     */
+    private readonly uploadObserved: boolean
   ) {
     this.startedAt = timing.now();
   }
@@ -224,7 +243,30 @@ export abstract class UndiciRequestCore
     const first = this.first;
     if (first !== undefined) this.plan.scheduler.cancel(first);
     const o = this.o;
-    if (o !== undefined) this.plan.monitor?.requestAcquired(o, this, timing.now());
+    const now = timing.now();
+    if (this.uploadObserved) this.socketActive(now);
+    if (o !== undefined) this.plan.monitor?.requestAcquired(o, this, now);
+  }
+
+  /**
+   * Socket activity (a request-body chunk written, the request sent, headers, a body chunk): (re)starts the
+   * `socketTimeout` deadline from `now`. O(1): a refresh of the request's own node, armed on first use.
+   */
+  protected socketActive(now: number): void {
+    const ms = this.plan.socketTimeout;
+    if (ms <= 0 || this.phase !== Phase.Connected) return;
+    let slot = this.socketSlot;
+    if (slot === undefined) {
+      slot = new Deadline<UndiciDeadlineKind>(this, SOCKET_IDLE);
+      this.socketSlot = slot;
+    }
+    if (slot.armed) this.plan.scheduler.refresh(slot, now);
+    else this.plan.scheduler.arm(slot, now, ms);
+  }
+
+  /** undici wrote a request-body chunk (`onBodySent`) or the whole request (`onRequestSent`). */
+  protected requestProgress(): void {
+    if (this.plan.socketTimeout > 0) this.socketActive(timing.now());
   }
 
   /** Response headers: `raw` is undici's raw list when it has one, else its parsed object is flattened. */
@@ -234,9 +276,13 @@ export abstract class UndiciRequestCore
     headers: Record<string, string | string[] | undefined> | null | undefined,
     statusText: string | undefined
   ): void {
-    if (statusCode < 200 || this.settled) return;
+    if (statusCode < 200 || this.settled) {
+      this.requestProgress();
+      return;
+    }
     const slot = this.requestSlot;
     if (slot !== undefined) this.plan.scheduler.cancel(slot);
+    this.requestProgress();
     const body = createResponseBody(this);
     this.body = body;
     this.settled = true;
@@ -255,8 +301,12 @@ export abstract class UndiciRequestCore
   protected dataReceived(controller: DispatchControllerLike, chunk: Buffer): void {
     const body = this.body;
     if (body === undefined || body.destroyed) return;
+    const socketSlot = this.socketSlot;
+    if (socketSlot?.armed) this.plan.scheduler.refresh(socketSlot, timing.now());
     if (body.push(chunk)) return;
     this.paused = true;
+    // Paused for the reader: no inactivity timeout while undici reads nothing (as undici's bodyTimeout).
+    if (socketSlot !== undefined) this.plan.scheduler.cancel(socketSlot);
     controller.pause();
     const o = this.o;
     if (o !== undefined) this.plan.monitor?.bodyPaused(o, this, timing.now());
@@ -304,6 +354,10 @@ export abstract class UndiciRequestCore
   }
 
   onDeadline(kind: UndiciDeadlineKind, now: number): void {
+    if (kind === SOCKET_IDLE) {
+      this.socketTimedOut();
+      return;
+    }
     if (this.settled || this.finished) return;
     const plan = this.plan;
     switch (kind) {
@@ -353,6 +407,7 @@ export abstract class UndiciRequestCore
     this.paused = false;
     const o = this.o;
     if (o !== undefined) this.plan.monitor?.bodyResumed(o, this);
+    if (this.socketSlot !== undefined) this.socketActive(timing.now());
     this.controller?.resume();
   }
 
@@ -441,6 +496,25 @@ export abstract class UndiciRequestCore
     const scheduler = this.plan.scheduler;
     if (this.first !== undefined) scheduler.cancel(this.first);
     if (this.requestSlot !== undefined) scheduler.cancel(this.requestSlot);
+    if (this.socketSlot !== undefined) scheduler.cancel(this.socketSlot);
+  }
+
+  /**
+   * `socketTimeout` fired: aborts the exchange with undici's own timeout error for the phase (code
+   * `UND_ERR_HEADERS_TIMEOUT` before the headers, `UND_ERR_BODY_TIMEOUT` after), so the rejection or body error takes
+   * exactly the path (and the `TimeoutError` message) of undici's headersTimeout / bodyTimeout.
+   */
+  private socketTimedOut(): void {
+    if (this.finished || this.phase !== Phase.Connected) return;
+    const headers = !this.settled;
+    const cause = Object.assign(
+      new Error(headers ? "Headers Timeout Error" : "Body Timeout Error"),
+      headers
+        ? { name: "HeadersTimeoutError", code: "UND_ERR_HEADERS_TIMEOUT" }
+        : { name: "BodyTimeoutError", code: "UND_ERR_BODY_TIMEOUT" }
+    );
+    // undici calls onResponseError with it (errored → mapError) and closes the connection.
+    (this.controller as DispatchControllerLike).abort(cause);
   }
 
   private finish(outcome: RequestOutcome): void {
@@ -567,6 +641,16 @@ export class UndiciRequest extends UndiciRequestCore {
 
   onResponseError(_controller: DispatchControllerLike | undefined, error: Error): void {
     this.errored(error);
+  }
+
+  /** Not in undici's controller API, but undici 8 calls it on the handler (its interceptors forward it). */
+  onBodySent(_chunk: unknown): void {
+    this.requestProgress();
+  }
+
+  /** As `onBodySent`: the whole request was written; the wait for the headers starts. */
+  onRequestSent(): void {
+    this.requestProgress();
   }
 }
 
