@@ -19,7 +19,7 @@
  */
 import type { Http2CloseReason } from "@sockeye/pool-monitor";
 import type { ClientHttp2Session, Settings } from "node:http2";
-import { Deadline, type DeadlineOwner, http2FrameError } from "@sockeye/pool-monitor/internal";
+import { Deadline, DeadlineKind, type DeadlineOwner, http2FrameError } from "@sockeye/pool-monitor/internal";
 import { type ActivityCounter, type Http2IdleWatcher, socketBytes } from "./http2-idle-watch";
 import type { Http2Origin, Http2Waiter } from "./http2-origin";
 import type { Http2SessionHost } from "./http2-pool-host";
@@ -83,7 +83,9 @@ export interface SocketLike {
  * @typeParam R - the pool's request type (its isolated request).
  * @internal
  */
-export class Http2SessionEntry<R extends Http2Waiter<R>> implements DeadlineOwner, Http2IdleWatcher {
+export class Http2SessionEntry<R extends Http2Waiter<R>>
+  implements DeadlineOwner<typeof DeadlineKind.Connection>, Http2IdleWatcher
+{
   readonly id = nextSessionId++;
   state: Http2SessionState = SESSION_CONNECTING;
   /** Streams open on the session now. */
@@ -114,7 +116,7 @@ export class Http2SessionEntry<R extends Http2Waiter<R>> implements DeadlineOwne
    * the pool destroys it when it lets go of a session that never became ready.
    */
   socket: SocketLike | undefined = undefined;
-  readonly connectDeadline: Deadline;
+  readonly connectDeadline: Deadline<typeof DeadlineKind.Connection>;
   // Idle watch (sessionTimeout).
   watchDeadline: Deadline<Http2IdleWatcher> | undefined = undefined;
   watched = false;
@@ -130,7 +132,7 @@ export class Http2SessionEntry<R extends Http2Waiter<R>> implements DeadlineOwne
   ) {
     this.streamLimit = isolated ? 1 : streamCap;
     this.createdAt = now;
-    this.connectDeadline = new Deadline(this, 0);
+    this.connectDeadline = new Deadline(this, DeadlineKind.Connection);
     (session as SessionWithEntry)[kEntry] = this;
     session.on("connect", onSessionConnect);
     session.on("remoteSettings", onRemoteSettings);

@@ -50,6 +50,7 @@ import {
   buildAbortError,
   buildQueryString,
   Deadline,
+  DeadlineKind,
   type DeadlineOwner,
   http2FrameError,
   http2NoResponseError,
@@ -212,7 +213,9 @@ export type Http2PoolOrigin = Http2Origin<Http2PoolSession, Http2StreamRequest>;
 type StreamEnd = "leave" | "destroy" | "cancel";
 
 /** @internal */
-export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher, Http2Waiter<Http2StreamRequest> {
+export class Http2StreamRequest
+  implements DeadlineOwner<typeof DeadlineKind.Continue>, Http2IdleWatcher, Http2Waiter<Http2StreamRequest>
+{
   entry: Http2PoolSession | undefined = undefined;
   stream: ClientHttp2Stream | undefined = undefined;
   /** The promise settled (resolved at the response, or rejected). */
@@ -254,7 +257,7 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher, Http
   failure: unknown = undefined;
   private awaitingContinue = false;
   private bodySent = false;
-  private continueDeadline: Deadline | undefined = undefined;
+  private continueDeadline: Deadline<typeof DeadlineKind.Continue> | undefined = undefined;
   private abortAttached = false;
   /** Inside `reset()`: the `'aborted'` Node emits for our own reset is not the peer's. */
   private resetting = false;
@@ -329,7 +332,7 @@ export class Http2StreamRequest implements DeadlineOwner, Http2IdleWatcher, Http
     if (expect === "100-continue") {
       this.awaitingContinue = true;
       stream.once("continue", onStreamContinue);
-      this.continueDeadline ??= new Deadline(this, 0);
+      this.continueDeadline ??= new Deadline(this, DeadlineKind.Continue);
       this.host.scheduler.arm(
         this.continueDeadline,
         this.streamStartedAt,

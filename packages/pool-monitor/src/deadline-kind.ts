@@ -2,7 +2,8 @@
  * What a request's `Deadline` stands for; passed back to `DeadlineOwner.onDeadline()` when it fires. A string union
  * (not a bare number), so a `switch` over it can be checked for exhaustiveness (`assertNever` in the `default`) and a
  * missed site fails to compile. Shared by the handlers: `NodeHttpHandler` arms all five, `UndiciHttpHandler`
- * `Connection`, `Acquire` and `Request`.
+ * `Connection`, `Acquire` and `Request` (plus its own socket idle kind), `NodeHttp2Handler` `Connection` (a session's)
+ * and `Continue` (a stream's); their inactivity watches have owners of their own.
  * @internal
  */
 export const DeadlineKind = {
