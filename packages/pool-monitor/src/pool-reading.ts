@@ -24,11 +24,30 @@ export class SampleEvidence {
   activeAgeSumMs = 0;
   activeAgeCount = 0;
 
+  /** The reading's defaults: unbounded capacity, the origin's own completions. */
   clear(): void {
-    this.active = this.queued = this.oldestQueuedMs = this.oldestActiveMs = 0;
-    this.activeAgeSumMs = this.activeAgeCount = 0;
+    this.zero();
     this.maxSockets = Number.POSITIVE_INFINITY;
     this.completions = -1;
+  }
+
+  /** All 0: the start of a sum (`add()`). */
+  zero(): this {
+    this.active = this.queued = this.maxSockets = this.completions = 0;
+    this.oldestQueuedMs = this.oldestActiveMs = this.activeAgeSumMs = this.activeAgeCount = 0;
+    return this;
+  }
+
+  /** Adds the figures of one sub-pool: counts and sums add up, ages keep the oldest. */
+  add(l: SampleEvidence): void {
+    this.active += l.active;
+    this.queued += l.queued;
+    this.maxSockets += l.maxSockets;
+    this.completions += l.completions;
+    this.activeAgeSumMs += l.activeAgeSumMs;
+    this.activeAgeCount += l.activeAgeCount;
+    if (l.oldestQueuedMs > this.oldestQueuedMs) this.oldestQueuedMs = l.oldestQueuedMs;
+    if (l.oldestActiveMs > this.oldestActiveMs) this.oldestActiveMs = l.oldestActiveMs;
   }
 }
 

@@ -44,7 +44,7 @@
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import { type DetectorTuning, OriginTelemetry, type RequestOutcome } from "./origin-telemetry";
-import type { PoolReading, SampleEvidence } from "./pool-reading";
+import { type PoolReading, SampleEvidence } from "./pool-reading";
 import type { TelemetryCore } from "./telemetry-core";
 
 /** Symbol under which a request tracked with `trackRequest()` carries its `RequestState`. @internal */
@@ -287,8 +287,8 @@ export class OriginState extends OriginTelemetry {
    * and no queue. O(links + busy sockets), allocation-free.
    */
   poll(agentLinks: AgentLinks, core: Http1Core, now: number, r: PoolReading): void {
-    const sum = scratchSum.clear();
-    const full = scratchFull.clear();
+    const sum = scratchSum.zero();
+    const full = r.evidence.zero();
     const link = scratchLink;
     let idle = 0;
     let fullLinks = 0;
@@ -310,7 +310,7 @@ export class OriginState extends OriginTelemetry {
       }
       links[kept++] = l;
       idle += free;
-      link.clear();
+      link.zero();
       link.active = busy;
       link.queued = waiting;
       link.completions = l.completions;
@@ -320,14 +320,14 @@ export class OriginState extends OriginTelemetry {
           const st = socketStateOf(sockets[j])?.current;
           if (st === undefined || st.core !== core || st.acquiredAt < 0) continue;
           const age = now - st.acquiredAt;
-          link.ageSum += age;
-          link.ageCount++;
-          if (age > link.oldestActive) link.oldestActive = age;
+          link.activeAgeSumMs += age;
+          link.activeAgeCount++;
+          if (age > link.oldestActiveMs) link.oldestActiveMs = age;
         }
       }
       // The head of the link's queue list is this monitor's oldest request queued under the name.
       const head = queueHead(l);
-      if (waiting !== 0 && head !== undefined) link.oldestQueued = now - head.startedAt;
+      if (waiting !== 0 && head !== undefined) link.oldestQueuedMs = now - head.startedAt;
       sum.add(link);
       if (waiting !== 0 && busy >= maps.maxSockets) {
         full.add(link);
@@ -337,15 +337,14 @@ export class OriginState extends OriginTelemetry {
     links.length = kept;
     if (sum.maxSockets === 0 && this.lastAgent !== undefined) sum.maxSockets = agentMaps(this.lastAgent).maxSockets;
     if (fullLinks === 0) {
-      full.copy(sum);
+      full.zero().add(sum);
       full.completions = -1; // the origin's own count
     }
-    full.into(r.evidence);
     r.active = sum.active;
     r.idle = idle;
     r.queued = sum.queued;
     r.maxSockets = sum.maxSockets > 0 && sum.maxSockets !== Number.POSITIVE_INFINITY ? sum.maxSockets : null;
-    r.oldestQueuedMs = sum.oldestQueued;
+    r.oldestQueuedMs = sum.oldestQueuedMs;
   }
 
   /**
@@ -442,52 +441,6 @@ export function queueHead(link: PoolLink): RequestState | undefined {
   return head;
 }
 
-/** Pool figures of one link, or summed over several. @internal */
-export class LinkFigures {
-  active = 0;
-  queued = 0;
-  maxSockets = 0;
-  completions = 0;
-  oldestQueued = 0;
-  oldestActive = 0;
-  ageSum = 0;
-  ageCount = 0;
-
-  clear(): this {
-    this.active = this.queued = this.maxSockets = this.completions = 0;
-    this.oldestQueued = this.oldestActive = this.ageSum = this.ageCount = 0;
-    return this;
-  }
-
-  add(l: LinkFigures): void {
-    this.active += l.active;
-    this.queued += l.queued;
-    this.maxSockets += l.maxSockets;
-    this.completions += l.completions;
-    this.ageSum += l.ageSum;
-    this.ageCount += l.ageCount;
-    if (l.oldestQueued > this.oldestQueued) this.oldestQueued = l.oldestQueued;
-    if (l.oldestActive > this.oldestActive) this.oldestActive = l.oldestActive;
-  }
-
-  copy(l: LinkFigures): void {
-    this.clear().add(l);
-  }
-
-  /** Writes these figures as the detector's evidence. */
-  into(e: SampleEvidence): void {
-    e.active = this.active;
-    e.maxSockets = this.maxSockets;
-    e.queued = this.queued;
-    e.completions = this.completions;
-    e.oldestQueuedMs = this.oldestQueued;
-    e.oldestActiveMs = this.oldestActive;
-    e.activeAgeSumMs = this.ageSum;
-    e.activeAgeCount = this.ageCount;
-  }
-}
-
-// Scratch figures for poll() (single-threaded, never held across calls).
-const scratchSum = new LinkFigures();
-const scratchFull = new LinkFigures();
-const scratchLink = new LinkFigures();
+// Scratch figures for poll() (single-threaded, never held across calls); the full links sum into the reading itself.
+const scratchSum = new SampleEvidence();
+const scratchLink = new SampleEvidence();
