@@ -36,6 +36,34 @@ export function emptyCloseCounts(): Record<CloseReason, number> {
   };
 }
 
+/** The four outcome counters, as `OriginTelemetry` and `UnpooledCounters` both keep them. @internal */
+export interface OutcomeCounters {
+  completed: number;
+  failed: number;
+  aborted: number;
+  timedOut: number;
+}
+
+/** Adds `delta` to the counter of `outcome` in `c` (a missed outcome does not compile). @internal */
+export function countOutcome(c: OutcomeCounters, outcome: RequestOutcome, delta: number): void {
+  switch (outcome) {
+    case "completed":
+      c.completed += delta;
+      return;
+    case "failed":
+      c.failed += delta;
+      return;
+    case "aborted":
+      c.aborted += delta;
+      return;
+    case "timed_out":
+      c.timedOut += delta;
+      return;
+    default:
+      assertNever(outcome);
+  }
+}
+
 /** Counters of the requests of one origin sent outside the pool (node:http's one-off agents). @internal */
 export class UnpooledCounters {
   started = 0;
@@ -128,21 +156,6 @@ export class OriginTelemetry {
 
   /** Adds `delta` to the counter of one outcome. */
   countOutcome(outcome: RequestOutcome, delta: number): void {
-    switch (outcome) {
-      case "completed":
-        this.completed += delta;
-        return;
-      case "failed":
-        this.failed += delta;
-        return;
-      case "aborted":
-        this.aborted += delta;
-        return;
-      case "timed_out":
-        this.timedOut += delta;
-        return;
-      default:
-        assertNever(outcome);
-    }
+    countOutcome(this, outcome, delta);
   }
 }

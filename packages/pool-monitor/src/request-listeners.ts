@@ -48,7 +48,8 @@ import {
   socketStateOf,
   type TrackedRequest,
 } from "./tracking-state";
-import { attachUnpooledRequest, bumpUnpooled, unpooledClosed, unpooledSocket } from "./unpooled-request";
+import { countOutcome } from "./origin-telemetry";
+import { attachUnpooledRequest, unpooledClosed, unpooledSocket } from "./unpooled-request";
 
 /** How the events of a newly tracked request reach its state. @internal */
 export enum Delivery {
@@ -302,8 +303,8 @@ export function noteRequestOutcome(st: RequestState, outcome: "aborted" | "timed
   st.outcome = outcome;
   if (st.unpooled) {
     if (st.closed && st.countedAs !== undefined && st.origin.unpooled !== undefined) {
-      bumpUnpooled(st.origin.unpooled, st.countedAs, -1);
-      bumpUnpooled(st.origin.unpooled, outcome, 1);
+      countOutcome(st.origin.unpooled, st.countedAs, -1);
+      countOutcome(st.origin.unpooled, outcome, 1);
       st.countedAs = outcome;
     }
     return;

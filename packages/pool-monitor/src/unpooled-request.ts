@@ -11,7 +11,7 @@
  */
 import type { Socket } from "node:net";
 import { timing } from "./timing";
-import { UnpooledCounters } from "./origin-telemetry";
+import { countOutcome, UnpooledCounters } from "./origin-telemetry";
 import type { CountedAs, RequestState } from "./tracking-state";
 
 const connectingSockets = new WeakMap<Socket, RequestState>();
@@ -49,13 +49,5 @@ export function unpooledClosed(st: RequestState): void {
   const res = st.res;
   const counted: CountedAs = st.outcome ?? (st.errored || res === undefined || res.errored ? "failed" : "completed");
   st.countedAs = counted;
-  bumpUnpooled(u, counted, 1);
-}
-
-/** Adds `delta` to the counter of one unpooled request outcome. @internal */
-export function bumpUnpooled(u: UnpooledCounters, counted: CountedAs, delta: number): void {
-  if (counted === "completed") u.completed += delta;
-  else if (counted === "failed") u.failed += delta;
-  else if (counted === "aborted") u.aborted += delta;
-  else u.timedOut += delta;
+  countOutcome(u, counted, 1);
 }
