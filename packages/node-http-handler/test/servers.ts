@@ -369,14 +369,32 @@ export async function startSilentTcpServer(): Promise<{
   };
 }
 
-/** A loopback port nobody listens on (bound, then released). */
+/**
+ * A loopback port that refuses connections, and keeps refusing while the test runs.
+ *
+ * A port bound with `listen(0)` and released goes back to the kernel's ephemeral range, where the next `listen(0)`
+ * of a concurrent test (a server, a proxy) may get it, so the "refused" request reaches a live server instead. The port
+ * returned here lies below that range (`ip_local_port_range` starts at 32768 by default; tests only ever listen on port
+ * 0), and is checked to refuse a connection before it is returned.
+ */
 export async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 10_000);
+    if (await refuses(port)) return port;
+  }
+  throw new Error("closedPort: found no refusing loopback port in 20000-29999 after 50 tries");
+}
+
+/** Whether a connection to 127.0.0.1:`port` is refused (ECONNREFUSED). */
+function refuses(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: "127.0.0.1", port });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code === "ECONNREFUSED"));
+  });
 }
 
 /** Whether a server can listen on `host` (e.g. "::1" on hosts without IPv6). */

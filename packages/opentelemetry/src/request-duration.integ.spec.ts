@@ -17,6 +17,7 @@ import { NodeHttp2Handler, NodeHttpHandler } from "@sockeye/node-http-handler";
 import type { PoolEvent, PoolStats } from "@sockeye/pool-monitor";
 import { UndiciHttpHandler } from "@sockeye/undici-http-handler";
 import { afterEach, describe, expect, test as it, vi } from "vitest";
+import { closedPort } from "../../node-http-handler/test/servers.js";
 import { registerPoolMetrics } from "./register-pool-metrics";
 
 const FIXTURES = join(__dirname, "..", "..", "node-http-handler", "test", "fixtures");
@@ -76,15 +77,6 @@ async function startServer(h2: boolean) {
   /** Resolves when the next `slow` request reached the server. */
   const nextArrival = () => new Promise<void>((resolve) => arrivals.push(resolve));
   return { port, nextArrival };
-}
-
-/** A port nothing listens on (a server bound and closed). */
-async function closedPort(): Promise<number> {
-  const s = http.createServer();
-  await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
 }
 
 function makeHandler(kind: Kind): AnyHandler {

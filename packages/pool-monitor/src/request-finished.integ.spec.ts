@@ -7,6 +7,7 @@ import diagnosticsChannel from "node:diagnostics_channel";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, expect, test as it, vi } from "vitest";
+import { closedPort } from "../../node-http-handler/test/servers.js";
 import { CHANNEL_NAMES } from "./diagnostics";
 import { PoolMonitor } from "./pool-monitor";
 import type { PoolEvent, RequestFinishedEvent } from "./pool-stats";
@@ -79,10 +80,7 @@ it("publishes one bounded request:finished per request on the channel and to sub
   await holder.closed;
   await queued.closed;
   // Nothing listens on this port: a refused connection.
-  const dead = http.createServer();
-  await new Promise<void>((resolve) => dead.listen(0, "127.0.0.1", resolve));
-  const deadPort = (dead.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => dead.close(() => resolve()));
+  const deadPort = await closedPort();
   await send("/ok", "GET", undefined, deadPort).closed;
 
   const finished = events.filter((e): e is RequestFinishedEvent => e.type === "request:finished");

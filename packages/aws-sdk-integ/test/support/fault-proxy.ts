@@ -17,7 +17,7 @@
  */
 import { once } from "node:events";
 import http from "node:http";
-import net from "node:net";
+import type net from "node:net";
 
 /** What the proxy does with one request. */
 export type ProxyMode =
@@ -137,12 +137,4 @@ export async function startFaultProxy(origin: string): Promise<FaultProxy> {
   };
 }
 
-/** A loopback port nobody listens on (bound, then released). @internal */
-export async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+export { closedPort } from "../../../node-http-handler/test/servers.js";
