@@ -84,7 +84,7 @@ export interface NodeHttp2HandlerOptions {
   /**
    * Saturation-detector parameters (`"interval"` mode), each validated and documented on `SaturationOptions`: the
    * same block and defaults as the HTTP/1.1 handlers (sample interval, window, stall deadline, log lockout, origin
-   * cap).
+   * cap). A key the block does not take (a misspelling such as `sampleIntervallMs`) throws instead of being ignored.
    * @defaultValue `{}` (every field at its default)
    */
   saturation?: SaturationOptions;

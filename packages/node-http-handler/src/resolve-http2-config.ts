@@ -2,8 +2,11 @@ import type { Logger } from "@smithy/types";
 import type { SaturationOptions, SaturationReport, SocketMonitorMode } from "@sockeye/pool-monitor";
 import {
   booleanOption,
+  checkSaturationBlock,
+  describeValue,
   functionOption,
   invalidOption,
+  loggerOption,
   msOption,
   resolveDefaultSocketTimeout,
   resolveSocketMonitorMode,
@@ -46,10 +49,6 @@ export interface ResolvedHttp2Config {
 
 type Callback = (report: SaturationReport) => void;
 
-function describe(value: unknown): string {
-  return typeof value === "string" ? JSON.stringify(value) : String(value);
-}
-
 function invalid(name: string, value: unknown, expected: string): TypeError {
   return invalidOption(PACKAGE_PREFIX, name, value, expected);
 }
@@ -80,7 +79,7 @@ function count(options: Record<string, unknown>, name: string, fallback: number)
 export function resolveHttp2Config(options: NodeHttp2HandlerOptions | undefined | null | void): ResolvedHttp2Config {
   if (options !== undefined && options !== null && typeof options !== "object") {
     throw new TypeError(
-      `${PACKAGE_PREFIX} - invalid NodeHttp2Handler options: ${describe(options)}; expected an object.`
+      `${PACKAGE_PREFIX} - invalid NodeHttp2Handler options: ${describeValue(options)}; expected an object.`
     );
   }
   const raw = (options ?? {}) as Record<string, unknown>;
@@ -106,20 +105,11 @@ export function resolveHttp2Config(options: NodeHttp2HandlerOptions | undefined 
   const onSaturation = functionOption<Callback>(PACKAGE_PREFIX, "onSaturation", raw.onSaturation);
   const onRecovery = functionOption<Callback>(PACKAGE_PREFIX, "onRecovery", raw.onRecovery);
   const saturation = raw.saturation;
-  if (
-    saturation !== undefined &&
-    saturation !== null &&
-    (typeof saturation !== "object" || Array.isArray(saturation))
-  ) {
-    throw invalidOption(PACKAGE_PREFIX, "saturation", saturation, "an object of saturation-detector options");
-  }
-  let logger = raw.logger as Logger | undefined;
-  if (logger !== undefined && logger !== null && (typeof logger !== "object" || typeof logger.warn !== "function")) {
-    throw invalid("logger", logger, "an object with a warn() method");
-  }
+  checkSaturationBlock(saturation, PACKAGE_PREFIX);
+  let logger = loggerOption<Logger>(PACKAGE_PREFIX, "logger", raw.logger);
   // The SDK hands its logger over with `updateHttpClientConfig(Symbol.for("logger"), …)`; an explicit one wins.
   const sdkLogger = (raw as Record<symbol, unknown>)[Symbol.for("logger")] as Logger | undefined;
-  if ((logger === undefined || logger === null) && typeof sdkLogger?.warn === "function") logger = sdkLogger;
+  if (logger === undefined && typeof sdkLogger?.warn === "function") logger = sdkLogger;
   const mode = resolveSocketMonitorMode(raw.socketMonitor, process.env, PACKAGE_PREFIX);
   return {
     options: { ...(raw as NodeHttp2HandlerOptions), defaultSocketTimeout: resolveDefaultSocketTimeout(raw) },

@@ -1,9 +1,6 @@
 import type { HttpRequest } from "@smithy/protocol-http";
+import { describeValue } from "@sockeye/pool-monitor/internal";
 import { PACKAGE_PREFIX } from "./constants";
-
-function show(value: unknown): string {
-  return typeof value === "string" ? JSON.stringify(value) : String(value);
-}
 
 /**
  * Checks what `handle()` needs of a request before anything is dispatched, so a bad request never opens a socket:
@@ -14,19 +11,21 @@ function show(value: unknown): string {
  */
 export function validateRequest(request: HttpRequest): void {
   if (request === null || typeof request !== "object") {
-    throw new TypeError(`${PACKAGE_PREFIX} - handle(request) expects an HttpRequest; received ${show(request)}.`);
+    throw new TypeError(
+      `${PACKAGE_PREFIX} - handle(request) expects an HttpRequest; received ${describeValue(request)}.`
+    );
   }
   const { hostname, port } = request;
   if (typeof hostname !== "string" || hostname === "" || hostname === "[]") {
     throw new TypeError(
-      `${PACKAGE_PREFIX} - invalid request hostname: ${show(hostname)}; expected a non-empty host name or IP address.`
+      `${PACKAGE_PREFIX} - invalid request hostname: ${describeValue(hostname)}; expected a non-empty host name or IP address.`
     );
   }
   if (port === undefined || port === null) return;
   const n = typeof port === "string" && /^\d+$/.test(port) ? Number(port) : port;
   if (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > 65535) {
     throw new TypeError(
-      `${PACKAGE_PREFIX} - invalid request port: ${show(port)}; expected an integer from 1 to 65535 (or none for the protocol's default).`
+      `${PACKAGE_PREFIX} - invalid request port: ${describeValue(port)}; expected an integer from 1 to 65535 (or none for the protocol's default).`
     );
   }
 }

@@ -185,23 +185,23 @@ describe("registerPoolMetrics with @opentelemetry/sdk-metrics", () => {
 
   it("validates its arguments", () => {
     expect(() => registerPoolMetrics(undefined as never)).toThrow(
-      "@sockeye/opentelemetry: registerPoolMetrics(source) expects an object with getStats(); received undefined."
+      "@sockeye/opentelemetry - registerPoolMetrics(source) expects an object with getStats(); received undefined."
     );
     expect(() => registerPoolMetrics(new PoolMonitor(), { namespace: "Bad Name" })).toThrow(
-      '@sockeye/opentelemetry: option "namespace" must be a dot-separated lowercase name such as "sockeye" or "com.example.http"; received "Bad Name".'
+      '@sockeye/opentelemetry - invalid option namespace: "Bad Name"; expected a dot-separated lowercase name such as "sockeye" or "com.example.http".'
     );
     expect(() => registerPoolMetrics(new PoolMonitor(), { requestDuration: "yes" as never })).toThrow(
-      '@sockeye/opentelemetry: option "requestDuration" must be true or false; received "yes".'
+      '@sockeye/opentelemetry - invalid option requestDuration: "yes"; expected a boolean (true or false).'
     );
     expect(() => registerPoolMetrics(new PoolMonitor(), { bodySize: {} as never })).toThrow(
-      '@sockeye/opentelemetry: option "bodySize" must be true or false; received an object.'
+      "@sockeye/opentelemetry - invalid option bodySize: an object; expected a boolean (true or false)."
     );
     expect(() => registerPoolMetrics(new PoolMonitor(), { timeInQueue: 1 as never })).toThrow(
-      '@sockeye/opentelemetry: option "timeInQueue" must be true or false; received 1.'
+      "@sockeye/opentelemetry - invalid option timeInQueue: 1; expected a boolean (true or false)."
     );
     for (const bad of [0, 1.5, 100_001, Number.NaN, "3"]) {
       expect(() => registerPoolMetrics(new PoolMonitor(), { maxOrigins: bad as never })).toThrow(
-        /^@sockeye\/opentelemetry: option "maxOrigins" must be an integer from 1 to 100000; received .+\.$/
+        /^@sockeye\/opentelemetry - invalid option maxOrigins: .+; expected an integer from 1 to 100000\.$/
       );
     }
   });

@@ -23,6 +23,7 @@ import {
   type Observable,
 } from "@opentelemetry/api";
 import type { CloseReason, PoolEvent, PoolStats } from "@sockeye/pool-monitor";
+import { describeValue, invalidOption } from "@sockeye/pool-monitor/internal";
 import { namespacedMetrics, SEMCONV_METRICS } from "./metric-names";
 import { OriginAttributeCache } from "./origin-attributes";
 
@@ -137,23 +138,19 @@ export function registerPoolMetrics(
 ): PoolMetricsRegistration {
   if (source === null || typeof source !== "object" || typeof source.getStats !== "function") {
     throw new TypeError(
-      `${PKG}: registerPoolMetrics(source) expects an object with getStats(); received ${describe(source, "an object without getStats()")}.`
+      `${PKG} - registerPoolMetrics(source) expects an object with getStats(); received ${source !== null && typeof source === "object" ? "an object without getStats()" : describeValue(source)}.`
     );
   }
   const ns = options.namespace ?? "sockeye";
   if (typeof ns !== "string" || !/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/.test(ns)) {
-    throw new TypeError(
-      `${PKG}: option "namespace" must be a dot-separated lowercase name such as "sockeye" or "com.example.http"; received ${describe(ns)}.`
-    );
+    throw invalidOption(PKG, "namespace", ns, 'a dot-separated lowercase name such as "sockeye" or "com.example.http"');
   }
   const recordDuration = flag(options, "requestDuration", true);
   const recordBodySize = flag(options, "bodySize", false);
   const recordTimeInQueue = flag(options, "timeInQueue", true);
   const maxOrigins = options.maxOrigins ?? DEFAULT_MAX_ORIGINS;
   if (!Number.isInteger(maxOrigins) || maxOrigins < 1 || maxOrigins > 100_000) {
-    throw new TypeError(
-      `${PKG}: option "maxOrigins" must be an integer from 1 to 100000; received ${describe(maxOrigins)}.`
-    );
+    throw invalidOption(PKG, "maxOrigins", maxOrigins, "an integer from 1 to 100000");
   }
   const provider = options.meterProvider ?? metrics.getMeterProvider();
   const meter: Meter = provider.getMeter(PKG, VERSION);
@@ -365,15 +362,7 @@ function flag(options: PoolMetricsOptions, name: "requestDuration" | "bodySize" 
   const value = options[name];
   if (value === undefined) return fallback;
   if (typeof value !== "boolean") {
-    throw new TypeError(`${PKG}: option "${name}" must be true or false; received ${describe(value)}.`);
+    throw invalidOption(PKG, name, value, "a boolean (true or false)");
   }
   return value;
-}
-
-/** A value for a one-line error message (strings truncated to 40 characters). */
-function describe(value: unknown, object = "an object"): string {
-  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-  if (value === null) return "null";
-  if (typeof value === "object") return object;
-  return typeof value === "function" ? "a function" : String(value);
 }

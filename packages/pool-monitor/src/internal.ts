@@ -22,13 +22,8 @@ export {
 export { CHANNEL_NAMES } from "./diagnostics";
 export { formatSaturationMessage, type SaturationTerms } from "./format-saturation-message";
 export { LazyInterval } from "./lazy-interval";
-export {
-  booleanOption,
-  functionOption,
-  invalidOption,
-  msOption,
-  normalizeOptions,
-} from "./normalize-options";
+export { describeValue, invalidOption, MAX_SHOWN_CHARS } from "./invalid-option";
+export { booleanOption, msOption, normalizeOptions } from "./normalize-options";
 export { normalizeOrigin } from "./normalize-origin";
 export { PoolMonitor } from "./pool-monitor";
 export {
@@ -49,7 +44,13 @@ export {
 export { PoolReading, SampleEvidence } from "./pool-reading";
 export { DurationHistogram } from "./duration-histogram";
 export { requestFinishedEvent, schemeOf } from "./request-finished";
-export { POOL_MONITOR_DEFAULTS, SATURATION_OPTION_KEYS } from "./pool-monitor-options";
+export {
+  checkSaturationBlock,
+  functionOption,
+  loggerOption,
+  POOL_MONITOR_DEFAULTS,
+  SATURATION_OPTION_KEYS,
+} from "./pool-monitor-options";
 export {
   acquisitionTimeoutError,
   bodyAbortedError,

@@ -7,6 +7,9 @@
  * Cost: once per constructor / provider resolution / `updateHttpClientConfig()`; nothing per request.
  */
 
+import { describeValue, invalidOption } from "./invalid-option";
+import { checkSaturationBlock, functionOption, loggerOption } from "./pool-monitor-options";
+
 const MS_OPTIONS = [
   "connectionTimeout",
   "requestTimeout",
@@ -25,20 +28,6 @@ const AGENT_NUMBERS: Record<string, { integer: boolean; min: number; expected: s
   timeout: { integer: false, min: 0, expected: "a number of milliseconds >= 0" },
   keepAliveMsecs: { integer: false, min: 0, expected: "a number of milliseconds >= 0" },
 };
-
-/** A value as an error message shows it: strings quoted, functions and objects named, the rest as `String()`. @internal */
-export function show(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  if (typeof value === "function") return "a function";
-  if (Array.isArray(value)) return "an array";
-  if (typeof value === "object" && value !== null) return "an object";
-  return String(value);
-}
-
-/** `<prefix> - invalid option <name>: <value>; expected <expected>.` @internal */
-export function invalidOption(prefix: string, name: string, value: unknown, expected: string): TypeError {
-  return new TypeError(`${prefix} - invalid option ${name}: ${show(value)}; expected ${expected}.`);
-}
 
 /** The expectation every millisecond option's message states. @internal */
 export const MS_EXPECTED = "a number of milliseconds >= 0 (0 or undefined disables it)";
@@ -68,13 +57,6 @@ export function booleanOption(prefix: string, name: string, raw: unknown): boole
   if (raw === null || raw === undefined) return undefined;
   if (typeof raw !== "boolean") throw invalidOption(prefix, name, raw, "a boolean (true or false)");
   return raw;
-}
-
-/** A callback option: `null`/`undefined` = unset (`undefined`); anything but a function throws. @internal */
-export function functionOption<F>(prefix: string, name: string, raw: unknown): F | undefined {
-  if (raw === null || raw === undefined) return undefined;
-  if (typeof raw !== "function") throw invalidOption(prefix, name, raw, "a function");
-  return raw as F;
 }
 
 function checkAgent(prefix: string, name: string, agent: object): void {
@@ -118,7 +100,7 @@ function checkAgent(prefix: string, name: string, agent: object): void {
 export function normalizeOptions<T extends object>(options: T, prefix: string): T {
   if (options !== undefined && options !== null && typeof options !== "object") {
     throw new TypeError(
-      `${prefix} - invalid options: ${show(options)}; expected an options object or a provider function.`
+      `${prefix} - invalid options: ${describeValue(options)}; expected an options object or a provider function.`
     );
   }
   const out: Record<string, unknown> = { ...(options as Record<string, unknown>) };
@@ -140,19 +122,12 @@ export function normalizeOptions<T extends object>(options: T, prefix: string): 
       checkAgent(prefix, name, value);
     }
   }
-  const saturation = out.saturation;
-  if (saturation === null) out.saturation = undefined;
-  else if (saturation !== undefined && (typeof saturation !== "object" || Array.isArray(saturation))) {
-    throw invalidOption(prefix, "saturation", saturation, "an object of saturation-detector options");
-  }
+  if (out.saturation === null) out.saturation = undefined;
+  else checkSaturationBlock(out.saturation, prefix);
   for (const name of ["onSaturation", "onRecovery"]) {
     const value = functionOption(prefix, name, out[name]);
     if (name in out) out[name] = value;
   }
-  const logger = out.logger;
-  if (logger === null) out.logger = undefined;
-  else if (logger !== undefined && typeof logger !== "object") {
-    throw invalidOption(prefix, "logger", logger, "a Logger object (warn() is called)");
-  }
+  if ("logger" in out) out.logger = loggerOption(prefix, "logger", out.logger);
   return out as T;
 }

@@ -40,58 +40,56 @@ describe("resolvePoolMonitorOptions", () => {
     [
       { sampleIntervalMs: 50 },
       RangeError,
-      'option "sampleIntervalMs" must be a number between 100 and 60000 (milliseconds); received 50.',
+      "invalid option sampleIntervalMs: 50; expected a number from 100 to 60000 (milliseconds).",
     ],
     [
       { sampleIntervalMs: Number.NaN },
       RangeError,
-      'option "sampleIntervalMs" must be a number between 100 and 60000 (milliseconds); received NaN.',
+      "invalid option sampleIntervalMs: NaN; expected a number from 100 to 60000 (milliseconds).",
     ],
     [
       { sampleIntervalMs: "1000" },
       TypeError,
-      'option "sampleIntervalMs" must be a number between 100 and 60000 (milliseconds); received "1000".',
+      'invalid option sampleIntervalMs: "1000"; expected a number from 100 to 60000 (milliseconds).',
     ],
-    [
-      { windowSamples: 2 },
-      RangeError,
-      'option "windowSamples" must be an integer between 3 and 60 (samples); received 2.',
-    ],
+    [{ windowSamples: 2 }, RangeError, "invalid option windowSamples: 2; expected an integer from 3 to 60 (samples)."],
     [
       { windowSamples: 4.5 },
       RangeError,
-      'option "windowSamples" must be an integer between 3 and 60 (samples); received 4.5.',
+      "invalid option windowSamples: 4.5; expected an integer from 3 to 60 (samples).",
     ],
     [
       { warningLockoutMs: -1 },
       RangeError,
-      'option "warningLockoutMs" must be a number between 0 and 86400000 (milliseconds); received -1.',
+      "invalid option warningLockoutMs: -1; expected a number from 0 to 86400000 (milliseconds).",
     ],
     [
       { unconsumedBodyMs: 0 },
       RangeError,
-      'option "unconsumedBodyMs" must be a number between 1 and 86400000 (milliseconds); received 0.',
+      "invalid option unconsumedBodyMs: 0; expected a number from 1 to 86400000 (milliseconds).",
     ],
     [
       { maxOrigins: Number.POSITIVE_INFINITY },
       RangeError,
-      'option "maxOrigins" must be an integer between 1 and 100000 (origins); received Infinity.',
+      "invalid option maxOrigins: Infinity; expected an integer from 1 to 100000 (origins).",
     ],
     [
       { logger: "console" },
       TypeError,
-      'option "logger" must be an object with a warn(message) method; received "console".',
+      'invalid option logger: "console"; expected an object with a warn(message) method.',
     ],
-    [{ logger: { warn: 1 } }, TypeError, 'option "logger.warn" must be a function; received 1.'],
-    [{ messagePrefix: 5 }, TypeError, 'option "messagePrefix" must be a string; received 5.'],
-    [{ onSaturation: {} }, TypeError, 'option "onSaturation" must be a function; received an object.'],
-    [{ onRecovery: true }, TypeError, 'option "onRecovery" must be a function; received true.'],
+    [{ logger: { warn: 1 } }, TypeError, "invalid option logger.warn: 1; expected a function."],
+    [{ messagePrefix: 5 }, TypeError, "invalid option messagePrefix: 5; expected a string."],
+    [{ onSaturation: {} }, TypeError, "invalid option onSaturation: an object; expected a function."],
+    [{ onRecovery: true }, TypeError, "invalid option onRecovery: true; expected a function."],
   ])("rejects %o", (options, ErrorType, message) => {
     expect(() => new PoolMonitor(options as never)).toThrow(ErrorType);
-    expect(() => new PoolMonitor(options as never)).toThrow(`@sockeye/pool-monitor: ${message}`);
+    expect(() => new PoolMonitor(options as never)).toThrow(`@sockeye/pool-monitor - ${message}`);
   });
 
   it("rejects a non-object options argument", () => {
-    expect(() => new PoolMonitor(7 as never)).toThrow("@sockeye/pool-monitor: options must be an object; received 7.");
+    expect(() => new PoolMonitor(7 as never)).toThrow(
+      "@sockeye/pool-monitor - invalid options: 7; expected an object."
+    );
   });
 });

@@ -4,6 +4,7 @@
  * Validation runs in the constructor and in `PoolMonitor.configure()`; bad input throws a `TypeError`
  * or `RangeError` whose message names the option, the received value and the allowed range.
  */
+import { describeValue, invalidOption, MAX_SHOWN_CHARS } from "./invalid-option";
 import type { SaturationReport } from "./pool-stats";
 
 /**
@@ -137,116 +138,115 @@ export const POOL_MONITOR_DEFAULTS = {
 
 const PKG = "@sockeye/pool-monitor";
 
-/** @internal */
-export function resolvePoolMonitorOptions(options: PoolMonitorOptions | undefined): ResolvedPoolMonitorOptions {
+/** A numeric option's rule: the accepted range, whether it must be an integer, and its unit (for the message). */
+interface NumberRule {
+  min: number;
+  max: number;
+  integer: boolean;
+  unit: string;
+}
+
+const NUMBER_RULES: Record<(typeof SATURATION_OPTION_KEYS)[number], NumberRule> = {
+  sampleIntervalMs: { min: 100, max: 60_000, integer: false, unit: "milliseconds" },
+  windowSamples: { min: 3, max: 60, integer: true, unit: "samples" },
+  warningLockoutMs: { min: 0, max: 86_400_000, integer: false, unit: "milliseconds" },
+  unconsumedBodyMs: { min: 1, max: 86_400_000, integer: false, unit: "milliseconds" },
+  stallAfterMs: { min: 1000, max: 86_400_000, integer: false, unit: "milliseconds" },
+  maxOrigins: { min: 1, max: 100_000, integer: true, unit: "origins" },
+};
+
+/**
+ * Validates `options` and fills in the defaults. Every bad value throws the one-line error of `invalidOption()`
+ * (a `RangeError` for a number out of its range, else a `TypeError`).
+ * @param prefix - the package named by the message (a handler passes its own for its `saturation` block).
+ * @param path - put before each option's name in the message (`"saturation."` for a handler's block).
+ * @internal
+ */
+export function resolvePoolMonitorOptions(
+  options: PoolMonitorOptions | undefined,
+  prefix: string = PKG,
+  path = ""
+): ResolvedPoolMonitorOptions {
   if (options === undefined || options === null) options = {};
-  else if (typeof options !== "object") {
-    throw new TypeError(`${PKG}: options must be an object; received ${describe(options)}.`);
+  else if (typeof options !== "object" || Array.isArray(options)) {
+    if (path !== "") throw invalidOption(prefix, path.slice(0, -1), options, "an object");
+    throw new TypeError(`${prefix} - invalid options: ${describeValue(options)}; expected an object.`);
   }
-  const logger = options.logger;
-  if (logger !== undefined && (logger === null || typeof logger !== "object")) {
-    throw new TypeError(
-      `${PKG}: option "logger" must be an object with a warn(message) method; received ${describe(logger)}.`
-    );
-  }
-  if (logger !== undefined && logger.warn !== undefined && typeof logger.warn !== "function") {
-    throw new TypeError(`${PKG}: option "logger.warn" must be a function; received ${describe(logger.warn)}.`);
-  }
+  const logger = loggerOption<PoolMonitorLogger>(prefix, `${path}logger`, options.logger);
   const messagePrefix = options.messagePrefix ?? POOL_MONITOR_DEFAULTS.messagePrefix;
   if (typeof messagePrefix !== "string") {
-    throw new TypeError(`${PKG}: option "messagePrefix" must be a string; received ${describe(messagePrefix)}.`);
+    throw invalidOption(prefix, `${path}messagePrefix`, messagePrefix, "a string");
   }
+  const number = (name: (typeof SATURATION_OPTION_KEYS)[number]): number => {
+    const value: unknown = options[name];
+    if (value === undefined) return POOL_MONITOR_DEFAULTS[name];
+    const { min, max, integer, unit } = NUMBER_RULES[name];
+    if (
+      typeof value !== "number" ||
+      Number.isNaN(value) ||
+      value < min ||
+      value > max ||
+      (integer && !Number.isInteger(value))
+    ) {
+      const kind = integer ? "an integer" : "a number";
+      const ErrorType = typeof value === "number" ? RangeError : TypeError;
+      throw invalidOption(prefix, path + name, value, `${kind} from ${min} to ${max} (${unit})`, ErrorType);
+    }
+    return value;
+  };
   return {
     logger,
     messagePrefix,
-    onSaturation: fn("onSaturation", options.onSaturation),
-    onRecovery: fn("onRecovery", options.onRecovery),
-    sampleIntervalMs: num(
-      "sampleIntervalMs",
-      options.sampleIntervalMs,
-      POOL_MONITOR_DEFAULTS.sampleIntervalMs,
-      100,
-      60_000,
-      false,
-      "milliseconds"
-    ),
-    windowSamples: num(
-      "windowSamples",
-      options.windowSamples,
-      POOL_MONITOR_DEFAULTS.windowSamples,
-      3,
-      60,
-      true,
-      "samples"
-    ),
-    warningLockoutMs: num(
-      "warningLockoutMs",
-      options.warningLockoutMs,
-      POOL_MONITOR_DEFAULTS.warningLockoutMs,
-      0,
-      86_400_000,
-      false,
-      "milliseconds"
-    ),
-    unconsumedBodyMs: num(
-      "unconsumedBodyMs",
-      options.unconsumedBodyMs,
-      POOL_MONITOR_DEFAULTS.unconsumedBodyMs,
-      1,
-      86_400_000,
-      false,
-      "milliseconds"
-    ),
-    stallAfterMs: num(
-      "stallAfterMs",
-      options.stallAfterMs,
-      POOL_MONITOR_DEFAULTS.stallAfterMs,
-      1000,
-      86_400_000,
-      false,
-      "milliseconds"
-    ),
-    maxOrigins: num("maxOrigins", options.maxOrigins, POOL_MONITOR_DEFAULTS.maxOrigins, 1, 100_000, true, "origins"),
+    onSaturation: functionOption(prefix, `${path}onSaturation`, options.onSaturation),
+    onRecovery: functionOption(prefix, `${path}onRecovery`, options.onRecovery),
+    sampleIntervalMs: number("sampleIntervalMs"),
+    windowSamples: number("windowSamples"),
+    warningLockoutMs: number("warningLockoutMs"),
+    unconsumedBodyMs: number("unconsumedBodyMs"),
+    stallAfterMs: number("stallAfterMs"),
+    maxOrigins: number("maxOrigins"),
   };
 }
 
-function fn<T>(name: string, value: T | undefined): T | undefined {
-  if (value !== undefined && typeof value !== "function") {
-    throw new TypeError(`${PKG}: option "${name}" must be a function; received ${describe(value)}.`);
+/**
+ * Checks a handler's `saturation` block: an object (or `null`/`undefined`: unset) whose keys are all
+ * {@link SATURATION_OPTION_KEYS} (a misspelt key would otherwise be ignored in silence), each valid by the monitor's
+ * rules. Throws the one-line error naming `saturation.<key>` and the handler's package.
+ * @internal
+ */
+export function checkSaturationBlock(saturation: unknown, prefix: string): void {
+  if (saturation === undefined || saturation === null) return;
+  if (typeof saturation !== "object" || Array.isArray(saturation)) {
+    throw invalidOption(prefix, "saturation", saturation, "an object of saturation-detector options");
   }
-  return value;
+  for (const key of Object.keys(saturation)) {
+    if (!(SATURATION_OPTION_KEYS as readonly string[]).includes(key)) {
+      throw new TypeError(
+        `${prefix} - unknown option saturation.${key.slice(0, MAX_SHOWN_CHARS)}; saturation takes ${SATURATION_OPTION_KEYS.join(", ")}.`
+      );
+    }
+  }
+  resolvePoolMonitorOptions(saturation as SaturationOptions, prefix, "saturation.");
 }
 
-function num(
-  name: string,
-  value: unknown,
-  fallback: number,
-  min: number,
-  max: number,
-  integer: boolean,
-  unit: string
-): number {
-  if (value === undefined) return fallback;
-  if (
-    typeof value !== "number" ||
-    Number.isNaN(value) ||
-    value < min ||
-    value > max ||
-    (integer && !Number.isInteger(value))
-  ) {
-    const kind = integer ? "an integer" : "a number";
-    const Err = typeof value === "number" ? RangeError : TypeError;
-    throw new Err(
-      `${PKG}: option "${name}" must be ${kind} between ${min} and ${max} (${unit}); received ${describe(value)}.`
-    );
+/**
+ * A logger option: `null`/`undefined` = unset; else an object whose `warn`, if it has one, is a function (the
+ * Smithy `Logger`, `console`, pino…). The rule `new PoolMonitor()` applies too.
+ * @internal
+ */
+export function loggerOption<L extends object>(prefix: string, name: string, raw: unknown): L | undefined {
+  if (raw === null || raw === undefined) return undefined;
+  if (typeof raw !== "object" || Array.isArray(raw)) {
+    throw invalidOption(prefix, name, raw, "an object with a warn(message) method");
   }
-  return value;
+  const warn = (raw as { warn?: unknown }).warn;
+  if (warn !== undefined && typeof warn !== "function") throw invalidOption(prefix, `${name}.warn`, warn, "a function");
+  return raw as L;
 }
 
-function describe(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  if (typeof value === "function") return "a function";
-  if (value === null) return "null";
-  if (typeof value === "object") return Array.isArray(value) ? "an array" : "an object";
-  return String(value);
+/** A callback option: `null`/`undefined` = unset (`undefined`); anything but a function throws. @internal */
+export function functionOption<F>(prefix: string, name: string, raw: unknown): F | undefined {
+  if (raw === null || raw === undefined) return undefined;
+  if (typeof raw !== "function") throw invalidOption(prefix, name, raw, "a function");
+  return raw as F;
 }

@@ -312,9 +312,11 @@ describe("PoolMonitor runtime configuration, origin keys, unpooled requests and 
     const warnings: string[] = [];
     const { server, agent, monitor } = await setup(1, { onSaturation: (r) => first.push(r) });
     expect(() => monitor.configure({ sampleIntervalMs: 50 })).toThrow(
-      'option "sampleIntervalMs" must be a number between 100 and 60000 (milliseconds); received 50.'
+      "@sockeye/pool-monitor - invalid option sampleIntervalMs: 50; expected a number from 100 to 60000 (milliseconds)."
     );
-    expect(() => monitor.configure({ onRecovery: 42 as never })).toThrow('option "onRecovery" must be a function');
+    expect(() => monitor.configure({ onRecovery: 42 as never })).toThrow(
+      "invalid option onRecovery: 42; expected a function."
+    );
     expect(() => monitor.configure(null as never)).toThrow("configure(options) expects an object; received null");
     expect(monitor.sampleIntervalMs).toBe(1000);
     monitor.configure({ onSaturation: (r) => second.push(r), logger: { warn: (m) => warnings.push(m) } });

@@ -93,11 +93,43 @@ describe("resolveSharedOptions", () => {
     );
   });
 
-  it("checks saturation.* with the monitor's own rules and messages", () => {
+  it("checks saturation.* with the monitor's own rules, naming the handler and saturation.<key>", () => {
     const bad = { windowSamples: 1 };
     const ours = message(() => resolveSharedOptions({ saturation: bad }, P, NO_ENV));
-    expect(ours).not.toBe("accepted");
-    expect(ours).toBe(message(() => new PoolMonitor({ ...bad }).destroy()));
+    expect(ours).toBe(`${P} - invalid option saturation.windowSamples: 1; expected an integer from 3 to 60 (samples).`);
+    expect(message(() => new PoolMonitor({ ...bad }).destroy())).toBe(
+      "@sockeye/pool-monitor - invalid option windowSamples: 1; expected an integer from 3 to 60 (samples)."
+    );
+  });
+
+  it("rejects a key saturation does not take (a misspelt option is not ignored in silence)", () => {
+    expect(message(() => resolveSharedOptions({ saturation: { sampleIntervallMs: 500 } }, P, NO_ENV))).toBe(
+      `${P} - unknown option saturation.sampleIntervallMs; saturation takes sampleIntervalMs, windowSamples, warningLockoutMs, unconsumedBodyMs, stallAfterMs, maxOrigins.`
+    );
+    expect(
+      message(() => resolveSharedOptions({ saturation: { [`x${"y".repeat(500)}`]: 1 } }, P, NO_ENV)).length
+    ).toBeLessThan(200);
+    // Every key it does take passes.
+    const all = {
+      sampleIntervalMs: 500,
+      windowSamples: 4,
+      warningLockoutMs: 0,
+      unconsumedBodyMs: 5,
+      stallAfterMs: 2000,
+      maxOrigins: 9,
+    };
+    expect(resolveSharedOptions({ saturation: all }, P, NO_ENV).shared.saturation).toEqual(all);
+  });
+
+  it("shows a long string value cut at 40 characters, on one line", () => {
+    const value = `${"a".repeat(300)}\n${"b".repeat(300)}`;
+    const text = message(() => resolveSharedOptions({ requestTimeout: value }, P, NO_ENV));
+    expect(text).toBe(
+      `${P} - invalid option requestTimeout: "${"a".repeat(40)}…"; expected a number of milliseconds >= 0 (0 or undefined disables it).`
+    );
+    expect(message(() => resolveSharedOptions({ saturation: { stallAfterMs: value } }, P, NO_ENV))).toContain(
+      `saturation.stallAfterMs: "${"a".repeat(40)}…"; expected a number from 1000 to 86400000 (milliseconds).`
+    );
   });
 
   it("checks in a fixed order: the first bad value is the one reported, one line, prefixed", () => {
@@ -110,7 +142,13 @@ describe("resolveSharedOptions", () => {
     );
     expect(
       message(() => resolveSharedOptions({ socketMonitor: "fast", saturation: { windowSamples: 1 } }, P, NO_ENV))
-    ).toMatch(/^@sockeye\/test - invalid option socketMonitor: "fast"/);
+    ).toMatch(/^@sockeye\/test - invalid option saturation\.windowSamples: 1;/);
+    expect(message(() => resolveSharedOptions({ socketMonitor: "fast", logger: 5 }, P, NO_ENV))).toMatch(
+      /^@sockeye\/test - invalid option logger: 5;/
+    );
+    expect(message(() => resolveSharedOptions({ socketMonitor: "fast" }, P, NO_ENV))).toMatch(
+      /^@sockeye\/test - invalid option socketMonitor: "fast"/
+    );
   });
 });
 

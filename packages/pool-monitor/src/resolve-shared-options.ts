@@ -9,7 +9,7 @@
  * Cost: once per constructor / provider resolution; nothing per request.
  */
 import { normalizeOptions } from "./normalize-options";
-import { resolvePoolMonitorOptions, type SaturationOptions } from "./pool-monitor-options";
+import type { SaturationOptions } from "./pool-monitor-options";
 import type { SaturationReport } from "./pool-stats";
 import { resolveSocketMonitorMode, type SocketMonitorMode } from "./socket-monitor-mode";
 
@@ -64,9 +64,8 @@ export function resolveDefaultSocketTimeout(
 /**
  * Validates and resolves the shared options of `options` (an options object, `undefined` or `null`). Order of the
  * checks (the first bad value throws): the options themselves, the millisecond options, the booleans, the agents'
- * limits, `saturation`'s type, the callbacks, the logger (all by `normalizeOptions`), then `socketMonitor` (option,
- * then environment), then each `saturation.*` field (`@sockeye/pool-monitor`'s own rules, as `new PoolMonitor()`
- * applies them). Every bad value throws a `TypeError`/`RangeError` naming the option and the value.
+ * limits, `saturation` (its type, its keys, then each field by the rules `new PoolMonitor()` applies), the callbacks,
+ * the logger (all by `normalizeOptions`), then `socketMonitor` (option, then environment). Every bad value throws a `TypeError`/`RangeError` naming the option and the value.
  * @param prefix - the package name starting every message, e.g. `@sockeye/node-http-handler`.
  * @returns `options`: a normalised copy of every option (the handler's own included, unchecked); `shared`: the shared
  * options resolved.
@@ -80,8 +79,6 @@ export function resolveSharedOptions<T extends object>(
   const opts = normalizeOptions((options ?? {}) as T, prefix) as T & Record<string, unknown>;
   const socketMonitor = resolveSocketMonitorMode(opts.socketMonitor, env, prefix);
   const saturation = opts.saturation as SaturationOptions | undefined;
-  // The monitor's own rules (and messages), without building a monitor.
-  if (saturation !== undefined) resolvePoolMonitorOptions({ ...saturation });
   const ms = opts as Record<string, number | undefined>;
   return {
     options: opts,

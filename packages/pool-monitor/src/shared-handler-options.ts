@@ -62,6 +62,7 @@ export interface SharedHandlerOptions {
   onRecovery?: (report: SaturationReport) => void;
   /**
    * Saturation-detector parameters (`"interval"` mode), each validated and documented on {@link SaturationOptions}.
+   * A key the block does not take (a misspelling such as `sampleIntervallMs`) throws instead of being ignored.
    * @defaultValue `{}` (every field at its default)
    */
   saturation?: SaturationOptions;

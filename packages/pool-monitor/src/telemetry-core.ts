@@ -30,7 +30,9 @@ import {
 import { formatSaturationMessage, type SaturationTerms } from "./format-saturation-message";
 import { normalizeOrigin } from "./normalize-origin";
 import type { OriginTelemetry, RequestOutcome } from "./origin-telemetry";
+import { describeValue, invalidOption } from "./invalid-option";
 import {
+  checkSaturationBlock,
   type PoolMonitorOptions,
   type ResolvedPoolMonitorOptions,
   resolvePoolMonitorOptions,
@@ -295,15 +297,19 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
    * `maxOrigins` applies to origins seen from now on.
    */
   configure(options: PoolMonitorOptions): void {
-    if (options === null || typeof options !== "object") {
-      throw new TypeError(
-        `@sockeye/pool-monitor: configure(options) expects an object; received ${options === null ? "null" : typeof options}.`
-      );
+    this.applyOptions(options, "@sockeye/pool-monitor", "");
+  }
+
+  /** `configure()`, with the package and the option path its errors name. */
+  private applyOptions(options: PoolMonitorOptions, prefix: string, path: string): void {
+    if (options === null || typeof options !== "object" || Array.isArray(options)) {
+      if (path !== "") throw invalidOption(prefix, path.slice(0, -1), options, "an object");
+      throw new TypeError(`${prefix} - configure(options) expects an object; received ${describeValue(options)}.`);
     }
     const current = this.options;
     const merged: Record<string, unknown> = { ...current };
     for (const key of Object.keys(options)) merged[key] = (options as Record<string, unknown>)[key];
-    const next = resolvePoolMonitorOptions(merged as PoolMonitorOptions);
+    const next = resolvePoolMonitorOptions(merged as PoolMonitorOptions, prefix, path);
     this.options = next;
     if (
       next.sampleIntervalMs !== current.sampleIntervalMs ||
@@ -331,15 +337,11 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
    */
   applyHandlerOption(key: MonitorHandlerOption, value: unknown, prefix: string): void {
     if (key !== "saturation") {
-      this.configure({ [key]: value ?? undefined });
+      this.applyOptions({ [key]: value ?? undefined }, prefix, "");
       return;
     }
-    if (value != null && typeof value !== "object") {
-      throw new TypeError(
-        `${prefix} - invalid option saturation: ${typeof value === "string" ? JSON.stringify(value) : String(value)}; expected an object of saturation-detector options.`
-      );
-    }
-    this.configure(saturationFields(value as Record<string, unknown> | null | undefined));
+    checkSaturationBlock(value, prefix);
+    this.applyOptions(saturationFields(value as Record<string, unknown> | null | undefined), prefix, "saturation.");
   }
 
   /** Called after `configure()` applied new options. @internal */

@@ -26,6 +26,7 @@
  */
 import http from "node:http";
 import https from "node:https";
+import { describeValue } from "@sockeye/pool-monitor/internal";
 import { PACKAGE_PREFIX } from "./constants";
 
 /** What one agent's options mean on undici. @internal */
@@ -59,13 +60,6 @@ const EMPTY: AgentConnectOptions = Object.freeze({
   keepAlive: true,
   ignored: [],
 }) as AgentConnectOptions;
-
-function describe(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  if (typeof value === "function") return "a function";
-  if (typeof value === "object" && value !== null) return "an object";
-  return String(value);
-}
 
 /**
  * Reads `agent` (an options object, an `http.Agent` / `https.Agent` instance, or an agent-like object) named
@@ -118,7 +112,7 @@ export function agentConnectOptions(name: string, agent: unknown): AgentConnectO
     }
     const hint = IGNORED[key];
     if (hint !== undefined) {
-      ignored.push(`${name}.${key}=${describe(value)} (${hint})`);
+      ignored.push(`${name}.${key}=${describeValue(value)} (${hint})`);
       continue;
     }
     connect[key] = value;

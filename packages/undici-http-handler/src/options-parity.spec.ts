@@ -2,10 +2,11 @@
  * The same options through NodeHttpHandler and UndiciHttpHandler: a bad value fails on both, at construction, with
  * the same error class and the same one-line message (only the package name differs); what one accepts (`null` as
  * unset, `saturation: null`) the other accepts too; `updateHttpClientConfig()` checks a value as the constructor does.
+ * NodeHttp2Handler throws the same for the options it shares.
  */
 import http from "node:http";
 import https from "node:https";
-import { NodeHttpHandler } from "@sockeye/node-http-handler";
+import { NodeHttp2Handler, NodeHttpHandler } from "@sockeye/node-http-handler";
 import { describe, expect, it } from "vitest";
 import { UndiciHttpHandler } from "./undici-http-handler";
 
@@ -27,7 +28,21 @@ const BAD: Array<[string, unknown, RegExp]> = [
   ["socketMonitor: null", { socketMonitor: null }, /^<pkg> - invalid option socketMonitor: null; expected one of/],
   ["socketMonitor: 'sometimes'", { socketMonitor: "sometimes" }, /invalid option socketMonitor: "sometimes"/],
   ["saturation: 5", { saturation: 5 }, /^<pkg> - invalid option saturation: 5; expected an object/],
-  ["saturation.windowSamples: 1", { saturation: { windowSamples: 1 } }, /windowSamples.*received 1/],
+  [
+    "saturation.sampleIntervallMs (misspelt)",
+    { saturation: { sampleIntervallMs: 500 } },
+    /unknown option saturation\.sampleIntervallMs; saturation takes sampleIntervalMs, windowSamples/,
+  ],
+  [
+    "requestTimeout: a 5,000-character string",
+    { requestTimeout: "x".repeat(5000) },
+    /invalid option requestTimeout: "x{40}…"; expected/,
+  ],
+  [
+    "saturation.windowSamples: 1",
+    { saturation: { windowSamples: 1 } },
+    /invalid option saturation\.windowSamples: 1; expected an integer from 3 to 60/,
+  ],
   [
     "httpAgent.maxSockets: -5",
     { httpAgent: { maxSockets: -5 } },
@@ -113,6 +128,17 @@ describe("option validation parity: NodeHttpHandler and UndiciHttpHandler", () =
     expect(message).toMatch(pattern);
     expect(message).not.toContain("\n");
     expect(["TypeError", "RangeError"]).toContain(name);
+  });
+
+  /** The rows whose options NodeHttp2Handler shares (it has no agents). */
+  const SHARED_WITH_HTTP2 = BAD.filter(
+    ([name]) => !/^(options|httpAgent|httpsAgent|an Agent|throwOnRequestTimeout|idleSocketTimeout)\b/.test(name)
+  );
+
+  it.each(SHARED_WITH_HTTP2)("%s: NodeHttp2Handler throws the same one-line error", (_name, options) => {
+    const node = construct(NodeHttpHandler, options);
+    expect(node.ok).toBe(false);
+    expect(construct(NodeHttp2Handler, options)).toEqual(node);
   });
 
   it.each(ACCEPTED)("%s: accepted by both", (_name, options) => {
