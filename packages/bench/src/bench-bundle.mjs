@@ -135,6 +135,61 @@ function bytesBySource(metafile, dirs) {
   return rows.sort((a, b) => b.bytes - a.bytes);
 }
 
+/**
+ * The feature each Sockeye source file serves (by file name), for the per-feature table; a file not listed is the
+ * transport itself (the request, its pool, the handler class).
+ */
+const FEATURE_OF = {
+  "saturation-detector.ts": "saturation detector and its messages",
+  "format-saturation-message.ts": "saturation detector and its messages",
+  "detector-tuning.ts": "saturation detector and its messages",
+  "telemetry-core.ts": "telemetry: origin table, stats, delivery",
+  "origin-telemetry.ts": "telemetry: origin table, stats, delivery",
+  "pool-reading.ts": "telemetry: origin table, stats, delivery",
+  "duration-histogram.ts": "telemetry: origin table, stats, delivery",
+  "diagnostics.ts": "telemetry: origin table, stats, delivery",
+  "normalize-origin.ts": "telemetry: origin table, stats, delivery",
+  "unpooled-request.ts": "telemetry: origin table, stats, delivery",
+  "pool-monitor.ts": "telemetry: the transport's pool reader",
+  "request-listeners.ts": "telemetry: the transport's pool reader",
+  "tracking-state.ts": "telemetry: the transport's pool reader",
+  "http2-pool-monitor.ts": "telemetry: the transport's pool reader",
+  "undici-pool-monitor.ts": "telemetry: the transport's pool reader",
+  "origin-pool-state.ts": "telemetry: the transport's pool reader",
+  "request-finished.ts": "request:finished events",
+  "http2-request-finished.ts": "request:finished events",
+  "deadline-scheduler.ts": "deadline scheduler and idle watches",
+  "deadline-kind.ts": "deadline scheduler and idle watches",
+  "lazy-interval.ts": "deadline scheduler and idle watches",
+  "timing.ts": "deadline scheduler and idle watches",
+  "idle-watch-list.ts": "deadline scheduler and idle watches",
+  "http2-idle-watch.ts": "deadline scheduler and idle watches",
+  "normalize-options.ts": "option validation",
+  "pool-monitor-options.ts": "option validation",
+  "resolve-shared-options.ts": "option validation",
+  "socket-monitor-mode.ts": "option validation",
+  "invalid-option.ts": "option validation",
+  "resolve-handler-config.ts": "option validation",
+  "resolve-http2-config.ts": "option validation",
+  "resolve-undici-config.ts": "option validation",
+  "validate-request.ts": "option validation",
+  "request-errors.ts": "error vocabulary",
+  "sockeye-error-kind.ts": "error vocabulary",
+  "check-socket-usage.ts": 'upstream\'s per-request warning (socketMonitor: "per-request")',
+  "socket-usage-warning.ts": 'upstream\'s per-request warning (socketMonitor: "per-request")',
+};
+
+/** `bySource` rows summed per feature, heaviest first. */
+function bytesByFeature(bySource) {
+  const sums = new Map();
+  for (const { file, bytes } of bySource) {
+    const feature =
+      FEATURE_OF[file.slice(file.lastIndexOf("/") + 1)] ?? "transport: the request, its pool, the handler";
+    sums.set(feature, (sums.get(feature) ?? 0) + bytes);
+  }
+  return [...sums].map(([feature, bytes]) => ({ feature, bytes })).sort((a, b) => b.bytes - a.bytes);
+}
+
 /** Milliseconds to `require(name)` in a fresh process (built-ins preloaded). */
 function coldRequireMs(name) {
   const script = `require("node:http");require("node:https");require("node:http2");require("node:stream");require("node:net");require("node:tls");
@@ -221,6 +276,22 @@ function render({ run, wallSeconds, reps, weights, load }) {
     lines.push(
       `| ${w.label} | ${kb(w.bytes)} | ${ratio.toFixed(2)}×${mark} | ${per} | ${w.undici ? kb(w.undici) : "—"} |`
     );
+  }
+  const measured = weights.filter((x) => x.bySource.length > 0);
+  lines.push(
+    "",
+    "## What each feature costs",
+    "",
+    "Bytes per feature, from the same apps built from the TypeScript sources (minified); a feature is a group of",
+    "source files (`FEATURE_OF` in `bench-bundle.mjs`).",
+    "",
+    `| feature | ${measured.map((w) => w.label).join(" | ")} |`,
+    `|---|${measured.map(() => "---:").join("|")}|`
+  );
+  const features = measured.map((w) => new Map(bytesByFeature(w.bySource).map((r) => [r.feature, r.bytes])));
+  const names = [...new Set(measured.flatMap((w) => bytesByFeature(w.bySource).map((r) => r.feature)))];
+  for (const feature of names) {
+    lines.push(`| ${feature} | ${features.map((f) => (f.has(feature) ? kb(f.get(feature)) : "—")).join(" | ")} |`);
   }
   lines.push(
     "",
