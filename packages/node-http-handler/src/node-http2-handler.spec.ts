@@ -166,6 +166,37 @@ describe("public surface", () => {
     expect(h.httpHandlerConfigs()).toMatchObject({ sessionTimeout: 99, defaultSocketTimeout: 5000 });
   });
 
+  it("updateHttpClientConfig: a bad value throws now and changes nothing (later handle() calls are not poisoned)", async () => {
+    const h = new NodeHttp2Handler({ sessionTimeout: 50 });
+    expect(() => h.updateHttpClientConfig("sessionTimeout", -1)).toThrow(/invalid option sessionTimeout: -1;/);
+    expect(() => h.updateHttpClientConfig("maxConcurrentStreams", "many")).toThrow(
+      /invalid option maxConcurrentStreams: "many";/
+    );
+    expect(() => h.updateHttpClientConfig("saturation", { windowSamples: 2 })).toThrow(
+      /invalid option saturation\.windowSamples: 2;/
+    );
+    const ac = new AbortController();
+    ac.abort();
+    await expect(h.handle(request(1), { abortSignal: ac.signal as never })).rejects.toMatchObject({
+      name: "AbortError",
+    });
+    expect(h.httpHandlerConfigs()).toMatchObject({ sessionTimeout: 50 });
+    h.destroy();
+  });
+
+  it("updateHttpClientConfig('saturation', block): the block replaces the old one, omitted fields back to defaults", async () => {
+    const h = new NodeHttp2Handler({ saturation: { windowSamples: 7, sampleIntervalMs: 500 } });
+    h.updateHttpClientConfig("saturation", { windowSamples: 9 });
+    const ac = new AbortController();
+    ac.abort();
+    await h.handle(request(1), { abortSignal: ac.signal as never }).catch(() => {});
+    const options = (h.poolMonitor as unknown as { options: { windowSamples: number; sampleIntervalMs: number } })
+      .options;
+    expect(options.windowSamples).toBe(9);
+    expect(options.sampleIntervalMs).toBe(1000);
+    h.destroy();
+  });
+
   it("a provider is called once; its bad value rejects handle() with the option named", async () => {
     const provider = vi.fn(async () => ({ requestTimeout: -1 }));
     const h = new NodeHttp2Handler(provider);

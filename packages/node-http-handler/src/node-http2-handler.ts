@@ -1,7 +1,7 @@
 import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-http";
 import type { HttpHandlerOptions, Provider } from "@smithy/types";
 import type { PoolMonitorOptions, PoolStats } from "@sockeye/pool-monitor";
-import { buildAbortError, resolveDefaultSocketTimeout } from "@sockeye/pool-monitor/internal";
+import { buildAbortError, resolveDefaultSocketTimeout, saturationFields } from "@sockeye/pool-monitor/internal";
 import { PACKAGE_PREFIX } from "./constants";
 import { Http2PoolMonitor } from "./http2-pool-monitor";
 import { Http2SessionPool } from "./http2-session-pool";
@@ -125,7 +125,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
    */
   private monitorOptions(config: ResolvedHttp2Config | undefined): PoolMonitorOptions {
     return {
-      ...config?.saturation,
+      ...saturationFields(config?.saturation as Record<string, unknown> | undefined),
       onSaturation: config?.onSaturation,
       onRecovery: config?.onRecovery,
       messagePrefix: `${PACKAGE_PREFIX}:WARN - `,
@@ -180,10 +180,14 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
   }
 
   /**
-   * Updates one config key; the next `handle()` re-resolves (and re-validates) the config, as upstream.
+   * Updates one config key; the next `handle()` re-resolves the config, as upstream. A bad value of a key the
+   * constructor validates throws the constructor's one-line error now and changes nothing (the logger is taken as
+   * given, as upstream); a `saturation` block replaces the old one (omitted fields return to their defaults).
    * `Symbol.for("@smithy/defaultSocketTimeout")` sets the service default idle timeout unless one is set already.
    */
   public updateHttpClientConfig(key: keyof NodeHttp2HandlerOptions | symbol, value: unknown): void {
+    // Checked now, alone, by the constructor's rules: a bad value must not poison every later handle().
+    if (typeof key === "string" && key !== "logger") resolveHttp2Config({ [key]: value } as NodeHttp2HandlerOptions);
     this.config = undefined;
     this.configProvider = this.configProvider.then((config) => {
       let name: string | symbol = key;

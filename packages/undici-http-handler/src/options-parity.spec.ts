@@ -152,8 +152,10 @@ describe("option validation parity: NodeHttpHandler and UndiciHttpHandler", () =
     ["telemetry", "yes"],
     ["onSaturation", 5],
     ["saturation", 5],
-  ])("updateHttpClientConfig(%j, %j) throws the same on both", (key, value) => {
-    const messages = [new NodeHttpHandler(), new UndiciHttpHandler()].map((h) => {
+    ["saturation", { sampleIntervallMs: 500 }],
+    ["saturation", { windowSamples: 1 }],
+  ])("updateHttpClientConfig(%j, %j) throws the same on all three", (key, value) => {
+    const messages = [new NodeHttpHandler(), new UndiciHttpHandler(), new NodeHttp2Handler()].map((h) => {
       try {
         h.updateHttpClientConfig(key as any, value);
         return "accepted";
@@ -165,5 +167,6 @@ describe("option validation parity: NodeHttpHandler and UndiciHttpHandler", () =
     });
     expect(messages[0]).not.toBe("accepted");
     expect(messages[1]).toBe(messages[0]);
+    expect(messages[2]).toBe(messages[0]);
   });
 });
