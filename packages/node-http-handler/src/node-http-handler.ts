@@ -10,6 +10,7 @@ import {
   resolveSharedOption,
   saturationFields,
   timing,
+  validateRequest,
 } from "@sockeye/pool-monitor/internal";
 import type { Agent, ClientRequest } from "node:http";
 import https from "node:https";
@@ -20,7 +21,6 @@ import { InFlightRequest } from "./in-flight-request";
 import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
 import type { RequestPlan } from "./request-plan";
 import { loadedHttp, type ResolvedHandlerConfig, resolveHandlerConfig } from "./resolve-handler-config";
-import { validateRequest } from "./validate-request";
 
 type RequestFunc = (options: object) => ClientRequest;
 
@@ -174,7 +174,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       if (abortSignal?.aborted) {
         return Promise.reject(buildAbortError(abortSignal));
       }
-      validateRequest(request);
+      validateRequest(request, PACKAGE_PREFIX);
       return this.startRequest(config, request, abortSignal, options?.requestTimeout);
     } catch (error) {
       return Promise.reject(error);

@@ -1,7 +1,12 @@
 import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-http";
 import type { HttpHandlerOptions, Provider } from "@smithy/types";
 import type { PoolMonitorOptions, PoolStats } from "@sockeye/pool-monitor";
-import { buildAbortError, resolveDefaultSocketTimeout, saturationFields } from "@sockeye/pool-monitor/internal";
+import {
+  buildAbortError,
+  resolveDefaultSocketTimeout,
+  saturationFields,
+  validateRequest,
+} from "@sockeye/pool-monitor/internal";
 import { PACKAGE_PREFIX } from "./constants";
 import { Http2PoolMonitor } from "./http2-pool-monitor";
 import { Http2SessionPool } from "./http2-session-pool";
@@ -140,6 +145,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
   ): Promise<{ response: HttpResponse }> {
     const abortSignal = options?.abortSignal as AbortSignalLike | undefined;
     if (abortSignal?.aborted) return Promise.reject(buildAbortError(abortSignal));
+    validateRequest(request, PACKAGE_PREFIX);
     const { protocol, hostname, port } = request;
     let auth = "";
     if (request.username != null || request.password != null) {

@@ -25,6 +25,7 @@ export { LazyInterval } from "./lazy-interval";
 export { describeValue, invalidOption, MAX_SHOWN_CHARS } from "./invalid-option";
 export { booleanOption, msOption, normalizeOptions } from "./normalize-options";
 export { normalizeOrigin } from "./normalize-origin";
+export { validateRequest } from "./validate-request";
 export { PoolMonitor } from "./pool-monitor";
 export {
   type GetStatsOptions,

@@ -170,3 +170,42 @@ describe("option validation parity: NodeHttpHandler and UndiciHttpHandler", () =
     expect(messages[2]).toBe(messages[0]);
   });
 });
+
+describe("request validation parity: the three handlers reject a bad request alike, before any socket", () => {
+  const target = { protocol: "http:", hostname: "127.0.0.1", path: "/", method: "GET", headers: {} };
+  const BAD_REQUESTS: Array<[string, unknown, string]> = [
+    ["null", null, "<pkg> - handle(request) expects an HttpRequest; received null."],
+    ["a string", "http://x", '<pkg> - handle(request) expects an HttpRequest; received "http://x".'],
+    [
+      "port 70000",
+      { ...target, port: 70000 },
+      "<pkg> - invalid request port: 70000; expected an integer from 1 to 65535 (or none for the protocol's default).",
+    ],
+    [
+      "port 'abc'",
+      { ...target, port: "abc" },
+      `<pkg> - invalid request port: "abc"; expected an integer from 1 to 65535 (or none for the protocol's default).`,
+    ],
+    [
+      "an empty hostname",
+      { ...target, hostname: "" },
+      '<pkg> - invalid request hostname: ""; expected a non-empty host name or IP address.',
+    ],
+  ];
+
+  it.each(BAD_REQUESTS)("%s: a TypeError rejection with the same one-line message", async (_name, request, message) => {
+    for (const Handler of [NodeHttpHandler, NodeHttp2Handler, UndiciHttpHandler]) {
+      const handler = new Handler();
+      try {
+        const error = await handler.handle(request as never).then(
+          () => undefined,
+          (e: Error) => e
+        );
+        expect(error, Handler.name).toBeInstanceOf(TypeError);
+        expect((error as Error).message.replace(/^@sockeye\/[a-z0-9-]+/, "<pkg>"), Handler.name).toBe(message);
+      } finally {
+        handler.destroy();
+      }
+    }
+  });
+});

@@ -10,6 +10,7 @@ import {
   invalidOption,
   resolveSharedOption,
   TICK_MS,
+  validateRequest,
 } from "@sockeye/pool-monitor/internal";
 import { ConnectingSockets } from "./connecting-sockets";
 import { PACKAGE_PREFIX } from "./constants";
@@ -204,6 +205,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const abortSignal = options?.abortSignal as AbortSignalLike | undefined;
     if (abortSignal?.aborted) return Promise.reject(buildAbortError(abortSignal));
     try {
+      validateRequest(request, PACKAGE_PREFIX);
       let headers = request.headers;
       if (headers !== undefined) {
         if (headers.Expect !== undefined || headers.expect !== undefined) headers = withoutExpect(headers);
