@@ -133,7 +133,18 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     const key = gate.keyFor(options.host, options.port);
     if (gate.admit(r, key)) return true;
     // Queued in the gate: counted by the monitor as a request queued under the agent's name for it.
-    if (monitor !== undefined) r.tracked = monitor.attachQueued(r.plan.agent, key.name, r.origin, r.startedAt);
+    if (monitor !== undefined) {
+      const request = r.httpRequest;
+      const headers = request.headers;
+      r.tracked = monitor.attachQueued(
+        r.plan.agent,
+        key.name,
+        r.origin,
+        r.startedAt,
+        request.method,
+        headers["content-length"] ?? headers["Content-Length"]
+      );
+    }
     return false;
   }
 

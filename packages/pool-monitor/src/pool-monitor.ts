@@ -145,12 +145,23 @@ export class PoolMonitor extends TelemetryCore<OriginState> {
    * @param name - the agent's name for the request (`agent.getName(options)`), i.e. its `agent.requests` key.
    * @param origin - as for `trackRequest()`.
    * @param startedAt - as for `trackRequest()`: queue wait is measured from it.
+   * @param method - the request's method (for `request:finished` of a request that ends before it is created).
+   * @param contentLength - its `Content-Length` header, if any (likewise).
    * @returns the handle, or `undefined` when the monitor is destroyed.
    * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
    */
-  attachQueued(agent: Agent, name: string, origin: string, startedAt: number): RequestTracking | undefined {
+  attachQueued(
+    agent: Agent,
+    name: string,
+    origin: string,
+    startedAt: number,
+    method?: string,
+    contentLength?: unknown
+  ): RequestTracking | undefined {
     if (this.destroyed) return undefined;
     const st = attachQueued(this, agent, name, this.originFor(origin), startedAt);
+    st.method = method;
+    st.requestBodySize = contentLength;
     if (this.standalone) this.ensureTicking();
     return st;
   }

@@ -144,6 +144,7 @@ export function attachQueued(
 function requestDispatched(st: RequestState, req: TrackedRequest): void {
   if (!st.gated) return;
   st.gated = false;
+  noteRequestFacts(st, req);
   const link = st.queueLink;
   if (link !== undefined) link.gateQueued--;
   // Still queued (until its 'socket'): in agent.requests when the agent had to queue it (read there), else in flight
