@@ -14,20 +14,28 @@
  *
  *   admit(): inUse < maxSockets && total < maxTotalSockets && nobody queued ─yes─► dispatched (inUse++, total++)
  *                                     └─no──► enqueue (tail)
- *   leave(): queued ─► O(1) unlink;  dispatched ─► inUse--, total-- ─► drain (heads first)
+ *   leave(): queued ─► O(1) unlink;  dispatched ─► inUse--, total-- ─► drain scheduled (setImmediate, once per turn)
+ *   drain: heads first, while the limits allow (the key freed last first, then the others)
  *
- * Node emits a keep-alive request's `'close'` (when the handler's request finishes) right *before* its socket's
- * `'free'`, in the same tick: the request dispatched in that `'close'` waits in `agent.requests` for the length of
- * that tick, and `'free'` hands it the socket directly (no extra connection). That is on purpose: dispatching after
- * `'free'` instead (from a microtask) made Node park the socket in `freeSockets` and take it out again for every
- * request (`setKeepAlive`, `unref`/`ref`, the pool's key churn): in the 10,000-request drain of
- * docs/perf/handler-queue.md that variant took 25–40 % more client CPU than the handler before the gate, this one
- * 10–20 % (a noisy VM; instructions per request: 4 % fewer than before). Limits are read
- * from the agent at each decision, so a caller changing `maxSockets` is honoured. An agent shared with other code
- * may still queue a dispatched request in `agent.requests` (its sockets are busy with the others'); the request
- * handles that as before (`agent-queue.ts`). Cost per request: one memoised key lookup (`keyFor`), two counter
- * updates, plus an O(1) link and unlink when it has to wait. Per key: one `GateKey` (a few fields), kept while
- * the agent lives (the gate is held in a `WeakMap` by agent).
+ * When slots free up, the queue is drained in a batch: `leave()` of a dispatched request only schedules one
+ * `setImmediate` per gate (one per event-loop turn, not per request), and that drain creates the `ClientRequest`s of
+ * every slot freed in the turn in one loop. Node has meanwhile parked the freed sockets in `freeSockets`, so each new
+ * request takes a free socket at once: no `agent.requests` push and `'free'` shift, no `AsyncResource` per queued
+ * request. Why not dispatch inside the finished request's `'close'` (the first version of the gate): Node emits
+ * `'close'` right before the socket's `'free'`, so the request created there waits in `agent.requests` for that tick;
+ * worse, creating each `ClientRequest` on its own between response events cost 2–3x the self time of creating them
+ * in one loop (`agent.addRequest`, `setHeader`, the `ClientRequest` constructor, in a `--cpu-prof` of raw
+ * `http.request`: code and data are cold there). Measured in `bench:focus` (docs/perf/handler-queue.md): dispatch in
+ * `'close'` 1.21x upstream's CPU at c = 1,000, the batched drain 0.75x. The exception: an agent whose
+ * `maxFreeSockets` is below its `maxSockets` would destroy the sockets it cannot park (new connections each turn), so
+ * for it the gate dispatches inside `leave()`, at once, as the first version did.
+ *
+ * Limits are read from the agent at each decision, so a caller changing `maxSockets` is honoured. An agent shared
+ * with other code may still queue a dispatched request in `agent.requests` (its sockets are busy with the others', or
+ * the others' queued requests took the freed sockets); the request handles that as before (`agent-queue.ts`). Cost
+ * per request: one memoised key lookup (`keyFor`), two counter updates, plus an O(1) link and unlink when it has to
+ * wait; one `setImmediate` per event-loop turn in which a slot freed with requests queued. Per key: one `GateKey` (a
+ * few fields), kept while the agent lives (the gate is held in a `WeakMap` by agent).
  */
 import type { Agent } from "node:http";
 import { isIP } from "node:net";
@@ -71,6 +79,10 @@ export class AgentGate {
   queued = 0;
   private readonly keys = new Map<string, GateKey>();
   private draining = false;
+  /** The pending batched drain (`setImmediate`), if any; cancelled when the queue empties. */
+  private drainImmediate: NodeJS.Immediate | undefined = undefined;
+  /** The key a slot freed in last (drained first). */
+  private lastFreed: GateKey | undefined = undefined;
   // One-entry memo of the last (host, port) → key: one endpoint per client is the common case.
   private memoHost: string | undefined = undefined;
   private memoPort: number | undefined = undefined;
@@ -143,7 +155,39 @@ export class AgentGate {
     }
     key.inUse--;
     this.total--;
-    if (this.queued !== 0) this.drain(key);
+    if (this.queued === 0) return;
+    this.lastFreed = key;
+    const agent = this.agent;
+    // An agent that cannot park every freed socket would destroy the extra ones: hand them over at once instead.
+    if (agent.maxFreeSockets < agent.maxSockets) this.drain();
+    else if (this.drainImmediate === undefined) this.drainImmediate = setImmediate(runDrain, this);
+  }
+
+  /**
+   * Dispatches queued requests, oldest first, while the limits allow: the key a slot freed in last first, then the
+   * other keys (when the agent has a total limit, a slot freed in one key may go to another). Nothing is dispatched
+   * while the owner is being destroyed. A dispatch that fails synchronously leaves the gate inside this loop, which
+   * then simply continues (its slot is taken by the next head).
+   */
+  drain(): void {
+    const immediate = this.drainImmediate;
+    if (immediate !== undefined) {
+      clearImmediate(immediate);
+      this.drainImmediate = undefined;
+    }
+    if (this.draining || this.owner.destroying) return;
+    this.draining = true;
+    try {
+      const first = this.lastFreed;
+      if (first !== undefined) this.drainKey(first);
+      if (this.queued === 0) return;
+      for (const other of this.keys.values()) {
+        if (other.size !== 0 && other !== first) this.drainKey(other);
+        if (this.queued === 0) break;
+      }
+    } finally {
+      this.draining = false;
+    }
   }
 
   private hasRoom(key: GateKey): boolean {
@@ -160,29 +204,9 @@ export class AgentGate {
     else key.tail = prev;
     r.gatePrev = r.gateNext = undefined;
     key.size--;
-    this.queued--;
-  }
-
-  /**
-   * Dispatches queued requests, oldest first, while the limits allow: `key`'s (the one a slot just freed in) first,
-   * then, only when the agent has a total limit that may have held other keys back, the other keys' (an iteration
-   * of the key map, never on the common path). Not re-entrant: a dispatch that fails synchronously leaves the gate
-   * inside this loop, which then simply continues (no recursion per queued request). Nothing is dispatched while the
-   * owner is being destroyed.
-   */
-  private drain(key: GateKey): void {
-    if (this.draining || this.owner.destroying) return;
-    this.draining = true;
-    try {
-      this.drainKey(key);
-      if (this.queued !== 0 && this.agent.maxTotalSockets !== Number.POSITIVE_INFINITY) {
-        for (const other of this.keys.values()) {
-          if (other.size !== 0 && other !== key) this.drainKey(other);
-          if (this.queued === 0) break;
-        }
-      }
-    } finally {
-      this.draining = false;
+    if (--this.queued === 0 && this.drainImmediate !== undefined) {
+      clearImmediate(this.drainImmediate);
+      this.drainImmediate = undefined;
     }
   }
 
@@ -196,4 +220,8 @@ export class AgentGate {
       head.dispatchFromGate();
     }
   }
+}
+
+function runDrain(gate: AgentGate): void {
+  gate.drain();
 }

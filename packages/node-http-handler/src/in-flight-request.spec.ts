@@ -122,6 +122,17 @@ async function until(predicate: () => boolean): Promise<void> {
 
 const realSetImmediate = setImmediate;
 
+/**
+ * `until()`, also running the fake immediates due now each turn: the gate's batched drain is a `setImmediate`, faked
+ * here like every timer.
+ */
+async function untilDrained(predicate: () => boolean): Promise<void> {
+  await until(() => {
+    vi.advanceTimersByTime(0);
+    return predicate();
+  });
+}
+
 describe("InFlightRequest.finish(): one way out, reached from each entry point", () => {
   beforeEach(() => {
     vi.useFakeTimers({ toFake: [...FAKE_TIMERS] });
@@ -389,7 +400,7 @@ describe("InFlightRequest in the handler's gate: every deadline, abort and destr
     for (const res of held.splice(0)) res.end("ok");
     await until(() => q.first.outcome !== undefined);
     (q.first.outcome!.value as { response: { body: http.IncomingMessage } }).response.body.resume();
-    await until(() => q.queued.outcome !== undefined);
+    await untilDrained(() => q.queued.outcome !== undefined);
     expect(q.created()).toBe(1);
     const { response } = q.queued.outcome!.value as { response: { statusCode: number; body: http.IncomingMessage } };
     expect(response.statusCode).toBe(200);
