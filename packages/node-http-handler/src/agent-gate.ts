@@ -37,6 +37,7 @@
  * wait; one `setImmediate` per event-loop turn in which a slot freed with requests queued. Per key: one `GateKey` (a
  * few fields), kept while the agent lives (the gate is held in a `WeakMap` by agent).
  */
+import { timing } from "@sockeye/pool-monitor/internal";
 import type { Agent } from "node:http";
 import { isIP } from "node:net";
 
@@ -80,7 +81,9 @@ export class AgentGate {
   private readonly keys = new Map<string, GateKey>();
   private draining = false;
   /** The pending batched drain (`setImmediate`), if any; cancelled when the queue empties. */
-  private drainImmediate: NodeJS.Immediate | undefined = undefined;
+  private drainImmediate: ReturnType<typeof setImmediate> | undefined = undefined;
+  /** `drain`, bound once per gate (`timing.setImmediate` passes no argument). */
+  private readonly drainLater = (): void => this.drain();
   /** The key a slot freed in last (drained first). */
   private lastFreed: GateKey | undefined = undefined;
   // One-entry memo of the last (host, port) → key: one endpoint per client is the common case.
@@ -160,7 +163,7 @@ export class AgentGate {
     const agent = this.agent;
     // An agent that cannot park every freed socket would destroy the extra ones: hand them over at once instead.
     if (agent.maxFreeSockets < agent.maxSockets) this.drain();
-    else if (this.drainImmediate === undefined) this.drainImmediate = setImmediate(runDrain, this);
+    else if (this.drainImmediate === undefined) this.drainImmediate = timing.setImmediate(this.drainLater);
   }
 
   /**
@@ -172,7 +175,7 @@ export class AgentGate {
   drain(): void {
     const immediate = this.drainImmediate;
     if (immediate !== undefined) {
-      clearImmediate(immediate);
+      timing.clearImmediate(immediate);
       this.drainImmediate = undefined;
     }
     if (this.draining || this.owner.destroying) return;
@@ -205,7 +208,7 @@ export class AgentGate {
     r.gatePrev = r.gateNext = undefined;
     key.size--;
     if (--this.queued === 0 && this.drainImmediate !== undefined) {
-      clearImmediate(this.drainImmediate);
+      timing.clearImmediate(this.drainImmediate);
       this.drainImmediate = undefined;
     }
   }
@@ -222,6 +225,3 @@ export class AgentGate {
   }
 }
 
-function runDrain(gate: AgentGate): void {
-  gate.drain();
-}
