@@ -17,7 +17,8 @@
  *   in-flight count (`inFlightCount`), and `destroy()` walks it to end every request.
  * - The gates (`AgentGate`, one per agent in a `WeakMap`, handed out through the request plans): per agent key, the
  *   handler's requests dispatched to the agent; a request beyond `maxSockets` / `maxTotalSockets` waits in its
- *   key's FIFO with no Node request, and is dispatched when a request of the key finishes (`requestFinished`). During
+ *   key's FIFO with no Node request, and is dispatched once a request of the key finishes (`requestFinished` frees
+ *   the slot; the gate's drain, one `setImmediate` per turn, hands out every slot freed in the turn). During
  *   `destroy()` nothing is dispatched.
  * - Free-socket sweeps (`sweepAgent` of `socket-lifecycle.ts`): right before a dispatch (at most once per `TICK_MS`
  *   per agent), so an expired socket is never handed to a request; and, while requests are in flight, one `sweep`
@@ -200,7 +201,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
       );
       this.scheduler.cancel(this.sweep);
     }
-    // Last: its slot goes to the head of its gate key's queue (which may be dispatched right here).
+    // Last: its slot goes to the head of its gate key's queue (dispatched by the gate's drain, this turn).
     if (r.gateKey !== undefined) r.plan.gate?.leave(r);
   }
 
