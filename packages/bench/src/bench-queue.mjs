@@ -1,28 +1,22 @@
 // =============================================================================
 // bench-queue.mjs: the handler-side queue of issue 25, before vs after, in one process (`npm run bench:queue`).
 //
-// Three passes, each paired and rotated, each a few minutes at most on a 2-core VM:
-//   1. CPU per request ÷ the Smithy-shape floor (`smithy-floor`: raw http.request behind HttpRequest/HttpResponse)
-//      at c = 1, 50, 1000, 10000 (a 50-socket pool), 128 B and 64 KiB, timeouts off and on, for `upstream`,
-//      `sockeye-before` and `sockeye-after` (telemetry on, socketMonitor "interval"). Every round runs one burst
-//      per client, in an order rotated each round; the ratio is paired with the floor's burst of the same round;
-//      median (min–max) over the rounds. lib/burst.mjs measures a burst.
-//   2. Heap retained per queued request: 10,000 GetItem-like POSTs (SDK-style headers, a small JSON body) held in
+// Two passes, each rotated, each a few minutes at most on a 2-core VM (the CPU-per-request targets are measured by
+// bench-focus.mjs, paired with an A/A control: `BENCH_FOCUS=upstream-c1000,upstream-c10000`):
+//   1. Heap retained per queued request: 10,000 GetItem-like POSTs (SDK-style headers, a small JSON body) held in
 //      flight on 50 sockets; gc() before the baseline and after the reading (the retained figure), per client, the
 //      three timeouts armed (60 s each, so none fires while held). `caller-only` builds the same requests and waits
 //      without sending: its figure is the caller's share, included in every client's.
-//   3. Drain: a Promise.all of 10,000 GetItem-like POSTs on 50 sockets from a cold pool, answered at once: wall ms,
+//   2. Drain: a Promise.all of 10,000 GetItem-like POSTs on 50 sockets from a cold pool, answered at once: wall ms,
 //      client CPU ms, and the connections the agent opened and held at once (never more than maxSockets), per
 //      client, rotated over rounds.
 //
-// `sockeye-before` is the handler built from another checkout (BENCH_BEFORE_MODULE, default /tmp/hq-before: the
-// branch's base, `core`, built with its own @sockeye/pool-monitor); `sockeye-after` is this checkout's build. To make
-// that checkout: `git worktree add --detach /tmp/hq-before <ref>`, in it a node_modules whose entries link to this
-// checkout's except `@sockeye/*`, linked to its own packages, then `npx tsup` in packages/pool-monitor and
-// packages/node-http-handler.
-// Output: packages/bench/out/bench-queue-latest.json and a markdown table on stdout (pasted into
-// docs/perf/handler-queue.md). Knobs: BENCH_QUEUE_ROUNDS (default 9; 5 at c=10000), BENCH_QUEUE_CELLS
-// ("1,50,1000,10000"), BENCH_QUEUE_PASSES ("cpu,heap,drain").
+// `sockeye-before` is the handler built in another checkout (BENCH_BEFORE_MODULE: the path of its
+// packages/node-http-handler/dist/index.mjs; default /tmp/hq-before/...): e.g. `git worktree add --detach
+// /tmp/hq-before main`, then `npm ci && npm run build` in it (its own @sockeye/pool-monitor comes with it).
+// `sockeye-after` is this checkout's build.
+// Output: packages/bench/out/bench-queue-latest.json (pasted into docs/perf/handler-queue.md). Knobs:
+// BENCH_QUEUE_PASSES ("heap,drain"), BENCH_QUEUE_DRAIN_ROUNDS (default 3).
 // =============================================================================
 
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -30,15 +24,12 @@ import http from "node:http";
 import { fileURLToPath } from "node:url";
 import { HttpRequest } from "@smithy/protocol-http";
 import { NodeHttpHandler as UpstreamHandler } from "@smithy/node-http-handler";
-import { requestsPerBurst, runBurst } from "./lib/burst.mjs";
-import { createClients, drain, MAX_SOCKETS, TIMEOUTS } from "./lib/clients.mjs";
+import { drain, MAX_SOCKETS, TIMEOUTS } from "./lib/clients.mjs";
 import { startLoadServer, waitForServer } from "./lib/server-control.mjs";
-import { median } from "./lib/stats.mjs";
 
 const BEFORE_MODULE = process.env.BENCH_BEFORE_MODULE ?? "/tmp/hq-before/packages/node-http-handler/dist/index.mjs";
-const CELLS = (process.env.BENCH_QUEUE_CELLS ?? "1,50,1000,10000").split(",").map(Number);
-const PASSES = (process.env.BENCH_QUEUE_PASSES ?? "cpu,heap,drain").split(",");
-const roundsFor = (c) => Number(process.env.BENCH_QUEUE_ROUNDS ?? (c >= 10000 ? 5 : 9));
+const PASSES = (process.env.BENCH_QUEUE_PASSES ?? "heap,drain").split(",");
+const DRAIN_ROUNDS = Number(process.env.BENCH_QUEUE_DRAIN_ROUNDS ?? 3);
 const HELD = 10_000;
 const noop = () => {};
 
@@ -71,7 +62,7 @@ function getItem(hostname, port, path) {
 
 const quiet = { trace: noop, debug: noop, info: noop, warn: noop, error: noop };
 
-/** A handler client on its own 50-socket agent; `request(path)` is a GET (pass 1), `post(path)` a GetItem. */
+/** A handler client on its own 50-socket agent; `post(path)` sends a GetItem. */
 function handlerClient(name, HandlerClass, origin, options) {
   const url = new URL(origin);
   const agent = new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS, keepAliveMsecs: 1000 });
@@ -81,18 +72,10 @@ function handlerClient(name, HandlerClass, origin, options) {
   return {
     name,
     agent,
-    async request(path) {
-      const { response } = await handler.handle(
-        new HttpRequest({ protocol: "http:", hostname, port, method: "GET", path, headers: {} })
-      );
-      await drain(response.body);
-    },
     async post(path) {
       const { response } = await handler.handle(getItem(hostname, port, path));
       await drain(response.body);
     },
-    startBurst: noop,
-    endBurst: noop,
     async close() {
       handler.destroy();
       agent.destroy();
@@ -100,7 +83,7 @@ function handlerClient(name, HandlerClass, origin, options) {
   };
 }
 
-/** The raw http.request floor for passes 2 and 3 (same GetItem request, no Smithy shapes). */
+/** The raw http.request floor (same GetItem request, no Smithy shapes). */
 function rawClient(origin) {
   const url = new URL(origin);
   const agent = new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS, keepAliveMsecs: 1000 });
@@ -181,7 +164,6 @@ function countConnections(agent) {
 const fmt = (x, d = 2) => (x === undefined ? "–" : x.toFixed(d));
 const results = {
   meta: { date: new Date().toISOString(), node: process.version, before: BEFORE_MODULE },
-  cpu: [],
   heap: [],
   drain: [],
 };
@@ -189,49 +171,7 @@ const server = await startLoadServer();
 const origin = `http://127.0.0.1:${server.port}`;
 
 try {
-  // ---- pass 1: CPU per request ÷ smithy-floor -------------------------------------------------------------
-  if (PASSES.includes("cpu")) {
-    for (const timeouts of [false, true]) {
-      for (const body of [128, 65536]) {
-        for (const c of CELLS) {
-          if (body === 65536 && c >= 10000) continue; // minutes per cell on this VM; 128 B covers c=10000
-          // TIMEOUTS' connectionTimeout (5 s) runs from handle(): the tail of 10,000 requests queued at once on 50
-          // sockets exceeds it whenever the drain takes longer than 5 s (the drain pass measures that cell instead).
-          if (timeouts && c >= 10000) continue;
-          const { clients: floors } = await createClients(origin, { timeouts, only: ["smithy-floor"] });
-          const clients = [...floors, ...(await handlerClients(origin, timeouts))];
-          const n = requestsPerBurst(c, c >= 10000 ? 1 : 0.5);
-          const path = `/${body}`;
-          if (c < 10000) for (const cl of clients) await runBurst(cl, { n: Math.min(n, 200), c, path });
-          const ratios = Object.fromEntries(clients.slice(1).map((cl) => [cl.name, []]));
-          const floorUs = [];
-          const rounds = roundsFor(c);
-          for (let r = 0; r < rounds; r++) {
-            const order = clients.map((_, i) => clients[(i + r) % clients.length]);
-            const cpu = {};
-            for (const cl of order) cpu[cl.name] = (await runBurst(cl, { n, c, path })).cpuUsPerReq;
-            floorUs.push(cpu["smithy-floor"]);
-            for (const name in ratios) ratios[name].push(cpu[name] / cpu["smithy-floor"]);
-          }
-          for (const cl of clients) await cl.close();
-          const cell = { c, body, timeouts: timeouts ? "on" : "off", n, rounds, floorUs: median(floorUs), ratios: {} };
-          for (const name in ratios) {
-            const xs = ratios[name];
-            cell.ratios[name] = { median: median(xs), min: Math.min(...xs), max: Math.max(...xs) };
-          }
-          results.cpu.push(cell);
-          console.log(
-            `cpu c=${c} ${body} B timeouts=${cell.timeouts} floor ${fmt(cell.floorUs, 1)} µs: ` +
-              Object.entries(cell.ratios)
-                .map(([k, v]) => `${k} ${fmt(v.median)} (${fmt(v.min)}–${fmt(v.max)})`)
-                .join(", ")
-          );
-        }
-      }
-    }
-  }
-
-  // ---- pass 2: heap retained per queued request, 10,000 held on 50 sockets -----------------------------------
+  // ---- pass 1: heap retained per queued request, 10,000 held on 50 sockets -----------------------------------
   if (PASSES.includes("heap")) {
     if (typeof globalThis.gc !== "function") throw new Error("the heap pass needs node --expose-gc");
     for (let rep = 0; rep < 2; rep++) {
@@ -266,9 +206,9 @@ try {
     }
   }
 
-  // ---- pass 3: drain of a Promise.all of 10,000 GetItems on 50 sockets ----------------------------------------
+  // ---- pass 2: drain of a Promise.all of 10,000 GetItems on 50 sockets ----------------------------------------
   if (PASSES.includes("drain")) {
-    for (let rep = 0; rep < 3; rep++) {
+    for (let rep = 0; rep < DRAIN_ROUNDS; rep++) {
       const clients = [rawClient(origin), ...(await handlerClients(origin, true))];
       const order = clients.map((_, i) => clients[(i + rep) % clients.length]);
       for (const cl of order) {
