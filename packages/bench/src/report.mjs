@@ -391,7 +391,7 @@ export function buildMarkdown(results, sourceName) {
   }
 
   push(
-    "Timer creation at 10 / 100 / 1,000 / 10,000 requests in flight: [timers.md](timers.md). How late deadlines fire: [lateness.md](lateness.md).",
+    "Timer creation at 10 / 100 / 1,000 / 10,000 requests in flight: [timers.md](timers.md). How late deadlines fire: [lateness.md](lateness.md). The handler-side queue, before vs after (heap per queued request, drain, uploads): [handler-queue.md](handler-queue.md).",
     ""
   );
 

@@ -31,11 +31,12 @@ export function leaveAgentQueue(agent: Agent, req: ClientRequest): boolean {
 }
 
 /**
- * `maxSockets=<n>, <m> requests queued` for error messages (all agent keys summed).
+ * `maxSockets=<n>, <m> requests queued` for error messages (all agent keys summed, plus the handler's own queue in
+ * front of the agent, `gate`).
  * @internal
  */
-export function describeAgentQueue(agent: Agent): string {
-  let queued = 0;
+export function describeAgentQueue(agent: Agent, gate?: { readonly queued: number }): string {
+  let queued = gate?.queued ?? 0;
   const requests = agent.requests;
   for (const key in requests) queued += requests[key]?.length ?? 0;
   return `maxSockets=${agent.maxSockets}, ${queued} requests queued`;

@@ -16,13 +16,16 @@ const UPSTREAM_PACKAGE = "@smithy/node-http-handler";
  * existing log alerts and parsers still match; `"interval"` mode without telemetry, Sockeye's own use of upstream's
  * criteria, names Sockeye instead. A throwing logger is ignored (`guardedWarn`).
  * @param packageName - the package the message names. @defaultValue `"@smithy/node-http-handler"`
+ * @param queue - the handler's own queue in front of the agent (`AgentGate`): its requests queued under a key count
+ *   as enqueued there too, so the condition is upstream's (upstream queues them in `agent.requests`).
  * @internal
  */
 export function checkSocketUsage(
   agent: Agent,
   socketWarningTimestamp: number,
   logger: Logger | undefined = console,
-  packageName: string = UPSTREAM_PACKAGE
+  packageName: string = UPSTREAM_PACKAGE,
+  queue?: { queuedUnder(name: string): number }
 ): number {
   const { sockets, requests, maxSockets } = agent;
   if (typeof maxSockets !== "number" || maxSockets === Infinity) return socketWarningTimestamp;
@@ -31,7 +34,7 @@ export function checkSocketUsage(
     for (const key in sockets) {
       if (!Object.hasOwn(sockets, key)) continue;
       const socketsInUse = sockets[key]?.length ?? 0;
-      const requestsEnqueued = requests[key]?.length ?? 0;
+      const requestsEnqueued = (requests[key]?.length ?? 0) + (queue?.queuedUnder(key) ?? 0);
       if (socketsInUse >= maxSockets && requestsEnqueued >= 2 * maxSockets) {
         guardedWarn(
           logger,

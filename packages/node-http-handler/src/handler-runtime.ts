@@ -15,6 +15,11 @@
  * - The live list: every request between `requestStarted` and `requestFinished` (an intrusive doubly linked list
  *   through the requests' state objects: O(1) link/unlink, no allocation). Its length is the handler's one
  *   in-flight count (`inFlightCount`), and `destroy()` walks it to end every request.
+ * - The gates (`AgentGate`, one per agent in a `WeakMap`, handed out through the request plans): per agent key, the
+ *   handler's requests dispatched to the agent; a request beyond `maxSockets` / `maxTotalSockets` waits in its
+ *   key's FIFO with no Node request, and is dispatched once a request of the key finishes (`requestFinished` frees
+ *   the slot; the gate's drain, one `setImmediate` per turn, hands out every slot freed in the turn). During
+ *   `destroy()` nothing is dispatched.
  * - Free-socket sweeps (`sweepAgent` of `socket-lifecycle.ts`): right before a dispatch (at most once per `TICK_MS`
  *   per agent), so an expired socket is never handed to a request; and, while requests are in flight, one `sweep`
  *   deadline on the scheduler armed for the earliest expiry of a free socket (a dispatch-time sweep and each
@@ -27,6 +32,7 @@
  */
 import type { PoolMonitor } from "@sockeye/pool-monitor";
 import { Deadline, type DeadlineOwner, DeadlineScheduler, TICK_MS, timing } from "@sockeye/pool-monitor/internal";
+import { AgentGate, type GateOwner } from "./agent-gate";
 import type { Agent, ClientRequest } from "node:http";
 import type { Socket } from "node:net";
 import { IdleWatchList } from "./idle-watch-list";
@@ -48,7 +54,7 @@ export interface RuntimeSettings extends SocketUsageWarningSettings {
 }
 
 /** @internal */
-export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwner<"sweep"> {
+export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwner<"sweep">, GateOwner {
   readonly scheduler: DeadlineScheduler;
   readonly warning: SocketUsageWarning;
   /** Per-origin telemetry and saturation detection; `undefined` with `telemetry: false`. */
@@ -59,6 +65,9 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   private readonly sweep = new Deadline<"sweep">(this, "sweep");
   /** While idle: when the next free socket expires (the sweep is re-armed for it when a request starts). */
   private sweepPendingAt = Number.POSITIVE_INFINITY;
+  /** `destroy()` is ending every request: the gates dispatch nothing. */
+  destroying = false;
+  private readonly gates = new WeakMap<Agent, AgentGate>();
   private liveHead: InFlightRequest | undefined = undefined;
   private live = 0;
   private lastSampleAt = Number.NEGATIVE_INFINITY;
@@ -71,7 +80,19 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
       () => this.monitor?.sampleIntervalMs ?? TICK_MS
     );
     this.idle = new IdleWatchList(this.scheduler);
-    this.warning = new SocketUsageWarning(this.scheduler);
+    this.warning = new SocketUsageWarning(this.scheduler, (agent) => this.gates.get(agent));
+  }
+
+  /**
+   * The handler's gate in front of `agent` (created on first use; lives as long as the agent). `undefined` for an
+   * agent that is not a Node `http.Agent` in shape (no `getName()` or no numeric `maxSockets`, e.g. a duck-typed one):
+   * its requests go to it at once, as before.
+   */
+  gateFor(agent: Agent): AgentGate | undefined {
+    if (typeof agent?.getName !== "function" || typeof agent.maxSockets !== "number") return undefined;
+    let gate = this.gates.get(agent);
+    if (gate === undefined) this.gates.set(agent, (gate = new AgentGate(agent, this)));
+    return gate;
   }
 
   /** The resolved settings (`undefined` before the first `handle()`). */
@@ -94,7 +115,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     return !this.idle.empty;
   }
 
-  requestStarted(r: InFlightRequest, now: number): void {
+  requestStarted(r: InFlightRequest, now: number): boolean {
     r.livePrev = undefined;
     r.liveNext = this.liveHead;
     if (this.liveHead !== undefined) this.liveHead.livePrev = r;
@@ -105,10 +126,39 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
       if (lifecycle !== undefined) this.armSweepAt(this.sweepPendingAt, lifecycle);
       this.sweepPendingAt = Number.POSITIVE_INFINITY;
     }
+    const monitor = this.monitor;
+    this.warning.arm(r, now, monitor !== undefined);
+    const gate = r.plan.gate;
+    if (gate === undefined) return true;
+    const options = r.nodeOptions!;
+    const key = gate.keyFor(options.host, options.port);
+    if (gate.admit(r, key)) return true;
+    // Queued in the gate: counted by the monitor as a request queued under the agent's name for it.
+    if (monitor !== undefined) {
+      const request = r.httpRequest;
+      const headers = request.headers;
+      r.tracked = monitor.attachQueued(
+        r.plan.agent,
+        key.name,
+        r.origin,
+        r.startedAt,
+        request.method,
+        headers["content-length"] ?? headers["Content-Length"]
+      );
+    }
+    return false;
+  }
+
+  requestDispatching(r: InFlightRequest, now: number): void {
     if (!r.plan.oneOffAgent) this.beforeDispatch(r.plan.agent, now);
   }
 
-  requestCreated(r: InFlightRequest, req: ClientRequest, now: number): void {
+  requestCreated(r: InFlightRequest, req: ClientRequest, _now: number): void {
+    const tracked = r.tracked;
+    if (tracked !== undefined) {
+      tracked.dispatched(req); // it waited in the gate: tracked since then
+      return;
+    }
     const monitor = this.monitor;
     if (monitor !== undefined) {
       // The request's own listeners forward its events to the monitor's state for it (kept on the request's state
@@ -118,7 +168,6 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
         ? monitor.attachUnpooledRequest(req, r.origin, r.startedAt)
         : monitor.attachRequest(req, r.plan.agent, r.origin, r.startedAt);
     }
-    this.warning.arm(r, now, monitor !== undefined);
   }
 
   requestSettled(r: InFlightRequest): void {
@@ -144,14 +193,16 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     if (this.live > 0) {
       const lifecycle = this.currentSettings?.lifecycle;
       if (lifecycle !== undefined) this.armSweepAt(at, lifecycle);
-      return;
+    } else {
+      this.sweepPendingAt = Math.min(
+        this.sweepPendingAt,
+        at,
+        this.sweep.armed ? this.sweep.at : Number.POSITIVE_INFINITY
+      );
+      this.scheduler.cancel(this.sweep);
     }
-    this.sweepPendingAt = Math.min(
-      this.sweepPendingAt,
-      at,
-      this.sweep.armed ? this.sweep.at : Number.POSITIVE_INFINITY
-    );
-    this.scheduler.cancel(this.sweep);
+    // Last: its slot goes to the head of its gate key's queue (dispatched by the gate's drain, this turn).
+    if (r.gateKey !== undefined) r.plan.gate?.leave(r);
   }
 
   noteOutcome(r: InFlightRequest, outcome: "aborted" | "timed_out"): void {
@@ -172,17 +223,22 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   }
 
   /**
-   * Handler `destroy()`: ends every live request (queued ones leave the agent queue first, so Node never hands
-   * them a new socket; each rejects with `HandlerDestroyedError` unless it had settled), then stops the timer
+   * Handler `destroy()`: ends every live request (queued ones leave the gate or the agent queue first, so Node never
+   * hands them a new socket, and the gates dispatch nothing meanwhile; each rejects with `HandlerDestroyedError` unless it had settled), then stops the timer
    * and forgets every deadline and watch. Returns the number of requests it ended.
    */
   destroy(): number {
     let ended = 0;
-    for (let r = this.liveHead; r !== undefined; ) {
-      const next = r.liveNext;
-      r.destroyByHandler();
-      ended++;
-      r = next;
+    this.destroying = true;
+    try {
+      for (let r = this.liveHead; r !== undefined; ) {
+        const next = r.liveNext;
+        r.destroyByHandler();
+        ended++;
+        r = next;
+      }
+    } finally {
+      this.destroying = false;
     }
     this.stop();
     return ended;

@@ -10,7 +10,7 @@ import { PoolMonitor } from "@sockeye/pool-monitor";
 import { getEventListeners } from "node:events";
 import http, { type ClientRequest } from "node:http";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test as it, vi } from "vitest";
-import { FAKE_TIMERS } from "../../pool-monitor/src/fake-timers.mock";
+import { CONFIRM_MS, FAKE_TIMERS } from "../../pool-monitor/src/fake-timers.mock";
 import { HoldingServer } from "./holding-server.mock";
 import { HandlerRuntime } from "./handler-runtime";
 import { InFlightRequest } from "./in-flight-request";
@@ -68,10 +68,11 @@ function start(
   s: Setup,
   path: string,
   signal?: unknown,
-  requestFunc: (options: object) => ClientRequest = http.request
+  requestFunc: (options: object) => ClientRequest = http.request,
+  plan: RequestPlan = planFor(s.agent)
 ): Started {
   const httpRequest = new HttpRequest({ protocol: "http:", hostname: "127.0.0.1", port, method: "GET", path });
-  const state = new InFlightRequest(s.runtime, httpRequest, planFor(s.agent), `http://127.0.0.1:${port}`, signal);
+  const state = new InFlightRequest(s.runtime, httpRequest, plan, `http://127.0.0.1:${port}`, signal);
   const started: Started = { state, promise: undefined as never, outcome: undefined };
   started.promise = new Promise((resolve, reject) =>
     state.start(resolve, reject, requestFunc, { host: "127.0.0.1", port, path, method: "GET", agent: s.agent })
@@ -120,6 +121,17 @@ async function until(predicate: () => boolean): Promise<void> {
 }
 
 const realSetImmediate = setImmediate;
+
+/**
+ * `until()`, also running the fake immediates due now each turn: the gate's batched drain is a `setImmediate`, faked
+ * here like every timer.
+ */
+async function untilDrained(predicate: () => boolean): Promise<void> {
+  await until(() => {
+    vi.advanceTimersByTime(0);
+    return predicate();
+  });
+}
 
 describe("InFlightRequest.finish(): one way out, reached from each entry point", () => {
   beforeEach(() => {
@@ -265,5 +277,171 @@ describe("InFlightRequest.finish(): one way out, reached from each entry point",
     expect(legacy.onabort).toBeNull();
     expect(s.finished).toEqual([r.state]);
     runtimeIdle(s);
+  });
+});
+
+describe("InFlightRequest in the handler's gate: every deadline, abort and destroy() act while it is queued", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: [...FAKE_TIMERS] });
+    server.seen = 0;
+  });
+  afterEach(() => {
+    for (const res of held.splice(0)) res.end("ok");
+    current?.runtime.destroy();
+    current?.agent.destroy();
+    current?.monitor.destroy();
+    current = undefined;
+    vi.useRealTimers();
+  });
+
+  /** maxSockets: 1; one request held on the socket, a second one queued in the gate with `overrides`. */
+  async function queuedBehindHeld(overrides: Partial<RequestPlan>, signal?: AbortSignal) {
+    const s = setup({ maxSockets: 1 });
+    const gate = s.runtime.gateFor(s.agent)!;
+    const plan = (o: Partial<RequestPlan>) => testPlan(s.agent, { gate, ...o });
+    const first = start(s, "/hold", undefined, http.request, plan({ connectionTimeout: undefined }));
+    await serverSaw(1);
+    let created = 0;
+    const counting = (options: object) => {
+      created++;
+      return http.request(options);
+    };
+    const queued = start(s, "/ok", signal, counting, plan(overrides));
+    expect(gate.queued).toBe(1);
+    expect(queued.state.gateQueued).toBe(true);
+    expect(queued.state.req).toBeUndefined();
+    expect(Object.keys(s.agent.requests)).toEqual([]);
+    // Counted by the monitor as queued, from start().
+    vi.advanceTimersByTime(100);
+    const origin = s.monitor.getStats().origins[0];
+    expect(origin).toMatchObject({ queued: 1, inFlight: 2 });
+    expect(origin.oldestQueuedMs).toBeGreaterThanOrEqual(100);
+    return { s, gate, first, queued, created: () => created };
+  }
+
+  /** The queued request ended without a Node request; the gate is empty and the held one still runs. */
+  function expectLeftGate(q: Awaited<ReturnType<typeof queuedBehindHeld>>, signal?: AbortSignal): void {
+    expectReleased(q.s, q.queued, signal);
+    expect(q.created()).toBe(0);
+    expect(q.gate.queued).toBe(0);
+    expect(q.gate.total).toBe(1);
+    expect(q.queued.state.gateKey).toBeUndefined();
+    expect(q.s.runtime.inFlightCount).toBe(1);
+    expect(q.s.monitor.getStats().origins[0]).toMatchObject({ queued: 0, inFlight: 1 });
+  }
+
+  async function releaseFirst(q: Awaited<ReturnType<typeof queuedBehindHeld>>): Promise<void> {
+    for (const res of held.splice(0)) res.end("ok");
+    await until(() => q.first.outcome !== undefined);
+    (q.first.outcome!.value as { response: { body: http.IncomingMessage } }).response.body.resume();
+    await until(() => q.first.state.finished);
+    expect(q.gate.total).toBe(0);
+    runtimeIdle(q.s);
+  }
+
+  it("connectionTimeout: today's 'waiting for a free socket' error, no Node request created", async () => {
+    const q = await queuedBehindHeld({ connectionTimeout: 1_000, requestTimeout: undefined });
+    vi.advanceTimersByTime(900 + CONFIRM_MS);
+    await until(() => q.queued.outcome !== undefined);
+    expect(q.queued.outcome!.error).toMatchObject({ name: "TimeoutError" });
+    expect(q.queued.outcome!.error.message).toContain(
+      "did not establish a connection with the server within the configured timeout of 1000 ms. The request was still waiting for a free socket (maxSockets=1, 1 requests queued)."
+    );
+    expectLeftGate(q);
+    expect(q.s.monitor.getStats().origins[0].requests.timedOut).toBe(1);
+    await releaseFirst(q);
+  });
+
+  it("socketAcquisitionTimeout: today's acquisition error", async () => {
+    const q = await queuedBehindHeld({
+      connectionTimeout: undefined,
+      requestTimeout: undefined,
+      socketAcquisitionTimeout: 500,
+    });
+    vi.advanceTimersByTime(400 + CONFIRM_MS);
+    await until(() => q.queued.outcome !== undefined);
+    expect(q.queued.outcome!.error).toMatchObject({ name: "TimeoutError", code: "ETIMEDOUT" });
+    expect(q.queued.outcome!.error.message).toMatch(
+      /waited 50\d ms for a free socket \(maxSockets=1, 1 requests queued\) and exceeded the configured socketAcquisitionTimeout of 500 ms/
+    );
+    expectLeftGate(q);
+    await releaseFirst(q);
+  });
+
+  it("requestTimeout with throwOnRequestTimeout: rejects with ETIMEDOUT while queued", async () => {
+    const q = await queuedBehindHeld({
+      connectionTimeout: undefined,
+      requestTimeout: 300,
+      throwOnRequestTimeout: true,
+    });
+    vi.advanceTimersByTime(200 + CONFIRM_MS);
+    await until(() => q.queued.outcome !== undefined);
+    expect(q.queued.outcome!.error).toMatchObject({ name: "TimeoutError", code: "ETIMEDOUT" });
+    expect(q.queued.outcome!.error.message).toContain(
+      "[ERROR] a request has exceeded the configured 300 ms requestTimeout"
+    );
+    expectLeftGate(q);
+    await releaseFirst(q);
+  });
+
+  it("requestTimeout warn-only: warns while queued, stays queued, then is dispatched on the freed socket", async () => {
+    const warn = vi.fn();
+    const q = await queuedBehindHeld({
+      connectionTimeout: undefined,
+      requestTimeout: 300,
+      throwOnRequestTimeout: false,
+      logger: { warn } as never,
+    });
+    vi.advanceTimersByTime(200 + CONFIRM_MS);
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn.mock.calls[0][0]).toContain("[WARN] a request has exceeded the configured 300 ms requestTimeout");
+    expect(q.queued.outcome).toBeUndefined();
+    expect(q.gate.queued).toBe(1);
+    for (const res of held.splice(0)) res.end("ok");
+    await until(() => q.first.outcome !== undefined);
+    (q.first.outcome!.value as { response: { body: http.IncomingMessage } }).response.body.resume();
+    await untilDrained(() => q.queued.outcome !== undefined);
+    expect(q.created()).toBe(1);
+    const { response } = q.queued.outcome!.value as { response: { statusCode: number; body: http.IncomingMessage } };
+    expect(response.statusCode).toBe(200);
+    response.body.resume();
+    await until(() => q.queued.state.finished && q.first.state.finished);
+    expect(q.gate.total).toBe(0);
+    // The freed socket was reused: one connection for both.
+    expect(q.s.monitor.getStats().origins[0].sockets).toMatchObject({
+      created: 1,
+      acquisitions: 2,
+      reusedAcquisitions: 1,
+    });
+    runtimeIdle(q.s);
+  });
+
+  it("abort: AbortError, an O(1) unlink, counted as aborted", async () => {
+    const controller = new AbortController();
+    const q = await queuedBehindHeld({}, controller.signal);
+    controller.abort();
+    await until(() => q.queued.outcome !== undefined);
+    expect(q.queued.outcome!.error).toMatchObject({ name: "AbortError" });
+    expectLeftGate(q, controller.signal);
+    expect(q.s.monitor.getStats().origins[0].requests.aborted).toBe(1);
+    await releaseFirst(q);
+  });
+
+  it("handler destroy(): HandlerDestroyedError saying it was queued; nothing dispatched meanwhile", async () => {
+    const q = await queuedBehindHeld({});
+    const third = start(q.s, "/ok", undefined, http.request, q.queued.state.plan);
+    expect(q.gate.queued).toBe(2);
+    expect(q.s.runtime.destroy()).toBe(3);
+    await until(() => q.queued.outcome !== undefined && third.outcome !== undefined && q.first.outcome !== undefined);
+    expect(q.queued.outcome!.error).toMatchObject({ name: "HandlerDestroyedError", code: "ERR_HANDLER_DESTROYED" });
+    expect(q.queued.outcome!.error.message).toMatch(
+      /while it was waiting for a free socket \(maxSockets=1, [12] requests queued\)/
+    );
+    expect(third.outcome!.error.message).toContain("while it was waiting for a free socket");
+    expect(q.created()).toBe(0);
+    expect(q.gate).toMatchObject({ queued: 0, total: 0 });
+    expectReleased(q.s, q.queued);
+    expectReleased(q.s, third);
+    runtimeIdle(q.s);
   });
 });

@@ -3,21 +3,29 @@
  *
  * States and the one way out:
  *
- *   start() ─► dispatched ─'socket'─► assigned ─connect/secureConnect─► connected ─'response'─► responded
- *              (queued in agent.requests,                                                       │ settle(resolve)
- *               or connecting)                                                                   ▼
- *   any state ── error, abort, deadline, body write failure ─► settle(reject)            body streams to the caller
+ *   start() ─┬─► dispatched ─'socket'─► assigned ─connect/secureConnect─► connected ─'response'─► responded
+ *            │   (Node request created;                                                      │ settle(resolve)
+ *            │    queued in agent.requests, or connecting)                                    ▼
+ *            └─► gated (queued in the handler's AgentGate: no Node     body streams to the caller
+ *                request, body not read) ─slot freed─► dispatched
+ *   any state ── error, abort, deadline, body write failure ─► settle(reject)
  *
- *   'close' │ left the agent queue (abort / timeout while queued) │ handler destroy() │ http.request threw
+ *   'close' │ left the gate or the agent queue (abort / timeout while queued) │ handler destroy() │ http.request threw
  *          └──────────────────────────────► finish() ─► finished (terminal)
+ *
+ * Deadlines and the abort listener are armed at `start()`, so every clock runs from `handle()` whether the request
+ * waits in the gate or not; while gated (`req` undefined) each of them still acts and ends it through `finish()`,
+ * which unlinks it from the gate in O(1).
  *
  * `settle()` resolves or rejects the promise once and cancels the deadlines that only matter until then.
  * `finish()` is idempotent and owns every other release: it settles first if needed (a request never ends with its
  * promise pending), cancels every deadline, removes the abort listener and hands the request back to the
  * `RequestHost` (`requestFinished`: idle watch, warning timer, monitor accounting, the one in-flight count). A request
- * that leaves the agent queue never emits `'close'` (see `agent-queue.ts`), so that path calls `finish()` itself.
+ * that leaves the gate or the agent queue never emits `'close'` (see `agent-queue.ts`), so that path calls `finish()`
+ * itself.
  *
- * Allocations per request: this object, the Node options object and path string built by the handler (the
+ * Allocations per request: this object, the Node options object and path string built by the handler (kept here
+ * while gated, with the request function, and dropped at dispatch; the
  * `RequestPlan` is shared, see `request-plan.ts`; the origin string is memoised), one
  * `Deadline` node per configured deadline (up to five; nodes are reused, arming allocates nothing), the promise and
  * its resolvers, and error objects on failure paths only. Node listeners are module-level functions that find the
@@ -50,6 +58,7 @@ import type { HttpRequest } from "@smithy/protocol-http";
 import { HttpResponse } from "@smithy/protocol-http";
 import type { ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
+import type { GatedRequest, GateKey } from "./agent-gate";
 import { describeAgentQueue, leaveAgentQueue } from "./agent-queue";
 import { MIN_CONTINUE_WAIT_MS, PACKAGE_PREFIX } from "./constants";
 import { getTransformedHeaders } from "./get-transformed-headers";
@@ -66,8 +75,16 @@ const kConnectingFor = Symbol("sockeye.connectingFor");
 
 type Settle = (value: any) => void;
 
+/** What `start()` needs of the Node request options (the rest is passed through to `http.request`). @internal */
+export interface NodeRequestOptions {
+  /** Host as `http.request` takes it (an IPv6 address without brackets). */
+  host: string;
+  port?: number | undefined;
+  [option: string]: unknown;
+}
+
 /** @internal */
-export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher, WarnedRequest {
+export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher, WarnedRequest, GatedRequest {
   /** The promise has been resolved or rejected. */
   settled = false;
   /** `finish()` ran: nothing of this request is registered anywhere any more. */
@@ -99,6 +116,14 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
   failure: unknown = undefined;
   /** The `onabort` handler installed on a legacy signal (no `addEventListener`); cleared by `finish()`. */
   private legacyOnAbort: (() => void) | undefined = undefined;
+  // GatedRequest fields (the plan's `AgentGate`): the key counted under and, while queued, the FIFO links.
+  gateKey: GateKey | undefined = undefined;
+  gateQueued = false;
+  gatePrev: InFlightRequest | undefined = undefined;
+  gateNext: InFlightRequest | undefined = undefined;
+  /** Kept from `start()` until the Node request is created (at once, or when the gate dispatches it). */
+  private requestFunc: ((options: object) => ClientRequest) | undefined = undefined;
+  nodeOptions: NodeRequestOptions | undefined = undefined;
 
   constructor(
     readonly host: RequestHost<InFlightRequest>,
@@ -109,12 +134,41 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
     readonly abortSignal: any
   ) {}
 
-  /** Promise executor body: creates the Node request and arms everything. Never throws. */
-  start(resolve: Settle, reject: Settle, requestFunc: (options: object) => ClientRequest, options: object): void {
+  /**
+   * Promise executor body: arms the deadlines and the abort listener (the clocks start now, whether or not the request
+   * has to wait in the handler's gate), then creates the Node request now or queues it in the gate. Never throws.
+   */
+  start(
+    resolve: Settle,
+    reject: Settle,
+    requestFunc: (options: object) => ClientRequest,
+    options: NodeRequestOptions
+  ): void {
     this.resolveFn = resolve;
     this.rejectFn = reject;
+    this.requestFunc = requestFunc;
+    this.nodeOptions = options;
     const now = (this.startedAt = timing.now());
-    this.host.requestStarted(this, now);
+    const dispatchNow = this.host.requestStarted(this, now);
+    try {
+      this.arm(now);
+    } catch (error) {
+      this.finish(error);
+      return;
+    }
+    if (dispatchNow) this.dispatchFromGate();
+  }
+
+  /** Creates the Node request (at `start()`, or when the handler's gate lets it go) and sends it. Never throws. */
+  dispatchFromGate(): void {
+    const requestFunc = this.requestFunc!;
+    const options = this.nodeOptions!;
+    this.requestFunc = undefined;
+    this.nodeOptions = undefined;
+    if (this.finished) return;
+    const host = this.host;
+    const now = timing.now();
+    host.requestDispatching(this, now);
     let req: ClientRequest;
     try {
       req = requestFunc(options);
@@ -126,22 +180,27 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
     this.req = req;
     (req as any)[kState] = this;
     try {
-      this.arm(req, now);
+      // `on`, not `once`: each of these fires once anyway, and `once` allocates a wrapper per registration.
+      req.on("response", onResponse);
+      req.on("error", onRequestError);
+      req.on("socket", onRequestSocket);
+      req.on("close", onRequestClose);
+      host.requestCreated(this, req, now);
+      const plan = this.plan;
+      if (plan.expectContinue && !plan.externalAgent) {
+        req.once("continue", onRequestContinue);
+        return;
+      }
+      this.writeBodyOrFail();
     } catch (error) {
       this.giveUp(error, undefined, false);
     }
   }
 
-  private arm(req: ClientRequest, now: number): void {
+  /** The abort listener and the deadlines, from `start()` (before the Node request exists). */
+  private arm(now: number): void {
     const plan = this.plan;
     const host = this.host;
-    // `on`, not `once`: each of these fires once anyway, and `once` allocates a wrapper per registration.
-    req.on("response", onResponse);
-    req.on("error", onRequestError);
-    req.on("socket", onRequestSocket);
-    req.on("close", onRequestClose);
-    host.requestCreated(this, req, now);
-
     const signal = this.abortSignal;
     if (signal) {
       if (typeof signal.addEventListener === "function") signal.addEventListener("abort", this, { once: true });
@@ -169,10 +228,7 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
         now,
         Math.max(MIN_CONTINUE_WAIT_MS, plan.requestTimeout ?? MIN_CONTINUE_WAIT_MS)
       );
-      req.once("continue", onRequestContinue);
-      return;
     }
-    this.writeBodyOrFail();
   }
 
   /** EventListener interface: the abort signal fired. */
@@ -182,15 +238,16 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
   }
 
   onDeadline(kind: DeadlineKind, now: number): void {
+    // `req` is undefined while the request waits in the handler's gate (every deadline acts then too).
     const req = this.req;
-    if (req === undefined || this.finished) return;
+    if (this.finished || (req === undefined && !this.gateQueued)) return;
     switch (kind) {
       case DeadlineKind.Connection:
         if (!this.settled) {
           const plan = this.plan;
-          const detail = req.socket
+          const detail = req?.socket
             ? undefined
-            : `The request was still waiting for a free socket (${describeAgentQueue(plan.agent)}).`;
+            : `The request was still waiting for a free socket (${describeAgentQueue(plan.agent, plan.gate)}).`;
           this.giveUp(connectionTimeoutError(PACKAGE_PREFIX, plan.connectionTimeout, detail), "timed_out", false);
         }
         return;
@@ -206,17 +263,17 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
         }
         return;
       case DeadlineKind.Continue:
-        if (!req.destroyed && !this.res) this.writeBodyOrFail();
+        if (req !== undefined && !req.destroyed && !this.res) this.writeBodyOrFail();
         return;
       case DeadlineKind.Acquire:
-        if (!this.settled && !req.socket) {
+        if (!this.settled && !req?.socket) {
           const plan = this.plan;
           const error = acquisitionTimeoutError(
             PACKAGE_PREFIX,
             plan.socketAcquisitionTimeout,
             now - this.startedAt,
             "socket",
-            describeAgentQueue(plan.agent)
+            describeAgentQueue(plan.agent, plan.gate)
           );
           this.giveUp(error, "timed_out", true);
         }
@@ -250,7 +307,8 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
   }
 
   /**
-   * The handler gives up on the request: tells telemetry why, takes it out of the agent queue if it is still there,
+   * The handler gives up on the request: tells telemetry why, takes it out of the agent queue if it is still there
+   * (a request still in the handler's gate has no Node request: `finish()` unlinks it),
    * destroys it (`destroyWithError`: the error is also the Node request's, as upstream), rejects the promise (no-op
    * if already settled), and finishes it now when no `'close'` will come.
    */
@@ -275,15 +333,15 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
   destroyByHandler(): void {
     if (this.finished) return;
     const req = this.req;
-    const queued = req !== undefined && !req.socket && leaveAgentQueue(this.plan.agent, req);
+    const queued = req === undefined ? this.gateQueued : !req.socket && leaveAgentQueue(this.plan.agent, req);
     const error = handlerDestroyedError(
       PACKAGE_PREFIX,
       queued
-        ? `while it was waiting for a free socket (${describeAgentQueue(this.plan.agent)})`
+        ? `while it was waiting for a free socket (${describeAgentQueue(this.plan.agent, this.plan.gate)})`
         : "while the request was in flight"
     );
+    this.host.noteOutcome(this, "aborted");
     if (req !== undefined) {
-      this.host.noteOutcome(this, "aborted");
       if (this.res !== undefined) req.socket?.destroy();
       else req.destroy(error);
     }

@@ -14,7 +14,22 @@ import { timing } from "@sockeye/pool-monitor/internal";
 
 const server = new HoldingServer((url) => url.startsWith("/hold"));
 let port: number;
-const serverSaw = (n: number): Promise<void> => server.saw(n);
+const realSetImmediate = setImmediate;
+/**
+ * Resolves once the server has seen `n` requests. Under fake timers it also runs, each real event-loop turn, the
+ * fake immediates due now: the handler's gate dispatches queued requests from a (faked) `setImmediate`.
+ */
+async function serverSaw(n: number): Promise<void> {
+  let seen = false;
+  const waiting = server.saw(n).then(() => {
+    seen = true;
+  });
+  while (!seen && vi.isFakeTimers()) {
+    vi.advanceTimersByTime(0);
+    await new Promise((resolve) => realSetImmediate(resolve));
+  }
+  await waiting;
+}
 const releaseAll = (): void => server.releaseAll();
 
 beforeAll(async () => {

@@ -299,6 +299,8 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       connectionLifetime: config.connectionLifetime,
       logger: config.logger,
       externalAgent,
+      // The one-off agent has no socket limit: nothing to wait for.
+      gate: oneOffAgent ? undefined : this.runtime.gateFor(agent),
     };
   }
 

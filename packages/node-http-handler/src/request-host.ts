@@ -18,8 +18,13 @@ export interface RequestHost<R> {
   readonly scheduler: DeadlineScheduler;
   /** Per-origin telemetry; `undefined` with `telemetry: false`. */
   readonly monitor: PoolMonitor | undefined;
-  /** Before the Node request is created: count it in flight, drop expired free sockets of its agent. */
-  requestStarted(r: R, now: number): void;
+  /**
+   * At `start()`: count it in flight and ask the plan's gate (if any) for a slot. Returns true when the Node request
+   * may be created now; false: it waits in the gate, which calls `dispatchFromGate()` when its turn comes.
+   */
+  requestStarted(r: R, now: number): boolean;
+  /** Right before the Node request is created: drop expired free sockets of its agent. */
+  requestDispatching(r: R, now: number): void;
   /** The Node request `req` exists: start telemetry and the socket-usage window. */
   requestCreated(r: R, req: ClientRequest, now: number): void;
   /** The promise settled: the socket-usage window no longer matters. */

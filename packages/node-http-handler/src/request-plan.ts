@@ -1,5 +1,6 @@
 import type { Logger } from "@smithy/types";
 import type { Agent } from "node:http";
+import type { AgentGate } from "./agent-gate";
 
 /**
  * What the handler resolves for a request before `InFlightRequest.start()`: which agent and which deadlines (ms,
@@ -22,4 +23,9 @@ export interface RequestPlan {
   connectionLifetime: number | undefined;
   logger: Logger | undefined;
   externalAgent: boolean;
+  /**
+   * The handler's gate in front of `agent` (`agent-gate.ts`): requests beyond its limits wait there, not in
+   * `agent.requests`. `undefined`: none (the one-off 100-continue agent; unit specs): created at once.
+   */
+  gate?: AgentGate | undefined;
 }

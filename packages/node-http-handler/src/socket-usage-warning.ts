@@ -22,6 +22,7 @@ import {
 } from "@sockeye/pool-monitor/internal";
 import type { Logger } from "@smithy/types";
 import type { Agent } from "node:http";
+import type { AgentGate } from "./agent-gate";
 import { checkSocketUsage } from "./check-socket-usage";
 import { MIN_WARNING_WINDOW_MS, PACKAGE_PREFIX } from "./constants";
 import type { RequestPlan } from "./request-plan";
@@ -58,7 +59,14 @@ export class SocketUsageWarning {
   /** Set by the handler whenever its config is (re)resolved; `undefined` before the first `handle()`. */
   settings: SocketUsageWarningSettings | undefined = undefined;
 
-  constructor(private readonly scheduler: DeadlineScheduler) {}
+  /**
+   * @param gateOf - the handler's gate in front of an agent, if any: its queued requests count as enqueued with
+   *   `agent.requests` (upstream's condition, with the queue the handler keeps instead of the agent).
+   */
+  constructor(
+    private readonly scheduler: DeadlineScheduler,
+    private readonly gateOf: (agent: Agent) => AgentGate | undefined = () => undefined
+  ) {}
 
   /**
    * Arms the window of a new request according to the mode. Nothing is armed for agents without a finite
@@ -97,13 +105,13 @@ export class SocketUsageWarning {
     const settings = this.settings;
     if (settings === undefined) return;
     if (settings.mode === "per-request") {
-      this.timestamp = checkSocketUsage(r.plan.agent, this.timestamp, r.plan.logger);
+      this.timestamp = checkSocketUsage(r.plan.agent, this.timestamp, r.plan.logger, undefined, r.plan.gate);
       return;
     }
     for (const agent of settings.agents()) {
       if (agent === undefined) continue;
       const before = this.timestamp;
-      this.timestamp = checkSocketUsage(agent, before, settings.logger, PACKAGE_PREFIX);
+      this.timestamp = checkSocketUsage(agent, before, settings.logger, PACKAGE_PREFIX, this.gateOf(agent));
       if (this.timestamp !== before) return;
     }
   }

@@ -132,9 +132,14 @@ function socketsIn(agents: Agent[], pool: "sockets" | "freeSockets"): number {
   return n;
 }
 
-function queuedIn(agents: Agent[]): number {
+/** Requests queued in the handler's agents, plus (Sockeye) in the handler's own gate in front of them. */
+function queuedIn(handler: AnyHandler): number {
   let n = 0;
-  for (const agent of agents) for (const key in agent.requests) n += agent.requests[key]?.length ?? 0;
+  for (const agent of agentsOf(handler)) {
+    for (const key in agent.requests) n += agent.requests[key]?.length ?? 0;
+    const runtime = (handler as { runtime?: { gateFor(agent: Agent): { queued: number } | undefined } }).runtime;
+    if (runtime !== undefined) n += runtime.gateFor(agent)?.queued ?? 0;
+  }
   return n;
 }
 
@@ -215,7 +220,7 @@ async function runBetween(impl: Impl, kind: ServerKind, scenario: Scenario): Pro
         outcomes.push(out);
       }
     }
-    notes.queuedBeforeDestroy = queuedIn(agentsOf(handler));
+    notes.queuedBeforeDestroy = queuedIn(handler);
     const agents = agentsOf(handler);
     if (!scenario.noDestroy) {
       destroyedAt = server.connections;
@@ -250,7 +255,7 @@ async function runBetween(impl: Impl, kind: ServerKind, scenario: Scenario): Pro
       abortListeners: ctx.controllers.reduce((n, c) => n + getEventListeners(c.signal, "abort").length, 0),
       refTimers: Math.max(0, now.timers - before.timers),
       refHandles: Math.max(0, now.handles - before.handles),
-      queued: queuedIn(agents),
+      queued: queuedIn(handler),
     };
     const result: RunResult = { outcomes, left, notes };
     if (impl === "sockeye") result.internal = internals(handler as NodeHttpHandler);
@@ -298,7 +303,7 @@ const SCENARIOS: Scenario[] = [
       await settleAll([ctx.pending[second]], CAP_MS);
       // Before destroy(): the queued request is gone everywhere.
       ctx.notes.listenersAfterTimeout = getEventListeners(ctx.controllers[0].signal, "abort").length;
-      ctx.notes.queuedAfterTimeout = queuedIn(agentsOf(ctx.handler));
+      ctx.notes.queuedAfterTimeout = queuedIn(ctx.handler);
       if (ctx.impl === "sockeye") {
         const h = ctx.handler as NodeHttpHandler;
         const origin = h.getPoolStats().origins[0];
@@ -329,7 +334,7 @@ const SCENARIOS: Scenario[] = [
       ctx.start({ path: "/never" }, { signal: true });
       ctx.start({ path: "/never" }, { signal: true });
       await sawRequests(ctx, 1, base);
-      await waitFor(() => queuedIn(agentsOf(ctx.handler)) === 2, "two queued requests");
+      await waitFor(() => queuedIn(ctx.handler) === 2, "two queued requests");
       const connections = ctx.server.connections;
       ctx.handler.destroy();
       await settleAll(ctx.pending, CAP_MS);
@@ -354,7 +359,7 @@ const SCENARIOS: Scenario[] = [
       const base = holdQueue(ctx);
       for (let i = 0; i < 3; i++) ctx.start({ path: "/never" });
       await sawRequests(ctx, 1, base);
-      await waitFor(() => queuedIn(agentsOf(ctx.handler)) === 2, "two queued requests");
+      await waitFor(() => queuedIn(ctx.handler) === 2, "two queued requests");
       ctx.handler.destroy();
     },
     check(ours) {
@@ -454,10 +459,10 @@ const SCENARIOS: Scenario[] = [
       ctx.start({ path: "/never" });
       await sawRequests(ctx, 1, base);
       ctx.start({ path: "/echo" }, { signal: true });
-      await waitFor(() => queuedIn(agentsOf(ctx.handler)) === 1, "the queued request");
+      await waitFor(() => queuedIn(ctx.handler) === 1, "the queued request");
       ctx.controllers[0].abort();
       await settleAll([ctx.pending[1]], CAP_MS);
-      ctx.notes.queuedAfterAbort = queuedIn(agentsOf(ctx.handler));
+      ctx.notes.queuedAfterAbort = queuedIn(ctx.handler);
       if (ctx.impl === "sockeye") {
         const origin = (ctx.handler as NodeHttpHandler).getPoolStats().origins[0];
         ctx.notes.aborted = origin?.requests.aborted;
@@ -593,7 +598,7 @@ const SCENARIOS: Scenario[] = [
         // socket after its destroy(), then finishes instead of hanging the run).
         for (let i = 0; i < 2; i++) ctx.start({ path: "/delay", query: { ms: "200" } }, { signal: true });
         await sawRequests(ctx, 1, base);
-        await waitFor(() => queuedIn(agentsOf(ctx.handler)) === 1, "the queued request");
+        await waitFor(() => queuedIn(ctx.handler) === 1, "the queued request");
         for (const result of set.mock.results) armed.push(result.value);
         // Sockeye clears every request's timer inside destroy() (each request's finish()).
         ctx.handler.destroy();
@@ -619,7 +624,7 @@ const SCENARIOS: Scenario[] = [
       // As above: one on the socket, one queued, both answered after 200 ms.
       for (let i = 0; i < 2; i++) ctx.start({ path: "/delay", query: { ms: "200" } }, { signal: true });
       await sawRequests(ctx, 1, base);
-      await waitFor(() => queuedIn(agentsOf(ctx.handler)) === 1, "the queued request");
+      await waitFor(() => queuedIn(ctx.handler) === 1, "the queued request");
       if (ctx.impl === "sockeye") {
         const runtime = (ctx.handler as any).runtime;
         // Two warning windows (telemetry off: no detector), no native timer, the interval running.

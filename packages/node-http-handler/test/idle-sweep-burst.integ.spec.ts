@@ -85,6 +85,27 @@ function agentOf(handler: Handler, kind: ServerKind): http.Agent {
 }
 
 /**
+ * Counts the requests that reached `agent` (from its `addRequest` to the request's `'close'`); `peak` is the most at
+ * once. With Sockeye's handler-side queue it can never exceed `maxSockets`, whatever the sweep does to the pool.
+ */
+function watchRequestsAtAgent(agent: http.Agent): { readonly peak: number } {
+  let live = 0;
+  let peak = 0;
+  const add = (agent as any).addRequest as (...args: unknown[]) => void;
+  (agent as any).addRequest = function (this: http.Agent, req: http.ClientRequest, ...rest: unknown[]): void {
+    live++;
+    peak = Math.max(peak, live);
+    req.once("close", () => live--);
+    add.call(this, req, ...rest);
+  };
+  return {
+    get peak() {
+      return peak;
+    },
+  };
+}
+
+/**
  * Watches every socket `agent` creates from now on; `peak` is the most sockets of the agent that were not yet
  * destroyed when a new one was created (the client's own count of connections it holds open).
  */
@@ -153,10 +174,14 @@ describe.each<ServerKind>(["http", "https"])("idle sweep then a burst over %s", 
 
       // The pool idles past idleSocketTimeout (the handler's clock only), then a burst far larger than the pool.
       const live = watchLiveSockets(agent);
+      const atAgent = watchRequestsAtAgent(agent);
       vi.advanceTimersByTime(IDLE_MS + 1);
       await send(handler, server, BURST);
 
       expect(live.peak).toBeLessThanOrEqual(MAX_SOCKETS);
+      // By construction: Sockeye's gate never lets more than maxSockets requests reach the agent (so a misbehaving
+      // sweep could not make it open more); upstream hands the agent the whole burst.
+      expect(atAgent.peak).toBe(impl === "sockeye" ? MAX_SOCKETS : BURST);
       expect(server.peakRequests).toBe(MAX_SOCKETS);
       // Sockeye replaced the expired sockets (MAX_SOCKETS new ones); upstream reused them.
       expect(server.accepted).toBe(impl === "sockeye" ? 2 * MAX_SOCKETS : MAX_SOCKETS);

@@ -39,6 +39,64 @@ const stats = (monitor: PoolMonitor) => monitor.getStats().origins[0];
 const req0Listeners = (req: http.ClientRequest) => req.listenerCount("socket");
 
 describe("PoolMonitor (fake clock)", () => {
+  it("attachQueued: a request its embedder queues counts as one in agent.requests (gauges, events, detector, wait)", async () => {
+    const warnings: string[] = [];
+    const saturations: SaturationReport[] = [];
+    const { server, agent, monitor } = await setup(1, {
+      logger: { warn: (m) => warnings.push(m) },
+      messagePrefix: "[pool] ",
+      stallAfterMs: 10_000,
+      onSaturation: (r) => saturations.push(r),
+    });
+    const events: PoolEvent[] = [];
+    monitor.subscribe((e) => events.push(e));
+    monitor.start();
+    const held = fire(monitor, agent, server);
+    await server.waitForPending(1);
+    const name = agent.getName({ host: "127.0.0.1", port: server.port });
+    const queued = [0, 1].map(() => monitor.attachQueued(agent, name, server.origin, timing.now())!);
+    expect(Object.keys(agent.requests)).toEqual([]);
+    expect(events.filter((e) => e.type === "request:enqueued")).toHaveLength(2);
+    vi.advanceTimersByTime(300);
+    expect(stats(monitor)).toMatchObject({ active: 1, queued: 2, oldestQueuedMs: 300, inFlight: 3 });
+    vi.advanceTimersByTime(4700); // 5th sample: the same long-hold report as with agent.requests
+    expect(saturations.map((r) => [r.state, r.cause, r.trigger])).toEqual([
+      ["saturated", "pool_capacity", "long_holds"],
+    ]);
+    expect(warnings[0]).toMatch(/^\[pool\] socket usage at capacity=1 and 2 additional requests are enqueued/);
+    // One leaves the embedder's queue without ever being created (aborted), the other is dispatched.
+    queued[1].noteOutcome("aborted");
+    queued[1].onClose();
+    expect(stats(monitor)).toMatchObject({ queued: 1, inFlight: 2 });
+    const req = http.request({ host: "127.0.0.1", port: server.port, path: "/", agent });
+    queued[0].dispatched(req);
+    req.on("socket", (socket) => queued[0].onSocket(socket));
+    req.on("response", (res) => {
+      queued[0].onResponse(res);
+      res.resume();
+    });
+    req.on("close", () => queued[0].onClose());
+    req.end();
+    expect(stats(monitor).queued).toBe(1); // in agent.requests now, behind the held request
+    vi.advanceTimersByTime(200);
+    server.release();
+    await held.closed;
+    await server.waitForPending(1);
+    server.release();
+    await new Promise<void>((resolve) => req.on("close", () => resolve()));
+    const s = stats(monitor);
+    expect(s).toMatchObject({ queued: 0, inFlight: 0 });
+    expect(s.requests).toMatchObject({ started: 3, completed: 2, aborted: 1 });
+    // Its wait ran from attachQueued(): 5,200 ms on the fake clock.
+    expect(s.queueWaitMs.max).toBe(5200);
+    const acquired = events.filter((e) => e.type === "request:acquired") as Extract<
+      PoolEvent,
+      { type: "request:acquired" }
+    >[];
+    expect(acquired.map((e) => e.queued)).toEqual([false, true]);
+    expect(s.sockets).toMatchObject({ created: 1, reusedAcquisitions: 1 });
+  });
+
   it("gives the same telemetry when the embedder forwards request events (listen = false)", async () => {
     const { server, agent, monitor } = await setup(1);
     const fired = [fire(monitor, agent, server, true, false), fire(monitor, agent, server, true, false)];

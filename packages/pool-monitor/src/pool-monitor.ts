@@ -25,7 +25,14 @@ import type { Socket } from "node:net";
 import { LazyInterval } from "./lazy-interval";
 import type { PoolMonitorOptions, ResolvedPoolMonitorOptions } from "./pool-monitor-options";
 import type { PoolReading } from "./pool-reading";
-import { attachRequest, attachUnpooled, Delivery, noteRequestOutcome, requestEventHandlers } from "./request-listeners";
+import {
+  attachQueued,
+  attachRequest,
+  attachUnpooled,
+  Delivery,
+  noteRequestOutcome,
+  requestEventHandlers,
+} from "./request-listeners";
 import { TelemetryCore, UNREAD_WHILE_QUEUED_SAMPLES } from "./telemetry-core";
 import { timing } from "./timing";
 import {
@@ -122,6 +129,39 @@ export class PoolMonitor extends TelemetryCore<OriginState> {
   attachRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number): RequestTracking | undefined {
     if (this.destroyed) return undefined;
     const st = attachRequest(this, req as TrackedRequest, agent, this.originFor(origin), startedAt, Delivery.Handle);
+    if (this.standalone) this.ensureTicking();
+    return st;
+  }
+
+  /**
+   * Starts tracking a request its embedder queues itself before creating it (e.g. the handler's per-agent gate, which
+   * keeps requests beyond `maxSockets` out of `agent.requests`): it counts as queued exactly as a request waiting in
+   * `agent.requests[name]` does (the `queued` gauge, the oldest queued age, `request:enqueued`, the saturation
+   * detector's evidence for that agent name). Keep the returned handle; call its `dispatched(req)` right after the
+   * request is created, then forward the request's events to it as for `attachRequest()`; `onClose()` (and
+   * `noteOutcome()`) also when it ends without ever being created.
+   *
+   * @param agent - the agent the request will be created with.
+   * @param name - the agent's name for the request (`agent.getName(options)`), i.e. its `agent.requests` key.
+   * @param origin - as for `trackRequest()`.
+   * @param startedAt - as for `trackRequest()`: queue wait is measured from it.
+   * @param method - the request's method (for `request:finished` of a request that ends before it is created).
+   * @param contentLength - its `Content-Length` header, if any (likewise).
+   * @returns the handle, or `undefined` when the monitor is destroyed.
+   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
+   */
+  attachQueued(
+    agent: Agent,
+    name: string,
+    origin: string,
+    startedAt: number,
+    method?: string,
+    contentLength?: unknown
+  ): RequestTracking | undefined {
+    if (this.destroyed) return undefined;
+    const st = attachQueued(this, agent, name, this.originFor(origin), startedAt);
+    st.method = method;
+    st.requestBodySize = contentLength;
     if (this.standalone) this.ensureTicking();
     return st;
   }

@@ -81,6 +81,10 @@ export class TrackedRequestState extends RequestState implements RequestTracking
     requestClosed(this);
   }
 
+  dispatched(req: TrackedRequest): void {
+    requestDispatched(this, req);
+  }
+
   noteOutcome(outcome: "aborted" | "timed_out"): void {
     noteRequestOutcome(this, outcome);
   }
@@ -104,6 +108,49 @@ export function attachRequest(
   req[kRequestState] = st;
   if (delivery === Delivery.Listen) listenTo(req);
   return st;
+}
+
+/**
+ * Starts tracking a request its embedder queues itself (it has no `ClientRequest` yet) under agent name `name`:
+ * counted as queued on that name's link (`gateQueued`, read with `agent.requests[name]`) and on the link's queue list
+ * (oldest queued age), `request:enqueued` emitted. `dispatched()` follows when the embedder creates the request.
+ * @internal
+ */
+export function attachQueued(
+  core: Http1Core,
+  agent: Agent,
+  name: string,
+  o: OriginState,
+  startedAt: number
+): TrackedRequestState {
+  const st = new TrackedRequestState(core, o, agent, startedAt);
+  core.started(o);
+  o.lastAgent = agent;
+  // The name the origin's previous request was queued under first (one comparison; the embedder passes the same
+  // string each time), the agent's link map (a WeakMap lookup) only when it changes.
+  const last = o.lastQueueLink;
+  const link =
+    last !== undefined && last.agent === agent && last.name === name ? last : core.links.link(o, agent, name);
+  if (link !== undefined) {
+    o.lastQueueLink = link;
+    st.gated = true;
+    link.gateQueued++;
+  }
+  markQueued(core, st, o, link);
+  return st;
+}
+
+/** The embedder dispatched a request it had queued (`attachQueued()`): it now waits for its socket in Node's hands. */
+function requestDispatched(st: RequestState, req: TrackedRequest): void {
+  if (!st.gated) return;
+  st.gated = false;
+  noteRequestFacts(st, req);
+  const link = st.queueLink;
+  if (link !== undefined) link.gateQueued--;
+  // Still queued (until its 'socket'): in agent.requests when the agent had to queue it (read there), else in flight
+  // to a free or new socket. Remember the name for the next enqueueIfQueued().
+  if (link !== undefined && isLastQueued(agentMaps(link.agent).requests[link.name], req))
+    st.origin.lastQueueLink = link;
 }
 
 /**
@@ -185,6 +232,11 @@ function markQueued(core: Http1Core, st: RequestState, o: OriginState, link: Poo
 /** Leaves the queued state (at its socket or its close). */
 function leaveQueue(st: RequestState, o: OriginState): void {
   st.queued = false;
+  if (st.gated) {
+    // Closed while the embedder still queued it (abort, a deadline, destroy()).
+    st.gated = false;
+    if (st.queueLink !== undefined) st.queueLink.gateQueued--;
+  }
   o.queueShrank(--o.queuedTracked);
   dequeueFromLink(st);
 }

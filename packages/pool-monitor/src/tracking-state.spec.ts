@@ -12,6 +12,7 @@ function newLink(): PoolLink {
     name: "127.0.0.1:1:",
     origin: {} as never,
     completions: 0,
+    gateQueued: 0,
     queueHead: undefined,
     queueTail: undefined,
   };

@@ -82,7 +82,15 @@ export class AgentLinks {
     if (names === undefined) this.agentNames.set(agent, (names = new Map()));
     const known = names.get(name);
     if (known !== undefined) return known.origin === o ? known : undefined;
-    const link: PoolLink = { agent, name, origin: o, completions: 0, queueHead: undefined, queueTail: undefined };
+    const link: PoolLink = {
+      agent,
+      name,
+      origin: o,
+      completions: 0,
+      gateQueued: 0,
+      queueHead: undefined,
+      queueTail: undefined,
+    };
     names.set(name, link);
     o.links.push(link);
     return link;
@@ -123,6 +131,11 @@ export interface PoolLink {
   /** Requests on this link's sockets that released them since the last sample. */
   completions: number;
   /**
+   * Requests the embedder queues itself under this name (`PoolMonitor.attachQueued()`), not dispatched to the agent
+   * yet: counted as queued with `agent.requests[name]`.
+   */
+  gateQueued: number;
+  /**
    * This monitor's requests queued under this name, oldest first (linked through `RequestState.qNext`); entries no
    * longer `queued` are skipped lazily (see the header).
    */
@@ -147,6 +160,12 @@ export interface RequestTracking {
    * (e.g. the handler's own timeout or abort error); it names the failure in `request:finished`.
    */
   onClose(error?: unknown): void;
+  /**
+   * A request tracked with `PoolMonitor.attachQueued()` left the embedder's queue: `req` was just created (call it
+   * right after `http.request()` returned). It stays counted as queued until its `'socket'` (its queue wait runs from
+   * `startedAt`), and in `agent.requests` if the agent had to queue it too. No-op for other requests.
+   */
+  dispatched(req: ClientRequest): void;
   /** Why the caller destroyed the request (see `PoolMonitor.noteOutcome()`); before or after `onClose()`. */
   noteOutcome(outcome: "aborted" | "timed_out"): void;
 }
@@ -165,6 +184,8 @@ export class RequestState {
   /** `socket.bytesRead` when the body last made progress, and when that was. */
   lastBytes = 0;
   progressAt = 0;
+  /** Queued by the embedder (`attachQueued()`), not dispatched yet: counted in its link's `gateQueued`. */
+  gated = false;
   /** Tracked through `trackUnpooledRequest()`: counted in `origin.unpooled` only. */
   unpooled = false;
   /** The link whose queue list holds this request while `queued` (`undefined`: queued under no known link). */
@@ -281,7 +302,7 @@ export class OriginState extends OriginTelemetry {
       const free = maps.freeSockets[name]?.length ?? 0;
       const q = maps.requests[name];
       const busy = sockets?.length ?? 0;
-      const waiting = q?.length ?? 0;
+      const waiting = (q?.length ?? 0) + l.gateQueued;
       if (busy + free + waiting === 0) {
         agentLinks.unlink(l); // nothing left under this name: forget it (a replaced agent, a host gone quiet)
         if (this.lastQueueLink === l) this.lastQueueLink = undefined;

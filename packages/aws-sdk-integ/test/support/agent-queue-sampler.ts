@@ -2,6 +2,9 @@
  * Samples a socket pool while requests are in flight, every millisecond: the requests waiting in `agent.requests`
  * (queued for a socket) and the sockets in use (`agent.sockets`), summed over origins; and, when given, the same two
  * numbers as Sockeye's `getPoolStats()` reports them. The test then asserts on the maxima (counts, never timing).
+ * Sockeye's `NodeHttpHandler` keeps the requests beyond `maxSockets` in its own queue, not in `agent.requests`
+ * (docs/upstream-parity.md): with `getPoolStats` given, "queued" is the larger of `agent.requests` and the stats'
+ * `totals.queued` (which counts both).
  * One interval, cleared by `stop()`.
  */
 import type http from "node:http";
@@ -9,7 +12,7 @@ import type { PoolStats } from "./pool-stats-of.js";
 
 /** Maxima seen between `start` and `stop`. @internal */
 export interface AgentQueueSample {
-  /** Largest total of queued requests seen in `agent.requests`. */
+  /** Largest total of queued requests seen in `agent.requests` (or, with stats, in the stats' `totals.queued`). */
   maxQueued: number;
   /** Largest total of sockets in use seen in `agent.sockets`. */
   maxInUse: number;
@@ -39,14 +42,15 @@ export function sampleAgentQueue(agent: http.Agent, getPoolStats?: () => PoolSta
     samples: 0,
   };
   const take = (): void => {
-    const queued = total(agent.requests);
+    const inAgent = total(agent.requests);
     const inUse = total(agent.sockets);
+    const totals = getPoolStats?.().totals;
+    const queued = totals !== undefined ? Math.max(inAgent, totals.queued) : inAgent;
     result.samples++;
     if (queued > result.maxQueued) result.maxQueued = queued;
     if (inUse > result.maxInUse) result.maxInUse = inUse;
     if (queued > 0 && inUse > result.maxInUseWhileQueued) result.maxInUseWhileQueued = inUse;
-    if (getPoolStats !== undefined) {
-      const { totals } = getPoolStats();
+    if (totals !== undefined) {
       if (totals.queued > result.maxStatsQueued) result.maxStatsQueued = totals.queued;
       if (totals.active > result.maxStatsActive) result.maxStatsActive = totals.active;
     }

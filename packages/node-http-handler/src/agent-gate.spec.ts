@@ -1,0 +1,182 @@
+/**
+ * AgentGate on its own: admission against the agent's limits, FIFO dispatch on release (batched: one drain per
+ * event-loop turn; at once for an agent that cannot park its freed sockets), O(1) unlink, the agent's total limit
+ * over keys, re-entrant failures, and nothing dispatched while the owner is being destroyed. Plain agents (no socket
+ * is opened: nothing here creates a request).
+ */
+import http from "node:http";
+import https from "node:https";
+import { describe, expect, test as it } from "vitest";
+import { AgentGate, type GatedRequest } from "./agent-gate";
+
+class Node implements GatedRequest {
+  gatePrev: GatedRequest | undefined = undefined;
+  gateNext: GatedRequest | undefined = undefined;
+  gateKey: GatedRequest["gateKey"] = undefined;
+  gateQueued = false;
+  constructor(
+    readonly id: number,
+    readonly log: number[],
+    readonly onDispatch: (n: Node) => void = () => {}
+  ) {}
+  dispatchFromGate(): void {
+    this.log.push(this.id);
+    this.onDispatch(this);
+  }
+}
+
+const owner = { destroying: false };
+/** One event-loop turn: the gate's batched drain (a `setImmediate`) has run. */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+const pendingImmediates = () => process.getActiveResourcesInfo().filter((r) => r === "Immediate").length;
+
+describe("AgentGate", () => {
+  it("admits up to maxSockets per key, queues the rest FIFO and dispatches one per release", async () => {
+    const agent = new http.Agent({ maxSockets: 2 });
+    const gate = new AgentGate(agent, owner);
+    const key = gate.keyFor("127.0.0.1", 8080);
+    const log: number[] = [];
+    const nodes = Array.from({ length: 5 }, (_, i) => new Node(i, log));
+    expect(nodes.map((n) => gate.admit(n, key))).toEqual([true, true, false, false, false]);
+    expect(gate).toMatchObject({ total: 2, queued: 3 });
+    gate.leave(nodes[0]);
+    expect(log).toEqual([]); // the drain comes in the same turn's check phase, not inside leave()
+    await turn();
+    expect(log).toEqual([2]);
+    gate.leave(nodes[1]);
+    gate.leave(nodes[2]);
+    await turn();
+    expect(log).toEqual([2, 3, 4]);
+    expect(gate).toMatchObject({ total: 2, queued: 0 });
+    for (const n of nodes.slice(3)) gate.leave(n);
+    expect(gate.total).toBe(0);
+    // A later leave() is a no-op.
+    gate.leave(nodes[0]);
+    expect(gate.total).toBe(0);
+  });
+
+  it("a released slot goes to the oldest waiting request; a new one queues behind it (FIFO)", async () => {
+    const gate = new AgentGate(new http.Agent({ maxSockets: 1 }), owner);
+    const key = gate.keyFor("h", 1);
+    const log: number[] = [];
+    const [a, b, c] = [new Node(0, log), new Node(1, log), new Node(2, log)];
+    gate.admit(a, key);
+    gate.admit(b, key);
+    gate.leave(a); // b takes the slot in the next drain; c, admitted before it, queues behind b
+    expect(gate.admit(c, key)).toBe(false);
+    await turn();
+    expect(log).toEqual([1]);
+    gate.leave(c); // c leaves the queue: b keeps its slot
+    expect(gate).toMatchObject({ total: 1, queued: 0 });
+  });
+
+  it("unlinks a queued request from anywhere in O(1), keeping the order of the others", async () => {
+    const gate = new AgentGate(new http.Agent({ maxSockets: 1 }), owner);
+    const key = gate.keyFor("h", 1);
+    const log: number[] = [];
+    const nodes = Array.from({ length: 5 }, (_, i) => new Node(i, log));
+    for (const n of nodes) gate.admit(n, key);
+    gate.leave(nodes[2]);
+    gate.leave(nodes[4]);
+    gate.leave(nodes[1]);
+    expect(key.size).toBe(1);
+    expect(nodes[2]).toMatchObject({ gateKey: undefined, gatePrev: undefined, gateNext: undefined });
+    gate.leave(nodes[0]);
+    await turn();
+    expect(log).toEqual([3]);
+    expect(key.head).toBeUndefined();
+    expect(key.tail).toBeUndefined();
+  });
+
+  it("honours the agent's maxTotalSockets over keys", async () => {
+    const gate = new AgentGate(new http.Agent({ maxSockets: 2, maxTotalSockets: 3 }), owner);
+    const a = gate.keyFor("a", 1);
+    const b = gate.keyFor("b", 1);
+    const log: number[] = [];
+    const nodes = Array.from({ length: 6 }, (_, i) => new Node(i, log));
+    expect(nodes.map((n, i) => gate.admit(n, i % 2 === 0 ? a : b))).toEqual([true, true, true, false, false, false]);
+    gate.leave(nodes[0]); // key a frees a slot: the total allows one more, the oldest of a key with room
+    await turn();
+    expect(log).toEqual([4]);
+    expect(gate.total).toBe(3);
+  });
+
+  it("a dispatch that fails synchronously releases its slot inside the drain: the next one goes, no recursion", async () => {
+    const gate = new AgentGate(new http.Agent({ maxSockets: 1 }), owner);
+    const key = gate.keyFor("h", 1);
+    const log: number[] = [];
+    const failing = (n: Node) => gate.leave(n);
+    const nodes = [new Node(0, log), ...Array.from({ length: 1000 }, (_, i) => new Node(i + 1, log, failing))];
+    for (const n of nodes) gate.admit(n, key);
+    gate.leave(nodes[0]);
+    await turn();
+    expect(log).toHaveLength(1000);
+    expect(gate).toMatchObject({ total: 0, queued: 0 });
+    expect(pendingImmediates()).toBe(0);
+  });
+
+  it("dispatches nothing while its owner is being destroyed", async () => {
+    const destroying = { destroying: true };
+    const gate = new AgentGate(new http.Agent({ maxSockets: 1 }), destroying);
+    const key = gate.keyFor("h", 1);
+    const log: number[] = [];
+    const [a, b] = [new Node(0, log), new Node(1, log)];
+    gate.admit(a, key);
+    gate.admit(b, key);
+    gate.leave(a);
+    gate.leave(b);
+    await turn();
+    expect(log).toEqual([]);
+    expect(gate).toMatchObject({ total: 0, queued: 0 });
+  });
+
+  it("batches: every slot freed in one turn is dispatched by one drain; none is pending once the queue is empty", async () => {
+    const gate = new AgentGate(new http.Agent({ maxSockets: 3 }), owner);
+    const key = gate.keyFor("h", 1);
+    const log: number[] = [];
+    const nodes = Array.from({ length: 8 }, (_, i) => new Node(i, log));
+    for (const n of nodes) gate.admit(n, key);
+    const before = pendingImmediates();
+    for (const n of nodes.slice(0, 3)) gate.leave(n);
+    expect(pendingImmediates()).toBe(before + 1); // one drain for the three slots
+    expect(log).toEqual([]);
+    await turn();
+    expect(log).toEqual([3, 4, 5]);
+    gate.leave(nodes[3]);
+    expect(pendingImmediates()).toBe(before + 1);
+    // The queued ones leave (abort, timeout) before the drain: it is cancelled, not left to run for nothing.
+    gate.leave(nodes[6]);
+    gate.leave(nodes[7]);
+    expect(pendingImmediates()).toBe(before);
+    await turn();
+    expect(log).toEqual([3, 4, 5]);
+    expect(gate).toMatchObject({ total: 2, queued: 0 });
+  });
+
+  it("an agent that cannot park every freed socket (maxFreeSockets < maxSockets) hands the slot over at once", () => {
+    const gate = new AgentGate(new http.Agent({ keepAlive: true, maxSockets: 2, maxFreeSockets: 1 }), owner);
+    const key = gate.keyFor("h", 1);
+    const log: number[] = [];
+    const nodes = Array.from({ length: 4 }, (_, i) => new Node(i, log));
+    for (const n of nodes) gate.admit(n, key);
+    gate.leave(nodes[0]);
+    gate.leave(nodes[1]);
+    expect(log).toEqual([2, 3]);
+    expect(gate).toMatchObject({ total: 2, queued: 0 });
+  });
+
+  it("keys by the agent's own name (TLS options included for https); one key per (host, port)", () => {
+    const agent = new https.Agent({ maxSockets: 1, rejectUnauthorized: false, servername: "sni.example" });
+    const gate = new AgentGate(agent, owner);
+    const key = gate.keyFor("127.0.0.1", 443);
+    expect(key.name).toBe(
+      agent.getName({ host: "127.0.0.1", port: 443, ...(agent as any).options, servername: "sni.example" })
+    );
+    expect(key.name).toContain("sni.example");
+    expect(gate.keyFor("127.0.0.1", 443)).toBe(key);
+    expect(gate.keyFor("localhost", 443)).not.toBe(key);
+    expect(gate.keyFor("127.0.0.1", 443)).toBe(key);
+    const plain = new AgentGate(new http.Agent(), owner);
+    expect(plain.keyFor("::1", 80).name).toBe("::1:80:");
+  });
+});

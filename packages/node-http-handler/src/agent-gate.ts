@@ -1,0 +1,226 @@
+/**
+ * AgentGate: the handler-side queue in front of one `http.Agent` (issue 25).
+ *
+ * Node's agent queues a request it has no socket for as a full `ClientRequest` in `agent.requests[name]` (several KB
+ * each, its body already piped into it), and taking one out again on abort or timeout is an O(queue) splice. The
+ * gate keeps the handler's requests out of that queue: per agent key (`agent.getName()`: host, port and the TLS
+ * options that select a pool) it counts the handler's requests dispatched to the agent and not finished (`inUse`),
+ * and a request is dispatched (its `ClientRequest` created) only while `inUse < agent.maxSockets` and the handler's
+ * total over the agent's keys is below `agent.maxTotalSockets`. Otherwise it waits here, in FIFO order, as a node of
+ * an intrusive doubly linked list: the request's own state object (`GatedRequest`) is the node, so waiting allocates
+ * nothing, and leaving (abort, a deadline, `destroy()`) is an O(1) unlink. A dispatched request that finishes
+ * releases its slot and dispatches the head of its key's queue (or, when the agent's total limit held others back,
+ * of another key's).
+ *
+ *   admit(): inUse < maxSockets && total < maxTotalSockets && nobody queued ─yes─► dispatched (inUse++, total++)
+ *                                     └─no──► enqueue (tail)
+ *   leave(): queued ─► O(1) unlink;  dispatched ─► inUse--, total-- ─► drain scheduled (setImmediate, once per turn)
+ *   drain: heads first, while the limits allow (the key freed last first, then the others)
+ *
+ * When slots free up, the queue is drained in a batch: `leave()` of a dispatched request only schedules one
+ * `setImmediate` per gate (one per event-loop turn, not per request), and that drain creates the `ClientRequest`s of
+ * every slot freed in the turn in one loop. Node has meanwhile parked the freed sockets in `freeSockets`, so each new
+ * request takes a free socket at once: no `agent.requests` push and `'free'` shift, no `AsyncResource` per queued
+ * request. Why not dispatch inside the finished request's `'close'` (the first version of the gate): Node emits
+ * `'close'` right before the socket's `'free'`, so the request created there waits in `agent.requests` for that tick;
+ * worse, creating each `ClientRequest` on its own between response events cost 2–3x the self time of creating them
+ * in one loop (`agent.addRequest`, `setHeader`, the `ClientRequest` constructor, in a `--cpu-prof` of raw
+ * `http.request`: code and data are cold there). Measured in `bench:focus` (docs/perf/handler-queue.md): dispatch in
+ * `'close'` 1.21x upstream's CPU at c = 1,000, the batched drain 0.75x. The exception: an agent whose
+ * `maxFreeSockets` is below its `maxSockets` would destroy the sockets it cannot park (new connections each turn), so
+ * for it the gate dispatches inside `leave()`, at once, as the first version did.
+ *
+ * Limits are read from the agent at each decision, so a caller changing `maxSockets` is honoured. An agent shared
+ * with other code may still queue a dispatched request in `agent.requests` (its sockets are busy with the others', or
+ * the others' queued requests took the freed sockets); the request handles that as before (`agent-queue.ts`). Cost
+ * per request: one memoised key lookup (`keyFor`), two counter updates, plus an O(1) link and unlink when it has to
+ * wait; one `setImmediate` per event-loop turn in which a slot freed with requests queued. Per key: one `GateKey` (a
+ * few fields), kept while the agent lives (the gate is held in a `WeakMap` by agent).
+ */
+import { timing } from "@sockeye/pool-monitor/internal";
+import type { Agent } from "node:http";
+import { isIP } from "node:net";
+
+/** A request the gate can hold and later dispatch: its own state object, with the gate's link fields. @internal */
+export interface GatedRequest {
+  /** Neighbours while queued (older / younger). */
+  gatePrev: GatedRequest | undefined;
+  gateNext: GatedRequest | undefined;
+  /** The key it is counted under (dispatched) or queued on; `undefined` outside the gate. */
+  gateKey: GateKey | undefined;
+  /** Queued (true) or dispatched (false) while `gateKey` is set. */
+  gateQueued: boolean;
+  /** Creates the Node request (the gate has counted it in `inUse` already). Never throws. */
+  dispatchFromGate(): void;
+}
+
+/** One agent key's count and queue. @internal */
+export class GateKey {
+  /** The handler's requests of this key dispatched to the agent and not finished. */
+  inUse = 0;
+  /** Queued requests. */
+  size = 0;
+  head: GatedRequest | undefined = undefined;
+  tail: GatedRequest | undefined = undefined;
+
+  /** @param name - the agent's name for the key (`agent.getName()`), the same string `agent.requests` uses. */
+  constructor(readonly name: string) {}
+}
+
+/** Something whose `destroying` flag stops every dispatch (the handler runtime during `destroy()`). @internal */
+export interface GateOwner {
+  readonly destroying: boolean;
+}
+
+/** @internal */
+export class AgentGate {
+  /** The handler's requests dispatched to the agent, over all keys. */
+  total = 0;
+  /** Requests queued, over all keys. */
+  queued = 0;
+  private readonly keys = new Map<string, GateKey>();
+  private draining = false;
+  /** The pending batched drain (`setImmediate`), if any; cancelled when the queue empties. */
+  private drainImmediate: ReturnType<typeof setImmediate> | undefined = undefined;
+  /** `drain`, bound once per gate (`timing.setImmediate` passes no argument). */
+  private readonly drainLater = (): void => this.drain();
+  /** The key a slot freed in last (drained first). */
+  private lastFreed: GateKey | undefined = undefined;
+  // One-entry memo of the last (host, port) → key: one endpoint per client is the common case.
+  private memoHost: string | undefined = undefined;
+  private memoPort: number | undefined = undefined;
+  private memoKey: GateKey | undefined = undefined;
+
+  constructor(
+    readonly agent: Agent,
+    private readonly owner: GateOwner
+  ) {}
+
+  /**
+   * The key of a request to `host`:`port` (`host` as given to `http.request`, IPv6 without brackets): the agent's own
+   * name for it, computed as Node's agent does (request options merged under the agent's own, `servername` from the
+   * host unless the agent sets one), once per new (host, port).
+   */
+  keyFor(host: string, port: number | undefined): GateKey {
+    if (host === this.memoHost && port === this.memoPort && this.memoKey !== undefined) return this.memoKey;
+    const agent = this.agent as Agent & { options?: Record<string, unknown> };
+    const options: Record<string, unknown> = { host, port, ...agent.options };
+    if (options.servername == null) options.servername = isIP(host) ? "" : host;
+    const name = agent.getName(options as never);
+    let key = this.keys.get(name);
+    if (key === undefined) this.keys.set(name, (key = new GateKey(name)));
+    this.memoHost = host;
+    this.memoPort = port;
+    this.memoKey = key;
+    return key;
+  }
+
+  /** Requests queued under `name` (an agent key), for upstream's socket-usage check. */
+  queuedUnder(name: string): number {
+    return this.keys.get(name)?.size ?? 0;
+  }
+
+  /**
+   * Counts `r` under `key` and returns true when it may be dispatched now; otherwise queues it (tail) and returns
+   * false. O(1).
+   */
+  admit(r: GatedRequest, key: GateKey): boolean {
+    r.gateKey = key;
+    if (key.size === 0 && this.hasRoom(key)) {
+      r.gateQueued = false;
+      key.inUse++;
+      this.total++;
+      return true;
+    }
+    r.gateQueued = true;
+    r.gateNext = undefined;
+    r.gatePrev = key.tail;
+    if (key.tail !== undefined) key.tail.gateNext = r;
+    else key.head = r;
+    key.tail = r;
+    key.size++;
+    this.queued++;
+    return false;
+  }
+
+  /**
+   * `r` leaves the gate (its single way out): a queued one is unlinked (O(1)); a dispatched one releases its slot
+   * and the queue is drained. No-op for a request outside the gate.
+   */
+  leave(r: GatedRequest): void {
+    const key = r.gateKey;
+    if (key === undefined) return;
+    r.gateKey = undefined;
+    if (r.gateQueued) {
+      r.gateQueued = false;
+      this.unlink(key, r);
+      return;
+    }
+    key.inUse--;
+    this.total--;
+    if (this.queued === 0) return;
+    this.lastFreed = key;
+    const agent = this.agent;
+    // An agent that cannot park every freed socket would destroy the extra ones: hand them over at once instead.
+    if (agent.maxFreeSockets < agent.maxSockets) this.drain();
+    else if (this.drainImmediate === undefined) this.drainImmediate = timing.setImmediate(this.drainLater);
+  }
+
+  /**
+   * Dispatches queued requests, oldest first, while the limits allow: the key a slot freed in last first, then the
+   * other keys (when the agent has a total limit, a slot freed in one key may go to another). Nothing is dispatched
+   * while the owner is being destroyed. A dispatch that fails synchronously leaves the gate inside this loop, which
+   * then simply continues (its slot is taken by the next head).
+   */
+  drain(): void {
+    const immediate = this.drainImmediate;
+    if (immediate !== undefined) {
+      timing.clearImmediate(immediate);
+      this.drainImmediate = undefined;
+    }
+    if (this.draining || this.owner.destroying) return;
+    this.draining = true;
+    try {
+      const first = this.lastFreed;
+      if (first !== undefined) this.drainKey(first);
+      if (this.queued === 0) return;
+      for (const other of this.keys.values()) {
+        if (other.size !== 0 && other !== first) this.drainKey(other);
+        if (this.queued === 0) break;
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private hasRoom(key: GateKey): boolean {
+    const agent = this.agent;
+    // A non-numeric maxTotalSockets (an agent built before Node had it) compares false: treated as unlimited.
+    return key.inUse < agent.maxSockets && !(this.total >= agent.maxTotalSockets);
+  }
+
+  private unlink(key: GateKey, r: GatedRequest): void {
+    const { gatePrev: prev, gateNext: next } = r;
+    if (prev !== undefined) prev.gateNext = next;
+    else key.head = next;
+    if (next !== undefined) next.gatePrev = prev;
+    else key.tail = prev;
+    r.gatePrev = r.gateNext = undefined;
+    key.size--;
+    if (--this.queued === 0 && this.drainImmediate !== undefined) {
+      timing.clearImmediate(this.drainImmediate);
+      this.drainImmediate = undefined;
+    }
+  }
+
+  private drainKey(key: GateKey): void {
+    while (key.head !== undefined && this.hasRoom(key) && !this.owner.destroying) {
+      const head = key.head;
+      this.unlink(key, head);
+      head.gateQueued = false;
+      key.inUse++;
+      this.total++;
+      head.dispatchFromGate();
+    }
+  }
+}
