@@ -65,6 +65,15 @@ const TARGETS = Object.freeze({
   // in, `HttpResponse` with a header bag out, around the floor's `http.request`) leaves to any handler. Missed means
   // no handler behind the Smithy interface that sends through `http.request` can meet the floor target at that cell.
   shape: { target: "smithy-floor ≤ 1.10× floor", subject: "smithy-floor", base: "floor", op: "<=", limit: 1.1 },
+  // Issue 25's target: NodeHttpHandler within 10 % of the Smithy-shape floor (the floor's http.request behind the
+  // Smithy interface: what any handler behind that interface pays at least).
+  shaped: {
+    target: "sockeye-interval ≤ 1.10× smithy-floor",
+    subject: "sockeye-interval",
+    base: "smithy-floor",
+    op: "<=",
+    limit: 1.1,
+  },
   undici: {
     target: "sockeye-undici ≤ smithy-undici",
     subject: "sockeye-undici",
@@ -91,8 +100,15 @@ export const FOCUS_CHECKS = Object.freeze([
   focusCheck("upstream-c200", "upstream", 200, 128, false),
   focusCheck("upstream-c10000", "upstream", 10000, 128, false),
   focusCheck("floor-c50", "floor", 50, 128, false),
+  focusCheck("floor-c1000", "floor", 1000, 128, false),
   focusCheck("floor-c10000", "floor", 10000, 128, false),
   focusCheck("shape-c10000", "shape", 10000, 128, false),
+  focusCheck("shaped-c1", "shaped", 1, 128, false),
+  focusCheck("shaped-c50", "shaped", 50, 128, false),
+  focusCheck("shaped-c50-on", "shaped", 50, 128, true),
+  focusCheck("shaped-c50-64k", "shaped", 50, 65536, false),
+  focusCheck("shaped-c1000", "shaped", 1000, 128, false),
+  focusCheck("shaped-c10000", "shaped", 10000, 128, false),
   focusCheck("undici-c1", "undici", 1, 128, false),
   focusCheck("undici-c50", "undici", 50, 128, true),
   focusCheck("undici-c50-64k", "undici", 50, 65536, true),
