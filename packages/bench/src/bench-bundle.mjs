@@ -175,6 +175,7 @@ const FEATURE_OF = {
   "validate-request.ts": "option validation",
   "request-errors.ts": "error vocabulary",
   "sockeye-error-kind.ts": "error vocabulary",
+  "agent-gate.ts": "handler-side queue (AgentGate)",
   "check-socket-usage.ts": 'upstream\'s per-request warning (socketMonitor: "per-request")',
   "socket-usage-warning.ts": 'upstream\'s per-request warning (socketMonitor: "per-request")',
 };
