@@ -91,9 +91,10 @@ function checkAgent(prefix: string, name: string, agent: object): void {
  * would coerce it; anything else that is not a number >= 0 (NaN, negative, `"5s"`) throws. `throwOnRequestTimeout`
  * and `telemetry` must be booleans (upstream's truthiness would make `"false"` true); `httpAgent` / `httpsAgent` an
  * Agent instance or options object whose numeric limits are sane (`maxSockets: -5` would queue every request
- * forever on `node:http`); `saturation` an object; `onSaturation` / `onRecovery` functions; `logger` an object;
- * the options themselves an object. Every bad value throws a `TypeError` naming the option and the value.
- * `saturation.*` fields are checked by `@sockeye/pool-monitor`.
+ * forever on `node:http`); `saturation` an object of known keys, each field by the monitor's rules
+ * (`checkSaturationBlock()`); `onSaturation` / `onRecovery` functions; `logger` an object whose `warn`, if any, is a
+ * function; the options themselves an object. Every bad value throws the one-line error of `invalidOption()`
+ * (`RangeError` for a `saturation` number out of range, else `TypeError`) naming the option and the value.
  * @param prefix - the package name starting every message.
  * @internal
  */
