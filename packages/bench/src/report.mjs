@@ -410,6 +410,8 @@ export function buildMarkdown(results, sourceName) {
           ? `| ${x.id} | ${cellLabel({ c: x.c, body: x.body, timeouts: x.timeouts ? "on" : "off" })} | | skipped: ${x.skipped} | | ${x.target} | not evaluated | ${x.date?.slice(0, 16) ?? ""} |`
           : `| ${x.id} | ${cellLabel({ c: x.c, body: x.body, timeouts: x.timeouts ? "on" : "off" })} | ${x.cycles} (${x.rounds}) | ${x.subject} ÷ ${x.base}: ${fi(x.ratio)} | ${fi(x.control)} | ${x.op === "<=" ? "≤" : x.op} ${f(x.limit, 2)} | **${x.verdict}** | ${x.date?.slice(0, 16) ?? ""} |`
       ),
+      "",
+      "Rows dated before 2026-11-26 predate `NodeHttpHandler`'s handler-side queue (issue 25), which changes the cells at c ≥ 1,000; what it changed, and the `shaped-*` checks of its target, are in [handler-queue.md](handler-queue.md).",
       ""
     );
     const shape = focus.checks.filter((x) => x.subject === "smithy-floor").map((x) => `\`${x.id}\``);
