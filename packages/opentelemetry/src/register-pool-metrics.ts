@@ -276,45 +276,38 @@ export function registerPoolMetrics(
   let unsubscribe: (() => void) | undefined;
   const isNoop = meter.constructor === createNoopMeter().constructor;
   if (typeof source.subscribe === "function" && !isNoop) {
+    /** A histogram with its description, unit (`s` or `By`) and explicit bucket boundaries. */
+    const histogram = (name: string, description: string, unit: string, buckets: number[]) =>
+      meter.createHistogram(name, { description, unit, advice: { explicitBucketBoundaries: buckets } });
     const timeInQueue = recordTimeInQueue
-      ? meter.createHistogram(SEMCONV_METRICS.timeInQueue, {
-          description:
-            "Time requests spent waiting for a connection (only requests that queued, whether they got one or not).",
-          unit: "s",
-          advice: { explicitBucketBoundaries: QUEUE_BUCKETS_S },
-        })
+      ? histogram(
+          SEMCONV_METRICS.timeInQueue,
+          "Time requests spent waiting for a connection (only requests that queued, whether they got one or not).",
+          "s",
+          QUEUE_BUCKETS_S
+        )
       : undefined;
     const requestDuration = recordDuration
-      ? meter.createHistogram(SEMCONV_METRICS.requestDuration, {
-          description: "Duration of HTTP client requests.",
-          unit: "s",
-          advice: { explicitBucketBoundaries: REQUEST_DURATION_BUCKETS_S },
-        })
+      ? histogram(SEMCONV_METRICS.requestDuration, "Duration of HTTP client requests.", "s", REQUEST_DURATION_BUCKETS_S)
       : undefined;
     const requestBodySize = recordBodySize
-      ? meter.createHistogram(SEMCONV_METRICS.requestBodySize, {
-          description: "Size of HTTP client request bodies.",
-          unit: "By",
-          advice: { explicitBucketBoundaries: BODY_SIZE_BUCKETS_BY },
-        })
+      ? histogram(SEMCONV_METRICS.requestBodySize, "Size of HTTP client request bodies.", "By", BODY_SIZE_BUCKETS_BY)
       : undefined;
     const responseBodySize = recordBodySize
-      ? meter.createHistogram(SEMCONV_METRICS.responseBodySize, {
-          description: "Size of HTTP client response bodies.",
-          unit: "By",
-          advice: { explicitBucketBoundaries: BODY_SIZE_BUCKETS_BY },
-        })
+      ? histogram(SEMCONV_METRICS.responseBodySize, "Size of HTTP client response bodies.", "By", BODY_SIZE_BUCKETS_BY)
       : undefined;
-    const connectionDuration = meter.createHistogram(SEMCONV_METRICS.connectionDuration, {
-      description: "The duration of the successfully established outbound HTTP connections.",
-      unit: "s",
-      advice: { explicitBucketBoundaries: CONNECTION_DURATION_BUCKETS_S },
-    });
-    const connectDuration = meter.createHistogram(names.connectDuration, {
-      description: "Connection setup time by phase: tcp (DNS lookup + TCP connect) and tls (handshake).",
-      unit: "s",
-      advice: { explicitBucketBoundaries: CONNECT_BUCKETS_S },
-    });
+    const connectionDuration = histogram(
+      SEMCONV_METRICS.connectionDuration,
+      "The duration of the successfully established outbound HTTP connections.",
+      "s",
+      CONNECTION_DURATION_BUCKETS_S
+    );
+    const connectDuration = histogram(
+      names.connectDuration,
+      "Connection setup time by phase: tcp (DNS lookup + TCP connect) and tls (handshake).",
+      "s",
+      CONNECT_BUCKETS_S
+    );
     const onEvent = (e: PoolEvent): void => {
       switch (e.type) {
         case "request:acquired":
