@@ -1,5 +1,6 @@
 import type { Plugin } from "esbuild";
 import { defineConfig } from "tsup";
+import { manglePropsFor } from "../../scripts/mangle-props.mjs";
 
 /**
  * The public entry (`src/index.ts`) re-exports its runtime values from `./internal`; this keeps that import out of
@@ -18,6 +19,9 @@ const internalAsSibling: Plugin = {
   },
 };
 
+/** Computed once for both formats, so the CommonJS and ESM builds agree. */
+const mangle = manglePropsFor(__dirname, { keepProtected: true });
+
 export default defineConfig({
   entry: ["src/index.ts", "src/internal.ts"],
   format: ["cjs", "esm"],
@@ -33,4 +37,9 @@ export default defineConfig({
   // long as no class names itself inside its own body (esbuild would build it as `class _Name`): `create()` calls a
   // function defined after the class. Tested by scripts/export-names.spec.ts.
   keepNames: false,
+  // Private members get short names in the dist (the .d.ts keeps them): see scripts/mangle-props.mjs.
+  esbuildOptions(options) {
+    options.mangleProps = mangle.mangleProps;
+    options.mangleCache = { ...mangle.mangleCache };
+  },
 });
