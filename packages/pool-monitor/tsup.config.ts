@@ -20,7 +20,7 @@ const internalAsSibling: Plugin = {
 };
 
 /** Computed once for both formats, so the CommonJS and ESM builds agree. */
-const mangle = manglePropsFor(__dirname, { keepProtected: true });
+const mangle = manglePropsFor(__dirname);
 
 export default defineConfig({
   entry: ["src/index.ts", "src/internal.ts"],

@@ -2,7 +2,7 @@ import { defineConfig } from "tsup";
 import { manglePropsFor } from "../../scripts/mangle-props.mjs";
 
 /** Computed once for both formats, so the CommonJS and ESM builds agree. */
-const mangle = manglePropsFor(__dirname);
+const mangle = manglePropsFor(__dirname, { publicEntry: "src/index.ts" });
 
 export default defineConfig({
   entry: ["src/index.ts"],
@@ -18,7 +18,7 @@ export default defineConfig({
   // long as no class names itself inside its own body (esbuild would build it as `class _Name`): `create()` calls a
   // function defined after the class. Tested by scripts/export-names.spec.ts.
   keepNames: false,
-  // Private members get short names in the dist (the .d.ts keeps them): see scripts/mangle-props.mjs.
+  // Private and internal class members get short names in the dist (the .d.ts keeps them): scripts/mangle-props.mjs.
   esbuildOptions(options) {
     options.mangleProps = mangle.mangleProps;
     options.mangleCache = { ...mangle.mangleCache };
