@@ -1,5 +1,6 @@
 import { defineConfig } from "tsup";
 import { manglePropsFor } from "../../scripts/mangle-props.mjs";
+import { NUMBER_DEFINES } from "../../scripts/number-defines.mjs";
 
 /** Computed once for both formats, so the CommonJS and ESM builds agree. */
 const mangle = manglePropsFor(__dirname, { publicEntry: "src/index.ts" });
@@ -20,6 +21,8 @@ export default defineConfig({
   keepNames: false,
   // Private and internal class members get short names in the dist (the .d.ts keeps them): scripts/mangle-props.mjs.
   esbuildOptions(options) {
+    // `Number.POSITIVE_INFINITY` and co. as literals (`1/0` once minified): scripts/number-defines.mjs.
+    options.define = { ...options.define, ...NUMBER_DEFINES };
     options.mangleProps = mangle.mangleProps;
     options.mangleCache = { ...mangle.mangleCache };
   },

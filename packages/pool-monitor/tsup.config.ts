@@ -1,6 +1,7 @@
 import type { Plugin } from "esbuild";
 import { defineConfig } from "tsup";
 import { manglePropsFor } from "../../scripts/mangle-props.mjs";
+import { NUMBER_DEFINES } from "../../scripts/number-defines.mjs";
 
 /**
  * The public entry (`src/index.ts`) re-exports its runtime values from `./internal`; this keeps that import out of
@@ -39,6 +40,8 @@ export default defineConfig({
   keepNames: false,
   // Private members get short names in the dist (the .d.ts keeps them): see scripts/mangle-props.mjs.
   esbuildOptions(options) {
+    // `Number.POSITIVE_INFINITY` and co. as literals (`1/0` once minified): scripts/number-defines.mjs.
+    options.define = { ...options.define, ...NUMBER_DEFINES };
     options.mangleProps = mangle.mangleProps;
     options.mangleCache = { ...mangle.mangleCache };
   },

@@ -11,7 +11,7 @@
 // Deterministic: one build per app.
 //
 // Where the bytes go: the same apps built from the packages' TypeScript sources (with the dist's property renaming,
-// scripts/mangle-props.mjs) give the bytes per source file, i.e. what each feature (detector, monitor, scheduler,
+// scripts/mangle-props.mjs, and its Number constants, scripts/number-defines.mjs) give the bytes per source file, i.e. what each feature (detector, monitor, scheduler,
 // messages…) costs.
 //
 // Cold load: `require()` of each handler package in a fresh `node` process (module resolution, compilation and
@@ -27,6 +27,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { manglePropsFor } from "../../../scripts/mangle-props.mjs";
+import { NUMBER_DEFINES } from "../../../scripts/number-defines.mjs";
 import { bytesByPackage, sumOf } from "./lib/bundle-weight.mjs";
 import { describeRun } from "./lib/machine.mjs";
 import { median } from "./lib/stats.mjs";
@@ -116,7 +117,7 @@ function mangleOf(dirs) {
 
 /**
  * Builds `source` (in the apps folder) minified; `fromSources` (the Sockeye package folders) maps the Sockeye
- * packages to their TypeScript, renamed as their dist is.
+ * packages to their TypeScript, renamed and with the Number constants written as their dist is.
  */
 async function bundle(id, source, fromSources) {
   const entry = join(APPS, `${id}.mjs`);
@@ -139,7 +140,7 @@ async function bundle(id, source, fromSources) {
     metafile: true,
     logLevel: "silent",
     alias,
-    ...(fromSources ? mangleOf(fromSources) : {}),
+    ...(fromSources ? { ...mangleOf(fromSources), define: NUMBER_DEFINES } : {}),
   });
   return result.metafile;
 }
