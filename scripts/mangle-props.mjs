@@ -48,9 +48,9 @@ function sourceFiles(dir) {
 const hasModifier = (node, kind) => (ts.getModifiers(node) ?? []).some((m) => m.kind === kind);
 
 /** Every identifier-like word of the workspace's package sources: never used as a short name. */
-function workspaceWords(packagesDir) {
+function workspaceWords(packagesDir, only) {
   const words = new Set();
-  for (const pkg of readdirSync(packagesDir)) {
+  for (const pkg of only === undefined ? readdirSync(packagesDir) : [only]) {
     const src = join(packagesDir, pkg, "src");
     let files;
     try {
@@ -225,6 +225,28 @@ export function manglePropsFor(packageDir, { publicEntry } = {}) {
     .filter((n) => !blocked.has(n))
     .sort((a, b) => (uses.get(b) ?? 0) - (uses.get(a) ?? 0) || (a < b ? -1 : 1));
   const taken = workspaceWords(join(packageDir, ".."));
+  if (publicEntry !== undefined) {
+    // pool-monitor's short names avoid the words of the sources it was built with; turbo does not rebuild it when a
+    // handler package changes. A member a handler class keeps under a name pool-monitor could use as a short name,
+    // and pool-monitor's sources never spell, could meet one on an object (a handler's subclass of a pool-monitor
+    // class): refuse it.
+    const base = workspaceWords(join(packageDir, ".."), "pool-monitor");
+    const chosen = new Set(names);
+    for (const sf of sources) {
+      const check = (node) => {
+        if (isMember(node) && !chosen.has(node.name.text)) {
+          const kept = node.name.text;
+          if (kept.length <= 2 && FIRST["pool-monitor"].includes(kept[0]) && !base.has(kept)) {
+            throw new Error(
+              `mangle-props: ${name} keeps a class member "${kept}", a possible short name of pool-monitor's`
+            );
+          }
+        }
+        ts.forEachChild(node, check);
+      };
+      check(sf);
+    }
+  }
   const cache = {};
   const short = shortNames(first, taken);
   for (const n of names) cache[n] = short.next().value;
