@@ -304,8 +304,9 @@ function render({ run, wallSeconds, reps, weights, load }) {
     "",
     "## What each feature costs",
     "",
-    "Bytes per feature, from the same apps built from the TypeScript sources (minified, properties renamed as in the",
-    "dist: `scripts/mangle-props.mjs`); a feature is a group of source files (`FEATURE_OF` in `bench-bundle.mjs`).",
+    "Bytes per feature, from the same apps built from the TypeScript sources (minified, built as the dist is: members",
+    "renamed by `scripts/mangle-props.mjs`, `Number` constants by `scripts/number-defines.mjs`); a feature is a group of",
+    "source files (`FEATURE_OF` in `bench-bundle.mjs`).",
     "",
     `| feature | ${measured.map((w) => w.label).join(" | ")} |`,
     `|---|${measured.map(() => "---:").join("|")}|`
@@ -319,7 +320,7 @@ function render({ run, wallSeconds, reps, weights, load }) {
     "",
     "## Where Sockeye's bytes go",
     "",
-    "Bytes per source file, from the same apps built from the TypeScript sources (minified, properties renamed as in the dist).",
+    "Bytes per source file, from the same apps built from the TypeScript sources (minified, built as the dist is).",
     ""
   );
   for (const w of weights.filter((x) => x.bySource.length > 0)) {
