@@ -1,5 +1,7 @@
 import type { Plugin } from "esbuild";
 import { defineConfig } from "tsup";
+import { manglePropsFor } from "../../scripts/mangle-props.mjs";
+import { NUMBER_DEFINES } from "../../scripts/number-defines.mjs";
 
 /**
  * The public entry (`src/index.ts`) re-exports its runtime values from `./internal`; this keeps that import out of
@@ -18,6 +20,9 @@ const internalAsSibling: Plugin = {
   },
 };
 
+/** Computed once for both formats, so the CommonJS and ESM builds agree. */
+const mangle = manglePropsFor(__dirname);
+
 export default defineConfig({
   entry: ["src/index.ts", "src/internal.ts"],
   format: ["cjs", "esm"],
@@ -33,4 +38,11 @@ export default defineConfig({
   // long as no class names itself inside its own body (esbuild would build it as `class _Name`): `create()` calls a
   // function defined after the class. Tested by scripts/export-names.spec.ts.
   keepNames: false,
+  // Private members get short names in the dist (the .d.ts keeps them): see scripts/mangle-props.mjs.
+  esbuildOptions(options) {
+    // `Number.POSITIVE_INFINITY` and co. as literals (`1/0` once minified): scripts/number-defines.mjs.
+    options.define = { ...options.define, ...NUMBER_DEFINES };
+    options.mangleProps = mangle.mangleProps;
+    options.mangleCache = { ...mangle.mangleCache };
+  },
 });

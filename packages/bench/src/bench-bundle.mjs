@@ -10,8 +10,9 @@
 // core `@sockeye/pool-monitor` included); `undici` itself is listed apart, since an app on undici may carry it anyway.
 // Deterministic: one build per app.
 //
-// Where the bytes go: the same apps built from the packages' TypeScript sources give the bytes per source file,
-// i.e. what each feature (detector, monitor, scheduler, messages…) costs.
+// Where the bytes go: the same apps built from the packages' TypeScript sources (with the dist's property renaming,
+// scripts/mangle-props.mjs, and its Number constants, scripts/number-defines.mjs) give the bytes per source file, i.e. what each feature (detector, monitor, scheduler,
+// messages…) costs.
 //
 // Cold load: `require()` of each handler package in a fresh `node` process (module resolution, compilation and
 // evaluation of the package and its dependencies), REPS processes per package in rotated order, median and range.
@@ -25,6 +26,8 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { manglePropsFor } from "../../../scripts/mangle-props.mjs";
+import { NUMBER_DEFINES } from "../../../scripts/number-defines.mjs";
 import { bytesByPackage, sumOf } from "./lib/bundle-weight.mjs";
 import { describeRun } from "./lib/machine.mjs";
 import { median } from "./lib/stats.mjs";
@@ -98,7 +101,24 @@ function appSource(handler) {
   ].join("\n");
 }
 
-/** Builds `source` (in the apps folder) minified; `fromSources` maps the Sockeye packages to their TypeScript. */
+/**
+ * The property renaming of the packages' own builds (`scripts/mangle-props.mjs`, applied by each tsup.config.ts) for
+ * a build of `dirs` from their sources, so the per-file bytes are those of the dist: one regex and one cache for all
+ * (the packages' short names never overlap; a name two packages rename takes the first one's short name).
+ */
+function mangleOf(dirs) {
+  const parts = dirs.map((dir) =>
+    manglePropsFor(join(REPO, "packages", dir), dir === "pool-monitor" ? {} : { publicEntry: "src/index.ts" })
+  );
+  const mangleCache = {};
+  for (const part of parts) for (const [name, short] of Object.entries(part.mangleCache)) mangleCache[name] ??= short;
+  return { mangleProps: new RegExp(parts.map((p) => p.mangleProps.source).join("|")), mangleCache };
+}
+
+/**
+ * Builds `source` (in the apps folder) minified; `fromSources` (the Sockeye package folders) maps the Sockeye
+ * packages to their TypeScript, renamed and with the Number constants written as their dist is.
+ */
 async function bundle(id, source, fromSources) {
   const entry = join(APPS, `${id}.mjs`);
   writeFileSync(entry, source);
@@ -120,6 +140,7 @@ async function bundle(id, source, fromSources) {
     metafile: true,
     logLevel: "silent",
     alias,
+    ...(fromSources ? { ...mangleOf(fromSources), define: NUMBER_DEFINES } : {}),
   });
   return result.metafile;
 }
@@ -210,7 +231,7 @@ async function main() {
   for (const handler of HANDLERS) {
     const { packages, total } = bytesByPackage(await bundle(handler.id, appSource(handler), false), names);
     const bySource = handler.sources
-      ? bytesBySource(await bundle(`${handler.id}-src`, appSource(handler), true), handler.sources)
+      ? bytesBySource(await bundle(`${handler.id}-src`, appSource(handler), handler.sources), handler.sources)
       : [];
     weights.push({
       id: handler.id,
@@ -283,7 +304,8 @@ function render({ run, wallSeconds, reps, weights, load }) {
     "",
     "## What each feature costs",
     "",
-    "Bytes per feature, from the same apps built from the TypeScript sources (minified); a feature is a group of",
+    "Bytes per feature, from the same apps built from the TypeScript sources (minified, built as the dist is: members",
+    "renamed by `scripts/mangle-props.mjs`, `Number` constants by `scripts/number-defines.mjs`); a feature is a group of",
     "source files (`FEATURE_OF` in `bench-bundle.mjs`).",
     "",
     `| feature | ${measured.map((w) => w.label).join(" | ")} |`,
@@ -298,7 +320,7 @@ function render({ run, wallSeconds, reps, weights, load }) {
     "",
     "## Where Sockeye's bytes go",
     "",
-    "Bytes per source file, from the same apps built from the TypeScript sources (minified).",
+    "Bytes per source file, from the same apps built from the TypeScript sources (minified, built as the dist is).",
     ""
   );
   for (const w of weights.filter((x) => x.bySource.length > 0)) {

@@ -41,31 +41,25 @@ import {
   UNREAD_WHILE_QUEUED_SAMPLES,
 } from "@sockeye/pool-monitor/internal";
 
-/** Maps the HTTP/2 close reasons onto the shared ones (the exact reason stays in `http2.closed`). */
-function sharedCloseReason(reason: Http2CloseReason): CloseReason {
-  switch (reason) {
-    case "connect_timeout":
-    case "connect_error":
-      return "connect_error";
-    case "goaway":
-    case "server_closed":
-      return "server_closed";
-    case "idle_timeout":
-      return "idle_timeout";
-    case "error":
-      return "error";
-    case "local":
-      return "local";
-    default: {
-      const missed: never = reason;
-      return missed;
-    }
-  }
-}
+/**
+ * The shared close reason of each HTTP/2 one (the exact reason stays in `http2.closed`); its key order is the order of
+ * `http2.closed`'s counters.
+ */
+const SHARED_CLOSE_REASON: Readonly<Record<Http2CloseReason, CloseReason>> = {
+  connect_timeout: "connect_error",
+  connect_error: "connect_error",
+  goaway: "server_closed",
+  idle_timeout: "idle_timeout",
+  error: "error",
+  server_closed: "server_closed",
+  local: "local",
+};
 
 /** Closed-session counters, every reason present. @internal */
 export function emptyHttp2Closed(): Record<Http2CloseReason, number> {
-  return { connect_timeout: 0, connect_error: 0, goaway: 0, idle_timeout: 0, error: 0, server_closed: 0, local: 0 };
+  const closed = {} as Record<Http2CloseReason, number>;
+  for (const reason in SHARED_CLOSE_REASON) closed[reason as Http2CloseReason] = 0;
+  return closed;
 }
 
 const STATE_NAMES = ["connecting", "ready", "closing", "closing"] as const;
@@ -187,7 +181,7 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
     reason: Http2CloseReason
   ): void {
     t.http2Closed[reason]++;
-    this.connectionClosed(t, ageMs, ready, streams, sharedCloseReason(reason));
+    this.connectionClosed(t, ageMs, ready, streams, SHARED_CLOSE_REASON[reason]);
   }
 
   /** A session received GOAWAY with `code`. @internal */

@@ -3,6 +3,7 @@ import type { HttpHandlerOptions, Provider } from "@smithy/types";
 import type { PoolMonitorOptions, PoolStats } from "@sockeye/pool-monitor";
 import {
   buildAbortError,
+  emptyPoolStats,
   resolveDefaultSocketTimeout,
   saturationFields,
   validateRequest,
@@ -220,13 +221,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
    * @param options - `{ resetSummaries: true }` restarts the duration summaries after reading them.
    */
   public getPoolStats(options?: { resetSummaries?: boolean }): PoolStats {
-    return (
-      this.monitor?.getStats(options) ?? {
-        takenAt: performance.now(),
-        origins: [],
-        totals: { active: 0, idle: 0, queued: 0, inFlight: 0, saturatedOrigins: 0 },
-      }
-    );
+    return this.monitor?.getStats(options) ?? emptyPoolStats(performance.now());
   }
 
   /**

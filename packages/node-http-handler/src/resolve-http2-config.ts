@@ -111,12 +111,13 @@ export function resolveHttp2Config(options: NodeHttp2HandlerOptions | undefined 
   const sdkLogger = (raw as Record<symbol, unknown>)[Symbol.for("logger")] as Logger | undefined;
   if (logger === undefined && typeof sdkLogger?.warn === "function") logger = sdkLogger;
   const mode = resolveSocketMonitorMode(raw.socketMonitor, process.env, PACKAGE_PREFIX);
+  const defaultSocketTimeout = resolveDefaultSocketTimeout(raw);
   return {
-    options: { ...(raw as NodeHttp2HandlerOptions), defaultSocketTimeout: resolveDefaultSocketTimeout(raw) },
+    options: { ...(raw as NodeHttp2HandlerOptions), defaultSocketTimeout },
     requestTimeout,
     sessionTimeout,
     connectionTimeout,
-    defaultSocketTimeout: resolveDefaultSocketTimeout(raw),
+    defaultSocketTimeout,
     disableConcurrentStreams: disable === true,
     maxConcurrentStreams,
     maxSessionsPerOrigin,

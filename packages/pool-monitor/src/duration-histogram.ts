@@ -28,7 +28,7 @@ export class DurationHistogram {
     const h = this.histogram;
     const count = h.count;
     if (count === 0) return { count: 0, p50: 0, p90: 0, p99: 0, max: 0 };
-    const max = Math.round(this.maxMs * 1000) / 1000;
+    const max = round3(this.maxMs);
     // The histogram answers percentiles with a bucket bound, which can exceed the exact maximum: clamp to it.
     return {
       count,
@@ -47,4 +47,9 @@ export class DurationHistogram {
 
 function toMs(us: number): number {
   return Math.round(us) / 1000;
+}
+
+/** Rounded to 3 decimals, as every figure of a snapshot or report (milliseconds to the microsecond). @internal */
+export function round3(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
 }

@@ -32,9 +32,11 @@ const SOCKET_TERMS: SaturationTerms = { slot: "socket", capacity: "maxSockets", 
  * @public
  */
 export function formatSaturationMessage(r: SaturationReport, terms: SaturationTerms = SOCKET_TERMS): string {
+  // Phrases used by more than one message are built once (the minified bundle carries each text once).
   const slot = terms.slot;
+  const limit = `${terms.capacity}=${r.maxSockets ?? "Infinity"}`;
   if (r.state === "ok") {
-    return `${r.origin} recovered from ${r.previousState}${r.previousCause === null ? "" : ` (${r.previousCause})`}: ${r.queued} requests enqueued, ${r.active} ${slot}s in use (${terms.capacity}=${r.maxSockets ?? "Infinity"}).`;
+    return `${r.origin} recovered from ${r.previousState}${r.previousCause === null ? "" : ` (${r.previousCause})`}: ${r.queued} requests enqueued, ${r.active} ${slot}s in use (${limit}).`;
   }
   const changed =
     r.previousState !== "ok" && r.previousCause !== null && r.previousCause !== r.cause
@@ -42,9 +44,13 @@ export function formatSaturationMessage(r: SaturationReport, terms: SaturationTe
       : "";
   const head =
     `${slot} usage at capacity=${r.active} and ${r.queued} additional requests are enqueued ` +
-    `(origin=${r.origin}, ${terms.capacity}=${r.maxSockets ?? "Infinity"}, state=${r.state}, oldest queued ${Math.round(r.oldestQueuedMs)} ms).${changed}`;
-  const windowS = (r.windowMs / 1000).toFixed(1);
-  const heldS = (r.oldestActiveMs / 1000).toFixed(1);
+    `(origin=${r.origin}, ${limit}, state=${r.state}, oldest queued ${Math.round(r.oldestQueuedMs)} ms).${changed}`;
+  const heldS = seconds(r.oldestActiveMs);
+  const normalHold =
+    r.expectedHoldMs === null
+      ? "no request of this origin has completed yet"
+      : `its requests normally hold a ${slot} up to ${seconds(r.expectedHoldMs)} s`;
+  const timeouts = "requestTimeout/socketTimeout";
   switch (r.cause) {
     case "unconsumed_bodies":
       return (
@@ -55,37 +61,30 @@ export function formatSaturationMessage(r: SaturationReport, terms: SaturationTe
     case "no_progress":
       return (
         `${head} Cause: no request completed while every ${slot} is busy, and the oldest has held its ${slot} ${heldS} s, ` +
-        `past this origin's stall deadline of ${(r.stallDeadlineMs / 1000).toFixed(1)} s (${
-          r.expectedHoldMs === null
-            ? "no request of this origin has completed yet"
-            : `its requests normally hold a ${slot} up to ${(r.expectedHoldMs / 1000).toFixed(1)} s`
-        }); the server may not be answering. Configure requestTimeout/socketTimeout so hung requests fail and release their ${slot}s.`
+        `past this origin's stall deadline of ${seconds(r.stallDeadlineMs)} s (${normalHold}); the server may not be ` +
+        `answering. Configure ${timeouts} so hung requests fail and release their ${slot}s.`
       );
     default: {
       let why: string;
       const longHolds = r.trigger === "long_holds";
       if (longHolds) {
-        const deadlineS = (r.stallDeadlineMs / 1000).toFixed(1);
+        const queueBehind = `requests queue behind ${slot}s held for ${heldS} s so far with no completion`;
+        const longRequests = `long requests (long polls, streams), which need a ${slot} each for their whole duration`;
+        const becomesStall = `becomes no_progress once a request is held ${seconds(r.stallDeadlineMs)} s.`;
         if (r.expectedHoldMs !== null && r.oldestActiveMs > STALL_HOLD_FACTOR * r.expectedHoldMs) {
           // Held far longer than this origin's requests take: more likely a server not answering than a long poll.
           why =
-            `requests queue behind ${slot}s held for ${heldS} s so far with no completion, ` +
-            `${Math.round(r.oldestActiveMs / r.expectedHoldMs)}x longer than this origin's requests normally hold a ${slot} ` +
-            `(up to ${duration(r.expectedHoldMs)}): the server may not be answering, or these are long requests (long polls, ` +
-            `streams), which need a ${slot} each for their whole duration. If the server is not answering, configure ` +
-            "requestTimeout/socketTimeout above your longest legitimate request so hung requests fail and release their " +
-            `${slot}s; this becomes no_progress once a request is held ${deadlineS} s.`;
+            `${queueBehind}, ${Math.round(r.oldestActiveMs / r.expectedHoldMs)}x longer than this origin's requests ` +
+            `normally hold a ${slot} (up to ${duration(r.expectedHoldMs)}): the server may not be answering, or these ` +
+            `are ${longRequests}. If the server is not answering, configure ${timeouts} above your longest legitimate ` +
+            `request so hung requests fail and release their ${slot}s; this ${becomesStall}`;
         } else {
-          why =
-            `requests queue behind ${slot}s held for ${heldS} s so far with no completion ` +
-            `(${r.expectedHoldMs === null ? "no request of this origin has completed yet" : `its requests normally hold a ${slot} up to ${(r.expectedHoldMs / 1000).toFixed(1)} s`}): ` +
-            `either long requests (long polls, streams), which need a ${slot} each for their whole duration, ` +
-            `or a server not answering, which becomes no_progress once a request is held ${deadlineS} s.`;
+          why = `${queueBehind} (${normalHold}): either ${longRequests}, or a server not answering, which ${becomesStall}`;
         }
       } else {
         why =
           `${r.trigger === "rising_troughs" ? "the backlog never drains between bursts" : "the queue keeps growing"} ` +
-          `(arrivals ${r.arrivalRate.toFixed(1)}/s, throughput ${r.throughput.toFixed(1)}/s over ${windowS} s, mean ${slot} hold ` +
+          `(arrivals ${r.arrivalRate.toFixed(1)}/s, throughput ${r.throughput.toFixed(1)}/s over ${seconds(r.windowMs)} s, mean ${slot} hold ` +
           `${r.meanHoldMs === null ? "n/a" : `${Math.round(r.meanHoldMs)} ms`}).`;
       }
       const z = r.sizing;
@@ -94,17 +93,22 @@ export function formatSaturationMessage(r: SaturationReport, terms: SaturationTe
         const basis =
           z.method === "littles_law"
             ? `by Little's law, ${z.ratePerSec?.toFixed(1)} requests/s × ${Math.round(z.holdMs)} ms held`
-            : `${z.needed} requests want a ${slot} now (${r.active} in use + ${r.queued} queued, the oldest held ${(z.holdMs / 1000).toFixed(1)} s)`;
-        hint = longHolds
-          ? ` If these are long requests, about ${z.recommended} sockets are needed (${basis}, +25 % headroom): raise maxSockets to ${z.recommended} or limit concurrency.`
-          : ` About ${z.recommended} sockets are needed (${basis}, +25 % headroom): raise maxSockets to ${z.recommended} or limit concurrency.`;
+            : `${z.needed} requests want a ${slot} now (${r.active} in use + ${r.queued} queued, the oldest held ${seconds(z.holdMs)} s)`;
+        hint =
+          ` ${longHolds ? "If these are long requests, about" : "About"} ${z.recommended} sockets are needed ` +
+          `(${basis}, +25 % headroom): raise maxSockets to ${z.recommended} or limit concurrency.`;
       }
       return `${head} Cause: ${why}${hint}`;
     }
   }
 }
 
+/** Milliseconds as seconds with one decimal (`1.5`). */
+function seconds(ms: number): string {
+  return (ms / 1000).toFixed(1);
+}
+
 /** `850 ms` below a second, `1.5 s` from there. */
 function duration(ms: number): string {
-  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${seconds(ms)} s`;
 }

@@ -28,6 +28,7 @@ export { normalizeOrigin } from "./normalize-origin";
 export { validateRequest } from "./validate-request";
 export { PoolMonitor } from "./pool-monitor";
 export {
+  emptyPoolStats,
   type GetStatsOptions,
   type MonitorHandlerOption,
   OVERFLOW_ORIGIN,

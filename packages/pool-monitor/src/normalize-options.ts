@@ -20,13 +20,16 @@ const MS_OPTIONS = [
   "connectionLifetime",
 ] as const;
 
+const SOCKET_COUNT = "an integer >= 1 or Infinity";
+const AGENT_MS = "a number of milliseconds >= 0";
+
 /** Numeric `http.Agent` options: the rule each must satisfy (an options object's, or an instance's). */
 const AGENT_NUMBERS: Record<string, { integer: boolean; min: number; expected: string }> = {
-  maxSockets: { integer: true, min: 1, expected: "an integer >= 1 or Infinity" },
-  maxTotalSockets: { integer: true, min: 1, expected: "an integer >= 1 or Infinity" },
+  maxSockets: { integer: true, min: 1, expected: SOCKET_COUNT },
+  maxTotalSockets: { integer: true, min: 1, expected: SOCKET_COUNT },
   maxFreeSockets: { integer: true, min: 0, expected: "an integer >= 0 or Infinity" },
-  timeout: { integer: false, min: 0, expected: "a number of milliseconds >= 0" },
-  keepAliveMsecs: { integer: false, min: 0, expected: "a number of milliseconds >= 0" },
+  timeout: { integer: false, min: 0, expected: AGENT_MS },
+  keepAliveMsecs: { integer: false, min: 0, expected: AGENT_MS },
 };
 
 /** The expectation every millisecond option's message states. @internal */
@@ -75,10 +78,7 @@ function checkAgent(prefix: string, name: string, agent: object): void {
     if (!ok) throw invalidOption(prefix, `${name}.${key}`, value, rule.expected);
   }
   if (instance) return;
-  const keepAlive = (agent as { keepAlive?: unknown }).keepAlive;
-  if (keepAlive !== undefined && keepAlive !== null && typeof keepAlive !== "boolean") {
-    throw invalidOption(prefix, `${name}.keepAlive`, keepAlive, "a boolean (true or false)");
-  }
+  booleanOption(prefix, `${name}.keepAlive`, (agent as { keepAlive?: unknown }).keepAlive);
   const scheduling = (agent as { scheduling?: unknown }).scheduling;
   if (scheduling !== undefined && scheduling !== null && scheduling !== "fifo" && scheduling !== "lifo") {
     throw invalidOption(prefix, `${name}.scheduling`, scheduling, '"fifo" or "lifo"');

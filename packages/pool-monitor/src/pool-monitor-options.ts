@@ -177,9 +177,19 @@ export function resolvePoolMonitorOptions(
   if (typeof messagePrefix !== "string") {
     throw invalidOption(prefix, `${path}messagePrefix`, messagePrefix, "a string");
   }
-  const number = (name: (typeof SATURATION_OPTION_KEYS)[number]): number => {
+  const resolved = {
+    logger,
+    messagePrefix,
+    onSaturation: functionOption(prefix, `${path}onSaturation`, options.onSaturation),
+    onRecovery: functionOption(prefix, `${path}onRecovery`, options.onRecovery),
+  } as ResolvedPoolMonitorOptions;
+  // Each number by its rule, in the order of SATURATION_OPTION_KEYS (the first bad one throws).
+  for (const name of SATURATION_OPTION_KEYS) {
     const value: unknown = options[name];
-    if (value === undefined) return POOL_MONITOR_DEFAULTS[name];
+    if (value === undefined) {
+      resolved[name] = POOL_MONITOR_DEFAULTS[name];
+      continue;
+    }
     const { min, max, integer, unit } = NUMBER_RULES[name];
     if (
       typeof value !== "number" ||
@@ -192,20 +202,9 @@ export function resolvePoolMonitorOptions(
       const ErrorType = typeof value === "number" ? RangeError : TypeError;
       throw invalidOption(prefix, path + name, value, `${kind} from ${min} to ${max} (${unit})`, ErrorType);
     }
-    return value;
-  };
-  return {
-    logger,
-    messagePrefix,
-    onSaturation: functionOption(prefix, `${path}onSaturation`, options.onSaturation),
-    onRecovery: functionOption(prefix, `${path}onRecovery`, options.onRecovery),
-    sampleIntervalMs: number("sampleIntervalMs"),
-    windowSamples: number("windowSamples"),
-    warningLockoutMs: number("warningLockoutMs"),
-    unconsumedBodyMs: number("unconsumedBodyMs"),
-    stallAfterMs: number("stallAfterMs"),
-    maxOrigins: number("maxOrigins"),
-  };
+    resolved[name] = value;
+  }
+  return resolved;
 }
 
 /**

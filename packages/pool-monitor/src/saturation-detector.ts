@@ -49,6 +49,7 @@ import {
   STALL_HOLD_FACTOR,
   TROUGHS,
 } from "./detector-tuning";
+import { round3 } from "./duration-histogram";
 import { formatSaturationMessage } from "./format-saturation-message";
 import type {
   SaturationCause,
@@ -482,9 +483,9 @@ export class SaturationDetector {
       const needed = (ratePerSec * holdMs) / 1000;
       sizing = {
         method: "littles_law",
-        ratePerSec: round(ratePerSec),
-        holdMs: round(holdMs),
-        needed: round(needed),
+        ratePerSec: round3(ratePerSec),
+        holdMs: round3(holdMs),
+        needed: round3(needed),
         recommended: 0,
       };
     } else {
@@ -492,7 +493,7 @@ export class SaturationDetector {
       sizing = {
         method: "concurrent_requests",
         ratePerSec: null,
-        holdMs: round(Math.max(s.oldestActiveMs ?? 0, holdMs)),
+        holdMs: round3(Math.max(s.oldestActiveMs ?? 0, holdMs)),
         needed,
         recommended: 0,
       };
@@ -527,26 +528,22 @@ export class SaturationDetector {
       active: s.active,
       maxSockets: limited ? s.maxSockets : null,
       queued: s.queued,
-      oldestQueuedMs: round(s.oldestQueuedMs ?? 0),
-      oldestActiveMs: round(s.oldestActiveMs ?? 0),
-      expectedHoldMs: this.expectedHoldMs > 0 ? round(this.expectedHoldMs) : null,
-      stallDeadlineMs: round(this.stallDeadlineMs()),
-      windowMs: round(w.windowMs),
+      oldestQueuedMs: round3(s.oldestQueuedMs ?? 0),
+      oldestActiveMs: round3(s.oldestActiveMs ?? 0),
+      expectedHoldMs: this.expectedHoldMs > 0 ? round3(this.expectedHoldMs) : null,
+      stallDeadlineMs: round3(this.stallDeadlineMs()),
+      windowMs: round3(w.windowMs),
       windowSamples: this.count,
       queueGrowth: this.count > 0 ? s.queued - this.tQueued[this.at(0)] : 0,
-      throughput: round(throughput),
-      arrivalRate: round(arrivalRate),
-      meanHoldMs: meanHoldMs === null ? null : round(meanHoldMs),
+      throughput: round3(throughput),
+      arrivalRate: round3(arrivalRate),
+      meanHoldMs: meanHoldMs === null ? null : round3(meanHoldMs),
       recommendedMaxSockets: sizing === null ? null : sizing.recommended,
       sizing,
-      unconsumed: { count: s.unconsumedCount ?? 0, oldestMs: round(s.unconsumedOldestMs ?? 0) },
+      unconsumed: { count: s.unconsumedCount ?? 0, oldestMs: round3(s.unconsumedOldestMs ?? 0) },
       message: "",
     };
     report.message = formatSaturationMessage(report);
     return report;
   }
-}
-
-function round(x: number): number {
-  return Math.round(x * 1000) / 1000;
 }

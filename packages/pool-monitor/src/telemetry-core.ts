@@ -27,6 +27,7 @@ import {
   requestAcquiredChannel,
   requestEnqueuedChannel,
 } from "./diagnostics";
+import { round3 } from "./duration-histogram";
 import { formatSaturationMessage, type SaturationTerms } from "./format-saturation-message";
 import { normalizeOrigin } from "./normalize-origin";
 import type { OriginTelemetry, RequestOutcome } from "./origin-telemetry";
@@ -469,8 +470,8 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   /** JSON-serialisable snapshot of every origin. Cost: O(origins × the transport's read). */
   getStats(options?: GetStatsOptions): PoolStats {
     const now = timing.now();
-    const origins: OriginStats[] = [];
-    const totals = { active: 0, idle: 0, queued: 0, inFlight: 0, saturatedOrigins: 0 };
+    const stats = emptyPoolStats(now);
+    const { origins, totals } = stats;
     if (!this.destroyed) {
       const reset = options?.resetSummaries === true;
       for (const o of this.origins.values()) {
@@ -483,7 +484,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
         if (s.saturation.state !== "ok") totals.saturatedOrigins++;
       }
     }
-    return { takenAt: now, origins, totals };
+    return stats;
   }
 
   private originStats(o: O, now: number, reset: boolean): OriginStats {
@@ -497,7 +498,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
       active: r.active,
       idle: r.idle,
       queued: r.queued,
-      oldestQueuedMs: round(r.oldestQueuedMs),
+      oldestQueuedMs: round3(r.oldestQueuedMs),
       inFlight: o.inFlight,
       requests: {
         started: o.started,
@@ -517,7 +518,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
       connectMs: o.connect.summary(),
       tlsMs: o.tls.summary(),
       connectionAgeMs: o.connectionAge.summary(),
-      unconsumed: { count: r.unconsumedCount, oldestMs: round(r.unconsumedOldestMs) },
+      unconsumed: { count: r.unconsumedCount, oldestMs: round3(r.unconsumedOldestMs) },
       saturation: {
         state: d.state,
         since: d.since,
@@ -562,6 +563,11 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   }
 }
 
+/** A snapshot of no origin, taken at `takenAt` (a handler without telemetry answers `getPoolStats()` with it). @internal */
+export function emptyPoolStats(takenAt: number): PoolStats {
+  return { takenAt, origins: [], totals: { active: 0, idle: 0, queued: 0, inFlight: 0, saturatedOrigins: 0 } };
+}
+
 /** Handler options that configure the monitor at runtime (`applyHandlerOption()`). @internal */
 export type MonitorHandlerOption = "saturation" | "onSaturation" | "onRecovery";
 
@@ -570,8 +576,4 @@ export function saturationFields(saturation: Record<string, unknown> | null | un
   const next: Record<string, unknown> = {};
   for (const name of SATURATION_OPTION_KEYS) next[name] = saturation?.[name];
   return next as PoolMonitorOptions;
-}
-
-function round(x: number): number {
-  return Math.round(x * 1000) / 1000;
 }

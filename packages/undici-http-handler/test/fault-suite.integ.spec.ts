@@ -12,7 +12,8 @@
  */
 import { NodeHttpHandler as SmithyNodeHttpHandler } from "@smithy/node-http-handler";
 import { UndiciHttpHandler as SmithyUndiciHttpHandler } from "@smithy/undici-http-handler";
-import { NodeHttpHandler } from "@sockeye/node-http-handler";
+// Its sources, not its dist: the run reads the handler's private scheduler (`sockeyeInternals()`), which the dist renames.
+import { NodeHttpHandler } from "../../node-http-handler/src/index";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { processFaultCapture } from "../../node-http-handler/test/process-fault-capture";
 import type { ServerKind } from "../../node-http-handler/test/servers";

@@ -1,0 +1,9 @@
+/** Types of mangle-props.mjs (for the packages' tsup.config.ts). */
+
+/** The esbuild options that rename a package's private (and, with `publicEntry`, internal) class members. */
+export interface MangleOptions {
+  mangleProps: RegExp;
+  mangleCache: Record<string, string>;
+}
+
+export function manglePropsFor(packageDir: string, options?: { publicEntry?: string }): MangleOptions;
