@@ -31,7 +31,8 @@
  * timer lapses at its due time without being re-armed.
  */
 import type { PoolMonitor } from "@sockeye/pool-monitor";
-import { Deadline, type DeadlineOwner, DeadlineScheduler, TICK_MS, timing } from "@sockeye/pool-monitor/internal";
+import { type DeadlineOwner, DeadlineScheduler, TICK_MS } from "@sockeye/pool-monitor/internal";
+import { Deadline, timing } from "./hot-bindings";
 import { AgentGate, type GateOwner } from "./agent-gate";
 import type { Agent, ClientRequest } from "node:http";
 import type { Socket } from "node:net";

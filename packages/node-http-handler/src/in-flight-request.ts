@@ -42,8 +42,6 @@ import {
   buildAbortError,
   closedBeforeResponseError,
   connectionTimeoutError,
-  Deadline,
-  DeadlineKind,
   type DeadlineOwner,
   handlerDestroyedError,
   REQUEST_TIMEOUT_HINT,
@@ -51,11 +49,8 @@ import {
   requestTimeoutError,
   requestTimeoutMessage,
   socketIdleTimeoutError,
-  timing,
-  writeBody,
 } from "@sockeye/pool-monitor/internal";
 import type { HttpRequest } from "@smithy/protocol-http";
-import { HttpResponse } from "@smithy/protocol-http";
 import type { ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { GatedRequest, GateKey } from "./agent-gate";
@@ -63,6 +58,7 @@ import { describeAgentQueue, leaveAgentQueue } from "./agent-queue";
 import { MIN_CONTINUE_WAIT_MS, PACKAGE_PREFIX } from "./constants";
 import { getTransformedHeaders } from "./get-transformed-headers";
 import { guardedWarn } from "./guarded-call";
+import { Deadline, DeadlineKind, HttpResponse, timing, writeBody } from "./hot-bindings";
 import type { IdleWatcher } from "./idle-watch-list";
 import type { RequestHost } from "./request-host";
 import type { RequestPlan } from "./request-plan";
@@ -156,18 +152,22 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
       this.finish(error);
       return;
     }
-    if (dispatchNow) this.dispatchFromGate();
+    if (dispatchNow) this.dispatch(now);
+  }
+
+  /** GatedRequest: the handler's gate lets the request go. */
+  dispatchFromGate(): void {
+    this.dispatch(timing.now());
   }
 
   /** Creates the Node request (at `start()`, or when the handler's gate lets it go) and sends it. Never throws. */
-  dispatchFromGate(): void {
+  private dispatch(now: number): void {
     const requestFunc = this.requestFunc!;
     const options = this.nodeOptions!;
     this.requestFunc = undefined;
     this.nodeOptions = undefined;
     if (this.finished) return;
     const host = this.host;
-    const now = timing.now();
     host.requestDispatching(this, now);
     let req: ClientRequest;
     try {
