@@ -179,9 +179,15 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     this.idle.unwatch(r);
     this.warning.clear(r);
     const tracked = r.tracked;
+    const lifecycle = this.currentSettings?.lifecycle;
+    const socket = r.plan.oneOffAgent ? undefined : (r.req?.socket ?? undefined);
+    const expires =
+      socket !== undefined && lifecycle !== undefined && !!(lifecycle.idleSocketTimeout || lifecycle.connectionLifetime);
+    // One clock reading for telemetry's hold time and the socket's expiry.
+    const now = tracked !== undefined || expires ? timing.now() : 0;
     if (tracked !== undefined) {
       r.tracked = undefined;
-      tracked.onClose(r.failure);
+      tracked.onClose(r.failure, now);
     }
     if (r.livePrev !== undefined) r.livePrev.liveNext = r.liveNext;
     else if (this.liveHead === r) this.liveHead = r.liveNext;
@@ -190,9 +196,8 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     this.live--;
     // While other requests run, a sweep comes at this socket's expiry; an idle handler keeps no timer for its free
     // sockets (the dispatch-time sweep closes an expired one before the next request could get it).
-    const at = r.plan.oneOffAgent ? Number.POSITIVE_INFINITY : this.expiryOf(r.req?.socket ?? undefined);
+    const at = expires ? socketExpiry(socket!, now, lifecycle!, now) : Number.POSITIVE_INFINITY;
     if (this.live > 0) {
-      const lifecycle = this.currentSettings?.lifecycle;
       if (lifecycle !== undefined) this.armSweepAt(at, lifecycle);
     } else {
       this.sweepPendingAt = Math.min(
@@ -210,8 +215,8 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     r.tracked?.noteOutcome(outcome);
   }
 
-  watchIdle(r: InFlightRequest, socket: Socket): void {
-    this.idle.watch(r, socket, timing.now());
+  watchIdle(r: InFlightRequest, socket: Socket, now: number): void {
+    this.idle.watch(r, socket, now);
   }
 
   onWarningWindow(r: InFlightRequest): void {
@@ -258,15 +263,6 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     const lifecycle = this.currentSettings?.lifecycle;
     if (lifecycle === undefined || !(lifecycle.idleSocketTimeout || lifecycle.connectionLifetime)) return;
     if (sweepDue(agent, now)) this.armSweepAt(sweepAgent(agent, lifecycle, now, this.boundSocketClosed), lifecycle);
-  }
-
-  /** When the socket of a request that just ended will expire once free (+Infinity without limits). */
-  private expiryOf(socket: Socket | undefined): number {
-    const lifecycle = this.currentSettings?.lifecycle;
-    if (socket === undefined || lifecycle === undefined) return Number.POSITIVE_INFINITY;
-    if (!(lifecycle.idleSocketTimeout || lifecycle.connectionLifetime)) return Number.POSITIVE_INFINITY;
-    const now = timing.now();
-    return socketExpiry(socket, now, lifecycle, now);
   }
 
   private armSweepAt(at: number, lifecycle: SocketLifecycleLimits): void {
