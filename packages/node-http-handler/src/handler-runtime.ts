@@ -25,7 +25,8 @@
  *   deadline on the scheduler armed for the earliest expiry of a free socket (a dispatch-time sweep and each
  *   finishing request arm it unless it is armed earlier; each sweep re-arms it for the next), so a socket is closed
  *   at its limit. When the last request finishes it is cancelled: an idle handler keeps no timer for its free
- *   sockets (they cost nothing; Node `unref()`s them) and they are swept before the next dispatch.
+ *   sockets (they cost nothing; Node `unref()`s them) and they are swept before the next dispatch. Only for a request
+ *   whose plan is `swept` (a caller-owned agent without explicit limits is never swept: its requests do none of this).
  *
  * The owner tick runs only while the monitor is busy; an idle handler has no armed deadline, and its one native
  * timer lapses at its due time without being re-armed.
@@ -151,7 +152,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   }
 
   requestDispatching(r: InFlightRequest, now: number): void {
-    if (!r.plan.oneOffAgent) this.beforeDispatch(r.plan.agent, now);
+    if (r.plan.swept) this.beforeDispatch(r.plan.agent, now);
   }
 
   requestCreated(r: InFlightRequest, req: ClientRequest, _now: number): void {
@@ -180,7 +181,8 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     this.warning.clear(r);
     const tracked = r.tracked;
     const lifecycle = this.currentSettings?.lifecycle;
-    const socket = r.plan.oneOffAgent ? undefined : (r.req?.socket ?? undefined);
+    // Only a socket of a swept agent expires (a caller-owned agent without explicit limits is left alone).
+    const socket = r.plan.swept ? (r.req?.socket ?? undefined) : undefined;
     const expires =
       socket !== undefined && lifecycle !== undefined && !!(lifecycle.idleSocketTimeout || lifecycle.connectionLifetime);
     // One clock reading for telemetry's hold time and the socket's expiry.
