@@ -183,8 +183,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     const lifecycle = this.currentSettings?.lifecycle;
     // Only a socket of a swept agent expires (a caller-owned agent without explicit limits is left alone).
     const socket = r.plan.swept ? (r.req?.socket ?? undefined) : undefined;
-    const expires =
-      socket !== undefined && lifecycle !== undefined && !!(lifecycle.idleSocketTimeout || lifecycle.connectionLifetime);
+    const expires = socket !== undefined && lifecycle !== undefined;
     // One clock reading for telemetry's hold time and the socket's expiry.
     const now = tracked !== undefined || expires ? timing.now() : 0;
     if (tracked !== undefined) {
