@@ -37,7 +37,7 @@
  * wait; one `setImmediate` per event-loop turn in which a slot freed with requests queued. Per key: one `GateKey` (a
  * few fields), kept while the agent lives (the gate is held in a `WeakMap` by agent).
  */
-import { timing } from "@sockeye/pool-monitor/internal";
+import { timing } from "./hot-bindings";
 import type { Agent } from "node:http";
 import { isIP } from "node:net";
 

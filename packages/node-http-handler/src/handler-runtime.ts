@@ -25,13 +25,15 @@
  *   deadline on the scheduler armed for the earliest expiry of a free socket (a dispatch-time sweep and each
  *   finishing request arm it unless it is armed earlier; each sweep re-arms it for the next), so a socket is closed
  *   at its limit. When the last request finishes it is cancelled: an idle handler keeps no timer for its free
- *   sockets (they cost nothing; Node `unref()`s them) and they are swept before the next dispatch.
+ *   sockets (they cost nothing; Node `unref()`s them) and they are swept before the next dispatch. Only for a request
+ *   whose plan is `swept` (a caller-owned agent without explicit limits is never swept: its requests do none of this).
  *
  * The owner tick runs only while the monitor is busy; an idle handler has no armed deadline, and its one native
  * timer lapses at its due time without being re-armed.
  */
 import type { PoolMonitor } from "@sockeye/pool-monitor";
-import { Deadline, type DeadlineOwner, DeadlineScheduler, TICK_MS, timing } from "@sockeye/pool-monitor/internal";
+import { type DeadlineOwner, DeadlineScheduler, TICK_MS } from "@sockeye/pool-monitor/internal";
+import { Deadline, timing } from "./hot-bindings";
 import { AgentGate, type GateOwner } from "./agent-gate";
 import type { Agent, ClientRequest } from "node:http";
 import type { Socket } from "node:net";
@@ -150,7 +152,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   }
 
   requestDispatching(r: InFlightRequest, now: number): void {
-    if (!r.plan.oneOffAgent) this.beforeDispatch(r.plan.agent, now);
+    if (r.plan.swept) this.beforeDispatch(r.plan.agent, now);
   }
 
   requestCreated(r: InFlightRequest, req: ClientRequest, _now: number): void {
@@ -178,9 +180,15 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     this.idle.unwatch(r);
     this.warning.clear(r);
     const tracked = r.tracked;
+    const lifecycle = this.currentSettings?.lifecycle;
+    // Only a socket of a swept agent expires (a caller-owned agent without explicit limits is left alone).
+    const socket = r.plan.swept ? (r.req?.socket ?? undefined) : undefined;
+    const expires = socket !== undefined && lifecycle !== undefined;
+    // One clock reading for telemetry's hold time and the socket's expiry.
+    const now = tracked !== undefined || expires ? timing.now() : 0;
     if (tracked !== undefined) {
       r.tracked = undefined;
-      tracked.onClose(r.failure);
+      tracked.onClose(r.failure, now);
     }
     if (r.livePrev !== undefined) r.livePrev.liveNext = r.liveNext;
     else if (this.liveHead === r) this.liveHead = r.liveNext;
@@ -189,9 +197,8 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     this.live--;
     // While other requests run, a sweep comes at this socket's expiry; an idle handler keeps no timer for its free
     // sockets (the dispatch-time sweep closes an expired one before the next request could get it).
-    const at = r.plan.oneOffAgent ? Number.POSITIVE_INFINITY : this.expiryOf(r.req?.socket ?? undefined);
+    const at = expires ? socketExpiry(socket!, now, lifecycle!, now) : Number.POSITIVE_INFINITY;
     if (this.live > 0) {
-      const lifecycle = this.currentSettings?.lifecycle;
       if (lifecycle !== undefined) this.armSweepAt(at, lifecycle);
     } else {
       this.sweepPendingAt = Math.min(
@@ -209,8 +216,8 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     r.tracked?.noteOutcome(outcome);
   }
 
-  watchIdle(r: InFlightRequest, socket: Socket): void {
-    this.idle.watch(r, socket, timing.now());
+  watchIdle(r: InFlightRequest, socket: Socket, now: number): void {
+    this.idle.watch(r, socket, now);
   }
 
   onWarningWindow(r: InFlightRequest): void {
@@ -257,15 +264,6 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     const lifecycle = this.currentSettings?.lifecycle;
     if (lifecycle === undefined || !(lifecycle.idleSocketTimeout || lifecycle.connectionLifetime)) return;
     if (sweepDue(agent, now)) this.armSweepAt(sweepAgent(agent, lifecycle, now, this.boundSocketClosed), lifecycle);
-  }
-
-  /** When the socket of a request that just ended will expire once free (+Infinity without limits). */
-  private expiryOf(socket: Socket | undefined): number {
-    const lifecycle = this.currentSettings?.lifecycle;
-    if (socket === undefined || lifecycle === undefined) return Number.POSITIVE_INFINITY;
-    if (!(lifecycle.idleSocketTimeout || lifecycle.connectionLifetime)) return Number.POSITIVE_INFINITY;
-    const now = timing.now();
-    return socketExpiry(socket, now, lifecycle, now);
   }
 
   private armSweepAt(at: number, lifecycle: SocketLifecycleLimits): void {

@@ -32,7 +32,8 @@
  * Event-loop stalls: an expiry is confirmed after the poll phase (the scheduler fires it from a `setImmediate`);
  * bytes read during a long block call the hook, which re-arms the deadline, so the request is not failed.
  */
-import { Deadline, type DeadlineOwner, type DeadlineScheduler, timing } from "@sockeye/pool-monitor/internal";
+import type { DeadlineOwner, DeadlineScheduler } from "@sockeye/pool-monitor/internal";
+import { Deadline, timing } from "./hot-bindings";
 import type { Socket } from "node:net";
 
 /** The watching request's `Deadline`, on the socket it watches. */

@@ -42,8 +42,6 @@ import {
   buildAbortError,
   closedBeforeResponseError,
   connectionTimeoutError,
-  Deadline,
-  DeadlineKind,
   type DeadlineOwner,
   handlerDestroyedError,
   REQUEST_TIMEOUT_HINT,
@@ -51,11 +49,8 @@ import {
   requestTimeoutError,
   requestTimeoutMessage,
   socketIdleTimeoutError,
-  timing,
-  writeBody,
 } from "@sockeye/pool-monitor/internal";
 import type { HttpRequest } from "@smithy/protocol-http";
-import { HttpResponse } from "@smithy/protocol-http";
 import type { ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { GatedRequest, GateKey } from "./agent-gate";
@@ -63,6 +58,7 @@ import { describeAgentQueue, leaveAgentQueue } from "./agent-queue";
 import { MIN_CONTINUE_WAIT_MS, PACKAGE_PREFIX } from "./constants";
 import { getTransformedHeaders } from "./get-transformed-headers";
 import { guardedWarn } from "./guarded-call";
+import { Deadline, DeadlineKind, HttpResponse, timing, writeBody } from "./hot-bindings";
 import type { IdleWatcher } from "./idle-watch-list";
 import type { RequestHost } from "./request-host";
 import type { RequestPlan } from "./request-plan";
@@ -156,18 +152,22 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
       this.finish(error);
       return;
     }
-    if (dispatchNow) this.dispatchFromGate();
+    if (dispatchNow) this.dispatch(now);
+  }
+
+  /** GatedRequest: the handler's gate lets the request go. */
+  dispatchFromGate(): void {
+    this.dispatch(timing.now());
   }
 
   /** Creates the Node request (at `start()`, or when the handler's gate lets it go) and sends it. Never throws. */
-  dispatchFromGate(): void {
+  private dispatch(now: number): void {
     const requestFunc = this.requestFunc!;
     const options = this.nodeOptions!;
     this.requestFunc = undefined;
     this.nodeOptions = undefined;
     if (this.finished) return;
     const host = this.host;
-    const now = timing.now();
     host.requestDispatching(this, now);
     let req: ClientRequest;
     try {
@@ -399,9 +399,14 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
     }
   }
 
-  /** The socket is connected at the TCP level: start the inactivity watch (`socketTimeout`). */
-  connected(socket: Socket): void {
-    if (this.plan.socketTimeout && !this.finished && !this.req?.destroyed) this.host.watchIdle(this, socket);
+  /**
+   * The socket is connected at the TCP level: start the inactivity watch (`socketTimeout`) from `now` (the caller's
+   * `timing.now()` reading at the event, if it took one).
+   */
+  connected(socket: Socket, now?: number): void {
+    if (this.plan.socketTimeout && !this.finished && !this.req?.destroyed) {
+      this.host.watchIdle(this, socket, now ?? timing.now());
+    }
   }
 
   /** The connection is established (TCP, plus TLS for https): `connectionTimeout` no longer applies. */
@@ -414,11 +419,14 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
 
 function onResponse(this: ClientRequest, res: IncomingMessage): void {
   const state: InFlightRequest = (this as any)[kState];
-  state.tracked?.onResponse(res);
-  state.res = res;
+  const tracked = state.tracked;
   const lifetime = state.plan.connectionLifetime;
+  // One clock reading for telemetry and the socket's age.
+  const now = tracked !== undefined || lifetime ? timing.now() : 0;
+  tracked?.onResponse(res, now);
+  state.res = res;
   const socket = this.socket;
-  if (lifetime && socket && socketAge(socket, timing.now()) >= lifetime && this.shouldKeepAlive) {
+  if (lifetime && socket && socketAge(socket, now) >= lifetime && this.shouldKeepAlive) {
     // Too old to reuse: Node closes it when this response ends instead of returning it to the pool.
     this.shouldKeepAlive = false;
     state.host.socketClosedByLimit(socket, "max_lifetime");
@@ -451,17 +459,23 @@ function onRequestContinue(this: ClientRequest): void {
 
 function onRequestSocket(this: ClientRequest, socket: Socket): void {
   const state: InFlightRequest = (this as any)[kState];
-  state.tracked?.onSocket(socket);
+  const plan = state.plan;
+  const tracked = state.tracked;
+  const connecting = socket.connecting;
+  // One clock reading for whatever wants one here: telemetry, the socket's age stamp, a connected socket's idle watch.
+  const now =
+    tracked !== undefined || plan.connectionLifetime || (!connecting && plan.socketTimeout) ? timing.now() : 0;
+  tracked?.onSocket(socket, now);
   const acquire = state.acquire;
   if (acquire) state.host.scheduler.cancel(acquire);
-  enableTcpKeepAlive(socket, state.plan.agent);
-  if (state.plan.connectionLifetime) stampSocket(socket, timing.now());
-  if (socket.connecting) {
+  enableTcpKeepAlive(socket, plan.agent);
+  if (plan.connectionLifetime) stampSocket(socket, now);
+  if (connecting) {
     (socket as any)[kConnectingFor] = state;
     socket.once("connect", onSocketConnected);
-    if (state.plan.isSSL) socket.once("secureConnect", onSocketSecureConnected);
+    if (plan.isSSL) socket.once("secureConnect", onSocketSecureConnected);
   } else {
-    state.connected(socket);
+    state.connected(socket, now);
     state.socketReady();
   }
 }

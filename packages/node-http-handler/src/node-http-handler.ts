@@ -10,17 +10,17 @@ import {
   resolveSharedOption,
   saturationFields,
   timing,
-  validateRequest,
 } from "@sockeye/pool-monitor/internal";
 import type { Agent, ClientRequest } from "node:http";
 import https from "node:https";
 import { checkSocketUsage } from "./check-socket-usage";
 import { PACKAGE_PREFIX } from "./constants";
 import { HandlerRuntime } from "./handler-runtime";
+import { validateRequest } from "./hot-bindings";
 import { InFlightRequest } from "./in-flight-request";
 import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
 import type { RequestPlan } from "./request-plan";
-import { loadedHttp, type ResolvedHandlerConfig, resolveHandlerConfig } from "./resolve-handler-config";
+import { loadedHttp, ownedAgents, type ResolvedHandlerConfig, resolveHandlerConfig } from "./resolve-handler-config";
 
 type RequestFunc = (options: object) => ClientRequest;
 
@@ -297,6 +297,10 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       socketTimeoutIsServiceDefault: serviceDefault !== undefined,
       socketAcquisitionTimeout: config.socketAcquisitionTimeout,
       connectionLifetime: config.connectionLifetime,
+      swept:
+        !oneOffAgent &&
+        !!(config.idleSocketTimeout || config.connectionLifetime) &&
+        (config.lifecycleForExternalAgents || ownedAgents.has(agent)),
       logger: config.logger,
       externalAgent,
       // The one-off agent has no socket limit: nothing to wait for.

@@ -33,8 +33,8 @@ export interface RequestHost<R> {
   requestFinished(r: R): void;
   /** Tells telemetry why the handler ended the request (before or after it closed). */
   noteOutcome(r: R, outcome: "aborted" | "timed_out"): void;
-  /** The request's socket connected: start its inactivity watch (`socketTimeout`). */
-  watchIdle(r: R, socket: Socket): void;
+  /** The request's socket connected: start its inactivity watch (`socketTimeout`) from `now` (`timing.now()` ms). */
+  watchIdle(r: R, socket: Socket, now: number): void;
   /** The request waited its whole socket-usage window without settling. */
   onWarningWindow(r: R): void;
   /** Telemetry for a socket the handler closes on purpose (`connectionLifetime` reached). */

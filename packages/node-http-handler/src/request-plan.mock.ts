@@ -1,6 +1,7 @@
 /**
  * A `RequestPlan` for unit specs that build `InFlightRequest`s directly: plain http on `agent`, throwing connection,
- * request and idle deadlines of 5 s, 10 s and 20 s, no acquisition deadline; `overrides` replace any field.
+ * request and idle deadlines of 5 s, 10 s and 20 s, no acquisition deadline, no free-socket sweeps; `overrides` replace
+ * any field.
  */
 import type { Agent } from "node:http";
 import type { RequestPlan } from "./request-plan";
@@ -10,6 +11,7 @@ export function testPlan(agent: Agent, overrides: Partial<RequestPlan> = {}): Re
     agent,
     isSSL: false,
     oneOffAgent: false,
+    swept: false,
     expectContinue: false,
     connectionTimeout: 5_000,
     requestTimeout: 10_000,

@@ -13,6 +13,12 @@ export interface RequestPlan {
   isSSL: boolean;
   /** The agent is a one-off 100-continue agent: never swept, and tracked as `unpooled` (outside the pool gauges and the detector). */
   oneOffAgent: boolean;
+  /**
+   * The agent's free sockets are swept (`idleSocketTimeout` / `connectionLifetime`, see `socket-lifecycle.ts`): a limit
+   * is on and the handler created the agent, or the caller set a limit explicitly. Otherwise a request does no
+   * lifecycle work at dispatch or at its end.
+   */
+  swept: boolean;
   expectContinue: boolean;
   connectionTimeout: number | undefined;
   requestTimeout: number | undefined;

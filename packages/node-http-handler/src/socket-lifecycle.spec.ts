@@ -152,6 +152,21 @@ describe("socket lifecycle limits (fake timers)", () => {
     expect(connections).toBe(3);
   });
 
+  it("a caller-owned agent left alone costs its requests no sweep: nothing is armed for its freed sockets", async () => {
+    const external = new http.Agent({ keepAlive: true });
+    handler = new NodeHttpHandler({ httpAgent: external });
+    const scheduler = (handler as unknown as { runtime: { scheduler: { size: number } } }).runtime.scheduler;
+    const holding = new Promise<void>((resolve) => (heldWaiter = resolve));
+    const inFlight = roundTrip(handler, "/hold");
+    await holding;
+    await roundTrip(handler); // finishes while the held request keeps the handler busy
+    expect(Object.values(external.freeSockets).flat()).toHaveLength(1);
+    expect(scheduler.size).toBe(0); // no sweep deadline (no timeouts are configured either)
+    for (const res of held.splice(0)) res.end("ok");
+    await inFlight;
+    external.destroy();
+  });
+
   it("idleSocketTimeout: 0 disables it", async () => {
     handler = new NodeHttpHandler({ idleSocketTimeout: 0 });
     await roundTrip(handler);

@@ -20,7 +20,8 @@
  */
 import type { Agent } from "node:http";
 import type { Socket } from "node:net";
-import { TICK_MS, timing } from "@sockeye/pool-monitor/internal";
+import { TICK_MS } from "@sockeye/pool-monitor/internal";
+import { timing } from "./hot-bindings";
 import { ownedAgents } from "./resolve-handler-config";
 
 const kCreatedAt = Symbol("sockeye.socketCreatedAt");

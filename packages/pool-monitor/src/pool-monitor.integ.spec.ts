@@ -133,6 +133,29 @@ describe("PoolMonitor with a real keep-alive http.Agent (maxSockets 2)", () => {
     expect(monitor.busy).toBe(false);
   });
 
+  it("attachRequest(): a clock reading forwarded with an event is the one used (the embedder's, not a second read)", async () => {
+    const { server, agent, monitor, events } = await setup({ autoRespond: true });
+    const startedAt = timing.now();
+    const req = http.request({ host: "127.0.0.1", port: server.port, path: "/", agent });
+    const tracking = monitor.attachRequest(req, agent, server.origin, startedAt)!;
+    req.on("socket", (socket) => tracking.onSocket(socket, startedAt + 5_000));
+    req.on("response", (res) => {
+      tracking.onResponse(res, startedAt + 5_001);
+      res.resume();
+    });
+    const closed = new Promise<void>((resolve) =>
+      req.on("close", () => {
+        tracking.onClose(undefined, startedAt + 5_002);
+        resolve();
+      })
+    );
+    req.end();
+    await closed;
+    const acquired = events.filter((e) => e.type === "request:acquired");
+    expect(acquired).toEqual([expect.objectContaining({ waitMs: 5_000 })]);
+    expect(origin(monitor, server.origin).requests).toMatchObject({ started: 1, completed: 1 });
+  });
+
   it("keeps one state per socket in a symbol slot nobody enumerates, and clears it when the socket closes", async () => {
     const { server, agent, monitor } = await setup({ autoRespond: true });
     await Promise.all(Array.from({ length: 4 }, () => fire(monitor, agent, server, true, "handle").done));

@@ -3,7 +3,9 @@
  *
  * Cost per request: one `RequestState` allocation (`TrackedRequestState`, which also serves as the embedder's
  * `RequestTracking` handle), a look at `agent.requests` (empty unless something is queued) and three
- * `timing.now()` reads (socket, response, close). How the request's events reach it depends on the caller:
+ * `timing.now()` reads (socket, response, close; none when an embedder forwards its own readings with the events:
+ * each read is ~250 instructions, `performance` being a global accessor). How the request's events reach it depends
+ * on the caller:
  * - `trackRequest(req, …)` (listen): the state is hung on the request under `kRequestState` and four `on()`
  *   registrations of the *same* module functions (no closures, no `once()` wrappers) find it there;
  * - `trackRequest(req, …, false)`: the state is hung on the request and the caller forwards the events through
@@ -63,12 +65,12 @@ export enum Delivery {
 
 /** A request's state, and the handle an embedder forwards the request's events to. @internal */
 export class TrackedRequestState extends RequestState implements RequestTracking {
-  onSocket(socket: Socket): void {
-    requestSocket(this, socket);
+  onSocket(socket: Socket, now?: number): void {
+    requestSocket(this, socket, now);
   }
 
-  onResponse(res: IncomingMessage): void {
-    requestResponse(this, res);
+  onResponse(res: IncomingMessage, now?: number): void {
+    requestResponse(this, res, now);
   }
 
   onError(error?: unknown): void {
@@ -76,9 +78,9 @@ export class TrackedRequestState extends RequestState implements RequestTracking
     if (error !== undefined && this.outcome === undefined) this.error ??= error;
   }
 
-  onClose(error?: unknown): void {
+  onClose(error?: unknown, now?: number): void {
     if (error !== undefined && !this.closed) this.error = error;
-    requestClosed(this);
+    requestClosed(this, now);
   }
 
   dispatched(req: TrackedRequest): void {
@@ -264,7 +266,8 @@ function onRequestClose(this: TrackedRequest): void {
   if (st !== undefined) requestClosed(st);
 }
 
-function requestSocket(st: RequestState, socket: Socket): void {
+/** `at`: the caller's `timing.now()` reading at the event, if it has one (one clock read per event, not two). */
+function requestSocket(st: RequestState, socket: Socket, at?: number): void {
   if (st.acquiredAt >= 0 || st.core.destroyed) return;
   if (st.unpooled) {
     unpooledSocket(st, socket);
@@ -272,7 +275,7 @@ function requestSocket(st: RequestState, socket: Socket): void {
   }
   const core = st.core;
   const o = st.origin;
-  const now = timing.now();
+  const now = at ?? timing.now();
   st.acquiredAt = now;
   const wasQueued = st.queued;
   if (wasQueued) leaveQueue(st, o);
@@ -308,16 +311,16 @@ function requestSocket(st: RequestState, socket: Socket): void {
   core.acquired(o, waitMs, reused, wasQueued);
 }
 
-function requestResponse(st: RequestState, res: IncomingMessage): void {
+function requestResponse(st: RequestState, res: IncomingMessage, now?: number): void {
   if (st.core.destroyed) return;
   st.res = res;
   if (st.unpooled || st.closed) return;
-  st.responseAt = st.progressAt = timing.now();
+  st.responseAt = st.progressAt = now ?? timing.now();
   st.lastBytes = res.socket?.bytesRead ?? 0;
   st.origin.openResponse(st);
 }
 
-function requestClosed(st: RequestState): void {
+function requestClosed(st: RequestState, now?: number): void {
   if (st.closed) return;
   st.closed = true;
   const core = st.core;
@@ -335,7 +338,7 @@ function requestClosed(st: RequestState): void {
   st.countedAs = counted;
   core.finished(o, counted);
   if (st.acquiredAt >= 0) {
-    core.released(o, timing.now() - st.acquiredAt);
+    core.released(o, (now ?? timing.now()) - st.acquiredAt);
     const ss = st.socket;
     if (ss !== undefined) {
       if (ss.link !== undefined) ss.link.completions++;

@@ -149,17 +149,21 @@ export interface PoolLink {
  * @public
  */
 export interface RequestTracking {
-  /** Forwarded `'socket'` event. */
-  onSocket(socket: Socket): void;
-  /** Forwarded `'response'` event. */
-  onResponse(res: IncomingMessage): void;
+  /**
+   * Forwarded `'socket'` event. `now`: the embedder's own `timing.now()` / `performance.now()` reading at the event, if
+   * it took one (the monitor then reads no clock of its own); likewise for `onResponse()` and `onClose()`.
+   */
+  onSocket(socket: Socket, now?: number): void;
+  /** Forwarded `'response'` event; `now` as for `onSocket()`. */
+  onResponse(res: IncomingMessage, now?: number): void;
   /** Forwarded `'error'` event (call it before handling the error); `error`: the request's error. */
   onError(error?: unknown): void;
   /**
    * Forwarded `'close'` event (idempotent). `error`: the error the embedder's caller saw, when the request failed
-   * (e.g. the handler's own timeout or abort error); it names the failure in `request:finished`.
+   * (e.g. the handler's own timeout or abort error); it names the failure in `request:finished`. `now` as for
+   * `onSocket()`.
    */
-  onClose(error?: unknown): void;
+  onClose(error?: unknown, now?: number): void;
   /**
    * A request tracked with `PoolMonitor.attachQueued()` left the embedder's queue: `req` was just created (call it
    * right after `http.request()` returned). It stays counted as queued until its `'socket'` (its queue wait runs from
