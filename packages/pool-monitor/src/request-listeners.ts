@@ -40,7 +40,6 @@ import {
   dequeueFromLink,
   enqueueOnLink,
   type Http1Core,
-  kRequestState,
   type OriginState,
   type PoolLink,
   RequestState,
@@ -52,16 +51,6 @@ import {
 } from "./tracking-state";
 import { countOutcome } from "./origin-telemetry";
 import { attachUnpooledRequest, unpooledClosed, unpooledSocket } from "./unpooled-request";
-
-/** How the events of a newly tracked request reach its state. @internal */
-export enum Delivery {
-  /** State on the request (`kRequestState`), the monitor's own listeners. */
-  Listen = 0,
-  /** State on the request, the caller forwards the events by request (`PoolMonitor.requestSocket()` …). */
-  ForwardByRequest = 1,
-  /** State returned only; the caller forwards the events to it (`RequestTracking`). */
-  Handle = 2,
-}
 
 /** A request's state, and the handle an embedder forwards the request's events to. @internal */
 export class TrackedRequestState extends RequestState implements RequestTracking {
@@ -98,17 +87,13 @@ export function attachRequest(
   req: TrackedRequest,
   agent: Agent,
   o: OriginState,
-  startedAt: number,
-  delivery: Delivery
+  startedAt: number
 ): TrackedRequestState {
   const st = new TrackedRequestState(core, o, agent, startedAt);
   noteRequestFacts(st, req);
   core.started(o);
   o.lastAgent = agent;
   enqueueIfQueued(core, st, req, agent, o);
-  if (delivery === Delivery.Handle) return st;
-  req[kRequestState] = st;
-  if (delivery === Delivery.Listen) listenTo(req);
   return st;
 }
 
@@ -164,37 +149,14 @@ export function attachUnpooled(
   core: Http1Core,
   req: TrackedRequest,
   o: OriginState,
-  startedAt: number,
-  delivery: Delivery
+  startedAt: number
 ): TrackedRequestState {
   // The agent is never read for an unpooled request: `undefined` as any stands for "no pool".
   const st = new TrackedRequestState(core, o, undefined as never, startedAt);
   noteRequestFacts(st, req);
   attachUnpooledRequest(st);
-  if (delivery === Delivery.Handle) return st;
-  req[kRequestState] = st;
-  if (delivery === Delivery.Listen) listenTo(req);
   return st;
 }
-
-function listenTo(req: TrackedRequest): void {
-  req.on("socket", onRequestSocket);
-  req.on("response", onRequestResponse);
-  req.on("close", onRequestClose);
-  req.on(errorMonitor, onRequestError);
-}
-
-/**
- * The request listeners, for embedders that already listen to the request and forward its events by request (one
- * listener registration per event instead of two). Each is called with the request as `this`.
- * @internal
- */
-export const requestEventHandlers = {
-  socket: onRequestSocket,
-  response: onRequestResponse,
-  error: onRequestError,
-  close: onRequestClose,
-} as const;
 
 /**
  * Right after `http.request()`, a request that could not get a socket is the last element of one `agent.requests`
@@ -241,29 +203,6 @@ function leaveQueue(st: RequestState, o: OriginState): void {
   }
   o.queueShrank(--o.queuedTracked);
   dequeueFromLink(st);
-}
-
-function onRequestSocket(this: TrackedRequest, socket: Socket): void {
-  const st = this[kRequestState];
-  if (st !== undefined) requestSocket(st, socket);
-}
-
-function onRequestResponse(this: TrackedRequest, res: IncomingMessage): void {
-  const st = this[kRequestState];
-  if (st !== undefined) requestResponse(st, res);
-}
-
-function onRequestError(this: TrackedRequest, error?: unknown): void {
-  const st = this[kRequestState];
-  if (st !== undefined) {
-    st.errored = true;
-    if (st.outcome === undefined) st.error ??= error;
-  }
-}
-
-function onRequestClose(this: TrackedRequest): void {
-  const st = this[kRequestState];
-  if (st !== undefined) requestClosed(st);
 }
 
 /** `at`: the caller's `timing.now()` reading at the event, if it has one (one clock read per event, not two). */
