@@ -13,11 +13,16 @@ import { errorMonitor } from "node:events";
 import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { TrackedRequestState } from "./request-listeners";
-import { kRequestState, type TrackedRequest } from "./tracking-state";
+import type { TrackedRequest } from "./tracking-state";
+
+/** Symbol under which a request tracked with `trackRequest()` carries its state. */
+const kRequestState = Symbol("sockeye.pool-monitor.request");
+
+type StatefulRequest = TrackedRequest & { [kRequestState]?: TrackedRequestState };
 
 /** Hangs `st` on `req`; with `listen`, the module listeners below forward the request's events to it. @internal */
 export function hangOnRequest(req: TrackedRequest, st: TrackedRequestState, listen: boolean): void {
-  req[kRequestState] = st;
+  (req as StatefulRequest)[kRequestState] = st;
   if (!listen) return;
   req.on("socket", onRequestSocket);
   req.on("response", onRequestResponse);
@@ -27,7 +32,7 @@ export function hangOnRequest(req: TrackedRequest, st: TrackedRequestState, list
 
 /** The state `trackRequest()` hung on `req`, if any. @internal */
 export function stateOnRequest(req: TrackedRequest): TrackedRequestState | undefined {
-  return req[kRequestState] as TrackedRequestState | undefined;
+  return (req as StatefulRequest)[kRequestState];
 }
 
 /**

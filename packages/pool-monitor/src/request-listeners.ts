@@ -6,25 +6,23 @@
  * `timing.now()` reads (socket, response, close; none when an embedder forwards its own readings with the events:
  * each read is ~250 instructions, `performance` being a global accessor). How the request's events reach it depends
  * on the caller:
- * - `trackRequest(req, …)` (listen): the state is hung on the request under `kRequestState` and four `on()`
- *   registrations of the *same* module functions (no closures, no `once()` wrappers) find it there;
- * - `trackRequest(req, …, false)`: the state is hung on the request and the caller forwards the events through
- *   `PoolMonitor.requestSocket()` etc., which find it there;
  * - `attachRequest()` (an embedder with its own per-request object, e.g. the handler): the state is only returned;
  *   the embedder keeps it and calls its `onSocket()` / `onResponse()` / `onError()` / `onClose()`, so the
- *   `ClientRequest` gets no extra property (no hidden-class transition) and no listener.
+ *   `ClientRequest` gets no extra property (no hidden-class transition) and no listener;
+ * - the standalone `PoolMonitor.trackRequest()` hangs the state on the request and calls the same methods from its
+ *   own module-level listeners or the caller's forwarded events (`request-forwarding.ts`, a module only `PoolMonitor`
+ *   imports, so a handler-only bundle leaves it out).
  * A queued request is appended to its link's queue list and a responded one to its origin's open-response list
  * (intrusive lists, O(1), see `tracking-state.ts`). Per new connection: up to six listeners on the socket plus
  * one `lastIndexOf` to learn its agent name. Events are built only if `subscribe()` listeners or
  * diagnostics-channel subscribers exist.
  *
- * Requests tracked with `trackUnpooledRequest()` (one-off agents) go through the same listeners and
+ * Requests sent outside the pool (`attachUnpooledRequest()`, one-off agents) go through the same paths and
  * leave at the first branch for `unpooled-request.ts`; socket completion also records the longest
  * hold time of the sample (the detector's expected hold) and counts the completion on the socket's
  * link (per-link evidence, see `tracking-state.ts`).
  *
- * Errors are observed through `events.errorMonitor`, which does not count as handling the error: an
- * application that relied on an unhandled `'error'` crashing the process keeps that behaviour.
+ * Socket errors are observed through `events.errorMonitor`, which does not count as handling the error.
  */
 import { errorMonitor } from "node:events";
 import type { Agent, IncomingMessage } from "node:http";
@@ -36,11 +34,11 @@ import { httpRequestFinishedEvent, noteRequestFacts } from "./request-finished";
 import { timing } from "./timing";
 import {
   agentMaps,
-  type CountedAs,
   dequeueFromLink,
   enqueueOnLink,
   type Http1Core,
   type OriginState,
+  outcomeOf,
   type PoolLink,
   RequestState,
   type RequestTracking,
@@ -271,9 +269,8 @@ function requestClosed(st: RequestState, now?: number): void {
   }
   const o = st.origin;
   if (st.queued) leaveQueue(st, o);
-  const res = st.res;
   o.closeResponse(st);
-  const counted: CountedAs = st.outcome ?? (st.errored || res === undefined || res.errored ? "failed" : "completed");
+  const counted = outcomeOf(st);
   st.countedAs = counted;
   core.finished(o, counted);
   if (st.acquiredAt >= 0) {

@@ -26,7 +26,7 @@
  * sample is the origin's sum, which then cannot be saturated.
  *
  * Per request: one `RequestState` (about twenty fields). `trackRequest()` hangs it on the request under a
- * symbol; `attachRequest()` (an embedder with its own per-request object, e.g. the handler) only returns it, so
+ * symbol (`request-forwarding.ts`); `attachRequest()` (an embedder with its own per-request object, e.g. the handler) only returns it, so
  * the request gets no extra property. Per socket: one `SocketState` in a symbol-keyed slot on the socket
  * (`socketStateOf()`). Both die with their owner. Two intrusive lists (no allocation, no hashing):
  * - while queued, a request is on its link's FIFO queue list (singly linked through `qNext`), whose head gives the
@@ -47,11 +47,8 @@ import { type DetectorTuning, OriginTelemetry, type RequestOutcome } from "./ori
 import { type PoolReading, SampleEvidence } from "./pool-reading";
 import type { TelemetryCore } from "./telemetry-core";
 
-/** Symbol under which a request tracked with `trackRequest()` carries its `RequestState`. @internal */
-export const kRequestState: unique symbol = Symbol("sockeye.pool-monitor.request");
-
-/** @internal */
-export type TrackedRequest = ClientRequest & { [kRequestState]?: RequestState };
+/** A tracked request (`trackRequest()` also hangs its state on it, see `request-forwarding.ts`). @internal */
+export type TrackedRequest = ClientRequest;
 
 /** Node's agent maps, typed as they are at runtime. @internal */
 export interface AgentMaps {
@@ -212,6 +209,15 @@ export class RequestState {
     readonly agent: Agent,
     readonly startedAt: number
   ) {}
+}
+
+/**
+ * What a closed request counts as: the outcome its caller noted, else failed (an error, no response, or a response
+ * that errored) or completed. @internal
+ */
+export function outcomeOf(st: RequestState): CountedAs {
+  const res = st.res;
+  return st.outcome ?? (st.errored || res === undefined || res.errored ? "failed" : "completed");
 }
 
 /** @internal */
