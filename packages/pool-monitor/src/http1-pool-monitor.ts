@@ -11,7 +11,6 @@
  */
 import type { Agent, ClientRequest } from "node:http";
 import type { Socket } from "node:net";
-import type { PoolMonitorOptions } from "./pool-monitor-options";
 import type { PoolReading } from "./pool-reading";
 import { attachQueued, attachRequest, attachUnpooled } from "./request-listeners";
 import { TelemetryCore, UNREAD_WHILE_QUEUED_SAMPLES } from "./telemetry-core";
@@ -25,14 +24,6 @@ import { AgentLinks, OriginState, type RequestTracking, socketStateOf, type Trac
 export class Http1PoolMonitor extends TelemetryCore<OriginState> {
   /** Which origin each agent name belongs to. @internal */
   readonly links = new AgentLinks();
-
-  /**
-   * @param options - see {@link PoolMonitorOptions}; validated here (a `TypeError`/`RangeError` names the option,
-   * the value received and the allowed range).
-   */
-  constructor(options?: PoolMonitorOptions) {
-    super(options);
-  }
 
   /** @internal */
   protected newOrigin(key: string): OriginState {

@@ -43,7 +43,7 @@
  */
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
-import { type DetectorTuning, OriginTelemetry, type RequestOutcome } from "./origin-telemetry";
+import { OriginTelemetry, type RequestOutcome } from "./origin-telemetry";
 import { type PoolReading, SampleEvidence } from "./pool-reading";
 import type { TelemetryCore } from "./telemetry-core";
 
@@ -279,10 +279,6 @@ export class OriginState extends OriginTelemetry {
   queuedTracked = 0;
   /** Responses whose body is still open (linked through `RequestState.prev/next`); see `openResponse()`. */
   openHead: RequestState | undefined = undefined;
-
-  constructor(origin: string, tuning: DetectorTuning) {
-    super(origin, tuning);
-  }
 
   /** The next interval's queue floor starts from the tracked queue (this monitor's requests), not the agent's. */
   override resetSampleCounters(_queued: number): void {
