@@ -1,10 +1,10 @@
 /**
  * HandlerRuntime: the live list (the handler's one in-flight count) and `destroy()`, which walks it to end every
- * request. Real requests (`InFlightRequest`, `http.Agent`, `PoolMonitor`) against a loopback server; timers and
+ * request. Real requests (`InFlightRequest`, `http.Agent`, `Http1PoolMonitor`) against a loopback server; timers and
  * clocks faked (explicit `toFake`), I/O real; waits are event-driven, never sleeps.
  */
 import { HttpRequest } from "@smithy/protocol-http";
-import { PoolMonitor } from "@sockeye/pool-monitor";
+import { Http1PoolMonitor } from "@sockeye/pool-monitor";
 import http from "node:http";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test as it, vi } from "vitest";
 import { FAKE_TIMERS } from "../../pool-monitor/src/fake-timers.mock";
@@ -75,14 +75,14 @@ async function until(predicate: () => boolean): Promise<void> {
 
 describe("HandlerRuntime: live list and destroy()", () => {
   let runtime: HandlerRuntime;
-  let monitor: PoolMonitor;
+  let monitor: Http1PoolMonitor;
   let agent: http.Agent;
 
   beforeEach(() => {
     vi.useFakeTimers({ toFake: [...FAKE_TIMERS] });
     server.seen = 0;
     runtime = new HandlerRuntime();
-    monitor = new PoolMonitor();
+    monitor = new Http1PoolMonitor();
     runtime.monitor = monitor;
     agent = new http.Agent({ keepAlive: true, maxSockets: 2 });
   });

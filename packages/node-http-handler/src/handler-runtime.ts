@@ -7,8 +7,8 @@
  * - `idle` (`IdleWatchList`): the `socketTimeout` inactivity watch, one deadline per request on the scheduler,
  *   restarted by its socket's activity.
  * - `warning` (`SocketUsageWarning`): upstream's socket-usage warning in the three `socketMonitor` modes.
- * - `monitor` (`PoolMonitor`, `@sockeye/pool-monitor`): per-origin telemetry and saturation detection; the monitor's
- *   per-request state is kept on the request's state object (`InFlightRequest.tracked`, from `attachRequest()`) and
+ * - `monitor` (`Http1PoolMonitor`, `@sockeye/pool-monitor`, the base of its `PoolMonitor`): per-origin telemetry and
+ *   saturation detection; the monitor's per-request state is kept on the request's state object (`InFlightRequest.tracked`, from `attachRequest()`) and
  *   the request's own listeners forward its events to it (no second set of listeners, nothing hung on the
  *   `ClientRequest`), and the owner tick calls `monitor.sample()` once per the monitor's `sampleIntervalMs` in
  *   `"interval"` mode (the period is read at each re-arm, so `configure()` applies from the next sample).
@@ -31,7 +31,7 @@
  * The owner tick runs only while the monitor is busy; an idle handler has no armed deadline, and its one native
  * timer lapses at its due time without being re-armed.
  */
-import type { PoolMonitor } from "@sockeye/pool-monitor";
+import type { Http1PoolMonitor } from "@sockeye/pool-monitor";
 import { type DeadlineOwner, DeadlineScheduler, TICK_MS } from "@sockeye/pool-monitor/internal";
 import { Deadline, timing } from "./hot-bindings";
 import { AgentGate, type GateOwner } from "./agent-gate";
@@ -60,7 +60,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   readonly scheduler: DeadlineScheduler;
   readonly warning: SocketUsageWarning;
   /** Per-origin telemetry and saturation detection; `undefined` with `telemetry: false`. */
-  monitor: PoolMonitor | undefined = undefined;
+  monitor: Http1PoolMonitor | undefined = undefined;
   private currentSettings: RuntimeSettings | undefined = undefined;
   private readonly idle: IdleWatchList;
   /** The free-socket sweep, armed for the earliest expiry of a free socket. */

@@ -2,11 +2,11 @@
  * InFlightRequest's single way out, `finish()`: it runs once and releases everything (deadlines, abort listener,
  * monitor accounting, the runtime's live list), whichever of its four entry points reaches it first: the Node
  * request's `'close'`, leaving the agent queue (abort while queued), the handler's `destroy()`, and a synchronous
- * throw from `http.request`. Real `HandlerRuntime`, `PoolMonitor`, `http.Agent` and a loopback server; timers and
+ * throw from `http.request`. Real `HandlerRuntime`, `Http1PoolMonitor`, `http.Agent` and a loopback server; timers and
  * clocks faked (explicit `toFake`), I/O real; waits are event-driven (the server saw N requests), never sleeps.
  */
 import { HttpRequest } from "@smithy/protocol-http";
-import { PoolMonitor } from "@sockeye/pool-monitor";
+import { Http1PoolMonitor } from "@sockeye/pool-monitor";
 import { getEventListeners } from "node:events";
 import http, { type ClientRequest } from "node:http";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test as it, vi } from "vitest";
@@ -32,7 +32,7 @@ afterAll(() => server.close());
 
 interface Setup {
   runtime: HandlerRuntime;
-  monitor: PoolMonitor;
+  monitor: Http1PoolMonitor;
   agent: http.Agent;
   finished: InFlightRequest[];
 }
@@ -41,7 +41,7 @@ let current: Setup | undefined;
 
 function setup(agentOptions: http.AgentOptions = {}): Setup {
   const runtime = new HandlerRuntime();
-  const monitor = new PoolMonitor();
+  const monitor = new Http1PoolMonitor();
   runtime.monitor = monitor;
   const agent = new http.Agent({ keepAlive: true, ...agentOptions });
   const finished: InFlightRequest[] = [];

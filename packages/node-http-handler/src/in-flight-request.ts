@@ -104,7 +104,7 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
   liveNext: InFlightRequest | undefined = undefined;
   livePrev: InFlightRequest | undefined = undefined;
   /**
-   * The pool monitor's state for this request (`PoolMonitor.attachRequest()`), if it is tracked: the listeners below
+   * The pool monitor's state for this request (`Http1PoolMonitor.attachRequest()`), if it is tracked: the listeners below
    * forward the request's events to it, so the `ClientRequest` carries only `kState`.
    */
   tracked: RequestTracking | undefined = undefined;

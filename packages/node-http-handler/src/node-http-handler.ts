@@ -1,6 +1,6 @@
 import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-http";
 import type { HttpHandlerOptions, Logger, Provider } from "@smithy/types";
-import { type GetStatsOptions, type PoolStats, PoolMonitor } from "@sockeye/pool-monitor";
+import { type GetStatsOptions, type PoolStats, Http1PoolMonitor } from "@sockeye/pool-monitor";
 import {
   buildAbortError,
   buildQueryString,
@@ -49,7 +49,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
    */
   private destroyGeneration = 0;
   /** The handler's monitor, also while `telemetry` is off (then `runtime.monitor` is `undefined`). */
-  private monitorInstance: PoolMonitor | undefined = undefined;
+  private monitorInstance: Http1PoolMonitor | undefined = undefined;
   /**
    * Provider form only, until the provider resolves: the monitor updates made meanwhile through
    * `updateHttpClientConfig()` (`saturation`, `onSaturation`, `onRecovery`, `telemetry`), re-applied over the
@@ -339,11 +339,11 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   }
 
   /**
-   * The handler's `PoolMonitor` (from `@sockeye/pool-monitor`), e.g. for `registerPoolMetrics(handler.poolMonitor)`
+   * The handler's `Http1PoolMonitor` (from `@sockeye/pool-monitor`), e.g. for `registerPoolMetrics(handler.poolMonitor)`
    * from `@sockeye/opentelemetry` or `poolMonitor.subscribe(listener)`. `undefined` with `telemetry: false`. It
    * outlives `destroy()`, so the final counters stay readable.
    */
-  public get poolMonitor(): PoolMonitor | undefined {
+  public get poolMonitor(): Http1PoolMonitor | undefined {
     return this.runtime.monitor;
   }
 
@@ -413,9 +413,9 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     return config;
   }
 
-  private newMonitor(options: NodeHttpHandlerOptions | void | undefined): PoolMonitor {
+  private newMonitor(options: NodeHttpHandlerOptions | void | undefined): Http1PoolMonitor {
     const runtime = this.runtime;
-    return new PoolMonitor({
+    return new Http1PoolMonitor({
       ...options?.saturation,
       onSaturation: options?.onSaturation ?? undefined,
       onRecovery: options?.onRecovery ?? undefined,
@@ -432,7 +432,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       this.runtime.monitor = value === false ? undefined : this.monitorInstance;
       if (this.runtime.monitor !== undefined && this.runtime.inFlightCount > 0) this.runtime.scheduler.ensureTicking();
     } else {
-      (this.monitorInstance as PoolMonitor).applyHandlerOption(key as MonitorHandlerOption, value, PACKAGE_PREFIX);
+      (this.monitorInstance as Http1PoolMonitor).applyHandlerOption(key as MonitorHandlerOption, value, PACKAGE_PREFIX);
     }
   }
 

@@ -1,4 +1,4 @@
-import type { PoolMonitor } from "@sockeye/pool-monitor";
+import type { Http1PoolMonitor } from "@sockeye/pool-monitor";
 import type { ClientRequest } from "node:http";
 import type { Socket } from "node:net";
 import type { DeadlineScheduler } from "@sockeye/pool-monitor/internal";
@@ -17,7 +17,7 @@ export interface RequestHost<R> {
   /** The handler's shared deadline scheduler. */
   readonly scheduler: DeadlineScheduler;
   /** Per-origin telemetry; `undefined` with `telemetry: false`. */
-  readonly monitor: PoolMonitor | undefined;
+  readonly monitor: Http1PoolMonitor | undefined;
   /**
    * At `start()`: count it in flight and ask the plan's gate (if any) for a slot. Returns true when the Node request
    * may be created now; false: it waits in the gate, which calls `dispatchFromGate()` when its turn comes.

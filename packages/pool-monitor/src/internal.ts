@@ -26,6 +26,7 @@ export { describeValue, invalidOption, MAX_SHOWN_CHARS } from "./invalid-option"
 export { booleanOption, msOption, normalizeOptions } from "./normalize-options";
 export { normalizeOrigin } from "./normalize-origin";
 export { validateRequest } from "./validate-request";
+export { Http1PoolMonitor } from "./http1-pool-monitor";
 export { PoolMonitor } from "./pool-monitor";
 export {
   emptyPoolStats,

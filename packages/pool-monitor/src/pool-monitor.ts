@@ -4,13 +4,15 @@
  *
  * Data flow:
  * - `trackRequest()` (hot path, once per request) hangs a small state object on the request and
- *   registers four shared module-level listeners (see `request-listeners.ts` for per-request costs);
- *   `attachRequest()` returns that state instead, for an embedder that forwards the request's events.
+ *   registers four shared module-level listeners (`request-forwarding.ts`; per-request costs in
+ *   `request-listeners.ts`); `attachRequest()` (of the base class `Http1PoolMonitor`, the handler's monitor)
+ *   returns that state instead, for an embedder that forwards the request's events.
  * - Listeners update per-origin counters and histograms as the request gets a socket, a response and
  *   closes; sockets are followed from first sight to `'close'` (connect/TLS timings, close reason).
- * - Counting, sampling, delivery and snapshots are the shared `TelemetryCore` (`telemetry-core.ts`); this
- *   class is its node:http reader: `read()` turns each busy origin's agent maps and open responses into
- *   the gauges and the detector's evidence. Cost: O(busy origins × (agent names + open responses)).
+ * - Counting, sampling, delivery and snapshots are the shared `TelemetryCore` (`telemetry-core.ts`); its
+ *   node:http reader is the base class (`http1-pool-monitor.ts`): `read()` turns each busy origin's agent
+ *   maps and open responses into the gauges and the detector's evidence. This class adds only what a
+ *   monitor of the user's own agents needs, so a handler-only app does not bundle it.
  * - Origins are keyed `scheme://host:port` (`normalize-origin.ts`): a caller's `url.href` is reduced to
  *   its origin before anything is stored, so paths and presigned queries never reach stats or events.
  * - `configure()` swaps the resolved options at runtime; detectors are re-tuned in place (their window
@@ -22,27 +24,13 @@
  */
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
+import { Http1PoolMonitor } from "./http1-pool-monitor";
 import { LazyInterval } from "./lazy-interval";
 import type { PoolMonitorOptions, ResolvedPoolMonitorOptions } from "./pool-monitor-options";
-import type { PoolReading } from "./pool-reading";
-import {
-  attachQueued,
-  attachRequest,
-  attachUnpooled,
-  Delivery,
-  noteRequestOutcome,
-  requestEventHandlers,
-} from "./request-listeners";
-import { TelemetryCore, UNREAD_WHILE_QUEUED_SAMPLES } from "./telemetry-core";
+import { hangOnRequest, requestEventHandlers, stateOnRequest } from "./request-forwarding";
+import { attachRequest, attachUnpooled } from "./request-listeners";
 import { timing } from "./timing";
-import {
-  AgentLinks,
-  kRequestState,
-  OriginState,
-  type RequestTracking,
-  socketStateOf,
-  type TrackedRequest,
-} from "./tracking-state";
+import type { RequestTracking, TrackedRequest } from "./tracking-state";
 
 /**
  * Socket-pool telemetry and saturation detection for Node `http.Agent` / `https.Agent`.
@@ -57,9 +45,7 @@ import {
  * ```
  * @public
  */
-export class PoolMonitor extends TelemetryCore<OriginState> {
-  /** Which origin each agent name belongs to. @internal */
-  readonly links = new AgentLinks();
+export class PoolMonitor extends Http1PoolMonitor {
   private standalone = false;
   /** Standalone mode's lazy interval (see `lazy-interval.ts`); created on demand, never while idle. */
   private ticker: LazyInterval | undefined = undefined;
@@ -70,18 +56,6 @@ export class PoolMonitor extends TelemetryCore<OriginState> {
    */
   constructor(options?: PoolMonitorOptions) {
     super(options);
-  }
-
-  /** @internal */
-  protected newOrigin(key: string): OriginState {
-    return new OriginState(key, this.options);
-  }
-
-  /** @internal */
-  protected read(o: OriginState, now: number, r: PoolReading): void {
-    o.poll(this.links, this, now, r);
-    const options = this.options;
-    o.pollUnconsumed(now, options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs, r);
   }
 
   /**
@@ -102,55 +76,31 @@ export class PoolMonitor extends TelemetryCore<OriginState> {
    */
   trackRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number, listen = true): void {
     if (this.destroyed) return;
-    attachRequest(
-      this,
-      req as TrackedRequest,
-      agent,
-      this.originFor(origin),
-      startedAt,
-      listen ? Delivery.Listen : Delivery.ForwardByRequest
-    );
+    const st = attachRequest(this, req as TrackedRequest, agent, this.originFor(origin), startedAt);
+    hangOnRequest(req as TrackedRequest, st, listen);
     if (this.standalone) this.ensureTicking();
   }
 
   /**
-   * Starts tracking one request as `trackRequest(req, agent, origin, startedAt, false)` does, for an embedder with its
-   * own per-request object: nothing is added to the request; the returned handle is the request's state, to keep and
-   * forward the request's `'socket'`, `'response'`, `'error'` and `'close'` events (and `noteOutcome()`) to. Call it
-   * right after `http.request()` returned, as `trackRequest()`.
-   *
-   * @param req - the request just created (compared with the agent's queue, never stored).
-   * @param agent - the agent it was created with.
-   * @param origin - as for `trackRequest()`.
-   * @param startedAt - as for `trackRequest()`.
-   * @returns the handle, or `undefined` when the monitor is destroyed (nothing to forward then).
-   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
+   * As `Http1PoolMonitor.attachRequest()`; in standalone mode it also starts the interval.
+   * @inheritDoc
    */
-  attachRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number): RequestTracking | undefined {
-    if (this.destroyed) return undefined;
-    const st = attachRequest(this, req as TrackedRequest, agent, this.originFor(origin), startedAt, Delivery.Handle);
-    if (this.standalone) this.ensureTicking();
+  override attachRequest(
+    req: ClientRequest,
+    agent: Agent,
+    origin: string,
+    startedAt: number
+  ): RequestTracking | undefined {
+    const st = super.attachRequest(req, agent, origin, startedAt);
+    if (this.standalone && st !== undefined) this.ensureTicking();
     return st;
   }
 
   /**
-   * Starts tracking a request its embedder queues itself before creating it (e.g. the handler's per-agent gate, which
-   * keeps requests beyond `maxSockets` out of `agent.requests`): it counts as queued exactly as a request waiting in
-   * `agent.requests[name]` does (the `queued` gauge, the oldest queued age, `request:enqueued`, the saturation
-   * detector's evidence for that agent name). Keep the returned handle; call its `dispatched(req)` right after the
-   * request is created, then forward the request's events to it as for `attachRequest()`; `onClose()` (and
-   * `noteOutcome()`) also when it ends without ever being created.
-   *
-   * @param agent - the agent the request will be created with.
-   * @param name - the agent's name for the request (`agent.getName(options)`), i.e. its `agent.requests` key.
-   * @param origin - as for `trackRequest()`.
-   * @param startedAt - as for `trackRequest()`: queue wait is measured from it.
-   * @param method - the request's method (for `request:finished` of a request that ends before it is created).
-   * @param contentLength - its `Content-Length` header, if any (likewise).
-   * @returns the handle, or `undefined` when the monitor is destroyed.
-   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
+   * As `Http1PoolMonitor.attachQueued()`; in standalone mode it also starts the interval.
+   * @inheritDoc
    */
-  attachQueued(
+  override attachQueued(
     agent: Agent,
     name: string,
     origin: string,
@@ -158,11 +108,8 @@ export class PoolMonitor extends TelemetryCore<OriginState> {
     method?: string,
     contentLength?: unknown
   ): RequestTracking | undefined {
-    if (this.destroyed) return undefined;
-    const st = attachQueued(this, agent, name, this.originFor(origin), startedAt);
-    st.method = method;
-    st.requestBodySize = contentLength;
-    if (this.standalone) this.ensureTicking();
+    const st = super.attachQueued(agent, name, origin, startedAt, method, contentLength);
+    if (this.standalone && st !== undefined) this.ensureTicking();
     return st;
   }
 
@@ -181,28 +128,8 @@ export class PoolMonitor extends TelemetryCore<OriginState> {
    */
   trackUnpooledRequest(req: ClientRequest, origin: string, startedAt: number, listen = true): void {
     if (this.destroyed) return;
-    attachUnpooled(
-      this,
-      req as TrackedRequest,
-      this.originFor(origin),
-      startedAt,
-      listen ? Delivery.Listen : Delivery.ForwardByRequest
-    );
-  }
-
-  /**
-   * `trackUnpooledRequest()` for an embedder with its own per-request object, as `attachRequest()` is for
-   * `trackRequest()`: nothing is added to the request; forward its events to the returned handle.
-   *
-   * @param req - the request just created.
-   * @param origin - as for `trackRequest()`.
-   * @param startedAt - `timing.now()` ms when the caller began handling the request.
-   * @returns the handle, or `undefined` when the monitor is destroyed.
-   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
-   */
-  attachUnpooledRequest(req: ClientRequest, origin: string, startedAt: number): RequestTracking | undefined {
-    if (this.destroyed) return undefined;
-    return attachUnpooled(this, req as TrackedRequest, this.originFor(origin), startedAt, Delivery.Handle);
+    const st = attachUnpooled(this, req as TrackedRequest, this.originFor(origin), startedAt);
+    hangOnRequest(req as TrackedRequest, st, listen);
   }
 
   /** In standalone mode the interval is re-created with a new period. @internal */
@@ -239,17 +166,8 @@ export class PoolMonitor extends TelemetryCore<OriginState> {
    * failed (and its socket's close reason says so). May be called before or after the request closed.
    */
   noteOutcome(req: ClientRequest, outcome: "aborted" | "timed_out"): void {
-    const st = (req as TrackedRequest)[kRequestState];
-    if (st !== undefined && st.core === this) noteRequestOutcome(st, outcome);
-  }
-
-  /**
-   * Tells the monitor that the caller is closing `socket` on purpose (a pooled socket idle too long, or older than
-   * its allowed lifetime), so its close is counted under that reason. Unknown sockets are ignored.
-   */
-  noteSocketClose(socket: Socket, reason: "idle_timeout" | "max_lifetime"): void {
-    const ss = socketStateOf(socket);
-    if (ss !== undefined && ss.core === this && !ss.closed) ss.closedBy = reason;
+    const st = stateOnRequest(req as TrackedRequest);
+    if (st !== undefined && st.core === this) st.noteOutcome(outcome);
   }
 
   /**

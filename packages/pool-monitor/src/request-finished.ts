@@ -17,7 +17,7 @@ import type { ClientRequest } from "node:http";
 import { requestFinishedChannel } from "./diagnostics";
 import type { RequestOutcome } from "./origin-telemetry";
 import type { RequestFinishedEvent } from "./pool-stats";
-import type { RequestState } from "./tracking-state";
+import { outcomeOf, type RequestState } from "./tracking-state";
 import { timing } from "./timing";
 
 /** OpenTelemetry's default known HTTP methods (RFC 9110, PATCH, QUERY); case-sensitive. */
@@ -160,8 +160,7 @@ export function requestFinishedEvent(
  */
 export function httpRequestFinishedEvent(st: RequestState): RequestFinishedEvent {
   const res = st.res;
-  const outcome: RequestOutcome =
-    st.outcome ?? (st.errored || res === undefined || res.errored ? "failed" : "completed");
+  const outcome = outcomeOf(st);
   const now = timing.now();
   const durationMs = now - st.startedAt;
   return requestFinishedEvent(

@@ -6,25 +6,23 @@
  * `timing.now()` reads (socket, response, close; none when an embedder forwards its own readings with the events:
  * each read is ~250 instructions, `performance` being a global accessor). How the request's events reach it depends
  * on the caller:
- * - `trackRequest(req, …)` (listen): the state is hung on the request under `kRequestState` and four `on()`
- *   registrations of the *same* module functions (no closures, no `once()` wrappers) find it there;
- * - `trackRequest(req, …, false)`: the state is hung on the request and the caller forwards the events through
- *   `PoolMonitor.requestSocket()` etc., which find it there;
  * - `attachRequest()` (an embedder with its own per-request object, e.g. the handler): the state is only returned;
  *   the embedder keeps it and calls its `onSocket()` / `onResponse()` / `onError()` / `onClose()`, so the
- *   `ClientRequest` gets no extra property (no hidden-class transition) and no listener.
+ *   `ClientRequest` gets no extra property (no hidden-class transition) and no listener;
+ * - the standalone `PoolMonitor.trackRequest()` hangs the state on the request and calls the same methods from its
+ *   own module-level listeners or the caller's forwarded events (`request-forwarding.ts`, a module only `PoolMonitor`
+ *   imports, so a handler-only bundle leaves it out).
  * A queued request is appended to its link's queue list and a responded one to its origin's open-response list
  * (intrusive lists, O(1), see `tracking-state.ts`). Per new connection: up to six listeners on the socket plus
  * one `lastIndexOf` to learn its agent name. Events are built only if `subscribe()` listeners or
  * diagnostics-channel subscribers exist.
  *
- * Requests tracked with `trackUnpooledRequest()` (one-off agents) go through the same listeners and
+ * Requests sent outside the pool (`attachUnpooledRequest()`, one-off agents) go through the same paths and
  * leave at the first branch for `unpooled-request.ts`; socket completion also records the longest
  * hold time of the sample (the detector's expected hold) and counts the completion on the socket's
  * link (per-link evidence, see `tracking-state.ts`).
  *
- * Errors are observed through `events.errorMonitor`, which does not count as handling the error: an
- * application that relied on an unhandled `'error'` crashing the process keeps that behaviour.
+ * Socket errors are observed through `events.errorMonitor`, which does not count as handling the error.
  */
 import { errorMonitor } from "node:events";
 import type { Agent, IncomingMessage } from "node:http";
@@ -36,12 +34,11 @@ import { httpRequestFinishedEvent, noteRequestFacts } from "./request-finished";
 import { timing } from "./timing";
 import {
   agentMaps,
-  type CountedAs,
   dequeueFromLink,
   enqueueOnLink,
   type Http1Core,
-  kRequestState,
   type OriginState,
+  outcomeOf,
   type PoolLink,
   RequestState,
   type RequestTracking,
@@ -52,16 +49,6 @@ import {
 } from "./tracking-state";
 import { countOutcome } from "./origin-telemetry";
 import { attachUnpooledRequest, unpooledClosed, unpooledSocket } from "./unpooled-request";
-
-/** How the events of a newly tracked request reach its state. @internal */
-export enum Delivery {
-  /** State on the request (`kRequestState`), the monitor's own listeners. */
-  Listen = 0,
-  /** State on the request, the caller forwards the events by request (`PoolMonitor.requestSocket()` …). */
-  ForwardByRequest = 1,
-  /** State returned only; the caller forwards the events to it (`RequestTracking`). */
-  Handle = 2,
-}
 
 /** A request's state, and the handle an embedder forwards the request's events to. @internal */
 export class TrackedRequestState extends RequestState implements RequestTracking {
@@ -98,17 +85,13 @@ export function attachRequest(
   req: TrackedRequest,
   agent: Agent,
   o: OriginState,
-  startedAt: number,
-  delivery: Delivery
+  startedAt: number
 ): TrackedRequestState {
   const st = new TrackedRequestState(core, o, agent, startedAt);
   noteRequestFacts(st, req);
   core.started(o);
   o.lastAgent = agent;
   enqueueIfQueued(core, st, req, agent, o);
-  if (delivery === Delivery.Handle) return st;
-  req[kRequestState] = st;
-  if (delivery === Delivery.Listen) listenTo(req);
   return st;
 }
 
@@ -164,37 +147,14 @@ export function attachUnpooled(
   core: Http1Core,
   req: TrackedRequest,
   o: OriginState,
-  startedAt: number,
-  delivery: Delivery
+  startedAt: number
 ): TrackedRequestState {
   // The agent is never read for an unpooled request: `undefined` as any stands for "no pool".
   const st = new TrackedRequestState(core, o, undefined as never, startedAt);
   noteRequestFacts(st, req);
   attachUnpooledRequest(st);
-  if (delivery === Delivery.Handle) return st;
-  req[kRequestState] = st;
-  if (delivery === Delivery.Listen) listenTo(req);
   return st;
 }
-
-function listenTo(req: TrackedRequest): void {
-  req.on("socket", onRequestSocket);
-  req.on("response", onRequestResponse);
-  req.on("close", onRequestClose);
-  req.on(errorMonitor, onRequestError);
-}
-
-/**
- * The request listeners, for embedders that already listen to the request and forward its events by request (one
- * listener registration per event instead of two). Each is called with the request as `this`.
- * @internal
- */
-export const requestEventHandlers = {
-  socket: onRequestSocket,
-  response: onRequestResponse,
-  error: onRequestError,
-  close: onRequestClose,
-} as const;
 
 /**
  * Right after `http.request()`, a request that could not get a socket is the last element of one `agent.requests`
@@ -241,29 +201,6 @@ function leaveQueue(st: RequestState, o: OriginState): void {
   }
   o.queueShrank(--o.queuedTracked);
   dequeueFromLink(st);
-}
-
-function onRequestSocket(this: TrackedRequest, socket: Socket): void {
-  const st = this[kRequestState];
-  if (st !== undefined) requestSocket(st, socket);
-}
-
-function onRequestResponse(this: TrackedRequest, res: IncomingMessage): void {
-  const st = this[kRequestState];
-  if (st !== undefined) requestResponse(st, res);
-}
-
-function onRequestError(this: TrackedRequest, error?: unknown): void {
-  const st = this[kRequestState];
-  if (st !== undefined) {
-    st.errored = true;
-    if (st.outcome === undefined) st.error ??= error;
-  }
-}
-
-function onRequestClose(this: TrackedRequest): void {
-  const st = this[kRequestState];
-  if (st !== undefined) requestClosed(st);
 }
 
 /** `at`: the caller's `timing.now()` reading at the event, if it has one (one clock read per event, not two). */
@@ -332,9 +269,8 @@ function requestClosed(st: RequestState, now?: number): void {
   }
   const o = st.origin;
   if (st.queued) leaveQueue(st, o);
-  const res = st.res;
   o.closeResponse(st);
-  const counted: CountedAs = st.outcome ?? (st.errored || res === undefined || res.errored ? "failed" : "completed");
+  const counted = outcomeOf(st);
   st.countedAs = counted;
   core.finished(o, counted);
   if (st.acquiredAt >= 0) {

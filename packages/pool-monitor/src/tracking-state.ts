@@ -26,7 +26,7 @@
  * sample is the origin's sum, which then cannot be saturated.
  *
  * Per request: one `RequestState` (about twenty fields). `trackRequest()` hangs it on the request under a
- * symbol; `attachRequest()` (an embedder with its own per-request object, e.g. the handler) only returns it, so
+ * symbol (`request-forwarding.ts`); `attachRequest()` (an embedder with its own per-request object, e.g. the handler) only returns it, so
  * the request gets no extra property. Per socket: one `SocketState` in a symbol-keyed slot on the socket
  * (`socketStateOf()`). Both die with their owner. Two intrusive lists (no allocation, no hashing):
  * - while queued, a request is on its link's FIFO queue list (singly linked through `qNext`), whose head gives the
@@ -43,15 +43,12 @@
  */
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
-import { type DetectorTuning, OriginTelemetry, type RequestOutcome } from "./origin-telemetry";
+import { OriginTelemetry, type RequestOutcome } from "./origin-telemetry";
 import { type PoolReading, SampleEvidence } from "./pool-reading";
 import type { TelemetryCore } from "./telemetry-core";
 
-/** Symbol under which a request tracked with `trackRequest()` carries its `RequestState`. @internal */
-export const kRequestState: unique symbol = Symbol("sockeye.pool-monitor.request");
-
-/** @internal */
-export type TrackedRequest = ClientRequest & { [kRequestState]?: RequestState };
+/** A tracked request (`trackRequest()` also hangs its state on it, see `request-forwarding.ts`). @internal */
+export type TrackedRequest = ClientRequest;
 
 /** Node's agent maps, typed as they are at runtime. @internal */
 export interface AgentMaps {
@@ -214,6 +211,15 @@ export class RequestState {
   ) {}
 }
 
+/**
+ * What a closed request counts as: the outcome its caller noted, else failed (an error, no response, or a response
+ * that errored) or completed. @internal
+ */
+export function outcomeOf(st: RequestState): CountedAs {
+  const res = st.res;
+  return st.outcome ?? (st.errored || res === undefined || res.errored ? "failed" : "completed");
+}
+
 /** @internal */
 export class SocketState {
   requests = 0;
@@ -273,10 +279,6 @@ export class OriginState extends OriginTelemetry {
   queuedTracked = 0;
   /** Responses whose body is still open (linked through `RequestState.prev/next`); see `openResponse()`. */
   openHead: RequestState | undefined = undefined;
-
-  constructor(origin: string, tuning: DetectorTuning) {
-    super(origin, tuning);
-  }
 
   /** The next interval's queue floor starts from the tracked queue (this monitor's requests), not the agent's. */
   override resetSampleCounters(_queued: number): void {

@@ -12,7 +12,7 @@
 import type { Socket } from "node:net";
 import { timing } from "./timing";
 import { countOutcome, UnpooledCounters } from "./origin-telemetry";
-import type { CountedAs, RequestState } from "./tracking-state";
+import { outcomeOf, type RequestState } from "./tracking-state";
 
 const connectingSockets = new WeakMap<Socket, RequestState>();
 
@@ -46,8 +46,7 @@ function onUnpooledConnect(this: Socket): void {
 export function unpooledClosed(st: RequestState): void {
   const u = st.origin.unpooled!;
   u.inFlight--;
-  const res = st.res;
-  const counted: CountedAs = st.outcome ?? (st.errored || res === undefined || res.errored ? "failed" : "completed");
+  const counted = outcomeOf(st);
   st.countedAs = counted;
   countOutcome(u, counted, 1);
 }

@@ -1,0 +1,109 @@
+/**
+ * `Http1PoolMonitor` (the handler's monitor) against the standalone `PoolMonitor` built on it: an app that uses only
+ * the base class must not bundle the standalone paths (`trackRequest()`'s listeners and forwarding, `start()`'s
+ * interval), and the base class tracks through its handles exactly as the subclass does. Bundled with esbuild from
+ * the sources, as a Lambda build would (minified, tree-shaken); real requests against a loopback server.
+ */
+import { once } from "node:events";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { build } from "esbuild";
+import { afterEach, describe, expect, it } from "vitest";
+import { Http1PoolMonitor } from "./http1-pool-monitor";
+import { PoolMonitor } from "./pool-monitor";
+import { timing } from "./timing";
+
+const INTERNAL = join(__dirname, "internal.ts");
+
+async function bundledText(source: string): Promise<string> {
+  const result = await build({
+    stdin: { contents: source, resolveDir: __dirname, loader: "ts" },
+    bundle: true,
+    minify: true,
+    platform: "node",
+    format: "esm",
+    write: false,
+    logLevel: "silent",
+  });
+  return result.outputFiles[0].text;
+}
+
+describe("tree-shaking", () => {
+  it("an app using only Http1PoolMonitor bundles neither trackRequest()'s forwarding nor the standalone interval", async () => {
+    const handlerOnly = await bundledText(
+      `import { Http1PoolMonitor } from ${JSON.stringify(INTERNAL)}; export const m = new Http1PoolMonitor();`
+    );
+    const standalone = await bundledText(
+      `import { PoolMonitor } from ${JSON.stringify(INTERNAL)}; export const m = new PoolMonitor();`
+    );
+    // Markers of request-forwarding.ts (its symbol), pool-monitor.ts and lazy-interval.ts (public method names).
+    for (const marker of ["sockeye.pool-monitor.request", "trackRequest", "trackUnpooledRequest", "requestSocket"]) {
+      expect(standalone, marker).toContain(marker);
+      expect(handlerOnly, marker).not.toContain(marker);
+    }
+    expect(handlerOnly).toContain("attachRequest");
+    expect(handlerOnly.length).toBeLessThan(standalone.length);
+  });
+});
+
+describe("Http1PoolMonitor tracks through its handles", () => {
+  let server: http.Server | undefined;
+  let agent: http.Agent | undefined;
+  const monitors: Http1PoolMonitor[] = [];
+
+  afterEach(async () => {
+    for (const m of monitors.splice(0)) m.destroy();
+    agent?.destroy();
+    if (server !== undefined) await new Promise((resolve) => server!.close(resolve));
+    server = agent = undefined;
+  });
+
+  /** One request tracked by `monitor` through `attachRequest()`, its events forwarded to the handle. */
+  async function oneRequest(monitor: Http1PoolMonitor, origin: string, port: number): Promise<void> {
+    const startedAt = timing.now();
+    const req = http.request({ host: "127.0.0.1", port, agent, path: "/secret?q=1" });
+    const handle = monitor.attachRequest(req, agent!, origin, startedAt)!;
+    req.on("socket", (socket) => handle.onSocket(socket));
+    req.on("response", (res) => {
+      handle.onResponse(res);
+      res.resume();
+    });
+    req.on("error", (error) => handle.onError(error));
+    req.on("close", () => handle.onClose());
+    req.end();
+    await once(req, "close");
+  }
+
+  it("counts the same figures as PoolMonitor for the same requests, and no trackRequest() on it", async () => {
+    server = http.createServer((_req, res) => res.end("ok"));
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const port = (server.address() as AddressInfo).port;
+    agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const origin = `http://127.0.0.1:${port}`;
+    const base = new Http1PoolMonitor();
+    const standalone = new PoolMonitor();
+    monitors.push(base, standalone);
+    expect("trackRequest" in base).toBe(false);
+    expect("start" in base).toBe(false);
+    for (const monitor of [base, standalone]) {
+      await oneRequest(monitor, origin, port);
+      await oneRequest(monitor, origin, port);
+    }
+    const figures = (m: Http1PoolMonitor) => {
+      const [o] = m.getStats().origins;
+      return { origin: o.origin, requests: o.requests, inFlight: o.inFlight, acquisitions: o.sockets.acquisitions };
+    };
+    expect(figures(base)).toEqual({
+      origin,
+      requests: { started: 2, completed: 2, failed: 0, aborted: 0, timedOut: 0 },
+      inFlight: 0,
+      acquisitions: 2,
+    });
+    // The standalone monitor saw the same two requests on the socket the base monitor had already seen (the socket
+    // belongs to the first monitor that saw it, so its socket figures stay with that one).
+    expect(figures(standalone).requests).toEqual(figures(base).requests);
+    expect(figures(standalone).acquisitions).toBe(2);
+  });
+});
