@@ -59,6 +59,7 @@ import { parseResponseHeaders } from "./parse-response-headers";
 import { type BodySource, createResponseBody, failResponseBody } from "./response-body";
 import type { RequestOutcome, UndiciPoolMonitor } from "./undici-pool-monitor";
 import { requestFinishedChannel, undiciRequestFinishedEvent } from "./undici-request-finished";
+import { warnQuietly } from "./warn-quietly";
 
 /** `socketTimeout`: inactivity while sending, waiting for the headers and between body chunks (this handler's own). */
 const SOCKET_IDLE = "socket_idle";
@@ -135,31 +136,31 @@ export abstract class UndiciRequestCore
   listNext: PoolRequestNode | undefined = undefined;
   phase: Phase = Phase.Created;
 
-  private resolve: Resolve | undefined = undefined;
-  private reject: Reject | undefined = undefined;
+  private settleResolve: Resolve | undefined = undefined;
+  private settleReject: Reject | undefined = undefined;
   private settled = false;
-  private finished = false;
+  private isFinished = false;
   private controller: DispatchControllerLike | undefined = undefined;
   private outcome: RequestOutcome | undefined = undefined;
-  private paused = false;
-  private body: Readable | undefined = undefined;
+  private pausedForReader = false;
+  private responseBody: Readable | undefined = undefined;
   private first: Deadline<UndiciDeadlineKind> | undefined = undefined;
   private requestSlot: Deadline<UndiciDeadlineKind> | undefined = undefined;
   /** `socketTimeout` (`SOCKET_IDLE`); created when the first activity arms it. */
   private socketSlot: Deadline<UndiciDeadlineKind> | undefined = undefined;
-  private dispatcher: DispatcherLike | undefined = undefined;
+  private targetDispatcher: DispatcherLike | undefined = undefined;
   private dispatchOptions: DispatchOptionsLike | undefined = undefined;
   /** For `request:finished`: the response, the error the caller saw, whether it left the gate's queue unserved. */
-  private response: HttpResponse | undefined = undefined;
+  private httpResponse: HttpResponse | undefined = undefined;
   private failure: unknown = undefined;
   private leftQueue = false;
 
   constructor(
     private readonly plan: RequestPlan,
     private readonly o: OriginPoolState | undefined,
-    private readonly gate: OriginGate | undefined,
-    private readonly abortSignal: AbortSignalLike | undefined,
-    private readonly requestTimeout: number | undefined,
+    private readonly originGate: OriginGate | undefined,
+    private readonly callerSignal: AbortSignalLike | undefined,
+    private readonly requestTimeoutMs: number | undefined,
     /**
      * Whether undici is known to report request-body progress to this handler (`onBodySent` / `onRequestSent`: the
      * handler-owned `Agent`): `socketTimeout` then starts with the connection. Otherwise it starts at the first
@@ -172,11 +173,11 @@ export abstract class UndiciRequestCore
 
   /** Registers with telemetry, arms deadlines and the abort listener, and dispatches (or queues in the gate). */
   start(resolve: Resolve, reject: Reject, dispatcher: DispatcherLike, options: DispatchOptionsLike): void {
-    this.resolve = resolve;
-    this.reject = reject;
+    this.settleResolve = resolve;
+    this.settleReject = reject;
     const plan = this.plan;
     const o = this.o;
-    const gate = this.gate;
+    const gate = this.originGate;
     if (o !== undefined) {
       plan.monitor?.requestStarted(o, this, gate !== undefined);
       if (plan.sampling) plan.scheduler.ensureTicking();
@@ -185,17 +186,17 @@ export abstract class UndiciRequestCore
       this.first = new Deadline<UndiciDeadlineKind>(this, plan.firstKind);
       plan.scheduler.arm(this.first, this.startedAt, plan.firstMs);
     }
-    const requestTimeout = this.requestTimeout;
+    const requestTimeout = this.requestTimeoutMs;
     if (requestTimeout !== undefined && requestTimeout > 0) {
       this.requestSlot = new Deadline<UndiciDeadlineKind>(this, DeadlineKind.Request);
       plan.scheduler.arm(this.requestSlot, this.startedAt, requestTimeout);
     }
-    const signal = this.abortSignal;
+    const signal = this.callerSignal;
     if (signal !== undefined) {
       if (typeof signal.addEventListener === "function") signal.addEventListener("abort", this, { once: true });
       else signal.onabort = () => this.handleEvent();
     }
-    this.dispatcher = dispatcher;
+    this.targetDispatcher = dispatcher;
     this.dispatchOptions = options;
     if (gate === undefined || gate.admit()) {
       this.dispatchFromGate();
@@ -209,14 +210,14 @@ export abstract class UndiciRequestCore
   /** Hands the request to undici (counted in its gate's `inUse`, when it has a gate). */
   dispatchFromGate(): void {
     this.phase = Phase.Dispatched;
-    const gate = this.gate;
+    const gate = this.originGate;
     if (gate !== undefined) {
       gate.awaiting++;
       const o = this.o;
       if (o !== undefined) this.plan.monitor?.requestDequeued(o, gate.queue.size);
     }
     try {
-      ((gate?.dispatcher ?? this.dispatcher) as DispatcherLike).dispatch(this.dispatchOptions, this);
+      ((gate?.dispatchTo ?? this.targetDispatcher) as DispatcherLike).dispatch(this.dispatchOptions, this);
     } catch (error) {
       this.errored(error as Error);
     }
@@ -231,14 +232,14 @@ export abstract class UndiciRequestCore
       // the gate then gives to the next queued request (after undici's current call returns).
       if (this.phase === Phase.Abandoned) {
         this.phase = Phase.Done;
-        const gate = this.gate;
+        const gate = this.originGate;
         if (gate !== undefined) process.nextTick(releaseGateSlot, gate);
       }
       throw REQUEST_GONE;
     }
     this.phase = Phase.Connected;
     this.controller = controller;
-    const gate = this.gate;
+    const gate = this.originGate;
     if (gate !== undefined && gate.awaiting > 0) gate.awaiting--;
     const first = this.first;
     if (first !== undefined) this.plan.scheduler.cancel(first);
@@ -284,27 +285,27 @@ export abstract class UndiciRequestCore
     if (slot !== undefined) this.plan.scheduler.cancel(slot);
     this.requestProgress();
     const body = createResponseBody(this);
-    this.body = body;
+    this.responseBody = body;
     this.settled = true;
-    const resolve = this.resolve as Resolve;
-    this.resolve = this.reject = undefined;
-    this.response = new HttpResponse({
+    const resolve = this.settleResolve as Resolve;
+    this.settleResolve = this.settleReject = undefined;
+    this.httpResponse = new HttpResponse({
       statusCode,
       reason: statusText,
       headers: parseResponseHeaders(Array.isArray(raw) ? raw : flattenHeaders(headers)),
       body,
     });
-    resolve({ response: this.response });
+    resolve({ response: this.httpResponse });
   }
 
   /** A body chunk; pauses `controller` when the body's buffer is full. */
   protected dataReceived(controller: DispatchControllerLike, chunk: Buffer): void {
-    const body = this.body;
+    const body = this.responseBody;
     if (body === undefined || body.destroyed) return;
     const socketSlot = this.socketSlot;
     if (socketSlot?.armed) this.plan.scheduler.refresh(socketSlot, timing.now());
     if (body.push(chunk)) return;
-    this.paused = true;
+    this.pausedForReader = true;
     // Paused for the reader: no inactivity timeout while undici reads nothing (as undici's bodyTimeout).
     if (socketSlot !== undefined) this.plan.scheduler.cancel(socketSlot);
     controller.pause();
@@ -314,8 +315,8 @@ export abstract class UndiciRequestCore
 
   /** The response ended. */
   protected ended(): void {
-    this.release();
-    this.body?.push(null);
+    this.releaseSlot();
+    this.responseBody?.push(null);
     this.finish(this.outcome ?? "completed");
   }
 
@@ -325,20 +326,16 @@ export abstract class UndiciRequestCore
     if (this.phase === Phase.Abandoned) {
       // Already settled and closed; undici let go of it (its connection attempt failed or was ended).
       this.phase = Phase.Done;
-      this.gate?.release();
+      this.originGate?.release();
       return;
     }
-    this.release();
+    this.releaseSlot();
     const outcome = this.outcome;
     const mapped = this.mapError(error as Error & { code?: string });
-    this.failure ??= mapped;
-    if (!this.settled) {
-      this.settled = true;
-      const reject = this.reject as Reject;
-      this.resolve = this.reject = undefined;
-      reject(mapped);
-    } else {
-      const body = this.body;
+    if (!this.settled) this.rejectOnce(mapped);
+    else {
+      this.failure ??= mapped;
+      const body = this.responseBody;
       if (body !== undefined && !body.destroyed) failResponseBody(body, this.bodyError(error, mapped, outcome));
     }
     this.finish(this.outcome ?? "failed");
@@ -348,8 +345,8 @@ export abstract class UndiciRequestCore
 
   /** The abort signal fired (EventListener interface). */
   handleEvent(): void {
-    if (this.finished) return;
-    const error = buildAbortError(this.abortSignal);
+    if (this.isFinished) return;
+    const error = buildAbortError(this.callerSignal);
     this.fail(error, "aborted");
   }
 
@@ -358,27 +355,24 @@ export abstract class UndiciRequestCore
       this.socketTimedOut();
       return;
     }
-    if (this.settled || this.finished) return;
+    if (this.settled || this.isFinished) return;
     const plan = this.plan;
     switch (kind) {
       case DeadlineKind.Request:
         if (plan.throwOnRequestTimeout) {
-          this.fail(requestTimeoutError(PACKAGE_PREFIX, this.requestTimeout), "timed_out");
+          this.fail(requestTimeoutError(PACKAGE_PREFIX, this.requestTimeoutMs), "timed_out");
         } else {
-          try {
-            (plan.logger ?? console)?.warn?.(
-              `${requestTimeoutMessage(PACKAGE_PREFIX, this.requestTimeout, false)} ${REQUEST_TIMEOUT_HINT}`
-            );
-          } catch {
-            // A throwing logger affects nothing.
-          }
+          warnQuietly(
+            plan.logger,
+            `${requestTimeoutMessage(PACKAGE_PREFIX, this.requestTimeoutMs, false)} ${REQUEST_TIMEOUT_HINT}`
+          );
         }
         return;
       case DeadlineKind.Connection: {
         let detail: string | undefined;
         if (this.phase === Phase.Queued) {
           detail = `The request was still waiting for a free connection (${this.describeQueue()}).`;
-        } else if (this.gate === undefined && this.listed === 1 && this.o !== undefined && this.o.queued > 0) {
+        } else if (this.originGate === undefined && this.listed === 1 && this.o !== undefined && this.o.queued > 0) {
           // A caller's dispatcher: undici's queue and its connection attempts cannot be told apart from here.
           detail = `The request may still have been waiting in the dispatcher's queue (${this.o.queued} queued there).`;
         }
@@ -403,8 +397,8 @@ export abstract class UndiciRequestCore
   }
 
   readMore(): void {
-    if (!this.paused) return;
-    this.paused = false;
+    if (!this.pausedForReader) return;
+    this.pausedForReader = false;
     const o = this.o;
     if (o !== undefined) this.plan.monitor?.bodyResumed(o, this);
     if (this.socketSlot !== undefined) this.socketActive(timing.now());
@@ -412,7 +406,7 @@ export abstract class UndiciRequestCore
   }
 
   bodyDestroyed(error: Error | null): void {
-    if (this.finished) return;
+    if (this.isFinished) return;
     // Destroyed by the caller before the end: free the connection (undici then calls onResponseError).
     if (this.outcome === undefined) this.outcome = error ? "failed" : "completed";
     this.controller?.abort(error ?? bodyDestroyedError(PACKAGE_PREFIX));
@@ -430,7 +424,7 @@ export abstract class UndiciRequestCore
 
   /** Rejects (before headers) or errors the body (after), aborts the exchange, and records the outcome. */
   private fail(error: Error, outcome: RequestOutcome): void {
-    if (this.finished) return;
+    if (this.isFinished) return;
     if (this.outcome === undefined) this.outcome = outcome;
     const phase = this.phase;
     if (phase === Phase.Connected) {
@@ -441,7 +435,7 @@ export abstract class UndiciRequestCore
     }
     // No connection yet: reject now and leave; undici never sends it (see the header).
     this.rejectOnce(error);
-    const gate = this.gate;
+    const gate = this.originGate;
     if (phase === Phase.Queued) {
       this.phase = Phase.Done;
       this.leftQueue = true;
@@ -466,21 +460,21 @@ export abstract class UndiciRequestCore
     if (this.settled) return;
     this.settled = true;
     this.failure = error;
-    const reject = this.reject as Reject;
-    this.resolve = this.reject = undefined;
+    const reject = this.settleReject as Reject;
+    this.settleResolve = this.settleReject = undefined;
     this.cancelDeadlines();
     reject(error);
   }
 
   /** The request is done with its slot and connection. */
-  private release(): void {
+  private releaseSlot(): void {
     const first = this.first;
     if (first !== undefined) this.plan.scheduler.cancel(first);
     const phase = this.phase;
     this.phase = Phase.Done;
     const o = this.o;
     if (o !== undefined && this.acquiredAt >= 0) this.plan.monitor?.requestReleased(o, this, timing.now());
-    const gate = this.gate;
+    const gate = this.originGate;
     if (gate === undefined) return;
     if (phase === Phase.Dispatched) {
       if (gate.awaiting > 0) gate.awaiting--;
@@ -505,7 +499,7 @@ export abstract class UndiciRequestCore
    * exactly the path (and the `TimeoutError` message) of undici's headersTimeout / bodyTimeout.
    */
   private socketTimedOut(): void {
-    if (this.finished || this.phase !== Phase.Connected) return;
+    if (this.isFinished || this.phase !== Phase.Connected) return;
     const headers = !this.settled;
     const cause = Object.assign(
       new Error(headers ? "Headers Timeout Error" : "Body Timeout Error"),
@@ -518,15 +512,15 @@ export abstract class UndiciRequestCore
   }
 
   private finish(outcome: RequestOutcome): void {
-    if (this.finished) return;
-    this.finished = true;
+    if (this.isFinished) return;
+    this.isFinished = true;
     const monitor = this.plan.monitor;
     if (this.o !== undefined && monitor?.wants(requestFinishedChannel)) {
       monitor.emit(
         undiciRequestFinishedEvent(
           this.o,
           this.dispatchOptions,
-          this.response,
+          this.httpResponse,
           outcome,
           this.failure,
           this.startedAt,
@@ -536,25 +530,18 @@ export abstract class UndiciRequestCore
       );
     }
     this.cancelDeadlines();
-    this.dispatcher = undefined;
+    this.targetDispatcher = undefined;
     this.dispatchOptions = undefined;
-    const signal = this.abortSignal;
+    const signal = this.callerSignal;
     if (signal !== undefined) {
       if (typeof signal.removeEventListener === "function") signal.removeEventListener("abort", this);
       else signal.onabort = null;
     }
     const o = this.o;
     if (o !== undefined) this.plan.monitor?.requestClosed(o, this, outcome);
-    if (!this.settled) {
-      // Unreachable by undici's contract (every request ends in onResponseStart or onResponseError); never leave a
-      // promise hanging.
-      this.settled = true;
-      const reject = this.reject;
-      this.resolve = this.reject = undefined;
-      reject?.(
-        Object.assign(new Error(`${PACKAGE_PREFIX} - the request ended without a response.`), { name: "Error" })
-      );
-    }
+    // Unreachable by undici's contract (every request ends in onResponseStart or onResponseError); never leave a
+    // promise hanging.
+    if (!this.settled) this.rejectOnce(new Error(`${PACKAGE_PREFIX} - the request ended without a response.`));
   }
 
   /**
@@ -608,7 +595,7 @@ export abstract class UndiciRequestCore
   }
 
   private describeQueue(): string {
-    const gate = this.gate;
+    const gate = this.originGate;
     if (gate !== undefined) return `maxSockets=${gate.limit ?? "unlimited"}, ${gate.queue.size} queued`;
     const o = this.o;
     if (o === undefined) return "pool statistics unavailable with telemetry: false";
