@@ -5,7 +5,6 @@ import { Agent, buildConnector, Dispatcher, Pool } from "undici";
 import {
   buildAbortError,
   buildQueryString,
-  DeadlineKind,
   DeadlineScheduler,
   invalidOption,
   resolveSharedOption,
@@ -23,7 +22,8 @@ import { type ResolvedUndiciConfig, resolveUndiciConfig } from "./resolve-undici
 import { trackedConnector } from "./tracked-connector";
 import type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
 import { LegacyUndiciRequest } from "./legacy-undici-request";
-import { type AbortSignalLike, type RequestPlan, UndiciRequest, type UndiciRequestCore } from "./undici-request";
+import { RequestPlan } from "./request-plan";
+import { type AbortSignalLike, UndiciRequest, type UndiciRequestCore } from "./undici-request";
 import { UndiciPoolMonitor } from "./undici-pool-monitor";
 import { warnQuietly } from "./warn-quietly";
 
@@ -243,7 +243,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         // socketTimeout runs on the scheduler (UndiciRequestCore). undici's own headersTimeout (fast timers, ~1 s
         // resolution) stays only as the backstop of a caller's dispatcher, whose interceptors may not forward
         // request-body progress; the body phase is always observed (onResponseData).
-        headersTimeout: observed ? 0 : plan.socketTimeout,
+        headersTimeout: observed ? 0 : plan.idleMs,
         bodyTimeout: 0,
       };
       const dispatcher = this.currentDispatcher as DispatcherLike;
@@ -340,40 +340,9 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   }
 
   private buildPlans(config: ResolvedUndiciConfig): void {
-    this.plan = this.buildPlan(config);
-    this.callPlan = { ...this.plan, throwOnRequestTimeout: config.throwOnRequestTimeout !== false };
-  }
-
-  private buildPlan(config: ResolvedUndiciConfig): RequestPlan {
-    const connection = config.connectionTimeout ?? 0;
-    const acquisition = config.socketAcquisitionTimeout ?? 0;
-    let firstMs = 0;
-    let firstKind: RequestPlan["firstKind"] = DeadlineKind.Connection;
-    if (connection > 0 && (acquisition === 0 || connection <= acquisition)) firstMs = connection;
-    else if (acquisition > 0) {
-      firstMs = acquisition;
-      firstKind = DeadlineKind.Acquire;
-    }
-    const explicit = config.socketTimeout;
-    const serviceDefault =
-      explicit === undefined && typeof config.defaultSocketTimeout === "number" && config.defaultSocketTimeout > 0
-        ? config.defaultSocketTimeout
-        : undefined;
-    const socketTimeout = serviceDefault ?? explicit ?? 0;
-    return {
-      firstMs,
-      firstKind,
-      connectionTimeout: config.connectionTimeout,
-      socketAcquisitionTimeout: config.socketAcquisitionTimeout,
-      requestTimeout: config.requestTimeout,
-      throwOnRequestTimeout: config.throwOnRequestTimeout === true,
-      socketTimeout: Number.isFinite(socketTimeout) ? socketTimeout : 0,
-      socketTimeoutIsServiceDefault: serviceDefault !== undefined,
-      logger: config.logger,
-      scheduler: this.scheduler,
-      monitor: this.telemetryMonitor,
-      sampling: this.telemetryMonitor !== undefined && config.socketMonitor === "interval",
-    };
+    const telemetry = this.telemetryMonitor;
+    this.plan = new RequestPlan(config, this.scheduler, telemetry, config.throwOnRequestTimeout === true);
+    this.callPlan = new RequestPlan(config, this.scheduler, telemetry, config.throwOnRequestTimeout !== false);
   }
 
   /**
@@ -508,7 +477,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
 
   private sampleTick(now: number): boolean {
     const monitor = this.telemetryMonitor;
-    if (monitor === undefined || this.plan?.sampling !== true) return false;
+    if (monitor === undefined || this.plan?.samplesOnTick !== true) return false;
     // The tick comes once per period; the margin keeps a tick that fires a hair early from skipping a sample.
     if (now - this.lastSampleAt >= monitor.sampleIntervalMs - 1) {
       this.lastSampleAt = now;

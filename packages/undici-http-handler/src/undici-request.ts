@@ -38,7 +38,6 @@ import {
   Deadline,
   DeadlineKind,
   type DeadlineOwner,
-  type DeadlineScheduler,
   REQUEST_TIMEOUT_HINT,
   relabelSocketError,
   requestTimeoutError,
@@ -48,7 +47,6 @@ import {
   timing,
 } from "@sockeye/pool-monitor/internal";
 import { HttpResponse } from "@smithy/protocol-http";
-import type { Logger } from "@smithy/types";
 import type { Readable } from "node:stream";
 import { PACKAGE_PREFIX } from "./constants";
 import type { DispatchControllerLike, DispatcherLike, DispatchOptionsLike } from "./dispatcher-like";
@@ -57,9 +55,10 @@ import type { GatedRequest, OriginGate } from "./origin-gate";
 import type { OriginPoolState, PoolRequestNode } from "./origin-pool-state";
 import { parseResponseHeaders } from "./parse-response-headers";
 import { type BodySource, createResponseBody, failResponseBody } from "./response-body";
-import type { RequestOutcome, UndiciPoolMonitor } from "./undici-pool-monitor";
+import type { RequestOutcome } from "./undici-pool-monitor";
 import { requestFinishedChannel, undiciRequestFinishedEvent } from "./undici-request-finished";
 import { warnQuietly } from "./warn-quietly";
+import type { RequestPlan } from "./request-plan";
 
 /** `socketTimeout`: inactivity while sending, waiting for the headers and between body chunks (this handler's own). */
 const SOCKET_IDLE = "socket_idle";
@@ -80,28 +79,6 @@ export enum Phase {
   Done = 4,
   /** Failed before a connection while undici still holds it: its gate slot is given back when undici lets go. */
   Abandoned = 5,
-}
-
-/**
- * Per-config request settings, built once per resolved config and shared by every request.
- * @internal
- */
-export interface RequestPlan {
-  /** `min(connectionTimeout, socketAcquisitionTimeout)` (both end when the request gets a connection), or 0. */
-  firstMs: number;
-  firstKind: typeof DeadlineKind.Connection | typeof DeadlineKind.Acquire;
-  connectionTimeout: number | undefined;
-  socketAcquisitionTimeout: number | undefined;
-  requestTimeout: number | undefined;
-  throwOnRequestTimeout: boolean;
-  /** Inactivity timeout on the scheduler (`SOCKET_IDLE`, see `UndiciRequestCore`), ms (0 = none). */
-  socketTimeout: number;
-  socketTimeoutIsServiceDefault: boolean;
-  logger: Logger | undefined;
-  scheduler: DeadlineScheduler;
-  monitor: UndiciPoolMonitor | undefined;
-  /** Whether the monitor samples on the scheduler (socketMonitor "interval"). */
-  sampling: boolean;
 }
 
 type Resolve = (value: { response: HttpResponse }) => void;
@@ -179,17 +156,17 @@ export abstract class UndiciRequestCore
     const o = this.o;
     const gate = this.originGate;
     if (o !== undefined) {
-      plan.monitor?.requestStarted(o, this, gate !== undefined);
-      if (plan.sampling) plan.scheduler.ensureTicking();
+      plan.poolTelemetry?.requestStarted(o, this, gate !== undefined);
+      if (plan.samplesOnTick) plan.deadlineClock.ensureTicking();
     }
     if (plan.firstMs > 0) {
       this.first = new Deadline<UndiciDeadlineKind>(this, plan.firstKind);
-      plan.scheduler.arm(this.first, this.startedAt, plan.firstMs);
+      plan.deadlineClock.arm(this.first, this.startedAt, plan.firstMs);
     }
     const requestTimeout = this.requestTimeoutMs;
     if (requestTimeout !== undefined && requestTimeout > 0) {
       this.requestSlot = new Deadline<UndiciDeadlineKind>(this, DeadlineKind.Request);
-      plan.scheduler.arm(this.requestSlot, this.startedAt, requestTimeout);
+      plan.deadlineClock.arm(this.requestSlot, this.startedAt, requestTimeout);
     }
     const signal = this.callerSignal;
     if (signal !== undefined) {
@@ -204,7 +181,7 @@ export abstract class UndiciRequestCore
     }
     this.phase = Phase.Queued;
     gate.enqueue(this);
-    if (o !== undefined) plan.monitor?.requestQueued(o);
+    if (o !== undefined) plan.poolTelemetry?.requestQueued(o);
   }
 
   /** Hands the request to undici (counted in its gate's `inUse`, when it has a gate). */
@@ -214,7 +191,7 @@ export abstract class UndiciRequestCore
     if (gate !== undefined) {
       gate.awaiting++;
       const o = this.o;
-      if (o !== undefined) this.plan.monitor?.requestDequeued(o, gate.queue.size);
+      if (o !== undefined) this.plan.poolTelemetry?.requestDequeued(o, gate.queue.size);
     }
     try {
       ((gate?.dispatchTo ?? this.targetDispatcher) as DispatcherLike).dispatch(this.dispatchOptions, this);
@@ -242,11 +219,11 @@ export abstract class UndiciRequestCore
     const gate = this.originGate;
     if (gate !== undefined && gate.awaiting > 0) gate.awaiting--;
     const first = this.first;
-    if (first !== undefined) this.plan.scheduler.cancel(first);
+    if (first !== undefined) this.plan.deadlineClock.cancel(first);
     const o = this.o;
     const now = timing.now();
     if (this.uploadObserved) this.socketActive(now);
-    if (o !== undefined) this.plan.monitor?.requestAcquired(o, this, now);
+    if (o !== undefined) this.plan.poolTelemetry?.requestAcquired(o, this, now);
   }
 
   /**
@@ -254,20 +231,20 @@ export abstract class UndiciRequestCore
    * `socketTimeout` deadline from `now`. O(1): a refresh of the request's own node, armed on first use.
    */
   protected socketActive(now: number): void {
-    const ms = this.plan.socketTimeout;
+    const ms = this.plan.idleMs;
     if (ms <= 0 || this.phase !== Phase.Connected) return;
     let slot = this.socketSlot;
     if (slot === undefined) {
       slot = new Deadline<UndiciDeadlineKind>(this, SOCKET_IDLE);
       this.socketSlot = slot;
     }
-    if (slot.armed) this.plan.scheduler.refresh(slot, now);
-    else this.plan.scheduler.arm(slot, now, ms);
+    if (slot.armed) this.plan.deadlineClock.refresh(slot, now);
+    else this.plan.deadlineClock.arm(slot, now, ms);
   }
 
   /** undici wrote a request-body chunk (`onBodySent`) or the whole request (`onRequestSent`). */
   protected requestProgress(): void {
-    if (this.plan.socketTimeout > 0) this.socketActive(timing.now());
+    if (this.plan.idleMs > 0) this.socketActive(timing.now());
   }
 
   /** Response headers: `raw` is undici's raw list when it has one, else its parsed object is flattened. */
@@ -282,7 +259,7 @@ export abstract class UndiciRequestCore
       return;
     }
     const slot = this.requestSlot;
-    if (slot !== undefined) this.plan.scheduler.cancel(slot);
+    if (slot !== undefined) this.plan.deadlineClock.cancel(slot);
     this.requestProgress();
     const body = createResponseBody(this);
     this.responseBody = body;
@@ -303,14 +280,14 @@ export abstract class UndiciRequestCore
     const body = this.responseBody;
     if (body === undefined || body.destroyed) return;
     const socketSlot = this.socketSlot;
-    if (socketSlot?.armed) this.plan.scheduler.refresh(socketSlot, timing.now());
+    if (socketSlot?.armed) this.plan.deadlineClock.refresh(socketSlot, timing.now());
     if (body.push(chunk)) return;
     this.pausedForReader = true;
     // Paused for the reader: no inactivity timeout while undici reads nothing (as undici's bodyTimeout).
-    if (socketSlot !== undefined) this.plan.scheduler.cancel(socketSlot);
+    if (socketSlot !== undefined) this.plan.deadlineClock.cancel(socketSlot);
     controller.pause();
     const o = this.o;
-    if (o !== undefined) this.plan.monitor?.bodyPaused(o, this, timing.now());
+    if (o !== undefined) this.plan.poolTelemetry?.bodyPaused(o, this, timing.now());
   }
 
   /** The response ended. */
@@ -359,11 +336,11 @@ export abstract class UndiciRequestCore
     const plan = this.plan;
     switch (kind) {
       case DeadlineKind.Request:
-        if (plan.throwOnRequestTimeout) {
+        if (plan.throwsOnTimeout) {
           this.fail(requestTimeoutError(PACKAGE_PREFIX, this.requestTimeoutMs), "timed_out");
         } else {
           warnQuietly(
-            plan.logger,
+            plan.warnLogger,
             `${requestTimeoutMessage(PACKAGE_PREFIX, this.requestTimeoutMs, false)} ${REQUEST_TIMEOUT_HINT}`
           );
         }
@@ -376,14 +353,14 @@ export abstract class UndiciRequestCore
           // A caller's dispatcher: undici's queue and its connection attempts cannot be told apart from here.
           detail = `The request may still have been waiting in the dispatcher's queue (${this.o.queued} queued there).`;
         }
-        this.fail(connectionTimeoutError(PACKAGE_PREFIX, plan.connectionTimeout, detail), "timed_out");
+        this.fail(connectionTimeoutError(PACKAGE_PREFIX, plan.connectMs, detail), "timed_out");
         return;
       }
       case DeadlineKind.Acquire:
         this.fail(
           acquisitionTimeoutError(
             PACKAGE_PREFIX,
-            plan.socketAcquisitionTimeout,
+            plan.acquireMs,
             now - this.startedAt,
             "connection",
             this.describeQueue()
@@ -400,7 +377,7 @@ export abstract class UndiciRequestCore
     if (!this.pausedForReader) return;
     this.pausedForReader = false;
     const o = this.o;
-    if (o !== undefined) this.plan.monitor?.bodyResumed(o, this);
+    if (o !== undefined) this.plan.poolTelemetry?.bodyResumed(o, this);
     if (this.socketSlot !== undefined) this.socketActive(timing.now());
     this.controller?.resume();
   }
@@ -469,11 +446,11 @@ export abstract class UndiciRequestCore
   /** The request is done with its slot and connection. */
   private releaseSlot(): void {
     const first = this.first;
-    if (first !== undefined) this.plan.scheduler.cancel(first);
+    if (first !== undefined) this.plan.deadlineClock.cancel(first);
     const phase = this.phase;
     this.phase = Phase.Done;
     const o = this.o;
-    if (o !== undefined && this.acquiredAt >= 0) this.plan.monitor?.requestReleased(o, this, timing.now());
+    if (o !== undefined && this.acquiredAt >= 0) this.plan.poolTelemetry?.requestReleased(o, this, timing.now());
     const gate = this.originGate;
     if (gate === undefined) return;
     if (phase === Phase.Dispatched) {
@@ -487,7 +464,7 @@ export abstract class UndiciRequestCore
   }
 
   private cancelDeadlines(): void {
-    const scheduler = this.plan.scheduler;
+    const scheduler = this.plan.deadlineClock;
     if (this.first !== undefined) scheduler.cancel(this.first);
     if (this.requestSlot !== undefined) scheduler.cancel(this.requestSlot);
     if (this.socketSlot !== undefined) scheduler.cancel(this.socketSlot);
@@ -514,7 +491,7 @@ export abstract class UndiciRequestCore
   private finish(outcome: RequestOutcome): void {
     if (this.isFinished) return;
     this.isFinished = true;
-    const monitor = this.plan.monitor;
+    const monitor = this.plan.poolTelemetry;
     if (this.o !== undefined && monitor?.wants(requestFinishedChannel)) {
       monitor.emit(
         undiciRequestFinishedEvent(
@@ -538,7 +515,7 @@ export abstract class UndiciRequestCore
       else signal.onabort = null;
     }
     const o = this.o;
-    if (o !== undefined) this.plan.monitor?.requestClosed(o, this, outcome);
+    if (o !== undefined) this.plan.poolTelemetry?.requestClosed(o, this, outcome);
     // Unreachable by undici's contract (every request ends in onResponseStart or onResponseError); never leave a
     // promise hanging.
     if (!this.settled) this.rejectOnce(new Error(`${PACKAGE_PREFIX} - the request ended without a response.`));
@@ -579,11 +556,11 @@ export abstract class UndiciRequestCore
     if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
       if (this.outcome === undefined) this.outcome = "timed_out";
       const plan = this.plan;
-      return socketIdleTimeoutError(PACKAGE_PREFIX, plan.socketTimeout, plan.socketTimeoutIsServiceDefault, error);
+      return socketIdleTimeoutError(PACKAGE_PREFIX, plan.idleMs, plan.idleIsServiceDefault, error);
     }
     if (code === "UND_ERR_CONNECT_TIMEOUT") {
       if (this.outcome === undefined) this.outcome = "timed_out";
-      return connectionTimeoutError(PACKAGE_PREFIX, this.plan.connectionTimeout, undefined, error);
+      return connectionTimeoutError(PACKAGE_PREFIX, this.plan.connectMs, undefined, error);
     }
     if (code !== undefined && SOCKET_CLOSED_CODES.has(code)) {
       // undici's "other side closed": Node reports this as "socket hang up" with code ECONNRESET.
