@@ -147,8 +147,8 @@ export class SaturationDetector {
 
   readonly origin: string;
   private k: number;
-  private periodMs: number;
-  private stallAfterMs: number;
+  private samplePeriodMs: number;
+  private stallFloorMs: number;
   // Ring of the last K samples.
   private tNow!: Float64Array;
   private tQueued!: Float64Array;
@@ -157,8 +157,8 @@ export class SaturationDetector {
   private tArrivals!: Float64Array;
   private tHoldSum!: Float64Array;
   private tHoldCount!: Float64Array;
-  private head = 0; // index of the next write
-  private count = 0;
+  private ringHead = 0; // index of the next write
+  private ringCount = 0;
   private lastNow = Number.NaN;
   // Floor series, for trough detection.
   private prev1 = Number.POSITIVE_INFINITY;
@@ -178,8 +178,8 @@ export class SaturationDetector {
   constructor(options: SaturationDetectorOptions) {
     this.origin = options.origin;
     this.k = options.windowSamples ?? 5;
-    this.periodMs = options.sampleIntervalMs ?? 1000;
-    this.stallAfterMs = options.stallAfterMs ?? DEFAULT_STALL_AFTER_MS;
+    this.samplePeriodMs = options.sampleIntervalMs ?? 1000;
+    this.stallFloorMs = options.stallAfterMs ?? DEFAULT_STALL_AFTER_MS;
     this.allocate();
   }
 
@@ -190,7 +190,7 @@ export class SaturationDetector {
 
   /** True while the detector has history or a non-ok state, i.e. it wants more samples. */
   get needsSamples(): boolean {
-    return this.state !== "ok" || this.count !== 0;
+    return this.state !== "ok" || this.ringCount !== 0;
   }
 
   /**
@@ -199,8 +199,8 @@ export class SaturationDetector {
    */
   reconfigure(options: Omit<SaturationDetectorOptions, "origin">): void {
     const k = options.windowSamples ?? this.k;
-    this.periodMs = options.sampleIntervalMs ?? this.periodMs;
-    this.stallAfterMs = options.stallAfterMs ?? this.stallAfterMs;
+    this.samplePeriodMs = options.sampleIntervalMs ?? this.samplePeriodMs;
+    this.stallFloorMs = options.stallAfterMs ?? this.stallFloorMs;
     if (k !== this.k) {
       this.k = k;
       this.allocate();
@@ -211,8 +211,8 @@ export class SaturationDetector {
 
   /** Forgets the sample window and the running counters (keeps the state, the cause and the expected hold time). */
   resetWindow(): void {
-    this.count = 0;
-    this.head = 0;
+    this.ringCount = 0;
+    this.ringHead = 0;
     this.prev1 = this.prev2 = Number.POSITIVE_INFINITY;
     this.troughCount = 0;
     this.stuckSamples = 0;
@@ -226,7 +226,7 @@ export class SaturationDetector {
    * completing for K samples) counts as stalled for this origin now.
    */
   stallDeadlineMs(): number {
-    return Math.max((this.k - 1) * this.periodMs, this.stallAfterMs, STALL_HOLD_FACTOR * this.expectedHoldMs);
+    return Math.max((this.k - 1) * this.samplePeriodMs, this.stallFloorMs, STALL_HOLD_FACTOR * this.expectedHoldMs);
   }
 
   /**
@@ -234,7 +234,7 @@ export class SaturationDetector {
    * episode changed, or on recovery (`state: "ok"`); otherwise `undefined`.
    */
   update(s: SaturationSample): SaturationReport | undefined {
-    if (this.count !== 0 && s.now - this.lastNow > GAP_PERIODS * this.periodMs) this.resetWindow();
+    if (this.ringCount !== 0 && s.now - this.lastNow > GAP_PERIODS * this.samplePeriodMs) this.resetWindow();
     this.lastNow = s.now;
     const k = this.k;
     const max = s.maxSockets;
@@ -242,7 +242,7 @@ export class SaturationDetector {
     const saturated = limited && s.active >= max && s.queued > 0;
     const draining = s.queued < this.lastQueued;
     this.lastQueued = s.queued;
-    this.record(s, saturated);
+    this.recordSample(s, saturated);
 
     // What completed requests say about this origin's normal hold time.
     const holdCount = s.holdCount ?? 0;
@@ -285,7 +285,7 @@ export class SaturationDetector {
       !(this.cause === "unconsumed_bodies" && unconsumed > 0);
     this.recoveryStreak = clear ? this.recoveryStreak + 1 : 0;
     if (this.recoveryStreak >= k) {
-      const report = this.report("ok", null, null, s);
+      const report = this.buildReport("ok", null, null, s);
       this.state = "ok";
       this.since = s.now;
       this.cause = this.trigger = null;
@@ -318,7 +318,7 @@ export class SaturationDetector {
       this.pendingCause = null;
       this.pendingCount = 0;
       this.recommendedMaxSockets =
-        this.cause === "pool_capacity" ? (this.sizing(s, this.cause)?.recommended ?? null) : null;
+        this.cause === "pool_capacity" ? (this.sizeFor(s, this.cause)?.recommended ?? null) : null;
       return undefined;
     }
     if (evidence !== this.pendingCause) {
@@ -334,7 +334,7 @@ export class SaturationDetector {
   /** Builds a report for the current state from the latest sample (periodic reminders carry fresh figures). */
   assess(): SaturationReport | undefined {
     if (this.last === undefined) return undefined;
-    const report = this.report(this.state, this.cause, this.trigger, this.last);
+    const report = this.buildReport(this.state, this.cause, this.trigger, this.last);
     report.previousState = this.state;
     report.previousCause = this.cause;
     if (this.state !== "ok") this.lastReport = report;
@@ -350,12 +350,12 @@ export class SaturationDetector {
     this.tArrivals = new Float64Array(k);
     this.tHoldSum = new Float64Array(k);
     this.tHoldCount = new Float64Array(k);
-    this.head = 0;
-    this.count = 0;
+    this.ringHead = 0;
+    this.ringCount = 0;
   }
 
-  private record(s: SaturationSample, saturated: boolean): void {
-    const i = this.head;
+  private recordSample(s: SaturationSample, saturated: boolean): void {
+    const i = this.ringHead;
     this.tNow[i] = s.now;
     this.tQueued[i] = s.queued;
     this.tSaturated[i] = saturated ? 1 : 0;
@@ -363,8 +363,8 @@ export class SaturationDetector {
     this.tArrivals[i] = s.arrivals ?? 0;
     this.tHoldSum[i] = s.holdTimeSumMs ?? 0;
     this.tHoldCount[i] = s.holdCount ?? 0;
-    this.head = (i + 1) % this.k;
-    if (this.count < this.k) this.count++;
+    this.ringHead = (i + 1) % this.k;
+    if (this.ringCount < this.k) this.ringCount++;
     this.last = s;
     // Trough bookkeeping on the floor series.
     const floor = Math.min(s.minQueued ?? s.queued, s.queued);
@@ -384,7 +384,7 @@ export class SaturationDetector {
     s: SaturationSample,
     entering: boolean
   ): SaturationReport {
-    const report = this.report(state, cause, trigger, s);
+    const report = this.buildReport(state, cause, trigger, s);
     if (entering) {
       this.episodes++;
       this.since = s.now;
@@ -404,26 +404,26 @@ export class SaturationDetector {
     this.stuckSamples = stuckSamples;
     this.stuckSince = stuckSince;
     this.lastNow = s.now;
-    this.record(s, s.maxSockets > 0 && s.active >= s.maxSockets && s.queued > 0);
+    this.recordSample(s, s.maxSockets > 0 && s.active >= s.maxSockets && s.queued > 0);
     return report;
   }
 
-  private at(j: number): number {
+  private ringIndex(j: number): number {
     // j = 0 is the oldest sample in the window.
-    return (this.head - this.count + j + this.k) % this.k;
+    return (this.ringHead - this.ringCount + j + this.k) % this.k;
   }
 
   private growing(g: number): boolean {
-    if (this.count < this.k) return false;
+    if (this.ringCount < this.k) return false;
     let prev = -1;
-    for (let j = 0; j < this.count; j++) {
-      const x = this.at(j);
+    for (let j = 0; j < this.ringCount; j++) {
+      const x = this.ringIndex(j);
       if (this.tSaturated[x] === 0) return false;
       const q = this.tQueued[x];
       if (q < prev) return false;
       prev = q;
     }
-    return prev - this.tQueued[this.at(0)] >= g;
+    return prev - this.tQueued[this.ringIndex(0)] >= g;
   }
 
   private risingTroughs(g: number, max: number): boolean {
@@ -443,13 +443,13 @@ export class SaturationDetector {
     holdSum: number;
     holdCount: number;
   } {
-    const windowMs = this.count > 1 ? s.now - this.tNow[this.at(0)] : 0;
+    const windowMs = this.ringCount > 1 ? s.now - this.tNow[this.ringIndex(0)] : 0;
     let completions = 0;
     let arrivals = 0;
     let holdSum = 0;
     let holdCount = 0;
-    for (let j = 1; j < this.count; j++) {
-      const x = this.at(j);
+    for (let j = 1; j < this.ringCount; j++) {
+      const x = this.ringIndex(j);
       completions += this.tCompletions[x];
       arrivals += this.tArrivals[x];
       holdSum += this.tHoldSum[x];
@@ -468,7 +468,7 @@ export class SaturationDetector {
    *   to measure a rate): every request in use or queued now needs a socket for as long as the ones holding them.
    * `recommended` = max(maxSockets + 1, ceil(needed × SIZING_HEADROOM)).
    */
-  private sizing(s: SaturationSample, cause: SaturationCause | null): SaturationSizing | null {
+  private sizeFor(s: SaturationSample, cause: SaturationCause | null): SaturationSizing | null {
     const max = s.maxSockets;
     if (cause !== "pool_capacity" || !(max > 0) || max === Number.POSITIVE_INFINITY) return null;
     const w = this.windowTotals(s);
@@ -502,7 +502,7 @@ export class SaturationDetector {
     return sizing;
   }
 
-  private report(
+  private buildReport(
     state: SaturationState,
     cause: SaturationCause | null,
     trigger: SaturationTrigger | null,
@@ -515,7 +515,7 @@ export class SaturationDetector {
     let meanHoldMs: number | null = w.holdCount > 0 ? w.holdSum / w.holdCount : null;
     if (meanHoldMs === null && throughput > 0) meanHoldMs = (s.active / throughput) * 1000;
     const limited = s.maxSockets > 0 && s.maxSockets !== Number.POSITIVE_INFINITY;
-    const sizing = this.sizing(s, cause);
+    const sizing = this.sizeFor(s, cause);
     const report: SaturationReport = {
       origin: this.origin,
       state,
@@ -533,8 +533,8 @@ export class SaturationDetector {
       expectedHoldMs: this.expectedHoldMs > 0 ? round3(this.expectedHoldMs) : null,
       stallDeadlineMs: round3(this.stallDeadlineMs()),
       windowMs: round3(w.windowMs),
-      windowSamples: this.count,
-      queueGrowth: this.count > 0 ? s.queued - this.tQueued[this.at(0)] : 0,
+      windowSamples: this.ringCount,
+      queueGrowth: this.ringCount > 0 ? s.queued - this.tQueued[this.ringIndex(0)] : 0,
       throughput: round3(throughput),
       arrivalRate: round3(arrivalRate),
       meanHoldMs: meanHoldMs === null ? null : round3(meanHoldMs),
