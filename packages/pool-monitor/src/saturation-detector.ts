@@ -36,7 +36,7 @@
  * periods (event loop blocked, sampling paused while idle) clears the window too, so K always means
  * K consecutive loop-alive samples.
  *
- * Data structure: a ring of K samples in preallocated typed arrays plus a ring of the last 3
+ * Data structure: a ring of K samples in one preallocated Float64Array (7 numbers per sample) plus a ring of the last 3
  * troughs and a handful of scalars. `update()` is O(K) and allocation-free unless it returns a
  * report.
  */
@@ -58,6 +58,17 @@ import type {
   SaturationState,
   SaturationTrigger,
 } from "./pool-stats";
+
+// Layout of one sample in the detector's ring (SLOT numbers): its time, queue depth, whether it was saturated (0/1),
+// and the counters of the interval it closes.
+const R_NOW = 0;
+const R_QUEUED = 1;
+const R_SATURATED = 2;
+const R_COMPLETIONS = 3;
+const R_ARRIVALS = 4;
+const R_HOLD_SUM = 5;
+const R_HOLD_COUNT = 6;
+const SLOT = 7;
 
 /**
  * One sample of one origin.
@@ -149,14 +160,8 @@ export class SaturationDetector {
   private k: number;
   private samplePeriodMs: number;
   private stallFloorMs: number;
-  // Ring of the last K samples.
-  private tNow!: Float64Array;
-  private tQueued!: Float64Array;
-  private tSaturated!: Uint8Array;
-  private tCompletions!: Float64Array;
-  private tArrivals!: Float64Array;
-  private tHoldSum!: Float64Array;
-  private tHoldCount!: Float64Array;
+  // Ring of the last K samples: SLOT numbers per sample (offsets R_*), one array.
+  private ring!: Float64Array;
   private ringHead = 0; // index of the next write
   private ringCount = 0;
   private lastNow = Number.NaN;
@@ -343,26 +348,22 @@ export class SaturationDetector {
 
   private allocate(): void {
     const k = this.k;
-    this.tNow = new Float64Array(k);
-    this.tQueued = new Float64Array(k);
-    this.tSaturated = new Uint8Array(k);
-    this.tCompletions = new Float64Array(k);
-    this.tArrivals = new Float64Array(k);
-    this.tHoldSum = new Float64Array(k);
-    this.tHoldCount = new Float64Array(k);
+    this.ring = new Float64Array(k * SLOT);
     this.ringHead = 0;
     this.ringCount = 0;
   }
 
   private recordSample(s: SaturationSample, saturated: boolean): void {
     const i = this.ringHead;
-    this.tNow[i] = s.now;
-    this.tQueued[i] = s.queued;
-    this.tSaturated[i] = saturated ? 1 : 0;
-    this.tCompletions[i] = s.completions;
-    this.tArrivals[i] = s.arrivals ?? 0;
-    this.tHoldSum[i] = s.holdTimeSumMs ?? 0;
-    this.tHoldCount[i] = s.holdCount ?? 0;
+    const ring = this.ring;
+    const x = i * SLOT;
+    ring[x + R_NOW] = s.now;
+    ring[x + R_QUEUED] = s.queued;
+    ring[x + R_SATURATED] = saturated ? 1 : 0;
+    ring[x + R_COMPLETIONS] = s.completions;
+    ring[x + R_ARRIVALS] = s.arrivals ?? 0;
+    ring[x + R_HOLD_SUM] = s.holdTimeSumMs ?? 0;
+    ring[x + R_HOLD_COUNT] = s.holdCount ?? 0;
     this.ringHead = (i + 1) % this.k;
     if (this.ringCount < this.k) this.ringCount++;
     this.last = s;
@@ -408,9 +409,9 @@ export class SaturationDetector {
     return report;
   }
 
+  /** Offset in `ring` of the `j`-th sample of the window (j = 0 is the oldest). */
   private ringIndex(j: number): number {
-    // j = 0 is the oldest sample in the window.
-    return (this.ringHead - this.ringCount + j + this.k) % this.k;
+    return ((this.ringHead - this.ringCount + j + this.k) % this.k) * SLOT;
   }
 
   private growing(g: number): boolean {
@@ -418,12 +419,12 @@ export class SaturationDetector {
     let prev = -1;
     for (let j = 0; j < this.ringCount; j++) {
       const x = this.ringIndex(j);
-      if (this.tSaturated[x] === 0) return false;
-      const q = this.tQueued[x];
+      if (this.ring[x + R_SATURATED] === 0) return false;
+      const q = this.ring[x + R_QUEUED];
       if (q < prev) return false;
       prev = q;
     }
-    return prev - this.tQueued[this.ringIndex(0)] >= g;
+    return prev - this.ring[this.ringIndex(0) + R_QUEUED] >= g;
   }
 
   private risingTroughs(g: number, max: number): boolean {
@@ -443,17 +444,18 @@ export class SaturationDetector {
     holdSum: number;
     holdCount: number;
   } {
-    const windowMs = this.ringCount > 1 ? s.now - this.tNow[this.ringIndex(0)] : 0;
+    const ring = this.ring;
+    const windowMs = this.ringCount > 1 ? s.now - ring[this.ringIndex(0) + R_NOW] : 0;
     let completions = 0;
     let arrivals = 0;
     let holdSum = 0;
     let holdCount = 0;
     for (let j = 1; j < this.ringCount; j++) {
       const x = this.ringIndex(j);
-      completions += this.tCompletions[x];
-      arrivals += this.tArrivals[x];
-      holdSum += this.tHoldSum[x];
-      holdCount += this.tHoldCount[x];
+      completions += ring[x + R_COMPLETIONS];
+      arrivals += ring[x + R_ARRIVALS];
+      holdSum += ring[x + R_HOLD_SUM];
+      holdCount += ring[x + R_HOLD_COUNT];
     }
     return { windowMs, completions, arrivals, holdSum, holdCount };
   }
@@ -534,7 +536,7 @@ export class SaturationDetector {
       stallDeadlineMs: round3(this.stallDeadlineMs()),
       windowMs: round3(w.windowMs),
       windowSamples: this.ringCount,
-      queueGrowth: this.ringCount > 0 ? s.queued - this.tQueued[this.ringIndex(0)] : 0,
+      queueGrowth: this.ringCount > 0 ? s.queued - this.ring[this.ringIndex(0) + R_QUEUED] : 0,
       throughput: round3(throughput),
       arrivalRate: round3(arrivalRate),
       meanHoldMs: meanHoldMs === null ? null : round3(meanHoldMs),
