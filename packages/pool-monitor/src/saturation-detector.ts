@@ -36,9 +36,9 @@
  * periods (event loop blocked, sampling paused while idle) clears the window too, so K always means
  * K consecutive loop-alive samples.
  *
- * Data structure: a ring of K samples in one preallocated Float64Array (7 numbers per sample) plus a ring of the last 3
- * troughs and a handful of scalars. `update()` is O(K) and allocation-free unless it returns a
- * report.
+ * Data structure: a ring of K samples in one preallocated Float64Array (7 numbers per sample), a
+ * ring of the last 3 troughs and a handful of scalars. `update()` is O(K) and allocation-free unless
+ * it returns a report.
  */
 import {
   CAUSE_CONFIRM_SAMPLES,
