@@ -61,6 +61,14 @@ import type {
 
 // Layout of one sample in the detector's ring (SLOT numbers): its time, queue depth, whether it was saturated (0/1),
 // and the counters of the interval it closes.
+// Causes and triggers, each spelled once (the minified bundle then carries each text once).
+const UNCONSUMED_BODIES = "unconsumed_bodies";
+const POOL_CAPACITY = "pool_capacity";
+const NO_PROGRESS = "no_progress";
+const GROWTH = "growth";
+const RISING_TROUGHS = "rising_troughs";
+const LONG_HOLDS = "long_holds";
+const STALL = "stall";
 const R_NOW = 0;
 const R_QUEUED = 1;
 const R_SATURATED = 2;
@@ -271,13 +279,13 @@ export class SaturationDetector {
       let trigger: SaturationTrigger | null = null;
       if (limited) {
         const g = Math.max(1, Math.ceil(max / 5));
-        if (stall) trigger = "stall";
-        else if (saturated && s.queued >= max && this.growing(g)) trigger = "growth";
-        else if (saturated && this.risingTroughs(g, max)) trigger = "rising_troughs";
-        else if (stuck) trigger = "long_holds";
+        if (stall) trigger = STALL;
+        else if (saturated && s.queued >= max && this.growing(g)) trigger = GROWTH;
+        else if (saturated && this.risingTroughs(g, max)) trigger = RISING_TROUGHS;
+        else if (stuck) trigger = LONG_HOLDS;
       }
       if (trigger === null) return undefined;
-      const cause: SaturationCause = pinned ? "unconsumed_bodies" : stall ? "no_progress" : "pool_capacity";
+      const cause: SaturationCause = pinned ? UNCONSUMED_BODIES : stall ? NO_PROGRESS : POOL_CAPACITY;
       return this.transition(stall ? "stalled" : "saturated", cause, trigger, s, true);
     }
 
@@ -287,7 +295,7 @@ export class SaturationDetector {
     const clear =
       s.queued === 0 &&
       (s.completions > 0 || s.active === 0 || s.activeAgeCount === 0) &&
-      !(this.cause === "unconsumed_bodies" && unconsumed > 0);
+      !(this.cause === UNCONSUMED_BODIES && unconsumed > 0);
     this.recoveryStreak = clear ? this.recoveryStreak + 1 : 0;
     if (this.recoveryStreak >= k) {
       const report = this.buildReport("ok", null, null, s);
@@ -303,27 +311,23 @@ export class SaturationDetector {
     // Re-attribute from this sample's evidence; null = no evidence either way (keep the cause).
     let evidence: SaturationCause | null = null;
     let trigger: SaturationTrigger | null = null;
-    if (pinned && (saturated || this.cause === "unconsumed_bodies")) {
-      evidence = "unconsumed_bodies";
-      trigger = stall ? "stall" : stuck ? "long_holds" : this.trigger;
+    if (pinned && (saturated || this.cause === UNCONSUMED_BODIES)) {
+      evidence = UNCONSUMED_BODIES;
+      trigger = stall ? STALL : stuck ? LONG_HOLDS : this.trigger;
     } else if (stall) {
-      evidence = "no_progress";
-      trigger = "stall";
+      evidence = NO_PROGRESS;
+      trigger = STALL;
     } else if (saturated && (stuck || !draining)) {
       // A backlog draining after its cause went away (bodies destroyed, server answering again) is not a capacity
       // shortage: only a queue that holds or grows is.
-      evidence = "pool_capacity";
-      trigger = stuck
-        ? "long_holds"
-        : this.trigger === "growth" || this.trigger === "rising_troughs"
-          ? this.trigger
-          : "growth";
+      evidence = POOL_CAPACITY;
+      trigger = stuck ? LONG_HOLDS : this.trigger === GROWTH || this.trigger === RISING_TROUGHS ? this.trigger : GROWTH;
     }
     if (evidence === null || evidence === this.cause) {
       this.pendingCause = null;
       this.pendingCount = 0;
       this.recommendedMaxSockets =
-        this.cause === "pool_capacity" ? (this.sizeFor(s, this.cause)?.recommended ?? null) : null;
+        this.cause === POOL_CAPACITY ? (this.sizeFor(s, this.cause)?.recommended ?? null) : null;
       return undefined;
     }
     if (evidence !== this.pendingCause) {
@@ -332,8 +336,8 @@ export class SaturationDetector {
     }
     if (++this.pendingCount < CAUSE_CONFIRM_SAMPLES) return undefined;
     const state: SaturationState =
-      evidence === "no_progress" || (evidence === "unconsumed_bodies" && stall) ? "stalled" : "saturated";
-    return this.transition(state, evidence, trigger ?? "growth", s, false);
+      evidence === NO_PROGRESS || (evidence === UNCONSUMED_BODIES && stall) ? "stalled" : "saturated";
+    return this.transition(state, evidence, trigger ?? GROWTH, s, false);
   }
 
   /** Builds a report for the current state from the latest sample (periodic reminders carry fresh figures). */
@@ -472,7 +476,7 @@ export class SaturationDetector {
    */
   private sizeFor(s: SaturationSample, cause: SaturationCause | null): SaturationSizing | null {
     const max = s.maxSockets;
-    if (cause !== "pool_capacity" || !(max > 0) || max === Number.POSITIVE_INFINITY) return null;
+    if (cause !== POOL_CAPACITY || !(max > 0) || max === Number.POSITIVE_INFINITY) return null;
     const w = this.windowTotals(s);
     const seconds = w.windowMs / 1000;
     const meanHold = w.holdCount > 0 ? w.holdSum / w.holdCount : 0;
