@@ -187,6 +187,12 @@ export class SaturationDetector {
   private pendingCause: SaturationCause | null = null;
   private pendingCount = 0;
   private last: SaturationSample | undefined;
+  // The window's sums (`sumWindow()`): its span, ms, and its completions, arrivals and hold times.
+  private winMs = 0;
+  private winCompletions = 0;
+  private winArrivals = 0;
+  private winHoldSum = 0;
+  private winHoldCount = 0;
 
   constructor(options: SaturationDetectorOptions) {
     this.origin = options.origin;
@@ -440,16 +446,13 @@ export class SaturationDetector {
     return a <= b && b <= c && c - a >= g && a >= max;
   }
 
-  /** Window aggregates (the first sample only opens the window: its counters predate it). */
-  private windowTotals(s: SaturationSample): {
-    windowMs: number;
-    completions: number;
-    arrivals: number;
-    holdSum: number;
-    holdCount: number;
-  } {
+  /**
+   * Sums the window into the `win*` fields (the first sample only opens the window: its counters predate it);
+   * fields, not a returned object, so that a report allocates nothing more.
+   */
+  private sumWindow(s: SaturationSample): void {
     const ring = this.ring;
-    const windowMs = this.ringCount > 1 ? s.now - ring[this.ringIndex(0) + R_NOW] : 0;
+    this.winMs = this.ringCount > 1 ? s.now - ring[this.ringIndex(0) + R_NOW] : 0;
     let completions = 0;
     let arrivals = 0;
     let holdSum = 0;
@@ -461,7 +464,10 @@ export class SaturationDetector {
       holdSum += ring[x + R_HOLD_SUM];
       holdCount += ring[x + R_HOLD_COUNT];
     }
-    return { windowMs, completions, arrivals, holdSum, holdCount };
+    this.winCompletions = completions;
+    this.winArrivals = arrivals;
+    this.winHoldSum = holdSum;
+    this.winHoldCount = holdCount;
   }
 
   /**
@@ -477,15 +483,17 @@ export class SaturationDetector {
   private sizeFor(s: SaturationSample, cause: SaturationCause | null): SaturationSizing | null {
     const max = s.maxSockets;
     if (cause !== POOL_CAPACITY || !(max > 0) || max === Number.POSITIVE_INFINITY) return null;
-    const w = this.windowTotals(s);
-    const seconds = w.windowMs / 1000;
-    const meanHold = w.holdCount > 0 ? w.holdSum / w.holdCount : 0;
+    this.sumWindow(s);
+    const windowMs = this.winMs;
+    const completions = this.winCompletions;
+    const seconds = windowMs / 1000;
+    const meanHold = this.winHoldCount > 0 ? this.winHoldSum / this.winHoldCount : 0;
     const ageCount = s.activeAgeCount ?? 0;
     const meanAge = ageCount > 0 ? (s.activeAgeSumMs ?? 0) / ageCount : 0;
     const holdMs = Math.max(meanHold, meanAge);
     let sizing: SaturationSizing;
-    if (w.completions > 0 && seconds > 0 && w.windowMs >= 2 * holdMs && holdMs > 0) {
-      const ratePerSec = Math.max(w.arrivals / seconds, w.completions / seconds);
+    if (completions > 0 && seconds > 0 && windowMs >= 2 * holdMs && holdMs > 0) {
+      const ratePerSec = Math.max(this.winArrivals / seconds, completions / seconds);
       const needed = (ratePerSec * holdMs) / 1000;
       sizing = {
         method: "littles_law",
@@ -514,11 +522,12 @@ export class SaturationDetector {
     trigger: SaturationTrigger | null,
     s: SaturationSample
   ): SaturationReport {
-    const w = this.windowTotals(s);
-    const seconds = w.windowMs / 1000;
-    const throughput = seconds > 0 ? w.completions / seconds : 0;
-    const arrivalRate = seconds > 0 ? w.arrivals / seconds : 0;
-    let meanHoldMs: number | null = w.holdCount > 0 ? w.holdSum / w.holdCount : null;
+    this.sumWindow(s);
+    const windowMs = this.winMs;
+    const seconds = windowMs / 1000;
+    const throughput = seconds > 0 ? this.winCompletions / seconds : 0;
+    const arrivalRate = seconds > 0 ? this.winArrivals / seconds : 0;
+    let meanHoldMs: number | null = this.winHoldCount > 0 ? this.winHoldSum / this.winHoldCount : null;
     if (meanHoldMs === null && throughput > 0) meanHoldMs = (s.active / throughput) * 1000;
     const limited = s.maxSockets > 0 && s.maxSockets !== Number.POSITIVE_INFINITY;
     const sizing = this.sizeFor(s, cause);
@@ -538,7 +547,7 @@ export class SaturationDetector {
       oldestActiveMs: round3(s.oldestActiveMs ?? 0),
       expectedHoldMs: this.expectedHoldMs > 0 ? round3(this.expectedHoldMs) : null,
       stallDeadlineMs: round3(this.stallDeadlineMs()),
-      windowMs: round3(w.windowMs),
+      windowMs: round3(windowMs),
       windowSamples: this.ringCount,
       queueGrowth: this.ringCount > 0 ? s.queued - this.ring[this.ringIndex(0) + R_QUEUED] : 0,
       throughput: round3(throughput),
