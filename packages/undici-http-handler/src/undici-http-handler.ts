@@ -33,6 +33,9 @@ const NO_STATS: PoolStats = Object.freeze({
   totals: { active: 0, idle: 0, queued: 0, inFlight: 0, saturatedOrigins: 0 },
 }) as PoolStats;
 
+/** Prefix of this handler's warnings. */
+const WARN_PREFIX = `${PACKAGE_PREFIX}:WARN - `;
+
 /** `globalSeen` when the handler does not follow the global dispatcher (a `dispatcher` option is set). */
 const NOT_FOLLOWED: unique symbol = Symbol("not followed");
 
@@ -208,15 +211,14 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     try {
       validateRequest(request, PACKAGE_PREFIX);
       let headers = request.headers;
-      if (headers !== undefined) {
-        if (headers.Expect !== undefined || headers.expect !== undefined) headers = withoutExpect(headers);
-        if (headers["transfer-encoding"] !== undefined || headers["Transfer-Encoding"] !== undefined) {
-          // undici frames a body of unknown length itself and rejects a caller-set transfer-encoding.
-          headers = { ...headers };
-          delete headers["transfer-encoding"];
-          delete headers["Transfer-Encoding"];
-        }
-      }
+      if (
+        headers !== undefined &&
+        (headers.Expect !== undefined ||
+          headers.expect !== undefined ||
+          headers["transfer-encoding"] !== undefined ||
+          headers["Transfer-Encoding"] !== undefined)
+      )
+        headers = withoutRefusedHeaders(headers);
       if (request.username != null || request.password != null) {
         const credentials = Buffer.from(`${request.username ?? ""}:${request.password ?? ""}`).toString("base64");
         headers = { ...headers, authorization: `Basic ${credentials}` };
@@ -316,7 +318,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         ...(config.saturation as UndiciHttpHandlerOptions["saturation"]),
         onSaturation: config.onSaturation as UndiciHttpHandlerOptions["onSaturation"],
         onRecovery: config.onRecovery as UndiciHttpHandlerOptions["onRecovery"],
-        messagePrefix: `${PACKAGE_PREFIX}:WARN - `,
+        messagePrefix: WARN_PREFIX,
         // Resolved at warning time: the SDK hands its logger over after construction.
         logger: { warn: (message: string) => (this.config?.logger ?? console)?.warn?.(message) },
       });
@@ -326,14 +328,14 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.warnedIgnoredAgentOptions = true;
       warnQuietly(
         config.logger,
-        `${PACKAGE_PREFIX}:WARN - agent options without an undici equivalent are ignored: ${ignored.join("; ")}.`
+        `${WARN_PREFIX}agent options without an undici equivalent are ignored: ${ignored.join("; ")}.`
       );
     }
     if (options?.socketMonitor === "per-request" && !this.warnedPerRequestMode) {
       this.warnedPerRequestMode = true;
       warnQuietly(
         config.logger,
-        `${PACKAGE_PREFIX}:WARN - socketMonitor "per-request" has no undici equivalent; using "interval".`
+        `${WARN_PREFIX}socketMonitor "per-request" has no undici equivalent; using "interval".`
       );
     }
     return config;
@@ -367,7 +369,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.warnedGlobalIgnoresAgents = true;
       warnQuietly(
         config.logger,
-        `${PACKAGE_PREFIX}:WARN - requests go through the global undici dispatcher (setGlobalDispatcher); httpAgent / httpsAgent options (maxSockets, TLS) do not apply to it.`
+        `${WARN_PREFIX}requests go through the global undici dispatcher (setGlobalDispatcher); httpAgent / httpsAgent options (maxSockets, TLS) do not apply to it.`
       );
     }
     return slot as DispatcherLike;
@@ -596,13 +598,16 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
 function ignoreRejection(): void {}
 
 /**
- * The request headers without `Expect` (a copy; the caller's bag is left alone). undici refuses the header (its
- * HTTP/1.1 client cannot wait for `100 Continue`), so the body is sent with the headers, as upstream does.
+ * The request headers without `Expect` and `Transfer-Encoding` (a copy; the caller's bag is left alone). undici refuses
+ * both: its HTTP/1.1 client cannot wait for `100 Continue` (the body is sent with the headers, as upstream does), and
+ * it frames a body of unknown length itself.
  */
-function withoutExpect(headers: HttpRequest["headers"]): HttpRequest["headers"] {
+function withoutRefusedHeaders(headers: HttpRequest["headers"]): HttpRequest["headers"] {
   const copy = { ...headers };
   delete copy.Expect;
   delete copy.expect;
+  delete copy["transfer-encoding"];
+  delete copy["Transfer-Encoding"];
   return copy;
 }
 
