@@ -167,7 +167,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.currentDispatcher !== undefined &&
       (this.globalSeen === NOT_FOLLOWED || globalDispatcherSlot() === this.globalSeen)
     )
-      return this.dispatch(config, request, options);
+      return this.sendRequest(config, request, options);
     return this.handleAfterSetup(request, options);
   }
 
@@ -198,10 +198,10 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         this.telemetryMonitor?.ungateAll();
       }
     }
-    return this.dispatch(this.config, request, options);
+    return this.sendRequest(this.config, request, options);
   }
 
-  private dispatch(
+  private sendRequest(
     config: ResolvedUndiciConfig,
     request: HttpRequest,
     options: HttpHandlerOptions | undefined

@@ -9,7 +9,7 @@
  * (`handleEvent`), the body's `BodySource`, the gate's `GatedRequest` and the scheduler's `DeadlineOwner`: no
  * closure and no native timer per request.
  *
- * Lifecycle (`phase`): Created → Queued (in the gate's FIFO, handler-owned dispatcher only) → Dispatched (handed
+ * Lifecycle (`requestPhase`): Created → Queued (in the gate's FIFO, handler-owned dispatcher only) → Dispatched (handed
  * to undici, no connection yet) → Connected (`onRequestStart`: connection / acquisition deadline cancelled) →
  * `onResponseStart` (resolve with the response; request deadline cancelled) → `onResponseData`* → `onResponseEnd`
  * | `onResponseError` → Done. A failure while Queued unlinks it (O(1)): undici never sees it. A failure while
@@ -111,7 +111,7 @@ export abstract class UndiciRequestCore
   listed = 0;
   listPrev: PoolRequestNode | undefined = undefined;
   listNext: PoolRequestNode | undefined = undefined;
-  phase: Phase = Phase.Created;
+  requestPhase: Phase = Phase.Created;
 
   private settleResolve: Resolve | undefined = undefined;
   private settleReject: Reject | undefined = undefined;
@@ -179,14 +179,14 @@ export abstract class UndiciRequestCore
       this.dispatchFromGate();
       return;
     }
-    this.phase = Phase.Queued;
+    this.requestPhase = Phase.Queued;
     gate.enqueue(this);
     if (o !== undefined) plan.poolTelemetry?.requestQueued(o);
   }
 
   /** Hands the request to undici (counted in its gate's `inUse`, when it has a gate). */
   dispatchFromGate(): void {
-    this.phase = Phase.Dispatched;
+    this.requestPhase = Phase.Dispatched;
     const gate = this.originGate;
     if (gate !== undefined) {
       gate.awaiting++;
@@ -196,25 +196,25 @@ export abstract class UndiciRequestCore
     try {
       ((gate?.dispatchTo ?? this.targetDispatcher) as DispatcherLike).dispatch(this.dispatchOptions, this);
     } catch (error) {
-      this.errored(error as Error);
+      this.requestFailed(error as Error);
     }
   }
 
   // ---- undici's events (named by the subclasses) ---------------------------------------------------------------
 
   /** undici gave the request a connection (`onRequestStart` / `onConnect`); throws `REQUEST_GONE` to refuse it. */
-  protected started(controller: DispatchControllerLike): void {
-    if (this.phase !== Phase.Dispatched) {
+  protected connectionGiven(controller: DispatchControllerLike): void {
+    if (this.requestPhase !== Phase.Dispatched) {
       // Failed while waiting for this connection: undici drops the request unsent and keeps the connection, which
       // the gate then gives to the next queued request (after undici's current call returns).
-      if (this.phase === Phase.Abandoned) {
-        this.phase = Phase.Done;
+      if (this.requestPhase === Phase.Abandoned) {
+        this.requestPhase = Phase.Done;
         const gate = this.originGate;
         if (gate !== undefined) process.nextTick(releaseGateSlot, gate);
       }
       throw REQUEST_GONE;
     }
-    this.phase = Phase.Connected;
+    this.requestPhase = Phase.Connected;
     this.controller = controller;
     const gate = this.originGate;
     if (gate !== undefined && gate.awaiting > 0) gate.awaiting--;
@@ -232,7 +232,7 @@ export abstract class UndiciRequestCore
    */
   protected socketActive(now: number): void {
     const ms = this.plan.idleMs;
-    if (ms <= 0 || this.phase !== Phase.Connected) return;
+    if (ms <= 0 || this.requestPhase !== Phase.Connected) return;
     let slot = this.socketSlot;
     if (slot === undefined) {
       slot = new Deadline<UndiciDeadlineKind>(this, SOCKET_IDLE);
@@ -291,18 +291,18 @@ export abstract class UndiciRequestCore
   }
 
   /** The response ended. */
-  protected ended(): void {
+  protected responseEnded(): void {
     this.releaseSlot();
     this.responseBody?.push(null);
     this.finish(this.outcome ?? "completed");
   }
 
   /** The request failed in undici (or undici let go of an abandoned one). */
-  protected errored(error: Error): void {
-    if (error === REQUEST_GONE || this.phase === Phase.Done) return;
-    if (this.phase === Phase.Abandoned) {
+  protected requestFailed(error: Error): void {
+    if (error === REQUEST_GONE || this.requestPhase === Phase.Done) return;
+    if (this.requestPhase === Phase.Abandoned) {
       // Already settled and closed; undici let go of it (its connection attempt failed or was ended).
-      this.phase = Phase.Done;
+      this.requestPhase = Phase.Done;
       this.originGate?.release();
       return;
     }
@@ -347,7 +347,7 @@ export abstract class UndiciRequestCore
         return;
       case DeadlineKind.Connection: {
         let detail: string | undefined;
-        if (this.phase === Phase.Queued) {
+        if (this.requestPhase === Phase.Queued) {
           detail = `The request was still waiting for a free connection (${this.describeQueue()}).`;
         } else if (this.originGate === undefined && this.listed === 1 && this.o !== undefined && this.o.queued > 0) {
           // A caller's dispatcher: undici's queue and its connection attempts cannot be told apart from here.
@@ -403,7 +403,7 @@ export abstract class UndiciRequestCore
   private fail(error: Error, outcome: RequestOutcome): void {
     if (this.isFinished) return;
     if (this.outcome === undefined) this.outcome = outcome;
-    const phase = this.phase;
+    const phase = this.requestPhase;
     if (phase === Phase.Connected) {
       this.rejectOnce(error);
       // undici calls onResponseError (the body, if any, fails there); it closes the connection.
@@ -414,7 +414,7 @@ export abstract class UndiciRequestCore
     this.rejectOnce(error);
     const gate = this.originGate;
     if (phase === Phase.Queued) {
-      this.phase = Phase.Done;
+      this.requestPhase = Phase.Done;
       this.leftQueue = true;
       if (gate !== undefined) {
         gate.unlink(this);
@@ -423,7 +423,7 @@ export abstract class UndiciRequestCore
       }
     } else if (phase === Phase.Dispatched) {
       // undici still holds it: the slot stays taken until undici lets go (onRequestStart / onResponseError).
-      this.phase = Phase.Abandoned;
+      this.requestPhase = Phase.Abandoned;
       if (gate !== undefined) {
         if (gate.awaiting > 0) gate.awaiting--;
         gate.abandonIfUnneeded();
@@ -447,8 +447,8 @@ export abstract class UndiciRequestCore
   private releaseSlot(): void {
     const first = this.first;
     if (first !== undefined) this.plan.deadlineClock.cancel(first);
-    const phase = this.phase;
-    this.phase = Phase.Done;
+    const phase = this.requestPhase;
+    this.requestPhase = Phase.Done;
     const o = this.o;
     if (o !== undefined && this.acquiredAt >= 0) this.plan.poolTelemetry?.requestReleased(o, this, timing.now());
     const gate = this.originGate;
@@ -476,7 +476,7 @@ export abstract class UndiciRequestCore
    * exactly the path (and the `TimeoutError` message) of undici's headersTimeout / bodyTimeout.
    */
   private socketTimedOut(): void {
-    if (this.isFinished || this.phase !== Phase.Connected) return;
+    if (this.isFinished || this.requestPhase !== Phase.Connected) return;
     const headers = !this.settled;
     const cause = Object.assign(
       new Error(headers ? "Headers Timeout Error" : "Body Timeout Error"),
@@ -583,7 +583,7 @@ export abstract class UndiciRequestCore
 /** undici's controller-API handler (undici 7 and 8): names undici's callbacks, nothing else. @internal */
 export class UndiciRequest extends UndiciRequestCore {
   onRequestStart(controller: DispatchControllerLike, _context?: unknown): void {
-    this.started(controller);
+    this.connectionGiven(controller);
   }
 
   onResponseStart(
@@ -600,11 +600,11 @@ export class UndiciRequest extends UndiciRequestCore {
   }
 
   onResponseEnd(_controller: DispatchControllerLike, _trailers?: unknown): void {
-    this.ended();
+    this.responseEnded();
   }
 
   onResponseError(_controller: DispatchControllerLike | undefined, error: Error): void {
-    this.errored(error);
+    this.requestFailed(error);
   }
 
   /** Not in undici's controller API, but undici 8 calls it on the handler (its interceptors forward it). */
