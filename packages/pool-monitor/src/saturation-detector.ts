@@ -36,9 +36,9 @@
  * periods (event loop blocked, sampling paused while idle) clears the window too, so K always means
  * K consecutive loop-alive samples.
  *
- * Data structure: a ring of K samples in preallocated typed arrays plus a ring of the last 3
- * troughs and a handful of scalars. `update()` is O(K) and allocation-free unless it returns a
- * report.
+ * Data structure: a ring of K samples in one preallocated Float64Array (7 numbers per sample), a
+ * ring of the last 3 troughs and a handful of scalars. `update()` is O(K) and allocation-free unless
+ * it returns a report.
  */
 import {
   CAUSE_CONFIRM_SAMPLES,
@@ -58,6 +58,25 @@ import type {
   SaturationState,
   SaturationTrigger,
 } from "./pool-stats";
+
+// Layout of one sample in the detector's ring (SLOT numbers): its time, queue depth, whether it was saturated (0/1),
+// and the counters of the interval it closes.
+// Causes and triggers, each spelled once (the minified bundle then carries each text once).
+const UNCONSUMED_BODIES = "unconsumed_bodies";
+const POOL_CAPACITY = "pool_capacity";
+const NO_PROGRESS = "no_progress";
+const GROWTH = "growth";
+const RISING_TROUGHS = "rising_troughs";
+const LONG_HOLDS = "long_holds";
+const STALL = "stall";
+const R_NOW = 0;
+const R_QUEUED = 1;
+const R_SATURATED = 2;
+const R_COMPLETIONS = 3;
+const R_ARRIVALS = 4;
+const R_HOLD_SUM = 5;
+const R_HOLD_COUNT = 6;
+const SLOT = 7;
 
 /**
  * One sample of one origin.
@@ -147,18 +166,12 @@ export class SaturationDetector {
 
   readonly origin: string;
   private k: number;
-  private periodMs: number;
-  private stallAfterMs: number;
-  // Ring of the last K samples.
-  private tNow!: Float64Array;
-  private tQueued!: Float64Array;
-  private tSaturated!: Uint8Array;
-  private tCompletions!: Float64Array;
-  private tArrivals!: Float64Array;
-  private tHoldSum!: Float64Array;
-  private tHoldCount!: Float64Array;
-  private head = 0; // index of the next write
-  private count = 0;
+  private samplePeriodMs: number;
+  private stallFloorMs: number;
+  // Ring of the last K samples: SLOT numbers per sample (offsets R_*), one array.
+  private ring!: Float64Array;
+  private ringHead = 0; // index of the next write
+  private ringCount = 0;
   private lastNow = Number.NaN;
   // Floor series, for trough detection.
   private prev1 = Number.POSITIVE_INFINITY;
@@ -174,12 +187,18 @@ export class SaturationDetector {
   private pendingCause: SaturationCause | null = null;
   private pendingCount = 0;
   private last: SaturationSample | undefined;
+  // The window's sums (`sumWindow()`): its span, ms, and its completions, arrivals and hold times.
+  private winMs = 0;
+  private winCompletions = 0;
+  private winArrivals = 0;
+  private winHoldSum = 0;
+  private winHoldCount = 0;
 
   constructor(options: SaturationDetectorOptions) {
     this.origin = options.origin;
     this.k = options.windowSamples ?? 5;
-    this.periodMs = options.sampleIntervalMs ?? 1000;
-    this.stallAfterMs = options.stallAfterMs ?? DEFAULT_STALL_AFTER_MS;
+    this.samplePeriodMs = options.sampleIntervalMs ?? 1000;
+    this.stallFloorMs = options.stallAfterMs ?? DEFAULT_STALL_AFTER_MS;
     this.allocate();
   }
 
@@ -190,7 +209,7 @@ export class SaturationDetector {
 
   /** True while the detector has history or a non-ok state, i.e. it wants more samples. */
   get needsSamples(): boolean {
-    return this.state !== "ok" || this.count !== 0;
+    return this.state !== "ok" || this.ringCount !== 0;
   }
 
   /**
@@ -199,8 +218,8 @@ export class SaturationDetector {
    */
   reconfigure(options: Omit<SaturationDetectorOptions, "origin">): void {
     const k = options.windowSamples ?? this.k;
-    this.periodMs = options.sampleIntervalMs ?? this.periodMs;
-    this.stallAfterMs = options.stallAfterMs ?? this.stallAfterMs;
+    this.samplePeriodMs = options.sampleIntervalMs ?? this.samplePeriodMs;
+    this.stallFloorMs = options.stallAfterMs ?? this.stallFloorMs;
     if (k !== this.k) {
       this.k = k;
       this.allocate();
@@ -211,8 +230,8 @@ export class SaturationDetector {
 
   /** Forgets the sample window and the running counters (keeps the state, the cause and the expected hold time). */
   resetWindow(): void {
-    this.count = 0;
-    this.head = 0;
+    this.ringCount = 0;
+    this.ringHead = 0;
     this.prev1 = this.prev2 = Number.POSITIVE_INFINITY;
     this.troughCount = 0;
     this.stuckSamples = 0;
@@ -226,7 +245,7 @@ export class SaturationDetector {
    * completing for K samples) counts as stalled for this origin now.
    */
   stallDeadlineMs(): number {
-    return Math.max((this.k - 1) * this.periodMs, this.stallAfterMs, STALL_HOLD_FACTOR * this.expectedHoldMs);
+    return Math.max((this.k - 1) * this.samplePeriodMs, this.stallFloorMs, STALL_HOLD_FACTOR * this.expectedHoldMs);
   }
 
   /**
@@ -234,7 +253,7 @@ export class SaturationDetector {
    * episode changed, or on recovery (`state: "ok"`); otherwise `undefined`.
    */
   update(s: SaturationSample): SaturationReport | undefined {
-    if (this.count !== 0 && s.now - this.lastNow > GAP_PERIODS * this.periodMs) this.resetWindow();
+    if (this.ringCount !== 0 && s.now - this.lastNow > GAP_PERIODS * this.samplePeriodMs) this.resetWindow();
     this.lastNow = s.now;
     const k = this.k;
     const max = s.maxSockets;
@@ -242,7 +261,7 @@ export class SaturationDetector {
     const saturated = limited && s.active >= max && s.queued > 0;
     const draining = s.queued < this.lastQueued;
     this.lastQueued = s.queued;
-    this.record(s, saturated);
+    this.recordSample(s, saturated);
 
     // What completed requests say about this origin's normal hold time.
     const holdCount = s.holdCount ?? 0;
@@ -266,13 +285,13 @@ export class SaturationDetector {
       let trigger: SaturationTrigger | null = null;
       if (limited) {
         const g = Math.max(1, Math.ceil(max / 5));
-        if (stall) trigger = "stall";
-        else if (saturated && s.queued >= max && this.growing(g)) trigger = "growth";
-        else if (saturated && this.risingTroughs(g, max)) trigger = "rising_troughs";
-        else if (stuck) trigger = "long_holds";
+        if (stall) trigger = STALL;
+        else if (saturated && s.queued >= max && this.growing(g)) trigger = GROWTH;
+        else if (saturated && this.risingTroughs(g, max)) trigger = RISING_TROUGHS;
+        else if (stuck) trigger = LONG_HOLDS;
       }
       if (trigger === null) return undefined;
-      const cause: SaturationCause = pinned ? "unconsumed_bodies" : stall ? "no_progress" : "pool_capacity";
+      const cause: SaturationCause = pinned ? UNCONSUMED_BODIES : stall ? NO_PROGRESS : POOL_CAPACITY;
       return this.transition(stall ? "stalled" : "saturated", cause, trigger, s, true);
     }
 
@@ -282,10 +301,10 @@ export class SaturationDetector {
     const clear =
       s.queued === 0 &&
       (s.completions > 0 || s.active === 0 || s.activeAgeCount === 0) &&
-      !(this.cause === "unconsumed_bodies" && unconsumed > 0);
+      !(this.cause === UNCONSUMED_BODIES && unconsumed > 0);
     this.recoveryStreak = clear ? this.recoveryStreak + 1 : 0;
     if (this.recoveryStreak >= k) {
-      const report = this.report("ok", null, null, s);
+      const report = this.buildReport("ok", null, null, s);
       this.state = "ok";
       this.since = s.now;
       this.cause = this.trigger = null;
@@ -298,27 +317,23 @@ export class SaturationDetector {
     // Re-attribute from this sample's evidence; null = no evidence either way (keep the cause).
     let evidence: SaturationCause | null = null;
     let trigger: SaturationTrigger | null = null;
-    if (pinned && (saturated || this.cause === "unconsumed_bodies")) {
-      evidence = "unconsumed_bodies";
-      trigger = stall ? "stall" : stuck ? "long_holds" : this.trigger;
+    if (pinned && (saturated || this.cause === UNCONSUMED_BODIES)) {
+      evidence = UNCONSUMED_BODIES;
+      trigger = stall ? STALL : stuck ? LONG_HOLDS : this.trigger;
     } else if (stall) {
-      evidence = "no_progress";
-      trigger = "stall";
+      evidence = NO_PROGRESS;
+      trigger = STALL;
     } else if (saturated && (stuck || !draining)) {
       // A backlog draining after its cause went away (bodies destroyed, server answering again) is not a capacity
       // shortage: only a queue that holds or grows is.
-      evidence = "pool_capacity";
-      trigger = stuck
-        ? "long_holds"
-        : this.trigger === "growth" || this.trigger === "rising_troughs"
-          ? this.trigger
-          : "growth";
+      evidence = POOL_CAPACITY;
+      trigger = stuck ? LONG_HOLDS : this.trigger === GROWTH || this.trigger === RISING_TROUGHS ? this.trigger : GROWTH;
     }
     if (evidence === null || evidence === this.cause) {
       this.pendingCause = null;
       this.pendingCount = 0;
       this.recommendedMaxSockets =
-        this.cause === "pool_capacity" ? (this.sizing(s, this.cause)?.recommended ?? null) : null;
+        this.cause === POOL_CAPACITY ? (this.sizeFor(s, this.cause)?.recommended ?? null) : null;
       return undefined;
     }
     if (evidence !== this.pendingCause) {
@@ -327,14 +342,14 @@ export class SaturationDetector {
     }
     if (++this.pendingCount < CAUSE_CONFIRM_SAMPLES) return undefined;
     const state: SaturationState =
-      evidence === "no_progress" || (evidence === "unconsumed_bodies" && stall) ? "stalled" : "saturated";
-    return this.transition(state, evidence, trigger ?? "growth", s, false);
+      evidence === NO_PROGRESS || (evidence === UNCONSUMED_BODIES && stall) ? "stalled" : "saturated";
+    return this.transition(state, evidence, trigger ?? GROWTH, s, false);
   }
 
   /** Builds a report for the current state from the latest sample (periodic reminders carry fresh figures). */
   assess(): SaturationReport | undefined {
     if (this.last === undefined) return undefined;
-    const report = this.report(this.state, this.cause, this.trigger, this.last);
+    const report = this.buildReport(this.state, this.cause, this.trigger, this.last);
     report.previousState = this.state;
     report.previousCause = this.cause;
     if (this.state !== "ok") this.lastReport = report;
@@ -343,28 +358,24 @@ export class SaturationDetector {
 
   private allocate(): void {
     const k = this.k;
-    this.tNow = new Float64Array(k);
-    this.tQueued = new Float64Array(k);
-    this.tSaturated = new Uint8Array(k);
-    this.tCompletions = new Float64Array(k);
-    this.tArrivals = new Float64Array(k);
-    this.tHoldSum = new Float64Array(k);
-    this.tHoldCount = new Float64Array(k);
-    this.head = 0;
-    this.count = 0;
+    this.ring = new Float64Array(k * SLOT);
+    this.ringHead = 0;
+    this.ringCount = 0;
   }
 
-  private record(s: SaturationSample, saturated: boolean): void {
-    const i = this.head;
-    this.tNow[i] = s.now;
-    this.tQueued[i] = s.queued;
-    this.tSaturated[i] = saturated ? 1 : 0;
-    this.tCompletions[i] = s.completions;
-    this.tArrivals[i] = s.arrivals ?? 0;
-    this.tHoldSum[i] = s.holdTimeSumMs ?? 0;
-    this.tHoldCount[i] = s.holdCount ?? 0;
-    this.head = (i + 1) % this.k;
-    if (this.count < this.k) this.count++;
+  private recordSample(s: SaturationSample, saturated: boolean): void {
+    const i = this.ringHead;
+    const ring = this.ring;
+    const x = i * SLOT;
+    ring[x + R_NOW] = s.now;
+    ring[x + R_QUEUED] = s.queued;
+    ring[x + R_SATURATED] = saturated ? 1 : 0;
+    ring[x + R_COMPLETIONS] = s.completions;
+    ring[x + R_ARRIVALS] = s.arrivals ?? 0;
+    ring[x + R_HOLD_SUM] = s.holdTimeSumMs ?? 0;
+    ring[x + R_HOLD_COUNT] = s.holdCount ?? 0;
+    this.ringHead = (i + 1) % this.k;
+    if (this.ringCount < this.k) this.ringCount++;
     this.last = s;
     // Trough bookkeeping on the floor series.
     const floor = Math.min(s.minQueued ?? s.queued, s.queued);
@@ -384,7 +395,7 @@ export class SaturationDetector {
     s: SaturationSample,
     entering: boolean
   ): SaturationReport {
-    const report = this.report(state, cause, trigger, s);
+    const report = this.buildReport(state, cause, trigger, s);
     if (entering) {
       this.episodes++;
       this.since = s.now;
@@ -404,26 +415,26 @@ export class SaturationDetector {
     this.stuckSamples = stuckSamples;
     this.stuckSince = stuckSince;
     this.lastNow = s.now;
-    this.record(s, s.maxSockets > 0 && s.active >= s.maxSockets && s.queued > 0);
+    this.recordSample(s, s.maxSockets > 0 && s.active >= s.maxSockets && s.queued > 0);
     return report;
   }
 
-  private at(j: number): number {
-    // j = 0 is the oldest sample in the window.
-    return (this.head - this.count + j + this.k) % this.k;
+  /** Offset in `ring` of the `j`-th sample of the window (j = 0 is the oldest). */
+  private ringIndex(j: number): number {
+    return ((this.ringHead - this.ringCount + j + this.k) % this.k) * SLOT;
   }
 
   private growing(g: number): boolean {
-    if (this.count < this.k) return false;
+    if (this.ringCount < this.k) return false;
     let prev = -1;
-    for (let j = 0; j < this.count; j++) {
-      const x = this.at(j);
-      if (this.tSaturated[x] === 0) return false;
-      const q = this.tQueued[x];
+    for (let j = 0; j < this.ringCount; j++) {
+      const x = this.ringIndex(j);
+      if (this.ring[x + R_SATURATED] === 0) return false;
+      const q = this.ring[x + R_QUEUED];
       if (q < prev) return false;
       prev = q;
     }
-    return prev - this.tQueued[this.at(0)] >= g;
+    return prev - this.ring[this.ringIndex(0) + R_QUEUED] >= g;
   }
 
   private risingTroughs(g: number, max: number): boolean {
@@ -435,27 +446,28 @@ export class SaturationDetector {
     return a <= b && b <= c && c - a >= g && a >= max;
   }
 
-  /** Window aggregates (the first sample only opens the window: its counters predate it). */
-  private windowTotals(s: SaturationSample): {
-    windowMs: number;
-    completions: number;
-    arrivals: number;
-    holdSum: number;
-    holdCount: number;
-  } {
-    const windowMs = this.count > 1 ? s.now - this.tNow[this.at(0)] : 0;
+  /**
+   * Sums the window into the `win*` fields (the first sample only opens the window: its counters predate it);
+   * fields, not a returned object, so that a report allocates nothing more.
+   */
+  private sumWindow(s: SaturationSample): void {
+    const ring = this.ring;
+    this.winMs = this.ringCount > 1 ? s.now - ring[this.ringIndex(0) + R_NOW] : 0;
     let completions = 0;
     let arrivals = 0;
     let holdSum = 0;
     let holdCount = 0;
-    for (let j = 1; j < this.count; j++) {
-      const x = this.at(j);
-      completions += this.tCompletions[x];
-      arrivals += this.tArrivals[x];
-      holdSum += this.tHoldSum[x];
-      holdCount += this.tHoldCount[x];
+    for (let j = 1; j < this.ringCount; j++) {
+      const x = this.ringIndex(j);
+      completions += ring[x + R_COMPLETIONS];
+      arrivals += ring[x + R_ARRIVALS];
+      holdSum += ring[x + R_HOLD_SUM];
+      holdCount += ring[x + R_HOLD_COUNT];
     }
-    return { windowMs, completions, arrivals, holdSum, holdCount };
+    this.winCompletions = completions;
+    this.winArrivals = arrivals;
+    this.winHoldSum = holdSum;
+    this.winHoldCount = holdCount;
   }
 
   /**
@@ -468,18 +480,20 @@ export class SaturationDetector {
    *   to measure a rate): every request in use or queued now needs a socket for as long as the ones holding them.
    * `recommended` = max(maxSockets + 1, ceil(needed × SIZING_HEADROOM)).
    */
-  private sizing(s: SaturationSample, cause: SaturationCause | null): SaturationSizing | null {
+  private sizeFor(s: SaturationSample, cause: SaturationCause | null): SaturationSizing | null {
     const max = s.maxSockets;
-    if (cause !== "pool_capacity" || !(max > 0) || max === Number.POSITIVE_INFINITY) return null;
-    const w = this.windowTotals(s);
-    const seconds = w.windowMs / 1000;
-    const meanHold = w.holdCount > 0 ? w.holdSum / w.holdCount : 0;
+    if (cause !== POOL_CAPACITY || !(max > 0) || max === Number.POSITIVE_INFINITY) return null;
+    this.sumWindow(s);
+    const windowMs = this.winMs;
+    const completions = this.winCompletions;
+    const seconds = windowMs / 1000;
+    const meanHold = this.winHoldCount > 0 ? this.winHoldSum / this.winHoldCount : 0;
     const ageCount = s.activeAgeCount ?? 0;
     const meanAge = ageCount > 0 ? (s.activeAgeSumMs ?? 0) / ageCount : 0;
     const holdMs = Math.max(meanHold, meanAge);
     let sizing: SaturationSizing;
-    if (w.completions > 0 && seconds > 0 && w.windowMs >= 2 * holdMs && holdMs > 0) {
-      const ratePerSec = Math.max(w.arrivals / seconds, w.completions / seconds);
+    if (completions > 0 && seconds > 0 && windowMs >= 2 * holdMs && holdMs > 0) {
+      const ratePerSec = Math.max(this.winArrivals / seconds, completions / seconds);
       const needed = (ratePerSec * holdMs) / 1000;
       sizing = {
         method: "littles_law",
@@ -502,20 +516,21 @@ export class SaturationDetector {
     return sizing;
   }
 
-  private report(
+  private buildReport(
     state: SaturationState,
     cause: SaturationCause | null,
     trigger: SaturationTrigger | null,
     s: SaturationSample
   ): SaturationReport {
-    const w = this.windowTotals(s);
-    const seconds = w.windowMs / 1000;
-    const throughput = seconds > 0 ? w.completions / seconds : 0;
-    const arrivalRate = seconds > 0 ? w.arrivals / seconds : 0;
-    let meanHoldMs: number | null = w.holdCount > 0 ? w.holdSum / w.holdCount : null;
+    this.sumWindow(s);
+    const windowMs = this.winMs;
+    const seconds = windowMs / 1000;
+    const throughput = seconds > 0 ? this.winCompletions / seconds : 0;
+    const arrivalRate = seconds > 0 ? this.winArrivals / seconds : 0;
+    let meanHoldMs: number | null = this.winHoldCount > 0 ? this.winHoldSum / this.winHoldCount : null;
     if (meanHoldMs === null && throughput > 0) meanHoldMs = (s.active / throughput) * 1000;
     const limited = s.maxSockets > 0 && s.maxSockets !== Number.POSITIVE_INFINITY;
-    const sizing = this.sizing(s, cause);
+    const sizing = this.sizeFor(s, cause);
     const report: SaturationReport = {
       origin: this.origin,
       state,
@@ -532,9 +547,9 @@ export class SaturationDetector {
       oldestActiveMs: round3(s.oldestActiveMs ?? 0),
       expectedHoldMs: this.expectedHoldMs > 0 ? round3(this.expectedHoldMs) : null,
       stallDeadlineMs: round3(this.stallDeadlineMs()),
-      windowMs: round3(w.windowMs),
-      windowSamples: this.count,
-      queueGrowth: this.count > 0 ? s.queued - this.tQueued[this.at(0)] : 0,
+      windowMs: round3(windowMs),
+      windowSamples: this.ringCount,
+      queueGrowth: this.ringCount > 0 ? s.queued - this.ring[this.ringIndex(0) + R_QUEUED] : 0,
       throughput: round3(throughput),
       arrivalRate: round3(arrivalRate),
       meanHoldMs: meanHoldMs === null ? null : round3(meanHoldMs),

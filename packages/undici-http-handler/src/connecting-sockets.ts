@@ -39,18 +39,6 @@ export class ConnectingSockets {
    */
   demand: ((origin: string) => boolean) | undefined = undefined;
 
-  /** Number of sockets still connecting (all origins). */
-  get size(): number {
-    let n = 0;
-    for (const set of this.byOrigin.values()) n += set.size;
-    return n;
-  }
-
-  /** Sockets of `origin` still connecting. */
-  connectingTo(origin: string): number {
-    return this.byOrigin.get(origin)?.size ?? 0;
-  }
-
   /** Returns a connector that records each socket `base` creates for `origin` until it connected or failed. */
   wrap(base: Connector, origin: string): Connector {
     let sockets = this.byOrigin.get(origin);

@@ -27,7 +27,7 @@ export class LegacyUndiciRequest extends UndiciRequestCore implements DispatchCo
   onConnect(abort: AbortFn): void {
     this.abortFn = abort;
     // Throws REQUEST_GONE for a request that already failed: undici 7 then drops it unsent (see UndiciRequestCore).
-    this.started(this);
+    this.connectionGiven(this);
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText?: string): boolean {
@@ -42,11 +42,11 @@ export class LegacyUndiciRequest extends UndiciRequestCore implements DispatchCo
   }
 
   onComplete(_trailers?: unknown): void {
-    this.ended();
+    this.responseEnded();
   }
 
   onError(error: Error): void {
-    this.errored(error);
+    this.requestFailed(error);
   }
 
   onBodySent(_chunk: unknown): void {

@@ -41,7 +41,7 @@ export class OriginGate {
   /** `drain()` is running (see there). */
   private draining = false;
   /** Where queued requests go when their turn comes: the handler's current dispatcher (updated on a rebuild). */
-  dispatcher: DispatcherLike | undefined = undefined;
+  dispatchTo: DispatcherLike | undefined = undefined;
 
   /**
    * @param origin - `scheme://host:port`.

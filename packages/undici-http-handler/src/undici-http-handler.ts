@@ -5,7 +5,6 @@ import { Agent, buildConnector, Dispatcher, Pool } from "undici";
 import {
   buildAbortError,
   buildQueryString,
-  DeadlineKind,
   DeadlineScheduler,
   invalidOption,
   resolveSharedOption,
@@ -23,14 +22,19 @@ import { type ResolvedUndiciConfig, resolveUndiciConfig } from "./resolve-undici
 import { trackedConnector } from "./tracked-connector";
 import type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
 import { LegacyUndiciRequest } from "./legacy-undici-request";
-import { type AbortSignalLike, type RequestPlan, UndiciRequest, type UndiciRequestCore } from "./undici-request";
+import { RequestPlan } from "./request-plan";
+import { type AbortSignalLike, UndiciRequest, type UndiciRequestCore } from "./undici-request";
 import { UndiciPoolMonitor } from "./undici-pool-monitor";
+import { warnQuietly } from "./warn-quietly";
 
 const NO_STATS: PoolStats = Object.freeze({
   takenAt: 0,
   origins: [],
   totals: { active: 0, idle: 0, queued: 0, inFlight: 0, saturatedOrigins: 0 },
 }) as PoolStats;
+
+/** Prefix of this handler's warnings. */
+const WARN_PREFIX = `${PACKAGE_PREFIX}:WARN - `;
 
 /** `globalSeen` when the handler does not follow the global dispatcher (a `dispatcher` option is set). */
 const NOT_FOLLOWED: unique symbol = Symbol("not followed");
@@ -60,11 +64,11 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   private configPromise: Promise<ResolvedUndiciConfig>;
   /** The latest resolved config when it is known synchronously (options object, or provider settled). */
   private settledConfig: ResolvedUndiciConfig | undefined = undefined;
-  private options: UndiciHttpHandlerOptions | undefined = undefined;
+  private rawOptions: UndiciHttpHandlerOptions | undefined = undefined;
   private plan: RequestPlan | undefined = undefined;
   /** `plan` for a call with its own `requestTimeout`: that deadline rejects unless `throwOnRequestTimeout: false`. */
   private callPlan: RequestPlan | undefined = undefined;
-  private dispatcher: DispatcherLike | undefined = undefined;
+  private currentDispatcher: DispatcherLike | undefined = undefined;
   private ownsDispatcher = false;
   /**
    * The dispatcher is an instance of this package's undici 7: requests use undici 7's native callbacks
@@ -88,15 +92,15 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   /** The dispatcher is the user's global one: shared, so never closed or destroyed by the handler. */
   private viaGlobal = false;
   private warnedGlobalIgnoresAgents = false;
-  private monitor: UndiciPoolMonitor | undefined = undefined;
+  private telemetryMonitor: UndiciPoolMonitor | undefined = undefined;
   private lastSampleAt = Number.NEGATIVE_INFINITY;
   /** Its recurring owner tick runs once per the monitor's `sampleIntervalMs` (read at each re-arm). */
   private readonly scheduler = new DeadlineScheduler(
-    (now) => this.onTick(now),
-    () => this.monitor?.sampleIntervalMs ?? TICK_MS
+    (now) => this.sampleTick(now),
+    () => this.telemetryMonitor?.sampleIntervalMs ?? TICK_MS
   );
   /** Sockets of the handler-owned dispatcher still connecting: `destroy()` ends them (undici would not). */
-  private readonly connecting = new ConnectingSockets();
+  private readonly pendingConnects = new ConnectingSockets();
   /** `connecting.demand`: whether a request of the origin waits for a connection (origins without a gate: yes). */
   private readonly originNeedsConnection = (origin: string): boolean =>
     this.gates.get(origin)?.needsConnection() ?? true;
@@ -131,11 +135,11 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
    *   value), a provider function (called now; a rejection or bad value rejects every `handle()`), or nothing.
    */
   constructor(options?: UndiciHttpHandlerOptions | Provider<UndiciHttpHandlerOptions | void>) {
-    this.connecting.demand = this.originNeedsConnection;
+    this.pendingConnects.demand = this.originNeedsConnection;
     if (typeof options === "function") {
-      this.configPromise = this.chain(options().then((o) => this.resolve(o ?? undefined)));
+      this.configPromise = this.chain(options().then((o) => this.applyOptions(o ?? undefined)));
     } else {
-      this.settledConfig = this.resolve(options);
+      this.settledConfig = this.applyOptions(options);
       this.configPromise = Promise.resolve(this.settledConfig);
     }
   }
@@ -160,10 +164,10 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const config = this.config;
     if (
       config !== undefined &&
-      this.dispatcher !== undefined &&
+      this.currentDispatcher !== undefined &&
       (this.globalSeen === NOT_FOLLOWED || globalDispatcherSlot() === this.globalSeen)
     )
-      return this.dispatch(config, request, options);
+      return this.sendRequest(config, request, options);
     return this.handleAfterSetup(request, options);
   }
 
@@ -181,23 +185,23 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.buildPlans(config);
     }
     if (this.globalSeen !== NOT_FOLLOWED && globalDispatcherSlot() !== this.globalSeen) this.globalDispatcherChanged();
-    if (this.dispatcher === undefined) {
-      this.dispatcher = this.createDispatcher(this.config);
+    if (this.currentDispatcher === undefined) {
+      this.currentDispatcher = this.createDispatcher(this.config);
       // Requests a gate still holds go to the new dispatcher (the old one is closing).
       for (const gate of this.gates.values()) {
-        gate.dispatcher = this.dispatcher;
+        gate.dispatchTo = this.currentDispatcher;
         gate.drain();
       }
       if (this.gateLimits === undefined && this.gates.size > 0) {
         // The new dispatcher is not gated (pools of unknown limits): its gates drained (limit null) and go.
         this.gates.clear();
-        this.monitor?.ungateAll();
+        this.telemetryMonitor?.ungateAll();
       }
     }
-    return this.dispatch(this.config, request, options);
+    return this.sendRequest(this.config, request, options);
   }
 
-  private dispatch(
+  private sendRequest(
     config: ResolvedUndiciConfig,
     request: HttpRequest,
     options: HttpHandlerOptions | undefined
@@ -207,15 +211,14 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     try {
       validateRequest(request, PACKAGE_PREFIX);
       let headers = request.headers;
-      if (headers !== undefined) {
-        if (headers.Expect !== undefined || headers.expect !== undefined) headers = withoutExpect(headers);
-        if (headers["transfer-encoding"] !== undefined || headers["Transfer-Encoding"] !== undefined) {
-          // undici frames a body of unknown length itself and rejects a caller-set transfer-encoding.
-          headers = { ...headers };
-          delete headers["transfer-encoding"];
-          delete headers["Transfer-Encoding"];
-        }
-      }
+      if (
+        headers !== undefined &&
+        (headers.Expect !== undefined ||
+          headers.expect !== undefined ||
+          headers["transfer-encoding"] !== undefined ||
+          headers["Transfer-Encoding"] !== undefined)
+      )
+        headers = withoutRefusedHeaders(headers);
       if (request.username != null || request.password != null) {
         const credentials = Buffer.from(`${request.username ?? ""}:${request.password ?? ""}`).toString("base64");
         headers = { ...headers, authorization: `Basic ${credentials}` };
@@ -242,10 +245,10 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         // socketTimeout runs on the scheduler (UndiciRequestCore). undici's own headersTimeout (fast timers, ~1 s
         // resolution) stays only as the backstop of a caller's dispatcher, whose interceptors may not forward
         // request-body progress; the body phase is always observed (onResponseData).
-        headersTimeout: observed ? 0 : plan.socketTimeout,
+        headersTimeout: observed ? 0 : plan.idleMs,
         bodyTimeout: 0,
       };
-      const dispatcher = this.dispatcher as DispatcherLike;
+      const dispatcher = this.currentDispatcher as DispatcherLike;
       return new Promise((resolve, reject) => state.start(resolve, reject, dispatcher, dispatchOptions));
     } catch (error) {
       return Promise.reject(error);
@@ -265,7 +268,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     this.lastHostname = hostname;
     this.lastPort = port;
     this.lastOrigin = origin;
-    this.lastState = this.monitor?.origin(origin);
+    this.lastState = this.telemetryMonitor?.origin(origin);
     if (this.lastState !== undefined && !this.ownsDispatcher) this.describeExternal(this.lastState, origin);
     this.lastGate = this.gateFor(origin, https, this.lastState);
     return origin;
@@ -282,13 +285,13 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     if (gate === undefined) {
       const limit = https ? limits.https : limits.http;
       if (o !== undefined && o.origin === origin) {
-        gate = new OriginGate(origin, limit, this.connecting, o.waiting);
+        gate = new OriginGate(origin, limit, this.pendingConnects, o.waiting);
       } else {
-        gate = new OriginGate(origin, limit, this.connecting);
+        gate = new OriginGate(origin, limit, this.pendingConnects);
         o?.gateQueues.set(origin, gate.queue);
       }
       if (o !== undefined) o.gated = true;
-      gate.dispatcher = this.dispatcher;
+      gate.dispatchTo = this.currentDispatcher;
       this.gates.set(origin, gate);
     }
     return gate;
@@ -296,7 +299,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
 
   /** A caller's dispatcher: read its `stats` when it has them (Agent: keyed by origin; Pool/Client: its own). */
   private describeExternal(o: OriginPoolState, origin: string): void {
-    const d = this.dispatcher as (Dispatcher & { stats?: unknown }) | undefined;
+    const d = this.currentDispatcher as (Dispatcher & { stats?: unknown }) | undefined;
     if (d === undefined || o.stats !== undefined) return;
     const short = new URL(origin).origin;
     o.stats = () => {
@@ -307,15 +310,15 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     };
   }
 
-  private resolve(options: UndiciHttpHandlerOptions | undefined): ResolvedUndiciConfig {
+  private applyOptions(options: UndiciHttpHandlerOptions | undefined): ResolvedUndiciConfig {
     const config = resolveUndiciConfig(options);
-    this.options = options;
-    if (this.monitor === undefined && config.telemetry) {
-      this.monitor = new UndiciPoolMonitor({
+    this.rawOptions = options;
+    if (this.telemetryMonitor === undefined && config.telemetry) {
+      this.telemetryMonitor = new UndiciPoolMonitor({
         ...(config.saturation as UndiciHttpHandlerOptions["saturation"]),
         onSaturation: config.onSaturation as UndiciHttpHandlerOptions["onSaturation"],
         onRecovery: config.onRecovery as UndiciHttpHandlerOptions["onRecovery"],
-        messagePrefix: `${PACKAGE_PREFIX}:WARN - `,
+        messagePrefix: WARN_PREFIX,
         // Resolved at warning time: the SDK hands its logger over after construction.
         logger: { warn: (message: string) => (this.config?.logger ?? console)?.warn?.(message) },
       });
@@ -323,62 +326,25 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const ignored = [...config.httpConnect.ignored, ...config.httpsConnect.ignored];
     if (ignored.length > 0 && !this.warnedIgnoredAgentOptions) {
       this.warnedIgnoredAgentOptions = true;
-      try {
-        (config.logger ?? console)?.warn?.(
-          `${PACKAGE_PREFIX}:WARN - agent options without an undici equivalent are ignored: ${ignored.join("; ")}.`
-        );
-      } catch {
-        // ignore
-      }
+      warnQuietly(
+        config.logger,
+        `${WARN_PREFIX}agent options without an undici equivalent are ignored: ${ignored.join("; ")}.`
+      );
     }
     if (options?.socketMonitor === "per-request" && !this.warnedPerRequestMode) {
       this.warnedPerRequestMode = true;
-      try {
-        (config.logger ?? console)?.warn?.(
-          `${PACKAGE_PREFIX}:WARN - socketMonitor "per-request" has no undici equivalent; using "interval".`
-        );
-      } catch {
-        // ignore
-      }
+      warnQuietly(
+        config.logger,
+        `${WARN_PREFIX}socketMonitor "per-request" has no undici equivalent; using "interval".`
+      );
     }
     return config;
   }
 
   private buildPlans(config: ResolvedUndiciConfig): void {
-    this.plan = this.buildPlan(config);
-    this.callPlan = { ...this.plan, throwOnRequestTimeout: config.throwOnRequestTimeout !== false };
-  }
-
-  private buildPlan(config: ResolvedUndiciConfig): RequestPlan {
-    const connection = config.connectionTimeout ?? 0;
-    const acquisition = config.socketAcquisitionTimeout ?? 0;
-    let firstMs = 0;
-    let firstKind: RequestPlan["firstKind"] = DeadlineKind.Connection;
-    if (connection > 0 && (acquisition === 0 || connection <= acquisition)) firstMs = connection;
-    else if (acquisition > 0) {
-      firstMs = acquisition;
-      firstKind = DeadlineKind.Acquire;
-    }
-    const explicit = config.socketTimeout;
-    const serviceDefault =
-      explicit === undefined && typeof config.defaultSocketTimeout === "number" && config.defaultSocketTimeout > 0
-        ? config.defaultSocketTimeout
-        : undefined;
-    const socketTimeout = serviceDefault ?? explicit ?? 0;
-    return {
-      firstMs,
-      firstKind,
-      connectionTimeout: config.connectionTimeout,
-      socketAcquisitionTimeout: config.socketAcquisitionTimeout,
-      requestTimeout: config.requestTimeout,
-      throwOnRequestTimeout: config.throwOnRequestTimeout === true,
-      socketTimeout: Number.isFinite(socketTimeout) ? socketTimeout : 0,
-      socketTimeoutIsServiceDefault: serviceDefault !== undefined,
-      logger: config.logger,
-      scheduler: this.scheduler,
-      monitor: this.monitor,
-      sampling: this.monitor !== undefined && config.socketMonitor === "interval",
-    };
+    const telemetry = this.telemetryMonitor;
+    this.plan = new RequestPlan(config, this.scheduler, telemetry, config.throwOnRequestTimeout === true);
+    this.callPlan = new RequestPlan(config, this.scheduler, telemetry, config.throwOnRequestTimeout !== false);
   }
 
   /**
@@ -396,15 +362,15 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     this.globalSeen = slot;
     if (!isUserSetDispatcher(slot)) return undefined;
     this.viaGlobal = true;
-    if ((this.options?.httpsAgent != null || this.options?.httpAgent != null) && !this.warnedGlobalIgnoresAgents) {
+    if (
+      (this.rawOptions?.httpsAgent != null || this.rawOptions?.httpAgent != null) &&
+      !this.warnedGlobalIgnoresAgents
+    ) {
       this.warnedGlobalIgnoresAgents = true;
-      try {
-        (config.logger ?? console)?.warn?.(
-          `${PACKAGE_PREFIX}:WARN - requests go through the global undici dispatcher (setGlobalDispatcher); httpAgent / httpsAgent options (maxSockets, TLS) do not apply to it.`
-        );
-      } catch {
-        // ignore
-      }
+      warnQuietly(
+        config.logger,
+        `${WARN_PREFIX}requests go through the global undici dispatcher (setGlobalDispatcher); httpAgent / httpsAgent options (maxSockets, TLS) do not apply to it.`
+      );
     }
     return slot as DispatcherLike;
   }
@@ -416,9 +382,14 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.globalSeen = slot;
       return;
     }
-    const old = this.dispatcher;
-    this.dispatcher = undefined;
-    if (old !== undefined && this.ownsDispatcher) void old.close().catch(() => {});
+    this.retireDispatcher();
+  }
+
+  /** Forgets the dispatcher (the next `handle()` chooses one again); one the handler owns is closed gracefully. */
+  private retireDispatcher(): void {
+    const old = this.currentDispatcher;
+    this.currentDispatcher = undefined;
+    if (old !== undefined && this.ownsDispatcher) void old.close().catch(ignoreRejection);
   }
 
   private createDispatcher(config: ResolvedUndiciConfig): DispatcherLike {
@@ -430,16 +401,8 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.gateLimits = undefined;
       this.legacyHandlers = (external as unknown) instanceof Dispatcher;
       this.uploadObserved = false;
-      if (this.gates.size > 0) {
-        // Requests still held by the gates of the previous (own) dispatcher go to this one now.
-        for (const gate of this.gates.values()) {
-          gate.limit = null;
-          gate.dispatcher = external;
-          gate.drain();
-        }
-        this.gates.clear();
-        this.monitor?.ungateAll();
-      }
+      // Requests still held by the gates of the previous (own) dispatcher go to this one (handleAfterSetup).
+      for (const gate of this.gates.values()) gate.limit = null;
       return external;
     }
     this.ownsDispatcher = true;
@@ -468,9 +431,9 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
             ? this.gateLimits.https
             : this.gateLimits.http;
     }
-    const monitor = this.monitor;
+    const monitor = this.telemetryMonitor;
     const lifetime = config.connectionLifetime;
-    const connecting = this.connecting;
+    const connecting = this.pendingConnects;
     const factory = (origin: string | URL, opts: object): Dispatcher => {
       const key = String(origin);
       const https = key.startsWith("https:");
@@ -514,9 +477,9 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     });
   }
 
-  private onTick(now: number): boolean {
-    const monitor = this.monitor;
-    if (monitor === undefined || this.plan?.sampling !== true) return false;
+  private sampleTick(now: number): boolean {
+    const monitor = this.telemetryMonitor;
+    if (monitor === undefined || this.plan?.samplesOnTick !== true) return false;
     // The tick comes once per period; the margin keeps a tick that fires a hair early from skipping a sample.
     if (now - this.lastSampleAt >= monitor.sampleIntervalMs - 1) {
       this.lastSampleAt = now;
@@ -531,7 +494,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
    * @param options - `{ resetSummaries: true }` restarts the duration summaries after reading them.
    */
   public getPoolStats(options?: GetStatsOptions): PoolStats {
-    return this.monitor?.getStats(options) ?? { ...NO_STATS, takenAt: performance.now() };
+    return this.telemetryMonitor?.getStats(options) ?? { ...NO_STATS, takenAt: performance.now() };
   }
 
   /**
@@ -539,7 +502,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
    * `@sockeye/opentelemetry`. `undefined` with `telemetry: false`. It outlives `destroy()`.
    */
   public get poolMonitor(): UndiciPoolMonitor | undefined {
-    return this.monitor;
+    return this.telemetryMonitor;
   }
 
   /**
@@ -553,8 +516,8 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   public destroy(): void {
     this.destroyGeneration++;
     this.scheduler.stop();
-    const dispatcher = this.dispatcher;
-    this.dispatcher = undefined;
+    const dispatcher = this.currentDispatcher;
+    this.currentDispatcher = undefined;
     this.lastProtocol = undefined;
     this.lastGate = undefined;
     // Requests held in the gates never reached undici: reject them first, so that no slot freed below dispatches
@@ -568,10 +531,9 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     // undici errors every queued and running request with the error given here; each maps it to its own
     // HandlerDestroyedError (see handler-destroyed-error.ts).
     // A global dispatcher is shared (fetch, other clients): never destroyed here.
-    if (dispatcher !== undefined && !this.viaGlobal) void dispatcher.destroy(DESTROYED_BY_HANDLER).catch(() => {});
-    else if (this.config?.dispatcher !== undefined)
-      void this.config.dispatcher.destroy(DESTROYED_BY_HANDLER).catch(() => {});
-    this.connecting.destroyAll(DESTROYED_BY_HANDLER);
+    const destroyed = dispatcher !== undefined && !this.viaGlobal ? dispatcher : this.config?.dispatcher;
+    if (destroyed !== undefined) void destroyed.destroy(DESTROYED_BY_HANDLER).catch(ignoreRejection);
+    this.pendingConnects.destroyAll(DESTROYED_BY_HANDLER);
     if (this.config?.dispatcher !== undefined) this.config = { ...this.config, dispatcher: undefined };
   }
 
@@ -595,18 +557,18 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       if (key === Symbol.for("@smithy/defaultSocketTimeout"))
         return { ...config, defaultSocketTimeout: value as number };
       if (typeof key !== "string") return { ...config, [key as unknown as string]: value };
-      const merged = { ...(this.options ?? {}), [key]: value } as UndiciHttpHandlerOptions;
+      const merged = { ...(this.rawOptions ?? {}), [key]: value } as UndiciHttpHandlerOptions;
       const next = {
         ...resolveUndiciConfig(merged),
         logger: merged.logger ?? config.logger,
         defaultSocketTimeout: config.defaultSocketTimeout,
       };
-      this.options = merged;
+      this.rawOptions = merged;
       return next;
     };
     if (key === "saturation" || key === "onSaturation" || key === "onRecovery") {
       // Applied to the monitor at once, as NodeHttpHandler does (validated: a bad value throws and changes nothing).
-      this.monitor?.applyHandlerOption(key, value, PACKAGE_PREFIX);
+      this.telemetryMonitor?.applyHandlerOption(key, value, PACKAGE_PREFIX);
     }
     const known = this.settledConfig;
     if (known !== undefined) {
@@ -620,11 +582,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.configPromise = this.chain(this.configPromise.then(apply));
       this.config = undefined;
     }
-    if (typeof key === "string" && DISPATCHER_KEYS.has(key)) {
-      const old = this.dispatcher;
-      this.dispatcher = undefined;
-      if (old !== undefined && this.ownsDispatcher) void old.close().catch(() => {});
-    }
+    if (typeof key === "string" && DISPATCHER_KEYS.has(key)) this.retireDispatcher();
   }
 
   /**
@@ -636,14 +594,20 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   }
 }
 
+/** `catch` handler of a close or destroy nobody awaits: its outcome is not the caller's concern. */
+function ignoreRejection(): void {}
+
 /**
- * The request headers without `Expect` (a copy; the caller's bag is left alone). undici refuses the header (its
- * HTTP/1.1 client cannot wait for `100 Continue`), so the body is sent with the headers, as upstream does.
+ * The request headers without `Expect` and `Transfer-Encoding` (a copy; the caller's bag is left alone). undici refuses
+ * both: its HTTP/1.1 client cannot wait for `100 Continue` (the body is sent with the headers, as upstream does), and
+ * it frames a body of unknown length itself.
  */
-function withoutExpect(headers: HttpRequest["headers"]): HttpRequest["headers"] {
+function withoutRefusedHeaders(headers: HttpRequest["headers"]): HttpRequest["headers"] {
   const copy = { ...headers };
   delete copy.Expect;
   delete copy.expect;
+  delete copy["transfer-encoding"];
+  delete copy["Transfer-Encoding"];
   return copy;
 }
 

@@ -9,7 +9,7 @@
  * (`handleEvent`), the body's `BodySource`, the gate's `GatedRequest` and the scheduler's `DeadlineOwner`: no
  * closure and no native timer per request.
  *
- * Lifecycle (`phase`): Created → Queued (in the gate's FIFO, handler-owned dispatcher only) → Dispatched (handed
+ * Lifecycle (`requestPhase`): Created → Queued (in the gate's FIFO, handler-owned dispatcher only) → Dispatched (handed
  * to undici, no connection yet) → Connected (`onRequestStart`: connection / acquisition deadline cancelled) →
  * `onResponseStart` (resolve with the response; request deadline cancelled) → `onResponseData`* → `onResponseEnd`
  * | `onResponseError` → Done. A failure while Queued unlinks it (O(1)): undici never sees it. A failure while
@@ -38,7 +38,6 @@ import {
   Deadline,
   DeadlineKind,
   type DeadlineOwner,
-  type DeadlineScheduler,
   REQUEST_TIMEOUT_HINT,
   relabelSocketError,
   requestTimeoutError,
@@ -48,7 +47,6 @@ import {
   timing,
 } from "@sockeye/pool-monitor/internal";
 import { HttpResponse } from "@smithy/protocol-http";
-import type { Logger } from "@smithy/types";
 import type { Readable } from "node:stream";
 import { PACKAGE_PREFIX } from "./constants";
 import type { DispatchControllerLike, DispatcherLike, DispatchOptionsLike } from "./dispatcher-like";
@@ -57,8 +55,10 @@ import type { GatedRequest, OriginGate } from "./origin-gate";
 import type { OriginPoolState, PoolRequestNode } from "./origin-pool-state";
 import { parseResponseHeaders } from "./parse-response-headers";
 import { type BodySource, createResponseBody, failResponseBody } from "./response-body";
-import type { RequestOutcome, UndiciPoolMonitor } from "./undici-pool-monitor";
+import type { RequestOutcome } from "./undici-pool-monitor";
 import { requestFinishedChannel, undiciRequestFinishedEvent } from "./undici-request-finished";
+import { warnQuietly } from "./warn-quietly";
+import type { RequestPlan } from "./request-plan";
 
 /** `socketTimeout`: inactivity while sending, waiting for the headers and between body chunks (this handler's own). */
 const SOCKET_IDLE = "socket_idle";
@@ -79,28 +79,6 @@ export enum Phase {
   Done = 4,
   /** Failed before a connection while undici still holds it: its gate slot is given back when undici lets go. */
   Abandoned = 5,
-}
-
-/**
- * Per-config request settings, built once per resolved config and shared by every request.
- * @internal
- */
-export interface RequestPlan {
-  /** `min(connectionTimeout, socketAcquisitionTimeout)` (both end when the request gets a connection), or 0. */
-  firstMs: number;
-  firstKind: typeof DeadlineKind.Connection | typeof DeadlineKind.Acquire;
-  connectionTimeout: number | undefined;
-  socketAcquisitionTimeout: number | undefined;
-  requestTimeout: number | undefined;
-  throwOnRequestTimeout: boolean;
-  /** Inactivity timeout on the scheduler (`SOCKET_IDLE`, see `UndiciRequestCore`), ms (0 = none). */
-  socketTimeout: number;
-  socketTimeoutIsServiceDefault: boolean;
-  logger: Logger | undefined;
-  scheduler: DeadlineScheduler;
-  monitor: UndiciPoolMonitor | undefined;
-  /** Whether the monitor samples on the scheduler (socketMonitor "interval"). */
-  sampling: boolean;
 }
 
 type Resolve = (value: { response: HttpResponse }) => void;
@@ -133,33 +111,33 @@ export abstract class UndiciRequestCore
   listed = 0;
   listPrev: PoolRequestNode | undefined = undefined;
   listNext: PoolRequestNode | undefined = undefined;
-  phase: Phase = Phase.Created;
+  requestPhase: Phase = Phase.Created;
 
-  private resolve: Resolve | undefined = undefined;
-  private reject: Reject | undefined = undefined;
+  private settleResolve: Resolve | undefined = undefined;
+  private settleReject: Reject | undefined = undefined;
   private settled = false;
-  private finished = false;
+  private isFinished = false;
   private controller: DispatchControllerLike | undefined = undefined;
   private outcome: RequestOutcome | undefined = undefined;
-  private paused = false;
-  private body: Readable | undefined = undefined;
+  private pausedForReader = false;
+  private responseBody: Readable | undefined = undefined;
   private first: Deadline<UndiciDeadlineKind> | undefined = undefined;
   private requestSlot: Deadline<UndiciDeadlineKind> | undefined = undefined;
   /** `socketTimeout` (`SOCKET_IDLE`); created when the first activity arms it. */
   private socketSlot: Deadline<UndiciDeadlineKind> | undefined = undefined;
-  private dispatcher: DispatcherLike | undefined = undefined;
+  private targetDispatcher: DispatcherLike | undefined = undefined;
   private dispatchOptions: DispatchOptionsLike | undefined = undefined;
   /** For `request:finished`: the response, the error the caller saw, whether it left the gate's queue unserved. */
-  private response: HttpResponse | undefined = undefined;
+  private httpResponse: HttpResponse | undefined = undefined;
   private failure: unknown = undefined;
   private leftQueue = false;
 
   constructor(
     private readonly plan: RequestPlan,
     private readonly o: OriginPoolState | undefined,
-    private readonly gate: OriginGate | undefined,
-    private readonly abortSignal: AbortSignalLike | undefined,
-    private readonly requestTimeout: number | undefined,
+    private readonly originGate: OriginGate | undefined,
+    private readonly callerSignal: AbortSignalLike | undefined,
+    private readonly requestTimeoutMs: number | undefined,
     /**
      * Whether undici is known to report request-body progress to this handler (`onBodySent` / `onRequestSent`: the
      * handler-owned `Agent`): `socketTimeout` then starts with the connection. Otherwise it starts at the first
@@ -172,80 +150,80 @@ export abstract class UndiciRequestCore
 
   /** Registers with telemetry, arms deadlines and the abort listener, and dispatches (or queues in the gate). */
   start(resolve: Resolve, reject: Reject, dispatcher: DispatcherLike, options: DispatchOptionsLike): void {
-    this.resolve = resolve;
-    this.reject = reject;
+    this.settleResolve = resolve;
+    this.settleReject = reject;
     const plan = this.plan;
     const o = this.o;
-    const gate = this.gate;
+    const gate = this.originGate;
     if (o !== undefined) {
-      plan.monitor?.requestStarted(o, this, gate !== undefined);
-      if (plan.sampling) plan.scheduler.ensureTicking();
+      plan.poolTelemetry?.requestStarted(o, this, gate !== undefined);
+      if (plan.samplesOnTick) plan.deadlineClock.ensureTicking();
     }
     if (plan.firstMs > 0) {
       this.first = new Deadline<UndiciDeadlineKind>(this, plan.firstKind);
-      plan.scheduler.arm(this.first, this.startedAt, plan.firstMs);
+      plan.deadlineClock.arm(this.first, this.startedAt, plan.firstMs);
     }
-    const requestTimeout = this.requestTimeout;
+    const requestTimeout = this.requestTimeoutMs;
     if (requestTimeout !== undefined && requestTimeout > 0) {
       this.requestSlot = new Deadline<UndiciDeadlineKind>(this, DeadlineKind.Request);
-      plan.scheduler.arm(this.requestSlot, this.startedAt, requestTimeout);
+      plan.deadlineClock.arm(this.requestSlot, this.startedAt, requestTimeout);
     }
-    const signal = this.abortSignal;
+    const signal = this.callerSignal;
     if (signal !== undefined) {
       if (typeof signal.addEventListener === "function") signal.addEventListener("abort", this, { once: true });
       else signal.onabort = () => this.handleEvent();
     }
-    this.dispatcher = dispatcher;
+    this.targetDispatcher = dispatcher;
     this.dispatchOptions = options;
     if (gate === undefined || gate.admit()) {
       this.dispatchFromGate();
       return;
     }
-    this.phase = Phase.Queued;
+    this.requestPhase = Phase.Queued;
     gate.enqueue(this);
-    if (o !== undefined) plan.monitor?.requestQueued(o);
+    if (o !== undefined) plan.poolTelemetry?.requestQueued(o);
   }
 
   /** Hands the request to undici (counted in its gate's `inUse`, when it has a gate). */
   dispatchFromGate(): void {
-    this.phase = Phase.Dispatched;
-    const gate = this.gate;
+    this.requestPhase = Phase.Dispatched;
+    const gate = this.originGate;
     if (gate !== undefined) {
       gate.awaiting++;
       const o = this.o;
-      if (o !== undefined) this.plan.monitor?.requestDequeued(o, gate.queue.size);
+      if (o !== undefined) this.plan.poolTelemetry?.requestDequeued(o, gate.queue.size);
     }
     try {
-      ((gate?.dispatcher ?? this.dispatcher) as DispatcherLike).dispatch(this.dispatchOptions, this);
+      ((gate?.dispatchTo ?? this.targetDispatcher) as DispatcherLike).dispatch(this.dispatchOptions, this);
     } catch (error) {
-      this.errored(error as Error);
+      this.requestFailed(error as Error);
     }
   }
 
   // ---- undici's events (named by the subclasses) ---------------------------------------------------------------
 
   /** undici gave the request a connection (`onRequestStart` / `onConnect`); throws `REQUEST_GONE` to refuse it. */
-  protected started(controller: DispatchControllerLike): void {
-    if (this.phase !== Phase.Dispatched) {
+  protected connectionGiven(controller: DispatchControllerLike): void {
+    if (this.requestPhase !== Phase.Dispatched) {
       // Failed while waiting for this connection: undici drops the request unsent and keeps the connection, which
       // the gate then gives to the next queued request (after undici's current call returns).
-      if (this.phase === Phase.Abandoned) {
-        this.phase = Phase.Done;
-        const gate = this.gate;
+      if (this.requestPhase === Phase.Abandoned) {
+        this.requestPhase = Phase.Done;
+        const gate = this.originGate;
         if (gate !== undefined) process.nextTick(releaseGateSlot, gate);
       }
       throw REQUEST_GONE;
     }
-    this.phase = Phase.Connected;
+    this.requestPhase = Phase.Connected;
     this.controller = controller;
-    const gate = this.gate;
+    const gate = this.originGate;
     if (gate !== undefined && gate.awaiting > 0) gate.awaiting--;
     const first = this.first;
-    if (first !== undefined) this.plan.scheduler.cancel(first);
+    if (first !== undefined) this.plan.deadlineClock.cancel(first);
     const o = this.o;
     const now = timing.now();
     if (this.uploadObserved) this.socketActive(now);
-    if (o !== undefined) this.plan.monitor?.requestAcquired(o, this, now);
+    if (o !== undefined) this.plan.poolTelemetry?.requestAcquired(o, this, now);
   }
 
   /**
@@ -253,20 +231,20 @@ export abstract class UndiciRequestCore
    * `socketTimeout` deadline from `now`. O(1): a refresh of the request's own node, armed on first use.
    */
   protected socketActive(now: number): void {
-    const ms = this.plan.socketTimeout;
-    if (ms <= 0 || this.phase !== Phase.Connected) return;
+    const ms = this.plan.idleMs;
+    if (ms <= 0 || this.requestPhase !== Phase.Connected) return;
     let slot = this.socketSlot;
     if (slot === undefined) {
       slot = new Deadline<UndiciDeadlineKind>(this, SOCKET_IDLE);
       this.socketSlot = slot;
     }
-    if (slot.armed) this.plan.scheduler.refresh(slot, now);
-    else this.plan.scheduler.arm(slot, now, ms);
+    if (slot.armed) this.plan.deadlineClock.refresh(slot, now);
+    else this.plan.deadlineClock.arm(slot, now, ms);
   }
 
   /** undici wrote a request-body chunk (`onBodySent`) or the whole request (`onRequestSent`). */
   protected requestProgress(): void {
-    if (this.plan.socketTimeout > 0) this.socketActive(timing.now());
+    if (this.plan.idleMs > 0) this.socketActive(timing.now());
   }
 
   /** Response headers: `raw` is undici's raw list when it has one, else its parsed object is flattened. */
@@ -281,64 +259,60 @@ export abstract class UndiciRequestCore
       return;
     }
     const slot = this.requestSlot;
-    if (slot !== undefined) this.plan.scheduler.cancel(slot);
+    if (slot !== undefined) this.plan.deadlineClock.cancel(slot);
     this.requestProgress();
     const body = createResponseBody(this);
-    this.body = body;
+    this.responseBody = body;
     this.settled = true;
-    const resolve = this.resolve as Resolve;
-    this.resolve = this.reject = undefined;
-    this.response = new HttpResponse({
+    const resolve = this.settleResolve as Resolve;
+    this.settleResolve = this.settleReject = undefined;
+    this.httpResponse = new HttpResponse({
       statusCode,
       reason: statusText,
       headers: parseResponseHeaders(Array.isArray(raw) ? raw : flattenHeaders(headers)),
       body,
     });
-    resolve({ response: this.response });
+    resolve({ response: this.httpResponse });
   }
 
   /** A body chunk; pauses `controller` when the body's buffer is full. */
   protected dataReceived(controller: DispatchControllerLike, chunk: Buffer): void {
-    const body = this.body;
+    const body = this.responseBody;
     if (body === undefined || body.destroyed) return;
     const socketSlot = this.socketSlot;
-    if (socketSlot?.armed) this.plan.scheduler.refresh(socketSlot, timing.now());
+    if (socketSlot?.armed) this.plan.deadlineClock.refresh(socketSlot, timing.now());
     if (body.push(chunk)) return;
-    this.paused = true;
+    this.pausedForReader = true;
     // Paused for the reader: no inactivity timeout while undici reads nothing (as undici's bodyTimeout).
-    if (socketSlot !== undefined) this.plan.scheduler.cancel(socketSlot);
+    if (socketSlot !== undefined) this.plan.deadlineClock.cancel(socketSlot);
     controller.pause();
     const o = this.o;
-    if (o !== undefined) this.plan.monitor?.bodyPaused(o, this, timing.now());
+    if (o !== undefined) this.plan.poolTelemetry?.bodyPaused(o, this, timing.now());
   }
 
   /** The response ended. */
-  protected ended(): void {
-    this.release();
-    this.body?.push(null);
+  protected responseEnded(): void {
+    this.releaseSlot();
+    this.responseBody?.push(null);
     this.finish(this.outcome ?? "completed");
   }
 
   /** The request failed in undici (or undici let go of an abandoned one). */
-  protected errored(error: Error): void {
-    if (error === REQUEST_GONE || this.phase === Phase.Done) return;
-    if (this.phase === Phase.Abandoned) {
+  protected requestFailed(error: Error): void {
+    if (error === REQUEST_GONE || this.requestPhase === Phase.Done) return;
+    if (this.requestPhase === Phase.Abandoned) {
       // Already settled and closed; undici let go of it (its connection attempt failed or was ended).
-      this.phase = Phase.Done;
-      this.gate?.release();
+      this.requestPhase = Phase.Done;
+      this.originGate?.release();
       return;
     }
-    this.release();
+    this.releaseSlot();
     const outcome = this.outcome;
     const mapped = this.mapError(error as Error & { code?: string });
-    this.failure ??= mapped;
-    if (!this.settled) {
-      this.settled = true;
-      const reject = this.reject as Reject;
-      this.resolve = this.reject = undefined;
-      reject(mapped);
-    } else {
-      const body = this.body;
+    if (!this.settled) this.rejectOnce(mapped);
+    else {
+      this.failure ??= mapped;
+      const body = this.responseBody;
       if (body !== undefined && !body.destroyed) failResponseBody(body, this.bodyError(error, mapped, outcome));
     }
     this.finish(this.outcome ?? "failed");
@@ -348,8 +322,8 @@ export abstract class UndiciRequestCore
 
   /** The abort signal fired (EventListener interface). */
   handleEvent(): void {
-    if (this.finished) return;
-    const error = buildAbortError(this.abortSignal);
+    if (this.isFinished) return;
+    const error = buildAbortError(this.callerSignal);
     this.fail(error, "aborted");
   }
 
@@ -358,38 +332,35 @@ export abstract class UndiciRequestCore
       this.socketTimedOut();
       return;
     }
-    if (this.settled || this.finished) return;
+    if (this.settled || this.isFinished) return;
     const plan = this.plan;
     switch (kind) {
       case DeadlineKind.Request:
-        if (plan.throwOnRequestTimeout) {
-          this.fail(requestTimeoutError(PACKAGE_PREFIX, this.requestTimeout), "timed_out");
+        if (plan.throwsOnTimeout) {
+          this.fail(requestTimeoutError(PACKAGE_PREFIX, this.requestTimeoutMs), "timed_out");
         } else {
-          try {
-            (plan.logger ?? console)?.warn?.(
-              `${requestTimeoutMessage(PACKAGE_PREFIX, this.requestTimeout, false)} ${REQUEST_TIMEOUT_HINT}`
-            );
-          } catch {
-            // A throwing logger affects nothing.
-          }
+          warnQuietly(
+            plan.warnLogger,
+            `${requestTimeoutMessage(PACKAGE_PREFIX, this.requestTimeoutMs, false)} ${REQUEST_TIMEOUT_HINT}`
+          );
         }
         return;
       case DeadlineKind.Connection: {
         let detail: string | undefined;
-        if (this.phase === Phase.Queued) {
+        if (this.requestPhase === Phase.Queued) {
           detail = `The request was still waiting for a free connection (${this.describeQueue()}).`;
-        } else if (this.gate === undefined && this.listed === 1 && this.o !== undefined && this.o.queued > 0) {
+        } else if (this.originGate === undefined && this.listed === 1 && this.o !== undefined && this.o.queued > 0) {
           // A caller's dispatcher: undici's queue and its connection attempts cannot be told apart from here.
           detail = `The request may still have been waiting in the dispatcher's queue (${this.o.queued} queued there).`;
         }
-        this.fail(connectionTimeoutError(PACKAGE_PREFIX, plan.connectionTimeout, detail), "timed_out");
+        this.fail(connectionTimeoutError(PACKAGE_PREFIX, plan.connectMs, detail), "timed_out");
         return;
       }
       case DeadlineKind.Acquire:
         this.fail(
           acquisitionTimeoutError(
             PACKAGE_PREFIX,
-            plan.socketAcquisitionTimeout,
+            plan.acquireMs,
             now - this.startedAt,
             "connection",
             this.describeQueue()
@@ -403,16 +374,16 @@ export abstract class UndiciRequestCore
   }
 
   readMore(): void {
-    if (!this.paused) return;
-    this.paused = false;
+    if (!this.pausedForReader) return;
+    this.pausedForReader = false;
     const o = this.o;
-    if (o !== undefined) this.plan.monitor?.bodyResumed(o, this);
+    if (o !== undefined) this.plan.poolTelemetry?.bodyResumed(o, this);
     if (this.socketSlot !== undefined) this.socketActive(timing.now());
     this.controller?.resume();
   }
 
   bodyDestroyed(error: Error | null): void {
-    if (this.finished) return;
+    if (this.isFinished) return;
     // Destroyed by the caller before the end: free the connection (undici then calls onResponseError).
     if (this.outcome === undefined) this.outcome = error ? "failed" : "completed";
     this.controller?.abort(error ?? bodyDestroyedError(PACKAGE_PREFIX));
@@ -430,9 +401,9 @@ export abstract class UndiciRequestCore
 
   /** Rejects (before headers) or errors the body (after), aborts the exchange, and records the outcome. */
   private fail(error: Error, outcome: RequestOutcome): void {
-    if (this.finished) return;
+    if (this.isFinished) return;
     if (this.outcome === undefined) this.outcome = outcome;
-    const phase = this.phase;
+    const phase = this.requestPhase;
     if (phase === Phase.Connected) {
       this.rejectOnce(error);
       // undici calls onResponseError (the body, if any, fails there); it closes the connection.
@@ -441,9 +412,9 @@ export abstract class UndiciRequestCore
     }
     // No connection yet: reject now and leave; undici never sends it (see the header).
     this.rejectOnce(error);
-    const gate = this.gate;
+    const gate = this.originGate;
     if (phase === Phase.Queued) {
-      this.phase = Phase.Done;
+      this.requestPhase = Phase.Done;
       this.leftQueue = true;
       if (gate !== undefined) {
         gate.unlink(this);
@@ -452,7 +423,7 @@ export abstract class UndiciRequestCore
       }
     } else if (phase === Phase.Dispatched) {
       // undici still holds it: the slot stays taken until undici lets go (onRequestStart / onResponseError).
-      this.phase = Phase.Abandoned;
+      this.requestPhase = Phase.Abandoned;
       if (gate !== undefined) {
         if (gate.awaiting > 0) gate.awaiting--;
         gate.abandonIfUnneeded();
@@ -466,21 +437,21 @@ export abstract class UndiciRequestCore
     if (this.settled) return;
     this.settled = true;
     this.failure = error;
-    const reject = this.reject as Reject;
-    this.resolve = this.reject = undefined;
+    const reject = this.settleReject as Reject;
+    this.settleResolve = this.settleReject = undefined;
     this.cancelDeadlines();
     reject(error);
   }
 
   /** The request is done with its slot and connection. */
-  private release(): void {
+  private releaseSlot(): void {
     const first = this.first;
-    if (first !== undefined) this.plan.scheduler.cancel(first);
-    const phase = this.phase;
-    this.phase = Phase.Done;
+    if (first !== undefined) this.plan.deadlineClock.cancel(first);
+    const phase = this.requestPhase;
+    this.requestPhase = Phase.Done;
     const o = this.o;
-    if (o !== undefined && this.acquiredAt >= 0) this.plan.monitor?.requestReleased(o, this, timing.now());
-    const gate = this.gate;
+    if (o !== undefined && this.acquiredAt >= 0) this.plan.poolTelemetry?.requestReleased(o, this, timing.now());
+    const gate = this.originGate;
     if (gate === undefined) return;
     if (phase === Phase.Dispatched) {
       if (gate.awaiting > 0) gate.awaiting--;
@@ -493,7 +464,7 @@ export abstract class UndiciRequestCore
   }
 
   private cancelDeadlines(): void {
-    const scheduler = this.plan.scheduler;
+    const scheduler = this.plan.deadlineClock;
     if (this.first !== undefined) scheduler.cancel(this.first);
     if (this.requestSlot !== undefined) scheduler.cancel(this.requestSlot);
     if (this.socketSlot !== undefined) scheduler.cancel(this.socketSlot);
@@ -505,7 +476,7 @@ export abstract class UndiciRequestCore
    * exactly the path (and the `TimeoutError` message) of undici's headersTimeout / bodyTimeout.
    */
   private socketTimedOut(): void {
-    if (this.finished || this.phase !== Phase.Connected) return;
+    if (this.isFinished || this.requestPhase !== Phase.Connected) return;
     const headers = !this.settled;
     const cause = Object.assign(
       new Error(headers ? "Headers Timeout Error" : "Body Timeout Error"),
@@ -518,15 +489,15 @@ export abstract class UndiciRequestCore
   }
 
   private finish(outcome: RequestOutcome): void {
-    if (this.finished) return;
-    this.finished = true;
-    const monitor = this.plan.monitor;
+    if (this.isFinished) return;
+    this.isFinished = true;
+    const monitor = this.plan.poolTelemetry;
     if (this.o !== undefined && monitor?.wants(requestFinishedChannel)) {
       monitor.emit(
         undiciRequestFinishedEvent(
           this.o,
           this.dispatchOptions,
-          this.response,
+          this.httpResponse,
           outcome,
           this.failure,
           this.startedAt,
@@ -536,25 +507,18 @@ export abstract class UndiciRequestCore
       );
     }
     this.cancelDeadlines();
-    this.dispatcher = undefined;
+    this.targetDispatcher = undefined;
     this.dispatchOptions = undefined;
-    const signal = this.abortSignal;
+    const signal = this.callerSignal;
     if (signal !== undefined) {
       if (typeof signal.removeEventListener === "function") signal.removeEventListener("abort", this);
       else signal.onabort = null;
     }
     const o = this.o;
-    if (o !== undefined) this.plan.monitor?.requestClosed(o, this, outcome);
-    if (!this.settled) {
-      // Unreachable by undici's contract (every request ends in onResponseStart or onResponseError); never leave a
-      // promise hanging.
-      this.settled = true;
-      const reject = this.reject;
-      this.resolve = this.reject = undefined;
-      reject?.(
-        Object.assign(new Error(`${PACKAGE_PREFIX} - the request ended without a response.`), { name: "Error" })
-      );
-    }
+    if (o !== undefined) this.plan.poolTelemetry?.requestClosed(o, this, outcome);
+    // Unreachable by undici's contract (every request ends in onResponseStart or onResponseError); never leave a
+    // promise hanging.
+    if (!this.settled) this.rejectOnce(new Error(`${PACKAGE_PREFIX} - the request ended without a response.`));
   }
 
   /**
@@ -592,11 +556,11 @@ export abstract class UndiciRequestCore
     if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
       if (this.outcome === undefined) this.outcome = "timed_out";
       const plan = this.plan;
-      return socketIdleTimeoutError(PACKAGE_PREFIX, plan.socketTimeout, plan.socketTimeoutIsServiceDefault, error);
+      return socketIdleTimeoutError(PACKAGE_PREFIX, plan.idleMs, plan.idleIsServiceDefault, error);
     }
     if (code === "UND_ERR_CONNECT_TIMEOUT") {
       if (this.outcome === undefined) this.outcome = "timed_out";
-      return connectionTimeoutError(PACKAGE_PREFIX, this.plan.connectionTimeout, undefined, error);
+      return connectionTimeoutError(PACKAGE_PREFIX, this.plan.connectMs, undefined, error);
     }
     if (code !== undefined && SOCKET_CLOSED_CODES.has(code)) {
       // undici's "other side closed": Node reports this as "socket hang up" with code ECONNRESET.
@@ -608,7 +572,7 @@ export abstract class UndiciRequestCore
   }
 
   private describeQueue(): string {
-    const gate = this.gate;
+    const gate = this.originGate;
     if (gate !== undefined) return `maxSockets=${gate.limit ?? "unlimited"}, ${gate.queue.size} queued`;
     const o = this.o;
     if (o === undefined) return "pool statistics unavailable with telemetry: false";
@@ -619,7 +583,7 @@ export abstract class UndiciRequestCore
 /** undici's controller-API handler (undici 7 and 8): names undici's callbacks, nothing else. @internal */
 export class UndiciRequest extends UndiciRequestCore {
   onRequestStart(controller: DispatchControllerLike, _context?: unknown): void {
-    this.started(controller);
+    this.connectionGiven(controller);
   }
 
   onResponseStart(
@@ -636,11 +600,11 @@ export class UndiciRequest extends UndiciRequestCore {
   }
 
   onResponseEnd(_controller: DispatchControllerLike, _trailers?: unknown): void {
-    this.ended();
+    this.responseEnded();
   }
 
   onResponseError(_controller: DispatchControllerLike | undefined, error: Error): void {
-    this.errored(error);
+    this.requestFailed(error);
   }
 
   /** Not in undici's controller API, but undici 8 calls it on the handler (its interceptors forward it). */

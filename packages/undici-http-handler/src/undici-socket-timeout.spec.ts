@@ -5,7 +5,7 @@
  * request: undici's controller API (`UndiciRequest`, undici 8) and undici 7's native callbacks (`LegacyUndiciRequest`).
  * The dispatcher only records (stub-dispatcher.mock.ts); the real undici paths are in socket-timeout.integ.spec.ts.
  */
-import { DeadlineKind, DeadlineScheduler } from "@sockeye/pool-monitor/internal";
+import { DeadlineScheduler } from "@sockeye/pool-monitor/internal";
 import type { HttpResponse } from "@smithy/protocol-http";
 import type { Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -13,7 +13,9 @@ import { CONFIRM_MS } from "../../pool-monitor/src/fake-timers.mock";
 import type { DispatcherLike, DispatchOptionsLike } from "./dispatcher-like";
 import { LegacyUndiciRequest } from "./legacy-undici-request";
 import { type RecordedDispatch, stubDispatcher } from "./stub-dispatcher.mock";
-import { type RequestPlan, UndiciRequest } from "./undici-request";
+import { RequestPlan } from "./request-plan";
+import type { ResolvedUndiciConfig } from "./resolve-undici-config";
+import { UndiciRequest } from "./undici-request";
 
 const TIMEOUT = 100;
 const MESSAGE = `@sockeye/undici-http-handler - the request socket timed out after ${TIMEOUT} ms of inactivity (configured by client requestHandler).`;
@@ -21,20 +23,7 @@ const MESSAGE = `@sockeye/undici-http-handler - the request socket timed out aft
 let scheduler: DeadlineScheduler;
 
 function plan(socketTimeout = TIMEOUT): RequestPlan {
-  return {
-    firstMs: 0,
-    firstKind: DeadlineKind.Connection,
-    connectionTimeout: undefined,
-    socketAcquisitionTimeout: undefined,
-    requestTimeout: undefined,
-    throwOnRequestTimeout: false,
-    socketTimeout,
-    socketTimeoutIsServiceDefault: false,
-    logger: undefined,
-    scheduler,
-    monitor: undefined,
-    sampling: false,
-  };
+  return new RequestPlan({ socketTimeout } as ResolvedUndiciConfig, scheduler, undefined, false);
 }
 
 type Settled = { ok: true; response: HttpResponse } | { ok: false; error: any } | undefined;
