@@ -1,3 +1,5 @@
+import { describeValue } from "./invalid-option";
+
 /**
  * How the handler watches socket-pool saturation:
  * - `"interval"` (default): the handler's shared lazy interval samples the pool; no timer per request.
@@ -29,10 +31,8 @@ export function resolveSocketMonitorMode(option: unknown, env: NodeJS.ProcessEnv
 }
 
 function validate(value: unknown, source: string, prefix: string): SocketMonitorMode {
-  if (typeof value === "string" && (SOCKET_MONITOR_MODES as readonly string[]).includes(value)) {
-    return value as SocketMonitorMode;
-  }
+  if ((SOCKET_MONITOR_MODES as readonly unknown[]).includes(value)) return value as SocketMonitorMode;
   throw new TypeError(
-    `${prefix} - invalid ${source}: ${JSON.stringify(value) ?? String(value)}; expected one of ${SOCKET_MONITOR_MODES.map((m) => `"${m}"`).join(", ")}.`
+    `${prefix} - invalid ${source}: ${describeValue(value)}; expected one of "interval", "per-request", "off".`
   );
 }

@@ -58,8 +58,7 @@ function maxSocketsOf(agent: unknown): number | null {
 export function resolveUndiciConfig(options: UndiciHttpHandlerOptions | void | undefined): ResolvedUndiciConfig {
   // The rules every Sockeye handler applies (`@sockeye/pool-monitor`), then this handler's own: its dispatcher and
   // how its agents' options map to undici.
-  const { options: normalized, shared } = resolveSharedOptions(options, PACKAGE_PREFIX);
-  const opts = normalized as UndiciHttpHandlerOptions & Record<string, unknown>;
+  const opts = resolveSharedOptions(options, PACKAGE_PREFIX);
   const dispatcher = opts.dispatcher;
   if (
     dispatcher !== undefined &&
@@ -77,23 +76,18 @@ export function resolveUndiciConfig(options: UndiciHttpHandlerOptions | void | u
   return {
     ...opts,
     // 0 = off: undici's timers take no 0.
-    connectionTimeout: shared.connectionTimeout || undefined,
-    requestTimeout: shared.requestTimeout || undefined,
-    throwOnRequestTimeout: shared.throwOnRequestTimeout,
-    socketTimeout: shared.socketTimeout,
-    socketAcquisitionTimeout: shared.socketAcquisitionTimeout || undefined,
-    idleSocketTimeout: shared.idleSocketTimeout,
-    connectionLifetime: shared.connectionLifetime || undefined,
-    logger: shared.logger as Logger | undefined,
+    connectionTimeout: opts.connectionTimeout || undefined,
+    requestTimeout: opts.requestTimeout || undefined,
+    socketAcquisitionTimeout: opts.socketAcquisitionTimeout || undefined,
+    connectionLifetime: opts.connectionLifetime || undefined,
     // "per-request" has no undici equivalent: it samples as "interval" (the handler warns once).
-    socketMonitor: shared.socketMonitor === "off" ? "off" : "interval",
-    telemetry: shared.telemetry,
+    socketMonitor: opts.socketMonitor === "off" ? "off" : "interval",
     httpMaxSockets: maxSocketsOf(opts.httpAgent),
     httpsMaxSockets: maxSocketsOf(opts.httpsAgent),
     httpConnect: agentConnectOptions("httpAgent", opts.httpAgent),
     httpsConnect,
     dispatcher: isDispatcher(dispatcher) ? dispatcher : undefined,
     dispatcherOptions,
-    sampleIntervalMs: shared.saturation?.sampleIntervalMs ?? POOL_MONITOR_DEFAULTS.sampleIntervalMs,
+    sampleIntervalMs: opts.saturation?.sampleIntervalMs ?? POOL_MONITOR_DEFAULTS.sampleIntervalMs,
   };
 }
