@@ -96,18 +96,41 @@ export interface PoolMonitorOptions {
  */
 export type SaturationOptions = Pick<PoolMonitorOptions, (typeof SATURATION_OPTION_KEYS)[number]>;
 
+const MILLISECONDS = "milliseconds";
+const DAY_MS = 86_400_000;
+
+/** A number from `min` to `max` in `unit`; an integer unless the unit is milliseconds. */
+function rangeRule(min: number, max: number, unit: string): OptionRule {
+  const integer = unit !== MILLISECONDS;
+  return [
+    (value) => typeof value === "number" && value >= min && value <= max && (!integer || Number.isInteger(value)),
+    `${integer ? "an integer" : "a number"} from ${min} to ${max} (${unit})`,
+    true,
+  ];
+}
+
+/** The saturation detector's numbers (`SaturationOptions`), in the order they are checked. */
+const SATURATION_RULES: OptionRules = {
+  sampleIntervalMs: rangeRule(100, 60_000, MILLISECONDS),
+  windowSamples: rangeRule(3, 60, "samples"),
+  warningLockoutMs: rangeRule(0, DAY_MS, MILLISECONDS),
+  unconsumedBodyMs: rangeRule(1, DAY_MS, MILLISECONDS),
+  stallAfterMs: rangeRule(1000, DAY_MS, MILLISECONDS),
+  maxOrigins: rangeRule(1, 100_000, "origins"),
+};
+
 /**
  * The keys of {@link SaturationOptions}, e.g. to replace all of them at once with `configure()`.
  * @public
  */
-export const SATURATION_OPTION_KEYS = [
+export const SATURATION_OPTION_KEYS = Object.keys(SATURATION_RULES) as unknown as readonly [
   "sampleIntervalMs",
   "windowSamples",
   "warningLockoutMs",
   "unconsumedBodyMs",
   "stallAfterMs",
   "maxOrigins",
-] as const;
+];
 
 /** @internal */
 export interface ResolvedPoolMonitorOptions {
@@ -138,31 +161,13 @@ export const POOL_MONITOR_DEFAULTS = {
 } as const;
 
 const PKG = "@sockeye/pool-monitor";
-const MILLISECONDS = "milliseconds";
-const DAY_MS = 86_400_000;
-
-/** A number from `min` to `max` in `unit`; an integer unless the unit is milliseconds. */
-function rangeRule(min: number, max: number, unit: string): OptionRule {
-  const integer = unit !== MILLISECONDS;
-  return [
-    (value) => typeof value === "number" && value >= min && value <= max && (!integer || Number.isInteger(value)),
-    `${integer ? "an integer" : "a number"} from ${min} to ${max} (${unit})`,
-    true,
-  ];
-}
-
-/** The monitor's options, in the order they are checked (the saturation numbers in `SATURATION_OPTION_KEYS`'s). */
+/** The monitor's options, in the order they are checked. */
 const MONITOR_RULES: OptionRules = {
   logger: LOGGER,
   messagePrefix: [(value) => typeof value === "string", "a string"],
   onSaturation: FUNCTION,
   onRecovery: FUNCTION,
-  sampleIntervalMs: /* @__PURE__ */ rangeRule(100, 60_000, MILLISECONDS),
-  windowSamples: /* @__PURE__ */ rangeRule(3, 60, "samples"),
-  warningLockoutMs: /* @__PURE__ */ rangeRule(0, DAY_MS, MILLISECONDS),
-  unconsumedBodyMs: /* @__PURE__ */ rangeRule(1, DAY_MS, MILLISECONDS),
-  stallAfterMs: /* @__PURE__ */ rangeRule(1000, DAY_MS, MILLISECONDS),
-  maxOrigins: /* @__PURE__ */ rangeRule(1, 100_000, "origins"),
+  ...SATURATION_RULES,
 };
 
 /**
