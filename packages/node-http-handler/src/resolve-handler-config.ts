@@ -72,6 +72,8 @@ export function resolveHandlerConfig(
   }
   return {
     ...(config as typeof config & { logger?: Logger }),
+    // Set explicitly (validated above), the lifecycle limits also apply to caller-owned agents.
+    lifecycleForExternalAgents: options?.idleSocketTimeout != null || options?.connectionLifetime != null,
     // Created by the first http: request.
     httpAgent: undefined,
     httpAgentProvider: () =>

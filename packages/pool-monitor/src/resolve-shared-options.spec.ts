@@ -31,7 +31,6 @@ describe("resolveSharedOptions", () => {
       socketAcquisitionTimeout: undefined,
       idleSocketTimeout: DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
       connectionLifetime: undefined,
-      lifecycleForExternalAgents: false,
       throwOnRequestTimeout: undefined,
       logger: undefined,
       socketMonitor: "interval",
@@ -39,7 +38,6 @@ describe("resolveSharedOptions", () => {
       telemetry: true,
       onSaturation: undefined,
       onRecovery: undefined,
-      defaultSocketTimeout: undefined,
     });
     expect(resolveSharedOptions(null, P, NO_ENV).idleSocketTimeout).toBe(4000);
   });
@@ -70,7 +68,6 @@ describe("resolveSharedOptions", () => {
       socketTimeout: Number.POSITIVE_INFINITY,
       idleSocketTimeout: DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
       connectionLifetime: 60_000,
-      lifecycleForExternalAgents: true,
       throwOnRequestTimeout: true,
       telemetry: false,
       logger,

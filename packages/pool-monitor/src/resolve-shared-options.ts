@@ -95,11 +95,6 @@ export interface ResolvedSharedOptions {
   /** `DEFAULT_IDLE_SOCKET_TIMEOUT_MS` when unset. */
   idleSocketTimeout: number;
   connectionLifetime: number | undefined;
-  /**
-   * The caller set a lifecycle limit (`idleSocketTimeout` / `connectionLifetime`) explicitly, so it also applies to
-   * caller-owned agents.
-   */
-  lifecycleForExternalAgents: boolean;
   throwOnRequestTimeout: boolean | undefined;
   /** The caller's logger (an object; its `warn` is called guarded). */
   logger: object | undefined;
@@ -110,8 +105,6 @@ export interface ResolvedSharedOptions {
   telemetry: boolean;
   onSaturation: ((report: SaturationReport) => void) | undefined;
   onRecovery: ((report: SaturationReport) => void) | undefined;
-  /** The service default idle timeout the SDK sets (`Symbol.for("@smithy/defaultSocketTimeout")`), see below. */
-  defaultSocketTimeout: number | undefined;
 }
 
 /**
@@ -148,10 +141,8 @@ export function resolveSharedOptions<T extends object>(
   }
   const opts = applySharedRules(options, prefix);
   opts.socketMonitor = resolveSocketMonitorMode(opts.socketMonitor, env, prefix);
-  opts.lifecycleForExternalAgents = opts.idleSocketTimeout !== undefined || opts.connectionLifetime !== undefined;
   opts.idleSocketTimeout ??= DEFAULT_IDLE_SOCKET_TIMEOUT_MS;
   opts.telemetry = opts.telemetry !== false;
-  opts.defaultSocketTimeout = resolveDefaultSocketTimeout(opts);
   return opts as T & ResolvedSharedOptions;
 }
 
