@@ -185,7 +185,7 @@ const FEATURE_OF = {
   "timing.ts": "deadline scheduler and idle watches",
   "idle-watch-list.ts": "deadline scheduler and idle watches",
   "http2-idle-watch.ts": "deadline scheduler and idle watches",
-  "normalize-options.ts": "option validation",
+  "option-rules.ts": "option validation",
   "pool-monitor-options.ts": "option validation",
   "resolve-shared-options.ts": "option validation",
   "socket-monitor-mode.ts": "option validation",

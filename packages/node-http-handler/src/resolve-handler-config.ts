@@ -54,8 +54,8 @@ export function resolveHandlerConfig(
   onExternalAgent: () => void
 ): ResolvedHandlerConfig {
   // The rules every Sockeye handler applies (`@sockeye/pool-monitor`), then this handler's own: its agents.
-  const { options: opts, shared } = resolveSharedOptions(options as NodeHttpHandlerOptions | undefined, PACKAGE_PREFIX);
-  const { httpAgent, httpsAgent } = opts;
+  const config = resolveSharedOptions(options, PACKAGE_PREFIX);
+  const { httpAgent, httpsAgent } = config;
   let httpAgentPromise: Promise<HttpAgent> | undefined;
   let httpsAgentInstance: https.Agent;
   if (isAgentInstance(httpsAgent, https.Agent)) {
@@ -71,19 +71,11 @@ export function resolveHandlerConfig(
     ownedAgents.add(httpsAgentInstance);
   }
   return {
-    connectionTimeout: shared.connectionTimeout,
-    requestTimeout: shared.requestTimeout,
-    socketTimeout: shared.socketTimeout,
-    defaultSocketTimeout: shared.defaultSocketTimeout,
-    socketAcquisitionWarningTimeout: shared.socketAcquisitionWarningTimeout,
-    socketAcquisitionTimeout: shared.socketAcquisitionTimeout,
-    idleSocketTimeout: shared.idleSocketTimeout,
-    connectionLifetime: shared.connectionLifetime,
-    lifecycleForExternalAgents: shared.lifecycleExplicit,
-    throwOnRequestTimeout: shared.throwOnRequestTimeout,
-    logger: shared.logger as Logger | undefined,
-    socketMonitor: shared.socketMonitor,
-    saturation: shared.saturation,
+    ...(config as typeof config & { logger?: Logger }),
+    // Set explicitly (validated above), the lifecycle limits also apply to caller-owned agents.
+    lifecycleForExternalAgents: options?.idleSocketTimeout != null || options?.connectionLifetime != null,
+    // Created by the first http: request.
+    httpAgent: undefined,
     httpAgentProvider: () =>
       (httpAgentPromise ??= (async () => {
         const http = await loadHttp();

@@ -1,13 +1,14 @@
 import type { Logger } from "@smithy/types";
 import type { SaturationOptions, SaturationReport, SocketMonitorMode } from "@sockeye/pool-monitor";
 import {
-  booleanOption,
-  checkSaturationBlock,
+  applyOptionRules,
+  BOOLEAN,
+  COUNT,
   describeValue,
-  functionOption,
-  invalidOption,
-  loggerOption,
-  msOption,
+  MONITOR_OPTION_RULES,
+  MS,
+  type OptionRules,
+  objectRule,
   resolveDefaultSocketTimeout,
   resolveSocketMonitorMode,
 } from "@sockeye/pool-monitor/internal";
@@ -47,29 +48,24 @@ export interface ResolvedHttp2Config {
   saturation: SaturationOptions | undefined;
 }
 
-type Callback = (report: SaturationReport) => void;
-
-function invalid(name: string, value: unknown, expected: string): TypeError {
-  return invalidOption(PACKAGE_PREFIX, name, value, expected);
-}
-
 /**
- * A millisecond option by the rule every Sockeye handler applies (`msOption`: `null` = unset, a numeric string is
- * converted, else a number >= 0 or it throws); `0` and `Infinity` mean off here.
+ * The handler's own options, in the order they are checked; then come the ones every handler shares with its monitor
+ * (`MONITOR_OPTION_RULES` of `@sockeye/pool-monitor`, same messages), then `socketMonitor`.
  */
-function ms(options: Record<string, unknown>, name: string): number | undefined {
-  const value = msOption(PACKAGE_PREFIX, name, options[name]);
-  return value === 0 || value === Infinity ? undefined : value;
-}
+const HTTP2_OPTION_RULES: OptionRules = {
+  requestTimeout: MS,
+  sessionTimeout: MS,
+  connectionTimeout: MS,
+  disableConcurrentStreams: BOOLEAN,
+  maxConcurrentStreams: COUNT,
+  maxSessionsPerOrigin: COUNT,
+  maxIsolatedSessionsPerOrigin: COUNT,
+  nodeHttp2ConnectOptions: /* @__PURE__ */ objectRule("an object of http2.connect() options"),
+};
 
-function count(options: Record<string, unknown>, name: string, fallback: number): number {
-  const value = options[name];
-  if (value === null || value === undefined) return fallback;
-  if (typeof value !== "number" || !(value >= 1) || (value !== Infinity && !Number.isInteger(value))) {
-    throw invalid(name, value, "an integer >= 1 (or Infinity)");
-  }
-  return value;
-}
+/** A millisecond option as this handler reads it: `0` and `Infinity` mean off. */
+const ms = (value: unknown): number | undefined =>
+  value === 0 || value === Number.POSITIVE_INFINITY ? undefined : (value as number | undefined);
 
 /**
  * Validates `options` (an options object, or `undefined`/`null`) and resolves every default. Throws a `TypeError`
@@ -77,56 +73,38 @@ function count(options: Record<string, unknown>, name: string, fallback: number)
  * @internal
  */
 export function resolveHttp2Config(options: NodeHttp2HandlerOptions | undefined | null | void): ResolvedHttp2Config {
-  if (options !== undefined && options !== null && typeof options !== "object") {
+  if (options != null && typeof options !== "object") {
     throw new TypeError(
-      `${PACKAGE_PREFIX} - invalid NodeHttp2Handler options: ${describeValue(options)}; expected an object.`
+      `${PACKAGE_PREFIX} - invalid options: ${describeValue(options)}; expected an options object or a provider function.`
     );
   }
   const raw = (options ?? {}) as Record<string, unknown>;
-  const requestTimeout = ms(raw, "requestTimeout");
-  const sessionTimeout = ms(raw, "sessionTimeout");
-  const connectionTimeout = ms(raw, "connectionTimeout");
-  const disable = booleanOption(PACKAGE_PREFIX, "disableConcurrentStreams", raw.disableConcurrentStreams);
   // Upstream treats 0 as "unset" for maxConcurrentStreams; keep that, and reject what it would reject later.
-  const maxStreamsRaw = raw.maxConcurrentStreams === 0 ? undefined : raw.maxConcurrentStreams;
-  const maxConcurrentStreams = count({ maxConcurrentStreams: maxStreamsRaw }, "maxConcurrentStreams", Infinity);
-  const maxSessionsPerOrigin = count(raw, "maxSessionsPerOrigin", DEFAULT_MAX_SESSIONS_PER_ORIGIN);
-  const maxIsolatedSessionsPerOrigin = count(
-    raw,
-    "maxIsolatedSessionsPerOrigin",
-    DEFAULT_MAX_ISOLATED_SESSIONS_PER_ORIGIN
+  const config = applyOptionRules(
+    MONITOR_OPTION_RULES,
+    applyOptionRules(
+      HTTP2_OPTION_RULES,
+      { ...raw, maxConcurrentStreams: raw.maxConcurrentStreams === 0 ? undefined : raw.maxConcurrentStreams },
+      PACKAGE_PREFIX
+    ),
+    PACKAGE_PREFIX
   );
-  const connect = raw.nodeHttp2ConnectOptions;
-  if (connect !== undefined && connect !== null && typeof connect !== "object") {
-    throw invalid("nodeHttp2ConnectOptions", connect, "an object of http2.connect() options");
-  }
-  // The rules every Sockeye handler applies to these options (same messages).
-  const telemetry = booleanOption(PACKAGE_PREFIX, "telemetry", raw.telemetry);
-  const onSaturation = functionOption<Callback>(PACKAGE_PREFIX, "onSaturation", raw.onSaturation);
-  const onRecovery = functionOption<Callback>(PACKAGE_PREFIX, "onRecovery", raw.onRecovery);
-  const saturation = raw.saturation;
-  checkSaturationBlock(saturation, PACKAGE_PREFIX);
-  let logger = loggerOption<Logger>(PACKAGE_PREFIX, "logger", raw.logger);
   // The SDK hands its logger over with `updateHttpClientConfig(Symbol.for("logger"), …)`; an explicit one wins.
-  const sdkLogger = (raw as Record<symbol, unknown>)[Symbol.for("logger")] as Logger | undefined;
-  if (logger === undefined && typeof sdkLogger?.warn === "function") logger = sdkLogger;
-  const mode = resolveSocketMonitorMode(raw.socketMonitor, process.env, PACKAGE_PREFIX);
+  const sdkLogger = raw[Symbol.for("logger") as unknown as string] as Logger | undefined;
   const defaultSocketTimeout = resolveDefaultSocketTimeout(raw);
   return {
+    ...(config as object),
     options: { ...(raw as NodeHttp2HandlerOptions), defaultSocketTimeout },
-    requestTimeout,
-    sessionTimeout,
-    connectionTimeout,
+    requestTimeout: ms(config.requestTimeout),
+    sessionTimeout: ms(config.sessionTimeout),
+    connectionTimeout: ms(config.connectionTimeout),
     defaultSocketTimeout,
-    disableConcurrentStreams: disable === true,
-    maxConcurrentStreams,
-    maxSessionsPerOrigin,
-    maxIsolatedSessionsPerOrigin,
-    telemetry: telemetry !== false,
-    mode,
-    logger: logger ?? undefined,
-    onSaturation,
-    onRecovery,
-    saturation: (saturation as SaturationOptions | null | undefined) ?? undefined,
-  };
+    disableConcurrentStreams: config.disableConcurrentStreams === true,
+    maxConcurrentStreams: config.maxConcurrentStreams ?? Number.POSITIVE_INFINITY,
+    maxSessionsPerOrigin: config.maxSessionsPerOrigin ?? DEFAULT_MAX_SESSIONS_PER_ORIGIN,
+    maxIsolatedSessionsPerOrigin: config.maxIsolatedSessionsPerOrigin ?? DEFAULT_MAX_ISOLATED_SESSIONS_PER_ORIGIN,
+    telemetry: config.telemetry !== false,
+    mode: resolveSocketMonitorMode(raw.socketMonitor, process.env, PACKAGE_PREFIX),
+    logger: (config.logger ?? (typeof sdkLogger?.warn === "function" ? sdkLogger : undefined)) as Logger | undefined,
+  } as ResolvedHttp2Config;
 }

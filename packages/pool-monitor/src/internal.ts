@@ -23,7 +23,18 @@ export { CHANNEL_NAMES } from "./diagnostics";
 export { formatSaturationMessage, type SaturationTerms } from "./format-saturation-message";
 export { LazyInterval } from "./lazy-interval";
 export { describeValue, invalidOption, MAX_SHOWN_CHARS } from "./invalid-option";
-export { booleanOption, msOption, normalizeOptions } from "./normalize-options";
+export {
+  applyOptionRules,
+  BOOLEAN,
+  COUNT,
+  FUNCTION,
+  LOGGER,
+  MS,
+  MS_EXPECTED,
+  type OptionRule,
+  type OptionRules,
+  objectRule,
+} from "./option-rules";
 export { normalizeOrigin } from "./normalize-origin";
 export { validateRequest } from "./validate-request";
 export { Http1PoolMonitor } from "./http1-pool-monitor";
@@ -49,9 +60,9 @@ export { DurationHistogram } from "./duration-histogram";
 export { requestFinishedEvent, schemeOf } from "./request-finished";
 export {
   checkSaturationBlock,
-  functionOption,
-  loggerOption,
+  MONITOR_OPTION_RULES,
   POOL_MONITOR_DEFAULTS,
+  SATURATION,
   SATURATION_OPTION_KEYS,
 } from "./pool-monitor-options";
 export {

@@ -87,6 +87,16 @@ describe("resolvePoolMonitorOptions", () => {
     expect(() => new PoolMonitor(options as never)).toThrow(`@sockeye/pool-monitor - ${message}`);
   });
 
+  it("counts null as unset: the default applies, as for every handler option", () => {
+    expect(
+      resolvePoolMonitorOptions({ windowSamples: null, messagePrefix: null, logger: null } as never)
+    ).toMatchObject({
+      windowSamples: 5,
+      messagePrefix: "@sockeye/pool-monitor:WARN - ",
+      logger: undefined,
+    });
+  });
+
   it("rejects a non-object options argument", () => {
     expect(() => new PoolMonitor(7 as never)).toThrow(
       "@sockeye/pool-monitor - invalid options: 7; expected an object."

@@ -4,7 +4,8 @@
  * Validation runs in the constructor and in `PoolMonitor.configure()`; bad input throws a `TypeError`
  * or `RangeError` whose message names the option, the received value and the allowed range.
  */
-import { describeValue, invalidOption, MAX_SHOWN_CHARS } from "./invalid-option";
+import { describeValue, MAX_SHOWN_CHARS } from "./invalid-option";
+import { applyOptionRules, BOOLEAN, FUNCTION, LOGGER, type OptionRule, type OptionRules } from "./option-rules";
 import type { SaturationReport } from "./pool-stats";
 
 /**
@@ -95,18 +96,41 @@ export interface PoolMonitorOptions {
  */
 export type SaturationOptions = Pick<PoolMonitorOptions, (typeof SATURATION_OPTION_KEYS)[number]>;
 
+const MILLISECONDS = "milliseconds";
+const DAY_MS = 86_400_000;
+
+/** A number from `min` to `max` in `unit`; an integer unless the unit is milliseconds. */
+function rangeRule(min: number, max: number, unit: string): OptionRule {
+  const integer = unit !== MILLISECONDS;
+  return [
+    (value) => typeof value === "number" && value >= min && value <= max && (!integer || Number.isInteger(value)),
+    `${integer ? "an integer" : "a number"} from ${min} to ${max} (${unit})`,
+    true,
+  ];
+}
+
+/** The saturation detector's numbers (`SaturationOptions`), in the order they are checked. */
+const SATURATION_RULES: OptionRules = {
+  sampleIntervalMs: rangeRule(100, 60_000, MILLISECONDS),
+  windowSamples: rangeRule(3, 60, "samples"),
+  warningLockoutMs: rangeRule(0, DAY_MS, MILLISECONDS),
+  unconsumedBodyMs: rangeRule(1, DAY_MS, MILLISECONDS),
+  stallAfterMs: rangeRule(1000, DAY_MS, MILLISECONDS),
+  maxOrigins: rangeRule(1, 100_000, "origins"),
+};
+
 /**
  * The keys of {@link SaturationOptions}, e.g. to replace all of them at once with `configure()`.
  * @public
  */
-export const SATURATION_OPTION_KEYS = [
+export const SATURATION_OPTION_KEYS = Object.keys(SATURATION_RULES) as unknown as readonly [
   "sampleIntervalMs",
   "windowSamples",
   "warningLockoutMs",
   "unconsumedBodyMs",
   "stallAfterMs",
   "maxOrigins",
-] as const;
+];
 
 /** @internal */
 export interface ResolvedPoolMonitorOptions {
@@ -137,27 +161,18 @@ export const POOL_MONITOR_DEFAULTS = {
 } as const;
 
 const PKG = "@sockeye/pool-monitor";
-
-/** A numeric option's rule: the accepted range, whether it must be an integer, and its unit (for the message). */
-interface NumberRule {
-  min: number;
-  max: number;
-  integer: boolean;
-  unit: string;
-}
-
-const NUMBER_RULES: Record<(typeof SATURATION_OPTION_KEYS)[number], NumberRule> = {
-  sampleIntervalMs: { min: 100, max: 60_000, integer: false, unit: "milliseconds" },
-  windowSamples: { min: 3, max: 60, integer: true, unit: "samples" },
-  warningLockoutMs: { min: 0, max: 86_400_000, integer: false, unit: "milliseconds" },
-  unconsumedBodyMs: { min: 1, max: 86_400_000, integer: false, unit: "milliseconds" },
-  stallAfterMs: { min: 1000, max: 86_400_000, integer: false, unit: "milliseconds" },
-  maxOrigins: { min: 1, max: 100_000, integer: true, unit: "origins" },
+/** The monitor's options, in the order they are checked. */
+const MONITOR_RULES: OptionRules = {
+  logger: LOGGER,
+  messagePrefix: [(value) => typeof value === "string", "a string"],
+  onSaturation: FUNCTION,
+  onRecovery: FUNCTION,
+  ...SATURATION_RULES,
 };
 
 /**
- * Validates `options` and fills in the defaults. Every bad value throws the one-line error of `invalidOption()`
- * (a `RangeError` for a number out of its range, else a `TypeError`).
+ * Validates `options` and fills in the defaults (`null` counts as unset). Every bad value throws the one-line error
+ * of `invalidOption()` (a `RangeError` for a number out of its range, else a `TypeError`).
  * @param prefix - the package named by the message (a handler passes its own for its `saturation` block).
  * @param path - put before each option's name in the message (`"saturation."` for a handler's block).
  * @internal
@@ -167,85 +182,54 @@ export function resolvePoolMonitorOptions(
   prefix: string = PKG,
   path = ""
 ): ResolvedPoolMonitorOptions {
-  if (options === undefined || options === null) options = {};
-  else if (typeof options !== "object" || Array.isArray(options)) {
-    if (path !== "") throw invalidOption(prefix, path.slice(0, -1), options, "an object");
+  if (options != null && (typeof options !== "object" || Array.isArray(options))) {
     throw new TypeError(`${prefix} - invalid options: ${describeValue(options)}; expected an object.`);
   }
-  const logger = loggerOption<PoolMonitorLogger>(prefix, `${path}logger`, options.logger);
-  const messagePrefix = options.messagePrefix ?? POOL_MONITOR_DEFAULTS.messagePrefix;
-  if (typeof messagePrefix !== "string") {
-    throw invalidOption(prefix, `${path}messagePrefix`, messagePrefix, "a string");
+  const resolved = applyOptionRules(MONITOR_RULES, options, prefix, path);
+  for (const name in POOL_MONITOR_DEFAULTS) {
+    resolved[name] ??= POOL_MONITOR_DEFAULTS[name as keyof typeof POOL_MONITOR_DEFAULTS];
   }
-  const resolved = {
-    logger,
-    messagePrefix,
-    onSaturation: functionOption(prefix, `${path}onSaturation`, options.onSaturation),
-    onRecovery: functionOption(prefix, `${path}onRecovery`, options.onRecovery),
-  } as ResolvedPoolMonitorOptions;
-  // Each number by its rule, in the order of SATURATION_OPTION_KEYS (the first bad one throws).
-  for (const name of SATURATION_OPTION_KEYS) {
-    const value: unknown = options[name];
-    if (value === undefined) {
-      resolved[name] = POOL_MONITOR_DEFAULTS[name];
-      continue;
-    }
-    const { min, max, integer, unit } = NUMBER_RULES[name];
-    if (
-      typeof value !== "number" ||
-      Number.isNaN(value) ||
-      value < min ||
-      value > max ||
-      (integer && !Number.isInteger(value))
-    ) {
-      const kind = integer ? "an integer" : "a number";
-      const ErrorType = typeof value === "number" ? RangeError : TypeError;
-      throw invalidOption(prefix, path + name, value, `${kind} from ${min} to ${max} (${unit})`, ErrorType);
-    }
-    resolved[name] = value;
-  }
-  return resolved;
+  return resolved as unknown as ResolvedPoolMonitorOptions;
 }
 
 /**
- * Checks a handler's `saturation` block: an object (or `null`/`undefined`: unset) whose keys are all
- * {@link SATURATION_OPTION_KEYS} (a misspelt key would otherwise be ignored in silence), each valid by the monitor's
- * rules. Throws the one-line error naming `saturation.<key>` and the handler's package.
+ * A handler's `saturation` block: an object whose keys are all {@link SATURATION_OPTION_KEYS} (a misspelt key would
+ * otherwise be ignored in silence), each valid by the monitor's rules; the errors name `saturation.<key>` and the
+ * handler's package.
+ * @internal
+ */
+export const SATURATION: OptionRule = [
+  (block: object, prefix) => {
+    if (typeof block !== "object" || Array.isArray(block)) return false;
+    for (const key in block) {
+      if (!(SATURATION_OPTION_KEYS as readonly string[]).includes(key)) {
+        throw new TypeError(
+          `${prefix} - unknown option saturation.${key.slice(0, MAX_SHOWN_CHARS)}; saturation takes ${SATURATION_OPTION_KEYS.join(", ")}.`
+        );
+      }
+    }
+    return resolvePoolMonitorOptions(block, prefix, "saturation.");
+  },
+  "an object of saturation-detector options",
+];
+
+/**
+ * Checks a handler's `saturation` option (`null`/`undefined`: unset) by {@link SATURATION}. Throws the one-line error
+ * naming `saturation` or `saturation.<key>` and the handler's package.
  * @internal
  */
 export function checkSaturationBlock(saturation: unknown, prefix: string): void {
-  if (saturation === undefined || saturation === null) return;
-  if (typeof saturation !== "object" || Array.isArray(saturation)) {
-    throw invalidOption(prefix, "saturation", saturation, "an object of saturation-detector options");
-  }
-  for (const key of Object.keys(saturation)) {
-    if (!(SATURATION_OPTION_KEYS as readonly string[]).includes(key)) {
-      throw new TypeError(
-        `${prefix} - unknown option saturation.${key.slice(0, MAX_SHOWN_CHARS)}; saturation takes ${SATURATION_OPTION_KEYS.join(", ")}.`
-      );
-    }
-  }
-  resolvePoolMonitorOptions(saturation as SaturationOptions, prefix, "saturation.");
+  applyOptionRules({ saturation: SATURATION }, { saturation }, prefix);
 }
 
 /**
- * A logger option: `null`/`undefined` = unset; else an object whose `warn`, if it has one, is a function (the
- * Smithy `Logger`, `console`, pino…). The rule `new PoolMonitor()` applies too.
+ * The options every handler shares with its `PoolMonitor`, in the order they are checked (after the handler's own).
  * @internal
  */
-export function loggerOption<L extends object>(prefix: string, name: string, raw: unknown): L | undefined {
-  if (raw === null || raw === undefined) return undefined;
-  if (typeof raw !== "object" || Array.isArray(raw)) {
-    throw invalidOption(prefix, name, raw, "an object with a warn(message) method");
-  }
-  const warn = (raw as { warn?: unknown }).warn;
-  if (warn !== undefined && typeof warn !== "function") throw invalidOption(prefix, `${name}.warn`, warn, "a function");
-  return raw as L;
-}
-
-/** A callback option: `null`/`undefined` = unset (`undefined`); anything but a function throws. @internal */
-export function functionOption<F>(prefix: string, name: string, raw: unknown): F | undefined {
-  if (raw === null || raw === undefined) return undefined;
-  if (typeof raw !== "function") throw invalidOption(prefix, name, raw, "a function");
-  return raw as F;
-}
+export const MONITOR_OPTION_RULES: OptionRules = {
+  telemetry: BOOLEAN,
+  saturation: SATURATION,
+  onSaturation: FUNCTION,
+  onRecovery: FUNCTION,
+  logger: LOGGER,
+};

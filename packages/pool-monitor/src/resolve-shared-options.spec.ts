@@ -22,7 +22,7 @@ function message(fn: () => unknown): string {
 
 describe("resolveSharedOptions", () => {
   it("resolves every default: nothing set is undefined, idleSocketTimeout 4000, interval, telemetry on", () => {
-    const { shared } = resolveSharedOptions(undefined, P, NO_ENV);
+    const shared = resolveSharedOptions(undefined, P, NO_ENV);
     expect(shared).toEqual({
       connectionTimeout: undefined,
       requestTimeout: undefined,
@@ -31,7 +31,6 @@ describe("resolveSharedOptions", () => {
       socketAcquisitionTimeout: undefined,
       idleSocketTimeout: DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
       connectionLifetime: undefined,
-      lifecycleExplicit: false,
       throwOnRequestTimeout: undefined,
       logger: undefined,
       socketMonitor: "interval",
@@ -39,15 +38,14 @@ describe("resolveSharedOptions", () => {
       telemetry: true,
       onSaturation: undefined,
       onRecovery: undefined,
-      defaultSocketTimeout: undefined,
     });
-    expect(resolveSharedOptions(null, P, NO_ENV).shared.idleSocketTimeout).toBe(4000);
+    expect(resolveSharedOptions(null, P, NO_ENV).idleSocketTimeout).toBe(4000);
   });
 
   it("normalises values (null = unset, numeric strings converted) and keeps 0 / Infinity for the handler to read", () => {
     const onSaturation = () => {};
     const logger = { warn() {} };
-    const { options, shared } = resolveSharedOptions(
+    const shared = resolveSharedOptions(
       {
         requestTimeout: "5000",
         connectionTimeout: 0,
@@ -70,24 +68,21 @@ describe("resolveSharedOptions", () => {
       socketTimeout: Number.POSITIVE_INFINITY,
       idleSocketTimeout: DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
       connectionLifetime: 60_000,
-      lifecycleExplicit: true,
       throwOnRequestTimeout: true,
       telemetry: false,
       logger,
       onSaturation,
       saturation: { windowSamples: 5 },
     });
-    // The handler's own options come back normalised but unchecked.
-    expect(options).toMatchObject({ own: "kept", requestTimeout: 5000 });
+    // The handler's own options come back unchecked.
+    expect(shared).toMatchObject({ own: "kept" });
   });
 
   it("socketMonitor: the option, else the environment variable, else interval; a bad one names its source", () => {
     expect(
-      resolveSharedOptions({ socketMonitor: "off" }, P, { [SOCKET_MONITOR_ENV]: "per-request" }).shared.socketMonitor
+      resolveSharedOptions({ socketMonitor: "off" }, P, { [SOCKET_MONITOR_ENV]: "per-request" }).socketMonitor
     ).toBe("off");
-    expect(resolveSharedOptions({}, P, { [SOCKET_MONITOR_ENV]: "per-request" }).shared.socketMonitor).toBe(
-      "per-request"
-    );
+    expect(resolveSharedOptions({}, P, { [SOCKET_MONITOR_ENV]: "per-request" }).socketMonitor).toBe("per-request");
     expect(message(() => resolveSharedOptions({}, P, { [SOCKET_MONITOR_ENV]: "fast" }))).toBe(
       `${P} - invalid environment variable ${SOCKET_MONITOR_ENV}: "fast"; expected one of "interval", "per-request", "off".`
     );
@@ -118,7 +113,7 @@ describe("resolveSharedOptions", () => {
       stallAfterMs: 2000,
       maxOrigins: 9,
     };
-    expect(resolveSharedOptions({ saturation: all }, P, NO_ENV).shared.saturation).toEqual(all);
+    expect(resolveSharedOptions({ saturation: all }, P, NO_ENV).saturation).toEqual(all);
   });
 
   it("shows a long string value cut at 40 characters, on one line", () => {

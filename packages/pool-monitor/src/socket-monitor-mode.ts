@@ -1,3 +1,5 @@
+import { describeValue } from "./invalid-option";
+
 /**
  * How the handler watches socket-pool saturation:
  * - `"interval"` (default): the handler's shared lazy interval samples the pool; no timer per request.
@@ -20,19 +22,11 @@ export const SOCKET_MONITOR_ENV = "SOCKEYE_SOCKET_MONITOR";
  * @internal
  */
 export function resolveSocketMonitorMode(option: unknown, env: NodeJS.ProcessEnv, prefix: string): SocketMonitorMode {
-  if (option !== undefined) return validate(option, "option socketMonitor", prefix);
-  const fromEnv = env[SOCKET_MONITOR_ENV];
-  if (fromEnv !== undefined && fromEnv !== "") {
-    return validate(fromEnv, `environment variable ${SOCKET_MONITOR_ENV}`, prefix);
-  }
-  return "interval";
-}
-
-function validate(value: unknown, source: string, prefix: string): SocketMonitorMode {
-  if (typeof value === "string" && (SOCKET_MONITOR_MODES as readonly string[]).includes(value)) {
-    return value as SocketMonitorMode;
-  }
+  const fromEnv = option === undefined;
+  // An empty environment variable counts as unset.
+  const value = fromEnv ? env[SOCKET_MONITOR_ENV] || "interval" : option;
+  if ((SOCKET_MONITOR_MODES as readonly unknown[]).includes(value)) return value as SocketMonitorMode;
   throw new TypeError(
-    `${prefix} - invalid ${source}: ${JSON.stringify(value) ?? String(value)}; expected one of ${SOCKET_MONITOR_MODES.map((m) => `"${m}"`).join(", ")}.`
+    `${prefix} - invalid ${fromEnv ? `environment variable ${SOCKET_MONITOR_ENV}` : "option socketMonitor"}: ${describeValue(value)}; expected one of "interval", "per-request", "off".`
   );
 }

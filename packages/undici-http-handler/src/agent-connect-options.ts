@@ -54,24 +54,16 @@ const IGNORED: Record<string, string> = {
   scheduling: "undici picks connections itself",
 };
 
-const EMPTY: AgentConnectOptions = Object.freeze({
-  connect: Object.freeze({}),
-  localAddress: undefined,
-  keepAlive: true,
-  ignored: [],
-}) as AgentConnectOptions;
-
 /**
  * Reads `agent` (an options object, an `http.Agent` / `https.Agent` instance, or an agent-like object) named
  * `name` (`"httpsAgent"` / `"httpAgent"`) into undici settings. `maxSockets` is left to the caller.
  * @internal
  */
 export function agentConnectOptions(name: string, agent: unknown): AgentConnectOptions {
-  if (agent === undefined || agent === null || typeof agent !== "object") return EMPTY;
   const instance =
     agent instanceof http.Agent ||
-    typeof (agent as { destroy?: unknown }).destroy === "function" ||
-    typeof (agent as { addRequest?: unknown }).addRequest === "function";
+    typeof (agent as { destroy?: unknown } | undefined)?.destroy === "function" ||
+    typeof (agent as { addRequest?: unknown } | undefined)?.addRequest === "function";
   const ignored: string[] = [];
   let source: Record<string, unknown>;
   if (instance) {
@@ -86,7 +78,8 @@ export function agentConnectOptions(name: string, agent: unknown): AgentConnectO
     source = { ...(a.options ?? {}) };
     if (source.keepAlive === undefined && typeof a.keepAlive === "boolean") source.keepAlive = a.keepAlive;
   } else {
-    source = agent as Record<string, unknown>;
+    // An options object; anything else (unset) maps to nothing.
+    source = { ...(agent as object) };
   }
   const connect: Record<string, unknown> = {};
   let localAddress: string | undefined;

@@ -1,6 +1,12 @@
 import type { Logger } from "@smithy/types";
 import { POOL_MONITOR_DEFAULTS } from "@sockeye/pool-monitor";
-import { invalidOption, resolveSharedOptions } from "@sockeye/pool-monitor/internal";
+import {
+  applyOptionRules,
+  type OptionRules,
+  objectRule,
+  resolveSharedOption,
+  resolveSharedOptions,
+} from "@sockeye/pool-monitor/internal";
 import type { Agent, Dispatcher } from "undici";
 import { type AgentConnectOptions, agentConnectOptions } from "./agent-connect-options";
 import { DEFAULT_MAX_SOCKETS, PACKAGE_PREFIX } from "./constants";
@@ -50,6 +56,21 @@ function maxSocketsOf(agent: unknown): number | null {
   return value === Number.POSITIVE_INFINITY ? null : (value as number);
 }
 
+/** The options only this handler has, checked after the shared ones. */
+const UNDICI_OPTION_RULES: OptionRules = {
+  dispatcher: /* @__PURE__ */ objectRule("an undici Dispatcher or Agent options object"),
+};
+
+/**
+ * One option set by `updateHttpClientConfig(name, value)`, checked and normalised by the rules the constructor
+ * applies to it (a bad value throws the same one-line error); other names pass unchanged.
+ * @internal
+ */
+export function resolveUndiciOption(name: string, value: unknown): unknown {
+  const options = { [name]: resolveSharedOption(name, value, PACKAGE_PREFIX) };
+  return applyOptionRules(UNDICI_OPTION_RULES, options, PACKAGE_PREFIX)[name];
+}
+
 /**
  * Resolves and validates options. Every bad value throws a `TypeError`/`RangeError` naming the option and the
  * value; `saturation.*` is validated by `@sockeye/pool-monitor`'s own rules.
@@ -58,16 +79,8 @@ function maxSocketsOf(agent: unknown): number | null {
 export function resolveUndiciConfig(options: UndiciHttpHandlerOptions | void | undefined): ResolvedUndiciConfig {
   // The rules every Sockeye handler applies (`@sockeye/pool-monitor`), then this handler's own: its dispatcher and
   // how its agents' options map to undici.
-  const { options: normalized, shared } = resolveSharedOptions(options, PACKAGE_PREFIX);
-  const opts = normalized as UndiciHttpHandlerOptions & Record<string, unknown>;
+  const opts = applyOptionRules(UNDICI_OPTION_RULES, resolveSharedOptions(options, PACKAGE_PREFIX), PACKAGE_PREFIX);
   const dispatcher = opts.dispatcher;
-  if (
-    dispatcher !== undefined &&
-    dispatcher !== null &&
-    (typeof dispatcher !== "object" || Array.isArray(dispatcher))
-  ) {
-    throw invalidOption(PACKAGE_PREFIX, "dispatcher", dispatcher, "an undici Dispatcher or Agent options object");
-  }
   const dispatcherOptions = dispatcher && !isDispatcher(dispatcher) ? (dispatcher as Agent.Options) : undefined;
   let httpsConnect = agentConnectOptions("httpsAgent", opts.httpsAgent);
   if (dispatcherOptions?.allowH2 === true) {
@@ -77,23 +90,18 @@ export function resolveUndiciConfig(options: UndiciHttpHandlerOptions | void | u
   return {
     ...opts,
     // 0 = off: undici's timers take no 0.
-    connectionTimeout: shared.connectionTimeout || undefined,
-    requestTimeout: shared.requestTimeout || undefined,
-    throwOnRequestTimeout: shared.throwOnRequestTimeout,
-    socketTimeout: shared.socketTimeout,
-    socketAcquisitionTimeout: shared.socketAcquisitionTimeout || undefined,
-    idleSocketTimeout: shared.idleSocketTimeout,
-    connectionLifetime: shared.connectionLifetime || undefined,
-    logger: shared.logger as Logger | undefined,
+    connectionTimeout: opts.connectionTimeout || undefined,
+    requestTimeout: opts.requestTimeout || undefined,
+    socketAcquisitionTimeout: opts.socketAcquisitionTimeout || undefined,
+    connectionLifetime: opts.connectionLifetime || undefined,
     // "per-request" has no undici equivalent: it samples as "interval" (the handler warns once).
-    socketMonitor: shared.socketMonitor === "off" ? "off" : "interval",
-    telemetry: shared.telemetry,
+    socketMonitor: opts.socketMonitor === "off" ? "off" : "interval",
     httpMaxSockets: maxSocketsOf(opts.httpAgent),
     httpsMaxSockets: maxSocketsOf(opts.httpsAgent),
     httpConnect: agentConnectOptions("httpAgent", opts.httpAgent),
     httpsConnect,
     dispatcher: isDispatcher(dispatcher) ? dispatcher : undefined,
     dispatcherOptions,
-    sampleIntervalMs: shared.saturation?.sampleIntervalMs ?? POOL_MONITOR_DEFAULTS.sampleIntervalMs,
+    sampleIntervalMs: opts.saturation?.sampleIntervalMs ?? POOL_MONITOR_DEFAULTS.sampleIntervalMs,
   };
 }

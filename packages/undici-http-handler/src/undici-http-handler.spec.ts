@@ -280,7 +280,10 @@ describe("UndiciHttpHandler options", () => {
     expect(() => h.updateHttpClientConfig("requestTimeout", -5)).toThrow("requestTimeout: -5");
     expect(() => h.updateHttpClientConfig("socketMonitor", null)).toThrow("socketMonitor: null");
     expect(() => h.updateHttpClientConfig("httpsAgent", { maxSockets: -5 })).toThrow("httpsAgent.maxSockets: -5");
-    expect(h.httpHandlerConfigs().requestTimeout).toBe(1000);
+    expect(() => h.updateHttpClientConfig("dispatcher", [])).toThrow(
+      "@sockeye/undici-http-handler - invalid option dispatcher: an array; expected an undici Dispatcher or Agent options object."
+    );
+    expect(h.httpHandlerConfigs()).toMatchObject({ requestTimeout: 1000, dispatcher });
     h.updateHttpClientConfig("requestTimeout", 2500);
     expect(h.httpHandlerConfigs().requestTimeout).toBe(2500);
     h.destroy();

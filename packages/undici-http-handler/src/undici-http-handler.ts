@@ -6,8 +6,6 @@ import {
   buildAbortError,
   buildQueryString,
   DeadlineScheduler,
-  invalidOption,
-  resolveSharedOption,
   TICK_MS,
   validateRequest,
 } from "@sockeye/pool-monitor/internal";
@@ -18,7 +16,7 @@ import { globalDispatcherSlot, isUserSetDispatcher } from "./global-dispatcher";
 import { DESTROYED_BY_HANDLER, handlerDestroyedError } from "./handler-destroyed-error";
 import { OriginGate } from "./origin-gate";
 import type { OriginPoolState } from "./origin-pool-state";
-import { type ResolvedUndiciConfig, resolveUndiciConfig } from "./resolve-undici-config";
+import { type ResolvedUndiciConfig, resolveUndiciConfig, resolveUndiciOption } from "./resolve-undici-config";
 import { trackedConnector } from "./tracked-connector";
 import type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
 import { LegacyUndiciRequest } from "./legacy-undici-request";
@@ -545,12 +543,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
    * the handler's dispatcher gracefully and build a new one.
    */
   public updateHttpClientConfig(key: keyof UndiciHttpHandlerOptions | symbol, value: unknown): void {
-    if (typeof key === "string") {
-      value = resolveSharedOption(key, value, PACKAGE_PREFIX);
-      if (key === "dispatcher" && value != null && (typeof value !== "object" || Array.isArray(value))) {
-        throw invalidOption(PACKAGE_PREFIX, "dispatcher", value, "an undici Dispatcher or Agent options object");
-      }
-    }
+    if (typeof key === "string") value = resolveUndiciOption(key, value);
     const apply = (config: ResolvedUndiciConfig): ResolvedUndiciConfig => {
       if (key === Symbol.for("logger"))
         return { ...config, logger: config.logger ?? (value as ResolvedUndiciConfig["logger"]) };
