@@ -172,6 +172,8 @@ const FEATURE_OF = {
   "normalize-origin.ts": "telemetry: origin table, stats, delivery",
   "unpooled-request.ts": "telemetry: origin table, stats, delivery",
   "pool-monitor.ts": "telemetry: the transport's pool reader",
+  "http1-pool-monitor.ts": "telemetry: the transport's pool reader",
+  "request-forwarding.ts": "telemetry: the transport's pool reader",
   "request-listeners.ts": "telemetry: the transport's pool reader",
   "tracking-state.ts": "telemetry: the transport's pool reader",
   "http2-pool-monitor.ts": "telemetry: the transport's pool reader",
