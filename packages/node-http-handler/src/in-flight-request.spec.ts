@@ -133,7 +133,8 @@ async function untilDrained(predicate: () => boolean): Promise<void> {
   });
 }
 
-describe("InFlightRequest.finish(): one way out, reached from each entry point", () => {
+/** Fake timers for each test of a block; after it, held responses end and the test's runtime, agent and monitor go. */
+function fakeTimersPerTest(): void {
   beforeEach(() => {
     vi.useFakeTimers({ toFake: [...FAKE_TIMERS] });
     server.seen = 0;
@@ -146,6 +147,10 @@ describe("InFlightRequest.finish(): one way out, reached from each entry point",
     current = undefined;
     vi.useRealTimers();
   });
+}
+
+describe("InFlightRequest.finish(): one way out, reached from each entry point", () => {
+  fakeTimersPerTest();
 
   it("'close': a completed request finishes once, with every deadline, listener and count released", async () => {
     const s = setup();
@@ -281,18 +286,7 @@ describe("InFlightRequest.finish(): one way out, reached from each entry point",
 });
 
 describe("InFlightRequest in the handler's gate: every deadline, abort and destroy() act while it is queued", () => {
-  beforeEach(() => {
-    vi.useFakeTimers({ toFake: [...FAKE_TIMERS] });
-    server.seen = 0;
-  });
-  afterEach(() => {
-    for (const res of held.splice(0)) res.end("ok");
-    current?.runtime.destroy();
-    current?.agent.destroy();
-    current?.monitor.destroy();
-    current = undefined;
-    vi.useRealTimers();
-  });
+  fakeTimersPerTest();
 
   /** maxSockets: 1; one request held on the socket, a second one queued in the gate with `overrides`. */
   async function queuedBehindHeld(overrides: Partial<RequestPlan>, signal?: AbortSignal) {
