@@ -1,8 +1,7 @@
 import type { Logger } from "@smithy/types";
 import type { Agent } from "node:http";
-import { timing } from "@sockeye/pool-monitor/internal";
+import { guardedWarn, timing } from "@sockeye/pool-monitor/internal";
 import { SOCKET_WARNING_LOCKOUT_MS } from "./constants";
-import { guardedWarn } from "./guarded-call";
 
 /** The package name upstream's warning starts with. */
 const UPSTREAM_PACKAGE = "@smithy/node-http-handler";

@@ -43,6 +43,7 @@ import {
   closedBeforeResponseError,
   connectionTimeoutError,
   type DeadlineOwner,
+  guardedWarn,
   handlerDestroyedError,
   REQUEST_TIMEOUT_HINT,
   relabelSocketError,
@@ -57,7 +58,6 @@ import type { GatedRequest, GateKey } from "./agent-gate";
 import { describeAgentQueue, leaveAgentQueue } from "./agent-queue";
 import { MIN_CONTINUE_WAIT_MS, PACKAGE_PREFIX } from "./constants";
 import { getTransformedHeaders } from "./get-transformed-headers";
-import { guardedWarn } from "./guarded-call";
 import { Deadline, DeadlineKind, HttpResponse, timing, writeBody } from "./hot-bindings";
 import type { IdleWatcher } from "./idle-watch-list";
 import type { RequestHost } from "./request-host";

@@ -47,7 +47,7 @@
  *
  * Isolation: each expired deadline is fired in its own `try`; an owner that throws cannot keep the other deadlines
  * of the same flush from firing (the first such error is rethrown once the loop is done, so a bug stays visible).
- * Owners route user code (loggers, callbacks) through `guardedCall`, so in practice nothing reaches this `catch`.
+ * Owners route user code (loggers, callbacks) through `guardedWarn` or their own `try`/`catch`, so in practice nothing reaches this `catch`.
  *
  * Owner tick: an owner with periodic work (monitor sampling, see `HandlerRuntime`) passes `onTick` and its period;
  * it is one recurring entry of the same lists (re-armed after each call while `onTick` returns true), started by

@@ -97,6 +97,7 @@ export {
   resolveSharedOption,
   resolveSharedOptions,
 } from "./resolve-shared-options";
+export { guardedWarn } from "./guarded-warn";
 export { SaturationDetector, type SaturationDetectorOptions, type SaturationSample } from "./saturation-detector";
 export { resolveSocketMonitorMode, SOCKET_MONITOR_ENV, SOCKET_MONITOR_MODES } from "./socket-monitor-mode";
 export {

@@ -6,6 +6,7 @@ import {
   buildAbortError,
   buildQueryString,
   DeadlineScheduler,
+  guardedWarn,
   TICK_MS,
   validateRequest,
 } from "@sockeye/pool-monitor/internal";
@@ -23,7 +24,6 @@ import { LegacyUndiciRequest } from "./legacy-undici-request";
 import { RequestPlan } from "./request-plan";
 import { type AbortSignalLike, UndiciRequest, type UndiciRequestCore } from "./undici-request";
 import { UndiciPoolMonitor } from "./undici-pool-monitor";
-import { warnQuietly } from "./warn-quietly";
 
 const NO_STATS: PoolStats = Object.freeze({
   takenAt: 0,
@@ -324,15 +324,15 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const ignored = [...config.httpConnect.ignored, ...config.httpsConnect.ignored];
     if (ignored.length > 0 && !this.warnedIgnoredAgentOptions) {
       this.warnedIgnoredAgentOptions = true;
-      warnQuietly(
-        config.logger,
+      guardedWarn(
+        config.logger ?? console,
         `${WARN_PREFIX}agent options without an undici equivalent are ignored: ${ignored.join("; ")}.`
       );
     }
     if (options?.socketMonitor === "per-request" && !this.warnedPerRequestMode) {
       this.warnedPerRequestMode = true;
-      warnQuietly(
-        config.logger,
+      guardedWarn(
+        config.logger ?? console,
         `${WARN_PREFIX}socketMonitor "per-request" has no undici equivalent; using "interval".`
       );
     }
@@ -365,8 +365,8 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       !this.warnedGlobalIgnoresAgents
     ) {
       this.warnedGlobalIgnoresAgents = true;
-      warnQuietly(
-        config.logger,
+      guardedWarn(
+        config.logger ?? console,
         `${WARN_PREFIX}requests go through the global undici dispatcher (setGlobalDispatcher); httpAgent / httpsAgent options (maxSockets, TLS) do not apply to it.`
       );
     }

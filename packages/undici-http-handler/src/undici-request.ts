@@ -38,6 +38,7 @@ import {
   Deadline,
   DeadlineKind,
   type DeadlineOwner,
+  guardedWarn,
   REQUEST_TIMEOUT_HINT,
   relabelSocketError,
   requestTimeoutError,
@@ -57,7 +58,6 @@ import { parseResponseHeaders } from "./parse-response-headers";
 import { type BodySource, createResponseBody, failResponseBody } from "./response-body";
 import type { RequestOutcome } from "./undici-pool-monitor";
 import { requestFinishedChannel, undiciRequestFinishedEvent } from "./undici-request-finished";
-import { warnQuietly } from "./warn-quietly";
 import type { RequestPlan } from "./request-plan";
 
 /** `socketTimeout`: inactivity while sending, waiting for the headers and between body chunks (this handler's own). */
@@ -339,8 +339,8 @@ export abstract class UndiciRequestCore
         if (plan.throwsOnTimeout) {
           this.fail(requestTimeoutError(PACKAGE_PREFIX, this.requestTimeoutMs), "timed_out");
         } else {
-          warnQuietly(
-            plan.warnLogger,
+          guardedWarn(
+            plan.warnLogger ?? console,
             `${requestTimeoutMessage(PACKAGE_PREFIX, this.requestTimeoutMs, false)} ${REQUEST_TIMEOUT_HINT}`
           );
         }
