@@ -25,6 +25,11 @@ import { RequestPlan } from "./request-plan";
 import { type AbortSignalLike, UndiciRequest, type UndiciRequestCore } from "./undici-request";
 import { UndiciPoolMonitor } from "./undici-pool-monitor";
 
+// Read on every request, bound once (see the note in undici-request.ts: in the CommonJS build every read of another
+// package's export is two getter calls).
+const checkRequest = validateRequest;
+const queryStringOf = buildQueryString;
+
 const NO_STATS: PoolStats = Object.freeze({
   takenAt: 0,
   origins: [],
@@ -207,7 +212,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const abortSignal = options?.abortSignal as AbortSignalLike | undefined;
     if (abortSignal?.aborted) return Promise.reject(buildAbortError(abortSignal));
     try {
-      validateRequest(request, PACKAGE_PREFIX);
+      checkRequest(request, PACKAGE_PREFIX);
       let headers = request.headers;
       if (
         headers !== undefined &&
@@ -223,7 +228,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       }
       let path = request.path;
       if (request.query) {
-        const qs = buildQueryString(request.query);
+        const qs = queryStringOf(request.query);
         if (qs) path += `?${qs}`;
       }
       // request.fragment is not sent: a fragment never leaves the client (RFC 9110 §7.1), as upstream's undici handler.

@@ -21,12 +21,15 @@
  * back then, or when undici fails it (its connection attempt ended).
  * Every path ends in `finish()`, exactly once.
  *
- * `socketTimeout` is the request's `SOCKET_IDLE` deadline on the handler's scheduler (not undici's fast timers, about
- * 1 s resolution): (re)started by every activity undici reports (the connection, when request-body progress is known
+ * `socketTimeout` is the request's idle deadline on the handler's scheduler (not undici's fast timers, about 1 s
+ * resolution), restarted lazily: every activity undici reports (the connection, when request-body progress is known
  * to be reported; each request-body chunk written, `onBodySent`; the request sent, `onRequestSent`; the headers; each
- * body chunk), cancelled while the body is paused for its reader and at the end. It fires as undici's timeout error
- * of the phase would, through `controller.abort`. Each activity is a `refresh` of the request's own node: O(1), one
- * clock read.
+ * body chunk) only records `lastActive` (one clock read, one field write, no scheduler touch); when the deadline
+ * comes due, it is re-armed at `lastActive + socketTimeout` if there was activity since, else it fires, as undici's
+ * timeout error of the phase would, through `controller.abort`. So it fires at the same time as a restart on every
+ * event would (never later, never earlier), for one scheduler touch per `socketTimeout` period instead of one per
+ * event. Cancelled while the body is paused for its reader and at the end. Its node is the connection / acquisition
+ * deadline's (`first`, cancelled when the connection is given, so one node serves both: no second allocation).
  */
 import {
   acquisitionTimeoutError,
@@ -59,6 +62,14 @@ import { type BodySource, createResponseBody, failResponseBody } from "./respons
 import type { RequestOutcome } from "./undici-pool-monitor";
 import { requestFinishedChannel, undiciRequestFinishedEvent } from "./undici-request-finished";
 import type { RequestPlan } from "./request-plan";
+
+// Imported values read on every request, bound once: in the CommonJS build (what Node loads) each read of another
+// package's export is two getter calls (esbuild's live-binding shims of both packages); read per event they took ~1 %
+// of the CPU per request at c = 50 (`--cpu-prof`). The `timing` object is the seam's singleton: spies on it still apply.
+const clock = timing;
+const DeadlineNode = Deadline;
+const Kind = DeadlineKind;
+const SmithyResponse = HttpResponse;
 
 /** `socketTimeout`: inactivity while sending, waiting for the headers and between body chunks (this handler's own). */
 const SOCKET_IDLE = "socket_idle";
@@ -121,10 +132,14 @@ export abstract class UndiciRequestCore
   private outcome: RequestOutcome | undefined = undefined;
   private pausedForReader = false;
   private responseBody: Readable | undefined = undefined;
+  /**
+   * The connection / acquisition deadline until a connection is given, then the `socketTimeout` one (see the header):
+   * while `requestPhase` is `Connected`, whatever kind it was created with, it is the idle deadline.
+   */
   private first: Deadline<UndiciDeadlineKind> | undefined = undefined;
   private requestSlot: Deadline<UndiciDeadlineKind> | undefined = undefined;
-  /** `socketTimeout` (`SOCKET_IDLE`); created when the first activity arms it. */
-  private socketSlot: Deadline<UndiciDeadlineKind> | undefined = undefined;
+  /** `timing.now()` of the last socket activity (`socketTimeout`), read when the idle deadline comes due. */
+  private lastActive = 0;
   private targetDispatcher: DispatcherLike | undefined = undefined;
   private dispatchOptions: DispatchOptionsLike | undefined = undefined;
   /** For `request:finished`: the response, the error the caller saw, whether it left the gate's queue unserved. */
@@ -145,7 +160,7 @@ export abstract class UndiciRequestCore
      */
     private readonly uploadObserved: boolean
   ) {
-    this.startedAt = timing.now();
+    this.startedAt = clock.now();
   }
 
   /** Registers with telemetry, arms deadlines and the abort listener, and dispatches (or queues in the gate). */
@@ -160,12 +175,12 @@ export abstract class UndiciRequestCore
       if (plan.samplesOnTick) plan.deadlineClock.ensureTicking();
     }
     if (plan.firstMs > 0) {
-      this.first = new Deadline<UndiciDeadlineKind>(this, plan.firstKind);
+      this.first = new DeadlineNode<UndiciDeadlineKind>(this, plan.firstKind);
       plan.deadlineClock.arm(this.first, this.startedAt, plan.firstMs);
     }
     const requestTimeout = this.requestTimeoutMs;
     if (requestTimeout !== undefined && requestTimeout > 0) {
-      this.requestSlot = new Deadline<UndiciDeadlineKind>(this, DeadlineKind.Request);
+      this.requestSlot = new DeadlineNode<UndiciDeadlineKind>(this, Kind.Request);
       plan.deadlineClock.arm(this.requestSlot, this.startedAt, requestTimeout);
     }
     const signal = this.callerSignal;
@@ -221,30 +236,31 @@ export abstract class UndiciRequestCore
     const first = this.first;
     if (first !== undefined) this.plan.deadlineClock.cancel(first);
     const o = this.o;
-    const now = timing.now();
+    const now = clock.now();
     if (this.uploadObserved) this.socketActive(now);
     if (o !== undefined) this.plan.poolTelemetry?.requestAcquired(o, this, now);
   }
 
   /**
-   * Socket activity (a request-body chunk written, the request sent, headers, a body chunk): (re)starts the
-   * `socketTimeout` deadline from `now`. O(1): a refresh of the request's own node, armed on first use.
+   * Socket activity (the connection, a request-body chunk written, the request sent, headers, a body chunk, a paused
+   * body read again) at `now`: records it, and arms the `socketTimeout` deadline from `now` if it is not armed. An
+   * armed one is not touched: it re-arms itself from `lastActive` when it comes due (`idleDue`).
    */
   protected socketActive(now: number): void {
     const ms = this.plan.idleMs;
     if (ms <= 0 || this.requestPhase !== Phase.Connected) return;
-    let slot = this.socketSlot;
+    this.lastActive = now;
+    let slot = this.first;
     if (slot === undefined) {
-      slot = new Deadline<UndiciDeadlineKind>(this, SOCKET_IDLE);
-      this.socketSlot = slot;
+      slot = new DeadlineNode<UndiciDeadlineKind>(this, SOCKET_IDLE);
+      this.first = slot;
     }
-    if (slot.armed) this.plan.deadlineClock.refresh(slot, now);
-    else this.plan.deadlineClock.arm(slot, now, ms);
+    if (!slot.armed) this.plan.deadlineClock.arm(slot, now, ms);
   }
 
   /** undici wrote a request-body chunk (`onBodySent`) or the whole request (`onRequestSent`). */
   protected requestProgress(): void {
-    if (this.plan.idleMs > 0) this.socketActive(timing.now());
+    if (this.plan.idleMs > 0) this.socketActive(clock.now());
   }
 
   /** Response headers: `raw` is undici's raw list when it has one, else its parsed object is flattened. */
@@ -266,7 +282,7 @@ export abstract class UndiciRequestCore
     this.settled = true;
     const resolve = this.settleResolve as Resolve;
     this.settleResolve = this.settleReject = undefined;
-    this.httpResponse = new HttpResponse({
+    this.httpResponse = new SmithyResponse({
       statusCode,
       reason: statusText,
       headers: parseResponseHeaders(Array.isArray(raw) ? raw : flattenHeaders(headers)),
@@ -279,15 +295,16 @@ export abstract class UndiciRequestCore
   protected dataReceived(controller: DispatchControllerLike, chunk: Buffer): void {
     const body = this.responseBody;
     if (body === undefined || body.destroyed) return;
-    const socketSlot = this.socketSlot;
-    if (socketSlot?.armed) this.plan.deadlineClock.refresh(socketSlot, timing.now());
+    const slot = this.first;
+    // Armed while Connected means the idle deadline (see `first`); it re-arms itself from `lastActive` when due.
+    if (slot?.armed) this.lastActive = clock.now();
     if (body.push(chunk)) return;
     this.pausedForReader = true;
     // Paused for the reader: no inactivity timeout while undici reads nothing (as undici's bodyTimeout).
-    if (socketSlot !== undefined) this.plan.deadlineClock.cancel(socketSlot);
+    if (slot !== undefined) this.plan.deadlineClock.cancel(slot);
     controller.pause();
     const o = this.o;
-    if (o !== undefined) this.plan.poolTelemetry?.bodyPaused(o, this, timing.now());
+    if (o !== undefined) this.plan.poolTelemetry?.bodyPaused(o, this, clock.now());
   }
 
   /** The response ended. */
@@ -328,14 +345,15 @@ export abstract class UndiciRequestCore
   }
 
   onDeadline(kind: UndiciDeadlineKind, now: number): void {
-    if (kind === SOCKET_IDLE) {
-      this.socketTimedOut();
+    // `first` is the idle deadline once connected, whatever kind it was created with (see `first`).
+    if (kind === SOCKET_IDLE || (kind !== Kind.Request && this.requestPhase === Phase.Connected)) {
+      this.idleDue(now);
       return;
     }
     if (this.settled || this.isFinished) return;
     const plan = this.plan;
     switch (kind) {
-      case DeadlineKind.Request:
+      case Kind.Request:
         if (plan.throwsOnTimeout) {
           this.fail(requestTimeoutError(PACKAGE_PREFIX, this.requestTimeoutMs), "timed_out");
         } else {
@@ -345,7 +363,7 @@ export abstract class UndiciRequestCore
           );
         }
         return;
-      case DeadlineKind.Connection: {
+      case Kind.Connection: {
         let detail: string | undefined;
         if (this.requestPhase === Phase.Queued) {
           detail = `The request was still waiting for a free connection (${this.describeQueue()}).`;
@@ -356,7 +374,7 @@ export abstract class UndiciRequestCore
         this.fail(connectionTimeoutError(PACKAGE_PREFIX, plan.connectMs, detail), "timed_out");
         return;
       }
-      case DeadlineKind.Acquire:
+      case Kind.Acquire:
         this.fail(
           acquisitionTimeoutError(
             PACKAGE_PREFIX,
@@ -378,7 +396,7 @@ export abstract class UndiciRequestCore
     this.pausedForReader = false;
     const o = this.o;
     if (o !== undefined) this.plan.poolTelemetry?.bodyResumed(o, this);
-    if (this.socketSlot !== undefined) this.socketActive(timing.now());
+    if (this.plan.idleMs > 0) this.socketActive(clock.now());
     this.controller?.resume();
   }
 
@@ -450,7 +468,7 @@ export abstract class UndiciRequestCore
     const phase = this.requestPhase;
     this.requestPhase = Phase.Done;
     const o = this.o;
-    if (o !== undefined && this.acquiredAt >= 0) this.plan.poolTelemetry?.requestReleased(o, this, timing.now());
+    if (o !== undefined && this.acquiredAt >= 0) this.plan.poolTelemetry?.requestReleased(o, this, clock.now());
     const gate = this.originGate;
     if (gate === undefined) return;
     if (phase === Phase.Dispatched) {
@@ -467,7 +485,18 @@ export abstract class UndiciRequestCore
     const scheduler = this.plan.deadlineClock;
     if (this.first !== undefined) scheduler.cancel(this.first);
     if (this.requestSlot !== undefined) scheduler.cancel(this.requestSlot);
-    if (this.socketSlot !== undefined) scheduler.cancel(this.socketSlot);
+  }
+
+  /**
+   * The idle deadline came due at `now`: activity since it was armed moves it to `lastActive + socketTimeout` (the
+   * time a restart on every event would have given it); none, and the socket timed out.
+   */
+  private idleDue(now: number): void {
+    if (this.isFinished || this.requestPhase !== Phase.Connected) return;
+    const ms = this.plan.idleMs;
+    const last = this.lastActive;
+    if (last + ms > now) this.plan.deadlineClock.arm(this.first as Deadline<UndiciDeadlineKind>, last, ms);
+    else this.socketTimedOut();
   }
 
   /**
@@ -476,7 +505,6 @@ export abstract class UndiciRequestCore
    * exactly the path (and the `TimeoutError` message) of undici's headersTimeout / bodyTimeout.
    */
   private socketTimedOut(): void {
-    if (this.isFinished || this.requestPhase !== Phase.Connected) return;
     const headers = !this.settled;
     const cause = Object.assign(
       new Error(headers ? "Headers Timeout Error" : "Body Timeout Error"),
