@@ -10,10 +10,10 @@ import { type GatedRequest, OriginGate } from "./origin-gate";
 function node(name: string, sent: string[]): GatedRequest & { name: string } {
   return {
     name,
-    startedAt: 0,
-    acquiredAt: -1,
+    begunAt: 0,
+    heldSince: -1,
     pausedAt: 0,
-    listed: 0,
+    listTag: 0,
     listPrev: undefined,
     listNext: undefined,
     dispatchFromGate() {
@@ -32,13 +32,13 @@ describe("OriginGate", () => {
     gate.enqueue(d);
     gate.enqueue(e);
     gate.unlink(d);
-    expect(gate.queue.size).toBe(2);
-    expect(d.listed).toBe(0);
+    expect(gate.fifoQueue.nodeCount).toBe(2);
+    expect(d.listTag).toBe(0);
     gate.release();
     expect(sent).toEqual(["c"]);
     gate.release();
     expect(sent).toEqual(["c", "e"]);
-    expect([gate.inUse, gate.queue.size]).toEqual([2, 0]);
+    expect([gate.inUse, gate.fifoQueue.nodeCount]).toEqual([2, 0]);
   });
 
   it("a new request queues behind waiting ones even when a slot is momentarily free", () => {
@@ -69,7 +69,7 @@ describe("OriginGate", () => {
     gate.release();
     expect(sent).toHaveLength(10_000);
     expect(maxDepth).toBe(1);
-    expect([gate.inUse, gate.queue.size]).toEqual([0, 0]);
+    expect([gate.inUse, gate.fifoQueue.nodeCount]).toEqual([0, 0]);
   });
 
   it("unlimited: never queues; closed: dispatches nothing", () => {
@@ -88,13 +88,13 @@ describe("OriginGate", () => {
     const calls: string[] = [];
     const connecting = { abandon: (origin: string) => calls.push(origin) } as unknown as ConnectingSockets;
     const gate = new OriginGate("https://a:443", 1, connecting);
-    gate.awaiting = 1;
+    gate.awaitingConn = 1;
     gate.abandonIfUnneeded();
-    gate.awaiting = 0;
+    gate.awaitingConn = 0;
     gate.enqueue(node("b", []));
     gate.abandonIfUnneeded();
     expect(calls).toEqual([]);
-    gate.unlink(gate.queue.head as GatedRequest);
+    gate.unlink(gate.fifoQueue.firstNode as GatedRequest);
     gate.abandonIfUnneeded();
     expect(calls).toEqual(["https://a:443"]);
   });

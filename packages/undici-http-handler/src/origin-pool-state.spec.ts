@@ -36,9 +36,9 @@ describe("OriginPoolState pool registry", () => {
     expect(o.maxSockets).toBe(5);
     expect(o.poolCount).toBe(2);
     expect(o.stats?.()).toEqual({ connected: 4, free: 1, pending: 1, queued: 0, running: 3 });
-    expect(o.active).toBe(3);
+    expect(o.activeNow).toBe(3);
     expect(o.idle).toBe(1);
-    expect(o.queued).toBe(1);
+    expect(o.queuedNow).toBe(1);
   });
 
   it("registering a pool again for the same origin replaces it (the limit does not double)", () => {

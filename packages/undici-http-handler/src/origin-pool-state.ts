@@ -4,15 +4,15 @@
  * Request bookkeeping is intrusive: a request's state object carries `listPrev`/`listNext` and is linked into at
  * most one of two doubly linked lists of its origin at a time:
  *
- *   waiting: requests not yet given a connection, in start order ─► head = oldest queued (oldestQueuedMs in O(1))
- *   paused:  responses whose body is paused by backpressure (the caller is not reading) ─► unconsumed-body detection
+ *   waitList:   requests not yet given a connection, in start order ─► firstNode = oldest queued (oldestQueuedMs in O(1))
+ *   pausedList: responses whose body is paused by backpressure (the caller is not reading) ─► unconsumed-body detection
  *
- * With the handler-owned dispatcher (`gated`), `waiting` is the origin's `OriginGate` FIFO itself: only requests
+ * With the handler-owned dispatcher (`gatedHere`), `waitList` is the origin's `OriginGate` FIFO itself: only requests
  * held by the handler beyond `maxSockets` (the ones undici has were given a slot, and a connection or a connecting
  * one); an `_OTHER` entry has one gate per overflowed origin, each with a list of its own, registered here
  * (`gateQueues`) and read at sample / snapshot time.
  *
- * Insert and remove are O(1) and allocate nothing. Connection state (connecting, created, closed by reason, connect
+ * Insert and remove are O(1) and allocate nothing. Connection state (attempts open, created, closed by reason, connect
  * and TLS times, age) is fed by the tracked connector; the pool's own gauges (connected / free / pending) come from
  * undici's `PoolStats` at read time. Counters only grow, except the per-sample ones the detector consumes.
  *
@@ -39,12 +39,12 @@ import {
 
 /** Fields a request state object carries for its origin's lists. @internal */
 export interface PoolRequestNode {
-  startedAt: number;
+  begunAt: number;
   /** When it got a connection (`timing.now()` ms); -1 while it holds none. */
-  acquiredAt: number;
+  heldSince: number;
   pausedAt: number;
   /** 0: in no list, 1: waiting, 2: paused, 3: an `OriginGate` queue of its own, 4: holding a connection. */
-  listed: number;
+  listTag: number;
   listPrev: PoolRequestNode | undefined;
   listNext: PoolRequestNode | undefined;
 }
@@ -87,31 +87,31 @@ export const HOLDING_LIST_TAG = 4;
 
 /** An intrusive doubly linked list of request nodes. @internal */
 export class RequestList {
-  head: PoolRequestNode | undefined = undefined;
-  tail: PoolRequestNode | undefined = undefined;
-  size = 0;
+  firstNode: PoolRequestNode | undefined = undefined;
+  lastNode: PoolRequestNode | undefined = undefined;
+  nodeCount = 0;
 
   constructor(private readonly tag: number) {}
 
-  push(n: PoolRequestNode): void {
-    n.listed = this.tag;
-    n.listPrev = this.tail;
+  linkTail(n: PoolRequestNode): void {
+    n.listTag = this.tag;
+    n.listPrev = this.lastNode;
     n.listNext = undefined;
-    if (this.tail === undefined) this.head = n;
-    else this.tail.listNext = n;
-    this.tail = n;
-    this.size++;
+    if (this.lastNode === undefined) this.firstNode = n;
+    else this.lastNode.listNext = n;
+    this.lastNode = n;
+    this.nodeCount++;
   }
 
-  remove(n: PoolRequestNode): void {
-    if (n.listed !== this.tag) return;
-    if (n.listPrev === undefined) this.head = n.listNext;
+  unlinkNode(n: PoolRequestNode): void {
+    if (n.listTag !== this.tag) return;
+    if (n.listPrev === undefined) this.firstNode = n.listNext;
     else n.listPrev.listNext = n.listNext;
-    if (n.listNext === undefined) this.tail = n.listPrev;
+    if (n.listNext === undefined) this.lastNode = n.listPrev;
     else n.listNext.listPrev = n.listPrev;
     n.listPrev = n.listNext = undefined;
-    n.listed = 0;
-    this.size--;
+    n.listTag = 0;
+    this.nodeCount--;
   }
 }
 
@@ -133,20 +133,20 @@ export class OriginPoolState extends OriginTelemetry {
   /** Reused by `poolEvidence()` (no allocation per sample beyond undici's `PoolStats`). */
   readonly evidence: PoolEvidence = { active: 0, maxSockets: 0, queued: 0 };
 
-  readonly waiting = new RequestList(1);
-  readonly paused = new RequestList(2);
-  /** Requests holding a connection whose body is not paused (acquired order: head = oldest hold). */
+  readonly waitList = new RequestList(1);
+  readonly pausedList = new RequestList(2);
+  /** Requests holding a connection whose body is not paused (acquired order: firstNode = oldest hold). */
   readonly holders = new RequestList(HOLDING_LIST_TAG);
   /** Requests of this entry are admitted by `OriginGate`s (the handler-owned dispatcher): see the header. */
-  gated = false;
-  /** FIFO lists of the gates of origins aggregated in this entry (`_OTHER`), by exact origin (not `waiting`). */
+  gatedHere = false;
+  /** FIFO lists of the gates of origins aggregated in this entry (`_OTHER`), by exact origin (not `waitList`). */
   readonly gateQueues = new Map<string, RequestList>();
   /** Requests holding a connection (given one, not yet finished with it). */
-  holding = 0;
+  heldCount = 0;
   /** Connection attempts not yet connected or failed. */
-  connecting = 0;
+  attemptsOpen = 0;
   /** Connected sockets whose first request has not been dispatched yet (to tell reused acquisitions). */
-  fresh = 0;
+  freshConns = 0;
 
   constructor(origin: string, tuning: DetectorTuning) {
     super(origin, tuning);
@@ -234,7 +234,7 @@ export class OriginPoolState extends OriginTelemetry {
       const s = pool.stats;
       if (s === undefined) continue;
       // Requests of this origin held by its gate (beyond the limit) are its queue too.
-      const pending = (s.pending ?? 0) + (this.gateQueues.get(origin)?.size ?? 0);
+      const pending = (s.pending ?? 0) + (this.gateQueues.get(origin)?.nodeCount ?? 0);
       const busy = (s.connected ?? 0) - (s.free ?? 0);
       if (pending <= 0 || busy < limit) continue;
       full++;
@@ -248,27 +248,27 @@ export class OriginPoolState extends OriginTelemetry {
   }
 
   /** Requests waiting for a connection, excluding the one each connecting socket will take. */
-  get queued(): number {
+  get queuedNow(): number {
     const s = this.stats?.();
     const undiciQueued =
       s !== undefined && typeof s.pending === "number"
-        ? Math.max(0, s.pending - this.connecting)
-        : this.gated
+        ? Math.max(0, s.pending - this.attemptsOpen)
+        : this.gatedHere
           ? 0
-          : Math.max(0, this.waiting.size - this.connecting);
-    if (!this.gated) return undiciQueued;
-    let held = this.waiting.size;
-    for (const list of this.gateQueues.values()) held += list.size;
+          : Math.max(0, this.waitList.nodeCount - this.attemptsOpen);
+    if (!this.gatedHere) return undiciQueued;
+    let held = this.waitList.nodeCount;
+    for (const list of this.gateQueues.values()) held += list.nodeCount;
     return held + undiciQueued;
   }
 
   /** Connections carrying a request, connecting ones included. */
-  get active(): number {
+  get activeNow(): number {
     const s = this.stats?.();
     if (s !== undefined && typeof s.connected === "number" && typeof s.free === "number") {
-      return Math.max(0, s.connected - s.free) + this.connecting;
+      return Math.max(0, s.connected - s.free) + this.attemptsOpen;
     }
-    return this.holding + this.connecting;
+    return this.heldCount + this.attemptsOpen;
   }
 
   /** Idle pooled connections (0 when the dispatcher exposes no stats). */
@@ -278,17 +278,17 @@ export class OriginPoolState extends OriginTelemetry {
   }
 
   /** Age of the oldest request still waiting for a connection, ms. */
-  oldestQueuedMs(now: number): number {
-    if (this.gated) {
-      let oldest = this.waiting.head?.startedAt ?? Number.POSITIVE_INFINITY;
+  oldestWaitMs(now: number): number {
+    if (this.gatedHere) {
+      let oldest = this.waitList.firstNode?.begunAt ?? Number.POSITIVE_INFINITY;
       for (const list of this.gateQueues.values()) {
-        const at = list.head?.startedAt;
+        const at = list.firstNode?.begunAt;
         if (at !== undefined && at < oldest) oldest = at;
       }
       return oldest === Number.POSITIVE_INFINITY ? 0 : Math.max(0, now - oldest);
     }
-    const head = this.waiting.head;
-    return head === undefined || this.queued === 0 ? 0 : Math.max(0, now - head.startedAt);
+    const head = this.waitList.firstNode;
+    return head === undefined || this.queuedNow === 0 ? 0 : Math.max(0, now - head.begunAt);
   }
 
   /**
@@ -300,10 +300,10 @@ export class OriginPoolState extends OriginTelemetry {
     let oldest = 0;
     let sum = 0;
     let count = 0;
-    for (const list of [this.holders, this.paused]) {
-      for (let n = list.head; n !== undefined; n = n.listNext) {
-        if (n.acquiredAt < 0) continue;
-        const age = now - n.acquiredAt;
+    for (const list of [this.holders, this.pausedList]) {
+      for (let n = list.firstNode; n !== undefined; n = n.listNext) {
+        if (n.heldSince < 0) continue;
+        const age = now - n.heldSince;
         sum += age;
         count++;
         if (age > oldest) oldest = age;
@@ -323,7 +323,7 @@ export class OriginPoolState extends OriginTelemetry {
     if (r.queued > 0 && queuedThresholdMs < thresholdMs) thresholdMs = queuedThresholdMs;
     let count = 0;
     let oldestMs = 0;
-    for (let n = this.paused.head; n !== undefined; n = n.listNext) {
+    for (let n = this.pausedList.firstNode; n !== undefined; n = n.listNext) {
       const age = now - n.pausedAt;
       if (age < thresholdMs) continue;
       count++;

@@ -279,7 +279,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
 
   /**
    * The origin's `OriginGate` (created on first use) when the handler owns the dispatcher and knows its limit;
-   * its FIFO is the telemetry entry's `waiting` list when the entry is the origin's own (see origin-gate.ts).
+   * its FIFO is the telemetry entry's list of waiting requests when the entry is the origin's own (see origin-gate.ts).
    */
   private gateFor(origin: string, https: boolean, o: OriginPoolState | undefined): OriginGate | undefined {
     const limits = this.gateLimits;
@@ -288,12 +288,12 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     if (gate === undefined) {
       const limit = https ? limits.https : limits.http;
       if (o !== undefined && o.origin === origin) {
-        gate = new OriginGate(origin, limit, this.pendingConnects, o.waiting);
+        gate = new OriginGate(origin, limit, this.pendingConnects, o.waitList);
       } else {
         gate = new OriginGate(origin, limit, this.pendingConnects);
-        o?.gateQueues.set(origin, gate.queue);
+        o?.gateQueues.set(origin, gate.fifoQueue);
       }
-      if (o !== undefined) o.gated = true;
+      if (o !== undefined) o.gatedHere = true;
       gate.dispatchTo = this.currentDispatcher;
       this.gates.set(origin, gate);
     }
@@ -405,7 +405,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.legacyHandlers = (external as unknown) instanceof Dispatcher;
       this.uploadObserved = false;
       // Requests still held by the gates of the previous (own) dispatcher go to this one (handleAfterSetup).
-      for (const gate of this.gates.values()) gate.limit = null;
+      for (const gate of this.gates.values()) gate.gateLimit = null;
       return external;
     }
     this.ownsDispatcher = true;
@@ -427,7 +427,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     }
     // Drained once the new dispatcher is set (handleAfterSetup).
     for (const [origin, gate] of this.gates) {
-      gate.limit =
+      gate.gateLimit =
         this.gateLimits === undefined
           ? null
           : origin.startsWith("https:")
@@ -527,7 +527,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     // one into the dispatcher being destroyed.
     for (const gate of this.gates.values()) {
       gate.closed = true;
-      for (let n = gate.queue.head; n !== undefined; n = gate.queue.head)
+      for (let n = gate.fifoQueue.firstNode; n !== undefined; n = gate.fifoQueue.firstNode)
         (n as UndiciRequestCore).failQueuedOnDestroy();
     }
     this.gates.clear();

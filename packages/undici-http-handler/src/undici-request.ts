@@ -115,11 +115,11 @@ export const REQUEST_GONE: Error = Object.assign(new Error(`${PACKAGE_PREFIX} - 
 export abstract class UndiciRequestCore
   implements DeadlineOwner<UndiciDeadlineKind>, BodySource, PoolRequestNode, GatedRequest
 {
-  startedAt: number;
+  begunAt: number;
   /** `timing.now()` when undici gave it a connection; -1 while it holds none (0 is a valid clock reading). */
-  acquiredAt = -1;
+  heldSince = -1;
   pausedAt = 0;
-  listed = 0;
+  listTag = 0;
   listPrev: PoolRequestNode | undefined = undefined;
   listNext: PoolRequestNode | undefined = undefined;
   requestPhase: Phase = Phase.Created;
@@ -160,7 +160,7 @@ export abstract class UndiciRequestCore
      */
     private readonly uploadObserved: boolean
   ) {
-    this.startedAt = clock.now();
+    this.begunAt = clock.now();
   }
 
   /** Registers with telemetry, arms deadlines and the abort listener, and dispatches (or queues in the gate). */
@@ -176,12 +176,12 @@ export abstract class UndiciRequestCore
     }
     if (plan.firstMs > 0) {
       this.first = new DeadlineNode<UndiciDeadlineKind>(this, plan.firstKind);
-      plan.deadlineClock.arm(this.first, this.startedAt, plan.firstMs);
+      plan.deadlineClock.arm(this.first, this.begunAt, plan.firstMs);
     }
     const requestTimeout = this.requestTimeoutMs;
     if (requestTimeout !== undefined && requestTimeout > 0) {
       this.requestSlot = new DeadlineNode<UndiciDeadlineKind>(this, Kind.Request);
-      plan.deadlineClock.arm(this.requestSlot, this.startedAt, requestTimeout);
+      plan.deadlineClock.arm(this.requestSlot, this.begunAt, requestTimeout);
     }
     const signal = this.callerSignal;
     if (signal !== undefined) {
@@ -204,9 +204,9 @@ export abstract class UndiciRequestCore
     this.requestPhase = Phase.Dispatched;
     const gate = this.originGate;
     if (gate !== undefined) {
-      gate.awaiting++;
+      gate.awaitingConn++;
       const o = this.o;
-      if (o !== undefined) this.plan.poolTelemetry?.requestDequeued(o, gate.queue.size);
+      if (o !== undefined) this.plan.poolTelemetry?.requestDequeued(o, gate.fifoQueue.nodeCount);
     }
     try {
       ((gate?.dispatchTo ?? this.targetDispatcher) as DispatcherLike).dispatch(this.dispatchOptions, this);
@@ -232,7 +232,7 @@ export abstract class UndiciRequestCore
     this.requestPhase = Phase.Connected;
     this.controller = controller;
     const gate = this.originGate;
-    if (gate !== undefined && gate.awaiting > 0) gate.awaiting--;
+    if (gate !== undefined && gate.awaitingConn > 0) gate.awaitingConn--;
     const first = this.first;
     if (first !== undefined) this.plan.deadlineClock.cancel(first);
     const o = this.o;
@@ -367,11 +367,11 @@ export abstract class UndiciRequestCore
         let detail: string | undefined;
         if (this.requestPhase === Phase.Queued) {
           detail = `The request was still waiting for a free connection (${this.describeQueue()}).`;
-        } else if (this.originGate === undefined && this.listed === 1 && this.o !== undefined && this.o.queued > 0) {
+        } else if (this.originGate === undefined && this.listTag === 1 && this.o !== undefined && this.o.queuedNow > 0) {
           // A caller's dispatcher: undici's queue and its connection attempts cannot be told apart from here.
-          detail = `The request may still have been waiting in the dispatcher's queue (${this.o.queued} queued there).`;
+          detail = `The request may still have been waiting in the dispatcher's queue (${this.o.queuedNow} queued there).`;
         }
-        this.fail(connectionTimeoutError(PACKAGE_PREFIX, plan.connectMs, detail), "timed_out");
+        this.fail(connectionTimeoutError(PACKAGE_PREFIX, plan.connectLimitMs, detail), "timed_out");
         return;
       }
       case Kind.Acquire:
@@ -379,7 +379,7 @@ export abstract class UndiciRequestCore
           acquisitionTimeoutError(
             PACKAGE_PREFIX,
             plan.acquireMs,
-            now - this.startedAt,
+            now - this.begunAt,
             "connection",
             this.describeQueue()
           ),
@@ -443,7 +443,7 @@ export abstract class UndiciRequestCore
       // undici still holds it: the slot stays taken until undici lets go (onRequestStart / onResponseError).
       this.requestPhase = Phase.Abandoned;
       if (gate !== undefined) {
-        if (gate.awaiting > 0) gate.awaiting--;
+        if (gate.awaitingConn > 0) gate.awaitingConn--;
         gate.abandonIfUnneeded();
       }
     }
@@ -468,11 +468,11 @@ export abstract class UndiciRequestCore
     const phase = this.requestPhase;
     this.requestPhase = Phase.Done;
     const o = this.o;
-    if (o !== undefined && this.acquiredAt >= 0) this.plan.poolTelemetry?.requestReleased(o, this, clock.now());
+    if (o !== undefined && this.heldSince >= 0) this.plan.poolTelemetry?.requestReleased(o, this, clock.now());
     const gate = this.originGate;
     if (gate === undefined) return;
     if (phase === Phase.Dispatched) {
-      if (gate.awaiting > 0) gate.awaiting--;
+      if (gate.awaitingConn > 0) gate.awaitingConn--;
       gate.release();
     } else if (phase === Phase.Connected) {
       gate.release();
@@ -528,7 +528,7 @@ export abstract class UndiciRequestCore
           this.httpResponse,
           outcome,
           this.failure,
-          this.startedAt,
+          this.begunAt,
           this.leftQueue
         ),
         requestFinishedChannel
@@ -588,7 +588,7 @@ export abstract class UndiciRequestCore
     }
     if (code === "UND_ERR_CONNECT_TIMEOUT") {
       if (this.outcome === undefined) this.outcome = "timed_out";
-      return connectionTimeoutError(PACKAGE_PREFIX, this.plan.connectMs, undefined, error);
+      return connectionTimeoutError(PACKAGE_PREFIX, this.plan.connectLimitMs, undefined, error);
     }
     if (code !== undefined && SOCKET_CLOSED_CODES.has(code)) {
       // undici's "other side closed": Node reports this as "socket hang up" with code ECONNRESET.
@@ -601,10 +601,10 @@ export abstract class UndiciRequestCore
 
   private describeQueue(): string {
     const gate = this.originGate;
-    if (gate !== undefined) return `maxSockets=${gate.limit ?? "unlimited"}, ${gate.queue.size} queued`;
+    if (gate !== undefined) return `maxSockets=${gate.gateLimit ?? "unlimited"}, ${gate.fifoQueue.nodeCount} queued`;
     const o = this.o;
     if (o === undefined) return "pool statistics unavailable with telemetry: false";
-    return `maxSockets=${o.maxSockets ?? "unlimited"}, ${o.queued} queued`;
+    return `maxSockets=${o.maxSockets ?? "unlimited"}, ${o.queuedNow} queued`;
   }
 }
 
