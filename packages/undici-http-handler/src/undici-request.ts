@@ -367,7 +367,12 @@ export abstract class UndiciRequestCore
         let detail: string | undefined;
         if (this.requestPhase === Phase.Queued) {
           detail = `The request was still waiting for a free connection (${this.describeQueue()}).`;
-        } else if (this.originGate === undefined && this.listTag === 1 && this.o !== undefined && this.o.queuedNow > 0) {
+        } else if (
+          this.originGate === undefined &&
+          this.listTag === 1 &&
+          this.o !== undefined &&
+          this.o.queuedNow > 0
+        ) {
           // A caller's dispatcher: undici's queue and its connection attempts cannot be told apart from here.
           detail = `The request may still have been waiting in the dispatcher's queue (${this.o.queuedNow} queued there).`;
         }
