@@ -1,6 +1,6 @@
 import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-http";
 import type { HttpHandlerOptions, Provider } from "@smithy/types";
-import type { GetStatsOptions, PoolStats } from "@sockeye/pool-monitor";
+import type { GetStatsOptions, PoolStats, PoolTelemetry } from "@sockeye/pool-monitor";
 import { Agent, buildConnector, Dispatcher, Pool } from "undici";
 import {
   buildAbortError,
@@ -501,10 +501,10 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   }
 
   /**
-   * The handler's monitor (`getStats()`, `subscribe()`): pass it to `registerPoolMetrics()` from
+   * The handler's monitor (`getStats()`, `subscribe()`, `sampleIntervalMs`): pass it to `registerPoolMetrics()` from
    * `@sockeye/opentelemetry`. `undefined` with `telemetry: false`. It outlives `destroy()`.
    */
-  public get poolMonitor(): UndiciPoolMonitor | undefined {
+  public get poolMonitor(): PoolTelemetry | undefined {
     return this.telemetryMonitor;
   }
 
