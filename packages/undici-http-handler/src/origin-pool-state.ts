@@ -25,10 +25,11 @@
  * Registering again for an origin replaces its entry (undici's Agent closes a pool whose connections all went away
  * and creates a new one on the next request), so a replaced pool is never counted twice. A pool is live until undici
  * marks it `closed` or `destroyed`; dead entries are dropped by `refreshPools()`, so the map holds at most one entry
- * per origin with a live pool. `maxSockets` is a cached number (the hot path reads it per request): `refreshPools()`
- * recomputes it, O(pools), on registration and at each sample / snapshot, never per request. The gauges sum undici's
- * stats over the live pools at read time (one `PoolStats` object per pool and read: sample and snapshot time only).
- * A caller's own dispatcher registers no pool: the handler sets `stats` (and leaves `maxSockets` null) instead.
+ * per origin with a live pool. `connLimit` (the entry's `maxSockets`) is a cached number (the hot path reads it per
+ * request): `refreshPools()` recomputes it, O(pools), on registration and at each sample / snapshot, never per
+ * request. The gauges sum undici's stats over the live pools at read time (one `PoolStats` object per pool and read:
+ * sample and snapshot time only).
+ * A caller's own dispatcher registers no pool: the handler sets `stats` (and leaves `connLimit` null) instead.
  */
 import {
   type DetectorTuning,
@@ -121,14 +122,14 @@ export class OriginPoolState extends OriginTelemetry {
    * Connection limit: the sum of the live registered pools' limits (cached, see `refreshPools()`); `null` =
    * unlimited (some live pool has no limit) or unknown (no pool registered: a caller's dispatcher).
    */
-  maxSockets: number | null = null;
+  connLimit: number | null = null;
   /** Reads undici's stats of this entry's pools (summed over the registry), when reachable. */
   stats: (() => UndiciStatsLike | undefined) | undefined = undefined;
   /** Registered pools by exact origin; `undefined` until the first `registerPool()`. */
   private pools: Map<string, RegisteredPool> | undefined = undefined;
   /** Live pools counted by the last `refreshPools()`. */
   private livePools = 0;
-  /** Limit of the latest registered pool: `maxSockets` while no registered pool is live (the next one gets it). */
+  /** Limit of the latest registered pool: `connLimit` while no registered pool is live (the next one gets it). */
   private latestLimit: number | null = null;
   /** Reused by `poolEvidence()` (no allocation per sample beyond undici's `PoolStats`). */
   readonly evidence: PoolEvidence = { active: 0, maxSockets: 0, queued: 0 };
@@ -154,7 +155,7 @@ export class OriginPoolState extends OriginTelemetry {
 
   /**
    * Registers `pool` (connection limit `limit`, `null` = unlimited) as the pool of `origin` in this entry, replacing
-   * a previous pool of the same origin; recomputes `maxSockets`. O(pools of the entry); once per pool creation.
+   * a previous pool of the same origin; recomputes `connLimit`. O(pools of the entry); once per pool creation.
    */
   registerPool(origin: string, pool: PoolLike, limit: number | null): void {
     if (this.pools === undefined) {
@@ -167,10 +168,10 @@ export class OriginPoolState extends OriginTelemetry {
   }
 
   /**
-   * Drops registered pools that undici closed or destroyed and recomputes the cached `maxSockets`: the sum of the
+   * Drops registered pools that undici closed or destroyed and recomputes the cached `connLimit`: the sum of the
    * live pools' limits (`null` when one is unlimited), or the latest registered limit when none is live (the Agent
    * dropped them all; the next request's pool gets that limit). O(pools); at registration and sample / snapshot time.
-   * No-op without registered pools (`maxSockets` stays as set, `null` for a caller's dispatcher).
+   * No-op without registered pools (`connLimit` stays as set, `null` for a caller's dispatcher).
    */
   refreshPools(): void {
     const pools = this.pools;
@@ -186,7 +187,7 @@ export class OriginPoolState extends OriginTelemetry {
       sum = sum === null || entry.limit === null ? null : sum + entry.limit;
     }
     this.livePools = live;
-    this.maxSockets = live === 0 ? this.latestLimit : sum;
+    this.connLimit = live === 0 ? this.latestLimit : sum;
   }
 
   /** Live registered pools as of the last `refreshPools()`. */

@@ -44,7 +44,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
     r.active = o.activeNow;
     r.idle = o.idle;
     r.queued = o.queuedNow;
-    r.maxSockets = o.maxSockets;
+    r.maxSockets = o.connLimit;
     r.oldestQueuedMs = o.oldestWaitMs(now);
     const options = this.options;
     o.unconsumed(now, options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs, r);
@@ -59,7 +59,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
       e.queued = full.queued;
     } else {
       e.active = r.active;
-      e.maxSockets = o.maxSockets ?? Number.POSITIVE_INFINITY;
+      e.maxSockets = o.connLimit ?? Number.POSITIVE_INFINITY;
       e.queued = r.queued;
     }
     e.oldestQueuedMs = r.oldestQueuedMs;
@@ -87,7 +87,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
     if (this.destroyed) return;
     this.started(o);
     if (gated) return;
-    const limit = o.maxSockets;
+    const limit = o.connLimit;
     const queued = limit !== null && o.heldCount + o.waitList.nodeCount >= limit;
     o.waitList.linkTail(n);
     if (queued) this.enqueued(o);
@@ -119,7 +119,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
       reused = false;
     }
     const waitMs = now - n.begunAt;
-    this.acquired(o, waitMs, reused, o.maxSockets !== null && waitMs >= 1);
+    this.acquired(o, waitMs, reused, o.connLimit !== null && waitMs >= 1);
   }
 
   /** The request stopped using its connection (response complete or failed). @internal */

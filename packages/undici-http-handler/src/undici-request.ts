@@ -609,7 +609,7 @@ export abstract class UndiciRequestCore
     if (gate !== undefined) return `maxSockets=${gate.gateLimit ?? "unlimited"}, ${gate.fifoQueue.nodeCount} queued`;
     const o = this.o;
     if (o === undefined) return "pool statistics unavailable with telemetry: false";
-    return `maxSockets=${o.maxSockets ?? "unlimited"}, ${o.queuedNow} queued`;
+    return `maxSockets=${o.connLimit ?? "unlimited"}, ${o.queuedNow} queued`;
   }
 }
 
