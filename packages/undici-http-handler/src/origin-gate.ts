@@ -37,22 +37,22 @@ export class OriginGate {
   /** Of those, requests that have no connection yet (undici is connecting one for them or will give them one). */
   awaitingConn = 0;
   /** Set by `UndiciHttpHandler.destroy()`: nothing is dispatched any more. */
-  closed = false;
-  /** `drain()` is running (see there). */
+  gateClosed = false;
+  /** `drainQueue()` is running (see there). */
   private draining = false;
   /** Where queued requests go when their turn comes: the handler's current dispatcher (updated on a rebuild). */
   dispatchTo: DispatcherLike | undefined = undefined;
 
   /**
-   * @param origin - `scheme://host:port`.
+   * @param gateOrigin - `scheme://host:port`.
    * @param gateLimit - connections per origin (`maxSockets`); `null` = unlimited (nothing ever waits here).
-   * @param connecting - the handler's connecting sockets (to end an attempt nobody waits for).
+   * @param connectingSet - the handler's connecting sockets (to end an attempt nobody waits for).
    * @param fifoQueue - the FIFO: the telemetry entry's `waitList`, or a list of its own.
    */
   constructor(
-    readonly origin: string,
+    readonly gateOrigin: string,
     public gateLimit: number | null,
-    readonly connecting: ConnectingSockets,
+    readonly connectingSet: ConnectingSockets,
     readonly fifoQueue: RequestList = new RequestList(GATE_LIST_TAG)
   ) {}
 
@@ -61,7 +61,7 @@ export class OriginGate {
    * connection (none queued here, none dispatched without one), end the origin's connection attempts now.
    */
   abandonIfUnneeded(): void {
-    if (!this.needsConnection()) this.connecting.abandon(this.origin);
+    if (!this.needsConnection()) this.connectingSet.abandon(this.gateOrigin);
   }
 
   /** Whether a request of the origin waits for a connection: dispatched without one yet, or queued here. */
@@ -78,30 +78,30 @@ export class OriginGate {
   }
 
   /** Queues `n` behind the others (O(1)). */
-  enqueue(n: GatedRequest): void {
+  enqueueWaiter(n: GatedRequest): void {
     this.fifoQueue.linkTail(n);
   }
 
   /** Removes a queued `n` (O(1)); no-op when it is not queued here. */
-  unlink(n: GatedRequest): void {
+  unlinkWaiter(n: GatedRequest): void {
     this.fifoQueue.unlinkNode(n);
   }
 
   /** A request finished with its slot: dispatch queued requests while slots are free. */
-  release(): void {
+  freeSlot(): void {
     if (this.inUse > 0) this.inUse--;
-    this.drain();
+    this.drainQueue();
   }
 
   /**
    * Dispatches queued requests, oldest first, while the limit allows. Not re-entrant: a dispatch that fails
    * synchronously releases its slot inside this loop, which then simply continues (no recursion per queued request).
    */
-  drain(): void {
+  drainQueue(): void {
     if (this.draining) return;
     this.draining = true;
     try {
-      while (!this.closed) {
+      while (!this.gateClosed) {
         const head = this.fifoQueue.firstNode as GatedRequest | undefined;
         const limit = this.gateLimit;
         if (head === undefined || (limit !== null && this.inUse >= limit)) return;

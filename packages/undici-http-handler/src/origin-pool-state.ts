@@ -132,7 +132,7 @@ export class OriginPoolState extends OriginTelemetry {
   /** Limit of the latest registered pool: `connLimit` while no registered pool is live (the next one gets it). */
   private latestLimit: number | null = null;
   /** Reused by `poolEvidence()` (no allocation per sample beyond undici's `PoolStats`). */
-  readonly evidence: PoolEvidence = { active: 0, maxSockets: 0, queued: 0 };
+  readonly evidenceBox: PoolEvidence = { active: 0, maxSockets: 0, queued: 0 };
 
   readonly waitList = new RequestList(1);
   readonly pausedList = new RequestList(2);
@@ -225,7 +225,7 @@ export class OriginPoolState extends OriginTelemetry {
   poolEvidence(): PoolEvidence | undefined {
     const pools = this.pools;
     if (pools === undefined || this.livePools < 2) return undefined;
-    const e = this.evidence;
+    const e = this.evidenceBox;
     e.active = 0;
     e.maxSockets = 0;
     e.queued = 0;

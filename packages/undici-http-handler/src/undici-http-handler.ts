@@ -193,7 +193,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       // Requests a gate still holds go to the new dispatcher (the old one is closing).
       for (const gate of this.gates.values()) {
         gate.dispatchTo = this.currentDispatcher;
-        gate.drain();
+        gate.drainQueue();
       }
       if (this.gateLimits === undefined && this.gates.size > 0) {
         // The new dispatcher is not gated (pools of unknown limits): its gates drained (limit null) and go.
@@ -526,7 +526,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     // Requests held in the gates never reached undici: reject them first, so that no slot freed below dispatches
     // one into the dispatcher being destroyed.
     for (const gate of this.gates.values()) {
-      gate.closed = true;
+      gate.gateClosed = true;
       for (let n = gate.fifoQueue.firstNode; n !== undefined; n = gate.fifoQueue.firstNode)
         (n as UndiciRequestCore).failQueuedOnDestroy();
     }

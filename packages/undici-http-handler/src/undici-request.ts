@@ -195,7 +195,7 @@ export abstract class UndiciRequestCore
       return;
     }
     this.requestPhase = Phase.Queued;
-    gate.enqueue(this);
+    gate.enqueueWaiter(this);
     if (o !== undefined) plan.poolTelemetry?.requestQueued(o);
   }
 
@@ -320,7 +320,7 @@ export abstract class UndiciRequestCore
     if (this.requestPhase === Phase.Abandoned) {
       // Already settled and closed; undici let go of it (its connection attempt failed or was ended).
       this.requestPhase = Phase.Done;
-      this.originGate?.release();
+      this.originGate?.freeSlot();
       return;
     }
     this.releaseSlot();
@@ -440,7 +440,7 @@ export abstract class UndiciRequestCore
       this.requestPhase = Phase.Done;
       this.leftQueue = true;
       if (gate !== undefined) {
-        gate.unlink(this);
+        gate.unlinkWaiter(this);
         // The last one waiting: a connection still being opened for an abandoned request serves nobody now.
         gate.abandonIfUnneeded();
       }
@@ -478,11 +478,11 @@ export abstract class UndiciRequestCore
     if (gate === undefined) return;
     if (phase === Phase.Dispatched) {
       if (gate.awaitingConn > 0) gate.awaitingConn--;
-      gate.release();
+      gate.freeSlot();
     } else if (phase === Phase.Connected) {
-      gate.release();
+      gate.freeSlot();
     } else if (phase === Phase.Queued) {
-      gate.unlink(this);
+      gate.unlinkWaiter(this);
     }
   }
 
@@ -653,7 +653,7 @@ export class UndiciRequest extends UndiciRequestCore {
 
 /** Gives back the slot of a request undici dropped (`process.nextTick` callback: no closure). */
 function releaseGateSlot(gate: OriginGate): void {
-  gate.release();
+  gate.freeSlot();
 }
 
 /** undici's parsed headers → a flat `[name, value, …]` list (a dispatcher whose controller has no `rawHeaders`). */
