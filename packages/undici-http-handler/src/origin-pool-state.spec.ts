@@ -24,7 +24,7 @@ describe("OriginPoolState pool registry", () => {
     const o = entry();
     o.refreshPools();
     expect(o.connLimit).toBeNull();
-    expect(o.stats).toBeUndefined();
+    expect(o.statsReader).toBeUndefined();
     expect(o.poolCount).toBe(0);
     expect(o.poolEvidence()).toBeUndefined();
   });
@@ -35,7 +35,7 @@ describe("OriginPoolState pool registry", () => {
     o.registerPool("http://c:80", pool({ connected: 2, free: 1, pending: 0, running: 1 }), 3);
     expect(o.connLimit).toBe(5);
     expect(o.poolCount).toBe(2);
-    expect(o.stats?.()).toEqual({ connected: 4, free: 1, pending: 1, queued: 0, running: 3 });
+    expect(o.statsReader?.()).toEqual({ connected: 4, free: 1, pending: 1, queued: 0, running: 3 });
     expect(o.activeNow).toBe(3);
     expect(o.idle).toBe(1);
     expect(o.queuedNow).toBe(1);
@@ -50,7 +50,7 @@ describe("OriginPoolState pool registry", () => {
     expect(o.connLimit).toBe(4);
     expect(o.poolCount).toBe(2);
     // The replaced pool's gauges are no longer read, even while it is still open.
-    expect(o.stats?.()).toMatchObject({ connected: 2, free: 0 });
+    expect(o.statsReader?.()).toMatchObject({ connected: 2, free: 0 });
   });
 
   it("leaves closed and destroyed pools out, at the next refresh", () => {
@@ -62,7 +62,7 @@ describe("OriginPoolState pool registry", () => {
     expect(o.connLimit).toBe(5);
     b.closed = true;
     // The gauges skip a dead pool at once; the cached limit follows at the next refresh (sample / snapshot time).
-    expect(o.stats?.()).toMatchObject({ connected: 2, free: 0 });
+    expect(o.statsReader?.()).toMatchObject({ connected: 2, free: 0 });
     expect(o.connLimit).toBe(5);
     o.refreshPools();
     expect(o.connLimit).toBe(3);
@@ -72,7 +72,7 @@ describe("OriginPoolState pool registry", () => {
     // No live pool: the latest registered limit stands (the next request's pool gets it), the gauges are unknown.
     expect(o.poolCount).toBe(0);
     expect(o.connLimit).toBe(3);
-    expect(o.stats?.()).toBeUndefined();
+    expect(o.statsReader?.()).toBeUndefined();
     o.registerPool("http://b:80", pool(), 2);
     expect(o.connLimit).toBe(2);
   });

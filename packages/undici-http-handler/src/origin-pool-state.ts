@@ -29,7 +29,7 @@
  * request): `refreshPools()` recomputes it, O(pools), on registration and at each sample / snapshot, never per
  * request. The gauges sum undici's stats over the live pools at read time (one `PoolStats` object per pool and read:
  * sample and snapshot time only).
- * A caller's own dispatcher registers no pool: the handler sets `stats` (and leaves `connLimit` null) instead.
+ * A caller's own dispatcher registers no pool: the handler sets `statsReader` (and leaves `connLimit` null) instead.
  */
 import {
   type DetectorTuning,
@@ -124,7 +124,7 @@ export class OriginPoolState extends OriginTelemetry {
    */
   connLimit: number | null = null;
   /** Reads undici's stats of this entry's pools (summed over the registry), when reachable. */
-  stats: (() => UndiciStatsLike | undefined) | undefined = undefined;
+  statsReader: (() => UndiciStatsLike | undefined) | undefined = undefined;
   /** Registered pools by exact origin; `undefined` until the first `registerPool()`. */
   private pools: Map<string, RegisteredPool> | undefined = undefined;
   /** Live pools counted by the last `refreshPools()`. */
@@ -160,7 +160,7 @@ export class OriginPoolState extends OriginTelemetry {
   registerPool(origin: string, pool: PoolLike, limit: number | null): void {
     if (this.pools === undefined) {
       this.pools = new Map();
-      this.stats = () => this.sumStats();
+      this.statsReader = () => this.sumStats();
     }
     this.pools.set(origin, { pool, limit });
     this.latestLimit = limit;
@@ -250,7 +250,7 @@ export class OriginPoolState extends OriginTelemetry {
 
   /** Requests waiting for a connection, excluding the one each connecting socket will take. */
   get queuedNow(): number {
-    const s = this.stats?.();
+    const s = this.statsReader?.();
     const undiciQueued =
       s !== undefined && typeof s.pending === "number"
         ? Math.max(0, s.pending - this.attemptsOpen)
@@ -265,7 +265,7 @@ export class OriginPoolState extends OriginTelemetry {
 
   /** Connections carrying a request, connecting ones included. */
   get activeNow(): number {
-    const s = this.stats?.();
+    const s = this.statsReader?.();
     if (s !== undefined && typeof s.connected === "number" && typeof s.free === "number") {
       return Math.max(0, s.connected - s.free) + this.attemptsOpen;
     }
@@ -274,7 +274,7 @@ export class OriginPoolState extends OriginTelemetry {
 
   /** Idle pooled connections (0 when the dispatcher exposes no stats). */
   get idle(): number {
-    const s = this.stats?.();
+    const s = this.statsReader?.();
     return s !== undefined && typeof s.free === "number" ? s.free : 0;
   }
 

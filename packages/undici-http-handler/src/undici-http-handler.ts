@@ -303,9 +303,9 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   /** A caller's dispatcher: read its `stats` when it has them (Agent: keyed by origin; Pool/Client: its own). */
   private describeExternal(o: OriginPoolState, origin: string): void {
     const d = this.currentDispatcher as (Dispatcher & { stats?: unknown }) | undefined;
-    if (d === undefined || o.stats !== undefined) return;
+    if (d === undefined || o.statsReader !== undefined) return;
     const short = new URL(origin).origin;
-    o.stats = () => {
+    o.statsReader = () => {
       const stats = d.stats as Record<string, unknown> | undefined;
       if (stats === undefined || stats === null) return undefined;
       if (typeof (stats as { connected?: unknown }).connected === "number") return stats as any;
