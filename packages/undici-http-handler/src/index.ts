@@ -1,6 +1,5 @@
 export { UndiciHttpHandler } from "./undici-http-handler";
 export type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
-export { UndiciPoolMonitor } from "./undici-pool-monitor";
 export type { DispatcherLike } from "./dispatcher-like";
 /** The error guards, so users import them from the handler package they installed. */
 export {
@@ -29,6 +28,7 @@ export type {
   PoolEvent,
   PoolEventListener,
   PoolStats,
+  PoolTelemetry,
   SaturationCause,
   SaturationOptions,
   SaturationReport,

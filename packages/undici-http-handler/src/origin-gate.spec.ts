@@ -10,10 +10,10 @@ import { type GatedRequest, OriginGate } from "./origin-gate";
 function node(name: string, sent: string[]): GatedRequest & { name: string } {
   return {
     name,
-    startedAt: 0,
-    acquiredAt: -1,
+    begunAt: 0,
+    heldSince: -1,
     pausedAt: 0,
-    listed: 0,
+    listTag: 0,
     listPrev: undefined,
     listNext: undefined,
     dispatchFromGate() {
@@ -28,23 +28,23 @@ describe("OriginGate", () => {
     const gate = new OriginGate("http://a:80", 2, new ConnectingSockets());
     expect([gate.admit(), gate.admit(), gate.admit()]).toEqual([true, true, false]);
     const [c, d, e] = ["c", "d", "e"].map((n) => node(n, sent));
-    gate.enqueue(c);
-    gate.enqueue(d);
-    gate.enqueue(e);
-    gate.unlink(d);
-    expect(gate.queue.size).toBe(2);
-    expect(d.listed).toBe(0);
-    gate.release();
+    gate.enqueueWaiter(c);
+    gate.enqueueWaiter(d);
+    gate.enqueueWaiter(e);
+    gate.unlinkWaiter(d);
+    expect(gate.fifoQueue.nodeCount).toBe(2);
+    expect(d.listTag).toBe(0);
+    gate.freeSlot();
     expect(sent).toEqual(["c"]);
-    gate.release();
+    gate.freeSlot();
     expect(sent).toEqual(["c", "e"]);
-    expect([gate.inUse, gate.queue.size]).toEqual([2, 0]);
+    expect([gate.inUse, gate.fifoQueue.nodeCount]).toEqual([2, 0]);
   });
 
   it("a new request queues behind waiting ones even when a slot is momentarily free", () => {
     const gate = new OriginGate("http://a:80", 1, new ConnectingSockets());
     expect(gate.admit()).toBe(true);
-    gate.enqueue(node("b", []));
+    gate.enqueueWaiter(node("b", []));
     gate.inUse = 0;
     expect(gate.admit()).toBe(false);
   });
@@ -61,15 +61,15 @@ describe("OriginGate", () => {
         depth++;
         maxDepth = Math.max(maxDepth, depth);
         sent.push(String(i));
-        gate.release(); // the dispatcher rejected it at once
+        gate.freeSlot(); // the dispatcher rejected it at once
         depth--;
       };
-      gate.enqueue(n);
+      gate.enqueueWaiter(n);
     }
-    gate.release();
+    gate.freeSlot();
     expect(sent).toHaveLength(10_000);
     expect(maxDepth).toBe(1);
-    expect([gate.inUse, gate.queue.size]).toEqual([0, 0]);
+    expect([gate.inUse, gate.fifoQueue.nodeCount]).toEqual([0, 0]);
   });
 
   it("unlimited: never queues; closed: dispatches nothing", () => {
@@ -78,9 +78,9 @@ describe("OriginGate", () => {
     for (let i = 0; i < 100; i++) expect(unlimited.admit()).toBe(true);
     const gate = new OriginGate("http://a:80", 1, new ConnectingSockets());
     gate.admit();
-    gate.enqueue(node("b", sent));
-    gate.closed = true;
-    gate.release();
+    gate.enqueueWaiter(node("b", sent));
+    gate.gateClosed = true;
+    gate.freeSlot();
     expect(sent).toEqual([]);
   });
 
@@ -88,13 +88,13 @@ describe("OriginGate", () => {
     const calls: string[] = [];
     const connecting = { abandon: (origin: string) => calls.push(origin) } as unknown as ConnectingSockets;
     const gate = new OriginGate("https://a:443", 1, connecting);
-    gate.awaiting = 1;
+    gate.awaitingConn = 1;
     gate.abandonIfUnneeded();
-    gate.awaiting = 0;
-    gate.enqueue(node("b", []));
+    gate.awaitingConn = 0;
+    gate.enqueueWaiter(node("b", []));
     gate.abandonIfUnneeded();
     expect(calls).toEqual([]);
-    gate.unlink(gate.queue.head as GatedRequest);
+    gate.unlinkWaiter(gate.fifoQueue.firstNode as GatedRequest);
     gate.abandonIfUnneeded();
     expect(calls).toEqual(["https://a:443"]);
   });

@@ -8,11 +8,11 @@
  * that never closes or opens a connection. undici only ever sees at most `limit` requests of the origin, each of
  * which has (or is opening) a connection of its own.
  *
- *   handle() ─► inUse < limit ? ─yes─► dispatched to undici (inUse++, awaiting++) ─► onRequestStart (awaiting--)
+ *   handle() ─► inUse < limit ? ─yes─► dispatched to undici (inUse++, awaitingConn++) ─► onRequestStart (awaitingConn--)
  *                     └─no──► queue (intrusive FIFO: the request object is the node; head = oldest)
  *   end / error / failure before a connection ─► inUse-- ─► head of the queue dispatched
  *
- * The queue is the telemetry's `OriginPoolState.waiting` list when the origin has a telemetry entry of its own (one
+ * The queue is the telemetry's `OriginPoolState.waitList` when the origin has a telemetry entry of its own (one
  * list, read for `queued` and the oldest queued age); an origin aggregated under `_OTHER`, or any origin with
  * `telemetry: false`, has a list of its own, registered with its `_OTHER` entry. Cost per request: two counter
  * updates, plus an O(1) push/unlink when it has to wait. One gate per exact origin (`scheme://host:port`).
@@ -27,7 +27,7 @@ export interface GatedRequest extends PoolRequestNode {
   dispatchFromGate(): void;
 }
 
-/** List tag of a gate-owned queue (1 = telemetry `waiting`, 2 = paused bodies). @internal */
+/** List tag of a gate-owned queue (1 = telemetry `waitList`, 2 = paused bodies). @internal */
 export const GATE_LIST_TAG = 3;
 
 /** @internal */
@@ -35,25 +35,25 @@ export class OriginGate {
   /** Requests handed to undici and not finished with their connection (response ended, failed or abandoned). */
   inUse = 0;
   /** Of those, requests that have no connection yet (undici is connecting one for them or will give them one). */
-  awaiting = 0;
+  awaitingConn = 0;
   /** Set by `UndiciHttpHandler.destroy()`: nothing is dispatched any more. */
-  closed = false;
-  /** `drain()` is running (see there). */
+  gateClosed = false;
+  /** `drainQueue()` is running (see there). */
   private draining = false;
   /** Where queued requests go when their turn comes: the handler's current dispatcher (updated on a rebuild). */
   dispatchTo: DispatcherLike | undefined = undefined;
 
   /**
-   * @param origin - `scheme://host:port`.
-   * @param limit - connections per origin (`maxSockets`); `null` = unlimited (nothing ever waits here).
-   * @param connecting - the handler's connecting sockets (to end an attempt nobody waits for).
-   * @param queue - the FIFO: the telemetry entry's `waiting` list, or a list of its own.
+   * @param gateOrigin - `scheme://host:port`.
+   * @param gateLimit - connections per origin (`maxSockets`); `null` = unlimited (nothing ever waits here).
+   * @param connectingSet - the handler's connecting sockets (to end an attempt nobody waits for).
+   * @param fifoQueue - the FIFO: the telemetry entry's `waitList`, or a list of its own.
    */
   constructor(
-    readonly origin: string,
-    public limit: number | null,
-    readonly connecting: ConnectingSockets,
-    readonly queue: RequestList = new RequestList(GATE_LIST_TAG)
+    readonly gateOrigin: string,
+    public gateLimit: number | null,
+    readonly connectingSet: ConnectingSockets,
+    readonly fifoQueue: RequestList = new RequestList(GATE_LIST_TAG)
   ) {}
 
   /**
@@ -61,51 +61,51 @@ export class OriginGate {
    * connection (none queued here, none dispatched without one), end the origin's connection attempts now.
    */
   abandonIfUnneeded(): void {
-    if (!this.needsConnection()) this.connecting.abandon(this.origin);
+    if (!this.needsConnection()) this.connectingSet.abandon(this.gateOrigin);
   }
 
   /** Whether a request of the origin waits for a connection: dispatched without one yet, or queued here. */
   needsConnection(): boolean {
-    return this.awaiting > 0 || this.queue.size > 0;
+    return this.awaitingConn > 0 || this.fifoQueue.nodeCount > 0;
   }
 
   /** True (and counted in `inUse`) when the request may go to undici now; false: the caller queues it. */
   admit(): boolean {
-    const limit = this.limit;
-    if (limit !== null && (this.inUse >= limit || this.queue.size > 0)) return false;
+    const limit = this.gateLimit;
+    if (limit !== null && (this.inUse >= limit || this.fifoQueue.nodeCount > 0)) return false;
     this.inUse++;
     return true;
   }
 
   /** Queues `n` behind the others (O(1)). */
-  enqueue(n: GatedRequest): void {
-    this.queue.push(n);
+  enqueueWaiter(n: GatedRequest): void {
+    this.fifoQueue.linkTail(n);
   }
 
   /** Removes a queued `n` (O(1)); no-op when it is not queued here. */
-  unlink(n: GatedRequest): void {
-    this.queue.remove(n);
+  unlinkWaiter(n: GatedRequest): void {
+    this.fifoQueue.unlinkNode(n);
   }
 
   /** A request finished with its slot: dispatch queued requests while slots are free. */
-  release(): void {
+  freeSlot(): void {
     if (this.inUse > 0) this.inUse--;
-    this.drain();
+    this.drainQueue();
   }
 
   /**
    * Dispatches queued requests, oldest first, while the limit allows. Not re-entrant: a dispatch that fails
    * synchronously releases its slot inside this loop, which then simply continues (no recursion per queued request).
    */
-  drain(): void {
+  drainQueue(): void {
     if (this.draining) return;
     this.draining = true;
     try {
-      while (!this.closed) {
-        const head = this.queue.head as GatedRequest | undefined;
-        const limit = this.limit;
+      while (!this.gateClosed) {
+        const head = this.fifoQueue.firstNode as GatedRequest | undefined;
+        const limit = this.gateLimit;
         if (head === undefined || (limit !== null && this.inUse >= limit)) return;
-        this.queue.remove(head);
+        this.fifoQueue.unlinkNode(head);
         this.inUse++;
         head.dispatchFromGate();
       }

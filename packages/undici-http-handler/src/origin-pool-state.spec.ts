@@ -23,8 +23,8 @@ describe("OriginPoolState pool registry", () => {
   it("without a registered pool, maxSockets stays null and no stats are read", () => {
     const o = entry();
     o.refreshPools();
-    expect(o.maxSockets).toBeNull();
-    expect(o.stats).toBeUndefined();
+    expect(o.connLimit).toBeNull();
+    expect(o.statsReader).toBeUndefined();
     expect(o.poolCount).toBe(0);
     expect(o.poolEvidence()).toBeUndefined();
   });
@@ -33,12 +33,12 @@ describe("OriginPoolState pool registry", () => {
     const o = entry();
     o.registerPool("http://b:80", pool({ connected: 2, free: 0, pending: 1, running: 2 }), 2);
     o.registerPool("http://c:80", pool({ connected: 2, free: 1, pending: 0, running: 1 }), 3);
-    expect(o.maxSockets).toBe(5);
+    expect(o.connLimit).toBe(5);
     expect(o.poolCount).toBe(2);
-    expect(o.stats?.()).toEqual({ connected: 4, free: 1, pending: 1, queued: 0, running: 3 });
-    expect(o.active).toBe(3);
+    expect(o.statsReader?.()).toEqual({ connected: 4, free: 1, pending: 1, queued: 0, running: 3 });
+    expect(o.activeNow).toBe(3);
     expect(o.idle).toBe(1);
-    expect(o.queued).toBe(1);
+    expect(o.queuedNow).toBe(1);
   });
 
   it("registering a pool again for the same origin replaces it (the limit does not double)", () => {
@@ -47,10 +47,10 @@ describe("OriginPoolState pool registry", () => {
     o.registerPool("http://b:80", first, 2);
     o.registerPool("http://c:80", pool(), 2);
     o.registerPool("http://b:80", pool({ connected: 2, free: 0 }), 2);
-    expect(o.maxSockets).toBe(4);
+    expect(o.connLimit).toBe(4);
     expect(o.poolCount).toBe(2);
     // The replaced pool's gauges are no longer read, even while it is still open.
-    expect(o.stats?.()).toMatchObject({ connected: 2, free: 0 });
+    expect(o.statsReader?.()).toMatchObject({ connected: 2, free: 0 });
   });
 
   it("leaves closed and destroyed pools out, at the next refresh", () => {
@@ -59,29 +59,29 @@ describe("OriginPoolState pool registry", () => {
     const c = pool({ connected: 2, free: 0 });
     o.registerPool("http://b:80", b, 2);
     o.registerPool("http://c:80", c, 3);
-    expect(o.maxSockets).toBe(5);
+    expect(o.connLimit).toBe(5);
     b.closed = true;
     // The gauges skip a dead pool at once; the cached limit follows at the next refresh (sample / snapshot time).
-    expect(o.stats?.()).toMatchObject({ connected: 2, free: 0 });
-    expect(o.maxSockets).toBe(5);
+    expect(o.statsReader?.()).toMatchObject({ connected: 2, free: 0 });
+    expect(o.connLimit).toBe(5);
     o.refreshPools();
-    expect(o.maxSockets).toBe(3);
+    expect(o.connLimit).toBe(3);
     expect(o.poolCount).toBe(1);
     c.destroyed = true;
     o.refreshPools();
     // No live pool: the latest registered limit stands (the next request's pool gets it), the gauges are unknown.
     expect(o.poolCount).toBe(0);
-    expect(o.maxSockets).toBe(3);
-    expect(o.stats?.()).toBeUndefined();
+    expect(o.connLimit).toBe(3);
+    expect(o.statsReader?.()).toBeUndefined();
     o.registerPool("http://b:80", pool(), 2);
-    expect(o.maxSockets).toBe(2);
+    expect(o.connLimit).toBe(2);
   });
 
   it("an unlimited live pool makes the sum unlimited", () => {
     const o = entry();
     o.registerPool("http://b:80", pool(), 2);
     o.registerPool("http://c:80", pool(), null);
-    expect(o.maxSockets).toBeNull();
+    expect(o.connLimit).toBeNull();
   });
 
   it("per-pool evidence: only the pools full with a queue, when there are some and more than one pool", () => {

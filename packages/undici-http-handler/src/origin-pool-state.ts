@@ -4,15 +4,15 @@
  * Request bookkeeping is intrusive: a request's state object carries `listPrev`/`listNext` and is linked into at
  * most one of two doubly linked lists of its origin at a time:
  *
- *   waiting: requests not yet given a connection, in start order ─► head = oldest queued (oldestQueuedMs in O(1))
- *   paused:  responses whose body is paused by backpressure (the caller is not reading) ─► unconsumed-body detection
+ *   waitList:   requests not yet given a connection, in start order ─► firstNode = oldest queued (oldestQueuedMs in O(1))
+ *   pausedList: responses whose body is paused by backpressure (the caller is not reading) ─► unconsumed-body detection
  *
- * With the handler-owned dispatcher (`gated`), `waiting` is the origin's `OriginGate` FIFO itself: only requests
+ * With the handler-owned dispatcher (`gatedHere`), `waitList` is the origin's `OriginGate` FIFO itself: only requests
  * held by the handler beyond `maxSockets` (the ones undici has were given a slot, and a connection or a connecting
  * one); an `_OTHER` entry has one gate per overflowed origin, each with a list of its own, registered here
  * (`gateQueues`) and read at sample / snapshot time.
  *
- * Insert and remove are O(1) and allocate nothing. Connection state (connecting, created, closed by reason, connect
+ * Insert and remove are O(1) and allocate nothing. Connection state (attempts open, created, closed by reason, connect
  * and TLS times, age) is fed by the tracked connector; the pool's own gauges (connected / free / pending) come from
  * undici's `PoolStats` at read time. Counters only grow, except the per-sample ones the detector consumes.
  *
@@ -25,10 +25,11 @@
  * Registering again for an origin replaces its entry (undici's Agent closes a pool whose connections all went away
  * and creates a new one on the next request), so a replaced pool is never counted twice. A pool is live until undici
  * marks it `closed` or `destroyed`; dead entries are dropped by `refreshPools()`, so the map holds at most one entry
- * per origin with a live pool. `maxSockets` is a cached number (the hot path reads it per request): `refreshPools()`
- * recomputes it, O(pools), on registration and at each sample / snapshot, never per request. The gauges sum undici's
- * stats over the live pools at read time (one `PoolStats` object per pool and read: sample and snapshot time only).
- * A caller's own dispatcher registers no pool: the handler sets `stats` (and leaves `maxSockets` null) instead.
+ * per origin with a live pool. `connLimit` (the entry's `maxSockets`) is a cached number (the hot path reads it per
+ * request): `refreshPools()` recomputes it, O(pools), on registration and at each sample / snapshot, never per
+ * request. The gauges sum undici's stats over the live pools at read time (one `PoolStats` object per pool and read:
+ * sample and snapshot time only).
+ * A caller's own dispatcher registers no pool: the handler sets `statsReader` (and leaves `connLimit` null) instead.
  */
 import {
   type DetectorTuning,
@@ -39,12 +40,12 @@ import {
 
 /** Fields a request state object carries for its origin's lists. @internal */
 export interface PoolRequestNode {
-  startedAt: number;
+  begunAt: number;
   /** When it got a connection (`timing.now()` ms); -1 while it holds none. */
-  acquiredAt: number;
+  heldSince: number;
   pausedAt: number;
   /** 0: in no list, 1: waiting, 2: paused, 3: an `OriginGate` queue of its own, 4: holding a connection. */
-  listed: number;
+  listTag: number;
   listPrev: PoolRequestNode | undefined;
   listNext: PoolRequestNode | undefined;
 }
@@ -87,31 +88,31 @@ export const HOLDING_LIST_TAG = 4;
 
 /** An intrusive doubly linked list of request nodes. @internal */
 export class RequestList {
-  head: PoolRequestNode | undefined = undefined;
-  tail: PoolRequestNode | undefined = undefined;
-  size = 0;
+  firstNode: PoolRequestNode | undefined = undefined;
+  lastNode: PoolRequestNode | undefined = undefined;
+  nodeCount = 0;
 
   constructor(private readonly tag: number) {}
 
-  push(n: PoolRequestNode): void {
-    n.listed = this.tag;
-    n.listPrev = this.tail;
+  linkTail(n: PoolRequestNode): void {
+    n.listTag = this.tag;
+    n.listPrev = this.lastNode;
     n.listNext = undefined;
-    if (this.tail === undefined) this.head = n;
-    else this.tail.listNext = n;
-    this.tail = n;
-    this.size++;
+    if (this.lastNode === undefined) this.firstNode = n;
+    else this.lastNode.listNext = n;
+    this.lastNode = n;
+    this.nodeCount++;
   }
 
-  remove(n: PoolRequestNode): void {
-    if (n.listed !== this.tag) return;
-    if (n.listPrev === undefined) this.head = n.listNext;
+  unlinkNode(n: PoolRequestNode): void {
+    if (n.listTag !== this.tag) return;
+    if (n.listPrev === undefined) this.firstNode = n.listNext;
     else n.listPrev.listNext = n.listNext;
-    if (n.listNext === undefined) this.tail = n.listPrev;
+    if (n.listNext === undefined) this.lastNode = n.listPrev;
     else n.listNext.listPrev = n.listPrev;
     n.listPrev = n.listNext = undefined;
-    n.listed = 0;
-    this.size--;
+    n.listTag = 0;
+    this.nodeCount--;
   }
 }
 
@@ -121,32 +122,32 @@ export class OriginPoolState extends OriginTelemetry {
    * Connection limit: the sum of the live registered pools' limits (cached, see `refreshPools()`); `null` =
    * unlimited (some live pool has no limit) or unknown (no pool registered: a caller's dispatcher).
    */
-  maxSockets: number | null = null;
+  connLimit: number | null = null;
   /** Reads undici's stats of this entry's pools (summed over the registry), when reachable. */
-  stats: (() => UndiciStatsLike | undefined) | undefined = undefined;
+  statsReader: (() => UndiciStatsLike | undefined) | undefined = undefined;
   /** Registered pools by exact origin; `undefined` until the first `registerPool()`. */
   private pools: Map<string, RegisteredPool> | undefined = undefined;
   /** Live pools counted by the last `refreshPools()`. */
   private livePools = 0;
-  /** Limit of the latest registered pool: `maxSockets` while no registered pool is live (the next one gets it). */
+  /** Limit of the latest registered pool: `connLimit` while no registered pool is live (the next one gets it). */
   private latestLimit: number | null = null;
   /** Reused by `poolEvidence()` (no allocation per sample beyond undici's `PoolStats`). */
-  readonly evidence: PoolEvidence = { active: 0, maxSockets: 0, queued: 0 };
+  readonly evidenceBox: PoolEvidence = { active: 0, maxSockets: 0, queued: 0 };
 
-  readonly waiting = new RequestList(1);
-  readonly paused = new RequestList(2);
-  /** Requests holding a connection whose body is not paused (acquired order: head = oldest hold). */
+  readonly waitList = new RequestList(1);
+  readonly pausedList = new RequestList(2);
+  /** Requests holding a connection whose body is not paused (acquired order: firstNode = oldest hold). */
   readonly holders = new RequestList(HOLDING_LIST_TAG);
   /** Requests of this entry are admitted by `OriginGate`s (the handler-owned dispatcher): see the header. */
-  gated = false;
-  /** FIFO lists of the gates of origins aggregated in this entry (`_OTHER`), by exact origin (not `waiting`). */
+  gatedHere = false;
+  /** FIFO lists of the gates of origins aggregated in this entry (`_OTHER`), by exact origin (not `waitList`). */
   readonly gateQueues = new Map<string, RequestList>();
   /** Requests holding a connection (given one, not yet finished with it). */
-  holding = 0;
+  heldCount = 0;
   /** Connection attempts not yet connected or failed. */
-  connecting = 0;
+  attemptsOpen = 0;
   /** Connected sockets whose first request has not been dispatched yet (to tell reused acquisitions). */
-  fresh = 0;
+  freshConns = 0;
 
   constructor(origin: string, tuning: DetectorTuning) {
     super(origin, tuning);
@@ -154,12 +155,12 @@ export class OriginPoolState extends OriginTelemetry {
 
   /**
    * Registers `pool` (connection limit `limit`, `null` = unlimited) as the pool of `origin` in this entry, replacing
-   * a previous pool of the same origin; recomputes `maxSockets`. O(pools of the entry); once per pool creation.
+   * a previous pool of the same origin; recomputes `connLimit`. O(pools of the entry); once per pool creation.
    */
   registerPool(origin: string, pool: PoolLike, limit: number | null): void {
     if (this.pools === undefined) {
       this.pools = new Map();
-      this.stats = () => this.sumStats();
+      this.statsReader = () => this.sumStats();
     }
     this.pools.set(origin, { pool, limit });
     this.latestLimit = limit;
@@ -167,10 +168,10 @@ export class OriginPoolState extends OriginTelemetry {
   }
 
   /**
-   * Drops registered pools that undici closed or destroyed and recomputes the cached `maxSockets`: the sum of the
+   * Drops registered pools that undici closed or destroyed and recomputes the cached `connLimit`: the sum of the
    * live pools' limits (`null` when one is unlimited), or the latest registered limit when none is live (the Agent
    * dropped them all; the next request's pool gets that limit). O(pools); at registration and sample / snapshot time.
-   * No-op without registered pools (`maxSockets` stays as set, `null` for a caller's dispatcher).
+   * No-op without registered pools (`connLimit` stays as set, `null` for a caller's dispatcher).
    */
   refreshPools(): void {
     const pools = this.pools;
@@ -186,7 +187,7 @@ export class OriginPoolState extends OriginTelemetry {
       sum = sum === null || entry.limit === null ? null : sum + entry.limit;
     }
     this.livePools = live;
-    this.maxSockets = live === 0 ? this.latestLimit : sum;
+    this.connLimit = live === 0 ? this.latestLimit : sum;
   }
 
   /** Live registered pools as of the last `refreshPools()`. */
@@ -224,7 +225,7 @@ export class OriginPoolState extends OriginTelemetry {
   poolEvidence(): PoolEvidence | undefined {
     const pools = this.pools;
     if (pools === undefined || this.livePools < 2) return undefined;
-    const e = this.evidence;
+    const e = this.evidenceBox;
     e.active = 0;
     e.maxSockets = 0;
     e.queued = 0;
@@ -234,7 +235,7 @@ export class OriginPoolState extends OriginTelemetry {
       const s = pool.stats;
       if (s === undefined) continue;
       // Requests of this origin held by its gate (beyond the limit) are its queue too.
-      const pending = (s.pending ?? 0) + (this.gateQueues.get(origin)?.size ?? 0);
+      const pending = (s.pending ?? 0) + (this.gateQueues.get(origin)?.nodeCount ?? 0);
       const busy = (s.connected ?? 0) - (s.free ?? 0);
       if (pending <= 0 || busy < limit) continue;
       full++;
@@ -248,47 +249,47 @@ export class OriginPoolState extends OriginTelemetry {
   }
 
   /** Requests waiting for a connection, excluding the one each connecting socket will take. */
-  get queued(): number {
-    const s = this.stats?.();
+  get queuedNow(): number {
+    const s = this.statsReader?.();
     const undiciQueued =
       s !== undefined && typeof s.pending === "number"
-        ? Math.max(0, s.pending - this.connecting)
-        : this.gated
+        ? Math.max(0, s.pending - this.attemptsOpen)
+        : this.gatedHere
           ? 0
-          : Math.max(0, this.waiting.size - this.connecting);
-    if (!this.gated) return undiciQueued;
-    let held = this.waiting.size;
-    for (const list of this.gateQueues.values()) held += list.size;
+          : Math.max(0, this.waitList.nodeCount - this.attemptsOpen);
+    if (!this.gatedHere) return undiciQueued;
+    let held = this.waitList.nodeCount;
+    for (const list of this.gateQueues.values()) held += list.nodeCount;
     return held + undiciQueued;
   }
 
   /** Connections carrying a request, connecting ones included. */
-  get active(): number {
-    const s = this.stats?.();
+  get activeNow(): number {
+    const s = this.statsReader?.();
     if (s !== undefined && typeof s.connected === "number" && typeof s.free === "number") {
-      return Math.max(0, s.connected - s.free) + this.connecting;
+      return Math.max(0, s.connected - s.free) + this.attemptsOpen;
     }
-    return this.holding + this.connecting;
+    return this.heldCount + this.attemptsOpen;
   }
 
   /** Idle pooled connections (0 when the dispatcher exposes no stats). */
   get idle(): number {
-    const s = this.stats?.();
+    const s = this.statsReader?.();
     return s !== undefined && typeof s.free === "number" ? s.free : 0;
   }
 
   /** Age of the oldest request still waiting for a connection, ms. */
-  oldestQueuedMs(now: number): number {
-    if (this.gated) {
-      let oldest = this.waiting.head?.startedAt ?? Number.POSITIVE_INFINITY;
+  oldestWaitMs(now: number): number {
+    if (this.gatedHere) {
+      let oldest = this.waitList.firstNode?.begunAt ?? Number.POSITIVE_INFINITY;
       for (const list of this.gateQueues.values()) {
-        const at = list.head?.startedAt;
+        const at = list.firstNode?.begunAt;
         if (at !== undefined && at < oldest) oldest = at;
       }
       return oldest === Number.POSITIVE_INFINITY ? 0 : Math.max(0, now - oldest);
     }
-    const head = this.waiting.head;
-    return head === undefined || this.queued === 0 ? 0 : Math.max(0, now - head.startedAt);
+    const head = this.waitList.firstNode;
+    return head === undefined || this.queuedNow === 0 ? 0 : Math.max(0, now - head.begunAt);
   }
 
   /**
@@ -300,10 +301,10 @@ export class OriginPoolState extends OriginTelemetry {
     let oldest = 0;
     let sum = 0;
     let count = 0;
-    for (const list of [this.holders, this.paused]) {
-      for (let n = list.head; n !== undefined; n = n.listNext) {
-        if (n.acquiredAt < 0) continue;
-        const age = now - n.acquiredAt;
+    for (const list of [this.holders, this.pausedList]) {
+      for (let n = list.firstNode; n !== undefined; n = n.listNext) {
+        if (n.heldSince < 0) continue;
+        const age = now - n.heldSince;
         sum += age;
         count++;
         if (age > oldest) oldest = age;
@@ -323,7 +324,7 @@ export class OriginPoolState extends OriginTelemetry {
     if (r.queued > 0 && queuedThresholdMs < thresholdMs) thresholdMs = queuedThresholdMs;
     let count = 0;
     let oldestMs = 0;
-    for (let n = this.paused.head; n !== undefined; n = n.listNext) {
+    for (let n = this.pausedList.firstNode; n !== undefined; n = n.listNext) {
       const age = now - n.pausedAt;
       if (age < thresholdMs) continue;
       count++;

@@ -17,7 +17,7 @@ export class RequestPlan {
   readonly firstMs: number;
   readonly firstKind: FirstDeadlineKind;
   /** `connectionTimeout`, ms. */
-  readonly connectMs: number | undefined;
+  readonly connectLimitMs: number | undefined;
   /** `socketAcquisitionTimeout`, ms. */
   readonly acquireMs: number | undefined;
   /** The request deadline rejects (else it only warns). */
@@ -57,7 +57,7 @@ export class RequestPlan {
     const socketTimeout = serviceDefault ?? explicit ?? 0;
     this.firstMs = firstMs;
     this.firstKind = firstKind;
-    this.connectMs = config.connectionTimeout;
+    this.connectLimitMs = config.connectionTimeout;
     this.acquireMs = config.socketAcquisitionTimeout;
     this.throwsOnTimeout = throwsOnTimeout;
     this.idleMs = Number.isFinite(socketTimeout) ? socketTimeout : 0;

@@ -20,56 +20,60 @@ type ConnectCallback = buildConnectorType.Callback;
 
 const kConn = Symbol("sockeye.connection");
 
-interface ConnectionState {
-  monitor: UndiciPoolMonitor;
-  o: OriginPoolState;
-  tls: boolean;
-  startedAt: number;
-  tcpAt: number;
-  connectedAt: number;
-  reason: CloseReason | undefined;
-  lifetime: number | undefined;
-  /** The connect attempt ended (connected or failed): `o.connecting` no longer counts it. */
-  attemptEnded: boolean;
+/** One connection's telemetry state (a class, so the build can shorten its member names). */
+class ConnectionState {
+  readonly begunAt = timing.now();
+  tcpDoneAt = 0;
+  connectedAt = 0;
+  closeReason: CloseReason | undefined = undefined;
+  /** The connect attempt ended (connected or failed): `o.attemptsOpen` no longer counts it. */
+  attemptEnded = false;
+
+  constructor(
+    readonly ownerMonitor: UndiciPoolMonitor,
+    readonly o: OriginPoolState,
+    readonly isTls: boolean,
+    readonly lifetimeMs: number | undefined
+  ) {}
 }
 
 function onTcpConnect(this: Socket): void {
   const c: ConnectionState | undefined = (this as any)[kConn];
-  if (c !== undefined) c.tcpAt = timing.now();
+  if (c !== undefined) c.tcpDoneAt = timing.now();
 }
 
 function onSocketEnd(this: Socket): void {
   const c: ConnectionState | undefined = (this as any)[kConn];
-  if (c !== undefined && c.reason === undefined) c.reason = "server_closed";
+  if (c !== undefined && c.closeReason === undefined) c.closeReason = "server_closed";
 }
 
 function onSocketError(this: Socket, err: Error & { code?: string }): void {
   const c: ConnectionState | undefined = (this as any)[kConn];
-  if (c === undefined || c.reason !== undefined) return;
+  if (c === undefined || c.closeReason !== undefined) return;
   if (c.connectedAt === 0) {
     if (err === CONNECT_ABANDONED) {
       // Its request went away while connecting (see connecting-sockets.ts): a local close, not a socket error.
-      c.reason = "aborted";
+      c.closeReason = "aborted";
       return;
     }
-    c.reason = "connect_error";
-    c.monitor.connectionError(c.o);
+    c.closeReason = "connect_error";
+    c.ownerMonitor.connectionError(c.o);
     return;
   }
   // undici closes sockets on purpose with an "informational" error: idle keep-alive expiry, aborts, resets.
   if (err?.code === "UND_ERR_INFO") {
     const message = String(err.message);
-    if (message.includes("idle timeout")) c.reason = "idle_timeout";
-    else if (message.includes("aborted")) c.reason = "aborted";
-    else c.reason = "local";
+    if (message.includes("idle timeout")) c.closeReason = "idle_timeout";
+    else if (message.includes("aborted")) c.closeReason = "aborted";
+    else c.closeReason = "local";
     return;
   }
   if (err?.code === "UND_ERR_CONNECT_TIMEOUT") {
-    c.reason = "connect_error";
+    c.closeReason = "connect_error";
   } else {
-    c.reason = "error";
+    c.closeReason = "error";
   }
-  c.monitor.connectionError(c.o);
+  c.ownerMonitor.connectionError(c.o);
 }
 
 function onSocketClose(this: Socket): void {
@@ -78,14 +82,14 @@ function onSocketClose(this: Socket): void {
   (this as any)[kConn] = undefined;
   const o = c.o;
   if (c.connectedAt === 0) {
-    if (!c.attemptEnded && o.connecting > 0) o.connecting--;
-    if (c.reason !== "aborted") c.reason = "connect_error";
+    if (!c.attemptEnded && o.attemptsOpen > 0) o.attemptsOpen--;
+    if (c.closeReason !== "aborted") c.closeReason = "connect_error";
   }
-  let reason = c.reason ?? "local";
+  let reason = c.closeReason ?? "local";
   const now = timing.now();
   const ageMs = c.connectedAt === 0 ? 0 : now - c.connectedAt;
-  if (reason === "local" && c.lifetime !== undefined && ageMs >= c.lifetime) reason = "max_lifetime";
-  c.monitor.connectionClosed(o, ageMs, c.connectedAt !== 0, 0, reason);
+  if (reason === "local" && c.lifetimeMs !== undefined && ageMs >= c.lifetimeMs) reason = "max_lifetime";
+  c.ownerMonitor.connectionClosed(o, ageMs, c.connectedAt !== 0, 0, reason);
 }
 
 /**
@@ -101,40 +105,30 @@ export function trackedConnector(
 ): Connector {
   return function connect(options: ConnectorOptions, callback: ConnectCallback) {
     monitor.connectionOpened(o);
-    o.connecting++;
-    const state: ConnectionState = {
-      monitor,
-      o,
-      tls: options.protocol === "https:",
-      startedAt: timing.now(),
-      tcpAt: 0,
-      connectedAt: 0,
-      reason: undefined,
-      lifetime,
-      attemptEnded: false,
-    };
+    o.attemptsOpen++;
+    const state = new ConnectionState(monitor, o, options.protocol === "https:", lifetime);
     const socket = base(options, (err, connected) => {
-      if (!state.attemptEnded && o.connecting > 0) o.connecting--;
+      if (!state.attemptEnded && o.attemptsOpen > 0) o.attemptsOpen--;
       state.attemptEnded = true;
       if (err === null && connected !== undefined && connected !== null) {
         const now = timing.now();
         state.connectedAt = now;
-        o.fresh++;
-        const tcpEnd = state.tls && state.tcpAt !== 0 ? state.tcpAt : now;
-        const connectMs = tcpEnd - state.startedAt;
-        const tlsMs = state.tls && state.tcpAt !== 0 ? now - state.tcpAt : null;
+        o.freshConns++;
+        const tcpEnd = state.isTls && state.tcpDoneAt !== 0 ? state.tcpDoneAt : now;
+        const connectMs = tcpEnd - state.begunAt;
+        const tlsMs = state.isTls && state.tcpDoneAt !== 0 ? now - state.tcpDoneAt : null;
         monitor.connected(o, connectMs);
         monitor.connectionReady(o, connectMs, tlsMs);
       } else if (err === CONNECT_ABANDONED) {
-        state.reason = "aborted";
-      } else if (state.reason === undefined) {
-        state.reason = "connect_error";
+        state.closeReason = "aborted";
+      } else if (state.closeReason === undefined) {
+        state.closeReason = "connect_error";
         monitor.connectionError(o);
       }
       callback(err as Error & null, connected as any);
     }) as unknown as Socket;
     (socket as any)[kConn] = state;
-    if (state.tls) socket.once("connect", onTcpConnect);
+    if (state.isTls) socket.once("connect", onTcpConnect);
     socket.once("end", onSocketEnd);
     socket.on("error", onSocketError);
     socket.once("close", onSocketClose);

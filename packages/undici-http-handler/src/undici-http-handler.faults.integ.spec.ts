@@ -165,8 +165,8 @@ for (const kind of ["http", "https"] as const) {
             await waitFor(() => silent.openConnections === 1, "TCP connection accepted");
           } else if (h === mine) {
             // Microtasks only (no I/O turn), so the TCP connect the pool started cannot have completed yet.
-            for (let i = 0; i < 1000 && (mine as any).lastState?.connecting !== 1; i++) await Promise.resolve();
-            expect((mine as any).lastState.connecting).toBe(1);
+            for (let i = 0; i < 1000 && (mine as any).lastState?.attemptsOpen !== 1; i++) await Promise.resolve();
+            expect((mine as any).lastState.attemptsOpen).toBe(1);
           }
           controller.abort(new Error("stop connecting"));
           if (h === mine) {

@@ -1,6 +1,6 @@
 import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-http";
 import type { HttpHandlerOptions, Provider } from "@smithy/types";
-import type { GetStatsOptions, PoolStats } from "@sockeye/pool-monitor";
+import type { GetStatsOptions, PoolStats, PoolTelemetry } from "@sockeye/pool-monitor";
 import { Agent, buildConnector, Dispatcher, Pool } from "undici";
 import {
   buildAbortError,
@@ -24,6 +24,11 @@ import { LegacyUndiciRequest } from "./legacy-undici-request";
 import { RequestPlan } from "./request-plan";
 import { type AbortSignalLike, UndiciRequest, type UndiciRequestCore } from "./undici-request";
 import { UndiciPoolMonitor } from "./undici-pool-monitor";
+
+// Read on every request, bound once (see the note in undici-request.ts: in the CommonJS build every read of another
+// package's export is two getter calls).
+const checkRequest = validateRequest;
+const queryStringOf = buildQueryString;
 
 const NO_STATS: PoolStats = Object.freeze({
   takenAt: 0,
@@ -188,7 +193,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       // Requests a gate still holds go to the new dispatcher (the old one is closing).
       for (const gate of this.gates.values()) {
         gate.dispatchTo = this.currentDispatcher;
-        gate.drain();
+        gate.drainQueue();
       }
       if (this.gateLimits === undefined && this.gates.size > 0) {
         // The new dispatcher is not gated (pools of unknown limits): its gates drained (limit null) and go.
@@ -207,7 +212,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const abortSignal = options?.abortSignal as AbortSignalLike | undefined;
     if (abortSignal?.aborted) return Promise.reject(buildAbortError(abortSignal));
     try {
-      validateRequest(request, PACKAGE_PREFIX);
+      checkRequest(request, PACKAGE_PREFIX);
       let headers = request.headers;
       if (
         headers !== undefined &&
@@ -223,7 +228,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       }
       let path = request.path;
       if (request.query) {
-        const qs = buildQueryString(request.query);
+        const qs = queryStringOf(request.query);
         if (qs) path += `?${qs}`;
       }
       // request.fragment is not sent: a fragment never leaves the client (RFC 9110 §7.1), as upstream's undici handler.
@@ -274,7 +279,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
 
   /**
    * The origin's `OriginGate` (created on first use) when the handler owns the dispatcher and knows its limit;
-   * its FIFO is the telemetry entry's `waiting` list when the entry is the origin's own (see origin-gate.ts).
+   * its FIFO is the telemetry entry's list of waiting requests when the entry is the origin's own (see origin-gate.ts).
    */
   private gateFor(origin: string, https: boolean, o: OriginPoolState | undefined): OriginGate | undefined {
     const limits = this.gateLimits;
@@ -283,12 +288,12 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     if (gate === undefined) {
       const limit = https ? limits.https : limits.http;
       if (o !== undefined && o.origin === origin) {
-        gate = new OriginGate(origin, limit, this.pendingConnects, o.waiting);
+        gate = new OriginGate(origin, limit, this.pendingConnects, o.waitList);
       } else {
         gate = new OriginGate(origin, limit, this.pendingConnects);
-        o?.gateQueues.set(origin, gate.queue);
+        o?.gateQueues.set(origin, gate.fifoQueue);
       }
-      if (o !== undefined) o.gated = true;
+      if (o !== undefined) o.gatedHere = true;
       gate.dispatchTo = this.currentDispatcher;
       this.gates.set(origin, gate);
     }
@@ -298,9 +303,9 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   /** A caller's dispatcher: read its `stats` when it has them (Agent: keyed by origin; Pool/Client: its own). */
   private describeExternal(o: OriginPoolState, origin: string): void {
     const d = this.currentDispatcher as (Dispatcher & { stats?: unknown }) | undefined;
-    if (d === undefined || o.stats !== undefined) return;
+    if (d === undefined || o.statsReader !== undefined) return;
     const short = new URL(origin).origin;
-    o.stats = () => {
+    o.statsReader = () => {
       const stats = d.stats as Record<string, unknown> | undefined;
       if (stats === undefined || stats === null) return undefined;
       if (typeof (stats as { connected?: unknown }).connected === "number") return stats as any;
@@ -400,7 +405,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.legacyHandlers = (external as unknown) instanceof Dispatcher;
       this.uploadObserved = false;
       // Requests still held by the gates of the previous (own) dispatcher go to this one (handleAfterSetup).
-      for (const gate of this.gates.values()) gate.limit = null;
+      for (const gate of this.gates.values()) gate.gateLimit = null;
       return external;
     }
     this.ownsDispatcher = true;
@@ -422,7 +427,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     }
     // Drained once the new dispatcher is set (handleAfterSetup).
     for (const [origin, gate] of this.gates) {
-      gate.limit =
+      gate.gateLimit =
         this.gateLimits === undefined
           ? null
           : origin.startsWith("https:")
@@ -496,10 +501,10 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   }
 
   /**
-   * The handler's monitor (`getStats()`, `subscribe()`): pass it to `registerPoolMetrics()` from
+   * The handler's monitor (`getStats()`, `subscribe()`, `sampleIntervalMs`): pass it to `registerPoolMetrics()` from
    * `@sockeye/opentelemetry`. `undefined` with `telemetry: false`. It outlives `destroy()`.
    */
-  public get poolMonitor(): UndiciPoolMonitor | undefined {
+  public get poolMonitor(): PoolTelemetry | undefined {
     return this.telemetryMonitor;
   }
 
@@ -521,8 +526,8 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     // Requests held in the gates never reached undici: reject them first, so that no slot freed below dispatches
     // one into the dispatcher being destroyed.
     for (const gate of this.gates.values()) {
-      gate.closed = true;
-      for (let n = gate.queue.head; n !== undefined; n = gate.queue.head)
+      gate.gateClosed = true;
+      for (let n = gate.fifoQueue.firstNode; n !== undefined; n = gate.fifoQueue.firstNode)
         (n as UndiciRequestCore).failQueuedOnDestroy();
     }
     this.gates.clear();

@@ -7,7 +7,7 @@ import type { PoolRequestNode } from "./origin-pool-state";
 import { UndiciPoolMonitor } from "./undici-pool-monitor";
 
 function node(startedAt: number): PoolRequestNode {
-  return { startedAt, acquiredAt: -1, pausedAt: 0, listed: 0, listPrev: undefined, listNext: undefined };
+  return { begunAt: startedAt, heldSince: -1, pausedAt: 0, listTag: 0, listPrev: undefined, listNext: undefined };
 }
 
 describe("UndiciPoolMonitor", () => {
@@ -17,11 +17,11 @@ describe("UndiciPoolMonitor", () => {
     const n = node(0);
     monitor.requestStarted(o, n, false);
     monitor.requestAcquired(o, n, 0);
-    expect(o.holders.size).toBe(1);
+    expect(o.holders.nodeCount).toBe(1);
     monitor.requestReleased(o, n, 5);
     monitor.requestClosed(o, n, "completed");
     expect(o).toMatchObject({ completions: 1, holdCount: 1, holdSumMs: 5, holdMaxMs: 5, inFlight: 0 });
-    expect(o.holders.size).toBe(0);
+    expect(o.holders.nodeCount).toBe(0);
     expect(monitor.getStats().origins[0].requests).toMatchObject({ started: 1, completed: 1 });
   });
 

@@ -41,11 +41,11 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
   /** @internal */
   protected read(o: OriginPoolState, now: number, r: PoolReading): void {
     o.refreshPools();
-    r.active = o.active;
+    r.active = o.activeNow;
     r.idle = o.idle;
-    r.queued = o.queued;
-    r.maxSockets = o.maxSockets;
-    r.oldestQueuedMs = o.oldestQueuedMs(now);
+    r.queued = o.queuedNow;
+    r.maxSockets = o.connLimit;
+    r.oldestQueuedMs = o.oldestWaitMs(now);
     const options = this.options;
     o.unconsumed(now, options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs, r);
     // Per-pool evidence (an `_OTHER` entry has one pool per overflowed origin): when some pool is full with a queue,
@@ -59,7 +59,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
       e.queued = full.queued;
     } else {
       e.active = r.active;
-      e.maxSockets = o.maxSockets ?? Number.POSITIVE_INFINITY;
+      e.maxSockets = o.connLimit ?? Number.POSITIVE_INFINITY;
       e.queued = r.queued;
     }
     e.oldestQueuedMs = r.oldestQueuedMs;
@@ -71,25 +71,25 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
     return this.originFor(origin);
   }
 
-  /** The handler no longer gates its requests (a caller's dispatcher replaced its own): plain `waiting` lists. @internal */
+  /** The handler no longer gates its requests (a caller's dispatcher replaced its own): plain `waitList`s. @internal */
   ungateAll(): void {
     for (const o of this.origins.values()) {
-      o.gated = false;
+      o.gatedHere = false;
       o.gateQueues.clear();
     }
   }
 
   /**
    * A request started (before dispatch). `gated`: the handler's `OriginGate` admits it (and queues it itself, then
-   * calls `requestQueued`); otherwise it waits in `waiting` until undici gives it a connection. @internal
+   * calls `requestQueued`); otherwise it waits in `waitList` until undici gives it a connection. @internal
    */
   requestStarted(o: OriginPoolState, n: PoolRequestNode, gated: boolean): void {
     if (this.destroyed) return;
     this.started(o);
     if (gated) return;
-    const limit = o.maxSockets;
-    const queued = limit !== null && o.holding + o.waiting.size >= limit;
-    o.waiting.push(n);
+    const limit = o.connLimit;
+    const queued = limit !== null && o.heldCount + o.waitList.nodeCount >= limit;
+    o.waitList.linkTail(n);
     if (queued) this.enqueued(o);
   }
 
@@ -106,41 +106,41 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
   /** The request was given a connection (undici's `onRequestStart`); called once per request. @internal */
   requestAcquired(o: OriginPoolState, n: PoolRequestNode, now: number): void {
     if (this.destroyed) return;
-    if (n.listed === 1) {
-      o.waiting.remove(n);
-      o.queueShrank(o.waiting.size);
+    if (n.listTag === 1) {
+      o.waitList.unlinkNode(n);
+      o.queueShrank(o.waitList.nodeCount);
     }
-    n.acquiredAt = now;
-    if (n.listed === 0) o.holders.push(n);
-    o.holding++;
+    n.heldSince = now;
+    if (n.listTag === 0) o.holders.linkTail(n);
+    o.heldCount++;
     let reused = true;
-    if (o.fresh > 0) {
-      o.fresh--;
+    if (o.freshConns > 0) {
+      o.freshConns--;
       reused = false;
     }
-    const waitMs = now - n.startedAt;
-    this.acquired(o, waitMs, reused, o.maxSockets !== null && waitMs >= 1);
+    const waitMs = now - n.begunAt;
+    this.acquired(o, waitMs, reused, o.connLimit !== null && waitMs >= 1);
   }
 
   /** The request stopped using its connection (response complete or failed). @internal */
   requestReleased(o: OriginPoolState, n: PoolRequestNode, now: number): void {
-    if (this.destroyed || n.acquiredAt < 0) return;
-    o.holders.remove(n);
-    o.holding--;
-    this.released(o, now - n.acquiredAt);
-    n.acquiredAt = -1;
+    if (this.destroyed || n.heldSince < 0) return;
+    o.holders.unlinkNode(n);
+    o.heldCount--;
+    this.released(o, now - n.heldSince);
+    n.heldSince = -1;
   }
 
   /** The request is over for the caller (settled and its body finished, or failed). @internal */
   requestClosed(o: OriginPoolState, n: PoolRequestNode, outcome: RequestOutcome): void {
     if (this.destroyed) return;
-    if (n.listed === 1) {
-      o.waiting.remove(n);
-      o.queueShrank(o.waiting.size);
-    } else if (n.listed === 2) {
-      o.paused.remove(n);
-    } else if (n.listed === HOLDING_LIST_TAG) {
-      o.holders.remove(n);
+    if (n.listTag === 1) {
+      o.waitList.unlinkNode(n);
+      o.queueShrank(o.waitList.nodeCount);
+    } else if (n.listTag === 2) {
+      o.pausedList.unlinkNode(n);
+    } else if (n.listTag === HOLDING_LIST_TAG) {
+      o.holders.unlinkNode(n);
     }
     this.finished(o, outcome);
   }
@@ -148,16 +148,16 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
   /** The body's consumer stopped reading (backpressure) / started again. @internal */
   bodyPaused(o: OriginPoolState, n: PoolRequestNode, now: number): void {
     if (this.destroyed) return;
-    o.holders.remove(n);
-    if (n.listed !== 0) return;
+    o.holders.unlinkNode(n);
+    if (n.listTag !== 0) return;
     n.pausedAt = now;
-    o.paused.push(n);
+    o.pausedList.linkTail(n);
   }
 
   /** @internal */
   bodyResumed(o: OriginPoolState, n: PoolRequestNode): void {
-    if (n.listed !== 2) return;
-    o.paused.remove(n);
-    if (n.acquiredAt >= 0) o.holders.push(n);
+    if (n.listTag !== 2) return;
+    o.pausedList.unlinkNode(n);
+    if (n.heldSince >= 0) o.holders.linkTail(n);
   }
 }

@@ -21,12 +21,15 @@
  * back then, or when undici fails it (its connection attempt ended).
  * Every path ends in `finish()`, exactly once.
  *
- * `socketTimeout` is the request's `SOCKET_IDLE` deadline on the handler's scheduler (not undici's fast timers, about
- * 1 s resolution): (re)started by every activity undici reports (the connection, when request-body progress is known
+ * `socketTimeout` is the request's idle deadline on the handler's scheduler (not undici's fast timers, about 1 s
+ * resolution), restarted lazily: every activity undici reports (the connection, when request-body progress is known
  * to be reported; each request-body chunk written, `onBodySent`; the request sent, `onRequestSent`; the headers; each
- * body chunk), cancelled while the body is paused for its reader and at the end. It fires as undici's timeout error
- * of the phase would, through `controller.abort`. Each activity is a `refresh` of the request's own node: O(1), one
- * clock read.
+ * body chunk) only records `lastActive` (one clock read, one field write, no scheduler touch); when the deadline
+ * comes due, it is re-armed at `lastActive + socketTimeout` if there was activity since, else it fires, as undici's
+ * timeout error of the phase would, through `controller.abort`. So it fires at the same time as a restart on every
+ * event would (never later, never earlier), for one scheduler touch per `socketTimeout` period instead of one per
+ * event. Cancelled while the body is paused for its reader and at the end. Its node is the connection / acquisition
+ * deadline's (`first`, cancelled when the connection is given, so one node serves both: no second allocation).
  */
 import {
   acquisitionTimeoutError,
@@ -59,6 +62,14 @@ import { type BodySource, createResponseBody, failResponseBody } from "./respons
 import type { RequestOutcome } from "./undici-pool-monitor";
 import { requestFinishedChannel, undiciRequestFinishedEvent } from "./undici-request-finished";
 import type { RequestPlan } from "./request-plan";
+
+// Imported values read on every request, bound once: in the CommonJS build (what Node loads) each read of another
+// package's export is two getter calls (esbuild's live-binding shims of both packages); read per event they took ~1 %
+// of the CPU per request at c = 50 (`--cpu-prof`). The `timing` object is the seam's singleton: spies on it still apply.
+const clock = timing;
+const DeadlineNode = Deadline;
+const Kind = DeadlineKind;
+const SmithyResponse = HttpResponse;
 
 /** `socketTimeout`: inactivity while sending, waiting for the headers and between body chunks (this handler's own). */
 const SOCKET_IDLE = "socket_idle";
@@ -104,11 +115,11 @@ export const REQUEST_GONE: Error = Object.assign(new Error(`${PACKAGE_PREFIX} - 
 export abstract class UndiciRequestCore
   implements DeadlineOwner<UndiciDeadlineKind>, BodySource, PoolRequestNode, GatedRequest
 {
-  startedAt: number;
+  begunAt: number;
   /** `timing.now()` when undici gave it a connection; -1 while it holds none (0 is a valid clock reading). */
-  acquiredAt = -1;
+  heldSince = -1;
   pausedAt = 0;
-  listed = 0;
+  listTag = 0;
   listPrev: PoolRequestNode | undefined = undefined;
   listNext: PoolRequestNode | undefined = undefined;
   requestPhase: Phase = Phase.Created;
@@ -121,10 +132,14 @@ export abstract class UndiciRequestCore
   private outcome: RequestOutcome | undefined = undefined;
   private pausedForReader = false;
   private responseBody: Readable | undefined = undefined;
+  /**
+   * The connection / acquisition deadline until a connection is given, then the `socketTimeout` one (see the header):
+   * while `requestPhase` is `Connected`, whatever kind it was created with, it is the idle deadline.
+   */
   private first: Deadline<UndiciDeadlineKind> | undefined = undefined;
   private requestSlot: Deadline<UndiciDeadlineKind> | undefined = undefined;
-  /** `socketTimeout` (`SOCKET_IDLE`); created when the first activity arms it. */
-  private socketSlot: Deadline<UndiciDeadlineKind> | undefined = undefined;
+  /** `timing.now()` of the last socket activity (`socketTimeout`), read when the idle deadline comes due. */
+  private lastActive = 0;
   private targetDispatcher: DispatcherLike | undefined = undefined;
   private dispatchOptions: DispatchOptionsLike | undefined = undefined;
   /** For `request:finished`: the response, the error the caller saw, whether it left the gate's queue unserved. */
@@ -145,7 +160,7 @@ export abstract class UndiciRequestCore
      */
     private readonly uploadObserved: boolean
   ) {
-    this.startedAt = timing.now();
+    this.begunAt = clock.now();
   }
 
   /** Registers with telemetry, arms deadlines and the abort listener, and dispatches (or queues in the gate). */
@@ -160,13 +175,13 @@ export abstract class UndiciRequestCore
       if (plan.samplesOnTick) plan.deadlineClock.ensureTicking();
     }
     if (plan.firstMs > 0) {
-      this.first = new Deadline<UndiciDeadlineKind>(this, plan.firstKind);
-      plan.deadlineClock.arm(this.first, this.startedAt, plan.firstMs);
+      this.first = new DeadlineNode<UndiciDeadlineKind>(this, plan.firstKind);
+      plan.deadlineClock.arm(this.first, this.begunAt, plan.firstMs);
     }
     const requestTimeout = this.requestTimeoutMs;
     if (requestTimeout !== undefined && requestTimeout > 0) {
-      this.requestSlot = new Deadline<UndiciDeadlineKind>(this, DeadlineKind.Request);
-      plan.deadlineClock.arm(this.requestSlot, this.startedAt, requestTimeout);
+      this.requestSlot = new DeadlineNode<UndiciDeadlineKind>(this, Kind.Request);
+      plan.deadlineClock.arm(this.requestSlot, this.begunAt, requestTimeout);
     }
     const signal = this.callerSignal;
     if (signal !== undefined) {
@@ -180,7 +195,7 @@ export abstract class UndiciRequestCore
       return;
     }
     this.requestPhase = Phase.Queued;
-    gate.enqueue(this);
+    gate.enqueueWaiter(this);
     if (o !== undefined) plan.poolTelemetry?.requestQueued(o);
   }
 
@@ -189,9 +204,9 @@ export abstract class UndiciRequestCore
     this.requestPhase = Phase.Dispatched;
     const gate = this.originGate;
     if (gate !== undefined) {
-      gate.awaiting++;
+      gate.awaitingConn++;
       const o = this.o;
-      if (o !== undefined) this.plan.poolTelemetry?.requestDequeued(o, gate.queue.size);
+      if (o !== undefined) this.plan.poolTelemetry?.requestDequeued(o, gate.fifoQueue.nodeCount);
     }
     try {
       ((gate?.dispatchTo ?? this.targetDispatcher) as DispatcherLike).dispatch(this.dispatchOptions, this);
@@ -217,34 +232,35 @@ export abstract class UndiciRequestCore
     this.requestPhase = Phase.Connected;
     this.controller = controller;
     const gate = this.originGate;
-    if (gate !== undefined && gate.awaiting > 0) gate.awaiting--;
+    if (gate !== undefined && gate.awaitingConn > 0) gate.awaitingConn--;
     const first = this.first;
     if (first !== undefined) this.plan.deadlineClock.cancel(first);
     const o = this.o;
-    const now = timing.now();
+    const now = clock.now();
     if (this.uploadObserved) this.socketActive(now);
     if (o !== undefined) this.plan.poolTelemetry?.requestAcquired(o, this, now);
   }
 
   /**
-   * Socket activity (a request-body chunk written, the request sent, headers, a body chunk): (re)starts the
-   * `socketTimeout` deadline from `now`. O(1): a refresh of the request's own node, armed on first use.
+   * Socket activity (the connection, a request-body chunk written, the request sent, headers, a body chunk, a paused
+   * body read again) at `now`: records it, and arms the `socketTimeout` deadline from `now` if it is not armed. An
+   * armed one is not touched: it re-arms itself from `lastActive` when it comes due (`idleDue`).
    */
   protected socketActive(now: number): void {
     const ms = this.plan.idleMs;
     if (ms <= 0 || this.requestPhase !== Phase.Connected) return;
-    let slot = this.socketSlot;
+    this.lastActive = now;
+    let slot = this.first;
     if (slot === undefined) {
-      slot = new Deadline<UndiciDeadlineKind>(this, SOCKET_IDLE);
-      this.socketSlot = slot;
+      slot = new DeadlineNode<UndiciDeadlineKind>(this, SOCKET_IDLE);
+      this.first = slot;
     }
-    if (slot.armed) this.plan.deadlineClock.refresh(slot, now);
-    else this.plan.deadlineClock.arm(slot, now, ms);
+    if (!slot.armed) this.plan.deadlineClock.arm(slot, now, ms);
   }
 
   /** undici wrote a request-body chunk (`onBodySent`) or the whole request (`onRequestSent`). */
   protected requestProgress(): void {
-    if (this.plan.idleMs > 0) this.socketActive(timing.now());
+    if (this.plan.idleMs > 0) this.socketActive(clock.now());
   }
 
   /** Response headers: `raw` is undici's raw list when it has one, else its parsed object is flattened. */
@@ -266,7 +282,7 @@ export abstract class UndiciRequestCore
     this.settled = true;
     const resolve = this.settleResolve as Resolve;
     this.settleResolve = this.settleReject = undefined;
-    this.httpResponse = new HttpResponse({
+    this.httpResponse = new SmithyResponse({
       statusCode,
       reason: statusText,
       headers: parseResponseHeaders(Array.isArray(raw) ? raw : flattenHeaders(headers)),
@@ -279,15 +295,16 @@ export abstract class UndiciRequestCore
   protected dataReceived(controller: DispatchControllerLike, chunk: Buffer): void {
     const body = this.responseBody;
     if (body === undefined || body.destroyed) return;
-    const socketSlot = this.socketSlot;
-    if (socketSlot?.armed) this.plan.deadlineClock.refresh(socketSlot, timing.now());
+    const slot = this.first;
+    // Armed while Connected means the idle deadline (see `first`); it re-arms itself from `lastActive` when due.
+    if (slot?.armed) this.lastActive = clock.now();
     if (body.push(chunk)) return;
     this.pausedForReader = true;
     // Paused for the reader: no inactivity timeout while undici reads nothing (as undici's bodyTimeout).
-    if (socketSlot !== undefined) this.plan.deadlineClock.cancel(socketSlot);
+    if (slot !== undefined) this.plan.deadlineClock.cancel(slot);
     controller.pause();
     const o = this.o;
-    if (o !== undefined) this.plan.poolTelemetry?.bodyPaused(o, this, timing.now());
+    if (o !== undefined) this.plan.poolTelemetry?.bodyPaused(o, this, clock.now());
   }
 
   /** The response ended. */
@@ -303,7 +320,7 @@ export abstract class UndiciRequestCore
     if (this.requestPhase === Phase.Abandoned) {
       // Already settled and closed; undici let go of it (its connection attempt failed or was ended).
       this.requestPhase = Phase.Done;
-      this.originGate?.release();
+      this.originGate?.freeSlot();
       return;
     }
     this.releaseSlot();
@@ -328,14 +345,15 @@ export abstract class UndiciRequestCore
   }
 
   onDeadline(kind: UndiciDeadlineKind, now: number): void {
-    if (kind === SOCKET_IDLE) {
-      this.socketTimedOut();
+    // `first` is the idle deadline once connected, whatever kind it was created with (see `first`).
+    if (kind === SOCKET_IDLE || (kind !== Kind.Request && this.requestPhase === Phase.Connected)) {
+      this.idleDue(now);
       return;
     }
     if (this.settled || this.isFinished) return;
     const plan = this.plan;
     switch (kind) {
-      case DeadlineKind.Request:
+      case Kind.Request:
         if (plan.throwsOnTimeout) {
           this.fail(requestTimeoutError(PACKAGE_PREFIX, this.requestTimeoutMs), "timed_out");
         } else {
@@ -345,23 +363,28 @@ export abstract class UndiciRequestCore
           );
         }
         return;
-      case DeadlineKind.Connection: {
+      case Kind.Connection: {
         let detail: string | undefined;
         if (this.requestPhase === Phase.Queued) {
           detail = `The request was still waiting for a free connection (${this.describeQueue()}).`;
-        } else if (this.originGate === undefined && this.listed === 1 && this.o !== undefined && this.o.queued > 0) {
+        } else if (
+          this.originGate === undefined &&
+          this.listTag === 1 &&
+          this.o !== undefined &&
+          this.o.queuedNow > 0
+        ) {
           // A caller's dispatcher: undici's queue and its connection attempts cannot be told apart from here.
-          detail = `The request may still have been waiting in the dispatcher's queue (${this.o.queued} queued there).`;
+          detail = `The request may still have been waiting in the dispatcher's queue (${this.o.queuedNow} queued there).`;
         }
-        this.fail(connectionTimeoutError(PACKAGE_PREFIX, plan.connectMs, detail), "timed_out");
+        this.fail(connectionTimeoutError(PACKAGE_PREFIX, plan.connectLimitMs, detail), "timed_out");
         return;
       }
-      case DeadlineKind.Acquire:
+      case Kind.Acquire:
         this.fail(
           acquisitionTimeoutError(
             PACKAGE_PREFIX,
             plan.acquireMs,
-            now - this.startedAt,
+            now - this.begunAt,
             "connection",
             this.describeQueue()
           ),
@@ -378,7 +401,7 @@ export abstract class UndiciRequestCore
     this.pausedForReader = false;
     const o = this.o;
     if (o !== undefined) this.plan.poolTelemetry?.bodyResumed(o, this);
-    if (this.socketSlot !== undefined) this.socketActive(timing.now());
+    if (this.plan.idleMs > 0) this.socketActive(clock.now());
     this.controller?.resume();
   }
 
@@ -417,7 +440,7 @@ export abstract class UndiciRequestCore
       this.requestPhase = Phase.Done;
       this.leftQueue = true;
       if (gate !== undefined) {
-        gate.unlink(this);
+        gate.unlinkWaiter(this);
         // The last one waiting: a connection still being opened for an abandoned request serves nobody now.
         gate.abandonIfUnneeded();
       }
@@ -425,7 +448,7 @@ export abstract class UndiciRequestCore
       // undici still holds it: the slot stays taken until undici lets go (onRequestStart / onResponseError).
       this.requestPhase = Phase.Abandoned;
       if (gate !== undefined) {
-        if (gate.awaiting > 0) gate.awaiting--;
+        if (gate.awaitingConn > 0) gate.awaitingConn--;
         gate.abandonIfUnneeded();
       }
     }
@@ -450,16 +473,16 @@ export abstract class UndiciRequestCore
     const phase = this.requestPhase;
     this.requestPhase = Phase.Done;
     const o = this.o;
-    if (o !== undefined && this.acquiredAt >= 0) this.plan.poolTelemetry?.requestReleased(o, this, timing.now());
+    if (o !== undefined && this.heldSince >= 0) this.plan.poolTelemetry?.requestReleased(o, this, clock.now());
     const gate = this.originGate;
     if (gate === undefined) return;
     if (phase === Phase.Dispatched) {
-      if (gate.awaiting > 0) gate.awaiting--;
-      gate.release();
+      if (gate.awaitingConn > 0) gate.awaitingConn--;
+      gate.freeSlot();
     } else if (phase === Phase.Connected) {
-      gate.release();
+      gate.freeSlot();
     } else if (phase === Phase.Queued) {
-      gate.unlink(this);
+      gate.unlinkWaiter(this);
     }
   }
 
@@ -467,7 +490,18 @@ export abstract class UndiciRequestCore
     const scheduler = this.plan.deadlineClock;
     if (this.first !== undefined) scheduler.cancel(this.first);
     if (this.requestSlot !== undefined) scheduler.cancel(this.requestSlot);
-    if (this.socketSlot !== undefined) scheduler.cancel(this.socketSlot);
+  }
+
+  /**
+   * The idle deadline came due at `now`: activity since it was armed moves it to `lastActive + socketTimeout` (the
+   * time a restart on every event would have given it); none, and the socket timed out.
+   */
+  private idleDue(now: number): void {
+    if (this.isFinished || this.requestPhase !== Phase.Connected) return;
+    const ms = this.plan.idleMs;
+    const last = this.lastActive;
+    if (last + ms > now) this.plan.deadlineClock.arm(this.first as Deadline<UndiciDeadlineKind>, last, ms);
+    else this.socketTimedOut();
   }
 
   /**
@@ -476,7 +510,6 @@ export abstract class UndiciRequestCore
    * exactly the path (and the `TimeoutError` message) of undici's headersTimeout / bodyTimeout.
    */
   private socketTimedOut(): void {
-    if (this.isFinished || this.requestPhase !== Phase.Connected) return;
     const headers = !this.settled;
     const cause = Object.assign(
       new Error(headers ? "Headers Timeout Error" : "Body Timeout Error"),
@@ -500,7 +533,7 @@ export abstract class UndiciRequestCore
           this.httpResponse,
           outcome,
           this.failure,
-          this.startedAt,
+          this.begunAt,
           this.leftQueue
         ),
         requestFinishedChannel
@@ -560,7 +593,7 @@ export abstract class UndiciRequestCore
     }
     if (code === "UND_ERR_CONNECT_TIMEOUT") {
       if (this.outcome === undefined) this.outcome = "timed_out";
-      return connectionTimeoutError(PACKAGE_PREFIX, this.plan.connectMs, undefined, error);
+      return connectionTimeoutError(PACKAGE_PREFIX, this.plan.connectLimitMs, undefined, error);
     }
     if (code !== undefined && SOCKET_CLOSED_CODES.has(code)) {
       // undici's "other side closed": Node reports this as "socket hang up" with code ECONNRESET.
@@ -573,10 +606,10 @@ export abstract class UndiciRequestCore
 
   private describeQueue(): string {
     const gate = this.originGate;
-    if (gate !== undefined) return `maxSockets=${gate.limit ?? "unlimited"}, ${gate.queue.size} queued`;
+    if (gate !== undefined) return `maxSockets=${gate.gateLimit ?? "unlimited"}, ${gate.fifoQueue.nodeCount} queued`;
     const o = this.o;
     if (o === undefined) return "pool statistics unavailable with telemetry: false";
-    return `maxSockets=${o.maxSockets ?? "unlimited"}, ${o.queued} queued`;
+    return `maxSockets=${o.connLimit ?? "unlimited"}, ${o.queuedNow} queued`;
   }
 }
 
@@ -620,7 +653,7 @@ export class UndiciRequest extends UndiciRequestCore {
 
 /** Gives back the slot of a request undici dropped (`process.nextTick` callback: no closure). */
 function releaseGateSlot(gate: OriginGate): void {
-  gate.release();
+  gate.freeSlot();
 }
 
 /** undici's parsed headers → a flat `[name, value, …]` list (a dispatcher whose controller has no `rawHeaders`). */

@@ -1,7 +1,8 @@
 /**
  * `socketTimeout` on the handler's deadline scheduler (fake timers, explicit `toFake`): armed, restarted and
  * cancelled by each phase (request-body progress, the request sent, headers, body chunks, a paused body, the end),
- * fired at exactly `socketTimeout` ms of inactivity with undici's timeout error of the phase. Both namings of the
+ * fired at exactly `socketTimeout` ms of inactivity with undici's timeout error of the phase; the restart is lazy (an
+ * event records its time, the deadline re-arms itself from it when due: one scheduler touch per period). Both namings of the
  * request: undici's controller API (`UndiciRequest`, undici 8) and undici 7's native callbacks (`LegacyUndiciRequest`).
  * The dispatcher only records (stub-dispatcher.mock.ts); the real undici paths are in socket-timeout.integ.spec.ts.
  */
@@ -183,6 +184,58 @@ describe("socketTimeout on the deadline scheduler (fake timers)", () => {
     expect(off.call.aborts).toEqual([]);
     expect(off.settled()).toBeUndefined();
     expect(scheduler.size).toBe(0);
+  });
+
+  it("progress only records the time: the scheduler is touched once per socketTimeout period, not per event", () => {
+    const { call, handler, settled } = start(true);
+    const arm = vi.spyOn(scheduler, "arm");
+    const refresh = vi.spyOn(scheduler, "refresh");
+    const cancel = vi.spyOn(scheduler, "cancel");
+    handler.onRequestStart(call.controller, null);
+    expect([arm.mock.calls.length, cancel.mock.calls.length]).toEqual([1, 0]);
+    for (let i = 0; i < 3 * TIMEOUT; i++) {
+      handler.onBodySent(Buffer.from("x"));
+      handler.onBodySent(Buffer.from("y"));
+      advance(1);
+    }
+    // 600 events over three periods: one re-arm per period that came due (the third one's is due at 300 +
+    // CONFIRM_MS), no refresh, no cancel; before, each event was a refresh.
+    expect([arm.mock.calls.length, refresh.mock.calls.length, cancel.mock.calls.length]).toEqual([3, 0, 0]);
+    expect(scheduler.size).toBe(1);
+    expect(settled()).toBeUndefined();
+  });
+
+  it("fires at exactly the last activity + socketTimeout across re-arms: never later, never earlier", () => {
+    const { call, handler, settled } = start(true);
+    handler.onRequestStart(call.controller, null);
+    // Activity at irregular times over several periods, one of them in the very millisecond the deadline was due.
+    for (const gap of [30, 69, 1, 50, TIMEOUT - 1, 7]) {
+      advance(gap);
+      handler.onRequestSent();
+    }
+    advance(TIMEOUT - 1);
+    expect(settled()).toBeUndefined();
+    advance(1 + CONFIRM_MS);
+    expect((settled() as { error: any }).error.message).toBe(MESSAGE);
+    expect(call.aborts).toHaveLength(1);
+  });
+
+  it("activity after the deadline expired but before it fired (a stalled loop) wins: re-armed from that activity", async () => {
+    const { call, handler, settled } = start(true);
+    handler.onRequestStart(call.controller, null);
+    handler.onResponseStart(call.controller, 200, {}, "OK");
+    const body = (settled() as { response: HttpResponse }).response.body as Readable;
+    // The wake-up at the due time collects the deadline; it fires from an immediate (CONFIRM_MS later here).
+    advance(TIMEOUT);
+    expect(scheduler.size).toBe(1);
+    handler.onResponseData(call.controller, Buffer.from("late but in time"));
+    advance(CONFIRM_MS);
+    expect(call.aborts).toEqual([]);
+    advance(TIMEOUT - CONFIRM_MS - 1);
+    expect(call.aborts).toEqual([]);
+    advance(1 + CONFIRM_MS);
+    expect(call.aborts).toHaveLength(1);
+    expect((await bodyError(body)).cause.code).toBe("UND_ERR_BODY_TIMEOUT");
   });
 
   it("undici 7's native callbacks (LegacyUndiciRequest) arm, restart and fire the same way", () => {
