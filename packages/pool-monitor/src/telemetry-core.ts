@@ -374,20 +374,16 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     this.read(o, now, r);
     const e = r.evidence;
     const s = o.sample;
+    // The evidence's own fields (active, maxSockets, queued, completions, the queue and hold ages) are the sample's
+    // fields of the same names: copied at once (sample time only).
+    Object.assign(s, e);
     s.now = now;
-    s.active = e.active;
-    s.maxSockets = e.maxSockets;
-    s.queued = e.queued;
     s.minQueued = Math.min(o.minQueued, e.queued);
-    s.completions = e.completions >= 0 ? e.completions : o.completions;
+    if (e.completions < 0) s.completions = o.completions;
     s.arrivals = o.arrivals;
     s.holdTimeSumMs = o.holdSumMs;
     s.holdCount = o.holdCount;
     s.holdTimeMaxMs = o.holdMaxMs;
-    s.oldestActiveMs = e.oldestActiveMs;
-    s.activeAgeSumMs = e.activeAgeSumMs;
-    s.activeAgeCount = e.activeAgeCount;
-    s.oldestQueuedMs = e.oldestQueuedMs;
     s.unconsumedCount = r.unconsumedCount;
     s.unconsumedOldestMs = r.unconsumedOldestMs;
     const report = detector.update(s);
