@@ -108,7 +108,7 @@ function appSource(handler) {
  */
 function mangleOf(dirs) {
   const parts = dirs.map((dir) =>
-    manglePropsFor(join(REPO, "packages", dir), dir === "pool-monitor" ? {} : { publicEntry: "src/index.ts" })
+    manglePropsFor(join(REPO, "packages", dir), { publicEntry: "src/index.ts" })
   );
   const mangleCache = {};
   for (const part of parts) for (const [name, short] of Object.entries(part.mangleCache)) mangleCache[name] ??= short;
