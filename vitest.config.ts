@@ -1,4 +1,24 @@
-import { defineConfig } from "vitest/config";
+import { fileURLToPath } from "node:url";
+import { defineConfig, type Plugin } from "vitest/config";
+
+const POOL_MONITOR_SRC = fileURLToPath(new URL("./packages/pool-monitor/src/", import.meta.url));
+
+/**
+ * Sources see `@sockeye/pool-monitor`'s sources, built code its built code. pool-monitor's build renames its internal
+ * members and each handler package's build applies the same short names (scripts/mangle-props.mjs), so a handler's
+ * sources (under test) must meet pool-monitor's sources, whose names they spell, and a built handler (the
+ * `dist` tests) the built pool-monitor.
+ */
+const poolMonitorSources: Plugin = {
+  name: "pool-monitor-sources",
+  enforce: "pre",
+  resolveId(source, importer) {
+    if (importer === undefined || /[\\/]dist[\\/]/.test(importer)) return null;
+    if (source === "@sockeye/pool-monitor") return `${POOL_MONITOR_SRC}index.ts`;
+    if (source === "@sockeye/pool-monitor/internal") return `${POOL_MONITOR_SRC}internal.ts`;
+    return null;
+  },
+};
 
 // The AWS SDK prints a 9-line "releases after January 2027 need Node >= 22" warning once per test file on Node 20:
 // noise in every run (CI tests Node 22 and 24 as well). Test workers inherit this environment.
@@ -16,6 +36,7 @@ export default defineConfig({
     reporters: ["default", ["json", { outputFile: ".cache/vitest-report.json" }]],
     projects: [
       {
+        plugins: [poolMonitorSources],
         test: {
           name: "unit",
           environment: "node",
@@ -24,6 +45,7 @@ export default defineConfig({
         },
       },
       {
+        plugins: [poolMonitorSources],
         test: {
           name: "integ",
           environment: "node",
@@ -34,6 +56,7 @@ export default defineConfig({
         },
       },
       {
+        plugins: [poolMonitorSources],
         test: {
           name: "aws",
           environment: "node",

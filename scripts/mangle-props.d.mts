@@ -6,4 +6,7 @@ export interface MangleOptions {
   mangleCache: Record<string, string>;
 }
 
+/** File of pool-monitor's dist holding its mapping (name → short name), read by the handler packages' builds. */
+export const MANGLE_MAP: string;
+
 export function manglePropsFor(packageDir: string, options?: { publicEntry?: string }): MangleOptions;

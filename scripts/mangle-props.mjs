@@ -1,25 +1,34 @@
 // =============================================================================
-// mangle-props.mjs: short names for a package's private class members in its built dist (tsup/esbuild mangleProps).
+// mangle-props.mjs: short names for a package's own class members in its built dist (tsup/esbuild mangleProps).
 //
-// Why: property names are a third of a handler's bundle, and a minifier never renames them. Names that only the
-// package's own code can reach can be renamed at build time; public API, option and stats names, and every name of
+// Why: property names are a third of a handler's bundle, and a minifier never renames them. Names that only
+// Sockeye's code can reach can be renamed at build time; public API, option and stats names, and every name of
 // Node, the SDK or undici stay as they are. The published .d.ts is built from the sources, so it is unchanged.
 //
-// Which names: every `private` member (property, method, accessor, parameter property) of a class declared in the
-// package's src (specs and mocks excluded); in a handler package (`publicEntry`), its other class members too when
-// nothing published or depended upon spells them (see `manglePropsFor()`). A name is left alone when it is used
-// anywhere in the package in a way the type checker cannot tie to such a member: a property access resolving to
-// anything else (a Node or SDK object, an `any`, an interface), an object-literal key or destructuring key, or the
-// text of a string literal (reflection, `"name" in x`). pool-monitor renames only its private members: its other
-// members are its `/internal` API, used by the handler packages, built separately.
+// Which names: every class member (property, method, accessor, parameter property) of a class declared in the
+// package's src (specs and mocks excluded), and the members of its own interfaces named like one of them (the
+// interfaces its classes reach each other through), when nothing published or depended upon spells them (see
+// `manglePropsFor()`): for the core, pool-monitor, what its public entry declares once `@internal` members are left
+// out (the members of its `/internal` API and the `@internal` members of its public classes are renamed); for a
+// handler package, what its public entry declares and what its dependencies' declarations spell. A name is left
+// alone when it is used anywhere in the package in a way the type checker cannot tie to such a member: a property
+// access resolving to anything else (a Node or SDK object, an `any`, an interface), an object-literal key or
+// destructuring key, or the text of a string literal (reflection, `"name" in x`).
+//
+// Across packages: pool-monitor's build writes its mapping to `dist/mangle-map.json`; a handler package's build
+// gives every pool-monitor member it reaches (an access the checker ties to pool-monitor's declaration, a member
+// overriding or implementing one) pool-monitor's short name, and fails, naming the name, when it also spells that
+// name in a way the short name cannot follow (then add it to `CORE_KEEPS`). Tests run a handler's sources against
+// pool-monitor's sources (vitest.config.ts), built code against built code.
 //
 // Which short names: each package draws from its own first letters (`FIRST`), so a subclass built in one package
 // never reuses a short name of its base class built in another; within a package the mapping is one-to-one and
 // the most used names get the shortest; every identifier of the workspace's sources is skipped (it may be a real
-// property somewhere). The mapping is a function of the package's sources only, so the ESM and CommonJS builds of
-// a package agree, and a package's dist never depends on another package's sources (turbo caches per package).
+// property somewhere). The mapping is a function of the package's sources (and pool-monitor's built mapping) only,
+// so the ESM and CommonJS builds of a package agree.
 //
-// Cost: one TypeScript program over the package's src at each build (about 3 s).
+// Cost: one TypeScript program over the package's src at each build (pool-monitor: two, and a scan of Node's
+// declarations; a few seconds each).
 // =============================================================================
 
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -33,6 +42,10 @@ const FIRST = {
   "node-http-handler": "ABCDEFGHIJKLM",
   "undici-http-handler": "NOPQRSTUVWXYZ",
 };
+/** The package whose members the others build on: its short names are written to `dist/${MANGLE_MAP}`. */
+const CORE = "pool-monitor";
+/** File of the core's dist holding its mapping (name → short name), read by the packages built on it. */
+export const MANGLE_MAP = "mangle-map.json";
 const REST = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$";
 
 const isSource = (name) =>
@@ -82,21 +95,110 @@ function declarationWords(dir, words) {
 }
 
 /**
- * The esbuild options that mangle `packageDir`'s private members: `mangleProps` (a regex of exactly those names)
+ * Identifiers declared by the `.d.ts` files under `dir` (recursively; TypeScript's own compiler API, `typescript.d.ts`
+ * and co., is not a runtime type): comments and string literal types are skipped.
+ */
+function declarationIdentifiers(dir, words) {
+  let files;
+  try {
+    files = readdirSync(dir, { recursive: true }).map(String);
+  } catch {
+    return words;
+  }
+  const scanner = ts.createScanner(ts.ScriptTarget.ES2022, true);
+  for (const f of files) {
+    if (!/\.d\.[cm]?ts$/.test(f) || /(^|[\\/])(typescript|tsserverlibrary)\.d\.ts$/.test(f)) continue;
+    scanner.setText(readFileSync(join(dir, f), "utf8"));
+    for (let token = scanner.scan(); token !== ts.SyntaxKind.EndOfFileToken; token = scanner.scan()) {
+      if (
+        token === ts.SyntaxKind.Identifier ||
+        (token >= ts.SyntaxKind.FirstKeyword && token <= ts.SyntaxKind.LastKeyword)
+      ) {
+        words.add(scanner.getTokenText());
+      }
+    }
+  }
+  return words;
+}
+
+/**
+ * Members of the core that keep their names although only Sockeye's packages use them: a package built on the core
+ * also spells them in a way the core's short name cannot follow (a published member of its own of the same name).
+ * The build of that package says so when a name must be added here.
+ */
+const CORE_KEEPS = [
+  // undici-http-handler's OriginPoolState.evidence, published in its declarations, besides PoolReading's.
+  "evidence",
+];
+
+/**
+ * The names a declaration file gives properties (members of classes, interfaces and type literals, enum members) and
+ * exports: what code outside may read as a property. Parameter, type and local names are not (the core's published
+ * `configure(options)` does not make `options` a published property).
+ */
+function propertyNames(fileName, text, words) {
+  const visit = (node) => {
+    const name = node.name;
+    if (
+      name !== undefined &&
+      (ts.isIdentifier(name) || ts.isStringLiteral(name) || ts.isPrivateIdentifier(name)) &&
+      (ts.isClassElement(node) ||
+        ts.isTypeElement(node) ||
+        ts.isEnumMember(node) ||
+        ts.isExportSpecifier(node) ||
+        ts.isClassDeclaration(node) ||
+        ts.isFunctionDeclaration(node) ||
+        ts.isInterfaceDeclaration(node) ||
+        ts.isTypeAliasDeclaration(node) ||
+        ts.isEnumDeclaration(node) ||
+        ts.isVariableDeclaration(node))
+    ) {
+      words.add(name.text);
+    }
+    if (ts.isExportSpecifier(node) && node.propertyName !== undefined) words.add(node.propertyName.text);
+    ts.forEachChild(node, visit);
+  };
+  visit(ts.createSourceFile(fileName, text, ts.ScriptTarget.ES2022, true));
+  return words;
+}
+
+/** Members the language or Node calls on any object by name. */
+const RUNTIME_PROTOCOL = [
+  "then",
+  "toJSON",
+  "toString",
+  "valueOf",
+  "next",
+  "return",
+  "throw",
+  "handleEvent",
+  "constructor",
+];
+
+/**
+ * The esbuild options that mangle `packageDir`'s class members (only its private ones without `publicEntry`): `mangleProps` (a regex of exactly those names)
  * and `mangleCache` (their short names). `packageDir` is the package's folder (`packages/<name>`).
  *
- * With `publicEntry` (a handler package, whose only published types are that entry's), the package's other class
- * members are renamed too when their name appears nowhere in what the package publishes or depends on: not in the
- * declarations of the entry and of every module they import (emitted here from the sources), not in any `.d.ts` of
- * the package's dependencies (`dependencyTypeFolders()`: Node's, the ES library's, and each dependency's, the built
- * pool-monitor's included, so an override of a base class member built there keeps its name),
- * not starting with `_` (Node's internals), and, as for private members, never used in a way the checker cannot tie
- * to a class member of the package (an access through an interface, e.g. one typing Node's internals, keeps it).
+ * With `publicEntry`, the package's other class members are renamed too when their name appears nowhere in what the
+ * package publishes or depends on, and, as for private members, is never used in a way the checker cannot tie to a
+ * class member of the package (an access through an interface, e.g. one typing Node's internals, keeps it); never a
+ * name starting with `_` (Node's internals) or `on<Event>` (a hook Node or undici calls).
+ * - pool-monitor (the core): not in the declarations of what its public entry exports and of every module they
+ *   import, emitted without `@internal` members and without comments; not an identifier of Node's or the ES
+ *   library's declarations, nor a name the runtime calls by itself (`RUNTIME_PROTOCOL`), nor in `CORE_KEEPS`.
+ * - a handler package: not in the declarations of its entry and of every module they import (emitted here from the
+ *   sources), not in any `.d.ts` of its dependencies (`dependencyTypeFolders()`: Node's, the ES library's, and each
+ *   dependency's, the built pool-monitor's included), except pool-monitor's renamed members it reaches, which take
+ *   pool-monitor's short names (`coreMangleMap()`).
  */
 export function manglePropsFor(packageDir, { publicEntry } = {}) {
   const name = packageDir.split(/[\\/]/).filter(Boolean).pop();
   const first = FIRST[name];
   if (first === undefined) throw new Error(`mangle-props: no short-name letters for package "${name}"`);
+  // The core renames its internal members too (its public entry's declarations without `@internal` members name
+  // what stays); a package built on it takes the core's short names for the core's members it spells.
+  const isCore = name === CORE && publicEntry !== undefined;
+  const core = publicEntry !== undefined && !isCore ? coreMangleMap(packageDir) : undefined;
   const files = sourceFiles(join(packageDir, "src"));
   const program = ts.createProgram(files, {
     target: ts.ScriptTarget.ES2022,
@@ -143,21 +245,58 @@ export function manglePropsFor(packageDir, { publicEntry } = {}) {
     ts.isIdentifier(decl.name) &&
     classMemberNames.has(decl.name.text) &&
     isOwn(decl);
+  // A member the core renamed, as its built declarations spell it (the package then uses the core's short name).
+  const coreDir = core === undefined ? undefined : ts.sys.resolvePath(core.dir);
+  const isCoreRenamed = (decl) =>
+    coreDir !== undefined &&
+    decl.name !== undefined &&
+    ts.isIdentifier(decl.name) &&
+    Object.hasOwn(core.map, decl.name.text) &&
+    ts.sys.resolvePath(decl.getSourceFile().fileName).startsWith(`${coreDir}/`);
   const isMangleable = (decl) =>
-    publicEntry !== undefined ? isMember(decl) || isOwnSignature(decl) : isMember(decl) && isPrivate(decl);
+    publicEntry !== undefined
+      ? isMember(decl) || isOwnSignature(decl) || isCoreRenamed(decl)
+      : isMember(decl) && isPrivate(decl);
 
   // What the package publishes and depends on: names that must keep their spelling (class members only).
   const published = new Set();
+  const ownPublished = new Set();
   if (publicEntry !== undefined) {
     const emitted = new Map();
-    program.emit(undefined, (fileName, text) => emitted.set(ts.sys.resolvePath(fileName), text), undefined, true);
-    const queue = [ts.sys.resolvePath(join(packageDir, publicEntry)).replace(/\.ts$/, ".d.ts")];
+    const entry = ts.sys.resolvePath(join(packageDir, publicEntry));
+    const declarationOf = (file) => ts.sys.resolvePath(file).replace(/\.ts$/, ".d.ts");
+    const queue = [declarationOf(entry)];
+    if (isCore) {
+      // The core's public entry re-exports from its internal one: start from the files that declare what it exports
+      // (their declarations without `@internal` members and comments), not from the whole internal entry.
+      const stripped = ts.createProgram(files, {
+        ...program.getCompilerOptions(),
+        stripInternal: true,
+        removeComments: true,
+      });
+      stripped.emit(undefined, (fileName, text) => emitted.set(ts.sys.resolvePath(fileName), text), undefined, true);
+      const entryFile = program.getSourceFile(entry);
+      for (const exported of checker.getExportsOfModule(checker.getSymbolAtLocation(entryFile))) {
+        const target = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
+        for (const decl of target.declarations ?? []) {
+          if (isOwn(decl)) queue.push(declarationOf(decl.getSourceFile().fileName));
+        }
+      }
+    } else {
+      program.emit(undefined, (fileName, text) => emitted.set(ts.sys.resolvePath(fileName), text), undefined, true);
+    }
     const seen = new Set(queue);
     while (queue.length > 0) {
       const file = queue.pop();
       const text = emitted.get(file);
       if (text === undefined) throw new Error(`mangle-props: no declarations emitted for ${file}`);
-      for (const w of text.match(/[A-Za-z_$][\w$]*/g) ?? []) published.add(w);
+      if (isCore) propertyNames(file, text, published);
+      else for (const w of text.match(/[A-Za-z_$][\w$]*/g) ?? []) published.add(w);
+      // Without its comments: what the package's own published types spell.
+      const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/\/\/.*$/gm, "");
+      for (const w of code.match(/[A-Za-z_$][\w$]*/g) ?? []) ownPublished.add(w);
+      // The core's entry itself is not followed: what it exports was queued above.
+      if (isCore && file === declarationOf(entry)) continue;
       for (const [, spec] of text.matchAll(/(?:from|import\()\s*["'](\.[^"']+)["']/g)) {
         const next = ts.sys.resolvePath(join(file, "..", spec.replace(/\.js$/, ""))) + ".d.ts";
         if (!seen.has(next)) {
@@ -166,13 +305,37 @@ export function manglePropsFor(packageDir, { publicEntry } = {}) {
         }
       }
     }
-    for (const dir of dependencyTypeFolders(packageDir)) declarationWords(dir, published);
+    if (isCore) {
+      // The core's classes extend nothing outside it: a dependency's name matters only as a member the runtime may
+      // call on an object by name (an identifier its types declare, not a word of a comment or of a string type).
+      for (const dir of dependencyTypeFolders(packageDir)) declarationIdentifiers(dir, published);
+      for (const w of [...RUNTIME_PROTOCOL, ...CORE_KEEPS]) published.add(w);
+    } else {
+      for (const dir of dependencyTypeFolders(packageDir)) declarationWords(dir, published);
+    }
   }
   // `on<Event>` is how Node and undici call an object's hooks, declared in their types or not (undici 7 calls a
   // dispatch handler's `onRequestSent`, which its types omit): such a method keeps its name even when private.
+  // A name the core renames is in the core's declarations (a dependency's): only the package's own published types
+  // (not a member tagged `@internal`) keep it.
+  const renamedByCore = (text) => core !== undefined && Object.hasOwn(core.map, text);
   const keepsName = (decl) =>
     /^on[A-Z]/.test(decl.name.text) ||
-    (!isPrivate(decl) && (published.has(decl.name.text) || decl.name.text.startsWith("_")));
+    (!isPrivate(decl) &&
+      (renamedByCore(decl.name.text)
+        ? ownPublished.has(decl.name.text) && !ts.getJSDocTags(decl).some((t) => t.tagName.text === "internal")
+        : published.has(decl.name.text) || decl.name.text.startsWith("_")));
+  // Names of the core's renamed members this package reaches: accesses, and members overriding or implementing one.
+  const coreUses = new Set();
+  const linkedToCore = (decl) => {
+    const cls = ts.isParameter(decl) ? decl.parent.parent : decl.parent;
+    if (!ts.isClassLike(cls)) return false;
+    const bases = [...(checker.getBaseTypes(checker.getTypeAtLocation(cls)) ?? [])];
+    for (const node of ts.getEffectiveImplementsTypeNodes(cls) ?? []) bases.push(checker.getTypeFromTypeNode(node));
+    return bases.some((base) =>
+      (checker.getPropertyOfType(base, decl.name.text)?.declarations ?? []).some(isCoreRenamed)
+    );
+  };
 
   const candidates = new Set();
   const blocked = new Set();
@@ -188,12 +351,16 @@ export function manglePropsFor(packageDir, { publicEntry } = {}) {
       if (isMangleable(node)) {
         if (keepsName(node)) blocked.add(node.name.text);
         else candidates.add(node.name.text);
+        if (renamedByCore(node.name.text) && isOwn(node) && linkedToCore(node)) coreUses.add(node.name.text);
       }
       if (ts.isStringLiteralLike(node)) blocked.add(node.text);
       let key;
       if (ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.name)) {
         key = node.name;
         if (!symbolIsOurs(key)) blocked.add(key.text);
+        else if (renamedByCore(key.text) && checker.getSymbolAtLocation(key).declarations.some(isCoreRenamed)) {
+          coreUses.add(key.text);
+        }
       } else if (
         (ts.isPropertyAssignment(node) || ts.isShorthandPropertyAssignment(node) || ts.isMethodDeclaration(node)) &&
         ts.isObjectLiteralExpression(node.parent)
@@ -221,8 +388,18 @@ export function manglePropsFor(packageDir, { publicEntry } = {}) {
     visit(sf);
   }
 
+  if (core !== undefined) {
+    const clashes = [...coreUses].filter((n) => blocked.has(n));
+    if (clashes.length > 0) {
+      throw new Error(
+        `mangle-props: ${name} spells ${clashes.map((n) => `"${n}"`).join(", ")}, renamed by ${CORE}, in a way not ` +
+          `tied to its member (another object's property, an object-literal or destructuring key, a string): rename ` +
+          `one of them, or keep the name in ${CORE} (use it in a string there)`
+      );
+    }
+  }
   const names = [...candidates]
-    .filter((n) => !blocked.has(n))
+    .filter((n) => !blocked.has(n) && !coreUses.has(n))
     .sort((a, b) => (uses.get(b) ?? 0) - (uses.get(a) ?? 0) || (a < b ? -1 : 1));
   const taken = workspaceWords(join(packageDir, ".."));
   if (publicEntry !== undefined) {
@@ -250,8 +427,27 @@ export function manglePropsFor(packageDir, { publicEntry } = {}) {
   const cache = {};
   const short = shortNames(first, taken);
   for (const n of names) cache[n] = short.next().value;
+  for (const n of [...coreUses].sort()) {
+    cache[n] = core.map[n];
+    names.push(n);
+  }
   const pattern = names.length === 0 ? "^$" : `^(?:${names.join("|")})$`;
   return { mangleProps: new RegExp(pattern), mangleCache: cache };
+}
+
+/**
+ * The core's mapping (`dist/mangle-map.json` of the built `@sockeye/pool-monitor`) when `packageDir` depends on it;
+ * `undefined` otherwise. The build order (turbo `^build`) guarantees it is built; a missing map throws.
+ */
+function coreMangleMap(packageDir) {
+  const { dependencies = {} } = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8"));
+  const coreName = `@sockeye/${CORE}`;
+  if (!(coreName in dependencies)) return undefined;
+  const dir = dirname(createRequire(join(packageDir, "package.json")).resolve(`${coreName}/package.json`));
+  const file = join(dir, "dist", MANGLE_MAP);
+  if (!existsSync(file))
+    throw new Error(`mangle-props: build ${coreName} first (its ${MANGLE_MAP} is read from its dist)`);
+  return { dir, map: JSON.parse(readFileSync(file, "utf8")) };
 }
 
 /**

@@ -107,9 +107,7 @@ function appSource(handler) {
  * (the packages' short names never overlap; a name two packages rename takes the first one's short name).
  */
 function mangleOf(dirs) {
-  const parts = dirs.map((dir) =>
-    manglePropsFor(join(REPO, "packages", dir), dir === "pool-monitor" ? {} : { publicEntry: "src/index.ts" })
-  );
+  const parts = dirs.map((dir) => manglePropsFor(join(REPO, "packages", dir), { publicEntry: "src/index.ts" }));
   const mangleCache = {};
   for (const part of parts) for (const [name, short] of Object.entries(part.mangleCache)) mangleCache[name] ??= short;
   return { mangleProps: new RegExp(parts.map((p) => p.mangleProps.source).join("|")), mangleCache };

@@ -153,28 +153,8 @@ function onTimer(scheduler: DeadlineScheduler): void {
   scheduler.wake();
 }
 
-/** The owner tick as a recurring entry: fired like any deadline, then re-armed while the owner is busy. */
-class TickOwner implements DeadlineOwner<undefined> {
-  constructor(
-    private readonly scheduler: DeadlineScheduler,
-    private readonly onTick: (now: number) => boolean,
-    private readonly periodMs: number | (() => number)
-  ) {}
-
-  period(): number {
-    const p = this.periodMs;
-    return typeof p === "number" ? p : p();
-  }
-
-  onDeadline(_kind: undefined, now: number): void {
-    let busy = true;
-    try {
-      busy = this.onTick(now);
-    } finally {
-      if (busy) this.scheduler.rearmTick(now);
-    }
-  }
-}
+/** Owner of the owner tick's deadline: never called (`wake()` runs the tick itself, `runTick()`). */
+const TICK_OWNER: DeadlineOwner<undefined> = { onDeadline() {} };
 
 /**
  * One handler's deadlines on one native, unref'd timer armed for the earliest expiry.
@@ -194,7 +174,6 @@ export class DeadlineScheduler {
   /** The pending confirmation (`setImmediate`), if any. */
   private flushHandle: ReturnType<typeof setImmediate> | undefined = undefined;
   private readonly boundFlush = () => this.flush();
-  private readonly tickOwner: TickOwner | undefined;
   /** Inside `wake()`: arms do not touch the timer (it is scheduled once, at the end). */
   private waking = false;
   private readonly tick: Deadline<undefined> | undefined;
@@ -205,11 +184,11 @@ export class DeadlineScheduler {
    * @param tickPeriodMs - the tick period in ms, or a function read at every re-arm (so a reconfigured period
    *   applies at the next tick). Default `TICK_MS` (100 ms).
    */
-  constructor(onTick?: (now: number) => boolean, tickPeriodMs: number | (() => number) = TICK_MS) {
-    if (onTick !== undefined) {
-      this.tickOwner = new TickOwner(this, onTick, tickPeriodMs);
-      this.tick = new Deadline(this.tickOwner, undefined);
-    }
+  constructor(
+    private readonly onTick?: (now: number) => boolean,
+    private readonly tickPeriodMs: number | (() => number) = TICK_MS
+  ) {
+    if (onTick !== undefined) this.tick = new Deadline(TICK_OWNER, undefined);
   }
 
   /** Number of deadlines currently armed (or expired and not yet fired); the owner tick is not counted. */
@@ -287,7 +266,7 @@ export class DeadlineScheduler {
   /** Starts the owner tick if it is not armed (and re-creates the timer if the timer implementation changed). */
   ensureTicking(): void {
     const tick = this.tick;
-    if (tick !== undefined && tick.state === IDLE) this.arm(tick, timing.now(), this.tickOwner!.period());
+    if (tick !== undefined && tick.state === IDLE) this.arm(tick, timing.now(), this.period());
     else if (this.timer !== undefined && this.timerImpl !== globalThis.setTimeout) this.schedule(this.timerAt);
   }
 
@@ -301,15 +280,28 @@ export class DeadlineScheduler {
     this.armedCount = 0;
   }
 
+  /** The tick period now, ms. */
+  private period(): number {
+    const p = this.tickPeriodMs;
+    return typeof p === "number" ? p : p();
+  }
+
   /**
-   * @internal The tick fired and its owner is still busy: the next one is one period after the one just due (no
-   * drift from the confirmation delay), or after `now` if that one was more than a period late (no catch-up burst).
+   * The tick fired: runs the owner's work; while the owner is still busy (or its work threw), the next tick is one
+   * period after the one just due (no drift from the confirmation delay), or after `now` if that one was more than a
+   * period late (no catch-up burst).
    */
-  rearmTick(now: number): void {
-    const tick = this.tick;
-    if (tick === undefined || tick.state !== IDLE) return;
-    const period = this.tickOwner!.period();
-    this.arm(tick, now - tick.at < period ? tick.at : now, period);
+  private runTick(now: number): void {
+    let busy = true;
+    try {
+      busy = this.onTick!(now);
+    } finally {
+      const tick = this.tick!;
+      if (busy && tick.state === IDLE) {
+        const period = this.period();
+        this.arm(tick, now - tick.at < period ? tick.at : now, period);
+      }
+    }
   }
 
   /**
@@ -356,7 +348,7 @@ export class DeadlineScheduler {
         this.flushHandle = timing.setImmediate(this.boundFlush);
       }
       // Periodic owner work is not a deadline: no stall to confirm, so it runs now (and re-arms itself).
-      if (tickDue) this.tickOwner!.onDeadline(undefined, now);
+      if (tickDue) this.runTick(now);
     } finally {
       this.waking = false;
       let expiring = 0;

@@ -32,17 +32,16 @@ export const CHANNEL_NAMES = {
   requestFinished: "sockeye:request:finished",
 } as const;
 
-/** @internal */
-export const requestEnqueuedChannel = diagnosticsChannel.channel(CHANNEL_NAMES.requestEnqueued);
-/** @internal */
-export const requestAcquiredChannel = diagnosticsChannel.channel(CHANNEL_NAMES.requestAcquired);
-/** @internal */
-export const connectionCreatedChannel = diagnosticsChannel.channel(CHANNEL_NAMES.connectionCreated);
-/** @internal */
-export const connectionClosedChannel = diagnosticsChannel.channel(CHANNEL_NAMES.connectionClosed);
-/** @internal */
-export const poolSaturatedChannel = diagnosticsChannel.channel(CHANNEL_NAMES.poolSaturated);
-/** @internal */
-export const poolRecoveredChannel = diagnosticsChannel.channel(CHANNEL_NAMES.poolRecovered);
-/** @internal */
-export const requestFinishedChannel = diagnosticsChannel.channel(CHANNEL_NAMES.requestFinished);
+/**
+ * The channel of each name, in the order of `CHANNEL_NAMES` (created once, at load).
+ * @internal
+ */
+export const [
+  requestEnqueuedChannel,
+  requestAcquiredChannel,
+  connectionCreatedChannel,
+  connectionClosedChannel,
+  poolSaturatedChannel,
+  poolRecoveredChannel,
+  requestFinishedChannel,
+] = Object.values(CHANNEL_NAMES).map((name) => diagnosticsChannel.channel(name));

@@ -10,7 +10,7 @@
 import { assertNever } from "./assert-never";
 import { DurationHistogram } from "./duration-histogram";
 import type { CloseReason, RequestOutcome, SaturationCause } from "./pool-stats";
-import { SaturationDetector, type SaturationSample } from "./saturation-detector";
+import { SaturationDetector } from "./saturation-detector";
 
 export type { RequestOutcome };
 
@@ -106,25 +106,6 @@ export class OriginTelemetry {
    */
   minQueued = 0;
   readonly detector: SaturationDetector;
-  /** Reused sample object (the detector keeps a reference to the latest). */
-  readonly sample: SaturationSample = {
-    now: 0,
-    active: 0,
-    maxSockets: 0,
-    queued: 0,
-    minQueued: 0,
-    completions: 0,
-    arrivals: 0,
-    holdTimeSumMs: 0,
-    holdCount: 0,
-    holdTimeMaxMs: 0,
-    oldestActiveMs: 0,
-    activeAgeSumMs: 0,
-    activeAgeCount: 0,
-    oldestQueuedMs: 0,
-    unconsumedCount: 0,
-    unconsumedOldestMs: 0,
-  };
   lastWarnAt = Number.NEGATIVE_INFINITY;
   /** Cause of the last logged line (the lockout limits repeats of one cause, never a change). */
   lastWarnCause: SaturationCause | null = null;
@@ -135,12 +116,7 @@ export class OriginTelemetry {
     readonly origin: string,
     tuning: DetectorTuning
   ) {
-    this.detector = new SaturationDetector({
-      origin,
-      windowSamples: tuning.windowSamples,
-      sampleIntervalMs: tuning.sampleIntervalMs,
-      stallAfterMs: tuning.stallAfterMs,
-    });
+    this.detector = new SaturationDetector({ ...tuning, origin });
   }
 
   /** A request left the queue and `depth` remain queued: keeps the interval's floor. */

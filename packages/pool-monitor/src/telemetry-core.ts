@@ -15,8 +15,8 @@
  * `warningLockoutMs` ago, in this episode or an earlier one (a change of cause is always logged); while an episode
  * lasts and the pool is still full, a reminder is logged once per lockout.
  *
- * Costs: counting is O(1) per event. `sample()` is O(busy origins × the transport's read), idle origins cost a
- * branch; `getStats()` is O(origins × read) and allocates the snapshot.
+ * Costs: counting is O(1) per event. `sample()` is O(busy origins × the transport's read) and allocates one sample
+ * object per busy origin, idle origins cost a branch; `getStats()` is O(origins × read) and allocates the snapshot.
  */
 import type { Channel } from "node:diagnostics_channel";
 import {
@@ -30,7 +30,7 @@ import {
 import { round3 } from "./duration-histogram";
 import { formatSaturationMessage, type SaturationTerms } from "./format-saturation-message";
 import { normalizeOrigin } from "./normalize-origin";
-import type { OriginTelemetry, RequestOutcome } from "./origin-telemetry";
+import type { OriginTelemetry, OutcomeCounters, RequestOutcome } from "./origin-telemetry";
 import { describeValue, invalidOption } from "./invalid-option";
 import {
   checkSaturationBlock,
@@ -40,6 +40,7 @@ import {
   SATURATION_OPTION_KEYS,
 } from "./pool-monitor-options";
 import { PoolReading } from "./pool-reading";
+import type { SaturationSample } from "./saturation-detector";
 import type {
   CloseReason,
   OriginStats,
@@ -317,13 +318,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
       next.windowSamples !== current.windowSamples ||
       next.stallAfterMs !== current.stallAfterMs
     ) {
-      for (const o of this.origins.values()) {
-        o.detector.reconfigure({
-          windowSamples: next.windowSamples,
-          sampleIntervalMs: next.sampleIntervalMs,
-          stallAfterMs: next.stallAfterMs,
-        });
-      }
+      for (const o of this.origins.values()) o.detector.reconfigure(next);
     }
     this.configured(current);
   }
@@ -373,23 +368,20 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     r.clear();
     this.read(o, now, r);
     const e = r.evidence;
-    const s = o.sample;
-    s.now = now;
-    s.active = e.active;
-    s.maxSockets = e.maxSockets;
-    s.queued = e.queued;
-    s.minQueued = Math.min(o.minQueued, e.queued);
-    s.completions = e.completions >= 0 ? e.completions : o.completions;
-    s.arrivals = o.arrivals;
-    s.holdTimeSumMs = o.holdSumMs;
-    s.holdCount = o.holdCount;
-    s.holdTimeMaxMs = o.holdMaxMs;
-    s.oldestActiveMs = e.oldestActiveMs;
-    s.activeAgeSumMs = e.activeAgeSumMs;
-    s.activeAgeCount = e.activeAgeCount;
-    s.oldestQueuedMs = e.oldestQueuedMs;
-    s.unconsumedCount = r.unconsumedCount;
-    s.unconsumedOldestMs = r.unconsumedOldestMs;
+    // The evidence's own fields (active, maxSockets, queued, completions, the queue and hold ages) are the sample's
+    // fields of the same names. One object per sample of a busy origin (the detector keeps the latest).
+    const s: SaturationSample = {
+      ...e,
+      now,
+      minQueued: Math.min(o.minQueued, e.queued),
+      completions: e.completions >= 0 ? e.completions : o.completions,
+      arrivals: o.arrivals,
+      holdTimeSumMs: o.holdSumMs,
+      holdCount: o.holdCount,
+      holdTimeMaxMs: o.holdMaxMs,
+      unconsumedCount: r.unconsumedCount,
+      unconsumedOldestMs: r.unconsumedOldestMs,
+    };
     const report = detector.update(s);
     o.resetSampleCounters(e.queued);
     if (report !== undefined) {
@@ -399,7 +391,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
       now - o.lastWarnAt >= this.options.warningLockoutMs &&
       // Remind only while the pool is still saturated (or pinned by unread bodies) now, not while a drained queue
       // waits out its recovery streak.
-      ((s.queued > 0 && s.active >= s.maxSockets) || (detector.cause === "unconsumed_bodies" && s.unconsumedCount > 0))
+      ((s.queued > 0 && s.active >= s.maxSockets) || (detector.cause === "unconsumed_bodies" && r.unconsumedCount > 0))
     ) {
       const reminder = detector.assess();
       if (reminder !== undefined) this.log(o, this.worded(o, reminder), now);
@@ -500,13 +492,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
       queued: r.queued,
       oldestQueuedMs: round3(r.oldestQueuedMs),
       inFlight: o.inFlight,
-      requests: {
-        started: o.started,
-        completed: o.completed,
-        failed: o.failed,
-        aborted: o.aborted,
-        timedOut: o.timedOut,
-      },
+      requests: { started: o.started, ...outcomeCounts(o) },
       sockets: {
         created: o.socketsCreated,
         closed: { ...o.closed },
@@ -534,10 +520,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
       const u: UnpooledStats = {
         started: unpooled.started,
         inFlight: unpooled.inFlight,
-        completed: unpooled.completed,
-        failed: unpooled.failed,
-        aborted: unpooled.aborted,
-        timedOut: unpooled.timedOut,
+        ...outcomeCounts(unpooled),
         connectMs: unpooled.connect.summary(),
       };
       stats.unpooled = u;
@@ -561,6 +544,11 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     this.origins.clear();
     this.nonOk = 0;
   }
+}
+
+/** The four outcome counters of `c`, in the order of the snapshot's fields. */
+function outcomeCounts(c: OutcomeCounters): OutcomeCounters {
+  return { completed: c.completed, failed: c.failed, aborted: c.aborted, timedOut: c.timedOut };
 }
 
 /** A snapshot of no origin, taken at `takenAt` (a handler without telemetry answers `getPoolStats()` with it). @internal */
