@@ -15,7 +15,14 @@
  *
  * Deadlines and the abort listener are armed at `start()`, so every clock runs from `handle()` whether the request
  * waits in the gate or not; while gated (`req` undefined) each of them still acts and ends it through `finish()`,
- * which unlinks it from the gate in O(1).
+ * which unlinks it from the gate in O(1). `connectionTimeout` of a request dispatched at once is armed right after
+ * its Node request is created (from the same `startedAt`), and only if the agent did not hand it a free (connected)
+ * socket: on a warm pool it is never armed.
+ *
+ * The object is also the pool monitor's state for the request (`RequestState` of `@sockeye/pool-monitor`: queue-list
+ * and open-response links, timestamps, outcome), set up by the runtime when the request is tracked (`core`) and fed
+ * by the listeners below through the monitor's functions (`requestSocket()`, `requestResponse()`, …): one object
+ * per request.
  *
  * `settle()` resolves or rejects the promise once and cancels the deadlines that only matter until then.
  * `finish()` is idempotent and owns every other release: it settles first if needed (a request never ends with its
@@ -35,7 +42,6 @@
  * its piping creates. No native timer per request, except in
  * `socketMonitor: "per-request"` mode (upstream's warning timer, on purpose).
  */
-import type { RequestTracking } from "@sockeye/pool-monitor";
 import {
   acquisitionTimeoutError,
   assertNever,
@@ -44,6 +50,11 @@ import {
   connectionTimeoutError,
   type DeadlineOwner,
   guardedWarn,
+  type Http1Core,
+  type OriginState,
+  type PoolLink,
+  type RequestState,
+  type SocketState,
   handlerDestroyedError,
   REQUEST_TIMEOUT_HINT,
   relabelSocketError,
@@ -52,13 +63,22 @@ import {
   socketIdleTimeoutError,
 } from "@sockeye/pool-monitor/internal";
 import type { HttpRequest } from "@smithy/protocol-http";
-import type { ClientRequest, IncomingMessage } from "node:http";
+import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { GatedRequest, GateKey } from "./agent-gate";
 import { describeAgentQueue, leaveAgentQueue } from "./agent-queue";
 import { MIN_CONTINUE_WAIT_MS, PACKAGE_PREFIX } from "./constants";
 import { getTransformedHeaders } from "./get-transformed-headers";
-import { Deadline, DeadlineKind, HttpResponse, timing, writeBody } from "./hot-bindings";
+import {
+  Deadline,
+  DeadlineKind,
+  HttpResponse,
+  requestError,
+  requestResponse,
+  requestSocket,
+  timing,
+  writeBody,
+} from "./hot-bindings";
 import type { IdleWatcher } from "./idle-watch-list";
 import type { RequestHost } from "./request-host";
 import type { RequestPlan } from "./request-plan";
@@ -80,7 +100,9 @@ export interface NodeRequestOptions {
 }
 
 /** @internal */
-export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher, WarnedRequest, GatedRequest {
+export class InFlightRequest
+  implements DeadlineOwner<DeadlineKind>, IdleWatcher, WarnedRequest, GatedRequest, RequestState
+{
   /** The promise has been resolved or rejected. */
   settled = false;
   /** `finish()` ran: nothing of this request is registered anywhere any more. */
@@ -91,7 +113,7 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
   startedAt = 0;
   private resolveFn: Settle | undefined = undefined;
   private rejectFn: Settle | undefined = undefined;
-  private connection: Deadline<DeadlineKind> | undefined = undefined;
+  connection: Deadline<DeadlineKind> | undefined = undefined;
   private request: Deadline<DeadlineKind> | undefined = undefined;
   continueWait: Deadline<DeadlineKind> | undefined = undefined;
   acquire: Deadline<DeadlineKind> | undefined = undefined;
@@ -104,12 +126,34 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
   liveNext: InFlightRequest | undefined = undefined;
   livePrev: InFlightRequest | undefined = undefined;
   /**
-   * The pool monitor's state for this request (`Http1PoolMonitor.attachRequest()`), if it is tracked: the listeners below
-   * forward the request's events to it, so the `ClientRequest` carries only `kState`.
+   * The error the promise rejected with (`undefined` when it resolved): names the failure in `request:finished`
+   * (telemetry's `RequestState.error`).
    */
-  tracked: RequestTracking | undefined = undefined;
-  /** The error the promise rejected with (`undefined` when it resolved): names the failure in `request:finished`. */
-  failure: unknown = undefined;
+  error: unknown = undefined;
+  // RequestState fields (`@sockeye/pool-monitor`'s `tracking-state.ts`): the monitor's state for this request lives
+  // here, one object per request; `core` is set when the request is tracked (by the runtime, `trackStarted()` and its
+  // siblings), and the listeners below feed it with the functions of the monitor's `request-listeners.ts`.
+  core: Http1Core | undefined = undefined;
+  origin: OriginState | undefined = undefined;
+  queued = false;
+  closed = false;
+  errored = false;
+  outcome: "aborted" | "timed_out" | undefined = undefined;
+  countedAs: RequestState["countedAs"] = undefined;
+  acquiredAt = -1;
+  responseAt = -1;
+  socketState: SocketState | undefined = undefined;
+  lastBytes = 0;
+  progressAt = 0;
+  gated = false;
+  unpooled = false;
+  queueLink: PoolLink | undefined = undefined;
+  qNext: RequestState | undefined = undefined;
+  method: string | undefined = undefined;
+  requestBodySize: unknown = undefined;
+  open = false;
+  openPrev: RequestState | undefined = undefined;
+  openNext: RequestState | undefined = undefined;
   /** The `onabort` handler installed on a legacy signal (no `addEventListener`); cleared by `finish()`. */
   private legacyOnAbort: (() => void) | undefined = undefined;
   // GatedRequest fields (the plan's `AgentGate`): the key counted under and, while queued, the FIFO links.
@@ -126,9 +170,14 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
     readonly httpRequest: HttpRequest,
     readonly plan: RequestPlan,
     /** `scheme://host:port`, the only request detail telemetry ever sees ("" with telemetry off). */
-    readonly origin: string,
+    readonly originKey: string,
     readonly abortSignal: any
   ) {}
+
+  /** RequestState: the plan's agent. */
+  get agent(): Agent {
+    return this.plan.agent;
+  }
 
   /**
    * Promise executor body: arms the deadlines and the abort listener (the clocks start now, whether or not the request
@@ -147,7 +196,7 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
     const now = (this.startedAt = timing.now());
     const dispatchNow = this.host.requestStarted(this, now);
     try {
-      this.arm(now);
+      this.arm(now, dispatchNow);
     } catch (error) {
       this.finish(error);
       return;
@@ -169,6 +218,12 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
     if (this.finished) return;
     const host = this.host;
     host.requestDispatching(this, now);
+    // `connectionTimeout` of a request dispatched at `start()` is armed now, from `startedAt`, unless the agent handed
+    // it one of the key's free sockets (the free list shrank): those are connected. Should that socket be a new one
+    // after all (the free ones were destroyed), the 'socket' listener arms it.
+    const untimed = !!this.plan.connectionTimeout && this.connection === undefined; // 0 or undefined: off
+    const free = untimed ? this.freeSockets() : undefined;
+    const freeBefore = free?.length ?? 0;
     let req: ClientRequest;
     try {
       req = requestFunc(options);
@@ -177,6 +232,7 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
       this.finish(error);
       return;
     }
+    if (untimed && !(free !== undefined && free.length < freeBefore)) this.armConnection();
     this.req = req;
     (req as any)[kState] = this;
     try {
@@ -197,8 +253,12 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
     }
   }
 
-  /** The abort listener and the deadlines, from `start()` (before the Node request exists). */
-  private arm(now: number): void {
+  /**
+   * The abort listener and the deadlines, from `start()` (before the Node request exists). `connectionTimeout` of a
+   * request dispatched now is left to `dispatch()`, right after (the same clock: armed from `startedAt`), which skips it
+   * when the agent hands the request one of its free sockets (connected: the usual case of a warm pool).
+   */
+  private arm(now: number, dispatchNow: boolean): void {
     const plan = this.plan;
     const host = this.host;
     const signal = this.abortSignal;
@@ -208,10 +268,7 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
     }
 
     const scheduler = host.scheduler;
-    if (plan.connectionTimeout) {
-      this.connection = new Deadline(this, DeadlineKind.Connection);
-      scheduler.arm(this.connection, now, plan.connectionTimeout);
-    }
+    if (plan.connectionTimeout && !dispatchNow) this.armConnection();
     if (plan.requestTimeout) {
       this.request = new Deadline(this, DeadlineKind.Request);
       scheduler.arm(this.request, now, plan.requestTimeout);
@@ -354,7 +411,7 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
     this.settled = true;
     this.cancelDeadlines();
     this.host.requestSettled(this);
-    if (isError) this.failure = value;
+    if (isError) this.error = value;
     const fn = isError ? this.rejectFn : this.resolveFn;
     this.resolveFn = this.rejectFn = undefined;
     fn?.(value);
@@ -409,6 +466,20 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
     }
   }
 
+  /** Arms `connectionTimeout` from `startedAt` (the clock runs from `handle()` wherever it is armed). */
+  armConnection(): void {
+    const d = (this.connection ??= new Deadline(this, DeadlineKind.Connection));
+    this.host.scheduler.arm(d, this.startedAt, this.plan.connectionTimeout as number);
+  }
+
+  /** The free sockets of the request's agent key, when it is counted under one (a gated agent). */
+  private freeSockets(): readonly unknown[] | undefined {
+    const key = this.gateKey;
+    return key === undefined
+      ? undefined
+      : (this.plan.agent as unknown as { freeSockets: Record<string, unknown[] | undefined> }).freeSockets[key.name];
+  }
+
   /** The connection is established (TCP, plus TLS for https): `connectionTimeout` no longer applies. */
   socketReady(): void {
     if (this.connection) this.host.scheduler.cancel(this.connection);
@@ -419,12 +490,12 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
 
 function onResponse(this: ClientRequest, res: IncomingMessage): void {
   const state: InFlightRequest = (this as any)[kState];
-  const tracked = state.tracked;
+  const tracked = state.core !== undefined;
   const lifetime = state.plan.connectionLifetime;
   // One clock reading for telemetry and the socket's age.
-  const now = tracked !== undefined || lifetime ? timing.now() : 0;
-  tracked?.onResponse(res, now);
+  const now = tracked || lifetime ? timing.now() : 0;
   state.res = res;
+  if (tracked) requestResponse(state, res, now);
   const socket = this.socket;
   if (lifetime && socket && socketAge(socket, now) >= lifetime && this.shouldKeepAlive) {
     // Too old to reuse: Node closes it when this response ends instead of returning it to the pool.
@@ -443,7 +514,7 @@ function onResponse(this: ClientRequest, res: IncomingMessage): void {
 
 function onRequestError(this: ClientRequest, error: NodeJS.ErrnoException): void {
   const state: InFlightRequest = (this as any)[kState];
-  state.tracked?.onError();
+  if (state.core !== undefined) requestError(state);
   if (state.settled) return;
   // ECONNRESET / EPIPE / ETIMEDOUT become TimeoutErrors, as upstream relabels them.
   state.settle(relabelSocketError(error), true);
@@ -460,17 +531,18 @@ function onRequestContinue(this: ClientRequest): void {
 function onRequestSocket(this: ClientRequest, socket: Socket): void {
   const state: InFlightRequest = (this as any)[kState];
   const plan = state.plan;
-  const tracked = state.tracked;
+  const tracked = state.core !== undefined;
   const connecting = socket.connecting;
   // One clock reading for whatever wants one here: telemetry, the socket's age stamp, a connected socket's idle watch.
-  const now =
-    tracked !== undefined || plan.connectionLifetime || (!connecting && plan.socketTimeout) ? timing.now() : 0;
-  tracked?.onSocket(socket, now);
+  const now = tracked || plan.connectionLifetime || (!connecting && plan.socketTimeout) ? timing.now() : 0;
+  if (tracked) requestSocket(state, socket, now);
   const acquire = state.acquire;
   if (acquire) state.host.scheduler.cancel(acquire);
   enableTcpKeepAlive(socket, plan.agent);
   if (plan.connectionLifetime) stampSocket(socket, now);
   if (connecting) {
+    // A request that counted on a free socket and got a new one (the free ones were destroyed) is timed from now on.
+    if (plan.connectionTimeout && state.connection === undefined && !state.settled) state.armConnection();
     (socket as any)[kConnectingFor] = state;
     socket.once("connect", onSocketConnected);
     if (plan.isSSL) socket.once("secureConnect", onSocketSecureConnected);
