@@ -34,7 +34,13 @@
  * timer lapses at its due time without being re-armed.
  */
 import type { Http1PoolMonitor } from "@sockeye/pool-monitor";
-import { type DeadlineOwner, DeadlineScheduler, TICK_MS, trackUnpooled } from "@sockeye/pool-monitor/internal";
+import {
+  type DeadlineOwner,
+  DeadlineScheduler,
+  type OriginState,
+  TICK_MS,
+  trackUnpooled,
+} from "@sockeye/pool-monitor/internal";
 import {
   Deadline,
   noteRequestOutcome,
@@ -83,6 +89,11 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   private liveHead: InFlightRequest | undefined = undefined;
   private live = 0;
   private lastSampleAt = Number.NEGATIVE_INFINITY;
+  // One-entry memo of the monitor's origin entry for the last origin key (one endpoint per client is the common
+  // case): a monitor keeps its entries until it is destroyed, so the entry stays valid while the monitor is the same.
+  private memoMonitor: Http1PoolMonitor | undefined = undefined;
+  private memoKey = "";
+  private memoOrigin: OriginState | undefined = undefined;
   private readonly boundSocketClosed = (socket: Socket, reason: LifecycleCloseReason) =>
     this.socketClosedByLimit(socket, reason);
 
@@ -151,7 +162,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
       const headers = request.headers;
       r.method = request.method;
       r.requestBodySize = headers["content-length"] ?? headers["Content-Length"];
-      trackQueued(monitor, r, monitor.originFor(r.originKey), key.name);
+      trackQueued(monitor, r, this.originOf(monitor, r.originKey), key.name);
     }
     return false;
   }
@@ -170,10 +181,20 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
       // The request's own listeners feed the monitor's state for it (fields of the request's state object, which keeps
       // its monitor, so a runtime `telemetry` switch never orphans a tracked request). A one-off 100-continue request is
       // counted per origin outside the pool gauges and the detector (its agent has no socket limit).
-      const o = monitor.originFor(r.originKey);
+      const o = this.originOf(monitor, r.originKey);
       if (r.plan.oneOffAgent) trackUnpooled(monitor, r, o, req);
       else trackStarted(monitor, r, o, req);
     }
+  }
+
+  /** `monitor.originFor(key)`, memoised for the last key (a `Map` lookup saved per request). */
+  private originOf(monitor: Http1PoolMonitor, key: string): OriginState {
+    if (key === this.memoKey && monitor === this.memoMonitor) return this.memoOrigin!;
+    const o = monitor.originFor(key);
+    this.memoMonitor = monitor;
+    this.memoKey = key;
+    this.memoOrigin = o;
+    return o;
   }
 
   requestSettled(r: InFlightRequest): void {
