@@ -196,12 +196,14 @@ export class InFlightRequest
     const now = (this.startedAt = timing.now());
     const dispatchNow = this.host.requestStarted(this, now);
     try {
-      this.arm(now, dispatchNow);
+      this.arm(now);
     } catch (error) {
       this.finish(error);
       return;
     }
+    // `connectionTimeout`: a gated request is timed from now on (from `startedAt`); one dispatched now, by `dispatch()`.
     if (dispatchNow) this.dispatch(now);
+    else if (this.plan.connectionTimeout) this.armConnection();
   }
 
   /** GatedRequest: the handler's gate lets the request go. */
@@ -254,11 +256,13 @@ export class InFlightRequest
   }
 
   /**
-   * The abort listener and the deadlines, from `start()` (before the Node request exists). `connectionTimeout` of a
-   * request dispatched now is left to `dispatch()`, right after (the same clock: armed from `startedAt`), which skips it
-   * when the agent hands the request one of its free sockets (connected: the usual case of a warm pool).
+   * The abort listener and the deadlines, from `start()` (before the Node request exists), but `connectionTimeout`:
+   * `start()` arms it for a request the gate queues; for one dispatched now, `dispatch()` arms it right after (the
+   * same clock: from `startedAt`) unless the agent handed the request one of its free sockets (connected: the usual
+   * case of a warm pool). (Kept out of this function: a branch only the gated requests take would deoptimise it the
+   * first time a burst queues.)
    */
-  private arm(now: number, dispatchNow: boolean): void {
+  private arm(now: number): void {
     const plan = this.plan;
     const host = this.host;
     const signal = this.abortSignal;
@@ -268,7 +272,6 @@ export class InFlightRequest
     }
 
     const scheduler = host.scheduler;
-    if (plan.connectionTimeout && !dispatchNow) this.armConnection();
     if (plan.requestTimeout) {
       this.request = new Deadline(this, DeadlineKind.Request);
       scheduler.arm(this.request, now, plan.requestTimeout);
