@@ -49,7 +49,14 @@ export {
   trackStarted,
   trackUnpooled,
 } from "./request-listeners";
-export type { CountedAs, Http1Core, OriginState, PoolLink, RequestState, SocketState } from "./tracking-state";
+export {
+  type CountedAs,
+  type Http1Core,
+  OriginState,
+  type PoolLink,
+  type RequestState,
+  SocketState,
+} from "./tracking-state";
 export { PoolMonitor } from "./pool-monitor";
 export {
   emptyPoolStats,
