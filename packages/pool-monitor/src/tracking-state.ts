@@ -264,9 +264,12 @@ export class SocketState {
  * in a symbol-keyed slot on the socket, read on every request that gets the socket. A slot is one property load; the
  * `WeakMap` it replaced was the hottest line of the per-request path in CPU profiles (an ephemeron-table lookup by
  * the socket's identity hash). The slot is cleared when the socket closes; the symbol is not enumerable by
- * `Object.keys()` or `JSON.stringify()`, so the socket's owners never see it.
+ * `Object.keys()` or `JSON.stringify()`, so the socket's owners never see it. It is a registered symbol
+ * (`Symbol.for`): where the package is loaded twice (its CommonJS and ESM builds side by side, as under a test
+ * runner), the copy whose functions the handler calls (`/internal`) and the copy of its monitor class (`.`) must see
+ * the same slot.
  */
-const kSocketState = Symbol("sockeye.poolMonitor.socketState");
+const kSocketState = Symbol.for("sockeye.poolMonitor.socketState");
 
 /** The socket's state, if a monitor has seen it. @internal */
 export function socketStateOf(socket: Socket): SocketState | undefined {
