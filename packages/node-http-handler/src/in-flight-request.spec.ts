@@ -42,7 +42,7 @@ let current: Setup | undefined;
 function setup(agentOptions: http.AgentOptions = {}): Setup {
   const runtime = new HandlerRuntime();
   const monitor = new Http1PoolMonitor();
-  runtime.monitor = monitor;
+  runtime.hostMonitor = monitor;
   const agent = new http.Agent({ keepAlive: true, ...agentOptions });
   const finished: InFlightRequest[] = [];
   const requestFinished = runtime.requestFinished.bind(runtime);
@@ -91,7 +91,7 @@ function start(
 /** Everything the request held is released: asserted on the real runtime, scheduler, monitor and signal. */
 function expectReleased(s: Setup, r: Started, signal?: AbortSignal): void {
   expect(r.state.finished).toBe(true);
-  expect(r.state.settled).toBe(true);
+  expect(r.state.hasSettled).toBe(true);
   expect(s.finished.filter((x) => x === r.state)).toHaveLength(1);
   // Telemetry's fields of the request: its close counted, off the monitor's queue and open-response lists and its socket.
   if (r.state.core !== undefined) {
@@ -109,7 +109,7 @@ function expectReleased(s: Setup, r: Started, signal?: AbortSignal): void {
 
 function runtimeIdle(s: Setup): void {
   expect(s.runtime.inFlightCount).toBe(0);
-  expect(s.runtime.scheduler.size).toBe(0);
+  expect(s.runtime.hostScheduler.size).toBe(0);
   expect(s.monitor.getStats().totals.inFlight).toBe(0);
 }
 
@@ -164,7 +164,7 @@ describe("InFlightRequest.finish(): one way out, reached from each entry point",
     const r = start(s, "/ok", controller.signal);
     expect(s.runtime.inFlightCount).toBe(1);
     // connection, request and acquisition deadlines armed on the shared scheduler; the abort listener is on.
-    expect(s.runtime.scheduler.size).toBeGreaterThanOrEqual(3);
+    expect(s.runtime.hostScheduler.size).toBeGreaterThanOrEqual(3);
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(1);
     await until(() => r.outcome !== undefined);
     const { response } = r.outcome!.value as { response: { statusCode: number; body: http.IncomingMessage } };
@@ -230,7 +230,7 @@ describe("InFlightRequest.finish(): one way out, reached from each entry point",
     await until(() => inFlight.state.req?.closed === true);
     expect(s.finished).toHaveLength(2);
     expect(s.runtime.inFlightCount).toBe(0);
-    expect(s.runtime.scheduler.ticking).toBe(false);
+    expect(s.runtime.hostScheduler.ticking).toBe(false);
   });
 
   it("a synchronous throw from http.request: rejects with it, finished once, the count never goes negative", async () => {
@@ -308,7 +308,7 @@ describe("InFlightRequest in the handler's gate: every deadline, abort and destr
     };
     const queued = start(s, "/ok", signal, counting, plan(overrides));
     expect(gate.queued).toBe(1);
-    expect(queued.state.gateQueued).toBe(true);
+    expect(queued.state.inGateQueue).toBe(true);
     expect(queued.state.req).toBeUndefined();
     expect(Object.keys(s.agent.requests)).toEqual([]);
     // Counted by the monitor as queued, from start().

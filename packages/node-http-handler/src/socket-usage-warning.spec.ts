@@ -18,7 +18,7 @@ function busyAgent(active: number, queued: number): Agent {
 function request(agent: Agent, logger?: { warn: (m: string) => void }): WarnedRequest & { windows: number } {
   const r = {
     plan: { agent, oneOffAgent: false, logger } as unknown as RequestPlan,
-    warning: undefined,
+    usageWarning: undefined,
     warningTimer: undefined,
     windows: 0,
     onDeadline() {

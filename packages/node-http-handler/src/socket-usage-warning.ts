@@ -32,7 +32,7 @@ import type { SocketMonitorMode } from "@sockeye/pool-monitor";
 export interface WarnedRequest extends DeadlineOwner<DeadlineKind> {
   readonly plan: RequestPlan;
   /** `"interval"` mode without telemetry: the window on the shared scheduler. */
-  warning: Deadline<DeadlineKind> | undefined;
+  usageWarning: Deadline<DeadlineKind> | undefined;
   /** `"per-request"` mode: upstream's native timer. */
   warningTimer: ReturnType<typeof setTimeout> | undefined;
 }
@@ -87,13 +87,13 @@ export class SocketUsageWarning {
       this.scheduler.ensureTicking();
       return;
     }
-    r.warning ??= new Deadline<DeadlineKind>(r, DeadlineKind.Warning);
-    this.scheduler.arm(r.warning, now, Math.max(MIN_WARNING_WINDOW_MS, settings.warningWindowMs));
+    r.usageWarning ??= new Deadline<DeadlineKind>(r, DeadlineKind.Warning);
+    this.scheduler.arm(r.usageWarning, now, Math.max(MIN_WARNING_WINDOW_MS, settings.warningWindowMs));
   }
 
   /** The request settled: its window no longer matters. */
   clear(r: WarnedRequest): void {
-    if (r.warning !== undefined) this.scheduler.cancel(r.warning);
+    if (r.usageWarning !== undefined) this.scheduler.cancel(r.usageWarning);
     if (r.warningTimer !== undefined) {
       timing.clearTimeout(r.warningTimer);
       r.warningTimer = undefined;

@@ -68,7 +68,7 @@ export function agentMaps(agent: Agent): AgentMaps {
 export type CountedAs = RequestOutcome;
 
 /** The node:http monitor as its request and socket listeners see it: the telemetry core plus its agent links. @internal */
-export type Http1Core = TelemetryCore<OriginState> & { readonly links: AgentLinks };
+export type Http1Core = TelemetryCore<OriginState> & { readonly originLinks: AgentLinks };
 
 /** Which origin each (agent, name) pair belongs to, per agent, for names already linked to an origin. @internal */
 export class AgentLinks {
@@ -90,7 +90,7 @@ export class AgentLinks {
       queueTail: undefined,
     };
     names.set(name, link);
-    o.links.push(link);
+    o.poolLinks.push(link);
     return link;
   }
 
@@ -105,7 +105,7 @@ export class AgentLinks {
   /** Learns which agent name a newly seen socket lives under (once per connection); returns its link. */
   learnSocket(o: OriginState, agent: Agent, socket: Socket): PoolLink | undefined {
     const sockets = agentMaps(agent).sockets;
-    const links = o.links;
+    const links = o.poolLinks;
     for (let i = 0; i < links.length; i++) {
       if (links[i].agent !== agent) continue;
       const list = sockets[links[i].name];
@@ -283,7 +283,7 @@ export function setSocketState(socket: Socket, state: SocketState | undefined): 
 
 /** The node:http transport's state of one origin entry: its agent links, queue and open responses. @internal */
 export class OriginState extends OriginTelemetry {
-  readonly links: PoolLink[] = [];
+  readonly poolLinks: PoolLink[] = [];
   /** Agent of the latest request (its `maxSockets` is the origin's while no link is live). */
   lastAgent: Agent | undefined = undefined;
   /**
@@ -299,7 +299,7 @@ export class OriginState extends OriginTelemetry {
   /** The next interval's queue floor starts from the tracked queue (this monitor's requests), not the agent's. */
   override resetSampleCounters(_queued: number): void {
     super.resetSampleCounters(this.queuedTracked);
-    const links = this.links;
+    const links = this.poolLinks;
     for (let i = 0; i < links.length; i++) links[i].completions = 0;
   }
 
@@ -314,7 +314,7 @@ export class OriginState extends OriginTelemetry {
     const link = scratchLink;
     let idle = 0;
     let fullLinks = 0;
-    const links = this.links;
+    const links = this.poolLinks;
     let kept = 0;
     for (let i = 0; i < links.length; i++) {
       const l = links[i];
