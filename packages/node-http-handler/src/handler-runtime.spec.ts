@@ -105,7 +105,7 @@ describe("HandlerRuntime: live list and destroy()", () => {
     // Middle, head (newest), tail (oldest): each Node request is destroyed and ends through its own 'close'.
     for (const i of [2, 4, 0]) {
       rs[i].state.req?.destroy();
-      await until(() => rs[i].state.finished);
+      await until(() => rs[i].state.isFinished);
       expect(liveList(runtime)).not.toContain(rs[i].state);
       expect(runtime.inFlightCount).toBe(liveList(runtime).length);
     }
@@ -157,7 +157,7 @@ describe("HandlerRuntime: live list and destroy()", () => {
     await until(() => r.settled);
     expect(r.error).toBeUndefined();
     r.state.res?.resume();
-    await until(() => r.state.finished);
+    await until(() => r.state.isFinished);
     expect(runtime.inFlightCount).toBe(0);
   });
 

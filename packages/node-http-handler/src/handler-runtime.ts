@@ -119,13 +119,13 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   }
 
   /** The resolved settings (`undefined` before the first `handle()`). */
-  get settings(): RuntimeSettings | undefined {
+  get runtimeSettings(): RuntimeSettings | undefined {
     return this.currentSettings;
   }
 
-  set settings(settings: RuntimeSettings | undefined) {
+  set runtimeSettings(settings: RuntimeSettings | undefined) {
     this.currentSettings = settings;
-    this.socketWarning.settings = settings;
+    this.socketWarning.warningSettings = settings;
   }
 
   /** Requests started and not yet finished (the handler's one in-flight count; response bodies included). */

@@ -104,7 +104,7 @@ export class InFlightRequest
   /** The promise has been resolved or rejected. */
   hasSettled = false;
   /** `finish()` ran: nothing of this request is registered anywhere any more. */
-  finished = false;
+  isFinished = false;
   req: ClientRequest | undefined = undefined;
   res: IncomingMessage | undefined = undefined;
   /** `timing.now()` ms at `start()`. */
@@ -114,7 +114,7 @@ export class InFlightRequest
   private connection: Deadline<DeadlineKind> | undefined = undefined;
   private request: Deadline<DeadlineKind> | undefined = undefined;
   continueWait: Deadline<DeadlineKind> | undefined = undefined;
-  acquire: Deadline<DeadlineKind> | undefined = undefined;
+  acquireDeadline: Deadline<DeadlineKind> | undefined = undefined;
   usageWarning: Deadline<DeadlineKind> | undefined = undefined;
   warningTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   // IdleWatcher fields (the host's idle watch, `socketTimeout`).
@@ -213,7 +213,7 @@ export class InFlightRequest
     const options = this.nodeOptions!;
     this.requestFunc = undefined;
     this.nodeOptions = undefined;
-    if (this.finished) return;
+    if (this.isFinished) return;
     const host = this.host;
     host.requestDispatching(this, now);
     let req: ClientRequest;
@@ -264,8 +264,8 @@ export class InFlightRequest
       scheduler.arm(this.request, now, plan.requestTimeout);
     }
     if (plan.socketAcquisitionTimeout) {
-      this.acquire = new Deadline(this, DeadlineKind.Acquire);
-      scheduler.arm(this.acquire, now, plan.socketAcquisitionTimeout);
+      this.acquireDeadline = new Deadline(this, DeadlineKind.Acquire);
+      scheduler.arm(this.acquireDeadline, now, plan.socketAcquisitionTimeout);
     }
     if (plan.expectContinue && !plan.externalAgent) {
       // Upstream's race: send the body on '100 Continue' or after max(6 s, requestTimeout); never on response/error.
@@ -280,14 +280,14 @@ export class InFlightRequest
 
   /** EventListener interface: the abort signal fired. */
   handleEvent(): void {
-    if (this.finished) return;
+    if (this.isFinished) return;
     this.giveUp(buildAbortError(this.abortSignal), "aborted", false);
   }
 
   onDeadline(kind: DeadlineKind, now: number): void {
     // `req` is undefined while the request waits in the handler's gate (every deadline acts then too).
     const req = this.req;
-    if (this.finished || (req === undefined && !this.inGateQueue)) return;
+    if (this.isFinished || (req === undefined && !this.inGateQueue)) return;
     switch (kind) {
       case DeadlineKind.Connection:
         if (!this.hasSettled) {
@@ -341,7 +341,7 @@ export class InFlightRequest
   /** IdleWatcher: `socketTimeout` expired with no byte moved on the socket. */
   onIdleTimeout(): void {
     const req = this.req;
-    if (req === undefined || this.finished) return;
+    if (req === undefined || this.isFinished) return;
     const res = this.res;
     if (res?.complete) {
       req.socket?.destroy();
@@ -378,7 +378,7 @@ export class InFlightRequest
    * as upstream's does when its agent is destroyed (the socket is destroyed; the body stream errors).
    */
   destroyByHandler(): void {
-    if (this.finished) return;
+    if (this.isFinished) return;
     const req = this.req;
     const queued = req === undefined ? this.inGateQueue : !req.socket && leaveAgentQueue(this.plan.agent, req);
     const error = handlerDestroyedError(
@@ -413,8 +413,8 @@ export class InFlightRequest
    * signal does not keep this request alive) and releases everything the host holds for the request.
    */
   finish(error?: unknown): void {
-    if (this.finished) return;
-    this.finished = true;
+    if (this.isFinished) return;
+    this.isFinished = true;
     if (!this.hasSettled) this.settle(error ?? closedBeforeResponseError(PACKAGE_PREFIX), true);
     else this.cancelDeadlines();
     const signal = this.abortSignal;
@@ -433,7 +433,7 @@ export class InFlightRequest
     const scheduler = this.host.hostScheduler;
     if (this.connection) scheduler.cancel(this.connection);
     if (this.request) scheduler.cancel(this.request);
-    if (this.acquire) scheduler.cancel(this.acquire);
+    if (this.acquireDeadline) scheduler.cancel(this.acquireDeadline);
     if (this.continueWait) scheduler.cancel(this.continueWait);
   }
 
@@ -451,7 +451,7 @@ export class InFlightRequest
    * `timing.now()` reading at the event, if it took one).
    */
   connected(socket: Socket, now?: number): void {
-    if (this.plan.socketTimeout && !this.finished && !this.req?.destroyed) {
+    if (this.plan.socketTimeout && !this.isFinished && !this.req?.destroyed) {
       this.host.watchIdle(this, socket, now ?? timing.now());
     }
   }
@@ -512,7 +512,7 @@ function onRequestSocket(this: ClientRequest, socket: Socket): void {
   // One clock reading for whatever wants one here: telemetry, the socket's age stamp, a connected socket's idle watch.
   const now = tracked || plan.connectionLifetime || (!connecting && plan.socketTimeout) ? timing.now() : 0;
   if (tracked) requestSocket(state, socket, now);
-  const acquire = state.acquire;
+  const acquire = state.acquireDeadline;
   if (acquire) state.host.hostScheduler.cancel(acquire);
   enableTcpKeepAlive(socket, plan.agent);
   if (plan.connectionLifetime) stampSocket(socket, now);

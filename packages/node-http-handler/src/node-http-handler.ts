@@ -48,7 +48,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
    * a `HandlerDestroyedError` and opens no connection.
    */
   private destroyGeneration = 0;
-  /** The handler's monitor, also while `telemetry` is off (then `runtime.hostMonitor` is `undefined`). */
+  /** The handler's monitor, also while `telemetry` is off (then the runtime has none). */
   private monitorInstance: Http1PoolMonitor | undefined = undefined;
   /**
    * Provider form only, until the provider resolves: the monitor updates made meanwhile through
@@ -421,7 +421,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       onRecovery: options?.onRecovery ?? undefined,
       messagePrefix: `${PACKAGE_PREFIX}:WARN - `,
       // The logger can change later (Symbol.for("logger")): resolve it at warning time.
-      logger: { warn: (message: string) => (runtime.settings?.logger ?? console)?.warn?.(message) },
+      logger: { warn: (message: string) => (runtime.runtimeSettings?.logger ?? console)?.warn?.(message) },
     });
   }
 
@@ -440,7 +440,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   private applyRuntimeSettings(config: ResolvedHandlerConfig): void {
     const window =
       config.socketAcquisitionWarningTimeout ?? (config.requestTimeout ?? 2000) + (config.connectionTimeout ?? 1000);
-    this.runtime.settings = {
+    this.runtime.runtimeSettings = {
       mode: config.socketMonitor,
       warningWindowMs: window,
       logger: config.logger,
