@@ -80,15 +80,7 @@ export class AgentLinks {
     if (names === undefined) this.agentNames.set(agent, (names = new Map()));
     const known = names.get(name);
     if (known !== undefined) return known.origin === o ? known : undefined;
-    const link: PoolLink = {
-      agent,
-      name,
-      origin: o,
-      completions: 0,
-      gateQueued: 0,
-      queueHead: undefined,
-      queueTail: undefined,
-    };
+    const link = new PoolLink(agent, name, o);
     names.set(name, link);
     o.poolLinks.push(link);
     return link;
@@ -122,23 +114,26 @@ export class AgentLinks {
 }
 
 /** One (agent, name) pair under which an origin's sockets and requests live. @internal */
-export interface PoolLink {
-  agent: Agent;
-  name: string;
-  origin: OriginState;
+export class PoolLink {
   /** Requests on this link's sockets that released them since the last sample. */
-  completions: number;
+  completions = 0;
   /**
    * Requests the embedder queues itself under this name (`PoolMonitor.attachQueued()`), not dispatched to the agent
    * yet: counted as queued with `agent.requests[name]`.
    */
-  gateQueued: number;
+  gateQueued = 0;
   /**
    * This monitor's requests queued under this name, oldest first (linked through `RequestState.qNext`); entries no
    * longer `queued` are skipped lazily (see the header).
    */
-  queueHead: RequestState | undefined;
-  queueTail: RequestState | undefined;
+  queueHead: RequestState | undefined = undefined;
+  queueTail: RequestState | undefined = undefined;
+
+  constructor(
+    readonly agent: Agent,
+    readonly name: string,
+    readonly origin: OriginState
+  ) {}
 }
 
 /**
@@ -412,7 +407,8 @@ export class OriginState extends OriginTelemetry {
   closeResponse(st: RequestState): void {
     if (!st.open) return;
     st.open = false;
-    const { openPrev: prev, openNext: next } = st;
+    const prev = st.openPrev;
+    const next = st.openNext;
     if (prev !== undefined) prev.openNext = next;
     else this.openHead = next;
     if (next !== undefined) next.openPrev = prev;
