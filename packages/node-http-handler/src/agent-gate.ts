@@ -200,7 +200,8 @@ export class AgentGate {
   }
 
   private unlink(key: GateKey, r: GatedRequest): void {
-    const { gatePrev: prev, gateNext: next } = r;
+    const prev = r.gatePrev;
+    const next = r.gateNext;
     if (prev !== undefined) prev.gateNext = next;
     else key.head = next;
     if (next !== undefined) next.gatePrev = prev;

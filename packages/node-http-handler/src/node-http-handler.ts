@@ -40,7 +40,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   private config?: ResolvedHandlerConfig;
   private configProvider: Promise<ResolvedHandlerConfig>;
   private lastConfig?: ResolvedHandlerConfig;
-  private externalAgent = false;
+  private agentIsExternal = false;
   private readonly runtime = new HandlerRuntime();
   /**
    * Incremented by every `destroy()`. A `handle()` still in its first-time setup (config provider, lazily created
@@ -247,9 +247,9 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
    */
   private cachedPlan(config: ResolvedHandlerConfig, isSSL: boolean): RequestPlan {
     const cache = this.plans;
-    if (cache.planConfig !== config || cache.externalAgent !== this.externalAgent) {
+    if (cache.planConfig !== config || cache.externalAgent !== this.agentIsExternal) {
       cache.planConfig = config;
-      cache.externalAgent = this.externalAgent;
+      cache.externalAgent = this.agentIsExternal;
       cache.http = cache.https = undefined;
     }
     let plan = isSSL ? cache.https : cache.http;
@@ -268,7 +268,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     expectContinue: boolean
   ): RequestPlan {
     let agent: Agent = isSSL ? config.httpsAgent : (config.httpAgent as Agent);
-    const externalAgent = this.externalAgent;
+    const externalAgent = this.agentIsExternal;
     let oneOffAgent = false;
     if (expectContinue && !externalAgent) {
       // PR smithy-typescript#1754: wait for 100-continue on a private agent so pooled sockets are not held.
@@ -391,7 +391,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
 
   private resolveConfig(options: NodeHttpHandlerOptions | void | undefined): ResolvedHandlerConfig {
     const config = resolveHandlerConfig(options, () => {
-      this.externalAgent = true;
+      this.agentIsExternal = true;
     });
     const pending = this.pendingMonitorUpdates;
     if (this.monitorInstance === undefined) {
