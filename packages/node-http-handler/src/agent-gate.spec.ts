@@ -13,7 +13,7 @@ class Node implements GatedRequest {
   gatePrev: GatedRequest | undefined = undefined;
   gateNext: GatedRequest | undefined = undefined;
   gateKey: GatedRequest["gateKey"] = undefined;
-  gateQueued = false;
+  inGateQueue = false;
   constructor(
     readonly id: number,
     readonly log: number[],

@@ -49,7 +49,7 @@ export interface GatedRequest {
   /** The key it is counted under (dispatched) or queued on; `undefined` outside the gate. */
   gateKey: GateKey | undefined;
   /** Queued (true) or dispatched (false) while `gateKey` is set. */
-  gateQueued: boolean;
+  inGateQueue: boolean;
   /** Creates the Node request (the gate has counted it in `inUse` already). Never throws. */
   dispatchFromGate(): void;
 }
@@ -127,12 +127,12 @@ export class AgentGate {
   admit(r: GatedRequest, key: GateKey): boolean {
     r.gateKey = key;
     if (key.size === 0 && this.hasRoom(key)) {
-      r.gateQueued = false;
+      r.inGateQueue = false;
       key.inUse++;
       this.total++;
       return true;
     }
-    r.gateQueued = true;
+    r.inGateQueue = true;
     r.gateNext = undefined;
     r.gatePrev = key.tail;
     if (key.tail !== undefined) key.tail.gateNext = r;
@@ -151,8 +151,8 @@ export class AgentGate {
     const key = r.gateKey;
     if (key === undefined) return;
     r.gateKey = undefined;
-    if (r.gateQueued) {
-      r.gateQueued = false;
+    if (r.inGateQueue) {
+      r.inGateQueue = false;
       this.unlink(key, r);
       return;
     }
@@ -200,7 +200,8 @@ export class AgentGate {
   }
 
   private unlink(key: GateKey, r: GatedRequest): void {
-    const { gatePrev: prev, gateNext: next } = r;
+    const prev = r.gatePrev;
+    const next = r.gateNext;
     if (prev !== undefined) prev.gateNext = next;
     else key.head = next;
     if (next !== undefined) next.gatePrev = prev;
@@ -217,7 +218,7 @@ export class AgentGate {
     while (key.head !== undefined && this.hasRoom(key) && !this.owner.destroying) {
       const head = key.head;
       this.unlink(key, head);
-      head.gateQueued = false;
+      head.inGateQueue = false;
       key.inUse++;
       this.total++;
       head.dispatchFromGate();

@@ -83,7 +83,7 @@ describe("HandlerRuntime: live list and destroy()", () => {
     server.seen = 0;
     runtime = new HandlerRuntime();
     monitor = new Http1PoolMonitor();
-    runtime.monitor = monitor;
+    runtime.hostMonitor = monitor;
     agent = new http.Agent({ keepAlive: true, maxSockets: 2 });
   });
   afterEach(() => {
@@ -105,7 +105,7 @@ describe("HandlerRuntime: live list and destroy()", () => {
     // Middle, head (newest), tail (oldest): each Node request is destroyed and ends through its own 'close'.
     for (const i of [2, 4, 0]) {
       rs[i].state.req?.destroy();
-      await until(() => rs[i].state.finished);
+      await until(() => rs[i].state.isFinished);
       expect(liveList(runtime)).not.toContain(rs[i].state);
       expect(runtime.inFlightCount).toBe(liveList(runtime).length);
     }
@@ -123,15 +123,15 @@ describe("HandlerRuntime: live list and destroy()", () => {
     await serverSaw(2);
     // Two on sockets (idle-watched, deadlines armed, the timer running), two queued.
     await until(() => runtime.idleWatching);
-    expect(runtime.scheduler.ticking).toBe(true);
-    expect(runtime.scheduler.size).toBeGreaterThan(0);
+    expect(runtime.hostScheduler.ticking).toBe(true);
+    expect(runtime.hostScheduler.size).toBeGreaterThan(0);
     expect(monitor.getStats().totals).toMatchObject({ inFlight: 4, queued: 2 });
 
     expect(runtime.destroy()).toBe(4);
     expect(runtime.inFlightCount).toBe(0);
     expect(liveList(runtime)).toEqual([]);
-    expect(runtime.scheduler.size).toBe(0);
-    expect(runtime.scheduler.ticking).toBe(false);
+    expect(runtime.hostScheduler.size).toBe(0);
+    expect(runtime.hostScheduler.ticking).toBe(false);
     expect(runtime.idleWatching).toBe(false);
     expect(vi.getTimerCount()).toBe(0);
     expect(Object.keys(agent.requests)).toEqual([]);
@@ -157,12 +157,12 @@ describe("HandlerRuntime: live list and destroy()", () => {
     await until(() => r.settled);
     expect(r.error).toBeUndefined();
     r.state.res?.resume();
-    await until(() => r.state.finished);
+    await until(() => r.state.isFinished);
     expect(runtime.inFlightCount).toBe(0);
   });
 
   it("without telemetry (no monitor) the count and destroy() walk are the same", async () => {
-    runtime.monitor = undefined;
+    runtime.hostMonitor = undefined;
     const rs = [start(runtime, agent), start(runtime, agent), start(runtime, agent)];
     expect(rs.every((r) => r.state.core === undefined)).toBe(true);
     expect(runtime.inFlightCount).toBe(3);

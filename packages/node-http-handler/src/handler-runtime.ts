@@ -2,7 +2,7 @@
  * HandlerRuntime: what one handler owns while requests are in flight, and the only place they are counted.
  *
  * Owns (each concern in its own module):
- * - `scheduler` (`DeadlineScheduler`): every deadline of the handler on one native, unref'd timer armed for the
+ * - `hostScheduler` (`DeadlineScheduler`): every deadline of the handler on one native, unref'd timer armed for the
  *   earliest expiry; its recurring owner tick (period: the monitor's `sampleIntervalMs`) calls `onTick` below.
  * - `idle` (`IdleWatchList`): the `socketTimeout` inactivity watch, one deadline per request on the scheduler,
  *   restarted by its socket's activity.
@@ -73,10 +73,10 @@ export interface RuntimeSettings extends SocketUsageWarningSettings {
 
 /** @internal */
 export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwner<"sweep">, GateOwner {
-  readonly scheduler: DeadlineScheduler;
-  readonly warning: SocketUsageWarning;
+  readonly hostScheduler: DeadlineScheduler;
+  readonly socketWarning: SocketUsageWarning;
   /** Per-origin telemetry and saturation detection; `undefined` with `telemetry: false`. */
-  monitor: Http1PoolMonitor | undefined = undefined;
+  hostMonitor: Http1PoolMonitor | undefined = undefined;
   private currentSettings: RuntimeSettings | undefined = undefined;
   private readonly idle: IdleWatchList;
   /** The free-socket sweep, armed for the earliest expiry of a free socket. */
@@ -98,12 +98,12 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     this.socketClosedByLimit(socket, reason);
 
   constructor() {
-    this.scheduler = new DeadlineScheduler(
+    this.hostScheduler = new DeadlineScheduler(
       (now) => this.onTick(now),
-      () => this.monitor?.sampleIntervalMs ?? TICK_MS
+      () => this.hostMonitor?.sampleIntervalMs ?? TICK_MS
     );
-    this.idle = new IdleWatchList(this.scheduler);
-    this.warning = new SocketUsageWarning(this.scheduler, (agent) => this.gates.get(agent));
+    this.idle = new IdleWatchList(this.hostScheduler);
+    this.socketWarning = new SocketUsageWarning(this.hostScheduler, (agent) => this.gates.get(agent));
   }
 
   /**
@@ -119,13 +119,13 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   }
 
   /** The resolved settings (`undefined` before the first `handle()`). */
-  get settings(): RuntimeSettings | undefined {
+  get runtimeSettings(): RuntimeSettings | undefined {
     return this.currentSettings;
   }
 
-  set settings(settings: RuntimeSettings | undefined) {
+  set runtimeSettings(settings: RuntimeSettings | undefined) {
     this.currentSettings = settings;
-    this.warning.settings = settings;
+    this.socketWarning.warningSettings = settings;
   }
 
   /** Requests started and not yet finished (the handler's one in-flight count; response bodies included). */
@@ -149,8 +149,8 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
       if (lifecycle !== undefined) this.armSweepAt(this.sweepPendingAt, lifecycle);
       this.sweepPendingAt = Number.POSITIVE_INFINITY;
     }
-    const monitor = this.monitor;
-    this.warning.arm(r, now, monitor !== undefined);
+    const monitor = this.hostMonitor;
+    this.socketWarning.arm(r, now, monitor !== undefined);
     const gate = r.plan.gate;
     if (gate === undefined) return true;
     const options = r.nodeOptions!;
@@ -176,7 +176,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
       requestDispatched(r, req); // it waited in the gate: tracked since then
       return;
     }
-    const monitor = this.monitor;
+    const monitor = this.hostMonitor;
     if (monitor !== undefined && !monitor.destroyed) {
       // The request's own listeners feed the monitor's state for it (fields of the request's state object, which keeps
       // its monitor, so a runtime `telemetry` switch never orphans a tracked request). A one-off 100-continue request is
@@ -198,12 +198,12 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   }
 
   requestSettled(r: InFlightRequest): void {
-    this.warning.clear(r);
+    this.socketWarning.clear(r);
   }
 
   requestFinished(r: InFlightRequest): void {
     this.idle.unwatch(r);
-    this.warning.clear(r);
+    this.socketWarning.clear(r);
     const tracked = r.core !== undefined;
     const lifecycle = this.currentSettings?.lifecycle;
     // Only a socket of a swept agent expires (a caller-owned agent without explicit limits is left alone).
@@ -228,7 +228,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
         at,
         this.sweep.armed ? this.sweep.at : Number.POSITIVE_INFINITY
       );
-      this.scheduler.cancel(this.sweep);
+      this.hostScheduler.cancel(this.sweep);
     }
     // Last: its slot goes to the head of its gate key's queue (dispatched by the gate's drain, this turn).
     if (r.gateKey !== undefined) r.plan.gate?.leave(r);
@@ -243,12 +243,12 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   }
 
   onWarningWindow(r: InFlightRequest): void {
-    this.warning.onWindow(r);
+    this.socketWarning.onWindow(r);
   }
 
   /** Telemetry for a socket the handler closed on purpose. */
   socketClosedByLimit(socket: Socket, reason: LifecycleCloseReason): void {
-    this.monitor?.noteSocketClose(socket, reason);
+    this.hostMonitor?.noteSocketClose(socket, reason);
   }
 
   /**
@@ -275,7 +275,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
 
   /** Stops the timer and forgets every deadline and watch. */
   stop(): void {
-    this.scheduler.stop();
+    this.hostScheduler.stop();
     this.idle.clear();
     this.sweepPendingAt = Number.POSITIVE_INFINITY;
     this.lastSampleAt = Number.NEGATIVE_INFINITY;
@@ -292,7 +292,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     if (at === Number.POSITIVE_INFINITY || (this.sweep.armed && this.sweep.at <= at)) return;
     // Armed as (at − D, D) with the handler's fixed limit D, so every re-arm lands on the same duration's list.
     const duration = (lifecycle.idleSocketTimeout || lifecycle.connectionLifetime) as number;
-    this.scheduler.arm(this.sweep, at - duration, duration);
+    this.hostScheduler.arm(this.sweep, at - duration, duration);
   }
 
   /** DeadlineOwner: the sweep deadline fired: close what expired, re-arm for the next free socket's expiry. */
@@ -309,7 +309,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   }
 
   private onTick(now: number): boolean {
-    const monitor = this.monitor;
+    const monitor = this.hostMonitor;
     if (monitor === undefined || this.currentSettings?.mode !== "interval") return false;
     if (now - this.lastSampleAt >= monitor.sampleIntervalMs - 1) {
       this.lastSampleAt = now;

@@ -62,7 +62,7 @@ export class Http2SessionPool
   readonly origins = new Map<string, Http2PoolOrigin>();
   readonly scheduler: DeadlineScheduler;
   readonly watch: Http2IdleWatch;
-  config: ResolvedHttp2Config | undefined = undefined;
+  poolConfig: ResolvedHttp2Config | undefined = undefined;
   monitor: Http2PoolMonitor | undefined = undefined;
   /** Streams started (queued included) and not yet closed. */
   inFlight = 0;
@@ -104,7 +104,7 @@ export class Http2SessionPool
     }
     if (req.isolated) {
       if (!req.eventStream) {
-        const max = this.config?.maxIsolatedSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
+        const max = this.poolConfig?.maxIsolatedSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
         if (origin.isolatedOpen >= max || origin.isolatedQueued > 0) {
           origin.enqueue(req);
           if (counters !== undefined) counters.monitor.enqueued(counters);
@@ -159,7 +159,7 @@ export class Http2SessionPool
       }
       return;
     }
-    const max = this.config?.maxIsolatedSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
+    const max = this.poolConfig?.maxIsolatedSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
     while (origin.isolatedQueued > 0 && origin.isolatedOpen < max) {
       const req = origin.dequeueIsolated() as Http2StreamRequest;
       try {
@@ -210,7 +210,7 @@ export class Http2SessionPool
 
   sessionSettings(entry: Http2PoolSession, settings: Settings): void {
     const peer = settings.maxConcurrentStreams;
-    const cap = this.config?.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
+    const cap = this.poolConfig?.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
     entry.peerMaxConcurrentStreams = typeof peer === "number" && peer < 0xffffffff ? peer : undefined;
     if (!entry.isolated) entry.streamLimit = Math.min(cap, entry.peerMaxConcurrentStreams ?? Number.POSITIVE_INFINITY);
     if (!entry.isolated) entry.origin.streamLimitHint = entry.streamLimit;
@@ -221,7 +221,7 @@ export class Http2SessionPool
       const now = this.now();
       entry.socketActiveAt = now;
       if (!entry.isolated) entry.origin.connecting--;
-      const sessionTimeout = this.config?.sessionTimeout;
+      const sessionTimeout = this.poolConfig?.sessionTimeout;
       if (sessionTimeout !== undefined) {
         this.watch.watch(entry, sessionTimeout, now);
       }
@@ -289,7 +289,7 @@ export class Http2SessionPool
 
   connectTimedOut(entry: Http2PoolSession): void {
     if (entry.state !== SESSION_CONNECTING) return;
-    const ms = this.config?.connectionTimeout;
+    const ms = this.poolConfig?.connectionTimeout;
     entry.error ??= sessionConnectTimeoutError(PACKAGE_PREFIX, entry.origin.name, ms);
     entry.closeReason = "connect_timeout";
     this.destroySession(entry, "connect_timeout");
@@ -387,7 +387,7 @@ export class Http2SessionPool
   }
 
   private openSession(origin: Http2PoolOrigin, isolated: boolean): Http2PoolSession {
-    const config = this.config;
+    const config = this.poolConfig;
     const connectOptions = config?.options.nodeHttp2ConnectOptions;
     const session: ClientHttp2Session =
       connectOptions === undefined || connectOptions === null
@@ -417,9 +417,9 @@ export class Http2SessionPool
   private maybeOpen(origin: Http2PoolOrigin, arriving = 0): void {
     const queued = origin.queued + arriving;
     if (queued === 0) return;
-    const max = this.config?.maxSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
+    const max = this.poolConfig?.maxSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
     if (origin.sessions.length >= max) return;
-    const cap = this.config?.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
+    const cap = this.poolConfig?.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
     const perSession = Math.min(cap, origin.streamLimitHint ?? ASSUMED_STREAMS_PER_SESSION);
     if (queued <= origin.connecting * perSession) return;
     this.openSession(origin, false);
@@ -470,7 +470,7 @@ export class Http2SessionPool
 
   /** Reports saturation transitions to the user's callbacks and logger (isolated: a throwing one changes nothing). */
   report(report: SaturationReport): void {
-    const config = this.config;
+    const config = this.poolConfig;
     if (config === undefined) return;
     const callback = report.state === "ok" ? config.onRecovery : config.onSaturation;
     if (typeof callback === "function") {

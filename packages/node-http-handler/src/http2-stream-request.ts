@@ -219,7 +219,7 @@ export class Http2StreamRequest
   entry: Http2PoolSession | undefined = undefined;
   stream: ClientHttp2Stream | undefined = undefined;
   /** The promise settled (resolved at the response, or rejected). */
-  settled = false;
+  hasSettled = false;
   /** It settled with the response: the stream is the caller's body now. */
   responded = false;
   /** `finish()` ran: terminal; nothing of this request is registered anywhere any more. */
@@ -389,8 +389,8 @@ export class Http2StreamRequest
       this.stream?.end();
     }
     this.noteProgress();
-    if (this.settled) return;
-    this.settled = true;
+    if (this.hasSettled) return;
+    this.hasSettled = true;
     this.responded = true;
     this.outcome = "completed";
     this.responseHeaders = headers;
@@ -494,8 +494,8 @@ export class Http2StreamRequest
    */
   end(outcome: RequestOutcome, error: unknown, beforeResponse: StreamEnd, afterResponse: StreamEnd): void {
     if (this.finished) return;
-    if (!this.settled) {
-      this.settled = true;
+    if (!this.hasSettled) {
+      this.hasSettled = true;
       this.outcome = outcome;
       this.failure = error;
       this.reject(error);
@@ -541,9 +541,9 @@ export class Http2StreamRequest
   finish(): void {
     if (this.finished) return;
     this.finished = true;
-    if (!this.settled) {
+    if (!this.hasSettled) {
       const error = http2NoResponseError(this.entry?.session.destroyed === true);
-      this.settled = true;
+      this.hasSettled = true;
       this.outcome = "failed";
       this.failure = error;
       this.reject(error);

@@ -42,7 +42,7 @@ let current: Setup | undefined;
 function setup(agentOptions: http.AgentOptions = {}): Setup {
   const runtime = new HandlerRuntime();
   const monitor = new Http1PoolMonitor();
-  runtime.monitor = monitor;
+  runtime.hostMonitor = monitor;
   const agent = new http.Agent({ keepAlive: true, ...agentOptions });
   const finished: InFlightRequest[] = [];
   const requestFinished = runtime.requestFinished.bind(runtime);
@@ -90,8 +90,8 @@ function start(
 
 /** Everything the request held is released: asserted on the real runtime, scheduler, monitor and signal. */
 function expectReleased(s: Setup, r: Started, signal?: AbortSignal): void {
-  expect(r.state.finished).toBe(true);
-  expect(r.state.settled).toBe(true);
+  expect(r.state.isFinished).toBe(true);
+  expect(r.state.hasSettled).toBe(true);
   expect(s.finished.filter((x) => x === r.state)).toHaveLength(1);
   // Telemetry's fields of the request: its close counted, off the monitor's queue and open-response lists and its socket.
   if (r.state.core !== undefined) {
@@ -109,7 +109,7 @@ function expectReleased(s: Setup, r: Started, signal?: AbortSignal): void {
 
 function runtimeIdle(s: Setup): void {
   expect(s.runtime.inFlightCount).toBe(0);
-  expect(s.runtime.scheduler.size).toBe(0);
+  expect(s.runtime.hostScheduler.size).toBe(0);
   expect(s.monitor.getStats().totals.inFlight).toBe(0);
 }
 
@@ -164,16 +164,16 @@ describe("InFlightRequest.finish(): one way out, reached from each entry point",
     const r = start(s, "/ok", controller.signal);
     expect(s.runtime.inFlightCount).toBe(1);
     // connection, request and acquisition deadlines armed on the shared scheduler; the abort listener is on.
-    expect(s.runtime.scheduler.size).toBeGreaterThanOrEqual(3);
+    expect(s.runtime.hostScheduler.size).toBeGreaterThanOrEqual(3);
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(1);
     await until(() => r.outcome !== undefined);
     const { response } = r.outcome!.value as { response: { statusCode: number; body: http.IncomingMessage } };
     expect(response.statusCode).toBe(200);
     // Settled but the body is still open: in flight until 'close'.
-    expect(r.state.finished).toBe(false);
+    expect(r.state.isFinished).toBe(false);
     expect(s.runtime.inFlightCount).toBe(1);
     response.body.resume();
-    await until(() => r.state.finished);
+    await until(() => r.state.isFinished);
     expectReleased(s, r, controller.signal);
     runtimeIdle(s);
     // A late call of any entry point changes nothing.
@@ -201,11 +201,11 @@ describe("InFlightRequest.finish(): one way out, reached from each entry point",
     expect(s.runtime.inFlightCount).toBe(1);
     expect(s.monitor.getStats().origins[0]).toMatchObject({ inFlight: 1, requests: { aborted: 1 } });
     // The held request is untouched, and ends by 'close' later.
-    expect(first.state.finished).toBe(false);
+    expect(first.state.isFinished).toBe(false);
     for (const res of held.splice(0)) res.end("ok");
     await until(() => first.outcome !== undefined);
     (first.outcome!.value as { response: { body: http.IncomingMessage } }).response.body.resume();
-    await until(() => first.state.finished);
+    await until(() => first.state.isFinished);
     expect(s.finished).toEqual([queued.state, first.state]);
     runtimeIdle(s);
   });
@@ -230,7 +230,7 @@ describe("InFlightRequest.finish(): one way out, reached from each entry point",
     await until(() => inFlight.state.req?.closed === true);
     expect(s.finished).toHaveLength(2);
     expect(s.runtime.inFlightCount).toBe(0);
-    expect(s.runtime.scheduler.ticking).toBe(false);
+    expect(s.runtime.hostScheduler.ticking).toBe(false);
   });
 
   it("a synchronous throw from http.request: rejects with it, finished once, the count never goes negative", async () => {
@@ -241,7 +241,7 @@ describe("InFlightRequest.finish(): one way out, reached from each entry point",
       throw thrown;
     });
     // Finished inside start(): before any Node request existed, nothing was armed or tracked.
-    expect(r.state.finished).toBe(true);
+    expect(r.state.isFinished).toBe(true);
     await until(() => r.outcome !== undefined);
     expect(r.outcome!.error).toBe(thrown);
     expect(r.state.req).toBeUndefined();
@@ -257,7 +257,7 @@ describe("InFlightRequest.finish(): one way out, reached from each entry point",
     expect(typeof legacy.onabort).toBe("function");
     await until(() => r.outcome !== undefined);
     (r.outcome!.value as { response: { body: http.IncomingMessage } }).response.body.resume();
-    await until(() => r.state.finished);
+    await until(() => r.state.isFinished);
     expect(legacy.onabort).toBeNull();
 
     // The caller replaced onabort while the request ran: finish() leaves the caller's handler alone.
@@ -267,7 +267,7 @@ describe("InFlightRequest.finish(): one way out, reached from each entry point",
     other.onabort = callers;
     await until(() => r2.outcome !== undefined);
     (r2.outcome!.value as { response: { body: http.IncomingMessage } }).response.body.resume();
-    await until(() => r2.state.finished);
+    await until(() => r2.state.isFinished);
     expect(other.onabort).toBe(callers);
     runtimeIdle(s);
   });
@@ -284,7 +284,7 @@ describe("InFlightRequest.finish(): one way out, reached from each entry point",
     legacy.onabort?.();
     await until(() => r.outcome !== undefined);
     expect(r.outcome!.error).toMatchObject({ name: "AbortError" });
-    await until(() => r.state.finished);
+    await until(() => r.state.isFinished);
     expect(legacy.onabort).toBeNull();
     expect(s.finished).toEqual([r.state]);
     runtimeIdle(s);
@@ -308,7 +308,7 @@ describe("InFlightRequest in the handler's gate: every deadline, abort and destr
     };
     const queued = start(s, "/ok", signal, counting, plan(overrides));
     expect(gate.queued).toBe(1);
-    expect(queued.state.gateQueued).toBe(true);
+    expect(queued.state.inGateQueue).toBe(true);
     expect(queued.state.req).toBeUndefined();
     expect(Object.keys(s.agent.requests)).toEqual([]);
     // Counted by the monitor as queued, from start().
@@ -334,7 +334,7 @@ describe("InFlightRequest in the handler's gate: every deadline, abort and destr
     for (const res of held.splice(0)) res.end("ok");
     await until(() => q.first.outcome !== undefined);
     (q.first.outcome!.value as { response: { body: http.IncomingMessage } }).response.body.resume();
-    await until(() => q.first.state.finished);
+    await until(() => q.first.state.isFinished);
     expect(q.gate.total).toBe(0);
     runtimeIdle(q.s);
   }
@@ -405,7 +405,7 @@ describe("InFlightRequest in the handler's gate: every deadline, abort and destr
     const { response } = q.queued.outcome!.value as { response: { statusCode: number; body: http.IncomingMessage } };
     expect(response.statusCode).toBe(200);
     response.body.resume();
-    await until(() => q.queued.state.finished && q.first.state.finished);
+    await until(() => q.queued.state.isFinished && q.first.state.isFinished);
     expect(q.gate.total).toBe(0);
     // The freed socket was reused: one connection for both.
     expect(q.s.monitor.getStats().origins[0].sockets).toMatchObject({

@@ -102,9 +102,9 @@ export class InFlightRequest
   implements DeadlineOwner<DeadlineKind>, IdleWatcher, WarnedRequest, GatedRequest, RequestState
 {
   /** The promise has been resolved or rejected. */
-  settled = false;
+  hasSettled = false;
   /** `finish()` ran: nothing of this request is registered anywhere any more. */
-  finished = false;
+  isFinished = false;
   req: ClientRequest | undefined = undefined;
   res: IncomingMessage | undefined = undefined;
   /** `timing.now()` ms at `start()`. */
@@ -114,8 +114,8 @@ export class InFlightRequest
   private connection: Deadline<DeadlineKind> | undefined = undefined;
   private request: Deadline<DeadlineKind> | undefined = undefined;
   continueWait: Deadline<DeadlineKind> | undefined = undefined;
-  acquire: Deadline<DeadlineKind> | undefined = undefined;
-  warning: Deadline<DeadlineKind> | undefined = undefined;
+  acquireDeadline: Deadline<DeadlineKind> | undefined = undefined;
+  usageWarning: Deadline<DeadlineKind> | undefined = undefined;
   warningTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   // IdleWatcher fields (the host's idle watch, `socketTimeout`).
   idleDeadline: Deadline<IdleWatcher> | undefined = undefined;
@@ -156,7 +156,7 @@ export class InFlightRequest
   private legacyOnAbort: (() => void) | undefined = undefined;
   // GatedRequest fields (the plan's `AgentGate`): the key counted under and, while queued, the FIFO links.
   gateKey: GateKey | undefined = undefined;
-  gateQueued = false;
+  inGateQueue = false;
   gatePrev: InFlightRequest | undefined = undefined;
   gateNext: InFlightRequest | undefined = undefined;
   /** Kept from `start()` until the Node request is created (at once, or when the gate dispatches it). */
@@ -213,7 +213,7 @@ export class InFlightRequest
     const options = this.nodeOptions!;
     this.requestFunc = undefined;
     this.nodeOptions = undefined;
-    if (this.finished) return;
+    if (this.isFinished) return;
     const host = this.host;
     host.requestDispatching(this, now);
     let req: ClientRequest;
@@ -254,7 +254,7 @@ export class InFlightRequest
       else signal.onabort = this.legacyOnAbort = () => this.handleEvent();
     }
 
-    const scheduler = host.scheduler;
+    const scheduler = host.hostScheduler;
     if (plan.connectionTimeout) {
       this.connection = new Deadline(this, DeadlineKind.Connection);
       scheduler.arm(this.connection, now, plan.connectionTimeout);
@@ -264,8 +264,8 @@ export class InFlightRequest
       scheduler.arm(this.request, now, plan.requestTimeout);
     }
     if (plan.socketAcquisitionTimeout) {
-      this.acquire = new Deadline(this, DeadlineKind.Acquire);
-      scheduler.arm(this.acquire, now, plan.socketAcquisitionTimeout);
+      this.acquireDeadline = new Deadline(this, DeadlineKind.Acquire);
+      scheduler.arm(this.acquireDeadline, now, plan.socketAcquisitionTimeout);
     }
     if (plan.expectContinue && !plan.externalAgent) {
       // Upstream's race: send the body on '100 Continue' or after max(6 s, requestTimeout); never on response/error.
@@ -280,17 +280,17 @@ export class InFlightRequest
 
   /** EventListener interface: the abort signal fired. */
   handleEvent(): void {
-    if (this.finished) return;
+    if (this.isFinished) return;
     this.giveUp(buildAbortError(this.abortSignal), "aborted", false);
   }
 
   onDeadline(kind: DeadlineKind, now: number): void {
     // `req` is undefined while the request waits in the handler's gate (every deadline acts then too).
     const req = this.req;
-    if (this.finished || (req === undefined && !this.gateQueued)) return;
+    if (this.isFinished || (req === undefined && !this.inGateQueue)) return;
     switch (kind) {
       case DeadlineKind.Connection:
-        if (!this.settled) {
+        if (!this.hasSettled) {
           const plan = this.plan;
           const detail = req?.socket
             ? undefined
@@ -299,7 +299,7 @@ export class InFlightRequest
         }
         return;
       case DeadlineKind.Request:
-        if (this.settled) return;
+        if (this.hasSettled) return;
         if (this.plan.throwOnRequestTimeout) {
           this.giveUp(requestTimeoutError(PACKAGE_PREFIX, this.plan.requestTimeout), "timed_out", true);
         } else {
@@ -313,7 +313,7 @@ export class InFlightRequest
         if (req !== undefined && !req.destroyed && !this.res) this.writeBodyOrFail();
         return;
       case DeadlineKind.Acquire:
-        if (!this.settled && !req?.socket) {
+        if (!this.hasSettled && !req?.socket) {
           const plan = this.plan;
           const error = acquisitionTimeoutError(
             PACKAGE_PREFIX,
@@ -326,7 +326,7 @@ export class InFlightRequest
         }
         return;
       case DeadlineKind.Warning:
-        if (!this.settled) this.host.onWarningWindow(this);
+        if (!this.hasSettled) this.host.onWarningWindow(this);
         return;
       default:
         assertNever(kind);
@@ -341,7 +341,7 @@ export class InFlightRequest
   /** IdleWatcher: `socketTimeout` expired with no byte moved on the socket. */
   onIdleTimeout(): void {
     const req = this.req;
-    if (req === undefined || this.finished) return;
+    if (req === undefined || this.isFinished) return;
     const res = this.res;
     if (res?.complete) {
       req.socket?.destroy();
@@ -378,9 +378,9 @@ export class InFlightRequest
    * as upstream's does when its agent is destroyed (the socket is destroyed; the body stream errors).
    */
   destroyByHandler(): void {
-    if (this.finished) return;
+    if (this.isFinished) return;
     const req = this.req;
-    const queued = req === undefined ? this.gateQueued : !req.socket && leaveAgentQueue(this.plan.agent, req);
+    const queued = req === undefined ? this.inGateQueue : !req.socket && leaveAgentQueue(this.plan.agent, req);
     const error = handlerDestroyedError(
       PACKAGE_PREFIX,
       queued
@@ -397,8 +397,8 @@ export class InFlightRequest
 
   /** Resolves or rejects once; cancels every deadline that only matters until settlement. */
   settle(value: unknown, isError: boolean): void {
-    if (this.settled) return;
-    this.settled = true;
+    if (this.hasSettled) return;
+    this.hasSettled = true;
     this.cancelDeadlines();
     this.host.requestSettled(this);
     if (isError) this.error = value;
@@ -413,9 +413,9 @@ export class InFlightRequest
    * signal does not keep this request alive) and releases everything the host holds for the request.
    */
   finish(error?: unknown): void {
-    if (this.finished) return;
-    this.finished = true;
-    if (!this.settled) this.settle(error ?? closedBeforeResponseError(PACKAGE_PREFIX), true);
+    if (this.isFinished) return;
+    this.isFinished = true;
+    if (!this.hasSettled) this.settle(error ?? closedBeforeResponseError(PACKAGE_PREFIX), true);
     else this.cancelDeadlines();
     const signal = this.abortSignal;
     if (signal) {
@@ -430,10 +430,10 @@ export class InFlightRequest
   }
 
   private cancelDeadlines(): void {
-    const scheduler = this.host.scheduler;
+    const scheduler = this.host.hostScheduler;
     if (this.connection) scheduler.cancel(this.connection);
     if (this.request) scheduler.cancel(this.request);
-    if (this.acquire) scheduler.cancel(this.acquire);
+    if (this.acquireDeadline) scheduler.cancel(this.acquireDeadline);
     if (this.continueWait) scheduler.cancel(this.continueWait);
   }
 
@@ -451,14 +451,14 @@ export class InFlightRequest
    * `timing.now()` reading at the event, if it took one).
    */
   connected(socket: Socket, now?: number): void {
-    if (this.plan.socketTimeout && !this.finished && !this.req?.destroyed) {
+    if (this.plan.socketTimeout && !this.isFinished && !this.req?.destroyed) {
       this.host.watchIdle(this, socket, now ?? timing.now());
     }
   }
 
   /** The connection is established (TCP, plus TLS for https): `connectionTimeout` no longer applies. */
   socketReady(): void {
-    if (this.connection) this.host.scheduler.cancel(this.connection);
+    if (this.connection) this.host.hostScheduler.cancel(this.connection);
   }
 }
 
@@ -478,7 +478,7 @@ function onResponse(this: ClientRequest, res: IncomingMessage): void {
     this.shouldKeepAlive = false;
     state.host.socketClosedByLimit(socket, "max_lifetime");
   }
-  if (state.settled) return;
+  if (state.hasSettled) return;
   const response = new HttpResponse({
     statusCode: res.statusCode || -1,
     reason: res.statusMessage,
@@ -491,7 +491,7 @@ function onResponse(this: ClientRequest, res: IncomingMessage): void {
 function onRequestError(this: ClientRequest, error: NodeJS.ErrnoException): void {
   const state: InFlightRequest = (this as any)[kState];
   if (state.core !== undefined) requestError(state);
-  if (state.settled) return;
+  if (state.hasSettled) return;
   // ECONNRESET / EPIPE / ETIMEDOUT become TimeoutErrors, as upstream relabels them.
   state.settle(relabelSocketError(error), true);
 }
@@ -500,7 +500,7 @@ function onRequestContinue(this: ClientRequest): void {
   const state: InFlightRequest = (this as any)[kState];
   const deadline = state.continueWait;
   if (deadline === undefined || !deadline.armed) return;
-  state.host.scheduler.cancel(deadline);
+  state.host.hostScheduler.cancel(deadline);
   if (!this.destroyed && !state.res) state.writeBodyOrFail();
 }
 
@@ -512,8 +512,8 @@ function onRequestSocket(this: ClientRequest, socket: Socket): void {
   // One clock reading for whatever wants one here: telemetry, the socket's age stamp, a connected socket's idle watch.
   const now = tracked || plan.connectionLifetime || (!connecting && plan.socketTimeout) ? timing.now() : 0;
   if (tracked) requestSocket(state, socket, now);
-  const acquire = state.acquire;
-  if (acquire) state.host.scheduler.cancel(acquire);
+  const acquire = state.acquireDeadline;
+  if (acquire) state.host.hostScheduler.cancel(acquire);
   enableTcpKeepAlive(socket, plan.agent);
   if (plan.connectionLifetime) stampSocket(socket, now);
   if (connecting) {

@@ -65,12 +65,12 @@ async function drain(total: number): Promise<void> {
 }
 
 function runtimeOf(handler: NodeHttpHandler) {
-  return (handler as any).runtime as { scheduler: { ticking: boolean; size: number }; inFlightCount: number };
+  return (handler as any).runtime as { hostScheduler: { ticking: boolean; size: number }; inFlightCount: number };
 }
 
 /** Every native timer `spy` saw created went to the handler's one scheduler (none per request). */
 function onlySchedulerTimers(spy: { mock: { calls: unknown[][] } }, handler: NodeHttpHandler): boolean {
-  return spy.mock.calls.every((call) => call[2] === runtimeOf(handler).scheduler);
+  return spy.mock.calls.every((call) => call[2] === runtimeOf(handler).hostScheduler);
 }
 
 describe("NodeHttpHandler timers (fake timers)", () => {
@@ -102,7 +102,7 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     expect(setTimeout).toHaveBeenCalledTimes(1);
     expect(onlySchedulerTimers(setTimeout, handler)).toBe(true);
     expect(vi.getTimerCount()).toBe(1);
-    expect(runtimeOf(handler).scheduler.ticking).toBe(true);
+    expect(runtimeOf(handler).hostScheduler.ticking).toBe(true);
     await drain(50);
     expect((await Promise.all(pending)).filter(Boolean)).toEqual([]);
     // 50 requests (and 50 free-socket sweeps armed later than the sample tick): still that one timer.
@@ -114,10 +114,10 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     const setTimeout = vi.spyOn(timing, "setTimeout");
     handler = new NodeHttpHandler();
     await consume(handler.handle(get()));
-    expect(runtimeOf(handler).scheduler.ticking).toBe(true);
+    expect(runtimeOf(handler).hostScheduler.ticking).toBe(true);
     // The sample tick (due at 1 s) finds nothing to do and is not re-armed; the free socket keeps no timer.
     vi.advanceTimersByTime(1000 + CONFIRM_MS);
-    expect(runtimeOf(handler).scheduler.ticking).toBe(false);
+    expect(runtimeOf(handler).hostScheduler.ticking).toBe(false);
     expect(vi.getTimerCount()).toBe(0);
     expect(onlySchedulerTimers(setTimeout, handler)).toBe(true);
     const calls = setTimeout.mock.calls.length;
@@ -183,10 +183,10 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     handler = new NodeHttpHandler({ requestTimeout: 60_000 });
     const p = handler.handle(get("/hold"));
     await serverSaw(1);
-    expect(runtimeOf(handler).scheduler.ticking).toBe(true);
+    expect(runtimeOf(handler).hostScheduler.ticking).toBe(true);
     handler.destroy();
     expect(clearTimeout).toHaveBeenCalled();
-    expect(runtimeOf(handler).scheduler.ticking).toBe(false);
+    expect(runtimeOf(handler).hostScheduler.ticking).toBe(false);
     await expect(p).rejects.toThrow();
     expect(vi.getTimerCount()).toBe(0);
   });
@@ -260,7 +260,7 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     expect(onRecovery).toHaveBeenCalledTimes(1);
     expect(handler.getPoolStats().origins[0].saturation.state).toBe("ok");
     // Idle again: the timer lapsed by itself.
-    expect(runtimeOf(handler).scheduler.ticking).toBe(false);
+    expect(runtimeOf(handler).hostScheduler.ticking).toBe(false);
   });
 
   it("interval mode: a Promise.all batch that drains never warns", async () => {
@@ -293,7 +293,7 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     const warningTimers = setTimeout.mock.calls.filter((c) => c[1] === 2000 + 3100);
     expect(warningTimers).toHaveLength(3);
     // connectionTimeout still runs on the shared scheduler: its one timer, not one per request.
-    const scheduler = runtimeOf(handler).scheduler;
+    const scheduler = runtimeOf(handler).hostScheduler;
     expect(setTimeout.mock.calls.filter((c) => c[2] === scheduler)).toHaveLength(1);
     expect(setTimeout).toHaveBeenCalledTimes(4);
   });
@@ -355,7 +355,7 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     const setTimeout = vi.spyOn(timing, "setTimeout");
     handler = new NodeHttpHandler({ httpAgent: { maxSockets: 5 } });
     await consume(handler.handle(get()));
-    expect(runtimeOf(handler).scheduler.ticking).toBe(true);
+    expect(runtimeOf(handler).hostScheduler.ticking).toBe(true);
     expect(setTimeout).toHaveBeenCalledTimes(1); // the scheduler's (sample tick)
     handler.updateHttpClientConfig("socketMonitor", "per-request");
     await consume(handler.handle(get()));
@@ -364,7 +364,7 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     await consume(handler.handle(get()));
     expect(setTimeout).toHaveBeenCalledTimes(2);
     vi.advanceTimersByTime(1000 + CONFIRM_MS);
-    expect(runtimeOf(handler).scheduler.ticking).toBe(false);
+    expect(runtimeOf(handler).hostScheduler.ticking).toBe(false);
     expect(vi.getTimerCount()).toBe(0);
     expect(() => handler!.updateHttpClientConfig("socketMonitor", "fast")).toThrow(
       /invalid option socketMonitor: "fast"/

@@ -40,7 +40,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   private config?: ResolvedHandlerConfig;
   private configProvider: Promise<ResolvedHandlerConfig>;
   private lastConfig?: ResolvedHandlerConfig;
-  private externalAgent = false;
+  private agentIsExternal = false;
   private readonly runtime = new HandlerRuntime();
   /**
    * Incremented by every `destroy()`. A `handle()` still in its first-time setup (config provider, lazily created
@@ -48,7 +48,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
    * a `HandlerDestroyedError` and opens no connection.
    */
   private destroyGeneration = 0;
-  /** The handler's monitor, also while `telemetry` is off (then `runtime.monitor` is `undefined`). */
+  /** The handler's monitor, also while `telemetry` is off (then the runtime has none). */
   private monitorInstance: Http1PoolMonitor | undefined = undefined;
   /**
    * Provider form only, until the provider resolves: the monitor updates made meanwhile through
@@ -58,11 +58,11 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   private pendingMonitorUpdates: Array<[string, unknown]> | undefined = undefined;
   /** Shared plans of the current config (see `cachedPlan`). */
   private readonly plans: {
-    config: ResolvedHandlerConfig | undefined;
+    planConfig: ResolvedHandlerConfig | undefined;
     externalAgent: boolean;
     http: RequestPlan | undefined;
     https: RequestPlan | undefined;
-  } = { config: undefined, externalAgent: false, http: undefined, https: undefined };
+  } = { planConfig: undefined, externalAgent: false, http: undefined, https: undefined };
   private readonly lastOrigin: {
     isSSL: boolean;
     hostname: string | undefined;
@@ -103,7 +103,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       // and runtime monitor updates work before the first handle().
       this.pendingMonitorUpdates = [];
       this.monitorInstance = this.newMonitor(undefined);
-      this.runtime.monitor = this.monitorInstance;
+      this.runtime.hostMonitor = this.monitorInstance;
       this.configProvider = options().then((resolved) => this.resolveConfig(resolved));
       // The rejection is surfaced by handle(); do not let an unused handler raise an unhandled rejection.
       this.configProvider.catch(() => {});
@@ -195,7 +195,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
         ? this.cachedPlan(config, isSSL)
         : this.buildPlan(config, isSSL, requestTimeout ?? config.requestTimeout, expectContinue);
     const agent = plan.agent;
-    const origin = this.runtime.monitor === undefined ? "" : this.originOf(isSSL, request.hostname, request.port);
+    const origin = this.runtime.hostMonitor === undefined ? "" : this.originOf(isSSL, request.hostname, request.port);
 
     let path = request.path;
     const query = request.query;
@@ -247,9 +247,9 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
    */
   private cachedPlan(config: ResolvedHandlerConfig, isSSL: boolean): RequestPlan {
     const cache = this.plans;
-    if (cache.config !== config || cache.externalAgent !== this.externalAgent) {
-      cache.config = config;
-      cache.externalAgent = this.externalAgent;
+    if (cache.planConfig !== config || cache.externalAgent !== this.agentIsExternal) {
+      cache.planConfig = config;
+      cache.externalAgent = this.agentIsExternal;
       cache.http = cache.https = undefined;
     }
     let plan = isSSL ? cache.https : cache.http;
@@ -268,7 +268,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     expectContinue: boolean
   ): RequestPlan {
     let agent: Agent = isSSL ? config.httpsAgent : (config.httpAgent as Agent);
-    const externalAgent = this.externalAgent;
+    const externalAgent = this.agentIsExternal;
     let oneOffAgent = false;
     if (expectContinue && !externalAgent) {
       // PR smithy-typescript#1754: wait for 100-continue on a private agent so pooled sockets are not held.
@@ -330,7 +330,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
    */
   public getPoolStats(options?: GetStatsOptions): PoolStats {
     return (
-      this.runtime.monitor?.getStats(options) ?? {
+      this.runtime.hostMonitor?.getStats(options) ?? {
         takenAt: timing.now(),
         origins: [],
         totals: { active: 0, idle: 0, queued: 0, inFlight: 0, saturatedOrigins: 0 },
@@ -344,7 +344,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
    * outlives `destroy()`, so the final counters stay readable.
    */
   public get poolMonitor(): Http1PoolMonitor | undefined {
-    return this.runtime.monitor;
+    return this.runtime.hostMonitor;
   }
 
   /**
@@ -391,14 +391,14 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
 
   private resolveConfig(options: NodeHttpHandlerOptions | void | undefined): ResolvedHandlerConfig {
     const config = resolveHandlerConfig(options, () => {
-      this.externalAgent = true;
+      this.agentIsExternal = true;
     });
     const pending = this.pendingMonitorUpdates;
     if (this.monitorInstance === undefined) {
       // Built even with `telemetry: false` (it holds no timer and tracks nothing until used): the saturation options
       // are validated the same way in both cases, and `updateHttpClientConfig("telemetry", true)` can switch it on.
       this.monitorInstance = this.newMonitor(options);
-      this.runtime.monitor = options?.telemetry === false ? undefined : this.monitorInstance;
+      this.runtime.hostMonitor = options?.telemetry === false ? undefined : this.monitorInstance;
     } else if (pending !== undefined) {
       // The provider resolved: its options first (validated like the constructor's), then the updates made meanwhile.
       this.pendingMonitorUpdates = undefined;
@@ -407,7 +407,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
         onSaturation: options?.onSaturation ?? undefined,
         onRecovery: options?.onRecovery ?? undefined,
       });
-      this.runtime.monitor = options?.telemetry === false ? undefined : this.monitorInstance;
+      this.runtime.hostMonitor = options?.telemetry === false ? undefined : this.monitorInstance;
       for (const [key, value] of pending) this.applyMonitorUpdate(key, value);
     }
     return config;
@@ -421,7 +421,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       onRecovery: options?.onRecovery ?? undefined,
       messagePrefix: `${PACKAGE_PREFIX}:WARN - `,
       // The logger can change later (Symbol.for("logger")): resolve it at warning time.
-      logger: { warn: (message: string) => (runtime.settings?.logger ?? console)?.warn?.(message) },
+      logger: { warn: (message: string) => (runtime.runtimeSettings?.logger ?? console)?.warn?.(message) },
     });
   }
 
@@ -429,8 +429,9 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   private applyMonitorUpdate(key: string, value: unknown): void {
     if (key === "telemetry") {
       // Applies to requests started from now on; requests already tracked keep reporting to the monitor.
-      this.runtime.monitor = value === false ? undefined : this.monitorInstance;
-      if (this.runtime.monitor !== undefined && this.runtime.inFlightCount > 0) this.runtime.scheduler.ensureTicking();
+      this.runtime.hostMonitor = value === false ? undefined : this.monitorInstance;
+      if (this.runtime.hostMonitor !== undefined && this.runtime.inFlightCount > 0)
+        this.runtime.hostScheduler.ensureTicking();
     } else {
       (this.monitorInstance as Http1PoolMonitor).applyHandlerOption(key as MonitorHandlerOption, value, PACKAGE_PREFIX);
     }
@@ -439,7 +440,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   private applyRuntimeSettings(config: ResolvedHandlerConfig): void {
     const window =
       config.socketAcquisitionWarningTimeout ?? (config.requestTimeout ?? 2000) + (config.connectionTimeout ?? 1000);
-    this.runtime.settings = {
+    this.runtime.runtimeSettings = {
       mode: config.socketMonitor,
       warningWindowMs: window,
       logger: config.logger,

@@ -108,7 +108,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
 
   private apply(config: ResolvedHttp2Config): void {
     this.config = config;
-    this.pool.config = config;
+    this.pool.poolConfig = config;
     if (!config.telemetry) {
       // Only before any origin exists (a provider's first resolution): origins keep the counters they were built with.
       if (this.pool.origins.size === 0) this.monitor = this.pool.monitor = undefined;
@@ -122,7 +122,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
   }
 
   private newMonitor(config: ResolvedHttp2Config | undefined, detect: boolean): Http2PoolMonitor {
-    return new Http2PoolMonitor(() => this.pool.config, detect, this.monitorOptions(config));
+    return new Http2PoolMonitor(() => this.pool.poolConfig, detect, this.monitorOptions(config));
   }
 
   /**

@@ -15,9 +15,9 @@ import type { LifecycleCloseReason } from "./socket-lifecycle";
  */
 export interface RequestHost<R> {
   /** The handler's shared deadline scheduler. */
-  readonly scheduler: DeadlineScheduler;
+  readonly hostScheduler: DeadlineScheduler;
   /** Per-origin telemetry; `undefined` with `telemetry: false`. */
-  readonly monitor: Http1PoolMonitor | undefined;
+  readonly hostMonitor: Http1PoolMonitor | undefined;
   /**
    * At `start()`: count it in flight and ask the plan's gate (if any) for a slot. Returns true when the Node request
    * may be created now; false: it waits in the gate, which calls `dispatchFromGate()` when its turn comes.

@@ -89,7 +89,7 @@ describe("socket lifecycle limits (fake timers)", () => {
     const staleClosed = new Promise((resolve) => stale.once("close", resolve));
     // Idle handler: no timer is kept for the free socket (the sample tick lapses at 1 s and is not re-armed).
     vi.advanceTimersByTime(1000 + CONFIRM_MS);
-    expect((handler as any).runtime.scheduler.ticking).toBe(false);
+    expect((handler as any).runtime.hostScheduler.ticking).toBe(false);
     expect(vi.getTimerCount()).toBe(0);
     vi.advanceTimersByTime(3000);
     expect(stale.destroyed).toBe(false);
@@ -155,7 +155,7 @@ describe("socket lifecycle limits (fake timers)", () => {
   it("a caller-owned agent left alone costs its requests no sweep: nothing is armed for its freed sockets", async () => {
     const external = new http.Agent({ keepAlive: true });
     handler = new NodeHttpHandler({ httpAgent: external });
-    const scheduler = (handler as unknown as { runtime: { scheduler: { size: number } } }).runtime.scheduler;
+    const scheduler = (handler as unknown as { runtime: { hostScheduler: { size: number } } }).runtime.hostScheduler;
     const holding = new Promise<void>((resolve) => (heldWaiter = resolve));
     const inFlight = roundTrip(handler, "/hold");
     await holding;

@@ -18,7 +18,7 @@ function busyAgent(active: number, queued: number): Agent {
 function request(agent: Agent, logger?: { warn: (m: string) => void }): WarnedRequest & { windows: number } {
   const r = {
     plan: { agent, oneOffAgent: false, logger } as unknown as RequestPlan,
-    warning: undefined,
+    usageWarning: undefined,
     warningTimer: undefined,
     windows: 0,
     onDeadline() {
@@ -54,7 +54,7 @@ describe("SocketUsageWarning", () => {
   it('"interval" without telemetry: a Deadline of at least MIN_WARNING_WINDOW_MS, then upstream\'s check', () => {
     const agent = busyAgent(1, 2);
     const s = settings("interval", agent);
-    warning.settings = s;
+    warning.warningSettings = s;
     const r = request(agent);
     warning.arm(r, timing.now(), false);
     expect(scheduler.size).toBe(1);
@@ -67,12 +67,12 @@ describe("SocketUsageWarning", () => {
 
   it('"interval" with telemetry arms nothing per request; "off" and infinite pools arm nothing at all', () => {
     const agent = busyAgent(1, 2);
-    warning.settings = settings("interval", agent);
+    warning.warningSettings = settings("interval", agent);
     warning.arm(request(agent), timing.now(), true);
     expect(scheduler.size).toBe(0);
-    warning.settings = settings("off", agent);
+    warning.warningSettings = settings("off", agent);
     warning.arm(request(agent), timing.now(), false);
-    warning.settings = settings("interval", agent);
+    warning.warningSettings = settings("interval", agent);
     warning.arm(request(new Agent()), timing.now(), false);
     expect(scheduler.size).toBe(0);
     // The detector samples on its owner's tick (this scheduler has none): no timer, nothing per request.
@@ -82,7 +82,7 @@ describe("SocketUsageWarning", () => {
   it('"per-request": upstream\'s native timer per request, cleared by clear()', () => {
     const agent = busyAgent(1, 2);
     const logger = { warn: vi.fn() };
-    warning.settings = { ...settings("per-request", agent), warningWindowMs: 3000 };
+    warning.warningSettings = { ...settings("per-request", agent), warningWindowMs: 3000 };
     const r = request(agent, logger);
     warning.arm(r, timing.now(), true);
     expect(r.warningTimer).toBeDefined();
@@ -96,7 +96,7 @@ describe("SocketUsageWarning", () => {
 
   it("a throwing logger is isolated", () => {
     const agent = busyAgent(1, 2);
-    warning.settings = settings("interval", agent, {
+    warning.warningSettings = settings("interval", agent, {
       warn: vi.fn(() => {
         throw new Error("logger down");
       }),

@@ -32,7 +32,7 @@ import type { SocketMonitorMode } from "@sockeye/pool-monitor";
 export interface WarnedRequest extends DeadlineOwner<DeadlineKind> {
   readonly plan: RequestPlan;
   /** `"interval"` mode without telemetry: the window on the shared scheduler. */
-  warning: Deadline<DeadlineKind> | undefined;
+  usageWarning: Deadline<DeadlineKind> | undefined;
   /** `"per-request"` mode: upstream's native timer. */
   warningTimer: ReturnType<typeof setTimeout> | undefined;
 }
@@ -57,7 +57,7 @@ export class SocketUsageWarning {
   /** Upstream's per-handler warning timestamp (wall clock ms), shared by both agents. */
   timestamp = 0;
   /** Set by the handler whenever its config is (re)resolved; `undefined` before the first `handle()`. */
-  settings: SocketUsageWarningSettings | undefined = undefined;
+  warningSettings: SocketUsageWarningSettings | undefined = undefined;
 
   /**
    * @param gateOf - the handler's gate in front of an agent, if any: its queued requests count as enqueued with
@@ -74,7 +74,7 @@ export class SocketUsageWarning {
    * monitor's detector does the job on the shared tick).
    */
   arm(r: WarnedRequest, now: number, monitored: boolean): void {
-    const settings = this.settings;
+    const settings = this.warningSettings;
     if (settings === undefined || settings.mode === "off" || r.plan.oneOffAgent) return;
     const maxSockets = r.plan.agent.maxSockets;
     if (typeof maxSockets !== "number" || maxSockets === Number.POSITIVE_INFINITY) return;
@@ -87,13 +87,13 @@ export class SocketUsageWarning {
       this.scheduler.ensureTicking();
       return;
     }
-    r.warning ??= new Deadline<DeadlineKind>(r, DeadlineKind.Warning);
-    this.scheduler.arm(r.warning, now, Math.max(MIN_WARNING_WINDOW_MS, settings.warningWindowMs));
+    r.usageWarning ??= new Deadline<DeadlineKind>(r, DeadlineKind.Warning);
+    this.scheduler.arm(r.usageWarning, now, Math.max(MIN_WARNING_WINDOW_MS, settings.warningWindowMs));
   }
 
   /** The request settled: its window no longer matters. */
   clear(r: WarnedRequest): void {
-    if (r.warning !== undefined) this.scheduler.cancel(r.warning);
+    if (r.usageWarning !== undefined) this.scheduler.cancel(r.usageWarning);
     if (r.warningTimer !== undefined) {
       timing.clearTimeout(r.warningTimer);
       r.warningTimer = undefined;
@@ -102,7 +102,7 @@ export class SocketUsageWarning {
 
   /** A request waited the whole window without settling: run upstream's check. */
   onWindow(r: WarnedRequest): void {
-    const settings = this.settings;
+    const settings = this.warningSettings;
     if (settings === undefined) return;
     if (settings.mode === "per-request") {
       this.timestamp = checkSocketUsage(r.plan.agent, this.timestamp, r.plan.logger, undefined, r.plan.gate);

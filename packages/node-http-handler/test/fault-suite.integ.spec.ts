@@ -230,8 +230,8 @@ async function runBetween(impl: Impl, kind: ServerKind, scenario: Scenario): Pro
     const after = await settleAll(ctx.pending, CAP_MS);
     if (scenario.noDestroy && impl === "sockeye") {
       // Not destroyed: the interval stops itself at the first tick that finds nothing to do.
-      const runtime = (handler as unknown as { runtime: { scheduler: { ticking: boolean } } }).runtime;
-      await waitFor(() => !runtime.scheduler.ticking, "the interval to stop itself", CAP_MS).catch(() => {});
+      const runtime = (handler as unknown as { runtime: { hostScheduler: { ticking: boolean } } }).runtime;
+      await waitFor(() => !runtime.hostScheduler.ticking, "the interval to stop itself", CAP_MS).catch(() => {});
     }
     const open = () => server.openConnections + silent.openConnections;
     if (scenario.noDestroy) {
@@ -271,8 +271,8 @@ function internals(handler: NodeHttpHandler): NonNullable<RunResult["internal"]>
   const totals = handler.getPoolStats().totals;
   return {
     inFlight: runtime.inFlightCount,
-    armed: runtime.scheduler.size,
-    ticking: runtime.scheduler.ticking,
+    armed: runtime.hostScheduler.size,
+    ticking: runtime.hostScheduler.ticking,
     monitorInFlight: totals.inFlight,
     monitorQueued: totals.queued,
   };
@@ -628,8 +628,8 @@ const SCENARIOS: Scenario[] = [
       if (ctx.impl === "sockeye") {
         const runtime = (ctx.handler as any).runtime;
         // Two warning windows (telemetry off: no detector), no native timer, the interval running.
-        ctx.notes.armedBeforeDestroy = runtime.scheduler.size;
-        ctx.notes.tickingBeforeDestroy = runtime.scheduler.ticking;
+        ctx.notes.armedBeforeDestroy = runtime.hostScheduler.size;
+        ctx.notes.tickingBeforeDestroy = runtime.hostScheduler.ticking;
         ctx.notes.poolStats = (ctx.handler as NodeHttpHandler).getPoolStats().origins.length;
       }
       ctx.handler.destroy();

@@ -226,7 +226,7 @@ describe.each<ServerKind>(["http", "https"])("handler queue over %s", (kind) => 
     await waitFor(() => server.openConnections === 0, "connections closed");
     await new Promise((resolve) => setImmediate(resolve));
     expect(activeResources().timers).toBeLessThanOrEqual(resources.timers);
-    expect((handler as any).runtime.scheduler.size).toBe(0);
+    expect((handler as any).runtime.hostScheduler.size).toBe(0);
   });
 });
 

@@ -22,7 +22,7 @@ import { AgentLinks, OriginState, socketStateOf } from "./tracking-state";
  */
 export class Http1PoolMonitor extends TelemetryCore<OriginState> {
   /** Which origin each agent name belongs to. @internal */
-  readonly links = new AgentLinks();
+  readonly originLinks = new AgentLinks();
 
   /** @internal */
   protected newOrigin(key: string): OriginState {
@@ -31,7 +31,7 @@ export class Http1PoolMonitor extends TelemetryCore<OriginState> {
 
   /** @internal */
   protected read(o: OriginState, now: number, r: PoolReading): void {
-    o.poll(this.links, this, now, r);
+    o.poll(this.originLinks, this, now, r);
     const options = this.options;
     o.pollUnconsumed(now, options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs, r);
   }

@@ -53,7 +53,7 @@ export {
   type CountedAs,
   type Http1Core,
   OriginState,
-  type PoolLink,
+  PoolLink,
   type RequestState,
   SocketState,
 } from "./tracking-state";

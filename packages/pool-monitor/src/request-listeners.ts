@@ -77,7 +77,7 @@ export function trackQueued(core: Http1Core, st: RequestState, o: OriginState, n
   // string each time), the agent's link map (a WeakMap lookup) only when it changes.
   const last = o.lastQueueLink;
   const link =
-    last !== undefined && last.agent === agent && last.name === name ? last : core.links.link(o, agent, name);
+    last !== undefined && last.agent === agent && last.name === name ? last : core.originLinks.link(o, agent, name);
   if (link !== undefined) {
     o.lastQueueLink = link;
     st.gated = true;
@@ -130,7 +130,7 @@ function enqueueIfQueued(core: Http1Core, st: RequestState, req: TrackedRequest,
   }
   for (const name in requests) {
     if (isLastQueued(requests[name], req)) {
-      const link = core.links.link(o, agent, name);
+      const link = core.originLinks.link(o, agent, name);
       if (link !== undefined) o.lastQueueLink = link;
       markQueued(core, st, o, link);
       return;
@@ -202,7 +202,7 @@ export function requestSocket(st: RequestState, socket: Socket, at?: number): vo
       core.connectionOpened(o);
       reused = false;
     }
-    ss.link = core.links.learnSocket(o, st.agent, socket);
+    ss.link = core.originLinks.learnSocket(o, st.agent, socket);
   }
   if (ss.core === core) {
     ss.requests++;

@@ -5,18 +5,10 @@
  */
 import { describe, expect, test as it } from "vitest";
 import { TrackedRequestState } from "./request-forwarding";
-import { dequeueFromLink, enqueueOnLink, type PoolLink, queueHead, type RequestState } from "./tracking-state";
+import { dequeueFromLink, enqueueOnLink, PoolLink, queueHead, type RequestState } from "./tracking-state";
 
 function newLink(): PoolLink {
-  return {
-    agent: {} as never,
-    name: "127.0.0.1:1:",
-    origin: {} as never,
-    completions: 0,
-    gateQueued: 0,
-    queueHead: undefined,
-    queueTail: undefined,
-  };
+  return new PoolLink({} as never, "127.0.0.1:1:", {} as never);
 }
 
 /** A queued request's state on `link` (only the fields the list reads are meaningful). */

@@ -68,7 +68,7 @@ export function agentMaps(agent: Agent): AgentMaps {
 export type CountedAs = RequestOutcome;
 
 /** The node:http monitor as its request and socket listeners see it: the telemetry core plus its agent links. @internal */
-export type Http1Core = TelemetryCore<OriginState> & { readonly links: AgentLinks };
+export type Http1Core = TelemetryCore<OriginState> & { readonly originLinks: AgentLinks };
 
 /** Which origin each (agent, name) pair belongs to, per agent, for names already linked to an origin. @internal */
 export class AgentLinks {
@@ -80,17 +80,9 @@ export class AgentLinks {
     if (names === undefined) this.agentNames.set(agent, (names = new Map()));
     const known = names.get(name);
     if (known !== undefined) return known.origin === o ? known : undefined;
-    const link: PoolLink = {
-      agent,
-      name,
-      origin: o,
-      completions: 0,
-      gateQueued: 0,
-      queueHead: undefined,
-      queueTail: undefined,
-    };
+    const link = new PoolLink(agent, name, o);
     names.set(name, link);
-    o.links.push(link);
+    o.poolLinks.push(link);
     return link;
   }
 
@@ -105,7 +97,7 @@ export class AgentLinks {
   /** Learns which agent name a newly seen socket lives under (once per connection); returns its link. */
   learnSocket(o: OriginState, agent: Agent, socket: Socket): PoolLink | undefined {
     const sockets = agentMaps(agent).sockets;
-    const links = o.links;
+    const links = o.poolLinks;
     for (let i = 0; i < links.length; i++) {
       if (links[i].agent !== agent) continue;
       const list = sockets[links[i].name];
@@ -122,23 +114,26 @@ export class AgentLinks {
 }
 
 /** One (agent, name) pair under which an origin's sockets and requests live. @internal */
-export interface PoolLink {
-  agent: Agent;
-  name: string;
-  origin: OriginState;
+export class PoolLink {
   /** Requests on this link's sockets that released them since the last sample. */
-  completions: number;
+  completions = 0;
   /**
    * Requests the embedder queues itself under this name (`PoolMonitor.attachQueued()`), not dispatched to the agent
    * yet: counted as queued with `agent.requests[name]`.
    */
-  gateQueued: number;
+  gateQueued = 0;
   /**
    * This monitor's requests queued under this name, oldest first (linked through `RequestState.qNext`); entries no
    * longer `queued` are skipped lazily (see the header).
    */
-  queueHead: RequestState | undefined;
-  queueTail: RequestState | undefined;
+  queueHead: RequestState | undefined = undefined;
+  queueTail: RequestState | undefined = undefined;
+
+  constructor(
+    readonly agent: Agent,
+    readonly name: string,
+    readonly origin: OriginState
+  ) {}
 }
 
 /**
@@ -283,7 +278,7 @@ export function setSocketState(socket: Socket, state: SocketState | undefined): 
 
 /** The node:http transport's state of one origin entry: its agent links, queue and open responses. @internal */
 export class OriginState extends OriginTelemetry {
-  readonly links: PoolLink[] = [];
+  readonly poolLinks: PoolLink[] = [];
   /** Agent of the latest request (its `maxSockets` is the origin's while no link is live). */
   lastAgent: Agent | undefined = undefined;
   /**
@@ -299,7 +294,7 @@ export class OriginState extends OriginTelemetry {
   /** The next interval's queue floor starts from the tracked queue (this monitor's requests), not the agent's. */
   override resetSampleCounters(_queued: number): void {
     super.resetSampleCounters(this.queuedTracked);
-    const links = this.links;
+    const links = this.poolLinks;
     for (let i = 0; i < links.length; i++) links[i].completions = 0;
   }
 
@@ -314,7 +309,7 @@ export class OriginState extends OriginTelemetry {
     const link = scratchLink;
     let idle = 0;
     let fullLinks = 0;
-    const links = this.links;
+    const links = this.poolLinks;
     let kept = 0;
     for (let i = 0; i < links.length; i++) {
       const l = links[i];
@@ -412,7 +407,8 @@ export class OriginState extends OriginTelemetry {
   closeResponse(st: RequestState): void {
     if (!st.open) return;
     st.open = false;
-    const { openPrev: prev, openNext: next } = st;
+    const prev = st.openPrev;
+    const next = st.openNext;
     if (prev !== undefined) prev.openNext = next;
     else this.openHead = next;
     if (next !== undefined) next.openPrev = prev;

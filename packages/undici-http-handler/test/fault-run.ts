@@ -158,20 +158,20 @@ export interface FaultRunResult {
 }
 
 /**
- * Reads a Sockeye handler's internals: `getPoolStats()`, and its deadline scheduler (private: `runtime.scheduler`
+ * Reads a Sockeye handler's internals: `getPoolStats()`, and its deadline scheduler (private: `runtime.hostScheduler`
  * in `NodeHttpHandler`, `scheduler` in `UndiciHttpHandler`). Throws, naming the field, when a refactor moved it, so
  * the suite is updated instead of silently checking less.
  */
 export function sockeyeInternals(handler: AnyHandler): SockeyeInternals {
   const h = handler as unknown as {
     getPoolStats(): { totals: { inFlight: number; queued: number } };
-    runtime?: { scheduler?: { size: number; ticking: boolean } };
+    runtime?: { hostScheduler?: { size: number; ticking: boolean } };
     scheduler?: { size: number; ticking: boolean };
   };
-  const scheduler = h.runtime?.scheduler ?? h.scheduler;
+  const scheduler = h.runtime?.hostScheduler ?? h.scheduler;
   if (scheduler === undefined || typeof scheduler.size !== "number") {
     throw new Error(
-      "fault-run: the handler has no runtime.scheduler / scheduler with a size: update sockeyeInternals()"
+      "fault-run: the handler has no runtime.hostScheduler / scheduler with a size: update sockeyeInternals()"
     );
   }
   const { inFlight, queued } = h.getPoolStats().totals;
