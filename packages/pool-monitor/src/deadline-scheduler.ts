@@ -98,12 +98,12 @@ export class Deadline<K = number> {
   at = 0;
   /** The duration it was last armed with, ms (what `refresh()` re-applies). */
   duration = 0;
-  next: Deadline<any> | undefined = undefined;
-  prev: Deadline<any> | undefined = undefined;
-  list: DeadlineList | undefined = undefined;
+  next: Deadline<any> | undefined;
+  prev: Deadline<any> | undefined;
+  list: DeadlineList | undefined;
   state: DeadlineState = IDLE;
   /** The scheduler it was last armed on (lets a shared hook refresh it without a closure). */
-  scheduler: DeadlineScheduler | undefined = undefined;
+  scheduler: DeadlineScheduler | undefined;
 
   constructor(
     readonly owner: DeadlineOwner<K>,
@@ -118,8 +118,8 @@ export class Deadline<K = number> {
 
 /** Intrusive doubly linked list of deadlines of one duration, and its slot in the scheduler's heap. @internal */
 class DeadlineList {
-  head: Deadline<any> | undefined = undefined;
-  tail: Deadline<any> | undefined = undefined;
+  head: Deadline<any> | undefined;
+  tail: Deadline<any> | undefined;
   /** Heap key: the head's `at`, or earlier (stale after a cancel); meaningful while `heapIndex >= 0`. */
   expiry = 0;
   heapIndex = -1;
@@ -163,16 +163,16 @@ const TICK_OWNER: DeadlineOwner<undefined> = { onDeadline() {} };
 export class DeadlineScheduler {
   private readonly lists = new Map<number, DeadlineList>();
   private readonly heap: DeadlineList[] = [];
-  private timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
   /** Monotonic ms the timer is due at (+Infinity without one). */
   private timerAt = Number.POSITIVE_INFINITY;
   /** The `setTimeout` implementation the timer was created with (fake/real timer swaps). */
-  private timerImpl: unknown = undefined;
+  private timerImpl: unknown;
   /** Armed or expiring deadlines, the tick included. */
   private armedCount = 0;
   private expired: Deadline<any>[] = [];
   /** The pending confirmation (`setImmediate`), if any. */
-  private flushHandle: ReturnType<typeof setImmediate> | undefined = undefined;
+  private flushHandle: ReturnType<typeof setImmediate> | undefined;
   private readonly boundFlush = () => this.flush();
   /** Inside `wake()`: arms do not touch the timer (it is scheduled once, at the end). */
   private waking = false;

@@ -110,7 +110,7 @@ export class OriginTelemetry {
   /** Cause of the last logged line (the lockout limits repeats of one cause, never a change). */
   lastWarnCause: SaturationCause | null = null;
   /** Requests sent outside the pool; created on the first one. */
-  unpooled: UnpooledCounters | undefined = undefined;
+  unpooled: UnpooledCounters | undefined;
 
   constructor(
     readonly origin: string,

@@ -32,7 +32,6 @@
  * A caller's own dispatcher registers no pool: the handler sets `statsReader` (and leaves `connLimit` null) instead.
  */
 import {
-  type DetectorTuning,
   OriginTelemetry,
   type PoolReading,
   type SampleEvidence,
@@ -88,8 +87,8 @@ export const HOLDING_LIST_TAG = 4;
 
 /** An intrusive doubly linked list of request nodes. @internal */
 export class RequestList {
-  firstNode: PoolRequestNode | undefined = undefined;
-  lastNode: PoolRequestNode | undefined = undefined;
+  firstNode: PoolRequestNode | undefined;
+  lastNode: PoolRequestNode | undefined;
   nodeCount = 0;
 
   constructor(private readonly tag: number) {}
@@ -124,9 +123,9 @@ export class OriginPoolState extends OriginTelemetry {
    */
   connLimit: number | null = null;
   /** Reads undici's stats of this entry's pools (summed over the registry), when reachable. */
-  statsReader: (() => UndiciStatsLike | undefined) | undefined = undefined;
+  statsReader: (() => UndiciStatsLike | undefined) | undefined;
   /** Registered pools by exact origin; `undefined` until the first `registerPool()`. */
-  private pools: Map<string, RegisteredPool> | undefined = undefined;
+  private pools: Map<string, RegisteredPool> | undefined;
   /** Live pools counted by the last `refreshPools()`. */
   private livePools = 0;
   /** Limit of the latest registered pool: `connLimit` while no registered pool is live (the next one gets it). */
@@ -148,10 +147,6 @@ export class OriginPoolState extends OriginTelemetry {
   attemptsOpen = 0;
   /** Connected sockets whose first request has not been dispatched yet (to tell reused acquisitions). */
   freshConns = 0;
-
-  constructor(origin: string, tuning: DetectorTuning) {
-    super(origin, tuning);
-  }
 
   /**
    * Registers `pool` (connection limit `limit`, `null` = unlimited) as the pool of `origin` in this entry, replacing

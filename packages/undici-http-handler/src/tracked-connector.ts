@@ -25,7 +25,7 @@ class ConnectionState {
   readonly begunAt = timing.now();
   tcpDoneAt = 0;
   connectedAt = 0;
-  closeReason: CloseReason | undefined = undefined;
+  closeReason: CloseReason | undefined;
   /** The connect attempt ended (connected or failed): `o.attemptsOpen` no longer counts it. */
   attemptEnded = false;
 

@@ -6,6 +6,7 @@ import {
   buildAbortError,
   buildQueryString,
   DeadlineScheduler,
+  emptyPoolStats,
   guardedWarn,
   TICK_MS,
   validateRequest,
@@ -29,12 +30,6 @@ import { UndiciPoolMonitor } from "./undici-pool-monitor";
 // package's export is two getter calls).
 const checkRequest = validateRequest;
 const queryStringOf = buildQueryString;
-
-const NO_STATS: PoolStats = Object.freeze({
-  takenAt: 0,
-  origins: [],
-  totals: { active: 0, idle: 0, queued: 0, inFlight: 0, saturatedOrigins: 0 },
-}) as PoolStats;
 
 /** Prefix of this handler's warnings. */
 const WARN_PREFIX = `${PACKAGE_PREFIX}:WARN - `;
@@ -63,15 +58,15 @@ const DISPATCHER_KEYS = new Set([
 export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> {
   /** Identifies the protocol to the SDK. */
   public readonly metadata = { handlerProtocol: "http/1.1" };
-  private config: ResolvedUndiciConfig | undefined = undefined;
+  private config: ResolvedUndiciConfig | undefined;
   private configPromise: Promise<ResolvedUndiciConfig>;
   /** The latest resolved config when it is known synchronously (options object, or provider settled). */
-  private settledConfig: ResolvedUndiciConfig | undefined = undefined;
-  private rawOptions: UndiciHttpHandlerOptions | undefined = undefined;
-  private plan: RequestPlan | undefined = undefined;
+  private settledConfig: ResolvedUndiciConfig | undefined;
+  private rawOptions: UndiciHttpHandlerOptions | undefined;
+  private plan: RequestPlan | undefined;
   /** `plan` for a call with its own `requestTimeout`: that deadline rejects unless `throwOnRequestTimeout: false`. */
-  private callPlan: RequestPlan | undefined = undefined;
-  private currentDispatcher: DispatcherLike | undefined = undefined;
+  private callPlan: RequestPlan | undefined;
+  private currentDispatcher: DispatcherLike | undefined;
   private ownsDispatcher = false;
   /**
    * The dispatcher is an instance of this package's undici 7: requests use undici 7's native callbacks
@@ -86,7 +81,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
    */
   private readonly gates = new Map<string, OriginGate>();
   /** `maxSockets` per scheme of the handler-owned dispatcher (`undefined`: unknown, e.g. a caller's `factory`). */
-  private gateLimits: { http: number | null; https: number | null } | undefined = undefined;
+  private gateLimits: { http: number | null; https: number | null } | undefined;
   /**
    * The global dispatcher slot's value when the dispatcher was chosen (checked per request: a change re-chooses),
    * or `NOT_FOLLOWED` when a `dispatcher` option decides.
@@ -95,7 +90,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   /** The dispatcher is the user's global one: shared, so never closed or destroyed by the handler. */
   private viaGlobal = false;
   private warnedGlobalIgnoresAgents = false;
-  private telemetryMonitor: UndiciPoolMonitor | undefined = undefined;
+  private telemetryMonitor: UndiciPoolMonitor | undefined;
   private lastSampleAt = Number.NEGATIVE_INFINITY;
   /** Its recurring owner tick runs once per the monitor's `sampleIntervalMs` (read at each re-arm). */
   private readonly scheduler = new DeadlineScheduler(
@@ -112,12 +107,12 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   /** Incremented by `destroy()`: a `handle()` awaiting the config provider meanwhile rejects, sending nothing. */
   private destroyGeneration = 0;
   // One-entry origin cache: consecutive requests to one endpoint skip building the origin string and the lookup.
-  private lastProtocol: string | undefined = undefined;
-  private lastHostname: string | undefined = undefined;
-  private lastPort: number | undefined = undefined;
+  private lastProtocol: string | undefined;
+  private lastHostname: string | undefined;
+  private lastPort: number | undefined;
   private lastOrigin = "";
-  private lastState: OriginPoolState | undefined = undefined;
-  private lastGate: OriginGate | undefined = undefined;
+  private lastState: OriginPoolState | undefined;
+  private lastGate: OriginGate | undefined;
 
   /**
    * Returns `instanceOrOptions` unchanged when it already is a handler (has `handle`), else a new
@@ -497,7 +492,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
    * @param options - `{ resetSummaries: true }` restarts the duration summaries after reading them.
    */
   public getPoolStats(options?: GetStatsOptions): PoolStats {
-    return this.telemetryMonitor?.getStats(options) ?? { ...NO_STATS, takenAt: performance.now() };
+    return this.telemetryMonitor?.getStats(options) ?? emptyPoolStats(performance.now());
   }
 
   /**

@@ -15,7 +15,7 @@
  * request is in flight or an origin is not `ok`; `read()` below is O(pools + holding requests + paused bodies) per busy
  * origin. Origins only, never paths or headers.
  */
-import type { PoolMonitorOptions, RequestOutcome } from "@sockeye/pool-monitor";
+import type { RequestOutcome } from "@sockeye/pool-monitor";
 import { type PoolReading, TelemetryCore, UNREAD_WHILE_QUEUED_SAMPLES } from "@sockeye/pool-monitor/internal";
 import { HOLDING_LIST_TAG, OriginPoolState, type PoolRequestNode } from "./origin-pool-state";
 
@@ -28,11 +28,6 @@ export type { RequestOutcome };
  * @public
  */
 export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
-  /** @internal */
-  constructor(options: PoolMonitorOptions) {
-    super(options);
-  }
-
   /** @internal */
   protected newOrigin(key: string): OriginPoolState {
     return new OriginPoolState(key, this.options);

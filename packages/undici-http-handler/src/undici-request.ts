@@ -120,31 +120,31 @@ export abstract class UndiciRequestCore
   heldSince = -1;
   pausedAt = 0;
   listTag = 0;
-  listPrev: PoolRequestNode | undefined = undefined;
-  listNext: PoolRequestNode | undefined = undefined;
+  listPrev: PoolRequestNode | undefined;
+  listNext: PoolRequestNode | undefined;
   requestPhase: Phase = Phase.Created;
 
-  private settleResolve: Resolve | undefined = undefined;
-  private settleReject: Reject | undefined = undefined;
+  private settleResolve: Resolve | undefined;
+  private settleReject: Reject | undefined;
   private settled = false;
   private isFinished = false;
-  private controller: DispatchControllerLike | undefined = undefined;
-  private outcome: RequestOutcome | undefined = undefined;
+  private controller: DispatchControllerLike | undefined;
+  private outcome: RequestOutcome | undefined;
   private pausedForReader = false;
-  private responseBody: Readable | undefined = undefined;
+  private responseBody: Readable | undefined;
   /**
    * The connection / acquisition deadline until a connection is given, then the `socketTimeout` one (see the header):
    * while `requestPhase` is `Connected`, whatever kind it was created with, it is the idle deadline.
    */
-  private first: Deadline<UndiciDeadlineKind> | undefined = undefined;
-  private requestSlot: Deadline<UndiciDeadlineKind> | undefined = undefined;
+  private first: Deadline<UndiciDeadlineKind> | undefined;
+  private requestSlot: Deadline<UndiciDeadlineKind> | undefined;
   /** `timing.now()` of the last socket activity (`socketTimeout`), read when the idle deadline comes due. */
   private lastActive = 0;
-  private targetDispatcher: DispatcherLike | undefined = undefined;
-  private dispatchOptions: DispatchOptionsLike | undefined = undefined;
+  private targetDispatcher: DispatcherLike | undefined;
+  private dispatchOptions: DispatchOptionsLike | undefined;
   /** For `request:finished`: the response, the error the caller saw, whether it left the gate's queue unserved. */
-  private httpResponse: HttpResponse | undefined = undefined;
-  private failure: unknown = undefined;
+  private httpResponse: HttpResponse | undefined;
+  private failure: unknown;
   private leftQueue = false;
 
   constructor(
