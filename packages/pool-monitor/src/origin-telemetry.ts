@@ -105,7 +105,7 @@ export class OriginTelemetry {
    * the transport as requests leave the queue.
    */
   minQueued = 0;
-  readonly detector: SaturationDetector;
+  declare readonly detector: SaturationDetector;
   lastWarnAt = Number.NEGATIVE_INFINITY;
   /** Cause of the last logged line (the lockout limits repeats of one cause, never a change). */
   lastWarnCause: SaturationCause | null = null;

@@ -266,7 +266,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     this.lastHostname = hostname;
     this.lastPort = port;
     this.lastOrigin = origin;
-    this.lastState = this.telemetryMonitor?.origin(origin);
+    this.lastState = this.telemetryMonitor?.entryFor(origin);
     if (this.lastState !== undefined && !this.ownsDispatcher) this.describeExternal(this.lastState, origin);
     this.lastGate = this.gateFor(origin, https, this.lastState);
     return origin;
@@ -450,7 +450,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
             } as buildConnector.BuildOptions),
         key
       );
-      const state: OriginPoolState | undefined = monitor?.origin(key);
+      const state: OriginPoolState | undefined = monitor?.entryFor(key);
       const pool = new Pool(origin, {
         ...(agent.localAddress !== undefined ? { localAddress: agent.localAddress } : {}),
         // keepAlive: false on the agent: a new connection per request, as with node:http.

@@ -62,7 +62,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
   }
 
   /** The state of `origin` (created on first use; beyond `maxOrigins`, the shared `_OTHER` entry). @internal */
-  origin(origin: string): OriginPoolState {
+  entryFor(origin: string): OriginPoolState {
     return this.originFor(origin);
   }
 
@@ -99,7 +99,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
   }
 
   /** The request was given a connection (undici's `onRequestStart`); called once per request. @internal */
-  requestAcquired(o: OriginPoolState, n: PoolRequestNode, now: number): void {
+  markAcquired(o: OriginPoolState, n: PoolRequestNode, now: number): void {
     if (this.destroyed) return;
     if (n.listTag === 1) {
       o.waitList.unlinkNode(n);
@@ -127,7 +127,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
   }
 
   /** The request is over for the caller (settled and its body finished, or failed). @internal */
-  requestClosed(o: OriginPoolState, n: PoolRequestNode, outcome: RequestOutcome): void {
+  markClosed(o: OriginPoolState, n: PoolRequestNode, outcome: RequestOutcome): void {
     if (this.destroyed) return;
     if (n.listTag === 1) {
       o.waitList.unlinkNode(n);

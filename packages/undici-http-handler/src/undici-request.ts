@@ -238,7 +238,7 @@ export abstract class UndiciRequestCore
     const o = this.o;
     const now = clock.now();
     if (this.uploadObserved) this.socketActive(now);
-    if (o !== undefined) this.plan.poolTelemetry?.requestAcquired(o, this, now);
+    if (o !== undefined) this.plan.poolTelemetry?.markAcquired(o, this, now);
   }
 
   /**
@@ -548,7 +548,7 @@ export abstract class UndiciRequestCore
       else signal.onabort = null;
     }
     const o = this.o;
-    if (o !== undefined) this.plan.poolTelemetry?.requestClosed(o, this, outcome);
+    if (o !== undefined) this.plan.poolTelemetry?.markClosed(o, this, outcome);
     // Unreachable by undici's contract (every request ends in onResponseStart or onResponseError); never leave a
     // promise hanging.
     if (!this.settled) this.rejectOnce(new Error(`${PACKAGE_PREFIX} - the request ended without a response.`));
