@@ -31,11 +31,7 @@
  * sample and snapshot time only).
  * A caller's own dispatcher registers no pool: the handler sets `statsReader` (and leaves `connLimit` null) instead.
  */
-import {
-  OriginTelemetry,
-  type PoolReading,
-  type SampleEvidence,
-} from "@sockeye/pool-monitor/internal";
+import { OriginTelemetry, type PoolReading, type SampleEvidence } from "@sockeye/pool-monitor/internal";
 
 /** Fields a request state object carries for its origin's lists. @internal */
 export interface PoolRequestNode {
