@@ -49,14 +49,6 @@ export class LegacyUndiciRequest extends UndiciRequestCore implements DispatchCo
     this.requestFailed(error);
   }
 
-  onBodySent(_chunk: unknown): void {
-    this.requestProgress();
-  }
-
-  onRequestSent(): void {
-    this.requestProgress();
-  }
-
   // ---- the controller it is to itself --------------------------------------------------------------------------
 
   abort(reason: Error): void {

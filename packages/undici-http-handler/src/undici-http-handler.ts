@@ -1,5 +1,5 @@
 import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-http";
-import type { HttpHandlerOptions, Provider } from "@smithy/types";
+import type { HttpHandlerOptions, Logger, Provider } from "@smithy/types";
 import type { GetStatsOptions, PoolStats, PoolTelemetry } from "@sockeye/pool-monitor";
 import { Agent, buildConnector, Dispatcher, Pool } from "undici";
 import {
@@ -36,6 +36,12 @@ const WARN_PREFIX = `${PACKAGE_PREFIX}:WARN - `;
 
 /** `globalSeen` when the handler does not follow the global dispatcher (a `dispatcher` option is set). */
 const NOT_FOLLOWED: unique symbol = Symbol("not followed");
+
+/** Warnings a handler logs once (bits of `warned`). */
+type OnceWarning = typeof WARNED_AGENT_OPTIONS | typeof WARNED_PER_REQUEST | typeof WARNED_GLOBAL_IGNORES_AGENTS;
+const WARNED_AGENT_OPTIONS = 1;
+const WARNED_PER_REQUEST = 2;
+const WARNED_GLOBAL_IGNORES_AGENTS = 4;
 
 /** Keys whose change requires a new handler-owned dispatcher. */
 const DISPATCHER_KEYS = new Set([
@@ -89,7 +95,6 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   private globalSeen: unknown = NOT_FOLLOWED;
   /** The dispatcher is the user's global one: shared, so never closed or destroyed by the handler. */
   private viaGlobal = false;
-  private warnedGlobalIgnoresAgents = false;
   private telemetryMonitor: UndiciPoolMonitor | undefined;
   private lastSampleAt = Number.NEGATIVE_INFINITY;
   /** Its recurring owner tick runs once per the monitor's `sampleIntervalMs` (read at each re-arm). */
@@ -102,8 +107,8 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   /** `connecting.demand`: whether a request of the origin waits for a connection (origins without a gate: yes). */
   private readonly originNeedsConnection = (origin: string): boolean =>
     this.gates.get(origin)?.needsConnection() ?? true;
-  private warnedPerRequestMode = false;
-  private warnedIgnoredAgentOptions = false;
+  /** The `OnceWarning`s already logged (a bit each). */
+  private warned = 0;
   /** Incremented by `destroy()`: a `handle()` awaiting the config provider meanwhile rejects, sending nothing. */
   private destroyGeneration = 0;
   // One-entry origin cache: consecutive requests to one endpoint skip building the origin string and the lookup.
@@ -322,21 +327,28 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       });
     }
     const ignored = [...config.httpConnect.ignored, ...config.httpsConnect.ignored];
-    if (ignored.length > 0 && !this.warnedIgnoredAgentOptions) {
-      this.warnedIgnoredAgentOptions = true;
-      guardedWarn(
-        config.logger ?? console,
+    if (ignored.length > 0) {
+      this.warnOnce(
+        WARNED_AGENT_OPTIONS,
+        config.logger,
         `${WARN_PREFIX}agent options without an undici equivalent are ignored: ${ignored.join("; ")}.`
       );
     }
-    if (options?.socketMonitor === "per-request" && !this.warnedPerRequestMode) {
-      this.warnedPerRequestMode = true;
-      guardedWarn(
-        config.logger ?? console,
+    if (options?.socketMonitor === "per-request") {
+      this.warnOnce(
+        WARNED_PER_REQUEST,
+        config.logger,
         `${WARN_PREFIX}socketMonitor "per-request" has no undici equivalent; using "interval".`
       );
     }
     return config;
+  }
+
+  /** Logs `message` (to `logger`, else the console) unless `which` was logged before by this handler. */
+  private warnOnce(which: OnceWarning, logger: Logger | undefined, message: string): void {
+    if ((this.warned & which) !== 0) return;
+    this.warned |= which;
+    guardedWarn(logger ?? console, message);
   }
 
   private buildPlans(config: ResolvedUndiciConfig): void {
@@ -360,13 +372,10 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     this.globalSeen = slot;
     if (!isUserSetDispatcher(slot)) return undefined;
     this.viaGlobal = true;
-    if (
-      (this.rawOptions?.httpsAgent != null || this.rawOptions?.httpAgent != null) &&
-      !this.warnedGlobalIgnoresAgents
-    ) {
-      this.warnedGlobalIgnoresAgents = true;
-      guardedWarn(
-        config.logger ?? console,
+    if (this.rawOptions?.httpsAgent != null || this.rawOptions?.httpAgent != null) {
+      this.warnOnce(
+        WARNED_GLOBAL_IGNORES_AGENTS,
+        config.logger,
         `${WARN_PREFIX}requests go through the global undici dispatcher (setGlobalDispatcher); httpAgent / httpsAgent options (maxSockets, TLS) do not apply to it.`
       );
     }

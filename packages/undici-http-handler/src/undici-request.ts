@@ -611,6 +611,16 @@ export abstract class UndiciRequestCore
     if (o === undefined) return "pool statistics unavailable with telemetry: false";
     return `maxSockets=${o.connLimit ?? "unlimited"}, ${o.queuedNow} queued`;
   }
+
+  // Both handler APIs: a request-body chunk written (undici 8 calls it on a controller-API handler too, its
+  // interceptors forward it), then the whole request written (the wait for the headers starts).
+  onBodySent(_chunk: unknown): void {
+    this.requestProgress();
+  }
+
+  onRequestSent(): void {
+    this.requestProgress();
+  }
 }
 
 /** undici's controller-API handler (undici 7 and 8): names undici's callbacks, nothing else. @internal */
@@ -638,16 +648,6 @@ export class UndiciRequest extends UndiciRequestCore {
 
   onResponseError(_controller: DispatchControllerLike | undefined, error: Error): void {
     this.requestFailed(error);
-  }
-
-  /** Not in undici's controller API, but undici 8 calls it on the handler (its interceptors forward it). */
-  onBodySent(_chunk: unknown): void {
-    this.requestProgress();
-  }
-
-  /** As `onBodySent`: the whole request was written; the wait for the headers starts. */
-  onRequestSent(): void {
-    this.requestProgress();
   }
 }
 
