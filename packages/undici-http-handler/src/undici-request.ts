@@ -52,6 +52,7 @@ import {
 } from "@sockeye/pool-monitor/internal";
 import { HttpResponse } from "@smithy/protocol-http";
 import type { Readable } from "node:stream";
+import { errors } from "undici";
 import { PACKAGE_PREFIX } from "./constants";
 import type { DispatchControllerLike, DispatcherLike, DispatchOptionsLike } from "./dispatcher-like";
 import { DESTROYED_BY_HANDLER, handlerDestroyedError } from "./handler-destroyed-error";
@@ -505,18 +506,12 @@ export abstract class UndiciRequestCore
   }
 
   /**
-   * `socketTimeout` fired: aborts the exchange with undici's own timeout error for the phase (code
+   * `socketTimeout` fired: aborts the exchange with undici's own timeout error for the phase (undici's classes, code
    * `UND_ERR_HEADERS_TIMEOUT` before the headers, `UND_ERR_BODY_TIMEOUT` after), so the rejection or body error takes
    * exactly the path (and the `TimeoutError` message) of undici's headersTimeout / bodyTimeout.
    */
   private socketTimedOut(): void {
-    const headers = !this.settled;
-    const cause = Object.assign(
-      new Error(headers ? "Headers Timeout Error" : "Body Timeout Error"),
-      headers
-        ? { name: "HeadersTimeoutError", code: "UND_ERR_HEADERS_TIMEOUT" }
-        : { name: "BodyTimeoutError", code: "UND_ERR_BODY_TIMEOUT" }
-    );
+    const cause = this.settled ? new errors.BodyTimeoutError() : new errors.HeadersTimeoutError();
     // undici calls onResponseError with it (errored → mapError) and closes the connection.
     (this.controller as DispatchControllerLike).abort(cause);
   }
