@@ -186,12 +186,15 @@ export class OriginPoolState extends OriginTelemetry {
     return this.livePools;
   }
 
-  /** undici's gauges summed over the live registered pools; `undefined` when none is live. Allocates one object. */
+  /**
+   * undici's gauges the readers use (`connected`, `free`, `pending`) summed over the live registered pools; `undefined`
+   * when none is live. Allocates one object.
+   */
   private sumStats(): UndiciStatsLike | undefined {
     const pools = this.pools;
     if (pools === undefined) return undefined;
     let any = false;
-    const sum = { connected: 0, free: 0, pending: 0, queued: 0, running: 0 };
+    const sum = { connected: 0, free: 0, pending: 0 };
     for (const { pool } of pools.values()) {
       if (!isLive(pool)) continue;
       const s = pool.stats;
@@ -200,8 +203,6 @@ export class OriginPoolState extends OriginTelemetry {
       sum.connected += s.connected ?? 0;
       sum.free += s.free ?? 0;
       sum.pending += s.pending ?? 0;
-      sum.queued += s.queued ?? 0;
-      sum.running += s.running ?? 0;
     }
     return any ? sum : undefined;
   }
@@ -311,7 +312,7 @@ export class OriginPoolState extends OriginTelemetry {
    * queued: such a body holds a connection others wait for), as `PoolMonitor` counts them: count and oldest age,
    * into `r` (whose `queued` is already read).
    */
-  unconsumed(now: number, thresholdMs: number, queuedThresholdMs: number, r: PoolReading): void {
+  readUnconsumed(now: number, thresholdMs: number, queuedThresholdMs: number, r: PoolReading): void {
     if (r.queued > 0 && queuedThresholdMs < thresholdMs) thresholdMs = queuedThresholdMs;
     let count = 0;
     let oldestMs = 0;

@@ -42,7 +42,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
     r.maxSockets = o.connLimit;
     r.oldestQueuedMs = o.oldestWaitMs(now);
     const options = this.options;
-    o.unconsumed(now, options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs, r);
+    o.readUnconsumed(now, options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs, r);
     // Per-pool evidence (an `_OTHER` entry has one pool per overflowed origin): when some pool is full with a queue,
     // the sample covers those pools only; else the entry as a whole. Completions, arrivals, hold times, queue ages
     // and unconsumed bodies stay the entry's totals: the request bookkeeping is per entry, not per pool.

@@ -33,7 +33,6 @@
  */
 import {
   acquisitionTimeoutError,
-  assertNever,
   bodyAbortedError,
   bodyDestroyedError,
   buildAbortError,
@@ -393,7 +392,8 @@ export abstract class UndiciRequestCore
         );
         return;
       default:
-        assertNever(kind);
+        // Compile-time exhaustiveness only (a missed kind does not compile).
+        kind satisfies never;
     }
   }
 
