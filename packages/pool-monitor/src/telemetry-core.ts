@@ -29,6 +29,7 @@ import {
 } from "./diagnostics";
 import { round3 } from "./duration-histogram";
 import { formatSaturationMessage, type SaturationTerms } from "./format-saturation-message";
+import { guardedWarn } from "./guarded-warn";
 import { normalizeOrigin } from "./normalize-origin";
 import type { OriginTelemetry, OutcomeCounters, RequestOutcome } from "./origin-telemetry";
 import { describeValue, invalidOption } from "./invalid-option";
@@ -435,13 +436,8 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     if (report.cause === o.lastWarnCause && now - o.lastWarnAt < this.options.warningLockoutMs) return;
     o.lastWarnAt = now;
     o.lastWarnCause = report.cause;
-    const logger = this.options.logger;
-    if (logger === undefined || typeof logger.warn !== "function") return;
-    try {
-      logger.warn(this.options.messagePrefix + report.message);
-    } catch {
-      // A broken logger must not break sampling.
-    }
+    // A missing or broken logger must not break sampling.
+    guardedWarn(this.options.logger, this.options.messagePrefix + report.message);
   }
 
   private call(fn: ((r: SaturationReport) => void) | undefined, name: string, report: SaturationReport): void {
@@ -454,7 +450,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
           `${this.options.messagePrefix}${name} callback threw ${(err as Error)?.name ?? typeof err}; the monitor continues.`
         );
       } catch {
-        // ignore
+        // Even a thrown value whose name getter throws changes nothing.
       }
     }
   }
