@@ -310,9 +310,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
       throw new TypeError(`${prefix} - configure(options) expects an object; received ${describeValue(options)}.`);
     }
     const current = this.options;
-    const merged: Record<string, unknown> = { ...current };
-    for (const key of Object.keys(options)) merged[key] = (options as Record<string, unknown>)[key];
-    const next = resolvePoolMonitorOptions(merged as PoolMonitorOptions, prefix, path);
+    const next = resolvePoolMonitorOptions({ ...current, ...(options as PoolMonitorOptions) }, prefix, path);
     this.options = next;
     if (
       next.sampleIntervalMs !== current.sampleIntervalMs ||
