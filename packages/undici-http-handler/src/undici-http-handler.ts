@@ -150,12 +150,9 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   /** Makes `p` the pending config; `settledConfig` is its value once it settles, unless a later one replaced it. */
   private chain(p: Promise<ResolvedUndiciConfig>): Promise<ResolvedUndiciConfig> {
     this.settledConfig = undefined;
-    p.then(
-      (config) => {
-        if (this.configPromise === p) this.settledConfig = config;
-      },
-      () => {}
-    );
+    p.then((config) => {
+      if (this.configPromise === p) this.settledConfig = config;
+    }, ignoreRejection);
     return p;
   }
 
@@ -271,7 +268,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     this.lastHostname = hostname;
     this.lastPort = port;
     this.lastOrigin = origin;
-    this.lastState = this.telemetryMonitor?.entryFor(origin);
+    this.lastState = this.telemetryMonitor?.originFor(origin);
     if (this.lastState !== undefined && !this.ownsDispatcher) this.describeExternal(this.lastState, origin);
     this.lastGate = this.gateFor(origin, https, this.lastState);
     return origin;
@@ -459,7 +456,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
             } as buildConnector.BuildOptions),
         key
       );
-      const state: OriginPoolState | undefined = monitor?.entryFor(key);
+      const state: OriginPoolState | undefined = monitor?.originFor(key);
       const pool = new Pool(origin, {
         ...(agent.localAddress !== undefined ? { localAddress: agent.localAddress } : {}),
         // keepAlive: false on the agent: a new connection per request, as with node:http.

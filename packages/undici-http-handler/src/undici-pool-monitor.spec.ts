@@ -13,7 +13,7 @@ function node(startedAt: number): PoolRequestNode {
 describe("UndiciPoolMonitor", () => {
   it("counts the completion of a request that got its connection at time 0", () => {
     const monitor = new UndiciPoolMonitor({});
-    const o = monitor.entryFor("http://127.0.0.1:1");
+    const o = monitor.originFor("http://127.0.0.1:1");
     const n = node(0);
     monitor.requestStarted(o, n, false);
     monitor.markAcquired(o, n, 0);
@@ -27,7 +27,7 @@ describe("UndiciPoolMonitor", () => {
 
   it("a release without an acquisition counts nothing", () => {
     const monitor = new UndiciPoolMonitor({});
-    const o = monitor.entryFor("http://127.0.0.1:1");
+    const o = monitor.originFor("http://127.0.0.1:1");
     const n = node(0);
     monitor.requestStarted(o, n, false);
     monitor.requestReleased(o, n, 5);

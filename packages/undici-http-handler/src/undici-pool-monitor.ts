@@ -61,11 +61,6 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
     o.activeAges(now, e);
   }
 
-  /** The state of `origin` (created on first use; beyond `maxOrigins`, the shared `_OTHER` entry). @internal */
-  entryFor(origin: string): OriginPoolState {
-    return this.originFor(origin);
-  }
-
   /** The handler no longer gates its requests (a caller's dispatcher replaced its own): plain `waitList`s. @internal */
   ungateAll(): void {
     for (const o of this.origins.values()) {
@@ -91,11 +86,6 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
   /** A gated request had to wait in its origin's `OriginGate` (it is in the gate's queue). @internal */
   requestQueued(o: OriginPoolState): void {
     if (!this.destroyed) this.enqueued(o);
-  }
-
-  /** A gated request left its gate's queue for undici. @internal */
-  requestDequeued(o: OriginPoolState, queueSize: number): void {
-    o.queueShrank(queueSize);
   }
 
   /** The request was given a connection (undici's `onRequestStart`); called once per request. @internal */

@@ -206,7 +206,8 @@ export abstract class UndiciRequestCore
     if (gate !== undefined) {
       gate.awaitingConn++;
       const o = this.o;
-      if (o !== undefined) this.plan.poolTelemetry?.requestDequeued(o, gate.fifoQueue.nodeCount);
+      // A gated request left its gate's queue for undici: the origin's queue-depth floor follows.
+      if (o !== undefined) o.queueShrank(gate.fifoQueue.nodeCount);
     }
     try {
       ((gate?.dispatchTo ?? this.targetDispatcher) as DispatcherLike).dispatch(this.dispatchOptions, this);
