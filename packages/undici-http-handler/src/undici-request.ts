@@ -51,7 +51,6 @@ import {
 } from "@sockeye/pool-monitor/internal";
 import { HttpResponse } from "@smithy/protocol-http";
 import type { Readable } from "node:stream";
-import { errors } from "undici";
 import { PACKAGE_PREFIX } from "./constants";
 import type { DispatchControllerLike, DispatcherLike, DispatchOptionsLike } from "./dispatcher-like";
 import { DESTROYED_BY_HANDLER, handlerDestroyedError } from "./handler-destroyed-error";
@@ -507,12 +506,18 @@ export abstract class UndiciRequestCore
   }
 
   /**
-   * `socketTimeout` fired: aborts the exchange with undici's own timeout error for the phase (undici's classes, code
+   * `socketTimeout` fired: aborts the exchange with undici's own timeout error for the phase (code
    * `UND_ERR_HEADERS_TIMEOUT` before the headers, `UND_ERR_BODY_TIMEOUT` after), so the rejection or body error takes
    * exactly the path (and the `TimeoutError` message) of undici's headersTimeout / bodyTimeout.
    */
   private socketTimedOut(): void {
-    const cause = this.settled ? new errors.BodyTimeoutError() : new errors.HeadersTimeoutError();
+    const headers = !this.settled;
+    const cause = Object.assign(
+      new Error(headers ? "Headers Timeout Error" : "Body Timeout Error"),
+      headers
+        ? { name: "HeadersTimeoutError", code: "UND_ERR_HEADERS_TIMEOUT" }
+        : { name: "BodyTimeoutError", code: "UND_ERR_BODY_TIMEOUT" }
+    );
     // undici calls onResponseError with it (errored → mapError) and closes the connection.
     (this.controller as DispatchControllerLike).abort(cause);
   }
