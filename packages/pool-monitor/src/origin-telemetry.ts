@@ -129,9 +129,4 @@ export class OriginTelemetry {
     this.arrivals = this.completions = this.holdSumMs = this.holdCount = this.holdMaxMs = 0;
     this.minQueued = queued;
   }
-
-  /** Adds `delta` to the counter of one outcome. */
-  countOutcome(outcome: RequestOutcome, delta: number): void {
-    countOutcome(this, outcome, delta);
-  }
 }

@@ -31,7 +31,7 @@ import { round3 } from "./duration-histogram";
 import { formatSaturationMessage, type SaturationTerms } from "./format-saturation-message";
 import { guardedWarn } from "./guarded-warn";
 import { normalizeOrigin } from "./normalize-origin";
-import type { OriginTelemetry, OutcomeCounters, RequestOutcome } from "./origin-telemetry";
+import { countOutcome, type OriginTelemetry, type OutcomeCounters, type RequestOutcome } from "./origin-telemetry";
 import { describeValue, invalidOption } from "./invalid-option";
 import {
   checkSaturationBlock,
@@ -204,13 +204,13 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   finished(o: O, outcome: RequestOutcome): void {
     o.inFlight--;
     this.inFlight--;
-    o.countOutcome(outcome, 1);
+    countOutcome(o, outcome, 1);
   }
 
   /** A finished request is counted as `to` instead of `from` (its owner said why it ended, after it closed). @internal */
   recount(o: O, from: RequestOutcome, to: RequestOutcome): void {
-    o.countOutcome(from, -1);
-    o.countOutcome(to, 1);
+    countOutcome(o, from, -1);
+    countOutcome(o, to, 1);
   }
 
   /** A new connection of `o` is being opened. @internal */
