@@ -75,7 +75,7 @@ export function agentConnectOptions(name: string, agent: unknown): AgentConnectO
       );
     }
     const a = agent as http.Agent & { options?: Record<string, unknown>; keepAlive?: unknown };
-    source = { ...(a.options ?? {}) };
+    source = { ...a.options };
     if (source.keepAlive === undefined && typeof a.keepAlive === "boolean") source.keepAlive = a.keepAlive;
   } else {
     // An options object; anything else (unset) maps to nothing.

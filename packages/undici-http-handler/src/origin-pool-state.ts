@@ -126,8 +126,6 @@ export class OriginPoolState extends OriginTelemetry {
   private livePools = 0;
   /** Limit of the latest registered pool: `connLimit` while no registered pool is live (the next one gets it). */
   private latestLimit: number | null = null;
-  /** Reused by `poolEvidence()` (no allocation per sample beyond undici's `PoolStats`). */
-  readonly evidenceBox: PoolEvidence = { active: 0, maxSockets: 0, queued: 0 };
 
   readonly waitList = new RequestList(1);
   readonly pausedList = new RequestList(2);
@@ -209,15 +207,14 @@ export class OriginPoolState extends OriginTelemetry {
 
   /**
    * Per-pool evidence for the detector: when more than one pool is live and some pool is full with a queue (`pending
-   * > 0` and `connected − free >= limit`), fills `evidence` with active sockets, limit and queue summed over those
-   * full pools only and returns it, so one saturated host of `_OTHER` is not diluted by the idle capacity of the
-   * others. Otherwise `undefined`: the sample covers the entry as a whole. Call after `refreshPools()`. O(pools),
-   * one `PoolStats` per live pool; sample time only.
+   * > 0` and `connected − free >= limit`), writes into `e` the active sockets, limit and queue summed over those full
+   * pools only and returns true, so one saturated host of `_OTHER` is not diluted by the idle capacity of the others.
+   * Otherwise false (and `e` is left to the caller): the sample covers the entry as a whole. Call after
+   * `refreshPools()`. O(pools), one `PoolStats` per live pool; sample time only.
    */
-  poolEvidence(): PoolEvidence | undefined {
+  poolEvidence(e: PoolEvidence): boolean {
     const pools = this.pools;
-    if (pools === undefined || this.livePools < 2) return undefined;
-    const e = this.evidenceBox;
+    if (pools === undefined || this.livePools < 2) return false;
     e.active = 0;
     e.maxSockets = 0;
     e.queued = 0;
@@ -237,7 +234,7 @@ export class OriginPoolState extends OriginTelemetry {
       e.maxSockets += limit;
       e.queued += pending;
     }
-    return full > 0 ? e : undefined;
+    return full > 0;
   }
 
   /** Requests waiting for a connection, excluding the one each connecting socket will take. */

@@ -556,7 +556,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       if (key === Symbol.for("@smithy/defaultSocketTimeout"))
         return { ...config, defaultSocketTimeout: value as number };
       if (typeof key !== "string") return { ...config, [key as unknown as string]: value };
-      const merged = { ...(this.rawOptions ?? {}), [key]: value } as UndiciHttpHandlerOptions;
+      const merged = { ...this.rawOptions, [key]: value } as UndiciHttpHandlerOptions;
       const next = {
         ...resolveUndiciConfig(merged),
         logger: merged.logger ?? config.logger,

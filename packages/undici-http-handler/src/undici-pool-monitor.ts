@@ -47,12 +47,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
     // the sample covers those pools only; else the entry as a whole. Completions, arrivals, hold times, queue ages
     // and unconsumed bodies stay the entry's totals: the request bookkeeping is per entry, not per pool.
     const e = r.evidence;
-    const full = o.poolEvidence();
-    if (full !== undefined) {
-      e.active = full.active;
-      e.maxSockets = full.maxSockets;
-      e.queued = full.queued;
-    } else {
+    if (!o.poolEvidence(e)) {
       e.active = r.active;
       e.maxSockets = o.connLimit ?? Number.POSITIVE_INFINITY;
       e.queued = r.queued;
