@@ -114,9 +114,11 @@ export function trackedConnector(
         const now = timing.now();
         state.connectedAt = now;
         o.freshConns++;
-        const tcpEnd = state.isTls && state.tcpDoneAt !== 0 ? state.tcpDoneAt : now;
+        // TLS: the TCP part ends at the socket's `connect`, the handshake's at the connector's callback.
+        const tls = state.isTls && state.tcpDoneAt !== 0;
+        const tcpEnd = tls ? state.tcpDoneAt : now;
         const connectMs = tcpEnd - state.begunAt;
-        const tlsMs = state.isTls && state.tcpDoneAt !== 0 ? now - state.tcpDoneAt : null;
+        const tlsMs = tls ? now - tcpEnd : null;
         monitor.connected(o, connectMs);
         monitor.connectionReady(o, connectMs, tlsMs);
       } else if (err === CONNECT_ABANDONED) {
