@@ -8,10 +8,12 @@
  *   restarted by its socket's activity.
  * - `warning` (`SocketUsageWarning`): upstream's socket-usage warning in the three `socketMonitor` modes.
  * - `monitor` (`Http1PoolMonitor`, `@sockeye/pool-monitor`, the base of its `PoolMonitor`): per-origin telemetry and
- *   saturation detection; the monitor's per-request state is kept on the request's state object (`InFlightRequest.tracked`, from `attachRequest()`) and
- *   the request's own listeners forward its events to it (no second set of listeners, nothing hung on the
- *   `ClientRequest`), and the owner tick calls `monitor.sample()` once per the monitor's `sampleIntervalMs` in
- *   `"interval"` mode (the period is read at each re-arm, so `configure()` applies from the next sample).
+ *   saturation detection. The monitor's per-request state is fields of the request's own state object (an
+ *   `InFlightRequest` is a `RequestState`: one object per request), fed by the monitor's functions
+ *   (`trackStarted()`, `requestSocket()`, … of its `request-listeners.ts`) from the runtime and the request's own
+ *   listeners (no second object, no second set of listeners, nothing hung on the `ClientRequest`); the owner tick
+ *   calls `monitor.sample()` once per the monitor's `sampleIntervalMs` in `"interval"` mode (the period is read at
+ *   each re-arm, so `configure()` applies from the next sample).
  * - The live list: every request between `requestStarted` and `requestFinished` (an intrusive doubly linked list
  *   through the requests' state objects: O(1) link/unlink, no allocation). Its length is the handler's one
  *   in-flight count (`inFlightCount`), and `destroy()` walks it to end every request.
@@ -32,8 +34,22 @@
  * timer lapses at its due time without being re-armed.
  */
 import type { Http1PoolMonitor } from "@sockeye/pool-monitor";
-import { type DeadlineOwner, DeadlineScheduler, TICK_MS } from "@sockeye/pool-monitor/internal";
-import { Deadline, timing } from "./hot-bindings";
+import {
+  type DeadlineOwner,
+  DeadlineScheduler,
+  type OriginState,
+  TICK_MS,
+  trackUnpooled,
+} from "@sockeye/pool-monitor/internal";
+import {
+  Deadline,
+  noteRequestOutcome,
+  requestClosed,
+  requestDispatched,
+  timing,
+  trackQueued,
+  trackStarted,
+} from "./hot-bindings";
 import { AgentGate, type GateOwner } from "./agent-gate";
 import type { Agent, ClientRequest } from "node:http";
 import type { Socket } from "node:net";
@@ -73,6 +89,11 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   private liveHead: InFlightRequest | undefined = undefined;
   private live = 0;
   private lastSampleAt = Number.NEGATIVE_INFINITY;
+  // One-entry memo of the monitor's origin entry for the last origin key (one endpoint per client is the common
+  // case): a monitor keeps its entries until it is destroyed, so the entry stays valid while the monitor is the same.
+  private memoMonitor: Http1PoolMonitor | undefined = undefined;
+  private memoKey = "";
+  private memoOrigin: OriginState | undefined = undefined;
   private readonly boundSocketClosed = (socket: Socket, reason: LifecycleCloseReason) =>
     this.socketClosedByLimit(socket, reason);
 
@@ -136,17 +157,12 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     const key = gate.keyFor(options.host, options.port);
     if (gate.admit(r, key)) return true;
     // Queued in the gate: counted by the monitor as a request queued under the agent's name for it.
-    if (monitor !== undefined) {
+    if (monitor !== undefined && !monitor.destroyed) {
       const request = r.httpRequest;
       const headers = request.headers;
-      r.tracked = monitor.attachQueued(
-        r.plan.agent,
-        key.name,
-        r.origin,
-        r.startedAt,
-        request.method,
-        headers["content-length"] ?? headers["Content-Length"]
-      );
+      r.method = request.method;
+      r.requestBodySize = headers["content-length"] ?? headers["Content-Length"];
+      trackQueued(monitor, r, this.originOf(monitor, r.originKey), key.name);
     }
     return false;
   }
@@ -156,20 +172,29 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   }
 
   requestCreated(r: InFlightRequest, req: ClientRequest, _now: number): void {
-    const tracked = r.tracked;
-    if (tracked !== undefined) {
-      tracked.dispatched(req); // it waited in the gate: tracked since then
+    if (r.core !== undefined) {
+      requestDispatched(r, req); // it waited in the gate: tracked since then
       return;
     }
     const monitor = this.monitor;
-    if (monitor !== undefined) {
-      // The request's own listeners forward its events to the monitor's state for it (kept on the request's state
-      // object, so a runtime `telemetry` switch never orphans a tracked request). A one-off 100-continue request is
+    if (monitor !== undefined && !monitor.destroyed) {
+      // The request's own listeners feed the monitor's state for it (fields of the request's state object, which keeps
+      // its monitor, so a runtime `telemetry` switch never orphans a tracked request). A one-off 100-continue request is
       // counted per origin outside the pool gauges and the detector (its agent has no socket limit).
-      r.tracked = r.plan.oneOffAgent
-        ? monitor.attachUnpooledRequest(req, r.origin, r.startedAt)
-        : monitor.attachRequest(req, r.plan.agent, r.origin, r.startedAt);
+      const o = this.originOf(monitor, r.originKey);
+      if (r.plan.oneOffAgent) trackUnpooled(monitor, r, o, req);
+      else trackStarted(monitor, r, o, req);
     }
+  }
+
+  /** `monitor.originFor(key)`, memoised for the last key (a `Map` lookup saved per request). */
+  private originOf(monitor: Http1PoolMonitor, key: string): OriginState {
+    if (key === this.memoKey && monitor === this.memoMonitor) return this.memoOrigin!;
+    const o = monitor.originFor(key);
+    this.memoMonitor = monitor;
+    this.memoKey = key;
+    this.memoOrigin = o;
+    return o;
   }
 
   requestSettled(r: InFlightRequest): void {
@@ -179,17 +204,14 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   requestFinished(r: InFlightRequest): void {
     this.idle.unwatch(r);
     this.warning.clear(r);
-    const tracked = r.tracked;
+    const tracked = r.core !== undefined;
     const lifecycle = this.currentSettings?.lifecycle;
     // Only a socket of a swept agent expires (a caller-owned agent without explicit limits is left alone).
     const socket = r.plan.swept ? (r.req?.socket ?? undefined) : undefined;
     const expires = socket !== undefined && lifecycle !== undefined;
     // One clock reading for telemetry's hold time and the socket's expiry.
-    const now = tracked !== undefined || expires ? timing.now() : 0;
-    if (tracked !== undefined) {
-      r.tracked = undefined;
-      tracked.onClose(r.failure, now);
-    }
+    const now = tracked || expires ? timing.now() : 0;
+    if (tracked) requestClosed(r, undefined, now); // r.error: the failure the caller saw
     if (r.livePrev !== undefined) r.livePrev.liveNext = r.liveNext;
     else if (this.liveHead === r) this.liveHead = r.liveNext;
     if (r.liveNext !== undefined) r.liveNext.livePrev = r.livePrev;
@@ -213,7 +235,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   }
 
   noteOutcome(r: InFlightRequest, outcome: "aborted" | "timed_out"): void {
-    r.tracked?.noteOutcome(outcome);
+    if (r.core !== undefined) noteRequestOutcome(r, outcome);
   }
 
   watchIdle(r: InFlightRequest, socket: Socket, now: number): void {

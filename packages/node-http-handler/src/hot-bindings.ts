@@ -13,7 +13,15 @@
 import {
   Deadline as PoolDeadline,
   DeadlineKind as PoolDeadlineKind,
+  noteRequestOutcome as poolNoteRequestOutcome,
+  requestClosed as poolRequestClosed,
+  requestDispatched as poolRequestDispatched,
+  requestError as poolRequestError,
+  requestResponse as poolRequestResponse,
+  requestSocket as poolRequestSocket,
   timing as poolTiming,
+  trackQueued as poolTrackQueued,
+  trackStarted as poolTrackStarted,
   validateRequest as poolValidateRequest,
   writeBody as poolWriteBody,
 } from "@sockeye/pool-monitor/internal";
@@ -33,5 +41,25 @@ export const timing = poolTiming;
 export const validateRequest = poolValidateRequest;
 /** `writeBody` of `@sockeye/pool-monitor/internal`. @internal */
 export const writeBody = poolWriteBody;
+/**
+ * The monitor's per-request functions (`request-listeners.ts` of `@sockeye/pool-monitor`), fed from the handler's own
+ * request object and listeners (`trackUnpooled`, for the rare 100-continue request, is imported directly).
+ * @internal
+ */
+export const trackStarted = poolTrackStarted;
+/** @internal */
+export const trackQueued = poolTrackQueued;
+/** @internal */
+export const requestDispatched = poolRequestDispatched;
+/** @internal */
+export const requestSocket = poolRequestSocket;
+/** @internal */
+export const requestResponse = poolRequestResponse;
+/** @internal */
+export const requestError = poolRequestError;
+/** @internal */
+export const requestClosed = poolRequestClosed;
+/** @internal */
+export const noteRequestOutcome = poolNoteRequestOutcome;
 /** `HttpResponse` of `@smithy/protocol-http`. @internal */
 export const HttpResponse = SmithyHttpResponse;

@@ -93,7 +93,13 @@ function expectReleased(s: Setup, r: Started, signal?: AbortSignal): void {
   expect(r.state.finished).toBe(true);
   expect(r.state.settled).toBe(true);
   expect(s.finished.filter((x) => x === r.state)).toHaveLength(1);
-  expect(r.state.tracked).toBeUndefined();
+  // Telemetry's fields of the request: its close counted, off the monitor's queue and open-response lists and its socket.
+  if (r.state.core !== undefined) {
+    expect(r.state.closed).toBe(true);
+    expect(r.state.queued).toBe(false);
+    expect(r.state.open).toBe(false);
+    expect(r.state.socketState?.current).not.toBe(r.state);
+  }
   expect(r.state.liveNext).toBeUndefined();
   expect(r.state.livePrev).toBeUndefined();
   expect(r.state.idleOn).toBeUndefined();

@@ -17,6 +17,11 @@
  * waits in the gate or not; while gated (`req` undefined) each of them still acts and ends it through `finish()`,
  * which unlinks it from the gate in O(1).
  *
+ * The object is also the pool monitor's state for the request (`RequestState` of `@sockeye/pool-monitor`: queue-list
+ * and open-response links, timestamps, outcome), set up by the runtime when the request is tracked (`core`) and fed
+ * by the listeners below through the monitor's functions (`requestSocket()`, `requestResponse()`, …): one object
+ * per request.
+ *
  * `settle()` resolves or rejects the promise once and cancels the deadlines that only matter until then.
  * `finish()` is idempotent and owns every other release: it settles first if needed (a request never ends with its
  * promise pending), cancels every deadline, removes the abort listener and hands the request back to the
@@ -35,7 +40,6 @@
  * its piping creates. No native timer per request, except in
  * `socketMonitor: "per-request"` mode (upstream's warning timer, on purpose).
  */
-import type { RequestTracking } from "@sockeye/pool-monitor";
 import {
   acquisitionTimeoutError,
   assertNever,
@@ -44,6 +48,11 @@ import {
   connectionTimeoutError,
   type DeadlineOwner,
   guardedWarn,
+  type Http1Core,
+  type OriginState,
+  type PoolLink,
+  type RequestState,
+  type SocketState,
   handlerDestroyedError,
   REQUEST_TIMEOUT_HINT,
   relabelSocketError,
@@ -52,13 +61,22 @@ import {
   socketIdleTimeoutError,
 } from "@sockeye/pool-monitor/internal";
 import type { HttpRequest } from "@smithy/protocol-http";
-import type { ClientRequest, IncomingMessage } from "node:http";
+import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { GatedRequest, GateKey } from "./agent-gate";
 import { describeAgentQueue, leaveAgentQueue } from "./agent-queue";
 import { MIN_CONTINUE_WAIT_MS, PACKAGE_PREFIX } from "./constants";
 import { getTransformedHeaders } from "./get-transformed-headers";
-import { Deadline, DeadlineKind, HttpResponse, timing, writeBody } from "./hot-bindings";
+import {
+  Deadline,
+  DeadlineKind,
+  HttpResponse,
+  requestError,
+  requestResponse,
+  requestSocket,
+  timing,
+  writeBody,
+} from "./hot-bindings";
 import type { IdleWatcher } from "./idle-watch-list";
 import type { RequestHost } from "./request-host";
 import type { RequestPlan } from "./request-plan";
@@ -80,7 +98,9 @@ export interface NodeRequestOptions {
 }
 
 /** @internal */
-export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher, WarnedRequest, GatedRequest {
+export class InFlightRequest
+  implements DeadlineOwner<DeadlineKind>, IdleWatcher, WarnedRequest, GatedRequest, RequestState
+{
   /** The promise has been resolved or rejected. */
   settled = false;
   /** `finish()` ran: nothing of this request is registered anywhere any more. */
@@ -104,12 +124,34 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
   liveNext: InFlightRequest | undefined = undefined;
   livePrev: InFlightRequest | undefined = undefined;
   /**
-   * The pool monitor's state for this request (`Http1PoolMonitor.attachRequest()`), if it is tracked: the listeners below
-   * forward the request's events to it, so the `ClientRequest` carries only `kState`.
+   * The error the promise rejected with (`undefined` when it resolved): names the failure in `request:finished`
+   * (telemetry's `RequestState.error`).
    */
-  tracked: RequestTracking | undefined = undefined;
-  /** The error the promise rejected with (`undefined` when it resolved): names the failure in `request:finished`. */
-  failure: unknown = undefined;
+  error: unknown = undefined;
+  // RequestState fields (`@sockeye/pool-monitor`'s `tracking-state.ts`): the monitor's state for this request lives
+  // here, one object per request; `core` is set when the request is tracked (by the runtime, `trackStarted()` and its
+  // siblings), and the listeners below feed it with the functions of the monitor's `request-listeners.ts`.
+  core: Http1Core | undefined = undefined;
+  origin: OriginState | undefined = undefined;
+  queued = false;
+  closed = false;
+  errored = false;
+  outcome: "aborted" | "timed_out" | undefined = undefined;
+  countedAs: RequestState["countedAs"] = undefined;
+  acquiredAt = -1;
+  responseAt = -1;
+  socketState: SocketState | undefined = undefined;
+  lastBytes = 0;
+  progressAt = 0;
+  gated = false;
+  unpooled = false;
+  queueLink: PoolLink | undefined = undefined;
+  qNext: RequestState | undefined = undefined;
+  method: string | undefined = undefined;
+  requestBodySize: unknown = undefined;
+  open = false;
+  openPrev: RequestState | undefined = undefined;
+  openNext: RequestState | undefined = undefined;
   /** The `onabort` handler installed on a legacy signal (no `addEventListener`); cleared by `finish()`. */
   private legacyOnAbort: (() => void) | undefined = undefined;
   // GatedRequest fields (the plan's `AgentGate`): the key counted under and, while queued, the FIFO links.
@@ -126,9 +168,14 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
     readonly httpRequest: HttpRequest,
     readonly plan: RequestPlan,
     /** `scheme://host:port`, the only request detail telemetry ever sees ("" with telemetry off). */
-    readonly origin: string,
+    readonly originKey: string,
     readonly abortSignal: any
   ) {}
+
+  /** RequestState: the plan's agent. */
+  get agent(): Agent {
+    return this.plan.agent;
+  }
 
   /**
    * Promise executor body: arms the deadlines and the abort listener (the clocks start now, whether or not the request
@@ -354,7 +401,7 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
     this.settled = true;
     this.cancelDeadlines();
     this.host.requestSettled(this);
-    if (isError) this.failure = value;
+    if (isError) this.error = value;
     const fn = isError ? this.rejectFn : this.resolveFn;
     this.resolveFn = this.rejectFn = undefined;
     fn?.(value);
@@ -419,12 +466,12 @@ export class InFlightRequest implements DeadlineOwner<DeadlineKind>, IdleWatcher
 
 function onResponse(this: ClientRequest, res: IncomingMessage): void {
   const state: InFlightRequest = (this as any)[kState];
-  const tracked = state.tracked;
+  const tracked = state.core !== undefined;
   const lifetime = state.plan.connectionLifetime;
   // One clock reading for telemetry and the socket's age.
-  const now = tracked !== undefined || lifetime ? timing.now() : 0;
-  tracked?.onResponse(res, now);
+  const now = tracked || lifetime ? timing.now() : 0;
   state.res = res;
+  if (tracked) requestResponse(state, res, now);
   const socket = this.socket;
   if (lifetime && socket && socketAge(socket, now) >= lifetime && this.shouldKeepAlive) {
     // Too old to reuse: Node closes it when this response ends instead of returning it to the pool.
@@ -443,7 +490,7 @@ function onResponse(this: ClientRequest, res: IncomingMessage): void {
 
 function onRequestError(this: ClientRequest, error: NodeJS.ErrnoException): void {
   const state: InFlightRequest = (this as any)[kState];
-  state.tracked?.onError();
+  if (state.core !== undefined) requestError(state);
   if (state.settled) return;
   // ECONNRESET / EPIPE / ETIMEDOUT become TimeoutErrors, as upstream relabels them.
   state.settle(relabelSocketError(error), true);
@@ -460,12 +507,11 @@ function onRequestContinue(this: ClientRequest): void {
 function onRequestSocket(this: ClientRequest, socket: Socket): void {
   const state: InFlightRequest = (this as any)[kState];
   const plan = state.plan;
-  const tracked = state.tracked;
+  const tracked = state.core !== undefined;
   const connecting = socket.connecting;
   // One clock reading for whatever wants one here: telemetry, the socket's age stamp, a connected socket's idle watch.
-  const now =
-    tracked !== undefined || plan.connectionLifetime || (!connecting && plan.socketTimeout) ? timing.now() : 0;
-  tracked?.onSocket(socket, now);
+  const now = tracked || plan.connectionLifetime || (!connecting && plan.socketTimeout) ? timing.now() : 0;
+  if (tracked) requestSocket(state, socket, now);
   const acquire = state.acquire;
   if (acquire) state.host.scheduler.cancel(acquire);
   enableTcpKeepAlive(socket, plan.agent);

@@ -1,7 +1,8 @@
 /**
  * `Http1PoolMonitor` (the handler's monitor) against the standalone `PoolMonitor` built on it: an app that uses only
  * the base class must not bundle the standalone paths (`trackRequest()`'s listeners and forwarding, `start()`'s
- * interval), and the base class tracks through its handles exactly as the subclass does. Bundled with esbuild from
+ * interval, the `attach…()` handles), and the base class, fed by the per-request functions as the handler feeds it, counts
+ * exactly as the subclass does. Bundled with esbuild from
  * the sources, as a Lambda build would (minified, tree-shaken); real requests against a loopback server.
  */
 import { once } from "node:events";
@@ -12,6 +13,8 @@ import { build } from "esbuild";
 import { afterEach, describe, expect, it } from "vitest";
 import { Http1PoolMonitor } from "./http1-pool-monitor";
 import { PoolMonitor } from "./pool-monitor";
+import { TrackedRequestState } from "./request-forwarding";
+import { requestClosed, requestError, requestResponse, requestSocket, trackStarted } from "./request-listeners";
 import { timing } from "./timing";
 
 const INTERNAL = join(__dirname, "internal.ts");
@@ -30,24 +33,46 @@ async function bundledText(source: string): Promise<string> {
 }
 
 describe("tree-shaking", () => {
-  it("an app using only Http1PoolMonitor bundles neither trackRequest()'s forwarding nor the standalone interval", async () => {
+  it("an app using only Http1PoolMonitor and the embedder functions bundles none of the standalone paths", async () => {
+    // What NodeHttpHandler imports: the base class and the per-request functions it feeds from its own object.
     const handlerOnly = await bundledText(
-      `import { Http1PoolMonitor } from ${JSON.stringify(INTERNAL)}; export const m = new Http1PoolMonitor();`
+      `import { Http1PoolMonitor, trackStarted, trackQueued, trackUnpooled, requestDispatched, requestSocket,
+         requestResponse, requestError, requestClosed, noteRequestOutcome } from ${JSON.stringify(INTERNAL)};
+       export const m = new Http1PoolMonitor();
+       export const f = [trackStarted, trackQueued, trackUnpooled, requestDispatched, requestSocket, requestResponse,
+         requestError, requestClosed, noteRequestOutcome];`
     );
     const standalone = await bundledText(
       `import { PoolMonitor } from ${JSON.stringify(INTERNAL)}; export const m = new PoolMonitor();`
     );
-    // Markers of request-forwarding.ts (its symbol), pool-monitor.ts and lazy-interval.ts (public method names).
-    for (const marker of ["sockeye.pool-monitor.request", "trackRequest", "trackUnpooledRequest", "requestSocket"]) {
+    // Markers of request-forwarding.ts (its symbol, the handle methods of TrackedRequestState), pool-monitor.ts
+    // (public method names) and lazy-interval.ts.
+    for (const marker of [
+      "sockeye.pool-monitor.request",
+      "trackRequest",
+      "trackUnpooledRequest",
+      "requestSocket",
+      "attachRequest",
+      "attachQueued",
+      "attachUnpooledRequest",
+      "onSocket",
+      "onResponse",
+      "noteOutcome",
+      "dispatched",
+    ]) {
       expect(standalone, marker).toContain(marker);
       expect(handlerOnly, marker).not.toContain(marker);
     }
-    expect(handlerOnly).toContain("attachRequest");
+    // The shared paths are in both: the socket listeners and the open-response list.
+    for (const marker of ["secureConnect", "openResponse"]) {
+      expect(standalone, marker).toContain(marker);
+      expect(handlerOnly, marker).toContain(marker);
+    }
     expect(handlerOnly.length).toBeLessThan(standalone.length);
   });
 });
 
-describe("Http1PoolMonitor tracks through its handles", () => {
+describe("Http1PoolMonitor tracks as the handler feeds it", () => {
   let server: http.Server | undefined;
   let agent: http.Agent | undefined;
   const monitors: Http1PoolMonitor[] = [];
@@ -59,18 +84,33 @@ describe("Http1PoolMonitor tracks through its handles", () => {
     server = agent = undefined;
   });
 
-  /** One request tracked by `monitor` through `attachRequest()`, its events forwarded to the handle. */
+  /**
+   * One request tracked by `monitor`: the base class as the handler feeds it (the functions on its own object, here
+   * a bare `TrackedRequestState`), the standalone monitor through the `attachRequest()` handle.
+   */
   async function oneRequest(monitor: Http1PoolMonitor, origin: string, port: number): Promise<void> {
     const startedAt = timing.now();
     const req = http.request({ host: "127.0.0.1", port, agent, path: "/secret?q=1" });
-    const handle = monitor.attachRequest(req, agent!, origin, startedAt)!;
-    req.on("socket", (socket) => handle.onSocket(socket));
-    req.on("response", (res) => {
-      handle.onResponse(res);
-      res.resume();
-    });
-    req.on("error", (error) => handle.onError(error));
-    req.on("close", () => handle.onClose());
+    if (monitor instanceof PoolMonitor) {
+      const handle = monitor.attachRequest(req, agent!, origin, startedAt)!;
+      req.on("socket", (socket) => handle.onSocket(socket));
+      req.on("response", (res) => {
+        handle.onResponse(res);
+        res.resume();
+      });
+      req.on("error", (error) => handle.onError(error));
+      req.on("close", () => handle.onClose());
+    } else {
+      const st = new TrackedRequestState(agent!, startedAt);
+      trackStarted(monitor, st, monitor.originFor(origin), req);
+      req.on("socket", (socket) => requestSocket(st, socket));
+      req.on("response", (res) => {
+        requestResponse(st, res);
+        res.resume();
+      });
+      req.on("error", (error) => requestError(st, error));
+      req.on("close", () => requestClosed(st));
+    }
     req.end();
     await once(req, "close");
   }
@@ -86,6 +126,7 @@ describe("Http1PoolMonitor tracks through its handles", () => {
     const standalone = new PoolMonitor();
     monitors.push(base, standalone);
     expect("trackRequest" in base).toBe(false);
+    expect("attachRequest" in base).toBe(false);
     expect("start" in base).toBe(false);
     for (const monitor of [base, standalone]) {
       await oneRequest(monitor, origin, port);

@@ -38,6 +38,25 @@ export {
 export { normalizeOrigin } from "./normalize-origin";
 export { validateRequest } from "./validate-request";
 export { Http1PoolMonitor } from "./http1-pool-monitor";
+export {
+  noteRequestOutcome,
+  requestClosed,
+  requestDispatched,
+  requestError,
+  requestResponse,
+  requestSocket,
+  trackQueued,
+  trackStarted,
+  trackUnpooled,
+} from "./request-listeners";
+export {
+  type CountedAs,
+  type Http1Core,
+  OriginState,
+  type PoolLink,
+  type RequestState,
+  SocketState,
+} from "./tracking-state";
 export { PoolMonitor } from "./pool-monitor";
 export {
   emptyPoolStats,

@@ -5,8 +5,9 @@
  * Data flow:
  * - `trackRequest()` (hot path, once per request) hangs a small state object on the request and
  *   registers four shared module-level listeners (`request-forwarding.ts`; per-request costs in
- *   `request-listeners.ts`); `attachRequest()` (of the base class `Http1PoolMonitor`, the handler's monitor)
- *   returns that state instead, for an embedder that forwards the request's events.
+ *   `request-listeners.ts`); `attachRequest()` returns that state instead, for an embedder that forwards the
+ *   request's events (`NodeHttpHandler` needs neither: it feeds its `Http1PoolMonitor`, the base class, from its own
+ *   per-request object).
  * - Listeners update per-origin counters and histograms as the request gets a socket, a response and
  *   closes; sockets are followed from first sight to `'close'` (connect/TLS timings, close reason).
  * - Counting, sampling, delivery and snapshots are the shared `TelemetryCore` (`telemetry-core.ts`); its
@@ -27,8 +28,8 @@ import type { Socket } from "node:net";
 import { Http1PoolMonitor } from "./http1-pool-monitor";
 import { LazyInterval } from "./lazy-interval";
 import type { PoolMonitorOptions, ResolvedPoolMonitorOptions } from "./pool-monitor-options";
-import { hangOnRequest, requestEventHandlers, stateOnRequest } from "./request-forwarding";
-import { attachRequest, attachUnpooled } from "./request-listeners";
+import { hangOnRequest, requestEventHandlers, stateOnRequest, TrackedRequestState } from "./request-forwarding";
+import { trackQueued, trackStarted, trackUnpooled } from "./request-listeners";
 import { timing } from "./timing";
 import type { RequestTracking, TrackedRequest } from "./tracking-state";
 
@@ -76,31 +77,52 @@ export class PoolMonitor extends Http1PoolMonitor {
    */
   trackRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number, listen = true): void {
     if (this.destroyed) return;
-    const st = attachRequest(this, req as TrackedRequest, agent, this.originFor(origin), startedAt);
+    const st = new TrackedRequestState(agent, startedAt);
+    trackStarted(this, st, this.originFor(origin), req as TrackedRequest);
     hangOnRequest(req as TrackedRequest, st, listen);
     if (this.standalone) this.ensureTicking();
   }
 
   /**
-   * As `Http1PoolMonitor.attachRequest()`; in standalone mode it also starts the interval.
-   * @inheritDoc
+   * Starts tracking one request for an embedder with its own per-request object: nothing is added to the request;
+   * the returned handle is the request's state, to keep and forward the request's `'socket'`, `'response'`,
+   * `'error'` and `'close'` events (and `noteOutcome()`) to. Call it right after `http.request()` returned (before
+   * any await), so that a request that had to queue is still the last entry of `agent.requests`. In standalone mode
+   * it also starts the interval.
+   *
+   * @param req - the request just created (compared with the agent's queue, never stored).
+   * @param agent - the agent it was created with.
+   * @param origin - as for `trackRequest()`.
+   * @param startedAt - as for `trackRequest()`: queue wait is measured from it.
+   * @returns the handle, or `undefined` when the monitor is destroyed (nothing to forward then).
+   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
    */
-  override attachRequest(
-    req: ClientRequest,
-    agent: Agent,
-    origin: string,
-    startedAt: number
-  ): RequestTracking | undefined {
-    const st = super.attachRequest(req, agent, origin, startedAt);
-    if (this.standalone && st !== undefined) this.ensureTicking();
+  attachRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number): RequestTracking | undefined {
+    if (this.destroyed) return undefined;
+    const st = new TrackedRequestState(agent, startedAt);
+    trackStarted(this, st, this.originFor(origin), req as TrackedRequest);
+    if (this.standalone) this.ensureTicking();
     return st;
   }
 
   /**
-   * As `Http1PoolMonitor.attachQueued()`; in standalone mode it also starts the interval.
-   * @inheritDoc
+   * Starts tracking a request its embedder queues itself before creating it (e.g. a per-agent gate that keeps
+   * requests beyond `maxSockets` out of `agent.requests`, as `NodeHttpHandler` does): it counts as queued exactly as a
+   * request waiting in `agent.requests[name]` does (the `queued` gauge, the oldest queued age, `request:enqueued`, the
+   * saturation detector's evidence for that agent name). Keep the returned handle; call its `dispatched(req)` right
+   * after the request is created, then forward the request's events to it as for `attachRequest()`; `onClose()` (and
+   * `noteOutcome()`) also when it ends without ever being created. In standalone mode it also starts the interval.
+   *
+   * @param agent - the agent the request will be created with.
+   * @param name - the agent's name for the request (`agent.getName(options)`), i.e. its `agent.requests` key.
+   * @param origin - as for `trackRequest()`.
+   * @param startedAt - as for `trackRequest()`: queue wait is measured from it.
+   * @param method - the request's method (for `request:finished` of a request that ends before it is created).
+   * @param contentLength - its `Content-Length` header, if any (likewise).
+   * @returns the handle, or `undefined` when the monitor is destroyed.
+   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
    */
-  override attachQueued(
+  attachQueued(
     agent: Agent,
     name: string,
     origin: string,
@@ -108,8 +130,29 @@ export class PoolMonitor extends Http1PoolMonitor {
     method?: string,
     contentLength?: unknown
   ): RequestTracking | undefined {
-    const st = super.attachQueued(agent, name, origin, startedAt, method, contentLength);
-    if (this.standalone && st !== undefined) this.ensureTicking();
+    if (this.destroyed) return undefined;
+    const st = new TrackedRequestState(agent, startedAt);
+    st.method = method;
+    st.requestBodySize = contentLength;
+    trackQueued(this, st, this.originFor(origin), name);
+    if (this.standalone) this.ensureTicking();
+    return st;
+  }
+
+  /**
+   * As `trackUnpooledRequest(…, false)`, for an embedder with its own per-request object: nothing is added to the
+   * request; forward its events to the returned handle as for `attachRequest()`.
+   *
+   * @param req - the request just created.
+   * @param origin - as for `trackRequest()`.
+   * @param startedAt - `timing.now()` ms when the caller began handling the request.
+   * @returns the handle, or `undefined` when the monitor is destroyed.
+   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
+   */
+  attachUnpooledRequest(req: ClientRequest, origin: string, startedAt: number): RequestTracking | undefined {
+    if (this.destroyed) return undefined;
+    const st = new TrackedRequestState(undefined as never, startedAt);
+    trackUnpooled(this, st, this.originFor(origin), req as TrackedRequest);
     return st;
   }
 
@@ -128,7 +171,9 @@ export class PoolMonitor extends Http1PoolMonitor {
    */
   trackUnpooledRequest(req: ClientRequest, origin: string, startedAt: number, listen = true): void {
     if (this.destroyed) return;
-    const st = attachUnpooled(this, req as TrackedRequest, this.originFor(origin), startedAt);
+    // The agent is never read for an unpooled request: `undefined` as any stands for "no pool".
+    const st = new TrackedRequestState(undefined as never, startedAt);
+    trackUnpooled(this, st, this.originFor(origin), req as TrackedRequest);
     hangOnRequest(req as TrackedRequest, st, listen);
   }
 

@@ -164,8 +164,8 @@ export function httpRequestFinishedEvent(st: RequestState): RequestFinishedEvent
   const now = timing.now();
   const durationMs = now - st.startedAt;
   return requestFinishedEvent(
-    st.origin.origin,
-    schemeOf(st.unpooled ? st.origin.origin : (st.agent as { protocol?: string }).protocol),
+    st.origin!.origin,
+    schemeOf(st.unpooled ? st.origin!.origin : (st.agent as { protocol?: string }).protocol),
     st.method,
     res?.statusCode,
     outcome,
@@ -187,5 +187,5 @@ export function httpRequestFinishedEvent(st: RequestState): RequestFinishedEvent
  */
 export function noteRequestFacts(st: RequestState, req: ClientRequest): void {
   st.method = req.method;
-  if (st.core.wants(requestFinishedChannel)) st.requestBodySize = req.getHeader("content-length");
+  if (st.core!.wants(requestFinishedChannel)) st.requestBodySize = req.getHeader("content-length");
 }

@@ -1,19 +1,96 @@
 /**
- * The standalone `PoolMonitor`'s request paths (`trackRequest()`, `trackUnpooledRequest()`): the request's state is
- * hung on the request under `kRequestState`, and its events reach it either through four `on()` registrations of the
- * *same* module functions below (no closures, no `once()` wrappers) or, with `listen = false`, through the caller's
- * `PoolMonitor.requestSocket()` etc., which find it there. Each function hands the event to the state's handle
- * methods (`TrackedRequestState` in `request-listeners.ts`), the path an embedder's `attachRequest()` handle takes.
- * Only `pool-monitor.ts` imports this module, so an app that uses only a handler does not bundle it.
+ * The standalone `PoolMonitor`'s per-request state and request paths. A request tracked with `trackRequest()`,
+ * `trackUnpooledRequest()`, `attachRequest()`, `attachQueued()` or `attachUnpooledRequest()` gets one
+ * `TrackedRequestState`: the `RequestState` fields (`tracking-state.ts`) plus the `RequestTracking` handle methods,
+ * each a call of the shared functions of `request-listeners.ts` (the handler calls those on its own per-request object
+ * instead). `attach…()` only return it (the embedder keeps it and forwards the request's events to it); `trackRequest()`
+ * hangs it on the request under `kRequestState`, and the request's events reach it either through four `on()`
+ * registrations of the *same* module functions below (no closures, no `once()` wrappers) or, with `listen = false`,
+ * through the caller's `PoolMonitor.requestSocket()` etc., which find it there. Only `pool-monitor.ts` imports this
+ * module, so an app that uses only a handler does not bundle it. Cost per request: this object (about twenty-five
+ * fields).
  *
  * Errors are observed through `events.errorMonitor`, which does not count as handling the error: an application that
  * relied on an unhandled `'error'` crashing the process keeps that behaviour.
  */
 import { errorMonitor } from "node:events";
-import type { IncomingMessage } from "node:http";
+import type { Agent, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
-import type { TrackedRequestState } from "./request-listeners";
-import type { TrackedRequest } from "./tracking-state";
+import {
+  noteRequestOutcome,
+  requestClosed,
+  requestDispatched,
+  requestError,
+  requestResponse,
+  requestSocket,
+} from "./request-listeners";
+import type {
+  CountedAs,
+  Http1Core,
+  OriginState,
+  PoolLink,
+  RequestState,
+  RequestTracking,
+  SocketState,
+  TrackedRequest,
+} from "./tracking-state";
+
+/** A request's state, and the handle an embedder forwards the request's events to. @internal */
+export class TrackedRequestState implements RequestState, RequestTracking {
+  core: Http1Core | undefined = undefined;
+  origin: OriginState | undefined = undefined;
+  queued = false;
+  closed = false;
+  errored = false;
+  outcome: "aborted" | "timed_out" | undefined = undefined;
+  countedAs: CountedAs | undefined = undefined;
+  acquiredAt = -1;
+  responseAt = -1;
+  res: IncomingMessage | undefined = undefined;
+  socketState: SocketState | undefined = undefined;
+  lastBytes = 0;
+  progressAt = 0;
+  gated = false;
+  unpooled = false;
+  queueLink: PoolLink | undefined = undefined;
+  qNext: RequestState | undefined = undefined;
+  method: string | undefined = undefined;
+  error: unknown = undefined;
+  requestBodySize: unknown = undefined;
+  open = false;
+  openPrev: RequestState | undefined = undefined;
+  openNext: RequestState | undefined = undefined;
+
+  /** @param agent - the request's agent (`undefined` as never for an unpooled request: never read). */
+  constructor(
+    readonly agent: Agent,
+    readonly startedAt: number
+  ) {}
+
+  onSocket(socket: Socket, now?: number): void {
+    requestSocket(this, socket, now);
+  }
+
+  onResponse(res: IncomingMessage, now?: number): void {
+    requestResponse(this, res, now);
+  }
+
+  onError(error?: unknown): void {
+    requestError(this, error);
+  }
+
+  onClose(error?: unknown, now?: number): void {
+    requestClosed(this, error, now);
+  }
+
+  dispatched(req: TrackedRequest): void {
+    requestDispatched(this, req);
+  }
+
+  noteOutcome(outcome: "aborted" | "timed_out"): void {
+    noteRequestOutcome(this, outcome);
+  }
+}
 
 /** Symbol under which a request tracked with `trackRequest()` carries its state. */
 const kRequestState = Symbol("sockeye.pool-monitor.request");

@@ -1,23 +1,19 @@
 /**
- * Hot path: attaching a request and the shared, module-level listeners.
+ * Hot path: tracking a request and the shared, module-level socket listeners.
  *
- * Cost per request: one `RequestState` allocation (`TrackedRequestState`, which also serves as the embedder's
- * `RequestTracking` handle), a look at `agent.requests` (empty unless something is queued) and three
- * `timing.now()` reads (socket, response, close; none when an embedder forwards its own readings with the events:
- * each read is ~250 instructions, `performance` being a global accessor). How the request's events reach it depends
- * on the caller:
- * - `attachRequest()` (an embedder with its own per-request object, e.g. the handler): the state is only returned;
- *   the embedder keeps it and calls its `onSocket()` / `onResponse()` / `onError()` / `onClose()`, so the
- *   `ClientRequest` gets no extra property (no hidden-class transition) and no listener;
- * - the standalone `PoolMonitor.trackRequest()` hangs the state on the request and calls the same methods from its
- *   own module-level listeners or the caller's forwarded events (`request-forwarding.ts`, a module only `PoolMonitor`
- *   imports, so a handler-only bundle leaves it out).
+ * The functions below take the object that carries the request's `RequestState` fields (`tracking-state.ts`): the
+ * handler's own `InFlightRequest` (it calls them from its own request listeners: one object and one set of listeners
+ * per request), or the standalone `PoolMonitor`'s `TrackedRequestState` (`request-forwarding.ts`, a module only
+ * `PoolMonitor` imports, so a handler-only bundle leaves it out, with its `trackRequest()` listeners and its
+ * `attachRequest()` handles). Cost per request: no allocation, a look at `agent.requests` (empty unless something is
+ * queued) and three `timing.now()` reads (socket, response, close; none when the caller passes its own readings:
+ * each read is ~250 instructions, `performance` being a global accessor).
  * A queued request is appended to its link's queue list and a responded one to its origin's open-response list
  * (intrusive lists, O(1), see `tracking-state.ts`). Per new connection: up to six listeners on the socket plus
  * one `lastIndexOf` to learn its agent name. Events are built only if `subscribe()` listeners or
  * diagnostics-channel subscribers exist.
  *
- * Requests sent outside the pool (`attachUnpooledRequest()`, one-off agents) go through the same paths and
+ * Requests sent outside the pool (`trackUnpooled()`, one-off agents) go through the same paths and
  * leave at the first branch for `unpooled-request.ts`; socket completion also records the longest
  * hold time of the sample (the detector's expected hold) and counts the completion on the socket's
  * link (per-link evidence, see `tracking-state.ts`).
@@ -40,8 +36,7 @@ import {
   type OriginState,
   outcomeOf,
   type PoolLink,
-  RequestState,
-  type RequestTracking,
+  type RequestState,
   SocketState,
   setSocketState,
   socketStateOf,
@@ -50,66 +45,33 @@ import {
 import { countOutcome } from "./origin-telemetry";
 import { attachUnpooledRequest, unpooledClosed, unpooledSocket } from "./unpooled-request";
 
-/** A request's state, and the handle an embedder forwards the request's events to. @internal */
-export class TrackedRequestState extends RequestState implements RequestTracking {
-  onSocket(socket: Socket, now?: number): void {
-    requestSocket(this, socket, now);
-  }
-
-  onResponse(res: IncomingMessage, now?: number): void {
-    requestResponse(this, res, now);
-  }
-
-  onError(error?: unknown): void {
-    this.errored = true;
-    if (error !== undefined && this.outcome === undefined) this.error ??= error;
-  }
-
-  onClose(error?: unknown, now?: number): void {
-    if (error !== undefined && !this.closed) this.error = error;
-    requestClosed(this, now);
-  }
-
-  dispatched(req: TrackedRequest): void {
-    requestDispatched(this, req);
-  }
-
-  noteOutcome(outcome: "aborted" | "timed_out"): void {
-    noteRequestOutcome(this, outcome);
-  }
-}
-
-/** @internal */
-export function attachRequest(
-  core: Http1Core,
-  req: TrackedRequest,
-  agent: Agent,
-  o: OriginState,
-  startedAt: number
-): TrackedRequestState {
-  const st = new TrackedRequestState(core, o, agent, startedAt);
+/**
+ * Starts tracking `st`, whose request `req` was just created with `st.agent` (call it right after `http.request()`
+ * returned, before any await, so that a request that had to queue is still the last entry of `agent.requests`).
+ * @internal
+ */
+export function trackStarted(core: Http1Core, st: RequestState, o: OriginState, req: TrackedRequest): void {
+  st.core = core;
+  st.origin = o;
   noteRequestFacts(st, req);
   core.started(o);
+  const agent = st.agent;
   o.lastAgent = agent;
   enqueueIfQueued(core, st, req, agent, o);
-  return st;
 }
 
 /**
  * Starts tracking a request its embedder queues itself (it has no `ClientRequest` yet) under agent name `name`:
  * counted as queued on that name's link (`gateQueued`, read with `agent.requests[name]`) and on the link's queue list
- * (oldest queued age), `request:enqueued` emitted. `dispatched()` follows when the embedder creates the request.
+ * (oldest queued age), `request:enqueued` emitted. `requestDispatched()` follows when the embedder creates the request;
+ * set `st.method` / `st.requestBodySize` for the `request:finished` of a request that ends before that.
  * @internal
  */
-export function attachQueued(
-  core: Http1Core,
-  agent: Agent,
-  name: string,
-  o: OriginState,
-  startedAt: number
-): TrackedRequestState {
-  const st = new TrackedRequestState(core, o, agent, startedAt);
+export function trackQueued(core: Http1Core, st: RequestState, o: OriginState, name: string): void {
+  st.core = core;
+  st.origin = o;
   core.started(o);
+  const agent = st.agent;
   o.lastAgent = agent;
   // The name the origin's previous request was queued under first (one comparison; the embedder passes the same
   // string each time), the agent's link map (a WeakMap lookup) only when it changes.
@@ -122,11 +84,14 @@ export function attachQueued(
     link.gateQueued++;
   }
   markQueued(core, st, o, link);
-  return st;
 }
 
-/** The embedder dispatched a request it had queued (`attachQueued()`): it now waits for its socket in Node's hands. */
-function requestDispatched(st: RequestState, req: TrackedRequest): void {
+/**
+ * The embedder dispatched a request it had queued (`trackQueued()`): `req` was just created. It stays counted as
+ * queued until its `'socket'` (in `agent.requests` when the agent had to queue it too). No-op for other requests.
+ * @internal
+ */
+export function requestDispatched(st: RequestState, req: TrackedRequest): void {
   if (!st.gated) return;
   st.gated = false;
   noteRequestFacts(st, req);
@@ -135,7 +100,7 @@ function requestDispatched(st: RequestState, req: TrackedRequest): void {
   // Still queued (until its 'socket'): in agent.requests when the agent had to queue it (read there), else in flight
   // to a free or new socket. Remember the name for the next enqueueIfQueued().
   if (link !== undefined && isLastQueued(agentMaps(link.agent).requests[link.name], req))
-    st.origin.lastQueueLink = link;
+    st.origin!.lastQueueLink = link;
 }
 
 /**
@@ -143,17 +108,11 @@ function requestDispatched(st: RequestState, req: TrackedRequest): void {
  * same paths, which hand it to `unpooled-request.ts`.
  * @internal
  */
-export function attachUnpooled(
-  core: Http1Core,
-  req: TrackedRequest,
-  o: OriginState,
-  startedAt: number
-): TrackedRequestState {
-  // The agent is never read for an unpooled request: `undefined` as any stands for "no pool".
-  const st = new TrackedRequestState(core, o, undefined as never, startedAt);
+export function trackUnpooled(core: Http1Core, st: RequestState, o: OriginState, req: TrackedRequest): void {
+  st.core = core;
+  st.origin = o;
   noteRequestFacts(st, req);
   attachUnpooledRequest(st);
-  return st;
 }
 
 /**
@@ -203,15 +162,20 @@ function leaveQueue(st: RequestState, o: OriginState): void {
   dequeueFromLink(st);
 }
 
-/** `at`: the caller's `timing.now()` reading at the event, if it has one (one clock read per event, not two). */
-function requestSocket(st: RequestState, socket: Socket, at?: number): void {
-  if (st.acquiredAt >= 0 || st.core.destroyed) return;
+/**
+ * The request's `'socket'` event. `at`: the caller's `timing.now()` reading at the event, if it has one (one clock
+ * read per event, not two); likewise for `requestResponse()` and `requestClosed()`. Tracked requests only (`st.core`
+ * set), as every function below.
+ * @internal
+ */
+export function requestSocket(st: RequestState, socket: Socket, at?: number): void {
+  const core = st.core!;
+  if (st.acquiredAt >= 0 || core.destroyed) return;
   if (st.unpooled) {
     unpooledSocket(st, socket);
     return;
   }
-  const core = st.core;
-  const o = st.origin;
+  const o = st.origin!;
   const now = at ?? timing.now();
   st.acquiredAt = now;
   const wasQueued = st.queued;
@@ -243,31 +207,45 @@ function requestSocket(st: RequestState, socket: Socket, at?: number): void {
   if (ss.core === core) {
     ss.requests++;
     ss.current = st;
-    st.socket = ss;
+    st.socketState = ss;
   }
   core.acquired(o, waitMs, reused, wasQueued);
 }
 
-function requestResponse(st: RequestState, res: IncomingMessage, now?: number): void {
-  if (st.core.destroyed) return;
+/** The request's `'response'` event. @internal */
+export function requestResponse(st: RequestState, res: IncomingMessage, now?: number): void {
+  if (st.core!.destroyed) return;
   st.res = res;
   if (st.unpooled || st.closed) return;
   st.responseAt = st.progressAt = now ?? timing.now();
   st.lastBytes = res.socket?.bytesRead ?? 0;
-  st.origin.openResponse(st);
+  st.origin!.openResponse(st);
 }
 
-function requestClosed(st: RequestState, now?: number): void {
+/** The request's `'error'` event (call it before handling the error); `error`: the request's error, if known. @internal */
+export function requestError(st: RequestState, error?: unknown): void {
+  st.errored = true;
+  if (error !== undefined && st.outcome === undefined) st.error ??= error;
+}
+
+/**
+ * The request's `'close'` (idempotent). `error`: the error the embedder's caller saw, when the request failed (e.g. the
+ * handler's own timeout or abort error); it names the failure in `request:finished` (an embedder that keeps it in
+ * `st.error` itself passes none).
+ * @internal
+ */
+export function requestClosed(st: RequestState, error?: unknown, now?: number): void {
   if (st.closed) return;
   st.closed = true;
-  const core = st.core;
+  if (error !== undefined) st.error = error;
+  const core = st.core!;
   if (core.destroyed) return;
   if (core.wants(requestFinishedChannel)) core.emit(httpRequestFinishedEvent(st), requestFinishedChannel);
   if (st.unpooled) {
     unpooledClosed(st);
     return;
   }
-  const o = st.origin;
+  const o = st.origin!;
   if (st.queued) leaveQueue(st, o);
   o.closeResponse(st);
   const counted = outcomeOf(st);
@@ -275,7 +253,7 @@ function requestClosed(st: RequestState, now?: number): void {
   core.finished(o, counted);
   if (st.acquiredAt >= 0) {
     core.released(o, (now ?? timing.now()) - st.acquiredAt);
-    const ss = st.socket;
+    const ss = st.socketState;
     if (ss !== undefined) {
       if (ss.link !== undefined) ss.link.completions++;
       ss.lastOutcome = st.outcome;
@@ -290,20 +268,23 @@ function requestClosed(st: RequestState, now?: number): void {
  * @internal
  */
 export function noteRequestOutcome(st: RequestState, outcome: "aborted" | "timed_out"): void {
-  if (st.core.destroyed || st.outcome !== undefined) return;
+  const core = st.core!;
+  if (core.destroyed || st.outcome !== undefined) return;
   st.outcome = outcome;
+  const o = st.origin!;
   if (st.unpooled) {
-    if (st.closed && st.countedAs !== undefined && st.origin.unpooled !== undefined) {
-      countOutcome(st.origin.unpooled, st.countedAs, -1);
-      countOutcome(st.origin.unpooled, outcome, 1);
+    if (st.closed && st.countedAs !== undefined && o.unpooled !== undefined) {
+      countOutcome(o.unpooled, st.countedAs, -1);
+      countOutcome(o.unpooled, outcome, 1);
       st.countedAs = outcome;
     }
     return;
   }
   if (st.closed && st.countedAs !== undefined) {
-    st.core.recount(st.origin, st.countedAs, outcome);
+    core.recount(o, st.countedAs, outcome);
     st.countedAs = outcome;
-    if (st.socket !== undefined && st.socket.current === undefined) st.socket.lastOutcome = outcome;
+    const ss = st.socketState;
+    if (ss !== undefined && ss.current === undefined) ss.lastOutcome = outcome;
   }
 }
 

@@ -111,7 +111,7 @@ export interface Fired {
 /**
  * Sends a GET through `agent`, tracked by `monitor`; reads the body unless `consume` is false. `listen`: `true` the
  * monitor listens itself, `false` the events are forwarded by request (`requestSocket()` …), `"handle"` they are
- * forwarded to the `RequestTracking` handle of `attachRequest()` (what @sockeye/node-http-handler does).
+ * forwarded to the `RequestTracking` handle of `attachRequest()` (an embedder with its own per-request object).
  */
 export function fire(
   monitor: PoolMonitor,

@@ -4,7 +4,8 @@
  * (a dead entry the young-generation GC has promoted would otherwise keep the whole younger queue alive).
  */
 import { describe, expect, test as it } from "vitest";
-import { dequeueFromLink, enqueueOnLink, type PoolLink, queueHead, RequestState } from "./tracking-state";
+import { TrackedRequestState } from "./request-forwarding";
+import { dequeueFromLink, enqueueOnLink, type PoolLink, queueHead, type RequestState } from "./tracking-state";
 
 function newLink(): PoolLink {
   return {
@@ -20,7 +21,7 @@ function newLink(): PoolLink {
 
 /** A queued request's state on `link` (only the fields the list reads are meaningful). */
 function enqueue(link: PoolLink, startedAt: number): RequestState {
-  const st = new RequestState({} as never, {} as never, {} as never, startedAt);
+  const st = new TrackedRequestState({} as never, startedAt);
   st.queued = true;
   enqueueOnLink(link, st);
   return st;

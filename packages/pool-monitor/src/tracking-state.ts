@@ -25,9 +25,10 @@
  * saturated host of `_OTHER`, or the new agent of a swapped pair, is judged on its own; otherwise the
  * sample is the origin's sum, which then cannot be saturated.
  *
- * Per request: one `RequestState` (about twenty fields). `trackRequest()` hangs it on the request under a
- * symbol (`request-forwarding.ts`); `attachRequest()` (an embedder with its own per-request object, e.g. the handler) only returns it, so
- * the request gets no extra property. Per socket: one `SocketState` in a symbol-keyed slot on the socket
+ * Per request: the `RequestState` fields (about twenty-five), on the embedder's own per-request object (the handler's
+ * `InFlightRequest` declares them: one object per request, not two) or, for the standalone `PoolMonitor`, on a
+ * `TrackedRequestState` that `trackRequest()` hangs on the request under a symbol and `attachRequest()` returns
+ * (`request-forwarding.ts`). Per socket: one `SocketState` in a symbol-keyed slot on the socket
  * (`socketStateOf()`). Both die with their owner. Two intrusive lists (no allocation, no hashing):
  * - while queued, a request is on its link's FIFO queue list (singly linked through `qNext`), whose head gives the
  *   oldest queued age at sample time. Node serves a name's queue in order, so the request that gets a socket is
@@ -37,7 +38,7 @@
  *   entry leaving the list drops its `qNext` (see `dequeueFromLink()`: a dead entry the GC has promoted must not
  *   keep the younger queue alive);
  * - from its response until it closes, on its origin's list of responses whose body is still open (doubly linked
- *   through `prev` / `next`, O(1) unlink; bounded by the sockets in use).
+ *   through `openPrev` / `openNext`, O(1) unlink; bounded by the sockets in use).
  * Per origin: counters, four `perf_hooks` histograms (a few KB each, fixed; a fifth for requests
  * sent outside the pool, created on the first one), the open-response list and one `SaturationDetector`.
  */
@@ -171,44 +172,56 @@ export interface RequestTracking {
   noteOutcome(outcome: "aborted" | "timed_out"): void;
 }
 
-/** @internal */
-export class RequestState {
-  queued = false;
-  closed = false;
-  errored = false;
-  outcome: "aborted" | "timed_out" | undefined = undefined;
-  countedAs: CountedAs | undefined = undefined;
-  acquiredAt = -1;
-  responseAt = -1;
-  res: IncomingMessage | undefined = undefined;
-  socket: SocketState | undefined = undefined;
+/**
+ * The fields the monitor keeps for one tracked request, on whatever object carries them: the embedder's own
+ * per-request object (the handler's `InFlightRequest` declares them, so a request is one object, not two) or the
+ * standalone monitor's `TrackedRequestState` (`request-forwarding.ts`). The functions of `request-listeners.ts` take
+ * the object; the origin's reading (`OriginState.poll()` and `pollUnconsumed()`) walks the lists threaded through it.
+ * @internal
+ */
+export interface RequestState {
+  /** The monitor tracking the request (`undefined`: not tracked; set by `trackStarted()` and its siblings). */
+  core: Http1Core | undefined;
+  /** Its origin entry (set with `core`). */
+  origin: OriginState | undefined;
+  /** The agent it is (to be) created with; never read for an unpooled request. */
+  readonly agent: Agent;
+  /** `timing.now()` ms when its caller began handling it: queue wait and `request:finished` duration run from it. */
+  readonly startedAt: number;
+  /** Counted as queued (in `agent.requests`, the embedder's queue, or dispatched with no socket yet). */
+  queued: boolean;
+  /** Its close was counted (`requestClosed()` ran). */
+  closed: boolean;
+  errored: boolean;
+  /** Why its caller destroyed it (`noteRequestOutcome()`); the first note wins. */
+  outcome: "aborted" | "timed_out" | undefined;
+  countedAs: CountedAs | undefined;
+  /** `timing.now()` ms at its socket (-1: none yet). */
+  acquiredAt: number;
+  /** `timing.now()` ms at its response (-1: none yet). */
+  responseAt: number;
+  res: IncomingMessage | undefined;
+  /** Its socket's state, while it counts on the socket. */
+  socketState: SocketState | undefined;
   /** `socket.bytesRead` when the body last made progress, and when that was. */
-  lastBytes = 0;
-  progressAt = 0;
-  /** Queued by the embedder (`attachQueued()`), not dispatched yet: counted in its link's `gateQueued`. */
-  gated = false;
-  /** Tracked through `trackUnpooledRequest()`: counted in `origin.unpooled` only. */
-  unpooled = false;
+  lastBytes: number;
+  progressAt: number;
+  /** Queued by the embedder (`trackQueued()`), not dispatched yet: counted in its link's `gateQueued`. */
+  gated: boolean;
+  /** Tracked as sent outside the pool (`trackUnpooled()`): counted in `origin.unpooled` only. */
+  unpooled: boolean;
   /** The link whose queue list holds this request while `queued` (`undefined`: queued under no known link). */
-  queueLink: PoolLink | undefined = undefined;
+  queueLink: PoolLink | undefined;
   /** Next (younger) request on the link's queue list. */
-  qNext: RequestState | undefined = undefined;
+  qNext: RequestState | undefined;
   /** For `request:finished` (`request-finished.ts`): the method, the request error, the raw request Content-Length. */
-  method: string | undefined = undefined;
-  error: unknown = undefined;
-  requestBodySize: unknown = undefined;
-  /** On the origin's open-response list. */
-  open = false;
-  /** Neighbours on the origin's open-response list. */
-  prev: RequestState | undefined = undefined;
-  next: RequestState | undefined = undefined;
-
-  constructor(
-    readonly core: Http1Core,
-    readonly origin: OriginState,
-    readonly agent: Agent,
-    readonly startedAt: number
-  ) {}
+  method: string | undefined;
+  error: unknown;
+  requestBodySize: unknown;
+  /** On the origin's open-response list, between `openPrev` and `openNext`. */
+  open: boolean;
+  openPrev: RequestState | undefined;
+  openNext: RequestState | undefined;
 }
 
 /**
@@ -251,9 +264,12 @@ export class SocketState {
  * in a symbol-keyed slot on the socket, read on every request that gets the socket. A slot is one property load; the
  * `WeakMap` it replaced was the hottest line of the per-request path in CPU profiles (an ephemeron-table lookup by
  * the socket's identity hash). The slot is cleared when the socket closes; the symbol is not enumerable by
- * `Object.keys()` or `JSON.stringify()`, so the socket's owners never see it.
+ * `Object.keys()` or `JSON.stringify()`, so the socket's owners never see it. It is a registered symbol
+ * (`Symbol.for`): where the package is loaded twice (its CommonJS and ESM builds side by side, as under a test
+ * runner), the copy whose functions the handler calls (`/internal`) and the copy of its monitor class (`.`) must see
+ * the same slot.
  */
-const kSocketState = Symbol("sockeye.poolMonitor.socketState");
+const kSocketState = Symbol.for("sockeye.poolMonitor.socketState");
 
 /** The socket's state, if a monitor has seen it. @internal */
 export function socketStateOf(socket: Socket): SocketState | undefined {
@@ -277,7 +293,7 @@ export class OriginState extends OriginTelemetry {
   lastQueueLink: PoolLink | undefined = undefined;
   /** Tracked requests queued now. */
   queuedTracked = 0;
-  /** Responses whose body is still open (linked through `RequestState.prev/next`); see `openResponse()`. */
+  /** Responses whose body is still open (linked through `RequestState.openPrev/openNext`); see `openResponse()`. */
   openHead: RequestState | undefined = undefined;
 
   /** The next interval's queue floor starts from the tracked queue (this monitor's requests), not the agent's. */
@@ -364,7 +380,7 @@ export class OriginState extends OriginTelemetry {
     const limit = r.queued > 0 ? Math.min(thresholdMs, queuedThresholdMs) : thresholdMs;
     let count = 0;
     let oldest = 0;
-    for (let st = this.openHead; st !== undefined; st = st.next) {
+    for (let st = this.openHead; st !== undefined; st = st.openNext) {
       const res = st.res!;
       if (res.readableEnded || res.destroyed) continue;
       const bytes = res.socket?.bytesRead ?? st.lastBytes;
@@ -385,10 +401,10 @@ export class OriginState extends OriginTelemetry {
   /** Puts a request whose response arrived on the open-response list. O(1). */
   openResponse(st: RequestState): void {
     st.open = true;
-    st.prev = undefined;
+    st.openPrev = undefined;
     const head = this.openHead;
-    st.next = head;
-    if (head !== undefined) head.prev = st;
+    st.openNext = head;
+    if (head !== undefined) head.openPrev = st;
     this.openHead = st;
   }
 
@@ -396,11 +412,11 @@ export class OriginState extends OriginTelemetry {
   closeResponse(st: RequestState): void {
     if (!st.open) return;
     st.open = false;
-    const { prev, next } = st;
-    if (prev !== undefined) prev.next = next;
+    const { openPrev: prev, openNext: next } = st;
+    if (prev !== undefined) prev.openNext = next;
     else this.openHead = next;
-    if (next !== undefined) next.prev = prev;
-    st.prev = st.next = undefined;
+    if (next !== undefined) next.openPrev = prev;
+    st.openPrev = st.openNext = undefined;
   }
 }
 

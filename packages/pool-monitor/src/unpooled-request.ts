@@ -4,8 +4,8 @@
  * agent's maps. They are counted per origin in `OriginState.unpooled` (started, in flight, outcomes, TCP connect
  * time) and stay out of the pool gauges, the hold-time accumulators and the saturation detector.
  *
- * Cost per request: one `RequestState` (flagged `unpooled`), the four shared request listeners when the monitor
- * listens itself (none for an embedder's `attachUnpooledRequest()` handle), and one `'connect'` listener (a module-level function, no closure) on the new socket, which is
+ * Cost per request: its `RequestState` fields (flagged `unpooled`), the four shared request listeners when the monitor
+ * listens itself (none when its embedder forwards them), and one `'connect'` listener (a module-level function, no closure) on the new socket, which is
  * found again through a module-level `WeakMap<Socket, RequestState>`. The request events reach the functions below
  * through the branch at the top of each shared request path (`request-listeners.ts`).
  */
@@ -19,7 +19,7 @@ const connectingSockets = new WeakMap<Socket, RequestState>();
 /** Flags a new request state as unpooled and counts it in its origin's `unpooled` block. @internal */
 export function attachUnpooledRequest(st: RequestState): void {
   st.unpooled = true;
-  const o = st.origin;
+  const o = st.origin!;
   o.unpooled ??= new UnpooledCounters();
   o.unpooled.started++;
   o.unpooled.inFlight++;
@@ -38,13 +38,13 @@ function onUnpooledConnect(this: Socket): void {
   const st = connectingSockets.get(this);
   if (st === undefined) return;
   connectingSockets.delete(this);
-  if (st.core.destroyed) return;
-  st.origin.unpooled?.connect.record(timing.now() - st.acquiredAt);
+  if (st.core!.destroyed) return;
+  st.origin!.unpooled?.connect.record(timing.now() - st.acquiredAt);
 }
 
 /** `'close'` of an unpooled request. @internal */
 export function unpooledClosed(st: RequestState): void {
-  const u = st.origin.unpooled!;
+  const u = st.origin!.unpooled!;
   u.inFlight--;
   const counted = outcomeOf(st);
   st.countedAs = counted;
