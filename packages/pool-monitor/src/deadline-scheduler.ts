@@ -98,12 +98,12 @@ export class Deadline<K = number> {
   at = 0;
   /** The duration it was last armed with, ms (what `refresh()` re-applies). */
   duration = 0;
-  next: Deadline<any> | undefined = undefined;
-  prev: Deadline<any> | undefined = undefined;
-  list: DeadlineList | undefined = undefined;
-  state: DeadlineState = IDLE;
+  nextSlot: Deadline<any> | undefined;
+  prevSlot: Deadline<any> | undefined;
+  slotList: DeadlineList | undefined;
+  slotState: DeadlineState = IDLE;
   /** The scheduler it was last armed on (lets a shared hook refresh it without a closure). */
-  scheduler: DeadlineScheduler | undefined = undefined;
+  scheduler: DeadlineScheduler | undefined;
 
   constructor(
     readonly owner: DeadlineOwner<K>,
@@ -112,14 +112,14 @@ export class Deadline<K = number> {
 
   /** True while the deadline is armed (and has not fired or been cancelled). */
   get armed(): boolean {
-    return this.state !== IDLE;
+    return this.slotState !== IDLE;
   }
 }
 
 /** Intrusive doubly linked list of deadlines of one duration, and its slot in the scheduler's heap. @internal */
 class DeadlineList {
-  head: Deadline<any> | undefined = undefined;
-  tail: Deadline<any> | undefined = undefined;
+  firstSlot: Deadline<any> | undefined;
+  tail: Deadline<any> | undefined;
   /** Heap key: the head's `at`, or earlier (stale after a cancel); meaningful while `heapIndex >= 0`. */
   expiry = 0;
   heapIndex = -1;
@@ -128,24 +128,24 @@ class DeadlineList {
 
   /** Appends `d` (walking back from the tail only if it expires before the tail: an older `start`). */
   insert(d: Deadline<any>): void {
-    d.list = this;
+    d.slotList = this;
     let after = this.tail;
-    while (after !== undefined && after.at > d.at) after = after.prev;
-    const before = after === undefined ? this.head : after.next;
-    d.prev = after;
-    d.next = before;
-    if (after !== undefined) after.next = d;
-    else this.head = d;
-    if (before !== undefined) before.prev = d;
+    while (after !== undefined && after.at > d.at) after = after.prevSlot;
+    const before = after === undefined ? this.firstSlot : after.nextSlot;
+    d.prevSlot = after;
+    d.nextSlot = before;
+    if (after !== undefined) after.nextSlot = d;
+    else this.firstSlot = d;
+    if (before !== undefined) before.prevSlot = d;
     else this.tail = d;
   }
 
-  remove(d: Deadline<any>): void {
-    if (d.prev) d.prev.next = d.next;
-    else this.head = d.next;
-    if (d.next) d.next.prev = d.prev;
-    else this.tail = d.prev;
-    d.next = d.prev = d.list = undefined;
+  dropSlot(d: Deadline<any>): void {
+    if (d.prevSlot) d.prevSlot.nextSlot = d.nextSlot;
+    else this.firstSlot = d.nextSlot;
+    if (d.nextSlot) d.nextSlot.prevSlot = d.prevSlot;
+    else this.tail = d.prevSlot;
+    d.nextSlot = d.prevSlot = d.slotList = undefined;
   }
 }
 
@@ -163,16 +163,16 @@ const TICK_OWNER: DeadlineOwner<undefined> = { onDeadline() {} };
 export class DeadlineScheduler {
   private readonly lists = new Map<number, DeadlineList>();
   private readonly heap: DeadlineList[] = [];
-  private timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
   /** Monotonic ms the timer is due at (+Infinity without one). */
   private timerAt = Number.POSITIVE_INFINITY;
   /** The `setTimeout` implementation the timer was created with (fake/real timer swaps). */
-  private timerImpl: unknown = undefined;
+  private timerImpl: unknown;
   /** Armed or expiring deadlines, the tick included. */
   private armedCount = 0;
   private expired: Deadline<any>[] = [];
   /** The pending confirmation (`setImmediate`), if any. */
-  private flushHandle: ReturnType<typeof setImmediate> | undefined = undefined;
+  private flushHandle: ReturnType<typeof setImmediate> | undefined;
   private readonly boundFlush = () => this.flush();
   /** Inside `wake()`: arms do not touch the timer (it is scheduled once, at the end). */
   private waking = false;
@@ -193,7 +193,7 @@ export class DeadlineScheduler {
 
   /** Number of deadlines currently armed (or expired and not yet fired); the owner tick is not counted. */
   get size(): number {
-    return this.armedCount - (this.tick !== undefined && this.tick.state !== IDLE ? 1 : 0);
+    return this.armedCount - (this.tick !== undefined && this.tick.slotState !== IDLE ? 1 : 0);
   }
 
   /** Whether the native timer currently exists. */
@@ -211,13 +211,13 @@ export class DeadlineScheduler {
    * Non-finite or negative durations are ignored (nothing is armed).
    */
   arm(d: Deadline<any>, start: number, durationMs: number): void {
-    if (d.state !== IDLE) this.cancel(d);
+    if (d.slotState !== IDLE) this.cancel(d);
     if (!(durationMs >= 0) || durationMs === Number.POSITIVE_INFINITY) return;
     const at = start + durationMs;
     d.at = at;
     d.duration = durationMs;
     d.scheduler = this;
-    d.state = ARMED;
+    d.slotState = ARMED;
     this.armedCount++;
     let list = this.lists.get(durationMs);
     if (list === undefined) {
@@ -228,7 +228,7 @@ export class DeadlineScheduler {
     if (list.heapIndex < 0) {
       list.expiry = at;
       this.heapPush(list);
-    } else if (list.head === d && at < list.expiry) {
+    } else if (list.firstSlot === d && at < list.expiry) {
       list.expiry = at;
       this.siftUp(list.heapIndex);
     }
@@ -242,38 +242,38 @@ export class DeadlineScheduler {
    * in the poll phase wins. No-op on an idle deadline.
    */
   refresh(d: Deadline<any>, now: number): void {
-    const list = d.list;
-    if (d.state === ARMED && list !== undefined) {
+    const list = d.slotList;
+    if (d.slotState === ARMED && list !== undefined) {
       d.at = now + d.duration;
       if (list.tail !== d) {
-        list.remove(d);
+        list.dropSlot(d);
         list.insert(d);
       }
       // The list's key may now be earlier than its head: a stale key only costs one early wake-up.
       return;
     }
-    if (d.state === EXPIRING) this.arm(d, now, d.duration);
+    if (d.slotState === EXPIRING) this.arm(d, now, d.duration);
   }
 
   /** Cancels `d` if armed (or collected but not yet fired). O(1). */
   cancel(d: Deadline<any>): void {
-    if (d.state === IDLE) return;
+    if (d.slotState === IDLE) return;
     this.armedCount--;
-    d.state = IDLE;
-    d.list?.remove(d);
+    d.slotState = IDLE;
+    d.slotList?.dropSlot(d);
   }
 
   /** Starts the owner tick if it is not armed (and re-creates the timer if the timer implementation changed). */
   ensureTicking(): void {
     const tick = this.tick;
-    if (tick !== undefined && tick.state === IDLE) this.arm(tick, timing.now(), this.period());
+    if (tick !== undefined && tick.slotState === IDLE) this.arm(tick, timing.now(), this.period());
     else if (this.timer !== undefined && this.timerImpl !== globalThis.setTimeout) this.schedule(this.timerAt);
   }
 
   /** Clears the timer and forgets every deadline and the tick (used by `destroy()`). */
   stop(): void {
     this.clearTimer();
-    for (const d of this.expired) d.state = IDLE;
+    for (const d of this.expired) d.slotState = IDLE;
     this.expired = [];
     if (this.flushHandle !== undefined) timing.clearImmediate(this.flushHandle);
     this.flushHandle = undefined;
@@ -297,7 +297,7 @@ export class DeadlineScheduler {
       busy = this.onTick!(now);
     } finally {
       const tick = this.tick!;
-      if (busy && tick.state === IDLE) {
+      if (busy && tick.slotState === IDLE) {
         const period = this.period();
         this.arm(tick, now - tick.at < period ? tick.at : now, period);
       }
@@ -319,16 +319,16 @@ export class DeadlineScheduler {
     try {
       while (heap.length > 0) {
         const list = heap[0];
-        let d = list.head;
+        let d = list.firstSlot;
         while (d !== undefined && d.at <= now) {
-          const next = d.next;
-          list.remove(d);
+          const next = d.nextSlot;
+          list.dropSlot(d);
           if (d === tick) {
-            d.state = IDLE;
+            d.slotState = IDLE;
             this.armedCount--;
             tickDue = true;
           } else {
-            d.state = EXPIRING;
+            d.slotState = EXPIRING;
             this.expired.push(d);
           }
           d = next;
@@ -352,7 +352,7 @@ export class DeadlineScheduler {
     } finally {
       this.waking = false;
       let expiring = 0;
-      for (const d of this.expired) if (d.state === EXPIRING) expiring++;
+      for (const d of this.expired) if (d.slotState === EXPIRING) expiring++;
       // Nothing left on the lists (only cancelled heads behind stale keys): drop them, no timer.
       if (this.armedCount === expiring) this.forgetLists();
       else if (heap.length > 0) this.schedule(heap[0].expiry);
@@ -377,8 +377,8 @@ export class DeadlineScheduler {
     let failure: { error: unknown } | undefined;
     for (const d of expired) {
       // Cancelled or re-armed after collection (e.g. its response arrived during an event-loop stall): skip.
-      if (d.state !== EXPIRING) continue;
-      d.state = IDLE;
+      if (d.slotState !== EXPIRING) continue;
+      d.slotState = IDLE;
       this.armedCount--;
       try {
         d.owner.onDeadline(d.kind, now);
@@ -458,12 +458,12 @@ export class DeadlineScheduler {
 
 /** Unlinks every node of `list` and marks it idle, without touching the armed count. */
 function forget(list: DeadlineList): void {
-  for (let d = list.head; d !== undefined; ) {
-    const next = d.next;
-    d.next = d.prev = d.list = undefined;
-    d.state = IDLE;
+  for (let d = list.firstSlot; d !== undefined; ) {
+    const next = d.nextSlot;
+    d.nextSlot = d.prevSlot = d.slotList = undefined;
+    d.slotState = IDLE;
     d = next;
   }
-  list.head = list.tail = undefined;
+  list.firstSlot = list.tail = undefined;
   list.heapIndex = -1;
 }

@@ -30,13 +30,8 @@ export class DurationHistogram {
     if (count === 0) return { count: 0, p50: 0, p90: 0, p99: 0, max: 0 };
     const max = round3(this.maxMs);
     // The histogram answers percentiles with a bucket bound, which can exceed the exact maximum: clamp to it.
-    return {
-      count,
-      p50: Math.min(toMs(h.percentile(50)), max),
-      p90: Math.min(toMs(h.percentile(90)), max),
-      p99: Math.min(toMs(h.percentile(99)), max),
-      max,
-    };
+    const at = (percentile: number): number => Math.min(toMs(h.percentile(percentile)), max);
+    return { count, p50: at(50), p90: at(90), p99: at(99), max };
   }
 
   reset(): void {

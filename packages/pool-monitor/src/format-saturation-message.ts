@@ -46,10 +46,13 @@ export function formatSaturationMessage(r: SaturationReport, terms: SaturationTe
     `${slot} usage at capacity=${r.active} and ${r.queued} additional requests are enqueued ` +
     `(origin=${r.origin}, ${limit}, state=${r.state}, oldest queued ${Math.round(r.oldestQueuedMs)} ms).${changed}`;
   const heldS = seconds(r.oldestActiveMs);
+  // Fragments said twice, built once.
+  const normally = `requests normally hold a ${slot}`;
+  const release = `so hung requests fail and release their ${slot}s`;
   const normalHold =
     r.expectedHoldMs === null
       ? "no request of this origin has completed yet"
-      : `its requests normally hold a ${slot} up to ${seconds(r.expectedHoldMs)} s`;
+      : `its ${normally} up to ${seconds(r.expectedHoldMs)} s`;
   const timeouts = "requestTimeout/socketTimeout";
   switch (r.cause) {
     case "unconsumed_bodies":
@@ -62,7 +65,7 @@ export function formatSaturationMessage(r: SaturationReport, terms: SaturationTe
       return (
         `${head} Cause: no request completed while every ${slot} is busy, and the oldest has held its ${slot} ${heldS} s, ` +
         `past this origin's stall deadline of ${seconds(r.stallDeadlineMs)} s (${normalHold}); the server may not be ` +
-        `answering. Configure ${timeouts} so hung requests fail and release their ${slot}s.`
+        `answering. Configure ${timeouts} ${release}.`
       );
     default: {
       let why: string;
@@ -74,10 +77,10 @@ export function formatSaturationMessage(r: SaturationReport, terms: SaturationTe
         if (r.expectedHoldMs !== null && r.oldestActiveMs > STALL_HOLD_FACTOR * r.expectedHoldMs) {
           // Held far longer than this origin's requests take: more likely a server not answering than a long poll.
           why =
-            `${queueBehind}, ${Math.round(r.oldestActiveMs / r.expectedHoldMs)}x longer than this origin's requests ` +
-            `normally hold a ${slot} (up to ${duration(r.expectedHoldMs)}): the server may not be answering, or these ` +
+            `${queueBehind}, ${Math.round(r.oldestActiveMs / r.expectedHoldMs)}x longer than this origin's ${normally} ` +
+            `(up to ${duration(r.expectedHoldMs)}): the server may not be answering, or these ` +
             `are ${longRequests}. If the server is not answering, configure ${timeouts} above your longest legitimate ` +
-            `request so hung requests fail and release their ${slot}s; this ${becomesStall}`;
+            `request ${release}; this ${becomesStall}`;
         } else {
           why = `${queueBehind} (${normalHold}): either ${longRequests}, or a server not answering, which ${becomesStall}`;
         }

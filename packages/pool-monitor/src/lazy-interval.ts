@@ -17,8 +17,8 @@ import { timing } from "./timing";
 
 /** @internal */
 export class LazyInterval {
-  private handle: ReturnType<typeof setInterval> | undefined = undefined;
-  private impl: unknown = undefined;
+  private handle: ReturnType<typeof setInterval> | undefined;
+  private impl: unknown;
 
   /**
    * @param callback - called on every tick (its `this` is undefined); exceptions propagate as from any timer.

@@ -7,7 +7,6 @@
  * Per origin: about thirty number fields, four `perf_hooks` histograms (a few KB each, fixed) and one
  * `SaturationDetector` (a ring of `windowSamples` samples). Updating it is a few field writes per request event.
  */
-import { assertNever } from "./assert-never";
 import { DurationHistogram } from "./duration-histogram";
 import type { CloseReason, RequestOutcome, SaturationCause } from "./pool-stats";
 import { SaturationDetector } from "./saturation-detector";
@@ -60,7 +59,8 @@ export function countOutcome(c: OutcomeCounters, outcome: RequestOutcome, delta:
       c.timedOut += delta;
       return;
     default:
-      assertNever(outcome);
+      // Compile-time exhaustiveness only (a missed outcome does not compile); nothing to run for a typed value.
+      outcome satisfies never;
   }
 }
 
@@ -105,12 +105,12 @@ export class OriginTelemetry {
    * the transport as requests leave the queue.
    */
   minQueued = 0;
-  readonly detector: SaturationDetector;
+  declare readonly detector: SaturationDetector;
   lastWarnAt = Number.NEGATIVE_INFINITY;
   /** Cause of the last logged line (the lockout limits repeats of one cause, never a change). */
   lastWarnCause: SaturationCause | null = null;
   /** Requests sent outside the pool; created on the first one. */
-  unpooled: UnpooledCounters | undefined = undefined;
+  unpooled: UnpooledCounters | undefined;
 
   constructor(
     readonly origin: string,
@@ -128,10 +128,5 @@ export class OriginTelemetry {
   resetSampleCounters(queued: number): void {
     this.arrivals = this.completions = this.holdSumMs = this.holdCount = this.holdMaxMs = 0;
     this.minQueued = queued;
-  }
-
-  /** Adds `delta` to the counter of one outcome. */
-  countOutcome(outcome: RequestOutcome, delta: number): void {
-    countOutcome(this, outcome, delta);
   }
 }

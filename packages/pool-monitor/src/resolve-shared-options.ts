@@ -22,7 +22,7 @@ import { resolveSocketMonitorMode, type SocketMonitorMode } from "./socket-monit
  */
 export const DEFAULT_IDLE_SOCKET_TIMEOUT_MS = 4000;
 
-const AGENT_MS: OptionRule = [(value) => typeof value === "number" && value >= 0, "a number of milliseconds >= 0"];
+const AGENT_MS: OptionRule = [MS[0], "a number of milliseconds >= 0"];
 
 /**
  * An `http.Agent`'s options object: its numeric limits must be sane (`maxSockets: -5` would queue every request

@@ -164,12 +164,12 @@ export class SaturationDetector {
    */
   expectedHoldMs = 0;
 
-  readonly origin: string;
-  private k: number;
-  private samplePeriodMs: number;
-  private stallFloorMs: number;
+  declare readonly origin: string;
+  declare private k: number;
+  declare private samplePeriodMs: number;
+  declare private stallFloorMs: number;
   // Ring of the last K samples: SLOT numbers per sample (offsets R_*), one array.
-  private ring!: Float64Array;
+  declare private ring: Float64Array;
   private ringHead = 0; // index of the next write
   private ringCount = 0;
   private lastNow = Number.NaN;

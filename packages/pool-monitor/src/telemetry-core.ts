@@ -29,8 +29,9 @@ import {
 } from "./diagnostics";
 import { round3 } from "./duration-histogram";
 import { formatSaturationMessage, type SaturationTerms } from "./format-saturation-message";
+import { guardedWarn } from "./guarded-warn";
 import { normalizeOrigin } from "./normalize-origin";
-import type { OriginTelemetry, OutcomeCounters, RequestOutcome } from "./origin-telemetry";
+import { countOutcome, type OriginTelemetry, type OutcomeCounters, type RequestOutcome } from "./origin-telemetry";
 import { describeValue, invalidOption } from "./invalid-option";
 import {
   checkSaturationBlock,
@@ -203,13 +204,13 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   finished(o: O, outcome: RequestOutcome): void {
     o.inFlight--;
     this.inFlight--;
-    o.countOutcome(outcome, 1);
+    countOutcome(o, outcome, 1);
   }
 
   /** A finished request is counted as `to` instead of `from` (its owner said why it ended, after it closed). @internal */
   recount(o: O, from: RequestOutcome, to: RequestOutcome): void {
-    o.countOutcome(from, -1);
-    o.countOutcome(to, 1);
+    countOutcome(o, from, -1);
+    countOutcome(o, to, 1);
   }
 
   /** A new connection of `o` is being opened. @internal */
@@ -309,9 +310,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
       throw new TypeError(`${prefix} - configure(options) expects an object; received ${describeValue(options)}.`);
     }
     const current = this.options;
-    const merged: Record<string, unknown> = { ...current };
-    for (const key of Object.keys(options)) merged[key] = (options as Record<string, unknown>)[key];
-    const next = resolvePoolMonitorOptions(merged as PoolMonitorOptions, prefix, path);
+    const next = resolvePoolMonitorOptions({ ...current, ...(options as PoolMonitorOptions) }, prefix, path);
     this.options = next;
     if (
       next.sampleIntervalMs !== current.sampleIntervalMs ||
@@ -435,13 +434,8 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     if (report.cause === o.lastWarnCause && now - o.lastWarnAt < this.options.warningLockoutMs) return;
     o.lastWarnAt = now;
     o.lastWarnCause = report.cause;
-    const logger = this.options.logger;
-    if (logger === undefined || typeof logger.warn !== "function") return;
-    try {
-      logger.warn(this.options.messagePrefix + report.message);
-    } catch {
-      // A broken logger must not break sampling.
-    }
+    // A missing or broken logger must not break sampling.
+    guardedWarn(this.options.logger, this.options.messagePrefix + report.message);
   }
 
   private call(fn: ((r: SaturationReport) => void) | undefined, name: string, report: SaturationReport): void {
@@ -454,7 +448,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
           `${this.options.messagePrefix}${name} callback threw ${(err as Error)?.name ?? typeof err}; the monitor continues.`
         );
       } catch {
-        // ignore
+        // Even a thrown value whose name getter throws changes nothing.
       }
     }
   }

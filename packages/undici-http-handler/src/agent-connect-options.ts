@@ -75,7 +75,7 @@ export function agentConnectOptions(name: string, agent: unknown): AgentConnectO
       );
     }
     const a = agent as http.Agent & { options?: Record<string, unknown>; keepAlive?: unknown };
-    source = { ...(a.options ?? {}) };
+    source = { ...a.options };
     if (source.keepAlive === undefined && typeof a.keepAlive === "boolean") source.keepAlive = a.keepAlive;
   } else {
     // An options object; anything else (unset) maps to nothing.
@@ -87,28 +87,25 @@ export function agentConnectOptions(name: string, agent: unknown): AgentConnectO
   for (const key of Object.keys(source)) {
     const value = source[key];
     if (value === undefined || key === "maxSockets" || DROPPED.has(key)) continue;
-    if (key === "keepAlive") {
-      keepAlive = value !== false;
-      continue;
+    switch (key) {
+      case "keepAlive":
+        keepAlive = value !== false;
+        break;
+      case "keepAliveMsecs":
+        if (typeof value === "number") connect.keepAliveInitialDelay = value;
+        break;
+      case "noDelay":
+        if (value === false) ignored.push(`${name}.noDelay=false (undici always disables Nagle's algorithm)`);
+        break;
+      case "localAddress":
+        if (typeof value === "string") localAddress = value;
+        break;
+      default: {
+        const hint = IGNORED[key];
+        if (hint !== undefined) ignored.push(`${name}.${key}=${describeValue(value)} (${hint})`);
+        else connect[key] = value;
+      }
     }
-    if (key === "keepAliveMsecs") {
-      if (typeof value === "number") connect.keepAliveInitialDelay = value;
-      continue;
-    }
-    if (key === "noDelay") {
-      if (value === false) ignored.push(`${name}.noDelay=false (undici always disables Nagle's algorithm)`);
-      continue;
-    }
-    if (key === "localAddress") {
-      if (typeof value === "string") localAddress = value;
-      continue;
-    }
-    const hint = IGNORED[key];
-    if (hint !== undefined) {
-      ignored.push(`${name}.${key}=${describeValue(value)} (${hint})`);
-      continue;
-    }
-    connect[key] = value;
   }
   return { connect, localAddress, keepAlive, ignored };
 }

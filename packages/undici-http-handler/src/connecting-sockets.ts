@@ -37,7 +37,7 @@ export class ConnectingSockets {
    * Whether a request of `origin` waits for a connection (the handler's `OriginGate` knows); unset: always.
    * Read by `onlyWhenNeeded` connectors before an attempt starts.
    */
-  demand: ((origin: string) => boolean) | undefined = undefined;
+  demand: ((origin: string) => boolean) | undefined;
 
   /** Returns a connector that records each socket `base` creates for `origin` until it connected or failed. */
   wrap(base: Connector, origin: string): Connector {

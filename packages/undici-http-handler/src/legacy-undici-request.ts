@@ -18,8 +18,8 @@ type AbortFn = (reason?: Error) => void;
 /** @internal */
 export class LegacyUndiciRequest extends UndiciRequestCore implements DispatchControllerLike {
   rawHeaders: Buffer[] | null = null;
-  private abortFn: AbortFn | undefined = undefined;
-  private resumeFn: (() => void) | undefined = undefined;
+  private abortFn: AbortFn | undefined;
+  private resumeFn: (() => void) | undefined;
   private hold = false;
 
   // ---- undici 7's handler API ----------------------------------------------------------------------------------
@@ -47,14 +47,6 @@ export class LegacyUndiciRequest extends UndiciRequestCore implements DispatchCo
 
   onError(error: Error): void {
     this.requestFailed(error);
-  }
-
-  onBodySent(_chunk: unknown): void {
-    this.requestProgress();
-  }
-
-  onRequestSent(): void {
-    this.requestProgress();
   }
 
   // ---- the controller it is to itself --------------------------------------------------------------------------

@@ -41,7 +41,7 @@ export class OriginGate {
   /** `drainQueue()` is running (see there). */
   private draining = false;
   /** Where queued requests go when their turn comes: the handler's current dispatcher (updated on a rebuild). */
-  dispatchTo: DispatcherLike | undefined = undefined;
+  dispatchTo: DispatcherLike | undefined;
 
   /**
    * @param gateOrigin - `scheme://host:port`.

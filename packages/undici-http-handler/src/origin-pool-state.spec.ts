@@ -3,7 +3,7 @@
  * replaced pool counted once, closed / destroyed pools left out, and the per-pool evidence fed to the detector.
  */
 import { describe, expect, it } from "vitest";
-import { OriginPoolState, type UndiciStatsLike } from "./origin-pool-state";
+import { OriginPoolState, type PoolEvidence, type UndiciStatsLike } from "./origin-pool-state";
 
 interface FakePool {
   stats: UndiciStatsLike;
@@ -13,6 +13,17 @@ interface FakePool {
 
 function pool(stats: UndiciStatsLike = {}): FakePool {
   return { stats: { connected: 0, free: 0, pending: 0, queued: 0, running: 0, ...stats } };
+}
+
+/** A fresh evidence record with values `poolEvidence()` must overwrite when it reports per-pool evidence. */
+function box(): PoolEvidence {
+  return { active: -1, maxSockets: -1, queued: -1 };
+}
+
+/** The per-pool evidence `o` writes, or `undefined` when it reports none. */
+function evidenceOf(o: OriginPoolState): PoolEvidence | undefined {
+  const e = box();
+  return o.poolEvidence(e) ? e : undefined;
 }
 
 function entry(): OriginPoolState {
@@ -26,7 +37,7 @@ describe("OriginPoolState pool registry", () => {
     expect(o.connLimit).toBeNull();
     expect(o.statsReader).toBeUndefined();
     expect(o.poolCount).toBe(0);
-    expect(o.poolEvidence()).toBeUndefined();
+    expect(o.poolEvidence(box())).toBe(false);
   });
 
   it("sums limits and gauges over the pools of different origins", () => {
@@ -35,7 +46,7 @@ describe("OriginPoolState pool registry", () => {
     o.registerPool("http://c:80", pool({ connected: 2, free: 1, pending: 0, running: 1 }), 3);
     expect(o.connLimit).toBe(5);
     expect(o.poolCount).toBe(2);
-    expect(o.statsReader?.()).toEqual({ connected: 4, free: 1, pending: 1, queued: 0, running: 3 });
+    expect(o.statsReader?.()).toEqual({ connected: 4, free: 1, pending: 1 });
     expect(o.activeNow).toBe(3);
     expect(o.idle).toBe(1);
     expect(o.queuedNow).toBe(1);
@@ -90,21 +101,21 @@ describe("OriginPoolState pool registry", () => {
     const c = pool({ connected: 1, free: 1, pending: 0 });
     o.registerPool("http://b:80", b, 2);
     // One pool: the entry as a whole is the evidence.
-    expect(o.poolEvidence()).toBeUndefined();
+    expect(o.poolEvidence(box())).toBe(false);
     o.registerPool("http://c:80", c, 2);
-    expect(o.poolEvidence()).toEqual({ active: 2, maxSockets: 2, queued: 3 });
+    expect(evidenceOf(o)).toEqual({ active: 2, maxSockets: 2, queued: 3 });
     // Full without a queue, or a queue behind a free slot: no per-pool evidence.
     b.stats = { connected: 2, free: 0, pending: 0 };
-    expect(o.poolEvidence()).toBeUndefined();
+    expect(o.poolEvidence(box())).toBe(false);
     b.stats = { connected: 1, free: 0, pending: 1 };
-    expect(o.poolEvidence()).toBeUndefined();
+    expect(o.poolEvidence(box())).toBe(false);
     // Two full pools: summed over both.
     b.stats = { connected: 2, free: 0, pending: 3 };
     c.stats = { connected: 2, free: 0, pending: 1 };
-    expect(o.poolEvidence()).toEqual({ active: 4, maxSockets: 4, queued: 4 });
+    expect(evidenceOf(o)).toEqual({ active: 4, maxSockets: 4, queued: 4 });
     // A closed pool is no evidence.
     c.closed = true;
     o.refreshPools();
-    expect(o.poolEvidence()).toBeUndefined();
+    expect(o.poolEvidence(box())).toBe(false);
   });
 });

@@ -31,12 +31,7 @@
  * sample and snapshot time only).
  * A caller's own dispatcher registers no pool: the handler sets `statsReader` (and leaves `connLimit` null) instead.
  */
-import {
-  type DetectorTuning,
-  OriginTelemetry,
-  type PoolReading,
-  type SampleEvidence,
-} from "@sockeye/pool-monitor/internal";
+import { OriginTelemetry, type PoolReading, type SampleEvidence } from "@sockeye/pool-monitor/internal";
 
 /** Fields a request state object carries for its origin's lists. @internal */
 export interface PoolRequestNode {
@@ -88,8 +83,8 @@ export const HOLDING_LIST_TAG = 4;
 
 /** An intrusive doubly linked list of request nodes. @internal */
 export class RequestList {
-  firstNode: PoolRequestNode | undefined = undefined;
-  lastNode: PoolRequestNode | undefined = undefined;
+  firstNode: PoolRequestNode | undefined;
+  lastNode: PoolRequestNode | undefined;
   nodeCount = 0;
 
   constructor(private readonly tag: number) {}
@@ -124,15 +119,13 @@ export class OriginPoolState extends OriginTelemetry {
    */
   connLimit: number | null = null;
   /** Reads undici's stats of this entry's pools (summed over the registry), when reachable. */
-  statsReader: (() => UndiciStatsLike | undefined) | undefined = undefined;
+  statsReader: (() => UndiciStatsLike | undefined) | undefined;
   /** Registered pools by exact origin; `undefined` until the first `registerPool()`. */
-  private pools: Map<string, RegisteredPool> | undefined = undefined;
+  private pools: Map<string, RegisteredPool> | undefined;
   /** Live pools counted by the last `refreshPools()`. */
   private livePools = 0;
   /** Limit of the latest registered pool: `connLimit` while no registered pool is live (the next one gets it). */
   private latestLimit: number | null = null;
-  /** Reused by `poolEvidence()` (no allocation per sample beyond undici's `PoolStats`). */
-  readonly evidenceBox: PoolEvidence = { active: 0, maxSockets: 0, queued: 0 };
 
   readonly waitList = new RequestList(1);
   readonly pausedList = new RequestList(2);
@@ -148,10 +141,6 @@ export class OriginPoolState extends OriginTelemetry {
   attemptsOpen = 0;
   /** Connected sockets whose first request has not been dispatched yet (to tell reused acquisitions). */
   freshConns = 0;
-
-  constructor(origin: string, tuning: DetectorTuning) {
-    super(origin, tuning);
-  }
 
   /**
    * Registers `pool` (connection limit `limit`, `null` = unlimited) as the pool of `origin` in this entry, replacing
@@ -195,12 +184,15 @@ export class OriginPoolState extends OriginTelemetry {
     return this.livePools;
   }
 
-  /** undici's gauges summed over the live registered pools; `undefined` when none is live. Allocates one object. */
+  /**
+   * undici's gauges the readers use (`connected`, `free`, `pending`) summed over the live registered pools; `undefined`
+   * when none is live. Allocates one object.
+   */
   private sumStats(): UndiciStatsLike | undefined {
     const pools = this.pools;
     if (pools === undefined) return undefined;
     let any = false;
-    const sum = { connected: 0, free: 0, pending: 0, queued: 0, running: 0 };
+    const sum = { connected: 0, free: 0, pending: 0 };
     for (const { pool } of pools.values()) {
       if (!isLive(pool)) continue;
       const s = pool.stats;
@@ -209,23 +201,20 @@ export class OriginPoolState extends OriginTelemetry {
       sum.connected += s.connected ?? 0;
       sum.free += s.free ?? 0;
       sum.pending += s.pending ?? 0;
-      sum.queued += s.queued ?? 0;
-      sum.running += s.running ?? 0;
     }
     return any ? sum : undefined;
   }
 
   /**
    * Per-pool evidence for the detector: when more than one pool is live and some pool is full with a queue (`pending
-   * > 0` and `connected − free >= limit`), fills `evidence` with active sockets, limit and queue summed over those
-   * full pools only and returns it, so one saturated host of `_OTHER` is not diluted by the idle capacity of the
-   * others. Otherwise `undefined`: the sample covers the entry as a whole. Call after `refreshPools()`. O(pools),
-   * one `PoolStats` per live pool; sample time only.
+   * > 0` and `connected − free >= limit`), writes into `e` the active sockets, limit and queue summed over those full
+   * pools only and returns true, so one saturated host of `_OTHER` is not diluted by the idle capacity of the others.
+   * Otherwise false (and `e` is left to the caller): the sample covers the entry as a whole. Call after
+   * `refreshPools()`. O(pools), one `PoolStats` per live pool; sample time only.
    */
-  poolEvidence(): PoolEvidence | undefined {
+  poolEvidence(e: PoolEvidence): boolean {
     const pools = this.pools;
-    if (pools === undefined || this.livePools < 2) return undefined;
-    const e = this.evidenceBox;
+    if (pools === undefined || this.livePools < 2) return false;
     e.active = 0;
     e.maxSockets = 0;
     e.queued = 0;
@@ -245,7 +234,7 @@ export class OriginPoolState extends OriginTelemetry {
       e.maxSockets += limit;
       e.queued += pending;
     }
-    return full > 0 ? e : undefined;
+    return full > 0;
   }
 
   /** Requests waiting for a connection, excluding the one each connecting socket will take. */
@@ -320,7 +309,7 @@ export class OriginPoolState extends OriginTelemetry {
    * queued: such a body holds a connection others wait for), as `PoolMonitor` counts them: count and oldest age,
    * into `r` (whose `queued` is already read).
    */
-  unconsumed(now: number, thresholdMs: number, queuedThresholdMs: number, r: PoolReading): void {
+  readUnconsumed(now: number, thresholdMs: number, queuedThresholdMs: number, r: PoolReading): void {
     if (r.queued > 0 && queuedThresholdMs < thresholdMs) thresholdMs = queuedThresholdMs;
     let count = 0;
     let oldestMs = 0;

@@ -14,21 +14,21 @@ export type FirstDeadlineKind = typeof DeadlineKind.Connection | typeof Deadline
  */
 export class RequestPlan {
   /** `min(connectionTimeout, socketAcquisitionTimeout)` (both end when the request gets a connection), or 0. */
-  readonly firstMs: number;
-  readonly firstKind: FirstDeadlineKind;
+  declare readonly firstMs: number;
+  declare readonly firstKind: FirstDeadlineKind;
   /** `connectionTimeout`, ms. */
-  readonly connectLimitMs: number | undefined;
+  declare readonly connectLimitMs: number | undefined;
   /** `socketAcquisitionTimeout`, ms. */
-  readonly acquireMs: number | undefined;
+  declare readonly acquireMs: number | undefined;
   /** The request deadline rejects (else it only warns). */
-  readonly throwsOnTimeout: boolean;
+  declare readonly throwsOnTimeout: boolean;
   /** `socketTimeout`: inactivity timeout on the scheduler (`SOCKET_IDLE`, see `UndiciRequestCore`), ms (0 = none). */
-  readonly idleMs: number;
+  declare readonly idleMs: number;
   /** `idleMs` is the service's default (`Symbol.for("@smithy/defaultSocketTimeout")`), not an option. */
-  readonly idleIsServiceDefault: boolean;
-  readonly warnLogger: Logger | undefined;
+  declare readonly idleIsServiceDefault: boolean;
+  declare readonly warnLogger: Logger | undefined;
   /** Whether the monitor samples on the scheduler (socketMonitor "interval"). */
-  readonly samplesOnTick: boolean;
+  declare readonly samplesOnTick: boolean;
 
   /**
    * @param throwsOnTimeout - whether the request deadline rejects: `throwOnRequestTimeout === true` for the

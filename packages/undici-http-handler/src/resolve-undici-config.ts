@@ -71,6 +71,14 @@ export function resolveUndiciOption(name: string, value: unknown): unknown {
   return applyOptionRules(UNDICI_OPTION_RULES, options, PACKAGE_PREFIX)[name];
 }
 
+/** Timeouts where 0 means off (left `undefined`: undici's timers take no 0). */
+const OFF_WHEN_ZERO = [
+  "connectionTimeout",
+  "requestTimeout",
+  "socketAcquisitionTimeout",
+  "connectionLifetime",
+] as const;
+
 /**
  * Resolves and validates options. Every bad value throws a `TypeError`/`RangeError` naming the option and the
  * value; `saturation.*` is validated by `@sockeye/pool-monitor`'s own rules.
@@ -87,13 +95,8 @@ export function resolveUndiciConfig(options: UndiciHttpHandlerOptions | void | u
     // The handler's pools connect through their own connector: ALPN offers h2 only when it is told to.
     httpsConnect = { ...httpsConnect, connect: { ...httpsConnect.connect, allowH2: true } };
   }
-  return {
+  const resolved: ResolvedUndiciConfig = {
     ...opts,
-    // 0 = off: undici's timers take no 0.
-    connectionTimeout: opts.connectionTimeout || undefined,
-    requestTimeout: opts.requestTimeout || undefined,
-    socketAcquisitionTimeout: opts.socketAcquisitionTimeout || undefined,
-    connectionLifetime: opts.connectionLifetime || undefined,
     // "per-request" has no undici equivalent: it samples as "interval" (the handler warns once).
     socketMonitor: opts.socketMonitor === "off" ? "off" : "interval",
     httpMaxSockets: maxSocketsOf(opts.httpAgent),
@@ -104,4 +107,7 @@ export function resolveUndiciConfig(options: UndiciHttpHandlerOptions | void | u
     dispatcherOptions,
     sampleIntervalMs: opts.saturation?.sampleIntervalMs ?? POOL_MONITOR_DEFAULTS.sampleIntervalMs,
   };
+  // 0 = off: undici's timers take no 0.
+  for (const key of OFF_WHEN_ZERO) resolved[key] ||= undefined;
+  return resolved;
 }

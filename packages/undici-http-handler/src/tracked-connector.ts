@@ -25,7 +25,7 @@ class ConnectionState {
   readonly begunAt = timing.now();
   tcpDoneAt = 0;
   connectedAt = 0;
-  closeReason: CloseReason | undefined = undefined;
+  closeReason: CloseReason | undefined;
   /** The connect attempt ended (connected or failed): `o.attemptsOpen` no longer counts it. */
   attemptEnded = false;
 
@@ -114,9 +114,11 @@ export function trackedConnector(
         const now = timing.now();
         state.connectedAt = now;
         o.freshConns++;
-        const tcpEnd = state.isTls && state.tcpDoneAt !== 0 ? state.tcpDoneAt : now;
+        // TLS: the TCP part ends at the socket's `connect`, the handshake's at the connector's callback.
+        const tls = state.isTls && state.tcpDoneAt !== 0;
+        const tcpEnd = tls ? state.tcpDoneAt : now;
         const connectMs = tcpEnd - state.begunAt;
-        const tlsMs = state.isTls && state.tcpDoneAt !== 0 ? now - state.tcpDoneAt : null;
+        const tlsMs = tls ? now - tcpEnd : null;
         monitor.connected(o, connectMs);
         monitor.connectionReady(o, connectMs, tlsMs);
       } else if (err === CONNECT_ABANDONED) {

@@ -1,11 +1,12 @@
 import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-http";
-import type { HttpHandlerOptions, Provider } from "@smithy/types";
+import type { HttpHandlerOptions, Logger, Provider } from "@smithy/types";
 import type { GetStatsOptions, PoolStats, PoolTelemetry } from "@sockeye/pool-monitor";
 import { Agent, buildConnector, Dispatcher, Pool } from "undici";
 import {
   buildAbortError,
   buildQueryString,
   DeadlineScheduler,
+  emptyPoolStats,
   guardedWarn,
   TICK_MS,
   validateRequest,
@@ -30,17 +31,17 @@ import { UndiciPoolMonitor } from "./undici-pool-monitor";
 const checkRequest = validateRequest;
 const queryStringOf = buildQueryString;
 
-const NO_STATS: PoolStats = Object.freeze({
-  takenAt: 0,
-  origins: [],
-  totals: { active: 0, idle: 0, queued: 0, inFlight: 0, saturatedOrigins: 0 },
-}) as PoolStats;
-
 /** Prefix of this handler's warnings. */
 const WARN_PREFIX = `${PACKAGE_PREFIX}:WARN - `;
 
 /** `globalSeen` when the handler does not follow the global dispatcher (a `dispatcher` option is set). */
 const NOT_FOLLOWED: unique symbol = Symbol("not followed");
+
+/** Warnings a handler logs once (bits of `warned`). */
+type OnceWarning = typeof WARNED_AGENT_OPTIONS | typeof WARNED_PER_REQUEST | typeof WARNED_GLOBAL_IGNORES_AGENTS;
+const WARNED_AGENT_OPTIONS = 1;
+const WARNED_PER_REQUEST = 2;
+const WARNED_GLOBAL_IGNORES_AGENTS = 4;
 
 /** Keys whose change requires a new handler-owned dispatcher. */
 const DISPATCHER_KEYS = new Set([
@@ -63,15 +64,15 @@ const DISPATCHER_KEYS = new Set([
 export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> {
   /** Identifies the protocol to the SDK. */
   public readonly metadata = { handlerProtocol: "http/1.1" };
-  private config: ResolvedUndiciConfig | undefined = undefined;
+  private config: ResolvedUndiciConfig | undefined;
   private configPromise: Promise<ResolvedUndiciConfig>;
   /** The latest resolved config when it is known synchronously (options object, or provider settled). */
-  private settledConfig: ResolvedUndiciConfig | undefined = undefined;
-  private rawOptions: UndiciHttpHandlerOptions | undefined = undefined;
-  private plan: RequestPlan | undefined = undefined;
+  private settledConfig: ResolvedUndiciConfig | undefined;
+  private rawOptions: UndiciHttpHandlerOptions | undefined;
+  private plan: RequestPlan | undefined;
   /** `plan` for a call with its own `requestTimeout`: that deadline rejects unless `throwOnRequestTimeout: false`. */
-  private callPlan: RequestPlan | undefined = undefined;
-  private currentDispatcher: DispatcherLike | undefined = undefined;
+  private callPlan: RequestPlan | undefined;
+  private currentDispatcher: DispatcherLike | undefined;
   private ownsDispatcher = false;
   /**
    * The dispatcher is an instance of this package's undici 7: requests use undici 7's native callbacks
@@ -86,7 +87,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
    */
   private readonly gates = new Map<string, OriginGate>();
   /** `maxSockets` per scheme of the handler-owned dispatcher (`undefined`: unknown, e.g. a caller's `factory`). */
-  private gateLimits: { http: number | null; https: number | null } | undefined = undefined;
+  private gateLimits: { http: number | null; https: number | null } | undefined;
   /**
    * The global dispatcher slot's value when the dispatcher was chosen (checked per request: a change re-chooses),
    * or `NOT_FOLLOWED` when a `dispatcher` option decides.
@@ -94,8 +95,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   private globalSeen: unknown = NOT_FOLLOWED;
   /** The dispatcher is the user's global one: shared, so never closed or destroyed by the handler. */
   private viaGlobal = false;
-  private warnedGlobalIgnoresAgents = false;
-  private telemetryMonitor: UndiciPoolMonitor | undefined = undefined;
+  private telemetryMonitor: UndiciPoolMonitor | undefined;
   private lastSampleAt = Number.NEGATIVE_INFINITY;
   /** Its recurring owner tick runs once per the monitor's `sampleIntervalMs` (read at each re-arm). */
   private readonly scheduler = new DeadlineScheduler(
@@ -107,17 +107,17 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   /** `connecting.demand`: whether a request of the origin waits for a connection (origins without a gate: yes). */
   private readonly originNeedsConnection = (origin: string): boolean =>
     this.gates.get(origin)?.needsConnection() ?? true;
-  private warnedPerRequestMode = false;
-  private warnedIgnoredAgentOptions = false;
+  /** The `OnceWarning`s already logged (a bit each). */
+  private warned = 0;
   /** Incremented by `destroy()`: a `handle()` awaiting the config provider meanwhile rejects, sending nothing. */
   private destroyGeneration = 0;
   // One-entry origin cache: consecutive requests to one endpoint skip building the origin string and the lookup.
-  private lastProtocol: string | undefined = undefined;
-  private lastHostname: string | undefined = undefined;
-  private lastPort: number | undefined = undefined;
+  private lastProtocol: string | undefined;
+  private lastHostname: string | undefined;
+  private lastPort: number | undefined;
   private lastOrigin = "";
-  private lastState: OriginPoolState | undefined = undefined;
-  private lastGate: OriginGate | undefined = undefined;
+  private lastState: OriginPoolState | undefined;
+  private lastGate: OriginGate | undefined;
 
   /**
    * Returns `instanceOrOptions` unchanged when it already is a handler (has `handle`), else a new
@@ -150,12 +150,9 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   /** Makes `p` the pending config; `settledConfig` is its value once it settles, unless a later one replaced it. */
   private chain(p: Promise<ResolvedUndiciConfig>): Promise<ResolvedUndiciConfig> {
     this.settledConfig = undefined;
-    p.then(
-      (config) => {
-        if (this.configPromise === p) this.settledConfig = config;
-      },
-      () => {}
-    );
+    p.then((config) => {
+      if (this.configPromise === p) this.settledConfig = config;
+    }, ignoreRejection);
     return p;
   }
 
@@ -271,7 +268,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     this.lastHostname = hostname;
     this.lastPort = port;
     this.lastOrigin = origin;
-    this.lastState = this.telemetryMonitor?.origin(origin);
+    this.lastState = this.telemetryMonitor?.originFor(origin);
     if (this.lastState !== undefined && !this.ownsDispatcher) this.describeExternal(this.lastState, origin);
     this.lastGate = this.gateFor(origin, https, this.lastState);
     return origin;
@@ -327,21 +324,28 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       });
     }
     const ignored = [...config.httpConnect.ignored, ...config.httpsConnect.ignored];
-    if (ignored.length > 0 && !this.warnedIgnoredAgentOptions) {
-      this.warnedIgnoredAgentOptions = true;
-      guardedWarn(
-        config.logger ?? console,
+    if (ignored.length > 0) {
+      this.warnOnce(
+        WARNED_AGENT_OPTIONS,
+        config.logger,
         `${WARN_PREFIX}agent options without an undici equivalent are ignored: ${ignored.join("; ")}.`
       );
     }
-    if (options?.socketMonitor === "per-request" && !this.warnedPerRequestMode) {
-      this.warnedPerRequestMode = true;
-      guardedWarn(
-        config.logger ?? console,
+    if (options?.socketMonitor === "per-request") {
+      this.warnOnce(
+        WARNED_PER_REQUEST,
+        config.logger,
         `${WARN_PREFIX}socketMonitor "per-request" has no undici equivalent; using "interval".`
       );
     }
     return config;
+  }
+
+  /** Logs `message` (to `logger`, else the console) unless `which` was logged before by this handler. */
+  private warnOnce(which: OnceWarning, logger: Logger | undefined, message: string): void {
+    if ((this.warned & which) !== 0) return;
+    this.warned |= which;
+    guardedWarn(logger ?? console, message);
   }
 
   private buildPlans(config: ResolvedUndiciConfig): void {
@@ -365,13 +369,10 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     this.globalSeen = slot;
     if (!isUserSetDispatcher(slot)) return undefined;
     this.viaGlobal = true;
-    if (
-      (this.rawOptions?.httpsAgent != null || this.rawOptions?.httpAgent != null) &&
-      !this.warnedGlobalIgnoresAgents
-    ) {
-      this.warnedGlobalIgnoresAgents = true;
-      guardedWarn(
-        config.logger ?? console,
+    if (this.rawOptions?.httpsAgent != null || this.rawOptions?.httpAgent != null) {
+      this.warnOnce(
+        WARNED_GLOBAL_IGNORES_AGENTS,
+        config.logger,
         `${WARN_PREFIX}requests go through the global undici dispatcher (setGlobalDispatcher); httpAgent / httpsAgent options (maxSockets, TLS) do not apply to it.`
       );
     }
@@ -455,7 +456,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
             } as buildConnector.BuildOptions),
         key
       );
-      const state: OriginPoolState | undefined = monitor?.origin(key);
+      const state: OriginPoolState | undefined = monitor?.originFor(key);
       const pool = new Pool(origin, {
         ...(agent.localAddress !== undefined ? { localAddress: agent.localAddress } : {}),
         // keepAlive: false on the agent: a new connection per request, as with node:http.
@@ -497,7 +498,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
    * @param options - `{ resetSummaries: true }` restarts the duration summaries after reading them.
    */
   public getPoolStats(options?: GetStatsOptions): PoolStats {
-    return this.telemetryMonitor?.getStats(options) ?? { ...NO_STATS, takenAt: performance.now() };
+    return this.telemetryMonitor?.getStats(options) ?? emptyPoolStats(performance.now());
   }
 
   /**
@@ -555,7 +556,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       if (key === Symbol.for("@smithy/defaultSocketTimeout"))
         return { ...config, defaultSocketTimeout: value as number };
       if (typeof key !== "string") return { ...config, [key as unknown as string]: value };
-      const merged = { ...(this.rawOptions ?? {}), [key]: value } as UndiciHttpHandlerOptions;
+      const merged = { ...this.rawOptions, [key]: value } as UndiciHttpHandlerOptions;
       const next = {
         ...resolveUndiciConfig(merged),
         logger: merged.logger ?? config.logger,

@@ -13,13 +13,13 @@ function node(startedAt: number): PoolRequestNode {
 describe("UndiciPoolMonitor", () => {
   it("counts the completion of a request that got its connection at time 0", () => {
     const monitor = new UndiciPoolMonitor({});
-    const o = monitor.origin("http://127.0.0.1:1");
+    const o = monitor.originFor("http://127.0.0.1:1");
     const n = node(0);
     monitor.requestStarted(o, n, false);
-    monitor.requestAcquired(o, n, 0);
+    monitor.markAcquired(o, n, 0);
     expect(o.holders.nodeCount).toBe(1);
     monitor.requestReleased(o, n, 5);
-    monitor.requestClosed(o, n, "completed");
+    monitor.markClosed(o, n, "completed");
     expect(o).toMatchObject({ completions: 1, holdCount: 1, holdSumMs: 5, holdMaxMs: 5, inFlight: 0 });
     expect(o.holders.nodeCount).toBe(0);
     expect(monitor.getStats().origins[0].requests).toMatchObject({ started: 1, completed: 1 });
@@ -27,7 +27,7 @@ describe("UndiciPoolMonitor", () => {
 
   it("a release without an acquisition counts nothing", () => {
     const monitor = new UndiciPoolMonitor({});
-    const o = monitor.origin("http://127.0.0.1:1");
+    const o = monitor.originFor("http://127.0.0.1:1");
     const n = node(0);
     monitor.requestStarted(o, n, false);
     monitor.requestReleased(o, n, 5);

@@ -15,7 +15,7 @@
  * request is in flight or an origin is not `ok`; `read()` below is O(pools + holding requests + paused bodies) per busy
  * origin. Origins only, never paths or headers.
  */
-import type { PoolMonitorOptions, RequestOutcome } from "@sockeye/pool-monitor";
+import type { RequestOutcome } from "@sockeye/pool-monitor";
 import { type PoolReading, TelemetryCore, UNREAD_WHILE_QUEUED_SAMPLES } from "@sockeye/pool-monitor/internal";
 import { HOLDING_LIST_TAG, OriginPoolState, type PoolRequestNode } from "./origin-pool-state";
 
@@ -28,11 +28,6 @@ export type { RequestOutcome };
  * @public
  */
 export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
-  /** @internal */
-  constructor(options: PoolMonitorOptions) {
-    super(options);
-  }
-
   /** @internal */
   protected newOrigin(key: string): OriginPoolState {
     return new OriginPoolState(key, this.options);
@@ -47,28 +42,18 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
     r.maxSockets = o.connLimit;
     r.oldestQueuedMs = o.oldestWaitMs(now);
     const options = this.options;
-    o.unconsumed(now, options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs, r);
+    o.readUnconsumed(now, options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs, r);
     // Per-pool evidence (an `_OTHER` entry has one pool per overflowed origin): when some pool is full with a queue,
     // the sample covers those pools only; else the entry as a whole. Completions, arrivals, hold times, queue ages
     // and unconsumed bodies stay the entry's totals: the request bookkeeping is per entry, not per pool.
     const e = r.evidence;
-    const full = o.poolEvidence();
-    if (full !== undefined) {
-      e.active = full.active;
-      e.maxSockets = full.maxSockets;
-      e.queued = full.queued;
-    } else {
+    if (!o.poolEvidence(e)) {
       e.active = r.active;
       e.maxSockets = o.connLimit ?? Number.POSITIVE_INFINITY;
       e.queued = r.queued;
     }
     e.oldestQueuedMs = r.oldestQueuedMs;
     o.activeAges(now, e);
-  }
-
-  /** The state of `origin` (created on first use; beyond `maxOrigins`, the shared `_OTHER` entry). @internal */
-  origin(origin: string): OriginPoolState {
-    return this.originFor(origin);
   }
 
   /** The handler no longer gates its requests (a caller's dispatcher replaced its own): plain `waitList`s. @internal */
@@ -98,13 +83,8 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
     if (!this.destroyed) this.enqueued(o);
   }
 
-  /** A gated request left its gate's queue for undici. @internal */
-  requestDequeued(o: OriginPoolState, queueSize: number): void {
-    o.queueShrank(queueSize);
-  }
-
   /** The request was given a connection (undici's `onRequestStart`); called once per request. @internal */
-  requestAcquired(o: OriginPoolState, n: PoolRequestNode, now: number): void {
+  markAcquired(o: OriginPoolState, n: PoolRequestNode, now: number): void {
     if (this.destroyed) return;
     if (n.listTag === 1) {
       o.waitList.unlinkNode(n);
@@ -132,7 +112,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
   }
 
   /** The request is over for the caller (settled and its body finished, or failed). @internal */
-  requestClosed(o: OriginPoolState, n: PoolRequestNode, outcome: RequestOutcome): void {
+  markClosed(o: OriginPoolState, n: PoolRequestNode, outcome: RequestOutcome): void {
     if (this.destroyed) return;
     if (n.listTag === 1) {
       o.waitList.unlinkNode(n);

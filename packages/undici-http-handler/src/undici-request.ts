@@ -33,7 +33,6 @@
  */
 import {
   acquisitionTimeoutError,
-  assertNever,
   bodyAbortedError,
   bodyDestroyedError,
   buildAbortError,
@@ -120,31 +119,31 @@ export abstract class UndiciRequestCore
   heldSince = -1;
   pausedAt = 0;
   listTag = 0;
-  listPrev: PoolRequestNode | undefined = undefined;
-  listNext: PoolRequestNode | undefined = undefined;
+  listPrev: PoolRequestNode | undefined;
+  listNext: PoolRequestNode | undefined;
   requestPhase: Phase = Phase.Created;
 
-  private settleResolve: Resolve | undefined = undefined;
-  private settleReject: Reject | undefined = undefined;
+  private settleResolve: Resolve | undefined;
+  private settleReject: Reject | undefined;
   private settled = false;
   private isFinished = false;
-  private controller: DispatchControllerLike | undefined = undefined;
-  private outcome: RequestOutcome | undefined = undefined;
+  private controller: DispatchControllerLike | undefined;
+  private outcome: RequestOutcome | undefined;
   private pausedForReader = false;
-  private responseBody: Readable | undefined = undefined;
+  private responseBody: Readable | undefined;
   /**
    * The connection / acquisition deadline until a connection is given, then the `socketTimeout` one (see the header):
    * while `requestPhase` is `Connected`, whatever kind it was created with, it is the idle deadline.
    */
-  private first: Deadline<UndiciDeadlineKind> | undefined = undefined;
-  private requestSlot: Deadline<UndiciDeadlineKind> | undefined = undefined;
+  private first: Deadline<UndiciDeadlineKind> | undefined;
+  private requestSlot: Deadline<UndiciDeadlineKind> | undefined;
   /** `timing.now()` of the last socket activity (`socketTimeout`), read when the idle deadline comes due. */
   private lastActive = 0;
-  private targetDispatcher: DispatcherLike | undefined = undefined;
-  private dispatchOptions: DispatchOptionsLike | undefined = undefined;
+  private targetDispatcher: DispatcherLike | undefined;
+  private dispatchOptions: DispatchOptionsLike | undefined;
   /** For `request:finished`: the response, the error the caller saw, whether it left the gate's queue unserved. */
-  private httpResponse: HttpResponse | undefined = undefined;
-  private failure: unknown = undefined;
+  private httpResponse: HttpResponse | undefined;
+  private failure: unknown;
   private leftQueue = false;
 
   constructor(
@@ -206,7 +205,8 @@ export abstract class UndiciRequestCore
     if (gate !== undefined) {
       gate.awaitingConn++;
       const o = this.o;
-      if (o !== undefined) this.plan.poolTelemetry?.requestDequeued(o, gate.fifoQueue.nodeCount);
+      // A gated request left its gate's queue for undici: the origin's queue-depth floor follows.
+      if (o !== undefined) o.queueShrank(gate.fifoQueue.nodeCount);
     }
     try {
       ((gate?.dispatchTo ?? this.targetDispatcher) as DispatcherLike).dispatch(this.dispatchOptions, this);
@@ -238,7 +238,7 @@ export abstract class UndiciRequestCore
     const o = this.o;
     const now = clock.now();
     if (this.uploadObserved) this.socketActive(now);
-    if (o !== undefined) this.plan.poolTelemetry?.requestAcquired(o, this, now);
+    if (o !== undefined) this.plan.poolTelemetry?.markAcquired(o, this, now);
   }
 
   /**
@@ -392,7 +392,8 @@ export abstract class UndiciRequestCore
         );
         return;
       default:
-        assertNever(kind);
+        // Compile-time exhaustiveness only (a missed kind does not compile).
+        kind satisfies never;
     }
   }
 
@@ -548,7 +549,7 @@ export abstract class UndiciRequestCore
       else signal.onabort = null;
     }
     const o = this.o;
-    if (o !== undefined) this.plan.poolTelemetry?.requestClosed(o, this, outcome);
+    if (o !== undefined) this.plan.poolTelemetry?.markClosed(o, this, outcome);
     // Unreachable by undici's contract (every request ends in onResponseStart or onResponseError); never leave a
     // promise hanging.
     if (!this.settled) this.rejectOnce(new Error(`${PACKAGE_PREFIX} - the request ended without a response.`));
@@ -611,6 +612,16 @@ export abstract class UndiciRequestCore
     if (o === undefined) return "pool statistics unavailable with telemetry: false";
     return `maxSockets=${o.connLimit ?? "unlimited"}, ${o.queuedNow} queued`;
   }
+
+  // Both handler APIs: a request-body chunk written (undici 8 calls it on a controller-API handler too, its
+  // interceptors forward it), then the whole request written (the wait for the headers starts).
+  onBodySent(_chunk: unknown): void {
+    this.requestProgress();
+  }
+
+  onRequestSent(): void {
+    this.requestProgress();
+  }
 }
 
 /** undici's controller-API handler (undici 7 and 8): names undici's callbacks, nothing else. @internal */
@@ -638,16 +649,6 @@ export class UndiciRequest extends UndiciRequestCore {
 
   onResponseError(_controller: DispatchControllerLike | undefined, error: Error): void {
     this.requestFailed(error);
-  }
-
-  /** Not in undici's controller API, but undici 8 calls it on the handler (its interceptors forward it). */
-  onBodySent(_chunk: unknown): void {
-    this.requestProgress();
-  }
-
-  /** As `onBodySent`: the whole request was written; the wait for the headers starts. */
-  onRequestSent(): void {
-    this.requestProgress();
   }
 }
 
