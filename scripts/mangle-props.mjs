@@ -79,16 +79,20 @@ function workspaceWords(packagesDir, only) {
   return words;
 }
 
+/** The `.d.ts` files under `dir` (recursively, relative to it); none if it does not exist. */
+function declarationFiles(dir) {
+  try {
+    return readdirSync(dir, { recursive: true })
+      .map(String)
+      .filter((f) => /\.d\.[cm]?ts$/.test(f));
+  } catch {
+    return [];
+  }
+}
+
 /** Words of every `.d.ts` file under `dir` (recursively); nothing if it does not exist. */
 function declarationWords(dir, words) {
-  let files;
-  try {
-    files = readdirSync(dir, { recursive: true }).map(String);
-  } catch {
-    return words;
-  }
-  for (const f of files) {
-    if (!/\.d\.[cm]?ts$/.test(f)) continue;
+  for (const f of declarationFiles(dir)) {
     for (const w of readFileSync(join(dir, f), "utf8").match(/[A-Za-z_$][\w$]*/g) ?? []) words.add(w);
   }
   return words;
@@ -99,15 +103,9 @@ function declarationWords(dir, words) {
  * and co., is not a runtime type): comments and string literal types are skipped.
  */
 function declarationIdentifiers(dir, words) {
-  let files;
-  try {
-    files = readdirSync(dir, { recursive: true }).map(String);
-  } catch {
-    return words;
-  }
   const scanner = ts.createScanner(ts.ScriptTarget.ES2022, true);
-  for (const f of files) {
-    if (!/\.d\.[cm]?ts$/.test(f) || /(^|[\\/])(typescript|tsserverlibrary)\.d\.ts$/.test(f)) continue;
+  for (const f of declarationFiles(dir)) {
+    if (/(^|[\\/])(typescript|tsserverlibrary)\.d\.ts$/.test(f)) continue;
     scanner.setText(readFileSync(join(dir, f), "utf8"));
     for (let token = scanner.scan(); token !== ts.SyntaxKind.EndOfFileToken; token = scanner.scan()) {
       if (
