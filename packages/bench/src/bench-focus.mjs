@@ -27,7 +27,7 @@
 // when the A/A control's 95 % interval does not hold 1. Being a 95 % interval, that happens to about 1 check in 20
 // with no bias at all: re-run a void check (BENCH_FOCUS=<id>).
 //
-// Knobs: BENCH_FOCUS="telemetry-c50,..." (ids below; default all; a subset replaces those checks in the result file
+// Knobs: BENCH_FOCUS="telemetry-c50,..." (ids below, or "prefix*"; default all but the grid checks; a subset replaces those checks in the result file
 // and keeps the others, each check carrying its date), BENCH_FOCUS_CYCLES (overrides both cycle counts).
 // `node src/bench-focus.mjs --summarize` re-derives every result from the raw series stored in the file.
 // Output: packages/bench/out/bench-focus-latest.json and a table on stdout; report.mjs puts it in docs/perf/README.md.
@@ -89,6 +89,9 @@ const TARGETS = Object.freeze({
  * @param {boolean} timeouts
  */
 const focusCheck = (id, target, c, body, timeouts) => Object.freeze({ id, ...TARGETS[target], c, body, timeouts });
+/** A check of the full grid: run only when named in BENCH_FOCUS (or by `shaped-*`), never by default. */
+const gridCheck = (id, target, c, body, timeouts) =>
+  Object.freeze({ ...focusCheck(id, target, c, body, timeouts), grid: true });
 
 /** The checks: the issue's targets at the cells the full runs left closest to their limits (see docs/perf). */
 export const FOCUS_CHECKS = Object.freeze([
@@ -109,6 +112,22 @@ export const FOCUS_CHECKS = Object.freeze([
   focusCheck("shaped-c50-64k", "shaped", 50, 65536, false),
   focusCheck("shaped-c1000", "shaped", 1000, 128, false),
   focusCheck("shaped-c10000", "shaped", 10000, 128, false),
+  // The rest of the issue-25 grid (c 1 to 10,000 x 128 B / 64 KiB x timeouts off / on), so every cell can be checked
+  // (about 40 minutes for all of them): only when named, e.g. BENCH_FOCUS="shaped-*".
+  gridCheck("shaped-c1-on", "shaped", 1, 128, true),
+  gridCheck("shaped-c1-64k", "shaped", 1, 65536, false),
+  gridCheck("shaped-c1-64k-on", "shaped", 1, 65536, true),
+  gridCheck("shaped-c50-64k-on", "shaped", 50, 65536, true),
+  gridCheck("shaped-c200", "shaped", 200, 128, false),
+  gridCheck("shaped-c200-on", "shaped", 200, 128, true),
+  gridCheck("shaped-c200-64k", "shaped", 200, 65536, false),
+  gridCheck("shaped-c200-64k-on", "shaped", 200, 65536, true),
+  gridCheck("shaped-c1000-on", "shaped", 1000, 128, true),
+  gridCheck("shaped-c1000-64k", "shaped", 1000, 65536, false),
+  gridCheck("shaped-c1000-64k-on", "shaped", 1000, 65536, true),
+  gridCheck("shaped-c10000-on", "shaped", 10000, 128, true),
+  gridCheck("shaped-c10000-64k", "shaped", 10000, 65536, false),
+  gridCheck("shaped-c10000-64k-on", "shaped", 10000, 65536, true),
   focusCheck("undici-c1", "undici", 1, 128, false),
   focusCheck("undici-c50", "undici", 50, 128, true),
   focusCheck("undici-c50-64k", "undici", 50, 65536, true),
@@ -196,13 +215,15 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     process.exit(0);
   }
   const wanted = process.env.BENCH_FOCUS?.split(",").map((s) => s.trim());
-  const unknown = wanted?.filter((id) => !FOCUS_CHECKS.some((c) => c.id === id)) ?? [];
+  // "prefix*" names every check whose id starts with prefix.
+  const names = (pattern, id) => (pattern.endsWith("*") ? id.startsWith(pattern.slice(0, -1)) : id === pattern);
+  const unknown = wanted?.filter((p) => !FOCUS_CHECKS.some((c) => names(p, c.id))) ?? [];
   if (unknown.length) {
     throw new Error(
       `BENCH_FOCUS: unknown check ${unknown.map((id) => JSON.stringify(id)).join(", ")}; known: ${FOCUS_CHECKS.map((c) => c.id).join(", ")}`
     );
   }
-  const checks = FOCUS_CHECKS.filter((c) => !wanted || wanted.includes(c.id));
+  const checks = FOCUS_CHECKS.filter((c) => (wanted ? wanted.some((p) => names(p, c.id)) : !c.grid));
   const meta = describeRun("npm run bench:focus");
   const server = await startLoadServer();
   const fresh = new Map();
@@ -215,7 +236,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   } finally {
     await server.close();
   }
-  const kept = wanted ? (previous?.checks ?? []) : [];
+  const kept = previous?.checks ?? [];
   const results = {
     meta,
     checks: FOCUS_CHECKS.map((c) => fresh.get(c.id) ?? kept.find((r) => r.id === c.id)).filter(Boolean),
