@@ -30,7 +30,7 @@ import type { SocketMonitorMode } from "@sockeye/pool-monitor";
 
 /** The per-request slots this concern uses (fields of the request's state). @internal */
 export interface WarnedRequest extends DeadlineOwner<DeadlineKind> {
-  readonly plan: RequestPlan;
+  readonly requestPlan: RequestPlan;
   /** `"interval"` mode without telemetry: the window on the shared scheduler. */
   usageWarning: Deadline<DeadlineKind> | undefined;
   /** `"per-request"` mode: upstream's native timer. */
@@ -75,8 +75,8 @@ export class SocketUsageWarning {
    */
   arm(r: WarnedRequest, now: number, monitored: boolean): void {
     const settings = this.warningSettings;
-    if (settings === undefined || settings.mode === "off" || r.plan.oneOffAgent) return;
-    const maxSockets = r.plan.agent.maxSockets;
+    if (settings === undefined || settings.mode === "off" || r.requestPlan.oneOffAgent) return;
+    const maxSockets = r.requestPlan.planAgent.maxSockets;
     if (typeof maxSockets !== "number" || maxSockets === Number.POSITIVE_INFINITY) return;
     if (settings.mode === "per-request") {
       r.warningTimer = timing.setTimeout(onPerRequestTimer, settings.warningWindowMs, this, r);
@@ -105,7 +105,13 @@ export class SocketUsageWarning {
     const settings = this.warningSettings;
     if (settings === undefined) return;
     if (settings.mode === "per-request") {
-      this.timestamp = checkSocketUsage(r.plan.agent, this.timestamp, r.plan.logger, undefined, r.plan.gate);
+      this.timestamp = checkSocketUsage(
+        r.requestPlan.planAgent,
+        this.timestamp,
+        r.requestPlan.planLogger,
+        undefined,
+        r.requestPlan.agentGate
+      );
       return;
     }
     for (const agent of settings.agents()) {
