@@ -157,7 +157,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     const key = gate.keyFor(options.host, options.port);
     if (gate.admit(r, key)) return true;
     // Queued in the gate: counted by the monitor as a request queued under the agent's name for it.
-    if (monitor !== undefined && !monitor.destroyed) {
+    if (monitor !== undefined && !monitor.coreDestroyed) {
       const request = r.httpRequest;
       const headers = request.headers;
       r.method = request.method;
@@ -177,7 +177,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
       return;
     }
     const monitor = this.hostMonitor;
-    if (monitor !== undefined && !monitor.destroyed) {
+    if (monitor !== undefined && !monitor.coreDestroyed) {
       // The request's own listeners feed the monitor's state for it (fields of the request's state object, which keeps
       // its monitor, so a runtime `telemetry` switch never orphans a tracked request). A one-off 100-continue request is
       // counted per origin outside the pool gauges and the detector (its agent has no socket limit).

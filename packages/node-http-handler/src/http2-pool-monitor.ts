@@ -157,7 +157,7 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
 
   /** @internal */
   protected newOrigin(key: string): Http2OriginTelemetry {
-    return new Http2OriginTelemetry(key, this.options, this);
+    return new Http2OriginTelemetry(key, this.monitorOptions, this);
   }
 
   /** The telemetry entry of a new pool origin (its own, or `_OTHER`'s). @internal */
@@ -169,7 +169,7 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
 
   /** A stream's outcome, once. @internal */
   streamFinished(t: Http2OriginTelemetry, outcome: RequestOutcome): void {
-    if (!this.destroyed) this.finished(t, outcome);
+    if (!this.coreDestroyed) this.finished(t, outcome);
   }
 
   /** A session closed for `reason` after `ageMs`, having carried `streams` streams. @internal */
@@ -261,7 +261,7 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
    * is full, so its progress count stands still. O(slot holders).
    */
   private readUnconsumed(t: Http2OriginTelemetry, now: number, r: PoolReading): void {
-    const options = this.options;
+    const options = this.monitorOptions;
     const limit =
       r.queued > 0
         ? Math.min(options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs)

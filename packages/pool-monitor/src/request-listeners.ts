@@ -170,7 +170,7 @@ function leaveQueue(st: RequestState, o: OriginState): void {
  */
 export function requestSocket(st: RequestState, socket: Socket, at?: number): void {
   const core = st.core!;
-  if (st.acquiredAt >= 0 || core.destroyed) return;
+  if (st.acquiredAt >= 0 || core.coreDestroyed) return;
   if (st.unpooled) {
     unpooledSocket(st, socket);
     return;
@@ -214,7 +214,7 @@ export function requestSocket(st: RequestState, socket: Socket, at?: number): vo
 
 /** The request's `'response'` event. @internal */
 export function requestResponse(st: RequestState, res: IncomingMessage, now?: number): void {
-  if (st.core!.destroyed) return;
+  if (st.core!.coreDestroyed) return;
   st.res = res;
   if (st.unpooled || st.closed) return;
   st.responseAt = st.progressAt = now ?? timing.now();
@@ -239,7 +239,7 @@ export function requestClosed(st: RequestState, error?: unknown, now?: number): 
   st.closed = true;
   if (error !== undefined) st.error = error;
   const core = st.core!;
-  if (core.destroyed) return;
+  if (core.coreDestroyed) return;
   if (core.wants(requestFinishedChannel)) core.emit(httpRequestFinishedEvent(st), requestFinishedChannel);
   if (st.unpooled) {
     unpooledClosed(st);
@@ -269,7 +269,7 @@ export function requestClosed(st: RequestState, error?: unknown, now?: number): 
  */
 export function noteRequestOutcome(st: RequestState, outcome: "aborted" | "timed_out"): void {
   const core = st.core!;
-  if (core.destroyed || st.outcome !== undefined) return;
+  if (core.coreDestroyed || st.outcome !== undefined) return;
   st.outcome = outcome;
   const o = st.origin!;
   if (st.unpooled) {
@@ -290,7 +290,7 @@ export function noteRequestOutcome(st: RequestState, outcome: "aborted" | "timed
 
 function onSocketConnect(this: Socket): void {
   const ss = socketStateOf(this);
-  if (ss === undefined || ss.core.destroyed) return;
+  if (ss === undefined || ss.core.coreDestroyed) return;
   const now = timing.now();
   ss.tcpAt = now;
   const connectMs = now - ss.createdAt;
@@ -303,7 +303,7 @@ function onSocketConnect(this: Socket): void {
 
 function onSocketSecureConnect(this: Socket): void {
   const ss = socketStateOf(this);
-  if (ss === undefined || ss.core.destroyed) return;
+  if (ss === undefined || ss.core.coreDestroyed) return;
   const now = timing.now();
   const tcpAt = ss.tcpAt >= 0 ? ss.tcpAt : ss.createdAt;
   const tlsMs = now - tcpAt;
@@ -313,7 +313,7 @@ function onSocketSecureConnect(this: Socket): void {
 
 function onSocketError(this: Socket): void {
   const ss = socketStateOf(this);
-  if (ss === undefined || ss.core.destroyed) return;
+  if (ss === undefined || ss.core.coreDestroyed) return;
   ss.errored = true;
   ss.core.connectionError(ss.origin);
 }
@@ -333,7 +333,7 @@ function onSocketClose(this: Socket): void {
   if (ss === undefined || ss.closed) return;
   ss.closed = true;
   setSocketState(this, undefined);
-  if (ss.core.destroyed) return;
+  if (ss.core.coreDestroyed) return;
   ss.core.connectionClosed(ss.origin, timing.now() - ss.createdAt, ss.readyAt >= 0, ss.requests, closeReason(ss));
 }
 

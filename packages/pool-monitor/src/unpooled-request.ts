@@ -38,7 +38,7 @@ function onUnpooledConnect(this: Socket): void {
   const st = connectingSockets.get(this);
   if (st === undefined) return;
   connectingSockets.delete(this);
-  if (st.core!.destroyed) return;
+  if (st.core!.coreDestroyed) return;
   st.origin!.unpooled?.connect.record(timing.now() - st.acquiredAt);
 }
 
