@@ -160,7 +160,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     if (monitor !== undefined && !monitor.coreDestroyed) {
       const request = r.httpRequest;
       const headers = request.headers;
-      r.method = request.method;
+      r.trackedMethod = request.method;
       r.requestBodySize = headers["content-length"] ?? headers["Content-Length"];
       trackQueued(monitor, r, this.originOf(monitor, r.originKey), key.name);
     }

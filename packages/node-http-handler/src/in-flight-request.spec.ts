@@ -95,8 +95,8 @@ function expectReleased(s: Setup, r: Started, signal?: AbortSignal): void {
   expect(s.finished.filter((x) => x === r.state)).toHaveLength(1);
   // Telemetry's fields of the request: its close counted, off the monitor's queue and open-response lists and its socket.
   if (r.state.core !== undefined) {
-    expect(r.state.closed).toBe(true);
-    expect(r.state.queued).toBe(false);
+    expect(r.state.closeCounted).toBe(true);
+    expect(r.state.isQueued).toBe(false);
     expect(r.state.open).toBe(false);
     expect(r.state.socketState?.current).not.toBe(r.state);
   }

@@ -108,7 +108,7 @@ export class InFlightRequest
   req: ClientRequest | undefined = undefined;
   res: IncomingMessage | undefined = undefined;
   /** `timing.now()` ms at `start()`. */
-  startedAt = 0;
+  beganAt = 0;
   private resolveFn: Settle | undefined = undefined;
   private rejectFn: Settle | undefined = undefined;
   private connection: Deadline<DeadlineKind> | undefined = undefined;
@@ -127,27 +127,27 @@ export class InFlightRequest
    * The error the promise rejected with (`undefined` when it resolved): names the failure in `request:finished`
    * (telemetry's `RequestState.error`).
    */
-  error: unknown = undefined;
+  trackedError: unknown = undefined;
   // RequestState fields (`@sockeye/pool-monitor`'s `tracking-state.ts`): the monitor's state for this request lives
   // here, one object per request; `core` is set when the request is tracked (by the runtime, `trackStarted()` and its
   // siblings), and the listeners below feed it with the functions of the monitor's `request-listeners.ts`.
   core: Http1Core | undefined = undefined;
-  origin: OriginState | undefined = undefined;
-  queued = false;
-  closed = false;
-  errored = false;
-  outcome: "aborted" | "timed_out" | undefined = undefined;
-  countedAs: RequestState["countedAs"] = undefined;
+  originState: OriginState | undefined = undefined;
+  isQueued = false;
+  closeCounted = false;
+  hasErrored = false;
+  notedOutcome: "aborted" | "timed_out" | undefined = undefined;
+  countedUnder: RequestState["countedUnder"] = undefined;
   acquiredAt = -1;
   responseAt = -1;
   socketState: SocketState | undefined = undefined;
   lastBytes = 0;
-  progressAt = 0;
+  progressedAt = 0;
   gated = false;
-  unpooled = false;
+  isUnpooled = false;
   queueLink: PoolLink | undefined = undefined;
   qNext: RequestState | undefined = undefined;
-  method: string | undefined = undefined;
+  trackedMethod: string | undefined = undefined;
   requestBodySize: unknown = undefined;
   open = false;
   openPrev: RequestState | undefined = undefined;
@@ -191,7 +191,7 @@ export class InFlightRequest
     this.rejectFn = reject;
     this.requestFunc = requestFunc;
     this.nodeOptions = options;
-    const now = (this.startedAt = timing.now());
+    const now = (this.beganAt = timing.now());
     const dispatchNow = this.host.requestStarted(this, now);
     try {
       this.arm(now);
@@ -314,7 +314,7 @@ export class InFlightRequest
           const error = acquisitionTimeoutError(
             PACKAGE_PREFIX,
             plan.acquireMs,
-            now - this.startedAt,
+            now - this.beganAt,
             "socket",
             describeAgentQueue(plan.planAgent, plan.agentGate)
           );
@@ -398,7 +398,7 @@ export class InFlightRequest
     this.hasSettled = true;
     this.cancelDeadlines();
     this.host.requestSettled(this);
-    if (isError) this.error = value;
+    if (isError) this.trackedError = value;
     const fn = isError ? this.rejectFn : this.resolveFn;
     this.resolveFn = this.rejectFn = undefined;
     fn?.(value);

@@ -190,8 +190,9 @@ describe("public surface", () => {
     const ac = new AbortController();
     ac.abort();
     await h.handle(request(1), { abortSignal: ac.signal as never }).catch(() => {});
-    const options = (h.poolMonitor as unknown as { options: { windowSamples: number; sampleIntervalMs: number } })
-      .options;
+    const options = (
+      h.poolMonitor as unknown as { monitorOptions: { windowSamples: number; sampleIntervalMs: number } }
+    ).monitorOptions;
     expect(options.windowSamples).toBe(9);
     expect(options.sampleIntervalMs).toBe(1000);
     h.destroy();

@@ -132,7 +132,7 @@ export class PoolMonitor extends Http1PoolMonitor {
   ): RequestTracking | undefined {
     if (this.coreDestroyed) return undefined;
     const st = new TrackedRequestState(agent, startedAt);
-    st.method = method;
+    st.trackedMethod = method;
     st.requestBodySize = contentLength;
     trackQueued(this, st, this.originFor(origin), name);
     if (this.standalone) this.ensureTicking();

@@ -194,9 +194,9 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
 
   /** A request of `o` released its connection after holding it `holdMs`. @internal */
   released(o: O, holdMs: number): void {
-    o.completions++;
+    o.sampleCompletions++;
     o.holdSumMs += holdMs;
-    o.holdCount++;
+    o.sampleHolds++;
     if (holdMs > o.holdMaxMs) o.holdMaxMs = holdMs;
   }
 
@@ -359,7 +359,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     if (o.inFlight === 0 && detector.detectorState === "ok") {
       if (detector.needsSamples) detector.resetWindow();
       // Requests that completed since the last sample still tell how long this origin's requests hold a connection.
-      if (o.holdCount > 0 && o.holdMaxMs > detector.holdEstimateMs) detector.holdEstimateMs = o.holdMaxMs;
+      if (o.sampleHolds > 0 && o.holdMaxMs > detector.holdEstimateMs) detector.holdEstimateMs = o.holdMaxMs;
       o.resetSampleCounters(0);
       return;
     }
@@ -372,11 +372,11 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     const s: SaturationSample = {
       ...e,
       now,
-      minQueued: Math.min(o.minQueued, e.queued),
-      completions: e.completions >= 0 ? e.completions : o.completions,
+      minQueued: Math.min(o.sampleMinQueued, e.queued),
+      completions: e.completions >= 0 ? e.completions : o.sampleCompletions,
       arrivals: o.arrivals,
       holdTimeSumMs: o.holdSumMs,
-      holdCount: o.holdCount,
+      holdCount: o.sampleHolds,
       holdTimeMaxMs: o.holdMaxMs,
       unconsumedCount: r.unconsumedCount,
       unconsumedOldestMs: r.unconsumedOldestMs,
@@ -510,7 +510,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
         episodes: d.episodes,
       },
     };
-    const unpooled = o.unpooled;
+    const unpooled = o.unpooledCounters;
     if (unpooled !== undefined) {
       const u: UnpooledStats = {
         started: unpooled.started,

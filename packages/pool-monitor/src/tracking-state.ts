@@ -178,19 +178,19 @@ export interface RequestState {
   /** The monitor tracking the request (`undefined`: not tracked; set by `trackStarted()` and its siblings). */
   core: Http1Core | undefined;
   /** Its origin entry (set with `core`). */
-  origin: OriginState | undefined;
+  originState: OriginState | undefined;
   /** The agent it is (to be) created with; never read for an unpooled request. */
   readonly agent: Agent;
   /** `timing.now()` ms when its caller began handling it: queue wait and `request:finished` duration run from it. */
-  readonly startedAt: number;
+  readonly beganAt: number;
   /** Counted as queued (in `agent.requests`, the embedder's queue, or dispatched with no socket yet). */
-  queued: boolean;
+  isQueued: boolean;
   /** Its close was counted (`requestClosed()` ran). */
-  closed: boolean;
-  errored: boolean;
+  closeCounted: boolean;
+  hasErrored: boolean;
   /** Why its caller destroyed it (`noteRequestOutcome()`); the first note wins. */
-  outcome: "aborted" | "timed_out" | undefined;
-  countedAs: CountedAs | undefined;
+  notedOutcome: "aborted" | "timed_out" | undefined;
+  countedUnder: CountedAs | undefined;
   /** `timing.now()` ms at its socket (-1: none yet). */
   acquiredAt: number;
   /** `timing.now()` ms at its response (-1: none yet). */
@@ -200,18 +200,18 @@ export interface RequestState {
   socketState: SocketState | undefined;
   /** `socket.bytesRead` when the body last made progress, and when that was. */
   lastBytes: number;
-  progressAt: number;
+  progressedAt: number;
   /** Queued by the embedder (`trackQueued()`), not dispatched yet: counted in its link's `gateQueued`. */
   gated: boolean;
   /** Tracked as sent outside the pool (`trackUnpooled()`): counted in `origin.unpooled` only. */
-  unpooled: boolean;
+  isUnpooled: boolean;
   /** The link whose queue list holds this request while `queued` (`undefined`: queued under no known link). */
   queueLink: PoolLink | undefined;
   /** Next (younger) request on the link's queue list. */
   qNext: RequestState | undefined;
   /** For `request:finished` (`request-finished.ts`): the method, the request error, the raw request Content-Length. */
-  method: string | undefined;
-  error: unknown;
+  trackedMethod: string | undefined;
+  trackedError: unknown;
   requestBodySize: unknown;
   /** On the origin's open-response list, between `openPrev` and `openNext`. */
   open: boolean;
@@ -225,7 +225,7 @@ export interface RequestState {
  */
 export function outcomeOf(st: RequestState): CountedAs {
   const res = st.res;
-  return st.outcome ?? (st.errored || res === undefined || res.errored ? "failed" : "completed");
+  return st.notedOutcome ?? (st.hasErrored || res === undefined || res.errored ? "failed" : "completed");
 }
 
 /** @internal */
@@ -344,7 +344,7 @@ export class OriginState extends OriginTelemetry {
       }
       // The head of the link's queue list is this monitor's oldest request queued under the name.
       const head = queueHead(l);
-      if (waiting !== 0 && head !== undefined) link.oldestQueuedMs = now - head.startedAt;
+      if (waiting !== 0 && head !== undefined) link.oldestQueuedMs = now - head.beganAt;
       sum.add(link);
       if (waiting !== 0 && busy >= maps.maxSockets) {
         full.add(link);
@@ -381,10 +381,10 @@ export class OriginState extends OriginTelemetry {
       const bytes = res.socket?.bytesRead ?? st.lastBytes;
       if (bytes !== st.lastBytes) {
         st.lastBytes = bytes;
-        st.progressAt = now;
+        st.progressedAt = now;
         continue;
       }
-      if (now - st.progressAt < limit) continue;
+      if (now - st.progressedAt < limit) continue;
       if (res.readableFlowing !== null && res.readableLength === 0) continue;
       count++;
       if (now - st.responseAt > oldest) oldest = now - st.responseAt;
@@ -449,7 +449,7 @@ export function dequeueFromLink(st: RequestState): void {
  */
 export function queueHead(link: PoolLink): RequestState | undefined {
   let head = link.queueHead;
-  while (head !== undefined && !head.queued) {
+  while (head !== undefined && !head.isQueued) {
     const next = head.qNext;
     head.qNext = undefined;
     head = next;
