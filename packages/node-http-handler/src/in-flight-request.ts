@@ -234,7 +234,7 @@ export class InFlightRequest
       req.on("close", onRequestClose);
       host.requestCreated(this, req, now);
       const plan = this.requestPlan;
-      if (plan.expectContinue && !plan.externalAgent) {
+      if (plan.expectContinue && !plan.callerAgent) {
         req.once("continue", onRequestContinue);
         return;
       }
@@ -267,7 +267,7 @@ export class InFlightRequest
       this.acquireDeadline = new Deadline(this, DeadlineKind.Acquire);
       scheduler.arm(this.acquireDeadline, now, plan.acquireMs);
     }
-    if (plan.expectContinue && !plan.externalAgent) {
+    if (plan.expectContinue && !plan.callerAgent) {
       // Upstream's race: send the body on '100 Continue' or after max(6 s, requestTimeout); never on response/error.
       this.continueWait = new Deadline(this, DeadlineKind.Continue);
       scheduler.arm(this.continueWait, now, Math.max(MIN_CONTINUE_WAIT_MS, plan.requestMs ?? MIN_CONTINUE_WAIT_MS));

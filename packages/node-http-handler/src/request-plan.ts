@@ -36,7 +36,7 @@ export class RequestPlan {
     /** `connectionLifetime`. */
     readonly lifetimeMs: number | undefined,
     readonly planLogger: Logger | undefined,
-    readonly externalAgent: boolean,
+    readonly callerAgent: boolean,
     /**
      * The handler's gate in front of `planAgent` (`agent-gate.ts`): requests beyond its limits wait there, not in
      * `agent.requests`. `undefined`: none (the one-off 100-continue agent; unit specs): created at once.
