@@ -228,7 +228,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
         at,
         this.sweep.armed ? this.sweep.at : Number.POSITIVE_INFINITY
       );
-      this.hostScheduler.cancel(this.sweep);
+      this.hostScheduler.disarm(this.sweep);
     }
     // Last: its slot goes to the head of its gate key's queue (dispatched by the gate's drain, this turn).
     if (r.gateKey !== undefined) r.requestPlan.agentGate?.leave(r);

@@ -85,7 +85,7 @@ export class Http2IdleWatch implements DeadlineOwner<Http2IdleWatcher> {
     if (!w.watched) return;
     w.watched = false;
     if (this.watching > 0) this.watching--;
-    if (w.watchDeadline !== undefined) this.scheduler.cancel(w.watchDeadline);
+    if (w.watchDeadline !== undefined) this.scheduler.disarm(w.watchDeadline);
   }
 
   /** Forgets every watcher (handler `destroy()`; the scheduler's `stop()` forgets the deadlines). */

@@ -217,7 +217,7 @@ export class Http2SessionPool
     if (entry.state === SESSION_CONNECTING) {
       entry.state = SESSION_READY;
       entry.wasReady = true;
-      this.scheduler.cancel(entry.connectDeadline);
+      this.scheduler.disarm(entry.connectDeadline);
       const now = this.now();
       entry.socketActiveAt = now;
       if (!entry.isolated) entry.origin.connecting--;
@@ -300,7 +300,7 @@ export class Http2SessionPool
     const wasConnecting = !entry.wasReady;
     this.retire(entry);
     entry.state = SESSION_CLOSED;
-    this.scheduler.cancel(entry.connectDeadline);
+    this.scheduler.disarm(entry.connectDeadline);
     this.watch.unwatch(entry);
     const origin = entry.origin;
     origin.open.delete(entry);
@@ -352,7 +352,7 @@ export class Http2SessionPool
     if (entry.state === SESSION_CLOSED) return;
     if (entry.state === SESSION_CONNECTING && !entry.isolated) entry.origin.connecting--;
     if (entry.state !== SESSION_CLOSING) entry.state = SESSION_CLOSING;
-    this.scheduler.cancel(entry.connectDeadline);
+    this.scheduler.disarm(entry.connectDeadline);
     const sessions = entry.origin.sessions;
     const ix = sessions.indexOf(entry);
     if (ix >= 0) sessions.splice(ix, 1);

@@ -62,7 +62,7 @@ export interface IdleWatcher {
 /** Node's activity method on a hooked socket: restart the watching request's deadline, then Node's own. */
 function onSocketActivity(this: HookedSocket): void {
   const d = this[kWatch];
-  if (d !== undefined) d.scheduler?.refresh(d, timing.now());
+  if (d !== undefined) d.armedOn?.refresh(d, timing.now());
   this[kOriginal]?.call(this);
 }
 
@@ -104,7 +104,7 @@ export class IdleWatchList implements DeadlineOwner<IdleWatcher> {
     w.idleOn = undefined;
     if (this.watching > 0) this.watching--;
     const d = w.idleDeadline!;
-    this.scheduler.cancel(d);
+    this.scheduler.disarm(d);
     if (socket[kWatch] === d) socket[kWatch] = undefined;
   }
 

@@ -428,10 +428,10 @@ export class InFlightRequest
 
   private cancelDeadlines(): void {
     const scheduler = this.host.hostScheduler;
-    if (this.connection) scheduler.cancel(this.connection);
-    if (this.request) scheduler.cancel(this.request);
-    if (this.acquireDeadline) scheduler.cancel(this.acquireDeadline);
-    if (this.continueWait) scheduler.cancel(this.continueWait);
+    if (this.connection) scheduler.disarm(this.connection);
+    if (this.request) scheduler.disarm(this.request);
+    if (this.acquireDeadline) scheduler.disarm(this.acquireDeadline);
+    if (this.continueWait) scheduler.disarm(this.continueWait);
   }
 
   writeBodyOrFail(): void {
@@ -455,7 +455,7 @@ export class InFlightRequest
 
   /** The connection is established (TCP, plus TLS for https): `connectionTimeout` no longer applies. */
   socketReady(): void {
-    if (this.connection) this.host.hostScheduler.cancel(this.connection);
+    if (this.connection) this.host.hostScheduler.disarm(this.connection);
   }
 }
 
@@ -497,7 +497,7 @@ function onRequestContinue(this: ClientRequest): void {
   const state: InFlightRequest = (this as any)[kState];
   const deadline = state.continueWait;
   if (deadline === undefined || !deadline.armed) return;
-  state.host.hostScheduler.cancel(deadline);
+  state.host.hostScheduler.disarm(deadline);
   if (!this.destroyed && !state.res) state.writeBodyOrFail();
 }
 
@@ -510,7 +510,7 @@ function onRequestSocket(this: ClientRequest, socket: Socket): void {
   const now = tracked || plan.lifetimeMs || (!connecting && plan.socketIdleMs) ? timing.now() : 0;
   if (tracked) requestSocket(state, socket, now);
   const acquire = state.acquireDeadline;
-  if (acquire) state.host.hostScheduler.cancel(acquire);
+  if (acquire) state.host.hostScheduler.disarm(acquire);
   enableTcpKeepAlive(socket, plan.planAgent);
   if (plan.lifetimeMs) stampSocket(socket, now);
   if (connecting) {

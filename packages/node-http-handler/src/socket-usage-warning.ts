@@ -93,7 +93,7 @@ export class SocketUsageWarning {
 
   /** The request settled: its window no longer matters. */
   clear(r: WarnedRequest): void {
-    if (r.usageWarning !== undefined) this.scheduler.cancel(r.usageWarning);
+    if (r.usageWarning !== undefined) this.scheduler.disarm(r.usageWarning);
     if (r.warningTimer !== undefined) {
       timing.clearTimeout(r.warningTimer);
       r.warningTimer = undefined;
