@@ -46,6 +46,7 @@ import {
   buildAbortError,
   closedBeforeResponseError,
   connectionTimeoutError,
+  type CountedAs,
   type DeadlineOwner,
   guardedWarn,
   type Http1Core,
@@ -137,7 +138,7 @@ export class InFlightRequest
   closeCounted = false;
   hasErrored = false;
   notedOutcome: "aborted" | "timed_out" | undefined = undefined;
-  countedUnder: RequestState["countedUnder"] = undefined;
+  countedUnder: CountedAs | undefined = undefined;
   acquiredAt = -1;
   responseAt = -1;
   socketState: SocketState | undefined = undefined;
