@@ -84,7 +84,7 @@ export class OriginTelemetry {
   aborted = 0;
   timedOut = 0;
   /** Requests started and not yet finished (queued, on a connection, or their body still open). */
-  inFlight = 0;
+  inFlightCount = 0;
   socketsCreated = 0;
   socketErrors = 0;
   acquisitions = 0;

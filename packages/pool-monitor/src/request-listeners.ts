@@ -255,7 +255,7 @@ export function requestClosed(st: RequestState, error?: unknown, now?: number): 
     core.released(o, (now ?? timing.now()) - st.acquiredAt);
     const ss = st.socketState;
     if (ss !== undefined) {
-      if (ss.link !== undefined) ss.link.completions++;
+      if (ss.link !== undefined) ss.link.linkCompletions++;
       ss.lastOutcome = st.notedOutcome;
       if (ss.current === st) ss.current = undefined;
     }

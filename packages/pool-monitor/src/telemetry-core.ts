@@ -100,7 +100,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   private nonOk = 0;
   private readonly reading = new PoolReading();
   /** Requests in flight, all origins. @internal */
-  inFlight = 0;
+  inFlightCount = 0;
   /** @internal */
   coreDestroyed = false;
   /** @internal */
@@ -135,7 +135,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
 
   /** True while a request is in flight or an origin is not `ok` and needs samples to recover. */
   get busy(): boolean {
-    return !this.coreDestroyed && (this.inFlight > 0 || this.nonOk > 0);
+    return !this.coreDestroyed && (this.inFlightCount > 0 || this.nonOk > 0);
   }
 
   /**
@@ -171,8 +171,8 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   started(o: O): void {
     o.started++;
     o.arrivals++;
-    o.inFlight++;
-    this.inFlight++;
+    o.inFlightCount++;
+    this.inFlightCount++;
   }
 
   /** A request of `o` had to wait for a connection. @internal */
@@ -202,8 +202,8 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
 
   /** A request of `o` is over for the caller. @internal */
   finished(o: O, outcome: RequestOutcome): void {
-    o.inFlight--;
-    this.inFlight--;
+    o.inFlightCount--;
+    this.inFlightCount--;
     countOutcome(o, outcome, 1);
   }
 
@@ -356,7 +356,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
 
   private sampleOrigin(o: O, now: number): void {
     const detector = o.detector;
-    if (o.inFlight === 0 && detector.detectorState === "ok") {
+    if (o.inFlightCount === 0 && detector.detectorState === "ok") {
       if (detector.needsSamples) detector.resetWindow();
       // Requests that completed since the last sample still tell how long this origin's requests hold a connection.
       if (o.sampleHolds > 0 && o.holdMaxMs > detector.holdEstimateMs) detector.holdEstimateMs = o.holdMaxMs;
@@ -378,8 +378,8 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
       holdTimeSumMs: o.holdSumMs,
       holdCount: o.sampleHolds,
       holdTimeMaxMs: o.holdMaxMs,
-      unconsumedCount: r.unconsumedCount,
-      unconsumedOldestMs: r.unconsumedOldestMs,
+      unconsumedCount: r.unreadCount,
+      unconsumedOldestMs: r.unreadAgeMs,
     };
     const report = detector.update(s);
     o.resetSampleCounters(e.queued);
@@ -391,7 +391,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
       // Remind only while the pool is still saturated (or pinned by unread bodies) now, not while a drained queue
       // waits out its recovery streak.
       ((s.queued > 0 && s.active >= s.maxSockets) ||
-        (detector.detectorCause === "unconsumed_bodies" && r.unconsumedCount > 0))
+        (detector.detectorCause === "unconsumed_bodies" && r.unreadCount > 0))
     ) {
       const reminder = detector.assess();
       if (reminder !== undefined) this.log(o, this.worded(o, reminder), now);
@@ -481,12 +481,12 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     const d = o.detector;
     const stats: OriginStats = {
       origin: o.origin,
-      maxSockets: r.maxSockets,
-      active: r.active,
-      idle: r.idle,
-      queued: r.queued,
-      oldestQueuedMs: round3(r.oldestQueuedMs),
-      inFlight: o.inFlight,
+      maxSockets: r.socketLimit,
+      active: r.activeCount,
+      idle: r.idleCount,
+      queued: r.queuedCount,
+      oldestQueuedMs: round3(r.queueAgeMs),
+      inFlight: o.inFlightCount,
       requests: { started: o.started, ...outcomeCounts(o) },
       sockets: {
         created: o.socketsCreated,
@@ -499,7 +499,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
       connectMs: o.connect.summary(),
       tlsMs: o.tls.summary(),
       connectionAgeMs: o.connectionAge.summary(),
-      unconsumed: { count: r.unconsumedCount, oldestMs: round3(r.unconsumedOldestMs) },
+      unconsumed: { count: r.unreadCount, oldestMs: round3(r.unreadAgeMs) },
       saturation: {
         state: d.detectorState,
         since: d.stateSince,
@@ -534,7 +534,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   /** Stops all tracking and clears all state. Later calls are no-ops; snapshots are empty. */
   destroy(): void {
     this.coreDestroyed = true;
-    this.inFlight = 0;
+    this.inFlightCount = 0;
     this.eventListeners = [];
     this.origins.clear();
     this.nonOk = 0;

@@ -116,7 +116,7 @@ export class AgentLinks {
 /** One (agent, name) pair under which an origin's sockets and requests live. @internal */
 export class PoolLink {
   /** Requests on this link's sockets that released them since the last sample. */
-  completions = 0;
+  linkCompletions = 0;
   /**
    * Requests the embedder queues itself under this name (`PoolMonitor.attachQueued()`), not dispatched to the agent
    * yet: counted as queued with `agent.requests[name]`.
@@ -295,7 +295,7 @@ export class OriginState extends OriginTelemetry {
   override resetSampleCounters(_queued: number): void {
     super.resetSampleCounters(this.queuedTracked);
     const links = this.poolLinks;
-    for (let i = 0; i < links.length; i++) links[i].completions = 0;
+    for (let i = 0; i < links.length; i++) links[i].linkCompletions = 0;
   }
 
   /**
@@ -330,7 +330,7 @@ export class OriginState extends OriginTelemetry {
       link.zero();
       link.active = busy;
       link.queued = waiting;
-      link.completions = l.completions;
+      link.completions = l.linkCompletions;
       if (busy + waiting !== 0) link.maxSockets = maps.maxSockets;
       if (sockets !== undefined) {
         for (let j = 0; j < sockets.length; j++) {
@@ -357,11 +357,11 @@ export class OriginState extends OriginTelemetry {
       full.zero().add(sum);
       full.completions = -1; // the origin's own count
     }
-    r.active = sum.active;
-    r.idle = idle;
-    r.queued = sum.queued;
-    r.maxSockets = sum.maxSockets > 0 && sum.maxSockets !== Number.POSITIVE_INFINITY ? sum.maxSockets : null;
-    r.oldestQueuedMs = sum.oldestQueuedMs;
+    r.activeCount = sum.active;
+    r.idleCount = idle;
+    r.queuedCount = sum.queued;
+    r.socketLimit = sum.maxSockets > 0 && sum.maxSockets !== Number.POSITIVE_INFINITY ? sum.maxSockets : null;
+    r.queueAgeMs = sum.oldestQueuedMs;
   }
 
   /**
@@ -372,7 +372,7 @@ export class OriginState extends OriginTelemetry {
    * for. O(open responses).
    */
   pollUnconsumed(now: number, thresholdMs: number, queuedThresholdMs: number, r: PoolReading): void {
-    const limit = r.queued > 0 ? Math.min(thresholdMs, queuedThresholdMs) : thresholdMs;
+    const limit = r.queuedCount > 0 ? Math.min(thresholdMs, queuedThresholdMs) : thresholdMs;
     let count = 0;
     let oldest = 0;
     for (let st = this.openHead; st !== undefined; st = st.openNext) {
@@ -389,8 +389,8 @@ export class OriginState extends OriginTelemetry {
       count++;
       if (now - st.responseAt > oldest) oldest = now - st.responseAt;
     }
-    r.unconsumedCount = count;
-    r.unconsumedOldestMs = oldest;
+    r.unreadCount = count;
+    r.unreadAgeMs = oldest;
   }
 
   /** Puts a request whose response arrived on the open-response list. O(1). */

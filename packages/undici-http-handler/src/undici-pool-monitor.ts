@@ -36,11 +36,11 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
   /** @internal */
   protected read(o: OriginPoolState, now: number, r: PoolReading): void {
     o.refreshPools();
-    r.active = o.activeNow;
-    r.idle = o.idle;
-    r.queued = o.queuedNow;
-    r.maxSockets = o.connLimit;
-    r.oldestQueuedMs = o.oldestWaitMs(now);
+    r.activeCount = o.activeNow;
+    r.idleCount = o.idle;
+    r.queuedCount = o.queuedNow;
+    r.socketLimit = o.connLimit;
+    r.queueAgeMs = o.oldestWaitMs(now);
     const options = this.monitorOptions;
     o.readUnconsumed(now, options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs, r);
     // Per-pool evidence (an `_OTHER` entry has one pool per overflowed origin): when some pool is full with a queue,
@@ -48,11 +48,11 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
     // and unconsumed bodies stay the entry's totals: the request bookkeeping is per entry, not per pool.
     const e = r.evidence;
     if (!o.poolEvidence(e)) {
-      e.active = r.active;
+      e.active = r.activeCount;
       e.maxSockets = o.connLimit ?? Number.POSITIVE_INFINITY;
-      e.queued = r.queued;
+      e.queued = r.queuedCount;
     }
-    e.oldestQueuedMs = r.oldestQueuedMs;
+    e.oldestQueuedMs = r.queueAgeMs;
     o.activeAges(now, e);
   }
 
