@@ -64,7 +64,7 @@ export class SocketUsageWarning {
    *   `agent.requests` (upstream's condition, with the queue the handler keeps instead of the agent).
    */
   constructor(
-    private readonly scheduler: DeadlineScheduler,
+    private readonly sharedScheduler: DeadlineScheduler,
     private readonly gateOf: (agent: Agent) => AgentGate | undefined = () => undefined
   ) {}
 
@@ -84,16 +84,16 @@ export class SocketUsageWarning {
     }
     if (monitored) {
       // The detector samples the pool on the shared tick: keep it ticking; nothing per request.
-      this.scheduler.ensureTicking();
+      this.sharedScheduler.ensureTicking();
       return;
     }
     r.usageWarning ??= new Deadline<DeadlineKind>(r, DeadlineKind.Warning);
-    this.scheduler.arm(r.usageWarning, now, Math.max(MIN_WARNING_WINDOW_MS, settings.warningWindowMs));
+    this.sharedScheduler.arm(r.usageWarning, now, Math.max(MIN_WARNING_WINDOW_MS, settings.warningWindowMs));
   }
 
   /** The request settled: its window no longer matters. */
   clear(r: WarnedRequest): void {
-    if (r.usageWarning !== undefined) this.scheduler.disarm(r.usageWarning);
+    if (r.usageWarning !== undefined) this.sharedScheduler.disarm(r.usageWarning);
     if (r.warningTimer !== undefined) {
       timing.clearTimeout(r.warningTimer);
       r.warningTimer = undefined;
