@@ -41,7 +41,7 @@ async function until(predicate: () => boolean): Promise<void> {
 
 /** Every native timer created went to the handler's one scheduler (none per stream or per session). */
 function onlySchedulerTimers(spy: { mock: { calls: unknown[][] } }, h: NodeHttp2Handler): boolean {
-  const scheduler = (h as any).pool.scheduler;
+  const scheduler = (h as any).pool.sharedScheduler;
   return spy.mock.calls.every((call) => call[2] === scheduler);
 }
 
