@@ -127,11 +127,6 @@ function declarationIdentifiers(dir, words) {
 const CORE_KEEPS = [
   // undici-http-handler's OriginPoolState.evidence, published in its declarations, besides PoolReading's.
   "evidence",
-  // node-http-handler's InFlightRequest carries RequestState's fields, and its HTTP/2 request and origin spell the
-  // same words for fields of their own.
-  "startedAt",
-  "countedAs",
-  "progressAt",
 ];
 
 /**

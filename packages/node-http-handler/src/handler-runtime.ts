@@ -151,16 +151,16 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     }
     const monitor = this.hostMonitor;
     this.socketWarning.arm(r, now, monitor !== undefined);
-    const gate = r.plan.gate;
+    const gate = r.requestPlan.agentGate;
     if (gate === undefined) return true;
     const options = r.nodeOptions!;
     const key = gate.keyFor(options.host, options.port);
     if (gate.admit(r, key)) return true;
     // Queued in the gate: counted by the monitor as a request queued under the agent's name for it.
-    if (monitor !== undefined && !monitor.destroyed) {
+    if (monitor !== undefined && !monitor.coreDestroyed) {
       const request = r.httpRequest;
       const headers = request.headers;
-      r.method = request.method;
+      r.trackedMethod = request.method;
       r.requestBodySize = headers["content-length"] ?? headers["Content-Length"];
       trackQueued(monitor, r, this.originOf(monitor, r.originKey), key.name);
     }
@@ -168,7 +168,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   }
 
   requestDispatching(r: InFlightRequest, now: number): void {
-    if (r.plan.swept) this.beforeDispatch(r.plan.agent, now);
+    if (r.requestPlan.swept) this.beforeDispatch(r.requestPlan.planAgent, now);
   }
 
   requestCreated(r: InFlightRequest, req: ClientRequest, _now: number): void {
@@ -177,12 +177,12 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
       return;
     }
     const monitor = this.hostMonitor;
-    if (monitor !== undefined && !monitor.destroyed) {
+    if (monitor !== undefined && !monitor.coreDestroyed) {
       // The request's own listeners feed the monitor's state for it (fields of the request's state object, which keeps
       // its monitor, so a runtime `telemetry` switch never orphans a tracked request). A one-off 100-continue request is
       // counted per origin outside the pool gauges and the detector (its agent has no socket limit).
       const o = this.originOf(monitor, r.originKey);
-      if (r.plan.oneOffAgent) trackUnpooled(monitor, r, o, req);
+      if (r.requestPlan.oneOffAgent) trackUnpooled(monitor, r, o, req);
       else trackStarted(monitor, r, o, req);
     }
   }
@@ -207,7 +207,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     const tracked = r.core !== undefined;
     const lifecycle = this.currentSettings?.lifecycle;
     // Only a socket of a swept agent expires (a caller-owned agent without explicit limits is left alone).
-    const socket = r.plan.swept ? (r.req?.socket ?? undefined) : undefined;
+    const socket = r.requestPlan.swept ? (r.req?.socket ?? undefined) : undefined;
     const expires = socket !== undefined && lifecycle !== undefined;
     // One clock reading for telemetry's hold time and the socket's expiry.
     const now = tracked || expires ? timing.now() : 0;
@@ -228,10 +228,10 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
         at,
         this.sweep.armed ? this.sweep.at : Number.POSITIVE_INFINITY
       );
-      this.hostScheduler.cancel(this.sweep);
+      this.hostScheduler.disarm(this.sweep);
     }
     // Last: its slot goes to the head of its gate key's queue (dispatched by the gate's drain, this turn).
-    if (r.gateKey !== undefined) r.plan.gate?.leave(r);
+    if (r.gateKey !== undefined) r.requestPlan.agentGate?.leave(r);
   }
 
   noteOutcome(r: InFlightRequest, outcome: "aborted" | "timed_out"): void {

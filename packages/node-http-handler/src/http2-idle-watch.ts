@@ -56,7 +56,7 @@ export function socketBytes(counter: ActivityCounter | undefined): number {
 export class Http2IdleWatch implements DeadlineOwner<Http2IdleWatcher> {
   private watching = 0;
 
-  constructor(private readonly scheduler: DeadlineScheduler) {}
+  constructor(private readonly sharedScheduler: DeadlineScheduler) {}
 
   /** Whether nothing is watched. */
   get empty(): boolean {
@@ -69,7 +69,7 @@ export class Http2IdleWatch implements DeadlineOwner<Http2IdleWatcher> {
     if (!w.watched) this.watching++;
     w.watched = true;
     w.watchBytes = w.activity();
-    this.scheduler.arm(d, now, limitMs);
+    this.sharedScheduler.arm(d, now, limitMs);
   }
 
   /** `w` made progress at `now`: its window restarts (and its activity number is re-read). O(1); no-op when not watched. */
@@ -77,7 +77,7 @@ export class Http2IdleWatch implements DeadlineOwner<Http2IdleWatcher> {
     const d = w.watchDeadline;
     if (!w.watched || d === undefined) return;
     w.watchBytes = w.activity();
-    this.scheduler.refresh(d, now);
+    this.sharedScheduler.refresh(d, now);
   }
 
   /** Stops watching `w`. O(1); no-op when not watched. */
@@ -85,7 +85,7 @@ export class Http2IdleWatch implements DeadlineOwner<Http2IdleWatcher> {
     if (!w.watched) return;
     w.watched = false;
     if (this.watching > 0) this.watching--;
-    if (w.watchDeadline !== undefined) this.scheduler.cancel(w.watchDeadline);
+    if (w.watchDeadline !== undefined) this.sharedScheduler.disarm(w.watchDeadline);
   }
 
   /** Forgets every watcher (handler `destroy()`; the scheduler's `stop()` forgets the deadlines). */
@@ -100,7 +100,7 @@ export class Http2IdleWatch implements DeadlineOwner<Http2IdleWatcher> {
     if (bytes !== w.watchBytes) {
       // Traffic that was not reported through touch(): it happened some time during the window; count it now.
       w.watchBytes = bytes;
-      this.scheduler.arm(w.watchDeadline!, now, w.watchDeadline!.duration);
+      this.sharedScheduler.arm(w.watchDeadline!, now, w.watchDeadline!.duration);
       return;
     }
     this.unwatch(w);

@@ -12,7 +12,7 @@ import type { Http2IdleWatch } from "./http2-idle-watch";
 /** The pool as one stream request sees it. @internal */
 export interface Http2StreamHost<R, S> {
   /** The handler's one deadline scheduler (100-continue waits). */
-  readonly scheduler: DeadlineScheduler;
+  readonly sharedScheduler: DeadlineScheduler;
   /** The handler's idle watch (`requestTimeout`, the service default). */
   readonly watch: Http2IdleWatch;
   /** `timing.now()`, ms. */

@@ -157,7 +157,7 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
 
   /** @internal */
   protected newOrigin(key: string): Http2OriginTelemetry {
-    return new Http2OriginTelemetry(key, this.options, this);
+    return new Http2OriginTelemetry(key, this.monitorOptions, this);
   }
 
   /** The telemetry entry of a new pool origin (its own, or `_OTHER`'s). @internal */
@@ -169,7 +169,7 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
 
   /** A stream's outcome, once. @internal */
   streamFinished(t: Http2OriginTelemetry, outcome: RequestOutcome): void {
-    if (!this.destroyed) this.finished(t, outcome);
+    if (!this.coreDestroyed) this.finished(t, outcome);
   }
 
   /** A session closed for `reason` after `ageMs`, having carried `streams` streams. @internal */
@@ -218,10 +218,10 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
     let capacity = 0;
     for (const m of t.members) {
       for (const entry of m.open) {
-        if (entry.active > 0) r.active++;
-        else r.idle++;
+        if (entry.active > 0) r.activeCount++;
+        else r.idleCount++;
       }
-      r.queued += m.waiting;
+      r.queuedCount += m.waiting;
       const head = m.oldestWaiting;
       if (head !== undefined && head.startedAt < oldestQueuedAt) oldestQueuedAt = head.startedAt;
       const held = m.activeHead;
@@ -244,13 +244,13 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
       }
       capacity += cap;
     }
-    r.maxSockets = Number.isFinite(maxSessions) ? maxSessions : null;
-    r.oldestQueuedMs = oldestQueuedAt === Number.POSITIVE_INFINITY ? 0 : now - oldestQueuedAt;
+    r.socketLimit = Number.isFinite(maxSessions) ? maxSessions : null;
+    r.queueAgeMs = oldestQueuedAt === Number.POSITIVE_INFINITY ? 0 : now - oldestQueuedAt;
     this.readUnconsumed(t, now, r);
     e.active = slots;
     e.maxSockets = capacity;
-    e.queued = r.queued;
-    e.oldestQueuedMs = r.oldestQueuedMs;
+    e.queued = r.queuedCount;
+    e.oldestQueuedMs = r.queueAgeMs;
     e.oldestActiveMs = oldestSlotAt === Number.POSITIVE_INFINITY ? 0 : now - oldestSlotAt;
   }
 
@@ -261,9 +261,9 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
    * is full, so its progress count stands still. O(slot holders).
    */
   private readUnconsumed(t: Http2OriginTelemetry, now: number, r: PoolReading): void {
-    const options = this.options;
+    const options = this.monitorOptions;
     const limit =
-      r.queued > 0
+      r.queuedCount > 0
         ? Math.min(options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs)
         : options.unconsumedBodyMs;
     let count = 0;
@@ -283,8 +283,8 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
         if (now - h.respondedAt > oldest) oldest = now - h.respondedAt;
       }
     }
-    r.unconsumedCount = count;
-    r.unconsumedOldestMs = oldest;
+    r.unreadCount = count;
+    r.unreadAgeMs = oldest;
   }
 
   /** @internal */

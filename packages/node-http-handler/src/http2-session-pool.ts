@@ -60,7 +60,7 @@ export class Http2SessionPool
   implements Http2StreamHost<Http2StreamRequest, Http2PoolSession>, Http2SessionHost<Http2PoolSession>
 {
   readonly origins = new Map<string, Http2PoolOrigin>();
-  readonly scheduler: DeadlineScheduler;
+  readonly sharedScheduler: DeadlineScheduler;
   readonly watch: Http2IdleWatch;
   poolConfig: ResolvedHttp2Config | undefined = undefined;
   monitor: Http2PoolMonitor | undefined = undefined;
@@ -69,11 +69,11 @@ export class Http2SessionPool
 
   constructor() {
     // The owner tick only feeds the saturation detectors: it runs once per their sample interval.
-    this.scheduler = new DeadlineScheduler(
+    this.sharedScheduler = new DeadlineScheduler(
       (now) => this.onTick(now),
       () => this.monitor?.sampleIntervalMs ?? SAMPLE_INTERVAL_FALLBACK_MS
     );
-    this.watch = new Http2IdleWatch(this.scheduler);
+    this.watch = new Http2IdleWatch(this.sharedScheduler);
   }
 
   now(): number {
@@ -100,7 +100,7 @@ export class Http2SessionPool
       counters.monitor.started(counters);
       // The owner tick samples for saturation detection only when it runs (`socketMonitor: "interval"`):
       // with "off"/"per-request" a stream without a deadline starts no timer at all.
-      if (this.monitor?.detect === true) this.scheduler.ensureTicking();
+      if (this.monitor?.detect === true) this.sharedScheduler.ensureTicking();
     }
     if (req.isolated) {
       if (!req.eventStream) {
@@ -217,7 +217,7 @@ export class Http2SessionPool
     if (entry.state === SESSION_CONNECTING) {
       entry.state = SESSION_READY;
       entry.wasReady = true;
-      this.scheduler.cancel(entry.connectDeadline);
+      this.sharedScheduler.disarm(entry.connectDeadline);
       const now = this.now();
       entry.socketActiveAt = now;
       if (!entry.isolated) entry.origin.connecting--;
@@ -300,7 +300,7 @@ export class Http2SessionPool
     const wasConnecting = !entry.wasReady;
     this.retire(entry);
     entry.state = SESSION_CLOSED;
-    this.scheduler.cancel(entry.connectDeadline);
+    this.sharedScheduler.disarm(entry.connectDeadline);
     this.watch.unwatch(entry);
     const origin = entry.origin;
     origin.open.delete(entry);
@@ -344,7 +344,7 @@ export class Http2SessionPool
       for (const entry of [...origin.open]) this.destroySession(entry, "local");
     }
     this.watch.clear();
-    this.scheduler.stop();
+    this.sharedScheduler.stop();
   }
 
   /** Takes `entry` out of the placement list (it will accept no new stream). */
@@ -352,7 +352,7 @@ export class Http2SessionPool
     if (entry.state === SESSION_CLOSED) return;
     if (entry.state === SESSION_CONNECTING && !entry.isolated) entry.origin.connecting--;
     if (entry.state !== SESSION_CLOSING) entry.state = SESSION_CLOSING;
-    this.scheduler.cancel(entry.connectDeadline);
+    this.sharedScheduler.disarm(entry.connectDeadline);
     const sessions = entry.origin.sessions;
     const ix = sessions.indexOf(entry);
     if (ix >= 0) sessions.splice(ix, 1);
@@ -409,7 +409,7 @@ export class Http2SessionPool
     }
     if (origin.counters !== undefined) origin.counters.monitor.connectionOpened(origin.counters);
     const connectionTimeout = config?.connectionTimeout;
-    if (connectionTimeout !== undefined) this.scheduler.arm(entry.connectDeadline, now, connectionTimeout);
+    if (connectionTimeout !== undefined) this.sharedScheduler.arm(entry.connectDeadline, now, connectionTimeout);
     return entry;
   }
 

@@ -29,7 +29,7 @@ const FAKE: Parameters<typeof vi.useFakeTimers>[0] = {
 };
 
 type Pool = {
-  scheduler: { size: number };
+  sharedScheduler: { size: number };
   watch: { empty: boolean };
   inFlight: number;
   streamFinished(req: object, outcome: string, holdMs: number): void;
@@ -147,7 +147,7 @@ describe("deadlines end a stream request once (fake timers)", () => {
     await until(() => pool.inFlight === 0);
     expect(h.getPoolStats().origins[0].requests.completed).toBe(1);
     h.destroy();
-    expect(pool.scheduler.size).toBe(0);
+    expect(pool.sharedScheduler.size).toBe(0);
   });
 
   it("requestTimeout during an upload: TimeoutError, counted once, and the reset reaches the server (the next stream starts)", async () => {
@@ -205,7 +205,7 @@ describe("deadlines end a stream request once (fake timers)", () => {
     expect(stats.http2?.closed.local).toBe(1);
     expect(events.filter((e) => e === "connection:closed")).toHaveLength(1);
     expect(pool.inFlight).toBe(0);
-    expect(pool.scheduler.size).toBe(0);
+    expect(pool.sharedScheduler.size).toBe(0);
     expect(pool.watch.empty).toBe(true);
     expect(stats.http2?.isolatedSessionsOpen).toBe(0);
     expect(silent.connections).toBe(1);
@@ -233,7 +233,7 @@ describe("deadlines end a stream request once (fake timers)", () => {
     expect(closed).toBe(1);
     expect(stats.http2?.isolatedSessionsOpen).toBe(0);
     expect(pool.inFlight).toBe(0);
-    expect(pool.scheduler.size).toBe(0);
+    expect(pool.sharedScheduler.size).toBe(0);
     expect(pool.watch.empty).toBe(true);
     await until(() => silent.open === 0);
   });

@@ -333,7 +333,7 @@ export class Http2StreamRequest
       this.awaitingContinue = true;
       stream.once("continue", onStreamContinue);
       this.continueDeadline ??= new Deadline(this, DeadlineKind.Continue);
-      this.host.scheduler.arm(
+      this.host.sharedScheduler.arm(
         this.continueDeadline,
         this.streamStartedAt,
         Math.max(MIN_CONTINUE_WAIT_MS, this.idleMs ?? MIN_CONTINUE_WAIT_MS)
@@ -349,7 +349,7 @@ export class Http2StreamRequest
     this.bodySent = true;
     if (this.awaitingContinue) {
       this.awaitingContinue = false;
-      if (this.continueDeadline !== undefined) this.host.scheduler.cancel(this.continueDeadline);
+      if (this.continueDeadline !== undefined) this.host.sharedScheduler.disarm(this.continueDeadline);
     }
     this.noteProgress();
     const body = this.request.body;
@@ -385,7 +385,7 @@ export class Http2StreamRequest
       // A final response before 100 Continue: the body is not sent; end our side so the stream can close.
       this.awaitingContinue = false;
       this.bodySent = true;
-      if (this.continueDeadline !== undefined) this.host.scheduler.cancel(this.continueDeadline);
+      if (this.continueDeadline !== undefined) this.host.sharedScheduler.disarm(this.continueDeadline);
       this.stream?.end();
     }
     this.noteProgress();
@@ -550,7 +550,7 @@ export class Http2StreamRequest
     }
     const host = this.host;
     host.watch.unwatch(this);
-    if (this.continueDeadline !== undefined) host.scheduler.cancel(this.continueDeadline);
+    if (this.continueDeadline !== undefined) host.sharedScheduler.disarm(this.continueDeadline);
     this.detachAbort();
     const body = this.pipedBody;
     if (body !== undefined) {

@@ -62,7 +62,7 @@ export interface IdleWatcher {
 /** Node's activity method on a hooked socket: restart the watching request's deadline, then Node's own. */
 function onSocketActivity(this: HookedSocket): void {
   const d = this[kWatch];
-  if (d !== undefined) d.scheduler?.refresh(d, timing.now());
+  if (d !== undefined) d.armedOn?.refresh(d, timing.now());
   this[kOriginal]?.call(this);
 }
 
@@ -79,7 +79,7 @@ function hook(socket: HookedSocket): void {
 export class IdleWatchList implements DeadlineOwner<IdleWatcher> {
   private watching = 0;
 
-  constructor(private readonly scheduler: DeadlineScheduler) {}
+  constructor(private readonly sharedScheduler: DeadlineScheduler) {}
 
   /** Whether no request is watched. */
   get empty(): boolean {
@@ -94,7 +94,7 @@ export class IdleWatchList implements DeadlineOwner<IdleWatcher> {
     (socket as unknown as HookedSocket)[kWatch] = d;
     w.idleOn = socket;
     this.watching++;
-    this.scheduler.arm(d, now, w.idleLimitMs);
+    this.sharedScheduler.arm(d, now, w.idleLimitMs);
   }
 
   /** Stops watching `w`. Idempotent. */
@@ -104,7 +104,7 @@ export class IdleWatchList implements DeadlineOwner<IdleWatcher> {
     w.idleOn = undefined;
     if (this.watching > 0) this.watching--;
     const d = w.idleDeadline!;
-    this.scheduler.cancel(d);
+    this.sharedScheduler.disarm(d);
     if (socket[kWatch] === d) socket[kWatch] = undefined;
   }
 

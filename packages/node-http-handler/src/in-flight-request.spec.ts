@@ -56,7 +56,7 @@ function setup(agentOptions: http.AgentOptions = {}): Setup {
 }
 
 const planFor = (agent: http.Agent, overrides: Partial<RequestPlan> = {}): RequestPlan =>
-  testPlan(agent, { socketAcquisitionTimeout: 30_000, ...overrides });
+  testPlan(agent, { acquireMs: 30_000, ...overrides });
 
 interface Started {
   state: InFlightRequest;
@@ -95,8 +95,8 @@ function expectReleased(s: Setup, r: Started, signal?: AbortSignal): void {
   expect(s.finished.filter((x) => x === r.state)).toHaveLength(1);
   // Telemetry's fields of the request: its close counted, off the monitor's queue and open-response lists and its socket.
   if (r.state.core !== undefined) {
-    expect(r.state.closed).toBe(true);
-    expect(r.state.queued).toBe(false);
+    expect(r.state.closeCounted).toBe(true);
+    expect(r.state.isQueued).toBe(false);
     expect(r.state.open).toBe(false);
     expect(r.state.socketState?.current).not.toBe(r.state);
   }
@@ -298,8 +298,8 @@ describe("InFlightRequest in the handler's gate: every deadline, abort and destr
   async function queuedBehindHeld(overrides: Partial<RequestPlan>, signal?: AbortSignal) {
     const s = setup({ maxSockets: 1 });
     const gate = s.runtime.gateFor(s.agent)!;
-    const plan = (o: Partial<RequestPlan>) => testPlan(s.agent, { gate, ...o });
-    const first = start(s, "/hold", undefined, http.request, plan({ connectionTimeout: undefined }));
+    const plan = (o: Partial<RequestPlan>) => testPlan(s.agent, { agentGate: gate, ...o });
+    const first = start(s, "/hold", undefined, http.request, plan({ connectWaitMs: undefined }));
     await serverSaw(1);
     let created = 0;
     const counting = (options: object) => {
@@ -340,7 +340,7 @@ describe("InFlightRequest in the handler's gate: every deadline, abort and destr
   }
 
   it("connectionTimeout: today's 'waiting for a free socket' error, no Node request created", async () => {
-    const q = await queuedBehindHeld({ connectionTimeout: 1_000, requestTimeout: undefined });
+    const q = await queuedBehindHeld({ connectWaitMs: 1_000, requestMs: undefined });
     vi.advanceTimersByTime(900 + CONFIRM_MS);
     await until(() => q.queued.outcome !== undefined);
     expect(q.queued.outcome!.error).toMatchObject({ name: "TimeoutError" });
@@ -354,9 +354,9 @@ describe("InFlightRequest in the handler's gate: every deadline, abort and destr
 
   it("socketAcquisitionTimeout: today's acquisition error", async () => {
     const q = await queuedBehindHeld({
-      connectionTimeout: undefined,
-      requestTimeout: undefined,
-      socketAcquisitionTimeout: 500,
+      connectWaitMs: undefined,
+      requestMs: undefined,
+      acquireMs: 500,
     });
     vi.advanceTimersByTime(400 + CONFIRM_MS);
     await until(() => q.queued.outcome !== undefined);
@@ -370,9 +370,9 @@ describe("InFlightRequest in the handler's gate: every deadline, abort and destr
 
   it("requestTimeout with throwOnRequestTimeout: rejects with ETIMEDOUT while queued", async () => {
     const q = await queuedBehindHeld({
-      connectionTimeout: undefined,
-      requestTimeout: 300,
-      throwOnRequestTimeout: true,
+      connectWaitMs: undefined,
+      requestMs: 300,
+      requestTimeoutThrows: true,
     });
     vi.advanceTimersByTime(200 + CONFIRM_MS);
     await until(() => q.queued.outcome !== undefined);
@@ -387,10 +387,10 @@ describe("InFlightRequest in the handler's gate: every deadline, abort and destr
   it("requestTimeout warn-only: warns while queued, stays queued, then is dispatched on the freed socket", async () => {
     const warn = vi.fn();
     const q = await queuedBehindHeld({
-      connectionTimeout: undefined,
-      requestTimeout: 300,
-      throwOnRequestTimeout: false,
-      logger: { warn } as never,
+      connectWaitMs: undefined,
+      requestMs: 300,
+      requestTimeoutThrows: false,
+      planLogger: { warn } as never,
     });
     vi.advanceTimersByTime(200 + CONFIRM_MS);
     expect(warn).toHaveBeenCalledTimes(1);
@@ -429,7 +429,7 @@ describe("InFlightRequest in the handler's gate: every deadline, abort and destr
 
   it("handler destroy(): HandlerDestroyedError saying it was queued; nothing dispatched meanwhile", async () => {
     const q = await queuedBehindHeld({});
-    const third = start(q.s, "/ok", undefined, http.request, q.queued.state.plan);
+    const third = start(q.s, "/ok", undefined, http.request, q.queued.state.requestPlan);
     expect(q.gate.queued).toBe(2);
     expect(q.s.runtime.destroy()).toBe(3);
     await until(() => q.queued.outcome !== undefined && third.outcome !== undefined && q.first.outcome !== undefined);

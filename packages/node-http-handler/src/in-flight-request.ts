@@ -46,6 +46,7 @@ import {
   buildAbortError,
   closedBeforeResponseError,
   connectionTimeoutError,
+  type CountedAs,
   type DeadlineOwner,
   guardedWarn,
   type Http1Core,
@@ -108,7 +109,7 @@ export class InFlightRequest
   req: ClientRequest | undefined = undefined;
   res: IncomingMessage | undefined = undefined;
   /** `timing.now()` ms at `start()`. */
-  startedAt = 0;
+  beganAt = 0;
   private resolveFn: Settle | undefined = undefined;
   private rejectFn: Settle | undefined = undefined;
   private connection: Deadline<DeadlineKind> | undefined = undefined;
@@ -127,27 +128,27 @@ export class InFlightRequest
    * The error the promise rejected with (`undefined` when it resolved): names the failure in `request:finished`
    * (telemetry's `RequestState.error`).
    */
-  error: unknown = undefined;
+  trackedError: unknown = undefined;
   // RequestState fields (`@sockeye/pool-monitor`'s `tracking-state.ts`): the monitor's state for this request lives
   // here, one object per request; `core` is set when the request is tracked (by the runtime, `trackStarted()` and its
   // siblings), and the listeners below feed it with the functions of the monitor's `request-listeners.ts`.
   core: Http1Core | undefined = undefined;
-  origin: OriginState | undefined = undefined;
-  queued = false;
-  closed = false;
-  errored = false;
-  outcome: "aborted" | "timed_out" | undefined = undefined;
-  countedAs: RequestState["countedAs"] = undefined;
+  originState: OriginState | undefined = undefined;
+  isQueued = false;
+  closeCounted = false;
+  hasErrored = false;
+  notedOutcome: "aborted" | "timed_out" | undefined = undefined;
+  countedUnder: CountedAs | undefined = undefined;
   acquiredAt = -1;
   responseAt = -1;
   socketState: SocketState | undefined = undefined;
   lastBytes = 0;
-  progressAt = 0;
+  progressedAt = 0;
   gated = false;
-  unpooled = false;
+  isUnpooled = false;
   queueLink: PoolLink | undefined = undefined;
   qNext: RequestState | undefined = undefined;
-  method: string | undefined = undefined;
+  trackedMethod: string | undefined = undefined;
   requestBodySize: unknown = undefined;
   open = false;
   openPrev: RequestState | undefined = undefined;
@@ -166,7 +167,7 @@ export class InFlightRequest
   constructor(
     readonly host: RequestHost<InFlightRequest>,
     readonly httpRequest: HttpRequest,
-    readonly plan: RequestPlan,
+    readonly requestPlan: RequestPlan,
     /** `scheme://host:port`, the only request detail telemetry ever sees ("" with telemetry off). */
     readonly originKey: string,
     readonly abortSignal: any
@@ -174,7 +175,7 @@ export class InFlightRequest
 
   /** RequestState: the plan's agent. */
   get agent(): Agent {
-    return this.plan.agent;
+    return this.requestPlan.planAgent;
   }
 
   /**
@@ -191,7 +192,7 @@ export class InFlightRequest
     this.rejectFn = reject;
     this.requestFunc = requestFunc;
     this.nodeOptions = options;
-    const now = (this.startedAt = timing.now());
+    const now = (this.beganAt = timing.now());
     const dispatchNow = this.host.requestStarted(this, now);
     try {
       this.arm(now);
@@ -233,8 +234,8 @@ export class InFlightRequest
       req.on("socket", onRequestSocket);
       req.on("close", onRequestClose);
       host.requestCreated(this, req, now);
-      const plan = this.plan;
-      if (plan.expectContinue && !plan.externalAgent) {
+      const plan = this.requestPlan;
+      if (plan.expectContinue && !plan.callerAgent) {
         req.once("continue", onRequestContinue);
         return;
       }
@@ -246,7 +247,7 @@ export class InFlightRequest
 
   /** The abort listener and the deadlines, from `start()` (before the Node request exists). */
   private arm(now: number): void {
-    const plan = this.plan;
+    const plan = this.requestPlan;
     const host = this.host;
     const signal = this.abortSignal;
     if (signal) {
@@ -255,26 +256,22 @@ export class InFlightRequest
     }
 
     const scheduler = host.hostScheduler;
-    if (plan.connectionTimeout) {
+    if (plan.connectWaitMs) {
       this.connection = new Deadline(this, DeadlineKind.Connection);
-      scheduler.arm(this.connection, now, plan.connectionTimeout);
+      scheduler.arm(this.connection, now, plan.connectWaitMs);
     }
-    if (plan.requestTimeout) {
+    if (plan.requestMs) {
       this.request = new Deadline(this, DeadlineKind.Request);
-      scheduler.arm(this.request, now, plan.requestTimeout);
+      scheduler.arm(this.request, now, plan.requestMs);
     }
-    if (plan.socketAcquisitionTimeout) {
+    if (plan.acquireMs) {
       this.acquireDeadline = new Deadline(this, DeadlineKind.Acquire);
-      scheduler.arm(this.acquireDeadline, now, plan.socketAcquisitionTimeout);
+      scheduler.arm(this.acquireDeadline, now, plan.acquireMs);
     }
-    if (plan.expectContinue && !plan.externalAgent) {
+    if (plan.expectContinue && !plan.callerAgent) {
       // Upstream's race: send the body on '100 Continue' or after max(6 s, requestTimeout); never on response/error.
       this.continueWait = new Deadline(this, DeadlineKind.Continue);
-      scheduler.arm(
-        this.continueWait,
-        now,
-        Math.max(MIN_CONTINUE_WAIT_MS, plan.requestTimeout ?? MIN_CONTINUE_WAIT_MS)
-      );
+      scheduler.arm(this.continueWait, now, Math.max(MIN_CONTINUE_WAIT_MS, plan.requestMs ?? MIN_CONTINUE_WAIT_MS));
     }
   }
 
@@ -291,21 +288,21 @@ export class InFlightRequest
     switch (kind) {
       case DeadlineKind.Connection:
         if (!this.hasSettled) {
-          const plan = this.plan;
+          const plan = this.requestPlan;
           const detail = req?.socket
             ? undefined
-            : `The request was still waiting for a free socket (${describeAgentQueue(plan.agent, plan.gate)}).`;
-          this.giveUp(connectionTimeoutError(PACKAGE_PREFIX, plan.connectionTimeout, detail), "timed_out", false);
+            : `The request was still waiting for a free socket (${describeAgentQueue(plan.planAgent, plan.agentGate)}).`;
+          this.giveUp(connectionTimeoutError(PACKAGE_PREFIX, plan.connectWaitMs, detail), "timed_out", false);
         }
         return;
       case DeadlineKind.Request:
         if (this.hasSettled) return;
-        if (this.plan.throwOnRequestTimeout) {
-          this.giveUp(requestTimeoutError(PACKAGE_PREFIX, this.plan.requestTimeout), "timed_out", true);
+        if (this.requestPlan.requestTimeoutThrows) {
+          this.giveUp(requestTimeoutError(PACKAGE_PREFIX, this.requestPlan.requestMs), "timed_out", true);
         } else {
           guardedWarn(
-            this.plan.logger ?? console,
-            `${requestTimeoutMessage(PACKAGE_PREFIX, this.plan.requestTimeout, false)} ${REQUEST_TIMEOUT_HINT}`
+            this.requestPlan.planLogger ?? console,
+            `${requestTimeoutMessage(PACKAGE_PREFIX, this.requestPlan.requestMs, false)} ${REQUEST_TIMEOUT_HINT}`
           );
         }
         return;
@@ -314,13 +311,13 @@ export class InFlightRequest
         return;
       case DeadlineKind.Acquire:
         if (!this.hasSettled && !req?.socket) {
-          const plan = this.plan;
+          const plan = this.requestPlan;
           const error = acquisitionTimeoutError(
             PACKAGE_PREFIX,
-            plan.socketAcquisitionTimeout,
-            now - this.startedAt,
+            plan.acquireMs,
+            now - this.beganAt,
             "socket",
-            describeAgentQueue(plan.agent, plan.gate)
+            describeAgentQueue(plan.planAgent, plan.agentGate)
           );
           this.giveUp(error, "timed_out", true);
         }
@@ -335,7 +332,7 @@ export class InFlightRequest
 
   /** IdleWatcher: the `socketTimeout` limit, ms. */
   get idleLimitMs(): number {
-    return this.plan.socketTimeout as number;
+    return this.requestPlan.socketIdleMs as number;
   }
 
   /** IdleWatcher: `socketTimeout` expired with no byte moved on the socket. */
@@ -347,8 +344,8 @@ export class InFlightRequest
       req.socket?.destroy();
       return;
     }
-    const plan = this.plan;
-    const error = socketIdleTimeoutError(PACKAGE_PREFIX, plan.socketTimeout, plan.socketTimeoutIsServiceDefault);
+    const plan = this.requestPlan;
+    const error = socketIdleTimeoutError(PACKAGE_PREFIX, plan.socketIdleMs, plan.socketTimeoutIsServiceDefault);
     res?.destroy(error);
     this.giveUp(error, "timed_out", false);
   }
@@ -364,7 +361,7 @@ export class InFlightRequest
     const req = this.req;
     let noClose = req === undefined;
     if (req !== undefined) {
-      noClose = !req.socket && leaveAgentQueue(this.plan.agent, req);
+      noClose = !req.socket && leaveAgentQueue(this.requestPlan.planAgent, req);
       if (destroyWithError) req.destroy(error as Error);
       else req.destroy();
     }
@@ -380,11 +377,12 @@ export class InFlightRequest
   destroyByHandler(): void {
     if (this.isFinished) return;
     const req = this.req;
-    const queued = req === undefined ? this.inGateQueue : !req.socket && leaveAgentQueue(this.plan.agent, req);
+    const queued =
+      req === undefined ? this.inGateQueue : !req.socket && leaveAgentQueue(this.requestPlan.planAgent, req);
     const error = handlerDestroyedError(
       PACKAGE_PREFIX,
       queued
-        ? `while it was waiting for a free socket (${describeAgentQueue(this.plan.agent, this.plan.gate)})`
+        ? `while it was waiting for a free socket (${describeAgentQueue(this.requestPlan.planAgent, this.requestPlan.agentGate)})`
         : "while the request was in flight"
     );
     this.host.noteOutcome(this, "aborted");
@@ -401,7 +399,7 @@ export class InFlightRequest
     this.hasSettled = true;
     this.cancelDeadlines();
     this.host.requestSettled(this);
-    if (isError) this.error = value;
+    if (isError) this.trackedError = value;
     const fn = isError ? this.rejectFn : this.resolveFn;
     this.resolveFn = this.rejectFn = undefined;
     fn?.(value);
@@ -431,10 +429,10 @@ export class InFlightRequest
 
   private cancelDeadlines(): void {
     const scheduler = this.host.hostScheduler;
-    if (this.connection) scheduler.cancel(this.connection);
-    if (this.request) scheduler.cancel(this.request);
-    if (this.acquireDeadline) scheduler.cancel(this.acquireDeadline);
-    if (this.continueWait) scheduler.cancel(this.continueWait);
+    if (this.connection) scheduler.disarm(this.connection);
+    if (this.request) scheduler.disarm(this.request);
+    if (this.acquireDeadline) scheduler.disarm(this.acquireDeadline);
+    if (this.continueWait) scheduler.disarm(this.continueWait);
   }
 
   writeBodyOrFail(): void {
@@ -451,14 +449,14 @@ export class InFlightRequest
    * `timing.now()` reading at the event, if it took one).
    */
   connected(socket: Socket, now?: number): void {
-    if (this.plan.socketTimeout && !this.isFinished && !this.req?.destroyed) {
+    if (this.requestPlan.socketIdleMs && !this.isFinished && !this.req?.destroyed) {
       this.host.watchIdle(this, socket, now ?? timing.now());
     }
   }
 
   /** The connection is established (TCP, plus TLS for https): `connectionTimeout` no longer applies. */
   socketReady(): void {
-    if (this.connection) this.host.hostScheduler.cancel(this.connection);
+    if (this.connection) this.host.hostScheduler.disarm(this.connection);
   }
 }
 
@@ -467,7 +465,7 @@ export class InFlightRequest
 function onResponse(this: ClientRequest, res: IncomingMessage): void {
   const state: InFlightRequest = (this as any)[kState];
   const tracked = state.core !== undefined;
-  const lifetime = state.plan.connectionLifetime;
+  const lifetime = state.requestPlan.lifetimeMs;
   // One clock reading for telemetry and the socket's age.
   const now = tracked || lifetime ? timing.now() : 0;
   state.res = res;
@@ -500,22 +498,22 @@ function onRequestContinue(this: ClientRequest): void {
   const state: InFlightRequest = (this as any)[kState];
   const deadline = state.continueWait;
   if (deadline === undefined || !deadline.armed) return;
-  state.host.hostScheduler.cancel(deadline);
+  state.host.hostScheduler.disarm(deadline);
   if (!this.destroyed && !state.res) state.writeBodyOrFail();
 }
 
 function onRequestSocket(this: ClientRequest, socket: Socket): void {
   const state: InFlightRequest = (this as any)[kState];
-  const plan = state.plan;
+  const plan = state.requestPlan;
   const tracked = state.core !== undefined;
   const connecting = socket.connecting;
   // One clock reading for whatever wants one here: telemetry, the socket's age stamp, a connected socket's idle watch.
-  const now = tracked || plan.connectionLifetime || (!connecting && plan.socketTimeout) ? timing.now() : 0;
+  const now = tracked || plan.lifetimeMs || (!connecting && plan.socketIdleMs) ? timing.now() : 0;
   if (tracked) requestSocket(state, socket, now);
   const acquire = state.acquireDeadline;
-  if (acquire) state.host.hostScheduler.cancel(acquire);
-  enableTcpKeepAlive(socket, plan.agent);
-  if (plan.connectionLifetime) stampSocket(socket, now);
+  if (acquire) state.host.hostScheduler.disarm(acquire);
+  enableTcpKeepAlive(socket, plan.planAgent);
+  if (plan.lifetimeMs) stampSocket(socket, now);
   if (connecting) {
     (socket as any)[kConnectingFor] = state;
     socket.once("connect", onSocketConnected);
@@ -531,7 +529,7 @@ function onSocketConnected(this: Socket): void {
   const state: InFlightRequest | undefined = (this as any)[kConnectingFor];
   if (state === undefined || state.req?.socket !== this) return;
   state.connected(this);
-  if (!state.plan.isSSL) {
+  if (!state.requestPlan.isSSL) {
     (this as any)[kConnectingFor] = undefined;
     state.socketReady();
   }

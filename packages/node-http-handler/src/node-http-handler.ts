@@ -19,7 +19,7 @@ import { HandlerRuntime } from "./handler-runtime";
 import { validateRequest } from "./hot-bindings";
 import { InFlightRequest } from "./in-flight-request";
 import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
-import type { RequestPlan } from "./request-plan";
+import { RequestPlan } from "./request-plan";
 import { loadedHttp, ownedAgents, type ResolvedHandlerConfig, resolveHandlerConfig } from "./resolve-handler-config";
 
 type RequestFunc = (options: object) => ClientRequest;
@@ -194,7 +194,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       !expectContinue && (requestTimeout === undefined || requestTimeout === config.requestTimeout)
         ? this.cachedPlan(config, isSSL)
         : this.buildPlan(config, isSSL, requestTimeout ?? config.requestTimeout, expectContinue);
-    const agent = plan.agent;
+    const agent = plan.planAgent;
     const origin = this.runtime.hostMonitor === undefined ? "" : this.originOf(isSSL, request.hostname, request.port);
 
     let path = request.path;
@@ -253,7 +253,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       cache.http = cache.https = undefined;
     }
     let plan = isSSL ? cache.https : cache.http;
-    if (plan === undefined || plan.agent !== (isSSL ? config.httpsAgent : config.httpAgent)) {
+    if (plan === undefined || plan.planAgent !== (isSSL ? config.httpsAgent : config.httpAgent)) {
       plan = this.buildPlan(config, isSSL, config.requestTimeout, false);
       if (isSSL) cache.https = plan;
       else cache.http = plan;
@@ -284,28 +284,26 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     }
     const serviceDefault = config.socketTimeout === undefined ? resolveDefaultSocketTimeout(config) : undefined;
     const socketTimeout = serviceDefault ?? config.socketTimeout;
-    return {
+    return new RequestPlan(
       agent,
       isSSL,
       oneOffAgent,
-      expectContinue,
-      connectionTimeout: config.connectionTimeout,
-      requestTimeout,
-      throwOnRequestTimeout: config.throwOnRequestTimeout === true,
-      socketTimeout:
-        socketTimeout !== undefined && Number.isFinite(socketTimeout) && socketTimeout > 0 ? socketTimeout : undefined,
-      socketTimeoutIsServiceDefault: serviceDefault !== undefined,
-      socketAcquisitionTimeout: config.socketAcquisitionTimeout,
-      connectionLifetime: config.connectionLifetime,
-      swept:
-        !oneOffAgent &&
+      !oneOffAgent &&
         !!(config.idleSocketTimeout || config.connectionLifetime) &&
         (config.lifecycleForExternalAgents || ownedAgents.has(agent)),
-      logger: config.logger,
+      expectContinue,
+      config.connectionTimeout,
+      requestTimeout,
+      config.throwOnRequestTimeout === true,
+      socketTimeout !== undefined && Number.isFinite(socketTimeout) && socketTimeout > 0 ? socketTimeout : undefined,
+      serviceDefault !== undefined,
+      config.socketAcquisitionTimeout,
+      config.connectionLifetime,
+      config.logger,
       externalAgent,
       // The one-off agent has no socket limit: nothing to wait for.
-      gate: oneOffAgent ? undefined : this.runtime.gateFor(agent),
-    };
+      oneOffAgent ? undefined : this.runtime.gateFor(agent)
+    );
   }
 
   /** `scheme://host:port` for telemetry; the last one is memoised (one endpoint per client is the common case). */

@@ -41,7 +41,7 @@ async function until(predicate: () => boolean): Promise<void> {
 
 /** Every native timer created went to the handler's one scheduler (none per stream or per session). */
 function onlySchedulerTimers(spy: { mock: { calls: unknown[][] } }, h: NodeHttp2Handler): boolean {
-  const scheduler = (h as any).pool.scheduler;
+  const scheduler = (h as any).pool.sharedScheduler;
   return spy.mock.calls.every((call) => call[2] === scheduler);
 }
 
@@ -190,8 +190,9 @@ describe("public surface", () => {
     const ac = new AbortController();
     ac.abort();
     await h.handle(request(1), { abortSignal: ac.signal as never }).catch(() => {});
-    const options = (h.poolMonitor as unknown as { options: { windowSamples: number; sampleIntervalMs: number } })
-      .options;
+    const options = (
+      h.poolMonitor as unknown as { monitorOptions: { windowSamples: number; sampleIntervalMs: number } }
+    ).monitorOptions;
     expect(options.windowSamples).toBe(9);
     expect(options.sampleIntervalMs).toBe(1000);
     h.destroy();

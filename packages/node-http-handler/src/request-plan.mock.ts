@@ -4,24 +4,25 @@
  * any field.
  */
 import type { Agent } from "node:http";
-import type { RequestPlan } from "./request-plan";
+import { RequestPlan } from "./request-plan";
 
 export function testPlan(agent: Agent, overrides: Partial<RequestPlan> = {}): RequestPlan {
-  return {
+  const plan = new RequestPlan(
     agent,
-    isSSL: false,
-    oneOffAgent: false,
-    swept: false,
-    expectContinue: false,
-    connectionTimeout: 5_000,
-    requestTimeout: 10_000,
-    throwOnRequestTimeout: true,
-    socketTimeout: 20_000,
-    socketTimeoutIsServiceDefault: false,
-    socketAcquisitionTimeout: undefined,
-    connectionLifetime: undefined,
-    logger: undefined,
-    externalAgent: false,
-    ...overrides,
-  };
+    false,
+    false,
+    false,
+    false,
+    5_000,
+    10_000,
+    true,
+    20_000,
+    false,
+    undefined,
+    undefined,
+    undefined,
+    false,
+    undefined
+  );
+  return Object.assign(plan, overrides);
 }

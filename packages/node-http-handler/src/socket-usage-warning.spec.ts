@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, test as it, vi } from "vitest"
 import { MIN_WARNING_WINDOW_MS } from "./constants";
 import { CONFIRM_MS, FAKE_TIMERS } from "../../pool-monitor/src/fake-timers.mock";
 import type { RequestPlan } from "./request-plan";
+import { testPlan } from "./request-plan.mock";
 import { SocketUsageWarning, type SocketUsageWarningSettings, type WarnedRequest } from "./socket-usage-warning";
 
 /** A real Agent whose maps are filled by hand: `active` sockets in use and `queued` requests for one key. */
@@ -17,7 +18,7 @@ function busyAgent(active: number, queued: number): Agent {
 
 function request(agent: Agent, logger?: { warn: (m: string) => void }): WarnedRequest & { windows: number } {
   const r = {
-    plan: { agent, oneOffAgent: false, logger } as unknown as RequestPlan,
+    requestPlan: testPlan(agent, { planLogger: logger as RequestPlan["planLogger"] }),
     usageWarning: undefined,
     warningTimer: undefined,
     windows: 0,

@@ -30,7 +30,7 @@ import type { SocketMonitorMode } from "@sockeye/pool-monitor";
 
 /** The per-request slots this concern uses (fields of the request's state). @internal */
 export interface WarnedRequest extends DeadlineOwner<DeadlineKind> {
-  readonly plan: RequestPlan;
+  readonly requestPlan: RequestPlan;
   /** `"interval"` mode without telemetry: the window on the shared scheduler. */
   usageWarning: Deadline<DeadlineKind> | undefined;
   /** `"per-request"` mode: upstream's native timer. */
@@ -64,7 +64,7 @@ export class SocketUsageWarning {
    *   `agent.requests` (upstream's condition, with the queue the handler keeps instead of the agent).
    */
   constructor(
-    private readonly scheduler: DeadlineScheduler,
+    private readonly sharedScheduler: DeadlineScheduler,
     private readonly gateOf: (agent: Agent) => AgentGate | undefined = () => undefined
   ) {}
 
@@ -75,8 +75,8 @@ export class SocketUsageWarning {
    */
   arm(r: WarnedRequest, now: number, monitored: boolean): void {
     const settings = this.warningSettings;
-    if (settings === undefined || settings.mode === "off" || r.plan.oneOffAgent) return;
-    const maxSockets = r.plan.agent.maxSockets;
+    if (settings === undefined || settings.mode === "off" || r.requestPlan.oneOffAgent) return;
+    const maxSockets = r.requestPlan.planAgent.maxSockets;
     if (typeof maxSockets !== "number" || maxSockets === Number.POSITIVE_INFINITY) return;
     if (settings.mode === "per-request") {
       r.warningTimer = timing.setTimeout(onPerRequestTimer, settings.warningWindowMs, this, r);
@@ -84,16 +84,16 @@ export class SocketUsageWarning {
     }
     if (monitored) {
       // The detector samples the pool on the shared tick: keep it ticking; nothing per request.
-      this.scheduler.ensureTicking();
+      this.sharedScheduler.ensureTicking();
       return;
     }
     r.usageWarning ??= new Deadline<DeadlineKind>(r, DeadlineKind.Warning);
-    this.scheduler.arm(r.usageWarning, now, Math.max(MIN_WARNING_WINDOW_MS, settings.warningWindowMs));
+    this.sharedScheduler.arm(r.usageWarning, now, Math.max(MIN_WARNING_WINDOW_MS, settings.warningWindowMs));
   }
 
   /** The request settled: its window no longer matters. */
   clear(r: WarnedRequest): void {
-    if (r.usageWarning !== undefined) this.scheduler.cancel(r.usageWarning);
+    if (r.usageWarning !== undefined) this.sharedScheduler.disarm(r.usageWarning);
     if (r.warningTimer !== undefined) {
       timing.clearTimeout(r.warningTimer);
       r.warningTimer = undefined;
@@ -105,7 +105,13 @@ export class SocketUsageWarning {
     const settings = this.warningSettings;
     if (settings === undefined) return;
     if (settings.mode === "per-request") {
-      this.timestamp = checkSocketUsage(r.plan.agent, this.timestamp, r.plan.logger, undefined, r.plan.gate);
+      this.timestamp = checkSocketUsage(
+        r.requestPlan.planAgent,
+        this.timestamp,
+        r.requestPlan.planLogger,
+        undefined,
+        r.requestPlan.agentGate
+      );
       return;
     }
     for (const agent of settings.agents()) {

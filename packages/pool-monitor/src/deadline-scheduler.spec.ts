@@ -116,7 +116,7 @@ describe("DeadlineScheduler", () => {
     scheduler.arm(head, start, 1000);
     vi.advanceTimersByTime(300);
     scheduler.arm(new Deadline(o, 2), timing.now(), 1000); // due at 1300
-    scheduler.cancel(head);
+    scheduler.disarm(head);
     expect(scheduler.size).toBe(1);
     vi.advanceTimersByTime(700); // the stale wake-up at 1000
     expect(o.fired).toEqual([]);
@@ -166,8 +166,8 @@ describe("DeadlineScheduler", () => {
     const o = owner();
     const d = new Deadline(o, 0);
     scheduler.arm(d, timing.now(), 1000);
-    scheduler.cancel(d);
-    scheduler.cancel(d);
+    scheduler.disarm(d);
+    scheduler.disarm(d);
     expect(scheduler.size).toBe(0);
     vi.advanceTimersByTime(1000);
     expect(o.fired).toEqual([]);
@@ -185,7 +185,7 @@ describe("DeadlineScheduler", () => {
     for (let i = 0; i < 1000; i++) {
       scheduler.arm(d, timing.now(), 1000);
       vi.advanceTimersByTime(5);
-      scheduler.cancel(d);
+      scheduler.disarm(d);
     }
     expect(o.fired).toEqual([]);
     expect(setTimeout.mock.calls.length).toBeLessThanOrEqual(6);
@@ -202,7 +202,7 @@ describe("DeadlineScheduler", () => {
     vi.advanceTimersToNextTimer(); // the wake-up collects both and schedules the confirmation
     expect(immediate).toHaveBeenCalledTimes(1);
     expect(o.fired).toEqual([]);
-    scheduler.cancel(d); // the response arrived in the poll phase
+    scheduler.disarm(d); // the response arrived in the poll phase
     scheduler.refresh(refreshed, timing.now()); // its socket moved a byte in the poll phase
     vi.advanceTimersByTime(CONFIRM);
     expect(o.fired).toEqual([]);

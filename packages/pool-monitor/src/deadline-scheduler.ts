@@ -103,7 +103,7 @@ export class Deadline<K = number> {
   slotList: DeadlineList | undefined;
   slotState: DeadlineState = IDLE;
   /** The scheduler it was last armed on (lets a shared hook refresh it without a closure). */
-  scheduler: DeadlineScheduler | undefined;
+  armedOn: DeadlineScheduler | undefined;
 
   constructor(
     readonly owner: DeadlineOwner<K>,
@@ -211,12 +211,12 @@ export class DeadlineScheduler {
    * Non-finite or negative durations are ignored (nothing is armed).
    */
   arm(d: Deadline<any>, start: number, durationMs: number): void {
-    if (d.slotState !== IDLE) this.cancel(d);
+    if (d.slotState !== IDLE) this.disarm(d);
     if (!(durationMs >= 0) || durationMs === Number.POSITIVE_INFINITY) return;
     const at = start + durationMs;
     d.at = at;
     d.duration = durationMs;
-    d.scheduler = this;
+    d.armedOn = this;
     d.slotState = ARMED;
     this.armedCount++;
     let list = this.lists.get(durationMs);
@@ -256,7 +256,7 @@ export class DeadlineScheduler {
   }
 
   /** Cancels `d` if armed (or collected but not yet fired). O(1). */
-  cancel(d: Deadline<any>): void {
+  disarm(d: Deadline<any>): void {
     if (d.slotState === IDLE) return;
     this.armedCount--;
     d.slotState = IDLE;

@@ -26,13 +26,13 @@ export class Http1PoolMonitor extends TelemetryCore<OriginState> {
 
   /** @internal */
   protected newOrigin(key: string): OriginState {
-    return new OriginState(key, this.options);
+    return new OriginState(key, this.monitorOptions);
   }
 
   /** @internal */
   protected read(o: OriginState, now: number, r: PoolReading): void {
     o.poll(this.originLinks, this, now, r);
-    const options = this.options;
+    const options = this.monitorOptions;
     o.pollUnconsumed(now, options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs, r);
   }
 

@@ -84,7 +84,7 @@ export class OriginTelemetry {
   aborted = 0;
   timedOut = 0;
   /** Requests started and not yet finished (queued, on a connection, or their body still open). */
-  inFlight = 0;
+  inFlightCount = 0;
   socketsCreated = 0;
   socketErrors = 0;
   acquisitions = 0;
@@ -96,21 +96,21 @@ export class OriginTelemetry {
   readonly connectionAge = new DurationHistogram();
   // Accumulators since the last sample.
   arrivals = 0;
-  completions = 0;
+  sampleCompletions = 0;
   holdSumMs = 0;
-  holdCount = 0;
+  sampleHolds = 0;
   holdMaxMs = 0;
   /**
    * Lowest queue depth since the last sample: the depth the interval started from (0 for a new origin), lowered by
    * the transport as requests leave the queue.
    */
-  minQueued = 0;
+  sampleMinQueued = 0;
   declare readonly detector: SaturationDetector;
   lastWarnAt = Number.NEGATIVE_INFINITY;
   /** Cause of the last logged line (the lockout limits repeats of one cause, never a change). */
   lastWarnCause: SaturationCause | null = null;
   /** Requests sent outside the pool; created on the first one. */
-  unpooled: UnpooledCounters | undefined;
+  unpooledCounters: UnpooledCounters | undefined;
 
   constructor(
     readonly origin: string,
@@ -121,12 +121,12 @@ export class OriginTelemetry {
 
   /** A request left the queue and `depth` remain queued: keeps the interval's floor. */
   queueShrank(depth: number): void {
-    if (depth < this.minQueued) this.minQueued = depth;
+    if (depth < this.sampleMinQueued) this.sampleMinQueued = depth;
   }
 
   /** Starts the next sample interval; `queued` is the depth it starts from. */
   resetSampleCounters(queued: number): void {
-    this.arrivals = this.completions = this.holdSumMs = this.holdCount = this.holdMaxMs = 0;
-    this.minQueued = queued;
+    this.arrivals = this.sampleCompletions = this.holdSumMs = this.sampleHolds = this.holdMaxMs = 0;
+    this.sampleMinQueued = queued;
   }
 }

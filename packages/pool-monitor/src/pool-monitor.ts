@@ -76,7 +76,7 @@ export class PoolMonitor extends Http1PoolMonitor {
    * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
    */
   trackRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number, listen = true): void {
-    if (this.destroyed) return;
+    if (this.coreDestroyed) return;
     const st = new TrackedRequestState(agent, startedAt);
     trackStarted(this, st, this.originFor(origin), req as TrackedRequest);
     hangOnRequest(req as TrackedRequest, st, listen);
@@ -98,7 +98,7 @@ export class PoolMonitor extends Http1PoolMonitor {
    * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
    */
   attachRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number): RequestTracking | undefined {
-    if (this.destroyed) return undefined;
+    if (this.coreDestroyed) return undefined;
     const st = new TrackedRequestState(agent, startedAt);
     trackStarted(this, st, this.originFor(origin), req as TrackedRequest);
     if (this.standalone) this.ensureTicking();
@@ -130,9 +130,9 @@ export class PoolMonitor extends Http1PoolMonitor {
     method?: string,
     contentLength?: unknown
   ): RequestTracking | undefined {
-    if (this.destroyed) return undefined;
+    if (this.coreDestroyed) return undefined;
     const st = new TrackedRequestState(agent, startedAt);
-    st.method = method;
+    st.trackedMethod = method;
     st.requestBodySize = contentLength;
     trackQueued(this, st, this.originFor(origin), name);
     if (this.standalone) this.ensureTicking();
@@ -150,7 +150,7 @@ export class PoolMonitor extends Http1PoolMonitor {
    * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
    */
   attachUnpooledRequest(req: ClientRequest, origin: string, startedAt: number): RequestTracking | undefined {
-    if (this.destroyed) return undefined;
+    if (this.coreDestroyed) return undefined;
     const st = new TrackedRequestState(undefined as never, startedAt);
     trackUnpooled(this, st, this.originFor(origin), req as TrackedRequest);
     return st;
@@ -170,7 +170,7 @@ export class PoolMonitor extends Http1PoolMonitor {
    * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
    */
   trackUnpooledRequest(req: ClientRequest, origin: string, startedAt: number, listen = true): void {
-    if (this.destroyed) return;
+    if (this.coreDestroyed) return;
     // The agent is never read for an unpooled request: `undefined` as any stands for "no pool".
     const st = new TrackedRequestState(undefined as never, startedAt);
     trackUnpooled(this, st, this.originFor(origin), req as TrackedRequest);
@@ -179,7 +179,7 @@ export class PoolMonitor extends Http1PoolMonitor {
 
   /** In standalone mode the interval is re-created with a new period. @internal */
   protected override configured(previous: ResolvedPoolMonitorOptions): void {
-    if (this.options.sampleIntervalMs !== previous.sampleIntervalMs && this.ticker !== undefined) {
+    if (this.monitorOptions.sampleIntervalMs !== previous.sampleIntervalMs && this.ticker !== undefined) {
       this.stopTicker();
       this.ticker = undefined; // the next ensureTicking() creates it with the new period
       if (this.standalone && this.busy) this.ensureTicking();
@@ -220,7 +220,7 @@ export class PoolMonitor extends Http1PoolMonitor {
    * exists only while the monitor is busy (created by `trackRequest()`, cleared by the first idle tick).
    */
   start(): void {
-    if (this.destroyed) return;
+    if (this.coreDestroyed) return;
     this.standalone = true;
     if (this.busy) this.ensureTicking();
   }
@@ -244,7 +244,7 @@ export class PoolMonitor extends Http1PoolMonitor {
 
   private ensureTicking(): void {
     // LazyInterval also recreates the interval when the timer implementation changed (fake <-> real timers).
-    this.ticker ??= new LazyInterval(this.onTick, this.options.sampleIntervalMs);
+    this.ticker ??= new LazyInterval(this.onTick, this.monitorOptions.sampleIntervalMs);
     this.ticker.ensure();
   }
 

@@ -54,22 +54,22 @@ export class SampleEvidence {
 /** @internal */
 export class PoolReading {
   /** Connections carrying a request, connecting ones included. */
-  active = 0;
+  activeCount = 0;
   /** Open connections carrying none. */
-  idle = 0;
+  idleCount = 0;
   /** Requests waiting for a connection (or a stream slot). */
-  queued = 0;
+  queuedCount = 0;
   /** The connection limit reported in `getStats()`; `null` = unlimited or unknown. */
-  maxSockets: number | null = null;
-  oldestQueuedMs = 0;
-  unconsumedCount = 0;
-  unconsumedOldestMs = 0;
+  socketLimit: number | null = null;
+  queueAgeMs = 0;
+  unreadCount = 0;
+  unreadAgeMs = 0;
   readonly evidence = new SampleEvidence();
 
   clear(): void {
-    this.active = this.idle = this.queued = this.oldestQueuedMs = 0;
-    this.unconsumedCount = this.unconsumedOldestMs = 0;
-    this.maxSockets = null;
+    this.activeCount = this.idleCount = this.queuedCount = this.queueAgeMs = 0;
+    this.unreadCount = this.unreadAgeMs = 0;
+    this.socketLimit = null;
     this.evidence.clear();
   }
 }

@@ -162,21 +162,21 @@ export function httpRequestFinishedEvent(st: RequestState): RequestFinishedEvent
   const res = st.res;
   const outcome = outcomeOf(st);
   const now = timing.now();
-  const durationMs = now - st.startedAt;
+  const durationMs = now - st.beganAt;
   return requestFinishedEvent(
-    st.origin!.origin,
-    schemeOf(st.unpooled ? st.origin!.origin : (st.agent as { protocol?: string }).protocol),
-    st.method,
+    st.originState!.origin,
+    schemeOf(st.isUnpooled ? st.originState!.origin : (st.agent as { protocol?: string }).protocol),
+    st.trackedMethod,
     res?.statusCode,
     outcome,
     // After a noted outcome (aborted / timed out), Node's errors are consequences of the caller's destroy (a "socket
     // hang up"): only an error the embedder named counts, else the outcome's class.
-    st.outcome === undefined ? (st.error ?? res?.errored) : st.error,
+    st.notedOutcome === undefined ? (st.trackedError ?? res?.errored) : st.trackedError,
     durationMs,
     "1.1",
     st.requestBodySize,
     res?.headers["content-length"],
-    st.queued && st.acquiredAt < 0 ? durationMs : null
+    st.isQueued && st.acquiredAt < 0 ? durationMs : null
   );
 }
 
@@ -186,6 +186,6 @@ export function httpRequestFinishedEvent(st: RequestState): RequestFinishedEvent
  * @internal
  */
 export function noteRequestFacts(st: RequestState, req: ClientRequest): void {
-  st.method = req.method;
+  st.trackedMethod = req.method;
   if (st.core!.wants(requestFinishedChannel)) st.requestBodySize = req.getHeader("content-length");
 }

@@ -38,24 +38,24 @@ import type {
 /** A request's state, and the handle an embedder forwards the request's events to. @internal */
 export class TrackedRequestState implements RequestState, RequestTracking {
   core: Http1Core | undefined = undefined;
-  origin: OriginState | undefined = undefined;
-  queued = false;
-  closed = false;
-  errored = false;
-  outcome: "aborted" | "timed_out" | undefined = undefined;
-  countedAs: CountedAs | undefined = undefined;
+  originState: OriginState | undefined = undefined;
+  isQueued = false;
+  closeCounted = false;
+  hasErrored = false;
+  notedOutcome: "aborted" | "timed_out" | undefined = undefined;
+  countedUnder: CountedAs | undefined = undefined;
   acquiredAt = -1;
   responseAt = -1;
   res: IncomingMessage | undefined = undefined;
   socketState: SocketState | undefined = undefined;
   lastBytes = 0;
-  progressAt = 0;
+  progressedAt = 0;
   gated = false;
-  unpooled = false;
+  isUnpooled = false;
   queueLink: PoolLink | undefined = undefined;
   qNext: RequestState | undefined = undefined;
-  method: string | undefined = undefined;
-  error: unknown = undefined;
+  trackedMethod: string | undefined = undefined;
+  trackedError: unknown = undefined;
   requestBodySize: unknown = undefined;
   open = false;
   openPrev: RequestState | undefined = undefined;
@@ -64,7 +64,7 @@ export class TrackedRequestState implements RequestState, RequestTracking {
   /** @param agent - the request's agent (`undefined` as never for an unpooled request: never read). */
   constructor(
     readonly agent: Agent,
-    readonly startedAt: number
+    readonly beganAt: number
   ) {}
 
   onSocket(socket: Socket, now?: number): void {

@@ -52,7 +52,7 @@ import { attachUnpooledRequest, unpooledClosed, unpooledSocket } from "./unpoole
  */
 export function trackStarted(core: Http1Core, st: RequestState, o: OriginState, req: TrackedRequest): void {
   st.core = core;
-  st.origin = o;
+  st.originState = o;
   noteRequestFacts(st, req);
   core.started(o);
   const agent = st.agent;
@@ -69,7 +69,7 @@ export function trackStarted(core: Http1Core, st: RequestState, o: OriginState, 
  */
 export function trackQueued(core: Http1Core, st: RequestState, o: OriginState, name: string): void {
   st.core = core;
-  st.origin = o;
+  st.originState = o;
   core.started(o);
   const agent = st.agent;
   o.lastAgent = agent;
@@ -100,7 +100,7 @@ export function requestDispatched(st: RequestState, req: TrackedRequest): void {
   // Still queued (until its 'socket'): in agent.requests when the agent had to queue it (read there), else in flight
   // to a free or new socket. Remember the name for the next enqueueIfQueued().
   if (link !== undefined && isLastQueued(agentMaps(link.agent).requests[link.name], req))
-    st.origin!.lastQueueLink = link;
+    st.originState!.lastQueueLink = link;
 }
 
 /**
@@ -110,7 +110,7 @@ export function requestDispatched(st: RequestState, req: TrackedRequest): void {
  */
 export function trackUnpooled(core: Http1Core, st: RequestState, o: OriginState, req: TrackedRequest): void {
   st.core = core;
-  st.origin = o;
+  st.originState = o;
   noteRequestFacts(st, req);
   attachUnpooledRequest(st);
 }
@@ -144,7 +144,7 @@ function isLastQueued(q: TrackedRequest[] | undefined, req: TrackedRequest): boo
 }
 
 function markQueued(core: Http1Core, st: RequestState, o: OriginState, link: PoolLink | undefined): void {
-  st.queued = true;
+  st.isQueued = true;
   o.queuedTracked++;
   if (link !== undefined) enqueueOnLink(link, st);
   core.enqueued(o);
@@ -152,7 +152,7 @@ function markQueued(core: Http1Core, st: RequestState, o: OriginState, link: Poo
 
 /** Leaves the queued state (at its socket or its close). */
 function leaveQueue(st: RequestState, o: OriginState): void {
-  st.queued = false;
+  st.isQueued = false;
   if (st.gated) {
     // Closed while the embedder still queued it (abort, a deadline, destroy()).
     st.gated = false;
@@ -170,17 +170,17 @@ function leaveQueue(st: RequestState, o: OriginState): void {
  */
 export function requestSocket(st: RequestState, socket: Socket, at?: number): void {
   const core = st.core!;
-  if (st.acquiredAt >= 0 || core.destroyed) return;
-  if (st.unpooled) {
+  if (st.acquiredAt >= 0 || core.coreDestroyed) return;
+  if (st.isUnpooled) {
     unpooledSocket(st, socket);
     return;
   }
-  const o = st.origin!;
+  const o = st.originState!;
   const now = at ?? timing.now();
   st.acquiredAt = now;
-  const wasQueued = st.queued;
+  const wasQueued = st.isQueued;
   if (wasQueued) leaveQueue(st, o);
-  const waitMs = now - st.startedAt;
+  const waitMs = now - st.beganAt;
   let reused = true;
   let ss = socketStateOf(socket);
   if (ss === undefined) {
@@ -214,18 +214,18 @@ export function requestSocket(st: RequestState, socket: Socket, at?: number): vo
 
 /** The request's `'response'` event. @internal */
 export function requestResponse(st: RequestState, res: IncomingMessage, now?: number): void {
-  if (st.core!.destroyed) return;
+  if (st.core!.coreDestroyed) return;
   st.res = res;
-  if (st.unpooled || st.closed) return;
-  st.responseAt = st.progressAt = now ?? timing.now();
+  if (st.isUnpooled || st.closeCounted) return;
+  st.responseAt = st.progressedAt = now ?? timing.now();
   st.lastBytes = res.socket?.bytesRead ?? 0;
-  st.origin!.openResponse(st);
+  st.originState!.openResponse(st);
 }
 
 /** The request's `'error'` event (call it before handling the error); `error`: the request's error, if known. @internal */
 export function requestError(st: RequestState, error?: unknown): void {
-  st.errored = true;
-  if (error !== undefined && st.outcome === undefined) st.error ??= error;
+  st.hasErrored = true;
+  if (error !== undefined && st.notedOutcome === undefined) st.trackedError ??= error;
 }
 
 /**
@@ -235,28 +235,28 @@ export function requestError(st: RequestState, error?: unknown): void {
  * @internal
  */
 export function requestClosed(st: RequestState, error?: unknown, now?: number): void {
-  if (st.closed) return;
-  st.closed = true;
-  if (error !== undefined) st.error = error;
+  if (st.closeCounted) return;
+  st.closeCounted = true;
+  if (error !== undefined) st.trackedError = error;
   const core = st.core!;
-  if (core.destroyed) return;
+  if (core.coreDestroyed) return;
   if (core.wants(requestFinishedChannel)) core.emit(httpRequestFinishedEvent(st), requestFinishedChannel);
-  if (st.unpooled) {
+  if (st.isUnpooled) {
     unpooledClosed(st);
     return;
   }
-  const o = st.origin!;
-  if (st.queued) leaveQueue(st, o);
+  const o = st.originState!;
+  if (st.isQueued) leaveQueue(st, o);
   o.closeResponse(st);
   const counted = outcomeOf(st);
-  st.countedAs = counted;
+  st.countedUnder = counted;
   core.finished(o, counted);
   if (st.acquiredAt >= 0) {
     core.released(o, (now ?? timing.now()) - st.acquiredAt);
     const ss = st.socketState;
     if (ss !== undefined) {
-      if (ss.link !== undefined) ss.link.completions++;
-      ss.lastOutcome = st.outcome;
+      if (ss.link !== undefined) ss.link.linkCompletions++;
+      ss.lastOutcome = st.notedOutcome;
       if (ss.current === st) ss.current = undefined;
     }
   }
@@ -269,20 +269,20 @@ export function requestClosed(st: RequestState, error?: unknown, now?: number): 
  */
 export function noteRequestOutcome(st: RequestState, outcome: "aborted" | "timed_out"): void {
   const core = st.core!;
-  if (core.destroyed || st.outcome !== undefined) return;
-  st.outcome = outcome;
-  const o = st.origin!;
-  if (st.unpooled) {
-    if (st.closed && st.countedAs !== undefined && o.unpooled !== undefined) {
-      countOutcome(o.unpooled, st.countedAs, -1);
-      countOutcome(o.unpooled, outcome, 1);
-      st.countedAs = outcome;
+  if (core.coreDestroyed || st.notedOutcome !== undefined) return;
+  st.notedOutcome = outcome;
+  const o = st.originState!;
+  if (st.isUnpooled) {
+    if (st.closeCounted && st.countedUnder !== undefined && o.unpooledCounters !== undefined) {
+      countOutcome(o.unpooledCounters, st.countedUnder, -1);
+      countOutcome(o.unpooledCounters, outcome, 1);
+      st.countedUnder = outcome;
     }
     return;
   }
-  if (st.closed && st.countedAs !== undefined) {
-    core.recount(o, st.countedAs, outcome);
-    st.countedAs = outcome;
+  if (st.closeCounted && st.countedUnder !== undefined) {
+    core.recount(o, st.countedUnder, outcome);
+    st.countedUnder = outcome;
     const ss = st.socketState;
     if (ss !== undefined && ss.current === undefined) ss.lastOutcome = outcome;
   }
@@ -290,7 +290,7 @@ export function noteRequestOutcome(st: RequestState, outcome: "aborted" | "timed
 
 function onSocketConnect(this: Socket): void {
   const ss = socketStateOf(this);
-  if (ss === undefined || ss.core.destroyed) return;
+  if (ss === undefined || ss.core.coreDestroyed) return;
   const now = timing.now();
   ss.tcpAt = now;
   const connectMs = now - ss.createdAt;
@@ -303,7 +303,7 @@ function onSocketConnect(this: Socket): void {
 
 function onSocketSecureConnect(this: Socket): void {
   const ss = socketStateOf(this);
-  if (ss === undefined || ss.core.destroyed) return;
+  if (ss === undefined || ss.core.coreDestroyed) return;
   const now = timing.now();
   const tcpAt = ss.tcpAt >= 0 ? ss.tcpAt : ss.createdAt;
   const tlsMs = now - tcpAt;
@@ -313,7 +313,7 @@ function onSocketSecureConnect(this: Socket): void {
 
 function onSocketError(this: Socket): void {
   const ss = socketStateOf(this);
-  if (ss === undefined || ss.core.destroyed) return;
+  if (ss === undefined || ss.core.coreDestroyed) return;
   ss.errored = true;
   ss.core.connectionError(ss.origin);
 }
@@ -333,14 +333,14 @@ function onSocketClose(this: Socket): void {
   if (ss === undefined || ss.closed) return;
   ss.closed = true;
   setSocketState(this, undefined);
-  if (ss.core.destroyed) return;
+  if (ss.core.coreDestroyed) return;
   ss.core.connectionClosed(ss.origin, timing.now() - ss.createdAt, ss.readyAt >= 0, ss.requests, closeReason(ss));
 }
 
 function closeReason(ss: SocketState): CloseReason {
   if (ss.closedBy !== undefined) return ss.closedBy;
   if (ss.errored && ss.connecting && ss.readyAt < 0) return "connect_error";
-  const outcome = ss.current?.outcome ?? ss.lastOutcome;
+  const outcome = ss.current?.notedOutcome ?? ss.lastOutcome;
   if (outcome === "aborted") return "aborted";
   if (outcome === "timed_out") return "timed_out";
   if (ss.errored) return "error";

@@ -224,8 +224,8 @@ describe("SaturationDetector on long requests, hung servers and latency ramps", 
       const detector = newDetector();
       const fast = run({ ...sc, medianMs: 80, closedLoop: undefined, horizonMs: 10_000 }, seed, 0, detector);
       expect(fast.reports).toEqual([]);
-      expect(detector.expectedHoldMs).toBeGreaterThan(0);
-      expect(detector.expectedHoldMs).toBeLessThan(200);
+      expect(detector.holdEstimateMs).toBeGreaterThan(0);
+      expect(detector.holdEstimateMs).toBeLessThan(200);
       const polls = run(
         { ...LONG_POLLS, closedLoop: { clients: 6, fromMs: 10_000 }, horizonMs: 120_000 },
         seed,
@@ -275,7 +275,7 @@ describe("SaturationDetector on long requests, hung servers and latency ramps", 
       simulate(sc, seed, (s) => {
         const r = detector.update(s);
         if (r) reports.push(r);
-        states.push([s.now, detector.state, detector.cause]);
+        states.push([s.now, detector.detectorState, detector.detectorCause]);
       });
       expect(reports.map((r) => [r.state, r.cause ?? r.previousCause])).toEqual([
         ["saturated", "unconsumed_bodies"],
@@ -320,7 +320,7 @@ describe("SaturationDetector on long requests, hung servers and latency ramps", 
       expect(now.recommendedMaxSockets).toBeGreaterThanOrEqual(Math.ceil(needed));
       expect(now.recommendedMaxSockets).toBeLessThanOrEqual(Math.ceil(needed * 1.25 * 1.25));
       expect(now.recommendedMaxSockets).toBeGreaterThan(onset);
-      expect(detector.recommendedMaxSockets).toBe(now.recommendedMaxSockets);
+      expect(detector.recommendedSockets).toBe(now.recommendedMaxSockets);
     }
   });
 });
@@ -375,7 +375,7 @@ describe("SaturationDetector rules on hand-written samples", () => {
       5_000
     );
     expect(later.filter(Boolean)).toEqual([]);
-    expect(d.cause).toBe("unconsumed_bodies");
+    expect(d.detectorCause).toBe("unconsumed_bodies");
     // Bodies consumed: sockets complete, queue drained. Exactly one recovery after K clear samples.
     const after = feed(
       d,
@@ -394,7 +394,7 @@ describe("SaturationDetector rules on hand-written samples", () => {
     // One sample with unread bodies pinning the sockets: not enough.
     expect(d.update({ ...base, now: 5000, ...hung(6000), unconsumedCount: 4 })).toBeUndefined();
     expect(d.update({ ...base, now: 6000, ...hung(7000) })).toBeUndefined();
-    expect(d.cause).toBe("no_progress");
+    expect(d.detectorCause).toBe("no_progress");
     // Two in a row: re-attributed, with the former cause named.
     expect(d.update({ ...base, now: 7000, ...hung(8000), unconsumedCount: 4 })).toBeUndefined();
     const changed = d.update({ ...base, now: 8000, ...hung(9000), unconsumedCount: 4 });
@@ -419,7 +419,7 @@ describe("SaturationDetector rules on hand-written samples", () => {
       d,
       Array.from({ length: 5 }, () => pinned)
     );
-    expect(d.cause).toBe("unconsumed_bodies");
+    expect(d.detectorCause).toBe("unconsumed_bodies");
     // Bodies destroyed: every socket busy serving the backlog, which shrinks sample after sample.
     const drain = [16, 12, 8, 4, 1].map((queued) => ({ queued, completions: 4, unconsumedCount: 0 }));
     const clear = Array.from({ length: 5 }, () => ({ active: 0, queued: 0, completions: 1 }));
@@ -437,25 +437,25 @@ describe("SaturationDetector rules on hand-written samples", () => {
 
   it("expected hold time: the stall deadline is 4 x the longest recent hold, and never below stallAfterMs", () => {
     const d = new SaturationDetector({ origin: "http://a:80", stallAfterMs: 10_000 });
-    expect(d.stallDeadlineMs()).toBe(10_000);
+    expect(d.stallDeadline()).toBe(10_000);
     d.update({ ...base, now: 0, queued: 0, holdTimeMaxMs: 5_000 });
-    expect(d.expectedHoldMs).toBe(5_000);
-    expect(d.stallDeadlineMs()).toBe(20_000);
+    expect(d.holdEstimateMs).toBe(5_000);
+    expect(d.stallDeadline()).toBe(20_000);
     d.update({ ...base, now: 1000, queued: 0, holdCount: 0, completions: 0 });
-    expect(d.expectedHoldMs).toBeCloseTo(4_900, 6); // decays 2 % per sample
+    expect(d.holdEstimateMs).toBeCloseTo(4_900, 6); // decays 2 % per sample
   });
 
   it("reconfigure(): a longer sample period is not a gap once applied; the episode is kept", () => {
     const d = new SaturationDetector({ origin: "http://a:80" });
     feed(d, [{ queued: 4 }, { queued: 5 }, { queued: 6 }, { queued: 7 }, { queued: 8 }]);
-    expect(d.state).toBe("saturated");
+    expect(d.detectorState).toBe("saturated");
     d.reconfigure({ sampleIntervalMs: 5000 });
     // Samples 5 s apart (3.5 s would have been a gap with the old 1 s period): K clear samples recover.
     const out = [0, 1, 2, 3, 4].map((i) => d.update({ ...base, now: 10_000 + i * 5000, queued: 0 }));
     expect(out.filter(Boolean).map((r) => r!.state)).toEqual(["ok"]);
     expect(d.episodes).toBe(1);
     d.reconfigure({ windowSamples: 3 });
-    expect(d.windowSamples).toBe(3);
+    expect(d.ringSamples).toBe(3);
   });
 
   it("a sample gap longer than 3 periods clears the window (event loop blocked)", () => {
@@ -473,7 +473,7 @@ describe("SaturationDetector rules on hand-written samples", () => {
   it("recovery needs K consecutive samples with the queue drained and sockets completing (hysteresis)", () => {
     const d = new SaturationDetector({ origin: "http://a:80" });
     feed(d, [{ queued: 4 }, { queued: 5 }, { queued: 6 }, { queued: 7 }, { queued: 8 }]);
-    expect(d.state).toBe("saturated");
+    expect(d.detectorState).toBe("saturated");
     // Queue 0 but nothing completing (sockets stuck) is not clear; a queued request breaks the streak.
     const samples: Partial<SaturationSample>[] = [
       { queued: 0, completions: 0 },
@@ -500,7 +500,7 @@ describe("SaturationDetector rules on hand-written samples", () => {
   it("no recovery while every socket stays held and nothing completes, even with the queue drained (20 samples)", () => {
     const d = new SaturationDetector({ origin: "http://a:80" });
     feed(d, [{ queued: 4 }, { queued: 5 }, { queued: 6 }, { queued: 7 }, { queued: 8 }]);
-    expect(d.state).toBe("saturated");
+    expect(d.detectorState).toBe("saturated");
     // The queued callers gave up (queue 0); the 4 held requests keep their sockets, ageing, with no completion.
     const held = Array.from({ length: 20 }, (_, i) => ({
       queued: 0,
@@ -512,7 +512,7 @@ describe("SaturationDetector rules on hand-written samples", () => {
       oldestActiveMs: (i + 5) * 1000,
     }));
     expect(feed(d, held, 5000).filter(Boolean)).toEqual([]);
-    expect(d.state).toBe("saturated");
+    expect(d.detectorState).toBe("saturated");
     expect(d.recoveryStreak).toBe(0);
     // Completions resume: one recovery, after K clear samples.
     const after = feed(
@@ -534,7 +534,7 @@ describe("SaturationDetector rules on hand-written samples", () => {
     // Queue drained, the two free sockets complete requests every sample, the two bodies stay unread.
     const half = Array.from({ length: 20 }, () => ({ active: 4, queued: 0, completions: 2, unconsumedCount: 2 }));
     expect(feed(d, half, 5000).filter(Boolean)).toEqual([]);
-    expect(d.cause).toBe("unconsumed_bodies");
+    expect(d.detectorCause).toBe("unconsumed_bodies");
     expect(d.recoveryStreak).toBe(0);
     const read = Array.from({ length: 5 }, () => ({ active: 2, queued: 0, completions: 2, unconsumedCount: 0 }));
     expect(feed(d, read, 25_000).map((r) => r && [r.state, r.previousCause])).toEqual([
@@ -549,7 +549,7 @@ describe("SaturationDetector rules on hand-written samples", () => {
   it("sizing counts the requests still in flight: fast completions, long in-flight ages -> holdMs is their mean age", () => {
     const d = new SaturationDetector({ origin: "http://a:80" });
     feed(d, [{ queued: 4 }, { queued: 5 }, { queued: 6 }, { queued: 7 }, { queued: 8 }]);
-    expect(d.cause).toBe("pool_capacity");
+    expect(d.detectorCause).toBe("pool_capacity");
     // A ramp still rising: the requests that complete took 100 ms, the 4 holding a socket now are 1.5 s old on average.
     const ramp = [9, 10, 11, 12].map((queued) => ({
       queued,
@@ -565,7 +565,7 @@ describe("SaturationDetector rules on hand-written samples", () => {
     const now = d.assess()!;
     // Window since entry: 4 s, 16 arrivals (4/s) >= 12 completions (3/s); 4/s x 1.5 s = 6 sockets, x 1.25 -> 8.
     expect(now.sizing).toEqual({ method: "littles_law", ratePerSec: 4, holdMs: 1500, needed: 6, recommended: 8 });
-    expect(d.recommendedMaxSockets).toBe(8);
+    expect(d.recommendedSockets).toBe(8);
   });
 
   it("entry and a change of cause restart the window: the next report covers only the samples since", () => {

@@ -143,26 +143,26 @@ export interface SaturationDetectorOptions {
  */
 export class SaturationDetector {
   /** Current state. */
-  state: SaturationState = "ok";
+  detectorState: SaturationState = "ok";
   /** When the current state began (`now` of the sample that entered it; 0 initially). */
-  since = 0;
+  stateSince = 0;
   /** Cause of the current non-ok state. */
-  cause: SaturationCause | null = null;
+  detectorCause: SaturationCause | null = null;
   /** Rule that fired for the current non-ok state (or that supported the last change of cause). */
-  trigger: SaturationTrigger | null = null;
+  detectorTrigger: SaturationTrigger | null = null;
   /** Last report returned by `update()` or `assess()` for a non-ok state. */
   lastReport: SaturationReport | null = null;
   /** Number of transitions into a non-ok state. */
   episodes = 0;
   /** Sockets the pool needs now, refreshed on every sample of an episode (`pool_capacity` only), else `null`. */
-  recommendedMaxSockets: number | null = null;
+  recommendedSockets: number | null = null;
   /** Consecutive clear samples towards recovery (0 when `ok`). */
   recoveryStreak = 0;
   /**
    * How long this origin's requests normally hold a socket, ms: a maximum of completed hold times decaying by
    * `HOLD_DECAY` per sample; 0 until a request completed.
    */
-  expectedHoldMs = 0;
+  holdEstimateMs = 0;
 
   declare readonly origin: string;
   declare private k: number;
@@ -203,13 +203,13 @@ export class SaturationDetector {
   }
 
   /** K, the number of samples in the window. */
-  get windowSamples(): number {
+  get ringSamples(): number {
     return this.k;
   }
 
   /** True while the detector has history or a non-ok state, i.e. it wants more samples. */
   get needsSamples(): boolean {
-    return this.state !== "ok" || this.ringCount !== 0;
+    return this.detectorState !== "ok" || this.ringCount !== 0;
   }
 
   /**
@@ -244,8 +244,8 @@ export class SaturationDetector {
    * The age, ms, past which a request holding a socket (with every socket busy, requests queued and nothing
    * completing for K samples) counts as stalled for this origin now.
    */
-  stallDeadlineMs(): number {
-    return Math.max((this.k - 1) * this.samplePeriodMs, this.stallFloorMs, STALL_HOLD_FACTOR * this.expectedHoldMs);
+  stallDeadline(): number {
+    return Math.max((this.k - 1) * this.samplePeriodMs, this.stallFloorMs, STALL_HOLD_FACTOR * this.holdEstimateMs);
   }
 
   /**
@@ -266,7 +266,7 @@ export class SaturationDetector {
     // What completed requests say about this origin's normal hold time.
     const holdCount = s.holdCount ?? 0;
     const holdMax = s.holdTimeMaxMs ?? (holdCount > 0 ? (s.holdTimeSumMs ?? 0) / holdCount : 0);
-    this.expectedHoldMs = Math.max(holdMax, this.expectedHoldMs * HOLD_DECAY);
+    this.holdEstimateMs = Math.max(holdMax, this.holdEstimateMs * HOLD_DECAY);
 
     if (saturated && s.completions === 0) {
       if (this.stuckSamples === 0) this.stuckSince = s.now;
@@ -277,11 +277,11 @@ export class SaturationDetector {
     const stuck = this.stuckSamples >= k;
     // No completion since the run began: every request holding a socket then still holds it.
     const heldMs = Math.max(s.oldestActiveMs ?? 0, stuck ? s.now - this.stuckSince : 0);
-    const stall = stuck && heldMs >= this.stallDeadlineMs();
+    const stall = stuck && heldMs >= this.stallDeadline();
     const unconsumed = s.unconsumedCount ?? 0;
     const pinned = unconsumed > 0 && unconsumed * 2 >= s.active;
 
-    if (this.state === "ok") {
+    if (this.detectorState === "ok") {
       let trigger: SaturationTrigger | null = null;
       if (limited) {
         const g = Math.max(1, Math.ceil(max / 5));
@@ -301,14 +301,14 @@ export class SaturationDetector {
     const clear =
       s.queued === 0 &&
       (s.completions > 0 || s.active === 0 || s.activeAgeCount === 0) &&
-      !(this.cause === UNCONSUMED_BODIES && unconsumed > 0);
+      !(this.detectorCause === UNCONSUMED_BODIES && unconsumed > 0);
     this.recoveryStreak = clear ? this.recoveryStreak + 1 : 0;
     if (this.recoveryStreak >= k) {
       const report = this.buildReport("ok", null, null, s);
-      this.state = "ok";
-      this.since = s.now;
-      this.cause = this.trigger = null;
-      this.recommendedMaxSockets = null;
+      this.detectorState = "ok";
+      this.stateSince = s.now;
+      this.detectorCause = this.detectorTrigger = null;
+      this.recommendedSockets = null;
       this.recoveryStreak = 0;
       this.resetWindow();
       return report;
@@ -317,9 +317,9 @@ export class SaturationDetector {
     // Re-attribute from this sample's evidence; null = no evidence either way (keep the cause).
     let evidence: SaturationCause | null = null;
     let trigger: SaturationTrigger | null = null;
-    if (pinned && (saturated || this.cause === UNCONSUMED_BODIES)) {
+    if (pinned && (saturated || this.detectorCause === UNCONSUMED_BODIES)) {
       evidence = UNCONSUMED_BODIES;
-      trigger = stall ? STALL : stuck ? LONG_HOLDS : this.trigger;
+      trigger = stall ? STALL : stuck ? LONG_HOLDS : this.detectorTrigger;
     } else if (stall) {
       evidence = NO_PROGRESS;
       trigger = STALL;
@@ -327,13 +327,17 @@ export class SaturationDetector {
       // A backlog draining after its cause went away (bodies destroyed, server answering again) is not a capacity
       // shortage: only a queue that holds or grows is.
       evidence = POOL_CAPACITY;
-      trigger = stuck ? LONG_HOLDS : this.trigger === GROWTH || this.trigger === RISING_TROUGHS ? this.trigger : GROWTH;
+      trigger = stuck
+        ? LONG_HOLDS
+        : this.detectorTrigger === GROWTH || this.detectorTrigger === RISING_TROUGHS
+          ? this.detectorTrigger
+          : GROWTH;
     }
-    if (evidence === null || evidence === this.cause) {
+    if (evidence === null || evidence === this.detectorCause) {
       this.pendingCause = null;
       this.pendingCount = 0;
-      this.recommendedMaxSockets =
-        this.cause === POOL_CAPACITY ? (this.sizeFor(s, this.cause)?.recommended ?? null) : null;
+      this.recommendedSockets =
+        this.detectorCause === POOL_CAPACITY ? (this.sizeFor(s, this.detectorCause)?.recommended ?? null) : null;
       return undefined;
     }
     if (evidence !== this.pendingCause) {
@@ -349,10 +353,10 @@ export class SaturationDetector {
   /** Builds a report for the current state from the latest sample (periodic reminders carry fresh figures). */
   assess(): SaturationReport | undefined {
     if (this.last === undefined) return undefined;
-    const report = this.buildReport(this.state, this.cause, this.trigger, this.last);
-    report.previousState = this.state;
-    report.previousCause = this.cause;
-    if (this.state !== "ok") this.lastReport = report;
+    const report = this.buildReport(this.detectorState, this.detectorCause, this.detectorTrigger, this.last);
+    report.previousState = this.detectorState;
+    report.previousCause = this.detectorCause;
+    if (this.detectorState !== "ok") this.lastReport = report;
     return report;
   }
 
@@ -398,14 +402,14 @@ export class SaturationDetector {
     const report = this.buildReport(state, cause, trigger, s);
     if (entering) {
       this.episodes++;
-      this.since = s.now;
+      this.stateSince = s.now;
     } else {
-      report.since = this.since;
+      report.since = this.stateSince;
     }
-    this.state = state;
-    this.cause = cause;
-    this.trigger = trigger;
-    this.recommendedMaxSockets = report.recommendedMaxSockets;
+    this.detectorState = state;
+    this.detectorCause = cause;
+    this.detectorTrigger = trigger;
+    this.recommendedSockets = report.recommendedMaxSockets;
     this.recoveryStreak = 0;
     this.lastReport = report;
     // A new window for the new state; the stuck run is evidence about the pool, not the window: keep it.
@@ -534,19 +538,19 @@ export class SaturationDetector {
     const report: SaturationReport = {
       origin: this.origin,
       state,
-      previousState: this.state,
+      previousState: this.detectorState,
       cause,
-      previousCause: this.cause,
+      previousCause: this.detectorCause,
       trigger,
       detectedAt: s.now,
-      since: this.since,
+      since: this.stateSince,
       active: s.active,
       maxSockets: limited ? s.maxSockets : null,
       queued: s.queued,
       oldestQueuedMs: round3(s.oldestQueuedMs ?? 0),
       oldestActiveMs: round3(s.oldestActiveMs ?? 0),
-      expectedHoldMs: this.expectedHoldMs > 0 ? round3(this.expectedHoldMs) : null,
-      stallDeadlineMs: round3(this.stallDeadlineMs()),
+      expectedHoldMs: this.holdEstimateMs > 0 ? round3(this.holdEstimateMs) : null,
+      stallDeadlineMs: round3(this.stallDeadline()),
       windowMs: round3(windowMs),
       windowSamples: this.ringCount,
       queueGrowth: this.ringCount > 0 ? s.queued - this.ring[this.ringIndex(0) + R_QUEUED] : 0,

@@ -92,7 +92,7 @@ export interface PoolTelemetry {
  */
 export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry> implements PoolTelemetry {
   /** @internal */
-  protected options: ResolvedPoolMonitorOptions;
+  protected monitorOptions: ResolvedPoolMonitorOptions;
   /** @internal */
   protected readonly origins = new Map<string, O>();
   private distinctOrigins = 0;
@@ -100,18 +100,18 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   private nonOk = 0;
   private readonly reading = new PoolReading();
   /** Requests in flight, all origins. @internal */
-  inFlight = 0;
+  inFlightCount = 0;
   /** @internal */
-  destroyed = false;
+  coreDestroyed = false;
   /** @internal */
-  listeners: PoolEventListener[] = [];
+  eventListeners: PoolEventListener[] = [];
 
   /**
    * @param options - see {@link PoolMonitorOptions}; validated here (a `TypeError`/`RangeError` names the option,
    * the value received and the allowed range).
    */
   constructor(options?: PoolMonitorOptions) {
-    this.options = resolvePoolMonitorOptions(options);
+    this.monitorOptions = resolvePoolMonitorOptions(options);
   }
 
   /** Creates the transport's state of a new origin entry. @internal */
@@ -130,12 +130,12 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
 
   /** The resolved `sampleIntervalMs` (ms): the period at which the owner should call `sample()`. */
   get sampleIntervalMs(): number {
-    return this.options.sampleIntervalMs;
+    return this.monitorOptions.sampleIntervalMs;
   }
 
   /** True while a request is in flight or an origin is not `ok` and needs samples to recover. */
   get busy(): boolean {
-    return !this.destroyed && (this.inFlight > 0 || this.nonOk > 0);
+    return !this.coreDestroyed && (this.inFlightCount > 0 || this.nonOk > 0);
   }
 
   /**
@@ -152,7 +152,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     let key = normalizeOrigin(raw);
     const known = this.origins.get(key);
     if (known !== undefined) return known;
-    if (this.distinctOrigins >= this.options.maxOrigins) {
+    if (this.distinctOrigins >= this.monitorOptions.maxOrigins) {
       key = OVERFLOW_ORIGIN;
       const other = this.origins.get(key);
       if (other !== undefined) return other;
@@ -160,7 +160,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
       this.distinctOrigins++;
     }
     const o = this.newOrigin(key);
-    o.detector.since = timing.now();
+    o.detector.stateSince = timing.now();
     this.origins.set(key, o);
     return o;
   }
@@ -171,8 +171,8 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   started(o: O): void {
     o.started++;
     o.arrivals++;
-    o.inFlight++;
-    this.inFlight++;
+    o.inFlightCount++;
+    this.inFlightCount++;
   }
 
   /** A request of `o` had to wait for a connection. @internal */
@@ -194,16 +194,16 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
 
   /** A request of `o` released its connection after holding it `holdMs`. @internal */
   released(o: O, holdMs: number): void {
-    o.completions++;
+    o.sampleCompletions++;
     o.holdSumMs += holdMs;
-    o.holdCount++;
+    o.sampleHolds++;
     if (holdMs > o.holdMaxMs) o.holdMaxMs = holdMs;
   }
 
   /** A request of `o` is over for the caller. @internal */
   finished(o: O, outcome: RequestOutcome): void {
-    o.inFlight--;
-    this.inFlight--;
+    o.inFlightCount--;
+    this.inFlightCount--;
     countOutcome(o, outcome, 1);
   }
 
@@ -253,7 +253,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
 
   /** True when someone would receive an event published on `channel`. @internal */
   wants(channel: Channel): boolean {
-    return this.listeners.length !== 0 || channel.hasSubscribers;
+    return this.eventListeners.length !== 0 || channel.hasSubscribers;
   }
 
   /** Delivers an event to the listeners and its channel; a throwing receiver is ignored. @internal */
@@ -265,7 +265,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
         // A throwing channel subscriber must not break the request path.
       }
     }
-    const listeners = this.listeners;
+    const listeners = this.eventListeners;
     for (let i = 0; i < listeners.length; i++) {
       try {
         listeners[i](event);
@@ -286,9 +286,9 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
         `@sockeye/pool-monitor: subscribe(listener) expects a function; received ${typeof listener}.`
       );
     }
-    this.listeners = [...this.listeners, listener];
+    this.eventListeners = [...this.eventListeners, listener];
     return () => {
-      this.listeners = this.listeners.filter((l) => l !== listener);
+      this.eventListeners = this.eventListeners.filter((l) => l !== listener);
     };
   }
 
@@ -309,9 +309,9 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
       if (path !== "") throw invalidOption(prefix, path.slice(0, -1), options, "an object");
       throw new TypeError(`${prefix} - configure(options) expects an object; received ${describeValue(options)}.`);
     }
-    const current = this.options;
+    const current = this.monitorOptions;
     const next = resolvePoolMonitorOptions({ ...current, ...(options as PoolMonitorOptions) }, prefix, path);
-    this.options = next;
+    this.monitorOptions = next;
     if (
       next.sampleIntervalMs !== current.sampleIntervalMs ||
       next.windowSamples !== current.windowSamples ||
@@ -350,16 +350,16 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
    * @param now - `timing.now()` / `performance.now()` ms.
    */
   sample(now: number): void {
-    if (this.destroyed) return;
+    if (this.coreDestroyed) return;
     for (const o of this.origins.values()) this.sampleOrigin(o, now);
   }
 
   private sampleOrigin(o: O, now: number): void {
     const detector = o.detector;
-    if (o.inFlight === 0 && detector.state === "ok") {
+    if (o.inFlightCount === 0 && detector.detectorState === "ok") {
       if (detector.needsSamples) detector.resetWindow();
       // Requests that completed since the last sample still tell how long this origin's requests hold a connection.
-      if (o.holdCount > 0 && o.holdMaxMs > detector.expectedHoldMs) detector.expectedHoldMs = o.holdMaxMs;
+      if (o.sampleHolds > 0 && o.holdMaxMs > detector.holdEstimateMs) detector.holdEstimateMs = o.holdMaxMs;
       o.resetSampleCounters(0);
       return;
     }
@@ -372,25 +372,26 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     const s: SaturationSample = {
       ...e,
       now,
-      minQueued: Math.min(o.minQueued, e.queued),
-      completions: e.completions >= 0 ? e.completions : o.completions,
+      minQueued: Math.min(o.sampleMinQueued, e.queued),
+      completions: e.completions >= 0 ? e.completions : o.sampleCompletions,
       arrivals: o.arrivals,
       holdTimeSumMs: o.holdSumMs,
-      holdCount: o.holdCount,
+      holdCount: o.sampleHolds,
       holdTimeMaxMs: o.holdMaxMs,
-      unconsumedCount: r.unconsumedCount,
-      unconsumedOldestMs: r.unconsumedOldestMs,
+      unconsumedCount: r.unreadCount,
+      unconsumedOldestMs: r.unreadAgeMs,
     };
     const report = detector.update(s);
     o.resetSampleCounters(e.queued);
     if (report !== undefined) {
       this.deliver(o, report, now);
     } else if (
-      detector.state !== "ok" &&
-      now - o.lastWarnAt >= this.options.warningLockoutMs &&
+      detector.detectorState !== "ok" &&
+      now - o.lastWarnAt >= this.monitorOptions.warningLockoutMs &&
       // Remind only while the pool is still saturated (or pinned by unread bodies) now, not while a drained queue
       // waits out its recovery streak.
-      ((s.queued > 0 && s.active >= s.maxSockets) || (detector.cause === "unconsumed_bodies" && r.unconsumedCount > 0))
+      ((s.queued > 0 && s.active >= s.maxSockets) ||
+        (detector.detectorCause === "unconsumed_bodies" && r.unreadCount > 0))
     ) {
       const reminder = detector.assess();
       if (reminder !== undefined) this.log(o, this.worded(o, reminder), now);
@@ -412,7 +413,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
 
   private deliver(o: O, raw: SaturationReport, now: number): void {
     const report = this.worded(o, raw);
-    const options = this.options;
+    const options = this.monitorOptions;
     if (report.state === "ok") {
       this.nonOk--;
       if (this.wants(poolRecoveredChannel)) {
@@ -431,11 +432,11 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
 
   /** Logs a non-ok report; the lockout holds back repeats of the last logged cause, never a different cause. */
   private log(o: O, report: SaturationReport, now: number): void {
-    if (report.cause === o.lastWarnCause && now - o.lastWarnAt < this.options.warningLockoutMs) return;
+    if (report.cause === o.lastWarnCause && now - o.lastWarnAt < this.monitorOptions.warningLockoutMs) return;
     o.lastWarnAt = now;
     o.lastWarnCause = report.cause;
     // A missing or broken logger must not break sampling.
-    guardedWarn(this.options.logger, this.options.messagePrefix + report.message);
+    guardedWarn(this.monitorOptions.logger, this.monitorOptions.messagePrefix + report.message);
   }
 
   private call(fn: ((r: SaturationReport) => void) | undefined, name: string, report: SaturationReport): void {
@@ -444,8 +445,8 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
       fn(report);
     } catch (err) {
       try {
-        this.options.logger?.warn?.(
-          `${this.options.messagePrefix}${name} callback threw ${(err as Error)?.name ?? typeof err}; the monitor continues.`
+        this.monitorOptions.logger?.warn?.(
+          `${this.monitorOptions.messagePrefix}${name} callback threw ${(err as Error)?.name ?? typeof err}; the monitor continues.`
         );
       } catch {
         // Even a thrown value whose name getter throws changes nothing.
@@ -458,7 +459,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     const now = timing.now();
     const stats = emptyPoolStats(now);
     const { origins, totals } = stats;
-    if (!this.destroyed) {
+    if (!this.coreDestroyed) {
       const reset = options?.resetSummaries === true;
       for (const o of this.origins.values()) {
         const s = this.originStats(o, now, reset);
@@ -480,12 +481,12 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     const d = o.detector;
     const stats: OriginStats = {
       origin: o.origin,
-      maxSockets: r.maxSockets,
-      active: r.active,
-      idle: r.idle,
-      queued: r.queued,
-      oldestQueuedMs: round3(r.oldestQueuedMs),
-      inFlight: o.inFlight,
+      maxSockets: r.socketLimit,
+      active: r.activeCount,
+      idle: r.idleCount,
+      queued: r.queuedCount,
+      oldestQueuedMs: round3(r.queueAgeMs),
+      inFlight: o.inFlightCount,
       requests: { started: o.started, ...outcomeCounts(o) },
       sockets: {
         created: o.socketsCreated,
@@ -498,18 +499,18 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
       connectMs: o.connect.summary(),
       tlsMs: o.tls.summary(),
       connectionAgeMs: o.connectionAge.summary(),
-      unconsumed: { count: r.unconsumedCount, oldestMs: round3(r.unconsumedOldestMs) },
+      unconsumed: { count: r.unreadCount, oldestMs: round3(r.unreadAgeMs) },
       saturation: {
-        state: d.state,
-        since: d.since,
-        cause: d.cause,
-        trigger: d.trigger,
-        recommendedMaxSockets: this.terms(o)?.sizing === false ? null : d.recommendedMaxSockets,
+        state: d.detectorState,
+        since: d.stateSince,
+        cause: d.detectorCause,
+        trigger: d.detectorTrigger,
+        recommendedMaxSockets: this.terms(o)?.sizing === false ? null : d.recommendedSockets,
         clearSamples: d.recoveryStreak,
         episodes: d.episodes,
       },
     };
-    const unpooled = o.unpooled;
+    const unpooled = o.unpooledCounters;
     if (unpooled !== undefined) {
       const u: UnpooledStats = {
         started: unpooled.started,
@@ -532,9 +533,9 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
 
   /** Stops all tracking and clears all state. Later calls are no-ops; snapshots are empty. */
   destroy(): void {
-    this.destroyed = true;
-    this.inFlight = 0;
-    this.listeners = [];
+    this.coreDestroyed = true;
+    this.inFlightCount = 0;
+    this.eventListeners = [];
     this.origins.clear();
     this.nonOk = 0;
   }

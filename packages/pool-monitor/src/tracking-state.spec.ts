@@ -14,14 +14,14 @@ function newLink(): PoolLink {
 /** A queued request's state on `link` (only the fields the list reads are meaningful). */
 function enqueue(link: PoolLink, startedAt: number): RequestState {
   const st = new TrackedRequestState({} as never, startedAt);
-  st.queued = true;
+  st.isQueued = true;
   enqueueOnLink(link, st);
   return st;
 }
 
 /** Leaves the queue as `leaveQueue()` does: flag first, then the list. */
 function leave(st: RequestState): void {
-  st.queued = false;
+  st.isQueued = false;
   dequeueFromLink(st);
 }
 

@@ -116,7 +116,7 @@ export class AgentLinks {
 /** One (agent, name) pair under which an origin's sockets and requests live. @internal */
 export class PoolLink {
   /** Requests on this link's sockets that released them since the last sample. */
-  completions = 0;
+  linkCompletions = 0;
   /**
    * Requests the embedder queues itself under this name (`PoolMonitor.attachQueued()`), not dispatched to the agent
    * yet: counted as queued with `agent.requests[name]`.
@@ -178,19 +178,19 @@ export interface RequestState {
   /** The monitor tracking the request (`undefined`: not tracked; set by `trackStarted()` and its siblings). */
   core: Http1Core | undefined;
   /** Its origin entry (set with `core`). */
-  origin: OriginState | undefined;
+  originState: OriginState | undefined;
   /** The agent it is (to be) created with; never read for an unpooled request. */
   readonly agent: Agent;
   /** `timing.now()` ms when its caller began handling it: queue wait and `request:finished` duration run from it. */
-  readonly startedAt: number;
+  readonly beganAt: number;
   /** Counted as queued (in `agent.requests`, the embedder's queue, or dispatched with no socket yet). */
-  queued: boolean;
+  isQueued: boolean;
   /** Its close was counted (`requestClosed()` ran). */
-  closed: boolean;
-  errored: boolean;
+  closeCounted: boolean;
+  hasErrored: boolean;
   /** Why its caller destroyed it (`noteRequestOutcome()`); the first note wins. */
-  outcome: "aborted" | "timed_out" | undefined;
-  countedAs: CountedAs | undefined;
+  notedOutcome: "aborted" | "timed_out" | undefined;
+  countedUnder: CountedAs | undefined;
   /** `timing.now()` ms at its socket (-1: none yet). */
   acquiredAt: number;
   /** `timing.now()` ms at its response (-1: none yet). */
@@ -200,18 +200,18 @@ export interface RequestState {
   socketState: SocketState | undefined;
   /** `socket.bytesRead` when the body last made progress, and when that was. */
   lastBytes: number;
-  progressAt: number;
+  progressedAt: number;
   /** Queued by the embedder (`trackQueued()`), not dispatched yet: counted in its link's `gateQueued`. */
   gated: boolean;
   /** Tracked as sent outside the pool (`trackUnpooled()`): counted in `origin.unpooled` only. */
-  unpooled: boolean;
+  isUnpooled: boolean;
   /** The link whose queue list holds this request while `queued` (`undefined`: queued under no known link). */
   queueLink: PoolLink | undefined;
   /** Next (younger) request on the link's queue list. */
   qNext: RequestState | undefined;
   /** For `request:finished` (`request-finished.ts`): the method, the request error, the raw request Content-Length. */
-  method: string | undefined;
-  error: unknown;
+  trackedMethod: string | undefined;
+  trackedError: unknown;
   requestBodySize: unknown;
   /** On the origin's open-response list, between `openPrev` and `openNext`. */
   open: boolean;
@@ -225,7 +225,7 @@ export interface RequestState {
  */
 export function outcomeOf(st: RequestState): CountedAs {
   const res = st.res;
-  return st.outcome ?? (st.errored || res === undefined || res.errored ? "failed" : "completed");
+  return st.notedOutcome ?? (st.hasErrored || res === undefined || res.errored ? "failed" : "completed");
 }
 
 /** @internal */
@@ -295,7 +295,7 @@ export class OriginState extends OriginTelemetry {
   override resetSampleCounters(_queued: number): void {
     super.resetSampleCounters(this.queuedTracked);
     const links = this.poolLinks;
-    for (let i = 0; i < links.length; i++) links[i].completions = 0;
+    for (let i = 0; i < links.length; i++) links[i].linkCompletions = 0;
   }
 
   /**
@@ -330,7 +330,7 @@ export class OriginState extends OriginTelemetry {
       link.zero();
       link.active = busy;
       link.queued = waiting;
-      link.completions = l.completions;
+      link.completions = l.linkCompletions;
       if (busy + waiting !== 0) link.maxSockets = maps.maxSockets;
       if (sockets !== undefined) {
         for (let j = 0; j < sockets.length; j++) {
@@ -344,7 +344,7 @@ export class OriginState extends OriginTelemetry {
       }
       // The head of the link's queue list is this monitor's oldest request queued under the name.
       const head = queueHead(l);
-      if (waiting !== 0 && head !== undefined) link.oldestQueuedMs = now - head.startedAt;
+      if (waiting !== 0 && head !== undefined) link.oldestQueuedMs = now - head.beganAt;
       sum.add(link);
       if (waiting !== 0 && busy >= maps.maxSockets) {
         full.add(link);
@@ -357,11 +357,11 @@ export class OriginState extends OriginTelemetry {
       full.zero().add(sum);
       full.completions = -1; // the origin's own count
     }
-    r.active = sum.active;
-    r.idle = idle;
-    r.queued = sum.queued;
-    r.maxSockets = sum.maxSockets > 0 && sum.maxSockets !== Number.POSITIVE_INFINITY ? sum.maxSockets : null;
-    r.oldestQueuedMs = sum.oldestQueuedMs;
+    r.activeCount = sum.active;
+    r.idleCount = idle;
+    r.queuedCount = sum.queued;
+    r.socketLimit = sum.maxSockets > 0 && sum.maxSockets !== Number.POSITIVE_INFINITY ? sum.maxSockets : null;
+    r.queueAgeMs = sum.oldestQueuedMs;
   }
 
   /**
@@ -372,7 +372,7 @@ export class OriginState extends OriginTelemetry {
    * for. O(open responses).
    */
   pollUnconsumed(now: number, thresholdMs: number, queuedThresholdMs: number, r: PoolReading): void {
-    const limit = r.queued > 0 ? Math.min(thresholdMs, queuedThresholdMs) : thresholdMs;
+    const limit = r.queuedCount > 0 ? Math.min(thresholdMs, queuedThresholdMs) : thresholdMs;
     let count = 0;
     let oldest = 0;
     for (let st = this.openHead; st !== undefined; st = st.openNext) {
@@ -381,16 +381,16 @@ export class OriginState extends OriginTelemetry {
       const bytes = res.socket?.bytesRead ?? st.lastBytes;
       if (bytes !== st.lastBytes) {
         st.lastBytes = bytes;
-        st.progressAt = now;
+        st.progressedAt = now;
         continue;
       }
-      if (now - st.progressAt < limit) continue;
+      if (now - st.progressedAt < limit) continue;
       if (res.readableFlowing !== null && res.readableLength === 0) continue;
       count++;
       if (now - st.responseAt > oldest) oldest = now - st.responseAt;
     }
-    r.unconsumedCount = count;
-    r.unconsumedOldestMs = oldest;
+    r.unreadCount = count;
+    r.unreadAgeMs = oldest;
   }
 
   /** Puts a request whose response arrived on the open-response list. O(1). */
@@ -449,7 +449,7 @@ export function dequeueFromLink(st: RequestState): void {
  */
 export function queueHead(link: PoolLink): RequestState | undefined {
   let head = link.queueHead;
-  while (head !== undefined && !head.queued) {
+  while (head !== undefined && !head.isQueued) {
     const next = head.qNext;
     head.qNext = undefined;
     head = next;

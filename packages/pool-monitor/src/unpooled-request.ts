@@ -18,11 +18,11 @@ const connectingSockets = new WeakMap<Socket, RequestState>();
 
 /** Flags a new request state as unpooled and counts it in its origin's `unpooled` block. @internal */
 export function attachUnpooledRequest(st: RequestState): void {
-  st.unpooled = true;
-  const o = st.origin!;
-  o.unpooled ??= new UnpooledCounters();
-  o.unpooled.started++;
-  o.unpooled.inFlight++;
+  st.isUnpooled = true;
+  const o = st.originState!;
+  o.unpooledCounters ??= new UnpooledCounters();
+  o.unpooledCounters.started++;
+  o.unpooledCounters.inFlight++;
 }
 
 /** `'socket'` of an unpooled request: times the TCP connect of its (new) socket. @internal */
@@ -38,15 +38,15 @@ function onUnpooledConnect(this: Socket): void {
   const st = connectingSockets.get(this);
   if (st === undefined) return;
   connectingSockets.delete(this);
-  if (st.core!.destroyed) return;
-  st.origin!.unpooled?.connect.record(timing.now() - st.acquiredAt);
+  if (st.core!.coreDestroyed) return;
+  st.originState!.unpooledCounters?.connect.record(timing.now() - st.acquiredAt);
 }
 
 /** `'close'` of an unpooled request. @internal */
 export function unpooledClosed(st: RequestState): void {
-  const u = st.origin!.unpooled!;
+  const u = st.originState!.unpooledCounters!;
   u.inFlight--;
   const counted = outcomeOf(st);
-  st.countedAs = counted;
+  st.countedUnder = counted;
   countOutcome(u, counted, 1);
 }

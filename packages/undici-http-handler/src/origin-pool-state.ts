@@ -310,7 +310,7 @@ export class OriginPoolState extends OriginTelemetry {
    * into `r` (whose `queued` is already read).
    */
   readUnconsumed(now: number, thresholdMs: number, queuedThresholdMs: number, r: PoolReading): void {
-    if (r.queued > 0 && queuedThresholdMs < thresholdMs) thresholdMs = queuedThresholdMs;
+    if (r.queuedCount > 0 && queuedThresholdMs < thresholdMs) thresholdMs = queuedThresholdMs;
     let count = 0;
     let oldestMs = 0;
     for (let n = this.pausedList.firstNode; n !== undefined; n = n.listNext) {
@@ -319,7 +319,7 @@ export class OriginPoolState extends OriginTelemetry {
       count++;
       if (age > oldestMs) oldestMs = age;
     }
-    r.unconsumedCount = count;
-    r.unconsumedOldestMs = oldestMs;
+    r.unreadCount = count;
+    r.unreadAgeMs = oldestMs;
   }
 }

@@ -20,7 +20,7 @@ describe("UndiciPoolMonitor", () => {
     expect(o.holders.nodeCount).toBe(1);
     monitor.requestReleased(o, n, 5);
     monitor.markClosed(o, n, "completed");
-    expect(o).toMatchObject({ completions: 1, holdCount: 1, holdSumMs: 5, holdMaxMs: 5, inFlight: 0 });
+    expect(o).toMatchObject({ sampleCompletions: 1, sampleHolds: 1, holdSumMs: 5, holdMaxMs: 5, inFlightCount: 0 });
     expect(o.holders.nodeCount).toBe(0);
     expect(monitor.getStats().origins[0].requests).toMatchObject({ started: 1, completed: 1 });
   });
@@ -31,6 +31,6 @@ describe("UndiciPoolMonitor", () => {
     const n = node(0);
     monitor.requestStarted(o, n, false);
     monitor.requestReleased(o, n, 5);
-    expect(o.completions).toBe(0);
+    expect(o.sampleCompletions).toBe(0);
   });
 });

@@ -30,29 +30,29 @@ export type { RequestOutcome };
 export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
   /** @internal */
   protected newOrigin(key: string): OriginPoolState {
-    return new OriginPoolState(key, this.options);
+    return new OriginPoolState(key, this.monitorOptions);
   }
 
   /** @internal */
   protected read(o: OriginPoolState, now: number, r: PoolReading): void {
     o.refreshPools();
-    r.active = o.activeNow;
-    r.idle = o.idle;
-    r.queued = o.queuedNow;
-    r.maxSockets = o.connLimit;
-    r.oldestQueuedMs = o.oldestWaitMs(now);
-    const options = this.options;
+    r.activeCount = o.activeNow;
+    r.idleCount = o.idle;
+    r.queuedCount = o.queuedNow;
+    r.socketLimit = o.connLimit;
+    r.queueAgeMs = o.oldestWaitMs(now);
+    const options = this.monitorOptions;
     o.readUnconsumed(now, options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs, r);
     // Per-pool evidence (an `_OTHER` entry has one pool per overflowed origin): when some pool is full with a queue,
     // the sample covers those pools only; else the entry as a whole. Completions, arrivals, hold times, queue ages
     // and unconsumed bodies stay the entry's totals: the request bookkeeping is per entry, not per pool.
     const e = r.evidence;
     if (!o.poolEvidence(e)) {
-      e.active = r.active;
+      e.active = r.activeCount;
       e.maxSockets = o.connLimit ?? Number.POSITIVE_INFINITY;
-      e.queued = r.queued;
+      e.queued = r.queuedCount;
     }
-    e.oldestQueuedMs = r.oldestQueuedMs;
+    e.oldestQueuedMs = r.queueAgeMs;
     o.activeAges(now, e);
   }
 
@@ -69,7 +69,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
    * calls `requestQueued`); otherwise it waits in `waitList` until undici gives it a connection. @internal
    */
   requestStarted(o: OriginPoolState, n: PoolRequestNode, gated: boolean): void {
-    if (this.destroyed) return;
+    if (this.coreDestroyed) return;
     this.started(o);
     if (gated) return;
     const limit = o.connLimit;
@@ -80,12 +80,12 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
 
   /** A gated request had to wait in its origin's `OriginGate` (it is in the gate's queue). @internal */
   requestQueued(o: OriginPoolState): void {
-    if (!this.destroyed) this.enqueued(o);
+    if (!this.coreDestroyed) this.enqueued(o);
   }
 
   /** The request was given a connection (undici's `onRequestStart`); called once per request. @internal */
   markAcquired(o: OriginPoolState, n: PoolRequestNode, now: number): void {
-    if (this.destroyed) return;
+    if (this.coreDestroyed) return;
     if (n.listTag === 1) {
       o.waitList.unlinkNode(n);
       o.queueShrank(o.waitList.nodeCount);
@@ -104,7 +104,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
 
   /** The request stopped using its connection (response complete or failed). @internal */
   requestReleased(o: OriginPoolState, n: PoolRequestNode, now: number): void {
-    if (this.destroyed || n.heldSince < 0) return;
+    if (this.coreDestroyed || n.heldSince < 0) return;
     o.holders.unlinkNode(n);
     o.heldCount--;
     this.released(o, now - n.heldSince);
@@ -113,7 +113,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
 
   /** The request is over for the caller (settled and its body finished, or failed). @internal */
   markClosed(o: OriginPoolState, n: PoolRequestNode, outcome: RequestOutcome): void {
-    if (this.destroyed) return;
+    if (this.coreDestroyed) return;
     if (n.listTag === 1) {
       o.waitList.unlinkNode(n);
       o.queueShrank(o.waitList.nodeCount);
@@ -127,7 +127,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
 
   /** The body's consumer stopped reading (backpressure) / started again. @internal */
   bodyPaused(o: OriginPoolState, n: PoolRequestNode, now: number): void {
-    if (this.destroyed) return;
+    if (this.coreDestroyed) return;
     o.holders.unlinkNode(n);
     if (n.listTag !== 0) return;
     n.pausedAt = now;

@@ -234,7 +234,7 @@ export abstract class UndiciRequestCore
     const gate = this.originGate;
     if (gate !== undefined && gate.awaitingConn > 0) gate.awaitingConn--;
     const first = this.first;
-    if (first !== undefined) this.plan.deadlineClock.cancel(first);
+    if (first !== undefined) this.plan.deadlineClock.disarm(first);
     const o = this.o;
     const now = clock.now();
     if (this.uploadObserved) this.socketActive(now);
@@ -275,7 +275,7 @@ export abstract class UndiciRequestCore
       return;
     }
     const slot = this.requestSlot;
-    if (slot !== undefined) this.plan.deadlineClock.cancel(slot);
+    if (slot !== undefined) this.plan.deadlineClock.disarm(slot);
     this.requestProgress();
     const body = createResponseBody(this);
     this.responseBody = body;
@@ -301,7 +301,7 @@ export abstract class UndiciRequestCore
     if (body.push(chunk)) return;
     this.pausedForReader = true;
     // Paused for the reader: no inactivity timeout while undici reads nothing (as undici's bodyTimeout).
-    if (slot !== undefined) this.plan.deadlineClock.cancel(slot);
+    if (slot !== undefined) this.plan.deadlineClock.disarm(slot);
     controller.pause();
     const o = this.o;
     if (o !== undefined) this.plan.poolTelemetry?.bodyPaused(o, this, clock.now());
@@ -470,7 +470,7 @@ export abstract class UndiciRequestCore
   /** The request is done with its slot and connection. */
   private releaseSlot(): void {
     const first = this.first;
-    if (first !== undefined) this.plan.deadlineClock.cancel(first);
+    if (first !== undefined) this.plan.deadlineClock.disarm(first);
     const phase = this.requestPhase;
     this.requestPhase = Phase.Done;
     const o = this.o;
@@ -489,8 +489,8 @@ export abstract class UndiciRequestCore
 
   private cancelDeadlines(): void {
     const scheduler = this.plan.deadlineClock;
-    if (this.first !== undefined) scheduler.cancel(this.first);
-    if (this.requestSlot !== undefined) scheduler.cancel(this.requestSlot);
+    if (this.first !== undefined) scheduler.disarm(this.first);
+    if (this.requestSlot !== undefined) scheduler.disarm(this.requestSlot);
   }
 
   /**

@@ -190,7 +190,7 @@ describe("socketTimeout on the deadline scheduler (fake timers)", () => {
     const { call, handler, settled } = start(true);
     const arm = vi.spyOn(scheduler, "arm");
     const refresh = vi.spyOn(scheduler, "refresh");
-    const cancel = vi.spyOn(scheduler, "cancel");
+    const cancel = vi.spyOn(scheduler, "disarm");
     handler.onRequestStart(call.controller, null);
     expect([arm.mock.calls.length, cancel.mock.calls.length]).toEqual([1, 0]);
     for (let i = 0; i < 3 * TIMEOUT; i++) {

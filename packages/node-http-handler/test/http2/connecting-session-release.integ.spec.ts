@@ -102,7 +102,7 @@ async function expectNothingLeft(
   expect(now.handles).toBeLessThanOrEqual(baseline.handles);
   expect(now.connects).toBeLessThanOrEqual(baseline.connects);
   expect(now.timers).toBeLessThanOrEqual(baseline.timers);
-  expect((h as any).pool.scheduler.size).toBe(0);
+  expect((h as any).pool.sharedScheduler.size).toBe(0);
   expect(h.getPoolStats().totals.inFlight).toBe(0);
 }
 

@@ -368,7 +368,8 @@ describe('socketMonitor "off" / "per-request" / SOCKEYE_SOCKET_MONITOR: no detec
       if (saved === undefined) delete process.env.SOCKEYE_SOCKET_MONITOR;
       else process.env.SOCKEYE_SOCKET_MONITOR = saved;
     }
-    const scheduler = (t.handler as unknown as { pool: { scheduler: { ticking: boolean } } }).pool.scheduler;
+    const scheduler = (t.handler as unknown as { pool: { sharedScheduler: { ticking: boolean } } }).pool
+      .sharedScheduler;
     // The SDK's own timers are fake here too: count the handler's through the timing seam.
     const setTimeoutSpy = vi.spyOn(timing, "setTimeout");
     const setIntervalSpy = vi.spyOn(timing, "setInterval");

@@ -21,7 +21,7 @@ import { CA, type H2TestServer, outcome, readBody, startH2Server, waitFor } from
 const NODE_MAJOR = Number(process.versions.node.split(".")[0]);
 
 type Pool = {
-  scheduler: { size: number };
+  sharedScheduler: { size: number };
   watch: { empty: boolean };
   inFlight: number;
   streamFinished(req: object, outcome: string, holdMs: number): void;
@@ -92,7 +92,7 @@ async function expectReleased(t: Awaited<ReturnType<typeof oneSlot>>, sessionsBe
   await waitFor(() => pool.inFlight === 0);
   expect(server.sessionsAccepted).toBe(sessionsBefore);
   h.destroy();
-  expect(pool.scheduler.size).toBe(0);
+  expect(pool.sharedScheduler.size).toBe(0);
   await waitFor(() => server.sessionsOpen === 0);
   const http2 = origin(h).http2;
   expect((http2?.sessionsOpen ?? 0) + (http2?.isolatedSessionsOpen ?? 0)).toBe(0);
@@ -244,7 +244,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
     expect(server.sessionsAccepted).toBe(2);
     expect(pool.watch.empty).toBe(true);
     h.destroy();
-    expect(pool.scheduler.size).toBe(0);
+    expect(pool.sharedScheduler.size).toBe(0);
     await waitFor(() => server.sessionsOpen === 0);
   });
 
@@ -262,7 +262,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
     await waitFor(() => t.pool.inFlight === 0);
     expect(toldOnce(finished, 2)).toEqual(["failed", "failed"]);
     expect(origin(h).requests).toEqual({ started: 2, completed: 0, failed: 2, aborted: 0, timedOut: 0 });
-    expect(t.pool.scheduler.size).toBe(0);
+    expect(t.pool.sharedScheduler.size).toBe(0);
     await waitFor(() => server.sessionsOpen === 0 && origin(h).http2?.closed.local === 1);
     await expectReleased(t, 2);
   });
@@ -315,7 +315,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
     expect(counted.completed + counted.failed + counted.aborted + counted.timedOut).toBe(1);
     expect(counted[how === "aborted" ? "aborted" : "failed"]).toBe(1);
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
-    expect(t.pool.scheduler.size).toBe(0);
+    expect(t.pool.sharedScheduler.size).toBe(0);
     await waitFor(() => server.sessionsOpen === 0);
     await expectReleased(t, 2);
   });
