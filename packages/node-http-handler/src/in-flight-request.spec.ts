@@ -445,3 +445,57 @@ describe("InFlightRequest in the handler's gate: every deadline, abort and destr
     runtimeIdle(q.s);
   });
 });
+
+describe("connectionTimeout is armed only for a request that has no connected socket", () => {
+  fakeTimersPerTest();
+
+  const gatedPlan = (s: Setup): RequestPlan => planFor(s.agent, { gate: s.runtime.gateFor(s.agent) });
+
+  async function completed(r: Started): Promise<void> {
+    await until(() => r.outcome !== undefined);
+    (r.outcome!.value as { response: { body: http.IncomingMessage } }).response.body.resume();
+    await until(() => r.state.isFinished);
+  }
+
+  it("a cold pool: armed at dispatch, from handle(); a warm pool's free socket: never armed", async () => {
+    const s = setup({ maxSockets: 2 });
+    vi.advanceTimersByTime(250); // the clock is not at 0: `at` below is measured from start()
+    const cold = start(s, "/ok", undefined, http.request, gatedPlan(s));
+    expect(cold.state.connection?.armed).toBe(true);
+    expect(cold.state.connection!.at).toBe(cold.state.startedAt + 5_000);
+    await completed(cold);
+    expect(Object.values(s.agent.freeSockets).flat()).toHaveLength(1);
+
+    const warm = start(s, "/ok", undefined, http.request, gatedPlan(s));
+    expect(warm.state.connection).toBeUndefined();
+    await completed(warm);
+    expect(warm.state.connection).toBeUndefined();
+    expect((warm.outcome!.value as { response: { statusCode: number } }).response.statusCode).toBe(200);
+    expect(s.monitor.getStats().origins[0].requests).toMatchObject({ started: 2, completed: 2 });
+    runtimeIdle(s);
+  });
+
+  it("a free socket destroyed under it: the new connection is timed from handle() at its 'socket'", async () => {
+    const s = setup({ maxSockets: 2 });
+    await completed(start(s, "/ok", undefined, http.request, gatedPlan(s)));
+    const [free] = Object.values(s.agent.freeSockets).flat();
+    free!.destroy(); // still in the free list until its 'close': Node skips it and opens a new connection
+    vi.advanceTimersByTime(100);
+    const r = start(s, "/ok", undefined, http.request, gatedPlan(s));
+    expect(Object.values(s.agent.freeSockets).flat()).toHaveLength(0);
+    expect(r.state.connection).toBeUndefined();
+    await until(() => r.state.req?.socket != null);
+    expect(r.state.connection!.at).toBe(r.state.startedAt + 5_000);
+    await completed(r);
+    expect(r.state.connection!.armed).toBe(false);
+    expect(s.monitor.getStats().origins[0].sockets.created).toBe(2);
+    runtimeIdle(s);
+  });
+
+  it("a request without a gate key (no free list to read): armed at dispatch", () => {
+    const s = setup();
+    const r = start(s, "/ok");
+    expect(r.state.gateKey).toBeUndefined();
+    expect(r.state.connection?.armed).toBe(true);
+  });
+});

@@ -15,7 +15,9 @@
  *
  * Deadlines and the abort listener are armed at `start()`, so every clock runs from `handle()` whether the request
  * waits in the gate or not; while gated (`req` undefined) each of them still acts and ends it through `finish()`,
- * which unlinks it from the gate in O(1).
+ * which unlinks it from the gate in O(1). `connectionTimeout` of a request dispatched at once is armed right after
+ * its Node request is created (from the same `startedAt`), and only if the agent did not hand it a free (connected)
+ * socket: on a warm pool it is never armed.
  *
  * The object is also the pool monitor's state for the request (`RequestState` of `@sockeye/pool-monitor`: queue-list
  * and open-response links, timestamps, outcome), set up by the runtime when the request is tracked (`core`) and fed
@@ -111,7 +113,7 @@ export class InFlightRequest
   startedAt = 0;
   private resolveFn: Settle | undefined = undefined;
   private rejectFn: Settle | undefined = undefined;
-  private connection: Deadline<DeadlineKind> | undefined = undefined;
+  connection: Deadline<DeadlineKind> | undefined = undefined;
   private request: Deadline<DeadlineKind> | undefined = undefined;
   continueWait: Deadline<DeadlineKind> | undefined = undefined;
   acquireDeadline: Deadline<DeadlineKind> | undefined = undefined;
@@ -199,7 +201,9 @@ export class InFlightRequest
       this.finish(error);
       return;
     }
+    // `connectionTimeout`: a gated request is timed from now on (from `startedAt`); one dispatched now, by `dispatch()`.
     if (dispatchNow) this.dispatch(now);
+    else if (this.plan.connectionTimeout) this.armConnection();
   }
 
   /** GatedRequest: the handler's gate lets the request go. */
@@ -216,6 +220,12 @@ export class InFlightRequest
     if (this.isFinished) return;
     const host = this.host;
     host.requestDispatching(this, now);
+    // `connectionTimeout` of a request dispatched at `start()` is armed now, from `startedAt`, unless the agent handed
+    // it one of the key's free sockets (the free list shrank): those are connected. Should that socket be a new one
+    // after all (the free ones were destroyed), the 'socket' listener arms it.
+    const untimed = !!this.plan.connectionTimeout && this.connection === undefined; // 0 or undefined: off
+    const free = untimed ? this.freeSockets() : undefined;
+    const freeBefore = free?.length ?? 0;
     let req: ClientRequest;
     try {
       req = requestFunc(options);
@@ -224,6 +234,7 @@ export class InFlightRequest
       this.finish(error);
       return;
     }
+    if (untimed && !(free !== undefined && free.length < freeBefore)) this.armConnection();
     this.req = req;
     (req as any)[kState] = this;
     try {
@@ -244,7 +255,13 @@ export class InFlightRequest
     }
   }
 
-  /** The abort listener and the deadlines, from `start()` (before the Node request exists). */
+  /**
+   * The abort listener and the deadlines, from `start()` (before the Node request exists), but `connectionTimeout`:
+   * `start()` arms it for a request the gate queues; for one dispatched now, `dispatch()` arms it right after (the
+   * same clock: from `startedAt`) unless the agent handed the request one of its free sockets (connected: the usual
+   * case of a warm pool). (Kept out of this function: a branch only the gated requests take would deoptimise it the
+   * first time a burst queues.)
+   */
   private arm(now: number): void {
     const plan = this.plan;
     const host = this.host;
@@ -255,10 +272,6 @@ export class InFlightRequest
     }
 
     const scheduler = host.hostScheduler;
-    if (plan.connectionTimeout) {
-      this.connection = new Deadline(this, DeadlineKind.Connection);
-      scheduler.arm(this.connection, now, plan.connectionTimeout);
-    }
     if (plan.requestTimeout) {
       this.request = new Deadline(this, DeadlineKind.Request);
       scheduler.arm(this.request, now, plan.requestTimeout);
@@ -456,6 +469,20 @@ export class InFlightRequest
     }
   }
 
+  /** Arms `connectionTimeout` from `startedAt` (the clock runs from `handle()` wherever it is armed). */
+  armConnection(): void {
+    const d = (this.connection ??= new Deadline(this, DeadlineKind.Connection));
+    this.host.hostScheduler.arm(d, this.startedAt, this.plan.connectionTimeout as number);
+  }
+
+  /** The free sockets of the request's agent key, when it is counted under one (a gated agent). */
+  private freeSockets(): readonly unknown[] | undefined {
+    const key = this.gateKey;
+    return key === undefined
+      ? undefined
+      : (this.plan.agent as unknown as { freeSockets: Record<string, unknown[] | undefined> }).freeSockets[key.name];
+  }
+
   /** The connection is established (TCP, plus TLS for https): `connectionTimeout` no longer applies. */
   socketReady(): void {
     if (this.connection) this.host.hostScheduler.cancel(this.connection);
@@ -517,6 +544,8 @@ function onRequestSocket(this: ClientRequest, socket: Socket): void {
   enableTcpKeepAlive(socket, plan.agent);
   if (plan.connectionLifetime) stampSocket(socket, now);
   if (connecting) {
+    // A request that counted on a free socket and got a new one (the free ones were destroyed) is timed from now on.
+    if (plan.connectionTimeout && state.connection === undefined && !state.hasSettled) state.armConnection();
     (socket as any)[kConnectingFor] = state;
     socket.once("connect", onSocketConnected);
     if (plan.isSSL) socket.once("secureConnect", onSocketSecureConnected);
