@@ -464,9 +464,11 @@ describe("connectionTimeout is armed only for a request that has no connected so
     expect(cold.state.connection?.armed).toBe(true);
     expect(cold.state.connection!.at).toBe(cold.state.startedAt + 5_000);
     await completed(cold);
+    expect(cold.state.connection!.armed).toBe(false);
     expect(Object.values(s.agent.freeSockets).flat()).toHaveLength(1);
 
     const warm = start(s, "/ok", undefined, http.request, gatedPlan(s));
+    expect(warm.state.req?.reusedSocket).toBe(true);
     expect(warm.state.connection).toBeUndefined();
     await completed(warm);
     expect(warm.state.connection).toBeUndefined();
@@ -475,7 +477,7 @@ describe("connectionTimeout is armed only for a request that has no connected so
     runtimeIdle(s);
   });
 
-  it("a free socket destroyed under it: the new connection is timed from handle() at its 'socket'", async () => {
+  it("a free socket destroyed under it: Node opens a new connection, timed from handle()", async () => {
     const s = setup({ maxSockets: 2 });
     await completed(start(s, "/ok", undefined, http.request, gatedPlan(s)));
     const [free] = Object.values(s.agent.freeSockets).flat();
@@ -483,8 +485,7 @@ describe("connectionTimeout is armed only for a request that has no connected so
     vi.advanceTimersByTime(100);
     const r = start(s, "/ok", undefined, http.request, gatedPlan(s));
     expect(Object.values(s.agent.freeSockets).flat()).toHaveLength(0);
-    expect(r.state.connection).toBeUndefined();
-    await until(() => r.state.req?.socket != null);
+    expect(r.state.connection?.armed).toBe(true);
     expect(r.state.connection!.at).toBe(r.state.startedAt + 5_000);
     await completed(r);
     expect(r.state.connection!.armed).toBe(false);
@@ -492,10 +493,31 @@ describe("connectionTimeout is armed only for a request that has no connected so
     runtimeIdle(s);
   });
 
-  it("a request without a gate key (no free list to read): armed at dispatch", () => {
+  it("no gate (an agent without a socket limit): a free socket skips it too; waiting in agent.requests is timed", async () => {
+    const s = setup({ maxSockets: 1 });
+    await completed(start(s, "/ok"));
+    const warm = start(s, "/hold");
+    expect(warm.state.gateKey).toBeUndefined();
+    expect(warm.state.connection).toBeUndefined();
+    await serverSaw(2);
+    // The one socket is busy: the next request waits in the agent's queue, with connectionTimeout running.
+    const queued = start(s, "/ok");
+    expect(queued.state.connection?.armed).toBe(true);
+    vi.advanceTimersByTime(4_999);
+    expect(queued.outcome).toBeUndefined();
+    vi.advanceTimersByTime(1 + CONFIRM_MS);
+    await until(() => queued.outcome !== undefined);
+    expect(queued.outcome!.error.message).toContain("The request was still waiting for a free socket");
+    expectReleased(s, queued);
+  });
+
+  it("a request function that is not Node's (no `reusedSocket`): armed", () => {
     const s = setup();
-    const r = start(s, "/ok");
-    expect(r.state.gateKey).toBeUndefined();
+    const r = start(s, "/ok", undefined, (options) => {
+      const req = http.request(options);
+      Object.defineProperty(req, "reusedSocket", { value: undefined });
+      return req;
+    });
     expect(r.state.connection?.armed).toBe(true);
   });
 });

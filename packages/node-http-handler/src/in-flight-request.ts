@@ -17,7 +17,7 @@
  * waits in the gate or not; while gated (`req` undefined) each of them still acts and ends it through `finish()`,
  * which unlinks it from the gate in O(1). `connectionTimeout` of a request dispatched at once is armed right after
  * its Node request is created (from the same `startedAt`), and only if the agent did not hand it a free (connected)
- * socket: on a warm pool it is never armed.
+ * socket (`req.reusedSocket`): on a warm pool it is never armed.
  *
  * The object is also the pool monitor's state for the request (`RequestState` of `@sockeye/pool-monitor`: queue-list
  * and open-response links, timestamps, outcome), set up by the runtime when the request is tracked (`core`) and fed
@@ -220,12 +220,6 @@ export class InFlightRequest
     if (this.isFinished) return;
     const host = this.host;
     host.requestDispatching(this, now);
-    // `connectionTimeout` of a request dispatched at `start()` is armed now, from `startedAt`, unless the agent handed
-    // it one of the key's free sockets (the free list shrank): those are connected. Should that socket be a new one
-    // after all (the free ones were destroyed), the 'socket' listener arms it.
-    const untimed = !!this.plan.connectionTimeout && this.connection === undefined; // 0 or undefined: off
-    const free = untimed ? this.freeSockets() : undefined;
-    const freeBefore = free?.length ?? 0;
     let req: ClientRequest;
     try {
       req = requestFunc(options);
@@ -234,7 +228,12 @@ export class InFlightRequest
       this.finish(error);
       return;
     }
-    if (untimed && !(free !== undefined && free.length < freeBefore)) this.armConnection();
+    // `connectionTimeout` of a request dispatched at `start()` is armed now, from `startedAt`, unless the agent handed
+    // it one of its free sockets, which are connected: Node's `Agent` sets `reusedSocket` synchronously in
+    // `addRequest()` when it does (Node 20–24), so a request that gets a new socket or waits in `agent.requests` is
+    // timed as before. An agent that does not set it (its own `addRequest`) or an intercepted `http.request` gets
+    // the deadline. `0` or `undefined` means off.
+    if (this.plan.connectionTimeout && this.connection === undefined && req.reusedSocket !== true) this.armConnection();
     this.req = req;
     (req as any)[kState] = this;
     try {
@@ -475,14 +474,6 @@ export class InFlightRequest
     this.host.hostScheduler.arm(d, this.startedAt, this.plan.connectionTimeout as number);
   }
 
-  /** The free sockets of the request's agent key, when it is counted under one (a gated agent). */
-  private freeSockets(): readonly unknown[] | undefined {
-    const key = this.gateKey;
-    return key === undefined
-      ? undefined
-      : (this.plan.agent as unknown as { freeSockets: Record<string, unknown[] | undefined> }).freeSockets[key.name];
-  }
-
   /** The connection is established (TCP, plus TLS for https): `connectionTimeout` no longer applies. */
   socketReady(): void {
     if (this.connection) this.host.hostScheduler.cancel(this.connection);
@@ -544,8 +535,6 @@ function onRequestSocket(this: ClientRequest, socket: Socket): void {
   enableTcpKeepAlive(socket, plan.agent);
   if (plan.connectionLifetime) stampSocket(socket, now);
   if (connecting) {
-    // A request that counted on a free socket and got a new one (the free ones were destroyed) is timed from now on.
-    if (plan.connectionTimeout && state.connection === undefined && !state.hasSettled) state.armConnection();
     (socket as any)[kConnectingFor] = state;
     socket.once("connect", onSocketConnected);
     if (plan.isSSL) socket.once("secureConnect", onSocketSecureConnected);
