@@ -445,3 +445,79 @@ describe("InFlightRequest in the handler's gate: every deadline, abort and destr
     runtimeIdle(q.s);
   });
 });
+
+describe("connectionTimeout is armed only for a request that has no connected socket", () => {
+  fakeTimersPerTest();
+
+  const gatedPlan = (s: Setup): RequestPlan => planFor(s.agent, { agentGate: s.runtime.gateFor(s.agent) });
+
+  async function completed(r: Started): Promise<void> {
+    await until(() => r.outcome !== undefined);
+    (r.outcome!.value as { response: { body: http.IncomingMessage } }).response.body.resume();
+    await until(() => r.state.isFinished);
+  }
+
+  it("a cold pool: armed at dispatch, from handle(); a warm pool's free socket: never armed", async () => {
+    const s = setup({ maxSockets: 2 });
+    vi.advanceTimersByTime(250); // the clock is not at 0: `at` below is measured from start()
+    const cold = start(s, "/ok", undefined, http.request, gatedPlan(s));
+    expect(cold.state.connection?.armed).toBe(true);
+    expect(cold.state.connection!.at).toBe(cold.state.beganAt + 5_000);
+    await completed(cold);
+    expect(cold.state.connection!.armed).toBe(false);
+    expect(Object.values(s.agent.freeSockets).flat()).toHaveLength(1);
+
+    const warm = start(s, "/ok", undefined, http.request, gatedPlan(s));
+    expect(warm.state.req?.reusedSocket).toBe(true);
+    expect(warm.state.connection).toBeUndefined();
+    await completed(warm);
+    expect(warm.state.connection).toBeUndefined();
+    expect((warm.outcome!.value as { response: { statusCode: number } }).response.statusCode).toBe(200);
+    expect(s.monitor.getStats().origins[0].requests).toMatchObject({ started: 2, completed: 2 });
+    runtimeIdle(s);
+  });
+
+  it("a free socket destroyed under it: Node opens a new connection, timed from handle()", async () => {
+    const s = setup({ maxSockets: 2 });
+    await completed(start(s, "/ok", undefined, http.request, gatedPlan(s)));
+    const [free] = Object.values(s.agent.freeSockets).flat();
+    free!.destroy(); // still in the free list until its 'close': Node skips it and opens a new connection
+    vi.advanceTimersByTime(100);
+    const r = start(s, "/ok", undefined, http.request, gatedPlan(s));
+    expect(Object.values(s.agent.freeSockets).flat()).toHaveLength(0);
+    expect(r.state.connection?.armed).toBe(true);
+    expect(r.state.connection!.at).toBe(r.state.beganAt + 5_000);
+    await completed(r);
+    expect(r.state.connection!.armed).toBe(false);
+    expect(s.monitor.getStats().origins[0].sockets.created).toBe(2);
+    runtimeIdle(s);
+  });
+
+  it("no gate (an agent without a socket limit): a free socket skips it too; waiting in agent.requests is timed", async () => {
+    const s = setup({ maxSockets: 1 });
+    await completed(start(s, "/ok"));
+    const warm = start(s, "/hold");
+    expect(warm.state.gateKey).toBeUndefined();
+    expect(warm.state.connection).toBeUndefined();
+    await serverSaw(2);
+    // The one socket is busy: the next request waits in the agent's queue, with connectionTimeout running.
+    const queued = start(s, "/ok");
+    expect(queued.state.connection?.armed).toBe(true);
+    vi.advanceTimersByTime(4_999);
+    expect(queued.outcome).toBeUndefined();
+    vi.advanceTimersByTime(1 + CONFIRM_MS);
+    await until(() => queued.outcome !== undefined);
+    expect(queued.outcome!.error.message).toContain("The request was still waiting for a free socket");
+    expectReleased(s, queued);
+  });
+
+  it("a request function that is not Node's (no `reusedSocket`): armed", () => {
+    const s = setup();
+    const r = start(s, "/ok", undefined, (options) => {
+      const req = http.request(options);
+      Object.defineProperty(req, "reusedSocket", { value: undefined });
+      return req;
+    });
+    expect(r.state.connection?.armed).toBe(true);
+  });
+});

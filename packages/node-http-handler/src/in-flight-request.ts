@@ -15,7 +15,9 @@
  *
  * Deadlines and the abort listener are armed at `start()`, so every clock runs from `handle()` whether the request
  * waits in the gate or not; while gated (`req` undefined) each of them still acts and ends it through `finish()`,
- * which unlinks it from the gate in O(1).
+ * which unlinks it from the gate in O(1). `connectionTimeout` of a request dispatched at once is armed right after
+ * its Node request is created (from the same `beganAt`), and only if the agent did not hand it a free (connected)
+ * socket (`req.reusedSocket`): on a warm pool it is never armed.
  *
  * The object is also the pool monitor's state for the request (`RequestState` of `@sockeye/pool-monitor`: queue-list
  * and open-response links, timestamps, outcome), set up by the runtime when the request is tracked (`core`) and fed
@@ -112,7 +114,7 @@ export class InFlightRequest
   beganAt = 0;
   private resolveFn: Settle | undefined = undefined;
   private rejectFn: Settle | undefined = undefined;
-  private connection: Deadline<DeadlineKind> | undefined = undefined;
+  connection: Deadline<DeadlineKind> | undefined = undefined;
   private request: Deadline<DeadlineKind> | undefined = undefined;
   continueWait: Deadline<DeadlineKind> | undefined = undefined;
   acquireDeadline: Deadline<DeadlineKind> | undefined = undefined;
@@ -200,7 +202,9 @@ export class InFlightRequest
       this.finish(error);
       return;
     }
+    // `connectionTimeout`: a gated request is timed from now on (from `beganAt`); one dispatched now, by `dispatch()`.
     if (dispatchNow) this.dispatch(now);
+    else if (this.requestPlan.connectWaitMs) this.armConnection();
   }
 
   /** GatedRequest: the handler's gate lets the request go. */
@@ -225,6 +229,12 @@ export class InFlightRequest
       this.finish(error);
       return;
     }
+    // `connectionTimeout` of a request dispatched at `start()` is armed now, from `beganAt`, unless the agent handed
+    // it one of its free sockets, which are connected: Node's `Agent` sets `reusedSocket` synchronously in
+    // `addRequest()` when it does (Node 20–24), so a request that gets a new socket or waits in `agent.requests` is
+    // timed as before. An agent that does not set it (its own `addRequest`) or an intercepted `http.request` gets
+    // the deadline. `0` or `undefined` means off.
+    if (this.requestPlan.connectWaitMs && this.connection === undefined && req.reusedSocket !== true) this.armConnection();
     this.req = req;
     (req as any)[kState] = this;
     try {
@@ -245,7 +255,13 @@ export class InFlightRequest
     }
   }
 
-  /** The abort listener and the deadlines, from `start()` (before the Node request exists). */
+  /**
+   * The abort listener and the deadlines, from `start()` (before the Node request exists), but `connectionTimeout`:
+   * `start()` arms it for a request the gate queues; for one dispatched now, `dispatch()` arms it right after (the
+   * same clock: from `beganAt`) unless the agent handed the request one of its free sockets (connected: the usual
+   * case of a warm pool). (Kept out of this function: a branch only the gated requests take would deoptimise it the
+   * first time a burst queues.)
+   */
   private arm(now: number): void {
     const plan = this.requestPlan;
     const host = this.host;
@@ -256,10 +272,6 @@ export class InFlightRequest
     }
 
     const scheduler = host.hostScheduler;
-    if (plan.connectWaitMs) {
-      this.connection = new Deadline(this, DeadlineKind.Connection);
-      scheduler.arm(this.connection, now, plan.connectWaitMs);
-    }
     if (plan.requestMs) {
       this.request = new Deadline(this, DeadlineKind.Request);
       scheduler.arm(this.request, now, plan.requestMs);
@@ -452,6 +464,12 @@ export class InFlightRequest
     if (this.requestPlan.socketIdleMs && !this.isFinished && !this.req?.destroyed) {
       this.host.watchIdle(this, socket, now ?? timing.now());
     }
+  }
+
+  /** Arms `connectionTimeout` from `beganAt` (the clock runs from `handle()` wherever it is armed). */
+  armConnection(): void {
+    const d = (this.connection ??= new Deadline(this, DeadlineKind.Connection));
+    this.host.hostScheduler.arm(d, this.beganAt, this.requestPlan.connectWaitMs as number);
   }
 
   /** The connection is established (TCP, plus TLS for https): `connectionTimeout` no longer applies. */

@@ -228,7 +228,11 @@ export class DeadlineScheduler {
     if (list.heapIndex < 0) {
       list.expiry = at;
       this.heapPush(list);
-    } else if (list.firstSlot === d && at < list.expiry) {
+    } else if (at < list.expiry && list.firstSlot === d) {
+      // `at < list.expiry` first: that load runs on every arm, so it always has type feedback. The other order read
+      // `expiry` only when `d` became the head of a list left empty (the first arm of a burst, after every deadline
+      // of the last one was cancelled), so optimised callers inlining `arm()` deoptimised at each burst start on an
+      // uninitialised load. An earlier head is rare (`at` is later than the stale key unless `start` is older).
       list.expiry = at;
       this.siftUp(list.heapIndex);
     }
