@@ -234,7 +234,8 @@ export class InFlightRequest
     // `addRequest()` when it does (Node 20–24), so a request that gets a new socket or waits in `agent.requests` is
     // timed as before. An agent that does not set it (its own `addRequest`) or an intercepted `http.request` gets
     // the deadline. `0` or `undefined` means off.
-    if (this.requestPlan.connectWaitMs && this.connection === undefined && req.reusedSocket !== true) this.armConnection();
+    if (this.requestPlan.connectWaitMs && this.connection === undefined && req.reusedSocket !== true)
+      this.armConnection();
     this.req = req;
     (req as any)[kState] = this;
     try {
