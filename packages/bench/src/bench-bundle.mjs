@@ -22,61 +22,20 @@
 // =============================================================================
 
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
 import { manglePropsFor } from "../../../scripts/mangle-props.mjs";
 import { NUMBER_DEFINES } from "../../../scripts/number-defines.mjs";
 import { bytesByPackage, sumOf } from "./lib/bundle-weight.mjs";
+import { appSource, bundleApp, HANDLERS, LIMIT_RATIO, workspaceNames } from "./lib/handler-apps.mjs";
 import { describeRun } from "./lib/machine.mjs";
 import { median } from "./lib/stats.mjs";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const REPO = join(HERE, "..", "..", "..");
 const OUT = join(HERE, "..", "out");
-const APPS = join(REPO, ".cache", "bench-bundle");
 const REPS = Number(process.env.BENCH_REPS ?? 15);
-/** The target of issue 24: each Sockeye handler adds at most this many times upstream's bytes. */
-const LIMIT_RATIO = 4;
-
-/** Each handler: how the app builds it, and the packages that are its weight. */
-const HANDLERS = [
-  {
-    id: "upstream",
-    label: "@smithy/node-http-handler (upstream)",
-    source: `import { NodeHttpHandler } from "@smithy/node-http-handler"; const handler = new NodeHttpHandler();`,
-    packages: ["@smithy/node-http-handler"],
-  },
-  {
-    id: "smithy-undici",
-    label: "@smithy/undici-http-handler",
-    source: `import { UndiciHttpHandler } from "@smithy/undici-http-handler"; const handler = new UndiciHttpHandler();`,
-    packages: ["@smithy/undici-http-handler"],
-  },
-  {
-    id: "sockeye-node",
-    label: "Sockeye NodeHttpHandler",
-    source: `import { NodeHttpHandler } from "@sockeye/node-http-handler"; const handler = new NodeHttpHandler();`,
-    packages: ["@sockeye/node-http-handler", "@sockeye/pool-monitor"],
-    sources: ["node-http-handler", "pool-monitor"],
-  },
-  {
-    id: "sockeye-http2",
-    label: "Sockeye NodeHttp2Handler",
-    source: `import { NodeHttp2Handler } from "@sockeye/node-http-handler"; const handler = new NodeHttp2Handler();`,
-    packages: ["@sockeye/node-http-handler", "@sockeye/pool-monitor"],
-    sources: ["node-http-handler", "pool-monitor"],
-  },
-  {
-    id: "sockeye-undici",
-    label: "Sockeye UndiciHttpHandler",
-    source: `import { UndiciHttpHandler } from "@sockeye/undici-http-handler"; const handler = new UndiciHttpHandler();`,
-    packages: ["@sockeye/undici-http-handler", "@sockeye/pool-monitor"],
-    sources: ["undici-http-handler", "pool-monitor"],
-  },
-];
-
 /** Packages whose cold `require()` is timed. */
 const LOADED = [
   "@smithy/node-http-handler",
@@ -84,22 +43,6 @@ const LOADED = [
   "@sockeye/node-http-handler",
   "@sockeye/undici-http-handler",
 ];
-
-function workspaceNames() {
-  const names = {};
-  for (const dir of ["pool-monitor", "node-http-handler", "undici-http-handler", "opentelemetry"]) {
-    names[dir] = JSON.parse(readFileSync(join(REPO, "packages", dir, "package.json"), "utf8")).name;
-  }
-  return names;
-}
-
-function appSource(handler) {
-  return [
-    `import { S3Client } from "@aws-sdk/client-s3";`,
-    handler.source,
-    `export const client = new S3Client({ region: "us-east-1", requestHandler: handler });`,
-  ].join("\n");
-}
 
 /**
  * The property renaming of the packages' own builds (`scripts/mangle-props.mjs`, applied by each tsup.config.ts) for
@@ -114,33 +57,16 @@ function mangleOf(dirs) {
 }
 
 /**
- * Builds `source` (in the apps folder) minified; `fromSources` (the Sockeye package folders) maps the Sockeye
- * packages to their TypeScript, renamed and with the Number constants written as their dist is.
+ * Builds `source` minified (`bundleApp`); `fromSources` (the Sockeye package folders) maps the Sockeye packages to
+ * their TypeScript, renamed and with the Number constants written as their dist is.
  */
-async function bundle(id, source, fromSources) {
-  const entry = join(APPS, `${id}.mjs`);
-  writeFileSync(entry, source);
+async function bundle(source, fromSources) {
+  if (!fromSources) return bundleApp(REPO, source);
   const alias = {};
-  if (fromSources) {
-    for (const [dir, name] of Object.entries(workspaceNames()))
-      alias[name] = join(REPO, "packages", dir, "src", "index.ts");
-    alias["@sockeye/pool-monitor/internal"] = join(REPO, "packages", "pool-monitor", "src", "internal.ts");
-  }
-  const result = await build({
-    absWorkingDir: REPO,
-    entryPoints: [entry],
-    bundle: true,
-    minify: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    write: false,
-    metafile: true,
-    logLevel: "silent",
-    alias,
-    ...(fromSources ? { ...mangleOf(fromSources), define: NUMBER_DEFINES } : {}),
-  });
-  return result.metafile;
+  for (const [dir, name] of Object.entries(workspaceNames(REPO)))
+    alias[name] = join(REPO, "packages", dir, "src", "index.ts");
+  alias["@sockeye/pool-monitor/internal"] = join(REPO, "packages", "pool-monitor", "src", "internal.ts");
+  return bundleApp(REPO, source, { alias, ...mangleOf(fromSources), define: NUMBER_DEFINES });
 }
 
 /** Bytes per source file of the Sockeye packages in `dirs`, heaviest first. */
@@ -222,16 +148,14 @@ const t = process.hrtime.bigint(); require(${JSON.stringify(name)}); process.std
 const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`;
 
 async function main() {
-  rmSync(APPS, { recursive: true, force: true });
-  mkdirSync(APPS, { recursive: true });
-  const names = workspaceNames();
+  const names = workspaceNames(REPO);
   const startedAt = performance.now();
 
   const weights = [];
   for (const handler of HANDLERS) {
-    const { packages, total } = bytesByPackage(await bundle(handler.id, appSource(handler), false), names);
+    const { packages, total } = bytesByPackage(await bundle(appSource(handler), undefined), names);
     const bySource = handler.sources
-      ? bytesBySource(await bundle(`${handler.id}-src`, appSource(handler), handler.sources), handler.sources)
+      ? bytesBySource(await bundle(appSource(handler), handler.sources), handler.sources)
       : [];
     weights.push({
       id: handler.id,
@@ -258,7 +182,6 @@ async function main() {
     maxMs: Math.max(...samples[name]),
   }));
 
-  rmSync(APPS, { recursive: true, force: true });
   const result = {
     run: describeRun("npm run bench:bundle"),
     wallSeconds: (performance.now() - startedAt) / 1000,

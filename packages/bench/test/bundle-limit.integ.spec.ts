@@ -1,0 +1,30 @@
+/**
+ * Issue 24's bundle limit, held by a test: each Sockeye handler adds at most `LIMIT_RATIO` times upstream's bytes to
+ * a minified esbuild bundle of an `S3Client` app, built from the packages' dist as users get them. The same apps and
+ * build as `npm run bench:bundle` (lib/handler-apps.mjs), whose report is docs/perf/bundle.md; bytes are exact, so
+ * this is no timed test. A change that pushes a handler over the limit fails here, naming the handler and its bytes.
+ */
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { bytesByPackage, sumOf } from "../src/lib/bundle-weight.mjs";
+import { appSource, bundleApp, HANDLERS, LIMIT_RATIO, workspaceNames } from "../src/lib/handler-apps.mjs";
+
+const REPO = fileURLToPath(new URL("../../..", import.meta.url));
+
+async function weigh(id: string): Promise<number> {
+  const handler = HANDLERS.find((h) => h.id === id);
+  if (handler === undefined) throw new Error(`no handler app ${id}`);
+  const { packages } = bytesByPackage(await bundleApp(REPO, appSource(handler)), workspaceNames(REPO));
+  return sumOf(packages, handler.packages);
+}
+
+describe("bundle weight: each Sockeye handler ≤ 4× upstream's bytes (issue 24)", () => {
+  it.each(["sockeye-node", "sockeye-http2", "sockeye-undici"])("%s", { timeout: 60_000 }, async (id) => {
+    const upstream = await weigh("upstream");
+    expect(upstream).toBeGreaterThan(5_000); // the measurement found upstream's handler at all
+    const bytes = await weigh(id);
+    expect(bytes, `${id}: ${bytes} B, ${(bytes / upstream).toFixed(3)}× upstream's ${upstream} B`).toBeLessThanOrEqual(
+      LIMIT_RATIO * upstream
+    );
+  });
+});
