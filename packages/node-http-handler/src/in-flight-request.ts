@@ -19,10 +19,11 @@
  * its Node request is created (from the same `beganAt`), and only if the agent did not hand it a free (connected)
  * socket (`req.reusedSocket`): on a warm pool it is never armed.
  *
- * The object is also the pool monitor's state for the request (`RequestState` of `@sockeye/pool-monitor`: queue-list
- * and open-response links, timestamps, outcome), set up by the runtime when the request is tracked (`core`) and fed
- * by the listeners below through the monitor's functions (`requestSocket()`, `requestResponse()`, …): one object
- * per request.
+ * The object is also the pool monitor's state for the request: it extends `RequestStateFields` of
+ * `@sockeye/pool-monitor` (queue-list and open-response links, timestamps, outcome, and `trackedError`, the error the
+ * promise rejected with, which names the failure in `request:finished`), set up by the runtime when the request is
+ * tracked (`core`) and fed by the listeners below through the monitor's functions (`requestSocket()`,
+ * `requestResponse()`, …): one object per request.
  *
  * `settle()` resolves or rejects the promise once and cancels the deadlines that only matter until then.
  * `finish()` is idempotent and owns every other release: it settles first if needed (a request never ends with its
@@ -48,15 +49,10 @@ import {
   buildAbortError,
   closedBeforeResponseError,
   connectionTimeoutError,
-  type CountedAs,
   type DeadlineOwner,
   guardedWarn,
-  type Http1Core,
-  type OriginState,
-  type PoolLink,
-  type RequestState,
-  type SocketState,
   handlerDestroyedError,
+  RequestStateFields,
   REQUEST_TIMEOUT_HINT,
   relabelSocketError,
   requestTimeoutError,
@@ -102,14 +98,14 @@ export interface NodeRequestOptions {
 
 /** @internal */
 export class InFlightRequest
-  implements DeadlineOwner<DeadlineKind>, IdleWatcher, WarnedRequest, GatedRequest, RequestState
+  extends RequestStateFields
+  implements DeadlineOwner<DeadlineKind>, IdleWatcher, WarnedRequest, GatedRequest
 {
   /** The promise has been resolved or rejected. */
   hasSettled = false;
   /** `finish()` ran: nothing of this request is registered anywhere any more. */
   isFinished = false;
   req: ClientRequest | undefined = undefined;
-  res: IncomingMessage | undefined = undefined;
   /** `timing.now()` ms at `start()`. */
   beganAt = 0;
   private resolveFn: Settle | undefined = undefined;
@@ -126,35 +122,6 @@ export class InFlightRequest
   // The host's live list.
   liveNext: InFlightRequest | undefined = undefined;
   livePrev: InFlightRequest | undefined = undefined;
-  /**
-   * The error the promise rejected with (`undefined` when it resolved): names the failure in `request:finished`
-   * (telemetry's `RequestState.error`).
-   */
-  trackedError: unknown = undefined;
-  // RequestState fields (`@sockeye/pool-monitor`'s `tracking-state.ts`): the monitor's state for this request lives
-  // here, one object per request; `core` is set when the request is tracked (by the runtime, `trackStarted()` and its
-  // siblings), and the listeners below feed it with the functions of the monitor's `request-listeners.ts`.
-  core: Http1Core | undefined = undefined;
-  originState: OriginState | undefined = undefined;
-  isQueued = false;
-  closeCounted = false;
-  hasErrored = false;
-  notedOutcome: "aborted" | "timed_out" | undefined = undefined;
-  countedUnder: CountedAs | undefined = undefined;
-  acquiredAt = -1;
-  responseAt = -1;
-  socketState: SocketState | undefined = undefined;
-  lastBytes = 0;
-  progressedAt = 0;
-  gated = false;
-  isUnpooled = false;
-  queueLink: PoolLink | undefined = undefined;
-  qNext: RequestState | undefined = undefined;
-  trackedMethod: string | undefined = undefined;
-  requestBodySize: unknown = undefined;
-  open = false;
-  openPrev: RequestState | undefined = undefined;
-  openNext: RequestState | undefined = undefined;
   /** The `onabort` handler installed on a legacy signal (no `addEventListener`); cleared by `finish()`. */
   private legacyOnAbort: (() => void) | undefined = undefined;
   // GatedRequest fields (the plan's `AgentGate`): the key counted under and, while queued, the FIFO links.
@@ -173,7 +140,9 @@ export class InFlightRequest
     /** `scheme://host:port`, the only request detail telemetry ever sees ("" with telemetry off). */
     readonly originKey: string,
     readonly abortSignal: any
-  ) {}
+  ) {
+    super();
+  }
 
   /** RequestState: the plan's agent. */
   get agent(): Agent {

@@ -55,6 +55,7 @@ export {
   OriginState,
   PoolLink,
   type RequestState,
+  RequestStateFields,
   SocketState,
 } from "./tracking-state";
 export { PoolMonitor } from "./pool-monitor";

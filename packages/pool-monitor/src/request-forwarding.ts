@@ -1,7 +1,7 @@
 /**
  * The standalone `PoolMonitor`'s per-request state and request paths. A request tracked with `trackRequest()`,
  * `trackUnpooledRequest()`, `attachRequest()`, `attachQueued()` or `attachUnpooledRequest()` gets one
- * `TrackedRequestState`: the `RequestState` fields (`tracking-state.ts`) plus the `RequestTracking` handle methods,
+ * `TrackedRequestState`: the `RequestState` fields (`RequestStateFields` of `tracking-state.ts`) plus the `RequestTracking` handle methods,
  * each a call of the shared functions of `request-listeners.ts` (the handler calls those on its own per-request object
  * instead). `attach…()` only return it (the embedder keeps it and forwards the request's events to it); `trackRequest()`
  * hangs it on the request under `kRequestState`, and the request's events reach it either through four `on()`
@@ -24,48 +24,17 @@ import {
   requestResponse,
   requestSocket,
 } from "./request-listeners";
-import type {
-  CountedAs,
-  Http1Core,
-  OriginState,
-  PoolLink,
-  RequestState,
-  RequestTracking,
-  SocketState,
-  TrackedRequest,
-} from "./tracking-state";
+import { type RequestTracking, RequestStateFields, type TrackedRequest } from "./tracking-state";
 
 /** A request's state, and the handle an embedder forwards the request's events to. @internal */
-export class TrackedRequestState implements RequestState, RequestTracking {
-  core: Http1Core | undefined = undefined;
-  originState: OriginState | undefined = undefined;
-  isQueued = false;
-  closeCounted = false;
-  hasErrored = false;
-  notedOutcome: "aborted" | "timed_out" | undefined = undefined;
-  countedUnder: CountedAs | undefined = undefined;
-  acquiredAt = -1;
-  responseAt = -1;
-  res: IncomingMessage | undefined = undefined;
-  socketState: SocketState | undefined = undefined;
-  lastBytes = 0;
-  progressedAt = 0;
-  gated = false;
-  isUnpooled = false;
-  queueLink: PoolLink | undefined = undefined;
-  qNext: RequestState | undefined = undefined;
-  trackedMethod: string | undefined = undefined;
-  trackedError: unknown = undefined;
-  requestBodySize: unknown = undefined;
-  open = false;
-  openPrev: RequestState | undefined = undefined;
-  openNext: RequestState | undefined = undefined;
-
+export class TrackedRequestState extends RequestStateFields implements RequestTracking {
   /** @param agent - the request's agent (`undefined` as never for an unpooled request: never read). */
   constructor(
     readonly agent: Agent,
     readonly beganAt: number
-  ) {}
+  ) {
+    super();
+  }
 
   onSocket(socket: Socket, now?: number): void {
     requestSocket(this, socket, now);

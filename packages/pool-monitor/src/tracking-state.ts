@@ -25,10 +25,10 @@
  * saturated host of `_OTHER`, or the new agent of a swapped pair, is judged on its own; otherwise the
  * sample is the origin's sum, which then cannot be saturated.
  *
- * Per request: the `RequestState` fields (about twenty-five), on the embedder's own per-request object (the handler's
- * `InFlightRequest` declares them: one object per request, not two) or, for the standalone `PoolMonitor`, on a
- * `TrackedRequestState` that `trackRequest()` hangs on the request under a symbol and `attachRequest()` returns
- * (`request-forwarding.ts`). Per socket: one `SocketState` in a symbol-keyed slot on the socket
+ * Per request: the `RequestState` fields (about twenty-five), declared once with their initial values in
+ * `RequestStateFields`, the base class of the embedder's own per-request object (the handler's `InFlightRequest`: one
+ * object per request, not two) and, for the standalone `PoolMonitor`, of the `TrackedRequestState` that
+ * `trackRequest()` hangs on the request under a symbol and `attachRequest()` returns (`request-forwarding.ts`). Per socket: one `SocketState` in a symbol-keyed slot on the socket
  * (`socketStateOf()`). Both die with their owner. Two intrusive lists (no allocation, no hashing):
  * - while queued, a request is on its link's FIFO queue list (singly linked through `qNext`), whose head gives the
  *   oldest queued age at sample time. Node serves a name's queue in order, so the request that gets a socket is
@@ -169,8 +169,8 @@ export interface RequestTracking {
 
 /**
  * The fields the monitor keeps for one tracked request, on whatever object carries them: the embedder's own
- * per-request object (the handler's `InFlightRequest` declares them, so a request is one object, not two) or the
- * standalone monitor's `TrackedRequestState` (`request-forwarding.ts`). The functions of `request-listeners.ts` take
+ * per-request object (the handler's `InFlightRequest` extends `RequestStateFields` below, so a request is one object,
+ * not two) or the standalone monitor's `TrackedRequestState` (`request-forwarding.ts`, also a `RequestStateFields`). The functions of `request-listeners.ts` take
  * the object; the origin's reading (`OriginState.poll()` and `pollUnconsumed()`) walks the lists threaded through it.
  * @internal
  */
@@ -217,6 +217,40 @@ export interface RequestState {
   open: boolean;
   openPrev: RequestState | undefined;
   openNext: RequestState | undefined;
+}
+
+/**
+ * `RequestState`'s fields with their initial values, declared once: the base class of every per-request object the
+ * monitor's functions (`request-listeners.ts`) feed, i.e. the standalone monitor's `TrackedRequestState` and the
+ * node:http handler's `InFlightRequest`. A subclass supplies `agent` and `beganAt`. A new field goes here and in
+ * `RequestState` only. @internal
+ */
+export abstract class RequestStateFields implements RequestState {
+  core: Http1Core | undefined = undefined;
+  originState: OriginState | undefined = undefined;
+  abstract readonly agent: Agent;
+  abstract readonly beganAt: number;
+  isQueued = false;
+  closeCounted = false;
+  hasErrored = false;
+  notedOutcome: "aborted" | "timed_out" | undefined = undefined;
+  countedUnder: CountedAs | undefined = undefined;
+  acquiredAt = -1;
+  responseAt = -1;
+  res: IncomingMessage | undefined = undefined;
+  socketState: SocketState | undefined = undefined;
+  lastBytes = 0;
+  progressedAt = 0;
+  gated = false;
+  isUnpooled = false;
+  queueLink: PoolLink | undefined = undefined;
+  qNext: RequestState | undefined = undefined;
+  trackedMethod: string | undefined = undefined;
+  trackedError: unknown = undefined;
+  requestBodySize: unknown = undefined;
+  open = false;
+  openPrev: RequestState | undefined = undefined;
+  openNext: RequestState | undefined = undefined;
 }
 
 /**
