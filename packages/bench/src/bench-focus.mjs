@@ -99,6 +99,7 @@ export const FOCUS_CHECKS = Object.freeze([
   focusCheck("telemetry-c200", "telemetry", 200, 128, false),
   focusCheck("telemetry-c1000", "telemetry", 1000, 128, true),
   focusCheck("upstream-c1", "upstream", 1, 128, false),
+  focusCheck("upstream-c50", "upstream", 50, 128, false),
   focusCheck("upstream-c1000", "upstream", 1000, 128, false),
   focusCheck("upstream-c200", "upstream", 200, 128, false),
   focusCheck("upstream-c10000", "upstream", 10000, 128, false),
