@@ -9,7 +9,7 @@
  * - `warning` (`SocketUsageWarning`): upstream's socket-usage warning in the three `socketMonitor` modes.
  * - `monitor` (`Http1PoolMonitor`, `@sockeye/pool-monitor`, the base of its `PoolMonitor`): per-origin telemetry and
  *   saturation detection. The monitor's per-request state is fields of the request's own state object (an
- *   `InFlightRequest` extends the monitor's `RequestStateFields`: one object per request), fed by the monitor's functions
+ *   `InFlightRequest` extends the monitor's `RequestState`: one object per request), fed by the monitor's functions
  *   (`trackStarted()`, `requestSocket()`, … of its `request-listeners.ts`) from the runtime and the request's own
  *   listeners (no second object, no second set of listeners, nothing hung on the `ClientRequest`); the owner tick
  *   calls `monitor.sample()` once per the monitor's `sampleIntervalMs` in `"interval"` mode (the period is read at

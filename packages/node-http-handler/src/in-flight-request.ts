@@ -19,11 +19,11 @@
  * its Node request is created (from the same `beganAt`), and only if the agent did not hand it a free (connected)
  * socket (`req.reusedSocket`): on a warm pool it is never armed.
  *
- * The object is also the pool monitor's state for the request: it extends `RequestStateFields` of
- * `@sockeye/pool-monitor` (queue-list and open-response links, timestamps, outcome, and `trackedError`, the error the
- * promise rejected with, which names the failure in `request:finished`), set up by the runtime when the request is
- * tracked (`core`) and fed by the listeners below through the monitor's functions (`requestSocket()`,
- * `requestResponse()`, …): one object per request.
+ * The object is also the pool monitor's state for the request: it extends `RequestState` of `@sockeye/pool-monitor`
+ * (queue-list and open-response links, timestamps, outcome, and `trackedError`, the error the promise rejected with,
+ * which names the failure in `request:finished`), set up by the runtime when the request is tracked (`core`) and fed
+ * by the listeners below through the monitor's functions (`requestSocket()`, `requestResponse()`, …): one object per
+ * request.
  *
  * `settle()` resolves or rejects the promise once and cancels the deadlines that only matter until then.
  * `finish()` is idempotent and owns every other release: it settles first if needed (a request never ends with its
@@ -52,7 +52,7 @@ import {
   type DeadlineOwner,
   guardedWarn,
   handlerDestroyedError,
-  RequestStateFields,
+  RequestState,
   REQUEST_TIMEOUT_HINT,
   relabelSocketError,
   requestTimeoutError,
@@ -98,7 +98,7 @@ export interface NodeRequestOptions {
 
 /** @internal */
 export class InFlightRequest
-  extends RequestStateFields
+  extends RequestState
   implements DeadlineOwner<DeadlineKind>, IdleWatcher, WarnedRequest, GatedRequest
 {
   /** The promise has been resolved or rejected. */

@@ -54,8 +54,7 @@ export {
   type Http1Core,
   OriginState,
   PoolLink,
-  type RequestState,
-  RequestStateFields,
+  RequestState,
   SocketState,
 } from "./tracking-state";
 export { PoolMonitor } from "./pool-monitor";

@@ -1,14 +1,13 @@
 /**
  * The standalone `PoolMonitor`'s per-request state and request paths. A request tracked with `trackRequest()`,
  * `trackUnpooledRequest()`, `attachRequest()`, `attachQueued()` or `attachUnpooledRequest()` gets one
- * `TrackedRequestState`: the `RequestState` fields (`RequestStateFields` of `tracking-state.ts`) plus the `RequestTracking` handle methods,
- * each a call of the shared functions of `request-listeners.ts` (the handler calls those on its own per-request object
- * instead). `attach…()` only return it (the embedder keeps it and forwards the request's events to it); `trackRequest()`
- * hangs it on the request under `kRequestState`, and the request's events reach it either through four `on()`
- * registrations of the *same* module functions below (no closures, no `once()` wrappers) or, with `listen = false`,
- * through the caller's `PoolMonitor.requestSocket()` etc., which find it there. Only `pool-monitor.ts` imports this
- * module, so an app that uses only a handler does not bundle it. Cost per request: this object (about twenty-five
- * fields).
+ * `TrackedRequestState`: a `RequestState` (`tracking-state.ts`) plus the `RequestTracking` handle methods, each a call
+ * of the shared functions of `request-listeners.ts` (the handler calls those on its own per-request object instead).
+ * `attach…()` only return it (the embedder keeps it and forwards the request's events to it); `trackRequest()` hangs it
+ * on the request under `kRequestState`, and the request's events reach it either through four `on()` registrations of
+ * the *same* module functions below (no closures, no `once()` wrappers) or, with `listen = false`, through the caller's
+ * `PoolMonitor.requestSocket()` etc., which find it there. Only `pool-monitor.ts` imports this module, so an app that
+ * uses only a handler does not bundle it. Cost per request: this object (about twenty-five fields).
  *
  * Errors are observed through `events.errorMonitor`, which does not count as handling the error: an application that
  * relied on an unhandled `'error'` crashing the process keeps that behaviour.
@@ -24,10 +23,10 @@ import {
   requestResponse,
   requestSocket,
 } from "./request-listeners";
-import { type RequestTracking, RequestStateFields, type TrackedRequest } from "./tracking-state";
+import { RequestState, type RequestTracking, type TrackedRequest } from "./tracking-state";
 
 /** A request's state, and the handle an embedder forwards the request's events to. @internal */
-export class TrackedRequestState extends RequestStateFields implements RequestTracking {
+export class TrackedRequestState extends RequestState implements RequestTracking {
   /** @param agent - the request's agent (`undefined` as never for an unpooled request: never read). */
   constructor(
     readonly agent: Agent,

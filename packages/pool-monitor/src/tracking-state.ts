@@ -25,11 +25,11 @@
  * saturated host of `_OTHER`, or the new agent of a swapped pair, is judged on its own; otherwise the
  * sample is the origin's sum, which then cannot be saturated.
  *
- * Per request: the `RequestState` fields (about twenty-five), declared once with their initial values in
- * `RequestStateFields`, the base class of the embedder's own per-request object (the handler's `InFlightRequest`: one
- * object per request, not two) and, for the standalone `PoolMonitor`, of the `TrackedRequestState` that
- * `trackRequest()` hangs on the request under a symbol and `attachRequest()` returns (`request-forwarding.ts`). Per socket: one `SocketState` in a symbol-keyed slot on the socket
- * (`socketStateOf()`). Both die with their owner. Two intrusive lists (no allocation, no hashing):
+ * Per request: the fields of `RequestState` (about twenty-five), the base class of the embedder's own per-request
+ * object (the handler's `InFlightRequest`: one object per request, not two) and, for the standalone `PoolMonitor`, of
+ * the `TrackedRequestState` that `trackRequest()` hangs on the request under a symbol and `attachRequest()` returns
+ * (`request-forwarding.ts`). Per socket: one `SocketState` in a symbol-keyed slot on the socket (`socketStateOf()`).
+ * Both die with their owner. Two intrusive lists (no allocation, no hashing):
  * - while queued, a request is on its link's FIFO queue list (singly linked through `qNext`), whose head gives the
  *   oldest queued age at sample time. Node serves a name's queue in order, so the request that gets a socket is
  *   normally the head and leaves in O(1) without touching its neighbours; one that leaves from elsewhere (aborted
@@ -168,86 +168,55 @@ export interface RequestTracking {
 }
 
 /**
- * The fields the monitor keeps for one tracked request, on whatever object carries them: the embedder's own
- * per-request object (the handler's `InFlightRequest` extends `RequestStateFields` below, so a request is one object,
- * not two) or the standalone monitor's `TrackedRequestState` (`request-forwarding.ts`, also a `RequestStateFields`). The functions of `request-listeners.ts` take
- * the object; the origin's reading (`OriginState.poll()` and `pollUnconsumed()`) walks the lists threaded through it.
- * @internal
+ * The fields the monitor keeps for one tracked request, declared once with their initial values: the base class of
+ * every per-request object the monitor's functions (`request-listeners.ts`) feed, i.e. the node:http handler's
+ * `InFlightRequest` (so a request is one object, not two) and the standalone monitor's `TrackedRequestState`
+ * (`request-forwarding.ts`). A subclass supplies `agent` and `beganAt`. The origin's reading (`OriginState.poll()`
+ * and `pollUnconsumed()`) walks the lists threaded through it. @internal
  */
-export interface RequestState {
+export abstract class RequestState {
   /** The monitor tracking the request (`undefined`: not tracked; set by `trackStarted()` and its siblings). */
-  core: Http1Core | undefined;
-  /** Its origin entry (set with `core`). */
-  originState: OriginState | undefined;
-  /** The agent it is (to be) created with; never read for an unpooled request. */
-  readonly agent: Agent;
-  /** `timing.now()` ms when its caller began handling it: queue wait and `request:finished` duration run from it. */
-  readonly beganAt: number;
-  /** Counted as queued (in `agent.requests`, the embedder's queue, or dispatched with no socket yet). */
-  isQueued: boolean;
-  /** Its close was counted (`requestClosed()` ran). */
-  closeCounted: boolean;
-  hasErrored: boolean;
-  /** Why its caller destroyed it (`noteRequestOutcome()`); the first note wins. */
-  notedOutcome: "aborted" | "timed_out" | undefined;
-  countedUnder: CountedAs | undefined;
-  /** `timing.now()` ms at its socket (-1: none yet). */
-  acquiredAt: number;
-  /** `timing.now()` ms at its response (-1: none yet). */
-  responseAt: number;
-  res: IncomingMessage | undefined;
-  /** Its socket's state, while it counts on the socket. */
-  socketState: SocketState | undefined;
-  /** `socket.bytesRead` when the body last made progress, and when that was. */
-  lastBytes: number;
-  progressedAt: number;
-  /** Queued by the embedder (`trackQueued()`), not dispatched yet: counted in its link's `gateQueued`. */
-  gated: boolean;
-  /** Tracked as sent outside the pool (`trackUnpooled()`): counted in `origin.unpooled` only. */
-  isUnpooled: boolean;
-  /** The link whose queue list holds this request while `queued` (`undefined`: queued under no known link). */
-  queueLink: PoolLink | undefined;
-  /** Next (younger) request on the link's queue list. */
-  qNext: RequestState | undefined;
-  /** For `request:finished` (`request-finished.ts`): the method, the request error, the raw request Content-Length. */
-  trackedMethod: string | undefined;
-  trackedError: unknown;
-  requestBodySize: unknown;
-  /** On the origin's open-response list, between `openPrev` and `openNext`. */
-  open: boolean;
-  openPrev: RequestState | undefined;
-  openNext: RequestState | undefined;
-}
-
-/**
- * `RequestState`'s fields with their initial values, declared once: the base class of every per-request object the
- * monitor's functions (`request-listeners.ts`) feed, i.e. the standalone monitor's `TrackedRequestState` and the
- * node:http handler's `InFlightRequest`. A subclass supplies `agent` and `beganAt`. A new field goes here and in
- * `RequestState` only. @internal
- */
-export abstract class RequestStateFields implements RequestState {
   core: Http1Core | undefined = undefined;
+  /** Its origin entry (set with `core`). */
   originState: OriginState | undefined = undefined;
+  /** The agent it is (to be) created with; never read for an unpooled request. */
   abstract readonly agent: Agent;
+  /** `timing.now()` ms when its caller began handling it: queue wait and `request:finished` duration run from it. */
   abstract readonly beganAt: number;
+  /** Counted as queued (in `agent.requests`, the embedder's queue, or dispatched with no socket yet). */
   isQueued = false;
+  /** Its close was counted (`requestClosed()` ran). */
   closeCounted = false;
   hasErrored = false;
+  /** Why its caller destroyed it (`noteRequestOutcome()`); the first note wins. */
   notedOutcome: "aborted" | "timed_out" | undefined = undefined;
   countedUnder: CountedAs | undefined = undefined;
+  /** `timing.now()` ms at its socket (-1: none yet). */
   acquiredAt = -1;
+  /** `timing.now()` ms at its response (-1: none yet). */
   responseAt = -1;
   res: IncomingMessage | undefined = undefined;
+  /** Its socket's state, while it counts on the socket. */
   socketState: SocketState | undefined = undefined;
+  /** `socket.bytesRead` when the body last made progress, and when that was. */
   lastBytes = 0;
   progressedAt = 0;
+  /** Queued by the embedder (`trackQueued()`), not dispatched yet: counted in its link's `gateQueued`. */
   gated = false;
+  /** Tracked as sent outside the pool (`trackUnpooled()`): counted in `origin.unpooled` only. */
   isUnpooled = false;
+  /** The link whose queue list holds this request while `queued` (`undefined`: queued under no known link). */
   queueLink: PoolLink | undefined = undefined;
+  /** Next (younger) request on the link's queue list. */
   qNext: RequestState | undefined = undefined;
+  /**
+   * For `request:finished` (`request-finished.ts`): the method, the error the caller's promise rejected with
+   * (`undefined` when it resolved), the raw request Content-Length.
+   */
   trackedMethod: string | undefined = undefined;
   trackedError: unknown = undefined;
   requestBodySize: unknown = undefined;
+  /** On the origin's open-response list, between `openPrev` and `openNext`. */
   open = false;
   openPrev: RequestState | undefined = undefined;
   openNext: RequestState | undefined = undefined;
