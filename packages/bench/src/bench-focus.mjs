@@ -27,8 +27,9 @@
 // when the A/A control's 95 % interval does not hold 1. Being a 95 % interval, that happens to about 1 check in 20
 // with no bias at all: re-run a void check (BENCH_FOCUS=<id>).
 //
-// Knobs: BENCH_FOCUS="telemetry-c50,..." (ids below, or "prefix*"; default all but the grid checks; a subset replaces those checks in the result file
-// and keeps the others, each check carrying its date), BENCH_FOCUS_CYCLES (overrides both cycle counts).
+// Knobs: BENCH_FOCUS="telemetry-c50,..." (ids below, or "prefix*"; default all but the grid checks; a run replaces the
+// checks it ran in the result file and keeps the others, each check carrying its date), BENCH_FOCUS_CYCLES (overrides
+// both cycle counts).
 // `node src/bench-focus.mjs --summarize` re-derives every result from the raw series stored in the file.
 // Output: packages/bench/out/bench-focus-latest.json and a table on stdout; report.mjs puts it in docs/perf/README.md.
 // =============================================================================
