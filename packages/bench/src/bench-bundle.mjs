@@ -217,7 +217,11 @@ function render({ run, wallSeconds, reps, weights, load }) {
       .map(([p, b]) => `${p} ${kb(b)}`)
       .join(", ");
     const ratio = w.bytes / upstream;
-    const mark = w.id.startsWith("sockeye") ? (ratio <= LIMIT_RATIO ? " (≤ 4×: met)" : " (> 4×: missed)") : "";
+    const mark = w.id.startsWith("sockeye")
+      ? ratio <= LIMIT_RATIO
+        ? ` (≤ ${LIMIT_RATIO}×: met)`
+        : ` (> ${LIMIT_RATIO}×: missed)`
+      : "";
     lines.push(
       `| ${w.label} | ${kb(w.bytes)} | ${ratio.toFixed(2)}×${mark} | ${per} | ${w.undici ? kb(w.undici) : "—"} |`
     );

@@ -1,5 +1,5 @@
 /**
- * Issue 24's bundle limit, held by a test: each Sockeye handler adds at most `LIMIT_RATIO` times upstream's bytes to
+ * The bundle-weight guard, held by a test: each Sockeye handler adds at most `LIMIT_RATIO` times upstream's bytes to
  * a minified esbuild bundle of an `S3Client` app, built from the packages' dist as users get them. The same apps and
  * build as `npm run bench:bundle` (lib/handler-apps.mjs), whose report is docs/perf/bundle.md; bytes are exact, so
  * this is no timed test. A change that pushes a handler over the limit fails here, naming the handler and its bytes.
@@ -21,7 +21,7 @@ async function weigh(id: string): Promise<number> {
 /** Upstream's bytes, bundled once for all three checks. */
 let upstreamBytes: Promise<number> | undefined;
 
-describe("bundle weight: each Sockeye handler ≤ 4× upstream's bytes (issue 24)", () => {
+describe(`bundle weight: each Sockeye handler ≤ ${LIMIT_RATIO}× upstream's bytes`, () => {
   it.each(["sockeye-node", "sockeye-http2", "sockeye-undici"])("%s", { timeout: 60_000 }, async (id) => {
     upstreamBytes ??= weigh("upstream");
     const upstream = await upstreamBytes;

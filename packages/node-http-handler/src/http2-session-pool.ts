@@ -309,6 +309,8 @@ export class Http2SessionPool
     if (counters !== undefined) {
       counters.monitor.sessionClosed(counters, this.now() - entry.createdAt, !wasConnecting, entry.streams, reason);
     }
+    // Streams Node never closed (a session torn down by a protocol error can leave them so) end now, not never.
+    if (entry.active > 0) this.endHolders(origin, entry, entry.error);
     const pending = entry.isolatedRequest;
     let failure: Error | undefined;
     if (wasConnecting && entry.closeReason !== "local") failure = entry.error ?? this.closedBeforeReady(origin);
@@ -342,9 +344,23 @@ export class Http2SessionPool
         req.sessionFailed(error);
       }
       for (const entry of [...origin.open]) this.destroySession(entry, "local");
+      // Every request still on a stream ends now, whatever Node emits for its destroyed stream later (or never).
+      this.endHolders(origin, undefined, undefined);
     }
     this.watch.clear();
     this.sharedScheduler.stop();
+  }
+
+  /**
+   * Ends, at once, every request of `origin` still holding a stream slot (on `entry` only, unless it is `undefined`),
+   * with `error` if it has not settled (else as a stream closed without a response). O(slot holders of the origin).
+   */
+  private endHolders(origin: Http2PoolOrigin, entry: Http2PoolSession | undefined, error: Error | undefined): void {
+    const holders: Http2StreamRequest[] = [];
+    for (let req = origin.activeHead; req !== undefined; req = req.activeNext) {
+      if (entry === undefined || req.entry === entry) holders.push(req);
+    }
+    for (const req of holders) req.sessionGone(error);
   }
 
   /** Takes `entry` out of the placement list (it will accept no new stream). */

@@ -47,6 +47,7 @@ import type { ClientRequest } from "node:http";
 import http2, { type ClientHttp2Stream, type IncomingHttpHeaders } from "node:http2";
 import { Readable } from "node:stream";
 import {
+  type BodyLengthSink,
   buildAbortError,
   buildQueryString,
   Deadline,
@@ -55,10 +56,13 @@ import {
   http2FrameError,
   http2NoResponseError,
   http2StreamAbortedError,
+  pipeBody,
   streamIdleTimeoutError,
+  unusableBody,
+  unusableBodyError,
   writeBody,
 } from "@sockeye/pool-monitor/internal";
-import { MIN_CONTINUE_WAIT_MS } from "./constants";
+import { MIN_CONTINUE_WAIT_MS, PACKAGE_PREFIX } from "./constants";
 import { getTransformedHeaders } from "./get-transformed-headers";
 import type { Http2IdleWatcher } from "./http2-idle-watch";
 import type { Http2Origin, Http2Waiter } from "./http2-origin";
@@ -188,13 +192,13 @@ function instrument(stream: ClientHttp2Stream, req: Http2StreamRequest): void {
 
 /**
  * `finish()`: the stream's listeners are removed and it no longer points at the request (its instrumented methods
- * then only call the prototype's).
+ * then only call the prototype's). Its `'error'` listener stays, a no-op from now on: a request ended before its
+ * stream closed (`sessionGone()`) may still see Node emit the destroyed stream's error, which must not go unhandled.
  */
 function detachStream(stream: ClientHttp2Stream): void {
   (stream as StreamWithRequest)[kRequest] = undefined;
   stream.removeListener("response", onStreamResponse);
   stream.removeListener("headers", onStreamHeaders);
-  stream.removeListener("error", onStreamError);
   stream.removeListener("aborted", onStreamAborted);
   stream.removeListener("frameError", onStreamFrameError);
   stream.removeListener("close", onStreamClose);
@@ -214,7 +218,11 @@ type StreamEnd = "leave" | "destroy" | "cancel";
 
 /** @internal */
 export class Http2StreamRequest
-  implements DeadlineOwner<typeof DeadlineKind.Continue>, Http2IdleWatcher, Http2Waiter<Http2StreamRequest>
+  implements
+    DeadlineOwner<typeof DeadlineKind.Continue>,
+    Http2IdleWatcher,
+    Http2Waiter<Http2StreamRequest>,
+    BodyLengthSink
 {
   entry: Http2PoolSession | undefined = undefined;
   stream: ClientHttp2Stream | undefined = undefined;
@@ -275,6 +283,8 @@ export class Http2StreamRequest
     readonly signal: AbortSignalLike | undefined,
     /** Inactivity limit, ms (`requestTimeout`, or the service default); `undefined` = none. */
     readonly idleMs: number | undefined,
+    /** Bytes a `Readable` body must supply (its `content-length`); `-1`: not checked (see `validateBody()`). */
+    readonly streamLength: number,
     private readonly resolve: (value: { response: HttpResponse }) => void,
     private readonly reject: (error: unknown) => void
   ) {
@@ -359,13 +369,18 @@ export class Http2StreamRequest
         this.end("failed", body.errored, "cancel", "cancel");
         return;
       }
+      const problem = unusableBody(body, this.streamLength);
+      if (problem !== undefined) {
+        this.end("failed", unusableBodyError(PACKAGE_PREFIX, problem), "cancel", "cancel");
+        return;
+      }
       // Piped here rather than by writeBody, so that a body error reaches the request through a shared listener
       // and rejects with the body's own error.
       const owned = body as Readable & Owned;
       owned[kRequest] = this;
       this.pipedBody = owned;
       body.once("error", onRequestBodyError);
-      body.pipe(this.stream);
+      pipeBody(body, this.stream as unknown as ClientRequest, this.streamLength, PACKAGE_PREFIX, this);
       return;
     }
     try {
@@ -425,7 +440,10 @@ export class Http2StreamRequest
     this.end("failed", error, "leave", "destroy");
   }
 
-  /** The piped request body failed: reject with its error (or fail the response body with it), reset the stream. */
+  /**
+   * The piped request body failed, or broke its `content-length` (`BodyLengthSink`): reject with the error (or fail the
+   * response body with it), reset the stream at once.
+   */
   onBodyError(error: Error): void {
     this.end("failed", error, "cancel", "cancel");
   }
@@ -438,6 +456,15 @@ export class Http2StreamRequest
   /** The session this request waited for failed before it was established, or the handler was destroyed. */
   sessionFailed(error: Error): void {
     this.end("failed", error, "leave", "leave");
+  }
+
+  /**
+   * Its session closed, or the handler was destroyed, while it held a stream slot: it ends now (rejected with `error`
+   * if given and still pending), whether or not Node ever emits its stream's `'close'`.
+   */
+  sessionGone(error: Error | undefined): void {
+    if (error !== undefined) this.end("failed", error, "destroy", "destroy");
+    this.finish();
   }
 
   /** The abort signal fired (this object is the listener). */

@@ -16,7 +16,7 @@ import https from "node:https";
 import { checkSocketUsage } from "./check-socket-usage";
 import { PACKAGE_PREFIX } from "./constants";
 import { HandlerRuntime } from "./handler-runtime";
-import { validateRequest } from "./hot-bindings";
+import { validateBody, validateHeaders, validateRequest } from "./hot-bindings";
 import { InFlightRequest } from "./in-flight-request";
 import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
 import { RequestPlan } from "./request-plan";
@@ -157,7 +157,8 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       if (generation !== this.destroyGeneration) throw handlerDestroyedError(PACKAGE_PREFIX, SETUP_WHERE);
     }
     const config = this.config;
-    if (request?.protocol !== "https:" && !config.httpAgent) {
+    // Only a request that will go out as plain http needs the http agent (an invalid protocol is refused by dispatch).
+    if (!config.httpAgent && typeof request?.protocol === "string" && request.protocol.toLowerCase() === "http:") {
       config.httpAgent = await config.httpAgentProvider();
       if (generation !== this.destroyGeneration) throw handlerDestroyedError(PACKAGE_PREFIX, SETUP_WHERE);
     }
@@ -174,8 +175,10 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       if (abortSignal?.aborted) {
         return Promise.reject(buildAbortError(abortSignal));
       }
-      validateRequest(request, PACKAGE_PREFIX);
-      return this.startRequest(config, request, abortSignal, options?.requestTimeout);
+      const isSSL = validateRequest(request, PACKAGE_PREFIX) === "https:";
+      const declared = validateHeaders(request.headers, PACKAGE_PREFIX, false);
+      const streamLength = validateBody(request.body, declared, PACKAGE_PREFIX);
+      return this.startRequest(config, request, isSSL, streamLength, abortSignal, options?.requestTimeout);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -184,10 +187,11 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   private startRequest(
     config: ResolvedHandlerConfig,
     request: HttpRequest,
+    isSSL: boolean,
+    streamLength: number,
     abortSignal: HttpHandlerOptions["abortSignal"],
     requestTimeout: number | undefined
   ): Promise<{ response: HttpResponse }> {
-    const isSSL = request.protocol === "https:";
     const headers = request.headers;
     const expectContinue = headers ? (headers.Expect ?? headers.expect) === "100-continue" : false;
     const plan =
@@ -236,7 +240,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     // Looked up at call time so interception (nock, APM) installed after construction is honoured.
     const requestFunc: RequestFunc = isSSL ? https.request : loadedHttp().request;
 
-    const state = new InFlightRequest(this.runtime, request, plan, origin, abortSignal);
+    const state = new InFlightRequest(this.runtime, request, plan, origin, abortSignal, streamLength);
     return new Promise((resolve, reject) => state.start(resolve, reject, requestFunc, nodeOptions));
   }
 

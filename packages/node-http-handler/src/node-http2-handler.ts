@@ -6,6 +6,8 @@ import {
   emptyPoolStats,
   resolveDefaultSocketTimeout,
   saturationFields,
+  validateBody,
+  validateHeaders,
   validateRequest,
 } from "@sockeye/pool-monitor/internal";
 import { PACKAGE_PREFIX } from "./constants";
@@ -146,11 +148,17 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
   ): Promise<{ response: HttpResponse }> {
     const abortSignal = options?.abortSignal as AbortSignalLike | undefined;
     if (abortSignal?.aborted) return Promise.reject(buildAbortError(abortSignal));
-    validateRequest(request, PACKAGE_PREFIX);
-    const { protocol, hostname, port } = request;
+    const protocol = validateRequest(request, PACKAGE_PREFIX);
+    const streamLength = validateBody(
+      request.body,
+      validateHeaders(request.headers, PACKAGE_PREFIX, true),
+      PACKAGE_PREFIX
+    );
+    const { hostname, port } = request;
     let auth = "";
     if (request.username != null || request.password != null) {
-      auth = `${request.username ?? ""}:${request.password ?? ""}@`;
+      // Upstream keys sessions by user info too; escaped here, so a "/" or "@" in it can never change the host.
+      auth = `${encodeURIComponent(request.username ?? "")}:${encodeURIComponent(request.password ?? "")}@`;
     }
     const key = `${protocol}//${auth}${hostname}${port ? `:${port}` : ""}`;
     let origin = this.pool.origins.get(key);
@@ -180,6 +188,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
         eventStream,
         abortSignal,
         idleMs,
+        streamLength,
         resolve,
         reject
       ).start();

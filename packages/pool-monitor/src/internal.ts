@@ -36,7 +36,9 @@ export {
   objectRule,
 } from "./option-rules";
 export { normalizeOrigin } from "./normalize-origin";
-export { validateRequest } from "./validate-request";
+export { unusableBody, validateBody } from "./validate-body";
+export { validateHeaders } from "./validate-headers";
+export { type RequestProtocol, validateRequest } from "./validate-request";
 export { Http1PoolMonitor } from "./http1-pool-monitor";
 export {
   noteRequestOutcome,
@@ -91,6 +93,8 @@ export {
   buildAbortError,
   closedBeforeResponseError,
   connectionTimeoutError,
+  CONTENT_LENGTH_MISMATCH_CODE,
+  contentLengthMismatchError,
   HANDLER_DESTROYED_ERROR_CODE,
   HANDLER_DESTROYED_ERROR_NAME,
   handlerDestroyedError,
@@ -108,6 +112,7 @@ export {
   socketHangUpError,
   socketIdleTimeoutError,
   streamIdleTimeoutError,
+  unusableBodyError,
 } from "./request-errors";
 export {
   DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
@@ -127,4 +132,4 @@ export {
   sockeyeErrorKind,
 } from "./sockeye-error-kind";
 export { timing } from "./timing";
-export { writeBody } from "./write-body";
+export { type BodyLengthSink, pipeBody, writeBody } from "./write-body";

@@ -175,6 +175,60 @@ export function http2DestroyedError(prefix: string): HandlerDestroyedError {
   return brand(new Error(`${prefix} - the handler was destroyed before a stream slot was free.`), "handler_destroyed");
 }
 
+// ---- request bodies ------------------------------------------------------------------------------------------------
+
+/** `code` of a request body that disagrees with its `content-length` (Node's own code for it). @internal */
+export const CONTENT_LENGTH_MISMATCH_CODE = "ERR_HTTP_CONTENT_LENGTH_MISMATCH";
+
+/**
+ * A request body that disagrees with its `content-length` of `declared` bytes. `actual` bytes: found before sending (a
+ * string or buffer body: a `TypeError`, nothing sent) when `known`, else a stream body found short or long while it was
+ * sent (an `Error`: the request was cut off, so no byte past `declared` reached the connection); `actual` `-1`: a
+ * transport reported the mismatch without the figures (`cause`: its error). `code` `ERR_HTTP_CONTENT_LENGTH_MISMATCH`,
+ * which the SDK's retry strategies do not retry.
+ * @internal
+ */
+export function contentLengthMismatchError(
+  prefix: string,
+  declared: number,
+  actual: number,
+  known: boolean,
+  cause?: Error
+): Error {
+  let error: Error;
+  if (known) {
+    error = new TypeError(
+      `${prefix} - the request's content-length header says ${declared} bytes but its body has ${actual}; nothing was sent.`
+    );
+  } else {
+    const what =
+      actual < 0
+        ? "did not supply the bytes its content-length header declares"
+        : actual > declared
+          ? `ran past the ${declared} bytes its content-length header declares`
+          : `ended after ${actual} of the ${declared} bytes its content-length header declares`;
+    const message = `${prefix} - the request body stream ${what}; the request was cut off, no byte past the declared length was sent.`;
+    error = cause === undefined ? new Error(message) : new Error(message, { cause });
+  }
+  return Object.assign(error, { code: CONTENT_LENGTH_MISMATCH_CODE });
+}
+
+/**
+ * A `Readable` request body that cannot be sent: `"destroyed"` before its end, or `"consumed"` (read to its end
+ * already, e.g. by an earlier attempt) while `content-length` promises bytes. Sending it would hang until a deadline.
+ * @internal
+ */
+export function unusableBodyError(prefix: string, problem: "destroyed" | "consumed"): Error {
+  return Object.assign(
+    new Error(
+      problem === "destroyed"
+        ? `${prefix} - the request body stream was destroyed before it was sent; pass a new stream for each request.`
+        : `${prefix} - the request body stream was already read to its end, so it cannot supply the bytes its content-length header declares; pass a new stream for each request.`
+    ),
+    { code: problem === "destroyed" ? "ERR_STREAM_DESTROYED" : CONTENT_LENGTH_MISMATCH_CODE }
+  );
+}
+
 // ---- connections closed or reset -------------------------------------------------------------------------------
 
 /**

@@ -32,6 +32,59 @@ describe("validateRequest", () => {
     expect(() => validateRequest(empty, P)).toThrow('invalid request hostname: ""');
   });
 
+  it("returns the scheme, lower-cased: http: and https: in any letter case mean themselves", () => {
+    expect(validateRequest(req({}), P)).toBe("https:");
+    for (const protocol of ["HTTPS:", "Https:"]) {
+      const r = req({});
+      r.protocol = protocol;
+      expect(validateRequest(r, P)).toBe("https:");
+    }
+    const plain = req({});
+    plain.protocol = "HTTP:";
+    expect(validateRequest(plain, P)).toBe("http:");
+  });
+
+  it.each([["https"], [""], ["ftp:"], ["https:/"], [undefined], [443]])(
+    "refuses protocol %j with a TypeError naming it (code ERR_INVALID_PROTOCOL)",
+    (protocol) => {
+      const r = req({});
+      (r as { protocol: unknown }).protocol = protocol;
+      expect(() => validateRequest(r, P)).toThrow(
+        expect.objectContaining({
+          name: "TypeError",
+          code: "ERR_INVALID_PROTOCOL",
+          message: `${P} - invalid request protocol: ${typeof protocol === "string" ? JSON.stringify(protocol) : String(protocol)}; expected "http:" or "https:" (in any letter case). Nothing was sent.`,
+        })
+      );
+    }
+  );
+
+  it.each([
+    ["a.example@b.example"],
+    ["b.example/x"],
+    ["b.example?x"],
+    ["b.example#x"],
+    ["b example"],
+    ["b\\x"],
+    ["b\r\nx"],
+  ])("refuses hostname %j, which would change where the request goes", (hostname) => {
+    expect(() => validateRequest(req({ hostname }), P)).toThrow(
+      `invalid request hostname: ${JSON.stringify(hostname)}`
+    );
+  });
+
+  it("refuses a path with a control character, a space or a character above U+00FF, without showing it", () => {
+    for (const path of ["/a b", "/a\r\nx", "/\u20ac", "/a\u0000"]) {
+      expect(() => validateRequest(req({ path }), P)).toThrow(
+        expect.objectContaining({
+          code: "ERR_UNESCAPED_CHARACTERS",
+          message: expect.not.stringContaining(path.slice(1)),
+        })
+      );
+    }
+    expect(validateRequest(req({ path: "/caf\u00e9/%20?x" }), P)).toBe("https:");
+  });
+
   it("rejects a request that is not an object", () => {
     expect(() => validateRequest(null as never, P)).toThrow("handle(request) expects an HttpRequest; received null");
   });

@@ -2,34 +2,81 @@ import { describeValue } from "./invalid-option";
 
 /** The fields of a Smithy `HttpRequest` that `validateRequest()` reads. */
 interface RequestTarget {
+  protocol?: unknown;
   hostname?: unknown;
   port?: unknown;
+  path?: unknown;
 }
 
+/** The two schemes a handler speaks, as `validateRequest()` returns them (lower case, with the colon). @internal */
+export type RequestProtocol = "http:" | "https:";
+
 /**
- * Checks what `handle()` needs of a request before anything is dispatched, so a bad request never opens a socket:
- * `request` is an object, `hostname` a non-empty string (Node would silently use `localhost` otherwise), and `port`
- * absent or an integer from 1 to 65535 (a numeric string such as `"8080"` is accepted, as Node accepts it).
- * Throws a `TypeError` naming the field and the value. O(1). Every handler calls it first in `handle()`, so a bad
- * request fails the same way on each (as a rejection).
+ * A character that changes what a host name means in a URL or on the wire: controls, space, and the URL delimiters
+ * `/ ? # @ \` (a `hostname` of `"a.example@b.example"` would otherwise reach `b.example` on one transport and fail DNS on
+ * another).
+ */
+const BAD_HOSTNAME_CHAR = /[^!-~\u0080-\uffff]|[/?#@\\]/;
+
+/** A character Node refuses in an HTTP/1.1 request target (`ERR_UNESCAPED_CHARACTERS`): controls, space, > U+00FF. */
+const BAD_PATH_CHAR = /[^\x21-\xff]/;
+
+/**
+ * Checks the request line of what `handle()` gets before anything is dispatched, so a bad request never opens a
+ * socket, and returns its scheme:
+ * - `protocol` is `"http:"` or `"https:"` in any letter case (the WHATWG URL parser lower-cases schemes, and
+ *   `HttpRequest` adds a missing colon only in its constructor); anything else, a missing one included, is refused
+ *   rather than sent as clear text, as Node's `http.request` would with an `http.Agent`;
+ * - `hostname` a non-empty string (Node would silently use `localhost` otherwise) without controls, spaces or URL
+ *   delimiters;
+ * - `port` absent or an integer from 1 to 65535 (a numeric string such as `"8080"` is accepted, as Node accepts it);
+ * - `path` without controls, spaces or characters above U+00FF (what Node's HTTP/1.1 client refuses; HTTP/2 and undici
+ *   are held to the same rule). The path is never put in the message: it may carry what telemetry never shows.
+ * Throws a one-line `TypeError` naming the field and the value (Node's `code` where Node has one for the fault). O(length
+ * of host name and path). Every handler calls it
+ * first in `handle()`, so a bad request fails the same way on each (as a rejection).
  * @param prefix - the handler's package name, starting the message.
  * @internal
  */
-export function validateRequest(request: RequestTarget | null | undefined, prefix: string): void {
+export function validateRequest(request: RequestTarget | null | undefined, prefix: string): RequestProtocol {
   if (request === null || typeof request !== "object") {
     throw new TypeError(`${prefix} - handle(request) expects an HttpRequest; received ${describeValue(request)}.`);
   }
-  const { hostname, port } = request;
-  if (typeof hostname !== "string" || hostname === "" || hostname === "[]") {
+  const { protocol, hostname, port, path } = request;
+  const scheme = protocol === "https:" || protocol === "http:" ? protocol : normalizeProtocol(protocol, prefix);
+  if (typeof hostname !== "string" || hostname === "" || hostname === "[]" || BAD_HOSTNAME_CHAR.test(hostname)) {
     throw new TypeError(
       `${prefix} - invalid request hostname: ${describeValue(hostname)}; expected a non-empty host name or IP address.`
     );
   }
-  if (port === undefined || port === null) return;
+  if (typeof path === "string" && BAD_PATH_CHAR.test(path)) {
+    throw Object.assign(
+      new TypeError(
+        `${prefix} - invalid request path: it contains a control character, a space or a character above U+00FF; escape it (the path is not shown).`
+      ),
+      // Node's code for the same refusal of its HTTP/1.1 client.
+      { code: "ERR_UNESCAPED_CHARACTERS" }
+    );
+  }
+  if (port === undefined || port === null) return scheme;
   const n = typeof port === "string" && /^\d+$/.test(port) ? Number(port) : port;
   if (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > 65535) {
     throw new TypeError(
       `${prefix} - invalid request port: ${describeValue(port)}; expected an integer from 1 to 65535 (or none for the protocol's default).`
     );
   }
+  return scheme;
+}
+
+/** `protocol` other than the exact `"http:"` / `"https:"`: accepted in other letter cases, else a `TypeError`. */
+function normalizeProtocol(protocol: unknown, prefix: string): RequestProtocol {
+  const lower = typeof protocol === "string" ? protocol.toLowerCase() : undefined;
+  if (lower === "https:" || lower === "http:") return lower;
+  throw Object.assign(
+    new TypeError(
+      `${prefix} - invalid request protocol: ${describeValue(protocol)}; expected "http:" or "https:" (in any letter case). Nothing was sent.`
+    ),
+    // Node's code for a protocol its client does not support.
+    { code: "ERR_INVALID_PROTOCOL" }
+  );
 }

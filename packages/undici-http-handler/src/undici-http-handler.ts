@@ -9,6 +9,8 @@ import {
   emptyPoolStats,
   guardedWarn,
   TICK_MS,
+  validateBody,
+  validateHeaders,
   validateRequest,
 } from "@sockeye/pool-monitor/internal";
 import { ConnectingSockets } from "./connecting-sockets";
@@ -17,6 +19,7 @@ import type { DispatcherLike, DispatchOptionsLike } from "./dispatcher-like";
 import { globalDispatcherSlot, isUserSetDispatcher } from "./global-dispatcher";
 import { DESTROYED_BY_HANDLER, handlerDestroyedError } from "./handler-destroyed-error";
 import { OriginGate } from "./origin-gate";
+import { pinServername } from "./pin-servername";
 import type { OriginPoolState } from "./origin-pool-state";
 import { type ResolvedUndiciConfig, resolveUndiciConfig, resolveUndiciOption } from "./resolve-undici-config";
 import { trackedConnector } from "./tracked-connector";
@@ -29,6 +32,8 @@ import { UndiciPoolMonitor } from "./undici-pool-monitor";
 // Read on every request, bound once (see the note in undici-request.ts: in the CommonJS build every read of another
 // package's export is two getter calls).
 const checkRequest = validateRequest;
+const checkHeaders = validateHeaders;
+const checkBody = validateBody;
 const queryStringOf = buildQueryString;
 
 /** Prefix of this handler's warnings. */
@@ -209,7 +214,10 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const abortSignal = options?.abortSignal as AbortSignalLike | undefined;
     if (abortSignal?.aborted) return Promise.reject(buildAbortError(abortSignal));
     try {
-      checkRequest(request, PACKAGE_PREFIX);
+      const https = checkRequest(request, PACKAGE_PREFIX) === "https:";
+      // undici holds a stream body to its content-length itself; a body of known length is checked here (and a
+      // destroyed stream refused), so the error is the one every Sockeye handler gives.
+      checkBody(request.body, checkHeaders(request.headers, PACKAGE_PREFIX, false), PACKAGE_PREFIX);
       let headers = request.headers;
       if (
         headers !== undefined &&
@@ -219,7 +227,8 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
           headers["Transfer-Encoding"] !== undefined)
       )
         headers = withoutRefusedHeaders(headers);
-      if (request.username != null || request.password != null) {
+      if ((request.username != null || request.password != null) && !hasHeader(headers, "authorization")) {
+        // As Node's `http.request` with `auth`: user info only when the caller sent no Authorization header.
         const credentials = Buffer.from(`${request.username ?? ""}:${request.password ?? ""}`).toString("base64");
         headers = { ...headers, authorization: `Basic ${credentials}` };
       }
@@ -230,7 +239,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       }
       // request.fragment is not sent: a fragment never leaves the client (RFC 9110 §7.1), as upstream's undici handler.
       const plan = (options?.requestTimeout != null ? this.callPlan : this.plan) as RequestPlan;
-      const origin = this.originOf(request);
+      const origin = this.originOf(https, request);
       const requestTimeout = options?.requestTimeout ?? config.requestTimeout;
       const observed = this.uploadObserved;
       const state = this.legacyHandlers
@@ -255,15 +264,17 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     }
   }
 
-  /** `scheme://host:port`, cached for consecutive requests to one endpoint; also selects the telemetry state. */
-  private originOf(request: HttpRequest): string {
-    const protocol = request.protocol;
+  /**
+   * `scheme://host:port` (`https`: the request's validated scheme), cached for consecutive requests to one endpoint;
+   * also selects the telemetry state.
+   */
+  private originOf(https: boolean, request: HttpRequest): string {
+    const protocol = https ? "https:" : "http:";
     const hostname = request.hostname;
     const port = request.port;
     if (protocol === this.lastProtocol && hostname === this.lastHostname && port === this.lastPort)
       return this.lastOrigin;
-    const https = protocol === "https:";
-    const origin = `${https ? "https:" : "http:"}//${hostname}:${port ?? (https ? 443 : 80)}`;
+    const origin = `${protocol}//${hostname}:${port ?? (https ? 443 : 80)}`;
     this.lastProtocol = protocol;
     this.lastHostname = hostname;
     this.lastPort = port;
@@ -446,16 +457,20 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         o.connections !== undefined ? (o.connections ?? null) : https ? config.httpsMaxSockets : config.httpMaxSockets;
       const agent = https ? config.httpsConnect : config.httpConnect;
       const connectOptions = typeof o.connect === "object" && o.connect !== null ? o.connect : {};
-      const base = connecting.wrap(
-        typeof o.connect === "function"
-          ? (o.connect as buildConnector.connector)
-          : buildConnector({
-              ...agent.connect,
-              ...(connectOptions as object),
-              timeout: config.connectionTimeout ?? 0,
-            } as buildConnector.BuildOptions),
-        key
-      );
+      let connector: buildConnector.connector;
+      if (typeof o.connect === "function") connector = o.connect as buildConnector.connector;
+      else {
+        connector = buildConnector({
+          ...agent.connect,
+          ...(connectOptions as object),
+          timeout: config.connectionTimeout ?? 0,
+        } as buildConnector.BuildOptions);
+        const servername = agent.connect.servername;
+        if (https && typeof servername === "string" && servername !== "") {
+          connector = pinServername(connector, servername);
+        }
+      }
+      const base = connecting.wrap(connector, key);
       const state: OriginPoolState | undefined = monitor?.originFor(key);
       const pool = new Pool(origin, {
         ...(agent.localAddress !== undefined ? { localAddress: agent.localAddress } : {}),
@@ -608,6 +623,15 @@ function withoutRefusedHeaders(headers: HttpRequest["headers"]): HttpRequest["he
   delete copy["transfer-encoding"];
   delete copy["Transfer-Encoding"];
   return copy;
+}
+
+/** Whether `headers` has `lowerName` in any letter case (header names are case-insensitive). */
+function hasHeader(headers: HttpRequest["headers"] | undefined, lowerName: string): boolean {
+  if (headers === undefined || headers === null) return false;
+  for (const name in headers) {
+    if (name.length === lowerName.length && name.toLowerCase() === lowerName) return true;
+  }
+  return false;
 }
 
 /** `new UndiciHttpHandler()` outside the class body, so the build names the class `UndiciHttpHandler`, not `_UndiciHttpHandler` (see tsup.config.ts). */

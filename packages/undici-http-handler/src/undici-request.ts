@@ -37,6 +37,7 @@ import {
   bodyDestroyedError,
   buildAbortError,
   connectionTimeoutError,
+  contentLengthMismatchError,
   Deadline,
   DeadlineKind,
   type DeadlineOwner,
@@ -48,9 +49,11 @@ import {
   socketHangUpError,
   socketIdleTimeoutError,
   timing,
+  unusableBody,
+  unusableBodyError,
 } from "@sockeye/pool-monitor/internal";
 import { HttpResponse } from "@smithy/protocol-http";
-import type { Readable } from "node:stream";
+import { Readable } from "node:stream";
 import { PACKAGE_PREFIX } from "./constants";
 import type { DispatchControllerLike, DispatcherLike, DispatchOptionsLike } from "./dispatcher-like";
 import { DESTROYED_BY_HANDLER, handlerDestroyedError } from "./handler-destroyed-error";
@@ -200,6 +203,7 @@ export abstract class UndiciRequestCore
 
   /** Hands the request to undici (counted in its gate's `inUse`, when it has a gate). */
   dispatchFromGate(): void {
+    const waited = this.requestPhase === Phase.Queued;
     this.requestPhase = Phase.Dispatched;
     const gate = this.originGate;
     if (gate !== undefined) {
@@ -207,6 +211,12 @@ export abstract class UndiciRequestCore
       const o = this.o;
       // A gated request left its gate's queue for undici: the origin's queue-depth floor follows.
       if (o !== undefined) o.queueShrank(gate.fifoQueue.nodeCount);
+    }
+    const body = this.dispatchOptions?.body;
+    if (waited && body instanceof Readable && unusableBody(body, -1) !== undefined) {
+      // Destroyed while the request waited in the gate (checked at handle() too): undici would only call it aborted.
+      this.requestFailed(unusableBodyError(PACKAGE_PREFIX, "destroyed"));
+      return;
     }
     try {
       ((gate?.dispatchTo ?? this.targetDispatcher) as DispatcherLike).dispatch(this.dispatchOptions, this);
@@ -591,6 +601,10 @@ export abstract class UndiciRequestCore
       if (this.outcome === undefined) this.outcome = "timed_out";
       const plan = this.plan;
       return socketIdleTimeoutError(PACKAGE_PREFIX, plan.idleMs, plan.idleIsServiceDefault, error);
+    }
+    if (code === "UND_ERR_REQ_CONTENT_LENGTH_MISMATCH") {
+      // A stream body short of or past its content-length (undici checks it while sending): the shape of the others.
+      return contentLengthMismatchError(PACKAGE_PREFIX, -1, -1, false, error);
     }
     if (code === "UND_ERR_CONNECT_TIMEOUT") {
       if (this.outcome === undefined) this.outcome = "timed_out";

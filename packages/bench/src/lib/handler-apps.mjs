@@ -7,8 +7,12 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { build } from "esbuild";
 
-/** The target of issue 24: each Sockeye handler adds at most this many times upstream's bytes. */
-export const LIMIT_RATIO = 4;
+/**
+ * The guard against weight creeping back: each Sockeye handler adds at most this many times upstream's bytes. Issue 24's
+ * target was 4×; issue 35 retired minified bytes as a target (readable shipped code wins), and issue 33's input checks
+ * (protocols, headers, content-length, body streams) took it past 4×, so the guard holds what that left.
+ */
+export const LIMIT_RATIO = 4.5;
 
 /** Each handler: how the app builds it, and the packages that are its weight. */
 export const HANDLERS = [
