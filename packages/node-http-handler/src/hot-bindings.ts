@@ -22,8 +22,8 @@ import {
   timing as poolTiming,
   trackQueued as poolTrackQueued,
   trackStarted as poolTrackStarted,
+  declaredLength as poolDeclaredLength,
   validateBody as poolValidateBody,
-  validateHeaders as poolValidateHeaders,
   validateRequest as poolValidateRequest,
   writeBody as poolWriteBody,
 } from "@sockeye/pool-monitor/internal";
@@ -41,8 +41,8 @@ export type DeadlineKind = PoolDeadlineKind;
 export const timing = poolTiming;
 /** `validateRequest` of `@sockeye/pool-monitor/internal`. @internal */
 export const validateRequest = poolValidateRequest;
-/** `validateHeaders` of `@sockeye/pool-monitor/internal`. @internal */
-export const validateHeaders = poolValidateHeaders;
+/** `declaredLength` of `@sockeye/pool-monitor/internal`. @internal */
+export const declaredLength = poolDeclaredLength;
 /** `validateBody` of `@sockeye/pool-monitor/internal`. @internal */
 export const validateBody = poolValidateBody;
 /** `writeBody` of `@sockeye/pool-monitor/internal`. @internal */

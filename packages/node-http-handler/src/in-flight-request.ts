@@ -50,6 +50,7 @@ import {
   closedBeforeResponseError,
   connectionTimeoutError,
   type DeadlineOwner,
+  explainRefusal,
   guardedWarn,
   handlerDestroyedError,
   RequestState,
@@ -196,8 +197,9 @@ export class InFlightRequest
     try {
       req = requestFunc(options);
     } catch (error) {
-      // e.g. a header value with a newline: no Node request, no 'close' will come.
-      this.finish(error);
+      // e.g. a header value with a newline (Node refuses it, worded as every handler words it): no Node request, no
+      // 'close' will come.
+      this.finish(explainRefusal(error, this.httpRequest.headers, PACKAGE_PREFIX));
       return;
     }
     // `connectionTimeout` of a request dispatched at `start()` is armed now, from `beganAt`, unless the agent handed

@@ -16,7 +16,7 @@ import https from "node:https";
 import { checkSocketUsage } from "./check-socket-usage";
 import { PACKAGE_PREFIX } from "./constants";
 import { HandlerRuntime } from "./handler-runtime";
-import { validateBody, validateHeaders, validateRequest } from "./hot-bindings";
+import { declaredLength, validateBody, validateRequest } from "./hot-bindings";
 import { InFlightRequest } from "./in-flight-request";
 import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
 import { RequestPlan } from "./request-plan";
@@ -176,8 +176,8 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
         return Promise.reject(buildAbortError(abortSignal));
       }
       const isSSL = validateRequest(request, PACKAGE_PREFIX) === "https:";
-      const declared = validateHeaders(request.headers, PACKAGE_PREFIX, false);
-      const streamLength = validateBody(request.body, declared, PACKAGE_PREFIX);
+      // Header names and values: Node's own check when the request is created (explained by `InFlightRequest`).
+      const streamLength = validateBody(request.body, declaredLength(request.headers, PACKAGE_PREFIX), PACKAGE_PREFIX);
       return this.startRequest(config, request, isSSL, streamLength, abortSignal, options?.requestTimeout);
     } catch (error) {
       return Promise.reject(error);

@@ -37,7 +37,7 @@ export {
 } from "./option-rules";
 export { normalizeOrigin } from "./normalize-origin";
 export { unusableBody, validateBody } from "./validate-body";
-export { validateHeaders } from "./validate-headers";
+export { declaredLength, explainRefusal, validateHeaders } from "./validate-headers";
 export { type RequestProtocol, validateRequest } from "./validate-request";
 export { Http1PoolMonitor } from "./http1-pool-monitor";
 export {

@@ -1,5 +1,5 @@
 import { describe, expect, test as it } from "vitest";
-import { validateHeaders } from "./validate-headers";
+import { declaredLength, explainRefusal, validateHeaders } from "./validate-headers";
 
 const P = "@sockeye/test";
 
@@ -68,5 +68,30 @@ describe("validateHeaders", () => {
       "content-length headers that disagree (3 and 4)"
     );
     expect(validateHeaders({ "content-length": "3", "Content-Length": 3 }, P, false)).toBe(3);
+  });
+
+  it("declaredLength reads content-length only, by the same rules", () => {
+    expect(declaredLength({ "x:a": "1", "Content-Length": "5" }, P)).toBe(5);
+    expect(declaredLength({ host: "a" }, P)).toBe(-1);
+    expect(() => declaredLength({ "content-length": "x" }, P)).toThrow(
+      expect.objectContaining({ code: "ERR_HTTP_INVALID_HEADER_VALUE" })
+    );
+    expect(() => declaredLength({ "content-length": "1", "CONTENT-LENGTH": "2" }, P)).toThrow("disagree (1 and 2)");
+  });
+
+  it("explainRefusal words a transport's header refusal as validateHeaders does; other errors pass unchanged", () => {
+    const node = Object.assign(new TypeError('Invalid character in header content ["x-a"]'), {
+      code: "ERR_INVALID_CHAR",
+    });
+    expect(explainRefusal(node, { "x-a": "a\r\nb" }, P)).toMatchObject({
+      code: "ERR_INVALID_CHAR",
+      message: expect.stringContaining(`${P} - invalid value of request header "x-a"`),
+    });
+    const undici = Object.assign(new Error("invalid header key"), { code: "UND_ERR_INVALID_ARG" });
+    expect(explainRefusal(undici, { "x:a": "1" }, P)).toMatchObject({ code: "ERR_INVALID_HTTP_TOKEN" });
+    // Nothing wrong by the rule (the transport refused something else): its own error stands.
+    expect(explainRefusal(undici, { "x-a": "1" }, P)).toBe(undici);
+    const other = Object.assign(new Error("boom"), { code: "ECONNRESET" });
+    expect(explainRefusal(other, { "x:a": "1" }, P)).toBe(other);
   });
 });

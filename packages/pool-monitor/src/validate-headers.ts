@@ -28,11 +28,13 @@ const CONTENT_LENGTH = "content-length";
  * - a string value (or each string of an array value) holds no control character but tab and nothing above U+00FF;
  * - on HTTP/2, no HTTP/1.1 connection-specific field (`connection`, `keep-alive`, `proxy-connection`,
  *   `transfer-encoding`, `upgrade`; `te` other than `trailers`);
- * - `content-length`, in whatever letter case and however often it appears, is one non-negative integer.
+ * - `content-length` as `declaredLength()` checks it.
  * Throws a one-line `TypeError` naming the header (never showing a value other than a bad `content-length`: values
  * carry credentials), with Node's code for the fault (`ERR_INVALID_HTTP_TOKEN`, `ERR_INVALID_CHAR`,
- * `ERR_HTTP2_INVALID_CONNECTION_HEADERS`, `ERR_HTTP_INVALID_HEADER_VALUE`). Values of other types (numbers) are left to the transport. One pass, O(total length of names and
- * values); per request, never per byte of a body.
+ * `ERR_HTTP2_INVALID_CONNECTION_HEADERS`, `ERR_HTTP_INVALID_HEADER_VALUE`). One pass, O(total length of names and
+ * values). `NodeHttp2Handler` calls it per request (Node's HTTP/2
+ * client checks neither names nor values); node:http and undici apply the same rule themselves when they create the
+ * request, so their handlers call only `declaredLength()` and, when the transport refuses a header, `explainRefusal()`.
  * @param prefix - the handler's package name, starting the message.
  * @param http2 - the request goes out on HTTP/2.
  * @internal
@@ -54,16 +56,8 @@ export function validateHeaders(headers: unknown, prefix: string, http2: boolean
     } else if (Array.isArray(value)) {
       for (const item of value) if (typeof item === "string" && BAD_VALUE_CHAR.test(item)) throw badValue(prefix, name);
     }
-    if (name.length === 14 && (name === CONTENT_LENGTH || name.toLowerCase() === CONTENT_LENGTH)) {
-      const length = contentLength(value, name, prefix);
-      if (declared !== -1 && length !== declared) {
-        throw headerError(
-          `${prefix} - the request has content-length headers that disagree (${declared} and ${length}).`,
-          "ERR_HTTP_INVALID_HEADER_VALUE"
-        );
-      }
-      declared = length;
-    } else if (http2 && name.length <= 17) {
+    if (isContentLength(name)) declared = contentLength(declared, value, name, prefix);
+    else if (http2 && name.length <= 17) {
       const lower = name.toLowerCase();
       if (HTTP2_CONNECTION_FIELDS.has(lower) || (lower === "te" && value !== "trailers")) {
         throw headerError(
@@ -74,6 +68,41 @@ export function validateHeaders(headers: unknown, prefix: string, http2: boolean
     }
   }
   return declared;
+}
+
+/**
+ * The declared `content-length` (`-1`: none): in whatever letter case and however often it appears, one non-negative
+ * integer, else a `TypeError` (`ERR_HTTP_INVALID_HEADER_VALUE`) naming it. Reads the names only (a length compare
+ * each): what the node:http and undici handlers check per request.
+ * @internal
+ */
+export function declaredLength(headers: unknown, prefix: string): number {
+  if (headers === null || typeof headers !== "object") return -1;
+  const bag = headers as Record<string, unknown>;
+  let declared = -1;
+  for (const name in bag) if (isContentLength(name)) declared = contentLength(declared, bag[name], name, prefix);
+  return declared;
+}
+
+/**
+ * A transport's refusal of a request header (Node's `ERR_INVALID_HTTP_TOKEN` / `ERR_INVALID_CHAR`, undici's
+ * `UND_ERR_INVALID_ARG`) as `validateHeaders()` words it, so that every handler gives the same error; any other error,
+ * or one `validateHeaders()` finds nothing wrong for, is returned as is. Failure path only.
+ * @internal
+ */
+export function explainRefusal(error: unknown, headers: unknown, prefix: string): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code !== "ERR_INVALID_HTTP_TOKEN" && code !== "ERR_INVALID_CHAR" && code !== "UND_ERR_INVALID_ARG") return error;
+  try {
+    validateHeaders(headers, prefix, false);
+  } catch (ours) {
+    return ours;
+  }
+  return error;
+}
+
+function isContentLength(name: string): boolean {
+  return name.length === 14 && (name === CONTENT_LENGTH || name.toLowerCase() === CONTENT_LENGTH);
 }
 
 /**
@@ -91,12 +120,23 @@ function badValue(prefix: string, name: string): TypeError {
   );
 }
 
-/** A `content-length` value as a number of bytes, or a `TypeError` naming it. */
-function contentLength(value: unknown, name: string, prefix: string): number {
+/**
+ * A `content-length` value as a number of bytes, agreeing with the one found before (`declared`, `-1`: none), or a
+ * `TypeError` naming it.
+ */
+function contentLength(declared: number, value: unknown, name: string, prefix: string): number {
   const n = typeof value === "string" && /^\d{1,15}$/.test(value) ? Number(value) : value;
-  if (typeof n === "number" && Number.isSafeInteger(n) && n >= 0) return n;
-  throw headerError(
-    `${prefix} - invalid request header ${describeValue(name)}: ${describeValue(value)}; expected a number of bytes (a non-negative integer).`,
-    "ERR_HTTP_INVALID_HEADER_VALUE"
-  );
+  if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 0) {
+    throw headerError(
+      `${prefix} - invalid request header ${describeValue(name)}: ${describeValue(value)}; expected a number of bytes (a non-negative integer).`,
+      "ERR_HTTP_INVALID_HEADER_VALUE"
+    );
+  }
+  if (declared !== -1 && n !== declared) {
+    throw headerError(
+      `${prefix} - the request has content-length headers that disagree (${declared} and ${n}).`,
+      "ERR_HTTP_INVALID_HEADER_VALUE"
+    );
+  }
+  return n;
 }

@@ -39,6 +39,7 @@ import {
   connectionTimeoutError,
   contentLengthMismatchError,
   Deadline,
+  explainRefusal,
   DeadlineKind,
   type DeadlineOwner,
   guardedWarn,
@@ -601,6 +602,10 @@ export abstract class UndiciRequestCore
       if (this.outcome === undefined) this.outcome = "timed_out";
       const plan = this.plan;
       return socketIdleTimeoutError(PACKAGE_PREFIX, plan.idleMs, plan.idleIsServiceDefault, error);
+    }
+    if (code === "UND_ERR_INVALID_ARG") {
+      // undici refused a header ("invalid header key" names none): the error every Sockeye handler gives for it.
+      return explainRefusal(error, this.dispatchOptions?.headers, PACKAGE_PREFIX) as Error;
     }
     if (code === "UND_ERR_REQ_CONTENT_LENGTH_MISMATCH") {
       // A stream body short of or past its content-length (undici checks it while sending): the shape of the others.
