@@ -38,7 +38,7 @@ interface Started {
 
 function start(runtime: HandlerRuntime, agent: http.Agent): Started {
   const httpRequest = new HttpRequest({ protocol: "http:", hostname: "127.0.0.1", port, method: "GET", path: "/" });
-  const state = new InFlightRequest(runtime, httpRequest, plan(agent), `http://127.0.0.1:${port}`, undefined, -1);
+  const state = new InFlightRequest(runtime, httpRequest, plan(agent), `http://127.0.0.1:${port}`, undefined);
   const started: Started = { state, settled: false };
   new Promise((resolve, reject) =>
     state.start(resolve, reject, http.request, { host: "127.0.0.1", port, path: "/", method: "GET", agent })

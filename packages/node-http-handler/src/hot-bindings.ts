@@ -22,8 +22,6 @@ import {
   timing as poolTiming,
   trackQueued as poolTrackQueued,
   trackStarted as poolTrackStarted,
-  declaredLength as poolDeclaredLength,
-  validateBody as poolValidateBody,
   validateRequest as poolValidateRequest,
   writeBody as poolWriteBody,
 } from "@sockeye/pool-monitor/internal";
@@ -41,10 +39,6 @@ export type DeadlineKind = PoolDeadlineKind;
 export const timing = poolTiming;
 /** `validateRequest` of `@sockeye/pool-monitor/internal`. @internal */
 export const validateRequest = poolValidateRequest;
-/** `declaredLength` of `@sockeye/pool-monitor/internal`. @internal */
-export const declaredLength = poolDeclaredLength;
-/** `validateBody` of `@sockeye/pool-monitor/internal`. @internal */
-export const validateBody = poolValidateBody;
 /** `writeBody` of `@sockeye/pool-monitor/internal`. @internal */
 export const writeBody = poolWriteBody;
 /**

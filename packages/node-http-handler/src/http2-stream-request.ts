@@ -51,6 +51,7 @@ import {
   buildAbortError,
   buildQueryString,
   Deadline,
+  declaredLength,
   DeadlineKind,
   type DeadlineOwner,
   http2FrameError,
@@ -283,8 +284,6 @@ export class Http2StreamRequest
     readonly signal: AbortSignalLike | undefined,
     /** Inactivity limit, ms (`requestTimeout`, or the service default); `undefined` = none. */
     readonly idleMs: number | undefined,
-    /** Bytes a `Readable` body must supply (its `content-length`); `-1`: not checked (see `validateBody()`). */
-    readonly streamLength: number,
     private readonly resolve: (value: { response: HttpResponse }) => void,
     private readonly reject: (error: unknown) => void
   ) {
@@ -369,7 +368,8 @@ export class Http2StreamRequest
         this.end("failed", body.errored, "cancel", "cancel");
         return;
       }
-      const problem = unusableBody(body, this.streamLength);
+      const declared = declaredLength(this.request.headers, PACKAGE_PREFIX);
+      const problem = unusableBody(body, declared);
       if (problem !== undefined) {
         this.end("failed", unusableBodyError(PACKAGE_PREFIX, problem), "cancel", "cancel");
         return;
@@ -380,7 +380,7 @@ export class Http2StreamRequest
       owned[kRequest] = this;
       this.pipedBody = owned;
       body.once("error", onRequestBodyError);
-      pipeBody(body, this.stream as unknown as ClientRequest, this.streamLength, PACKAGE_PREFIX, this);
+      pipeBody(body, this.stream as unknown as ClientRequest, declared, PACKAGE_PREFIX, this);
       return;
     }
     try {

@@ -72,7 +72,7 @@ function start(
   plan: RequestPlan = planFor(s.agent)
 ): Started {
   const httpRequest = new HttpRequest({ protocol: "http:", hostname: "127.0.0.1", port, method: "GET", path });
-  const state = new InFlightRequest(s.runtime, httpRequest, plan, `http://127.0.0.1:${port}`, signal, -1);
+  const state = new InFlightRequest(s.runtime, httpRequest, plan, `http://127.0.0.1:${port}`, signal);
   const started: Started = { state, promise: undefined as never, outcome: undefined };
   started.promise = new Promise((resolve, reject) =>
     state.start(resolve, reject, requestFunc, { host: "127.0.0.1", port, path, method: "GET", agent: s.agent })

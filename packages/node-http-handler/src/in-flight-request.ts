@@ -140,9 +140,7 @@ export class InFlightRequest
     readonly requestPlan: RequestPlan,
     /** `scheme://host:port`, the only request detail telemetry ever sees ("" with telemetry off). */
     readonly originKey: string,
-    readonly abortSignal: any,
-    /** Bytes a `Readable` body must supply (its `content-length`); `-1`: not checked (see `validateBody()`). */
-    readonly streamLength: number
+    readonly abortSignal: any
   ) {
     super();
   }
@@ -423,7 +421,8 @@ export class InFlightRequest
 
   writeBodyOrFail(): void {
     try {
-      writeBody(this.req!, this.httpRequest.body, this.streamLength, PACKAGE_PREFIX);
+      const request = this.httpRequest;
+      writeBody(this.req!, request.body, request.headers, PACKAGE_PREFIX);
     } catch (error) {
       // Upstream rejects but leaves the request open; destroying it frees the socket too.
       this.giveUp(error, undefined, false);

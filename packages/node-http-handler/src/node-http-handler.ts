@@ -16,7 +16,7 @@ import https from "node:https";
 import { checkSocketUsage } from "./check-socket-usage";
 import { PACKAGE_PREFIX } from "./constants";
 import { HandlerRuntime } from "./handler-runtime";
-import { declaredLength, validateBody, validateRequest } from "./hot-bindings";
+import { validateRequest } from "./hot-bindings";
 import { InFlightRequest } from "./in-flight-request";
 import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
 import { RequestPlan } from "./request-plan";
@@ -176,9 +176,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
         return Promise.reject(buildAbortError(abortSignal));
       }
       const isSSL = validateRequest(request, PACKAGE_PREFIX) === "https:";
-      // Header names and values: Node's own check when the request is created (explained by `InFlightRequest`).
-      const streamLength = validateBody(request.body, declaredLength(request.headers, PACKAGE_PREFIX), PACKAGE_PREFIX);
-      return this.startRequest(config, request, isSSL, streamLength, abortSignal, options?.requestTimeout);
+      return this.startRequest(config, request, isSSL, abortSignal, options?.requestTimeout);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -188,7 +186,6 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     config: ResolvedHandlerConfig,
     request: HttpRequest,
     isSSL: boolean,
-    streamLength: number,
     abortSignal: HttpHandlerOptions["abortSignal"],
     requestTimeout: number | undefined
   ): Promise<{ response: HttpResponse }> {
@@ -240,7 +237,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     // Looked up at call time so interception (nock, APM) installed after construction is honoured.
     const requestFunc: RequestFunc = isSSL ? https.request : loadedHttp().request;
 
-    const state = new InFlightRequest(this.runtime, request, plan, origin, abortSignal, streamLength);
+    const state = new InFlightRequest(this.runtime, request, plan, origin, abortSignal);
     return new Promise((resolve, reject) => state.start(resolve, reject, requestFunc, nodeOptions));
   }
 

@@ -6,8 +6,6 @@ import {
   emptyPoolStats,
   resolveDefaultSocketTimeout,
   saturationFields,
-  validateBody,
-  validateHeaders,
   validateRequest,
 } from "@sockeye/pool-monitor/internal";
 import { PACKAGE_PREFIX } from "./constants";
@@ -148,12 +146,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
   ): Promise<{ response: HttpResponse }> {
     const abortSignal = options?.abortSignal as AbortSignalLike | undefined;
     if (abortSignal?.aborted) return Promise.reject(buildAbortError(abortSignal));
-    const protocol = validateRequest(request, PACKAGE_PREFIX);
-    const streamLength = validateBody(
-      request.body,
-      validateHeaders(request.headers, PACKAGE_PREFIX, true),
-      PACKAGE_PREFIX
-    );
+    const protocol = validateRequest(request, PACKAGE_PREFIX, true);
     const { hostname, port } = request;
     let auth = "";
     if (request.username != null || request.password != null) {
@@ -188,7 +181,6 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
         eventStream,
         abortSignal,
         idleMs,
-        streamLength,
         resolve,
         reject
       ).start();

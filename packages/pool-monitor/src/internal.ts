@@ -36,8 +36,8 @@ export {
   objectRule,
 } from "./option-rules";
 export { normalizeOrigin } from "./normalize-origin";
-export { unusableBody, validateBody } from "./validate-body";
-export { declaredLength, explainRefusal, validateHeaders } from "./validate-headers";
+export { unusableBody } from "./validate-body";
+export { declaredLength, explainRefusal } from "./validate-headers";
 export { type RequestProtocol, validateRequest } from "./validate-request";
 export { Http1PoolMonitor } from "./http1-pool-monitor";
 export {

@@ -88,4 +88,26 @@ describe("validateRequest", () => {
   it("rejects a request that is not an object", () => {
     expect(() => validateRequest(null as never, P)).toThrow("handle(request) expects an HttpRequest; received null");
   });
+
+  it("checks the headers (all of them on HTTP/2, the content-length otherwise) and the body against that length", () => {
+    const bad = req({ headers: { "x-meta": "a\r\nb" } });
+    expect(() => validateRequest(bad, P, true)).toThrow(expect.objectContaining({ code: "ERR_INVALID_CHAR" }));
+    // node:http and undici refuse it themselves when they create the request (see explainRefusal).
+    expect(validateRequest(bad, P)).toBe("https:");
+    const mismatch = req({ headers: { "content-length": "10" }, body: "abc" });
+    for (const http2 of [false, true]) {
+      expect(() => validateRequest(mismatch, P, http2)).toThrow(
+        expect.objectContaining({ code: "ERR_HTTP_CONTENT_LENGTH_MISMATCH" })
+      );
+    }
+  });
+
+  it("a host name that passed once is not checked again, and no invalid one can match that memo", () => {
+    expect(validateRequest(req({ hostname: "a.example" }), P)).toBe("https:");
+    expect(validateRequest(req({ hostname: "a.example" }), P)).toBe("https:");
+    expect(() => validateRequest(req({ hostname: "a.example@b" }), P)).toThrow("invalid request hostname");
+    const empty = req({});
+    empty.hostname = "";
+    expect(() => validateRequest(empty, P)).toThrow("invalid request hostname");
+  });
 });

@@ -1,4 +1,6 @@
 import { describeValue } from "./invalid-option";
+import { validateBody } from "./validate-body";
+import { declaredLength, validateHeaders } from "./validate-headers";
 
 /** The fields of a Smithy `HttpRequest` that `validateRequest()` reads. */
 interface RequestTarget {
@@ -6,6 +8,8 @@ interface RequestTarget {
   hostname?: unknown;
   port?: unknown;
   path?: unknown;
+  headers?: unknown;
+  body?: unknown;
 }
 
 /** The two schemes a handler speaks, as `validateRequest()` returns them (lower case, with the colon). @internal */
@@ -22,8 +26,14 @@ const BAD_HOSTNAME_CHAR = /[^!-~\u0080-\uffff]|[/?#@\\]/;
 const BAD_PATH_CHAR = /[^\x21-\xff]/;
 
 /**
- * Checks the request line of what `handle()` gets before anything is dispatched, so a bad request never opens a
- * socket, and returns its scheme:
+ * The last host name that passed (one endpoint per client is the common case: its check is one comparison). Starts as
+ * a valid one, so no invalid value can ever equal it.
+ */
+let checkedHostname = "localhost";
+
+/**
+ * Checks what `handle()` gets before anything is dispatched, so a bad request never opens a socket, and returns its
+ * scheme. Every handler calls it first in `handle()`, so a bad request fails the same way on each (as a rejection):
  * - `protocol` is `"http:"` or `"https:"` in any letter case (the WHATWG URL parser lower-cases schemes, and
  *   `HttpRequest` adds a missing colon only in its constructor); anything else, a missing one included, is refused
  *   rather than sent as clear text, as Node's `http.request` would with an `http.Agent`;
@@ -31,23 +41,34 @@ const BAD_PATH_CHAR = /[^\x21-\xff]/;
  *   delimiters;
  * - `port` absent or an integer from 1 to 65535 (a numeric string such as `"8080"` is accepted, as Node accepts it);
  * - `path` without controls, spaces or characters above U+00FF (what Node's HTTP/1.1 client refuses; HTTP/2 and undici
- *   are held to the same rule). The path is never put in the message: it may carry what telemetry never shows.
- * Throws a one-line `TypeError` naming the field and the value (Node's `code` where Node has one for the fault). O(length
- * of host name and path). Every handler calls it
- * first in `handle()`, so a bad request fails the same way on each (as a rejection).
+ *   are held to the same rule). The path is never put in the message: it may carry what telemetry never shows;
+ * - the headers: on HTTP/2 every name and value (`validateHeaders()`: Node's HTTP/2 client checks none); otherwise the
+ *   declared `content-length` only (`declaredLength()`: node:http and undici check names and values themselves when
+ *   they create the request, and `explainRefusal()` words their refusal the same way);
+ * - the body against that length (`validateBody()`).
+ * Throws a one-line `TypeError` naming the field and the value (Node's `code` where Node has one for the fault).
+ * O(length of host name and path), plus the header values on HTTP/2.
  * @param prefix - the handler's package name, starting the message.
+ * @param http2 - the request goes out on HTTP/2.
  * @internal
  */
-export function validateRequest(request: RequestTarget | null | undefined, prefix: string): RequestProtocol {
+export function validateRequest(
+  request: RequestTarget | null | undefined,
+  prefix: string,
+  http2 = false
+): RequestProtocol {
   if (request === null || typeof request !== "object") {
     throw new TypeError(`${prefix} - handle(request) expects an HttpRequest; received ${describeValue(request)}.`);
   }
   const { protocol, hostname, port, path } = request;
   const scheme = protocol === "https:" || protocol === "http:" ? protocol : normalizeProtocol(protocol, prefix);
-  if (typeof hostname !== "string" || hostname === "" || hostname === "[]" || BAD_HOSTNAME_CHAR.test(hostname)) {
-    throw new TypeError(
-      `${prefix} - invalid request hostname: ${describeValue(hostname)}; expected a non-empty host name or IP address.`
-    );
+  if (hostname !== checkedHostname) {
+    if (typeof hostname !== "string" || hostname === "" || hostname === "[]" || BAD_HOSTNAME_CHAR.test(hostname)) {
+      throw new TypeError(
+        `${prefix} - invalid request hostname: ${describeValue(hostname)}; expected a non-empty host name or IP address.`
+      );
+    }
+    checkedHostname = hostname;
   }
   if (typeof path === "string" && BAD_PATH_CHAR.test(path)) {
     throw Object.assign(
@@ -58,13 +79,16 @@ export function validateRequest(request: RequestTarget | null | undefined, prefi
       { code: "ERR_UNESCAPED_CHARACTERS" }
     );
   }
-  if (port === undefined || port === null) return scheme;
-  const n = typeof port === "string" && /^\d+$/.test(port) ? Number(port) : port;
-  if (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > 65535) {
-    throw new TypeError(
-      `${prefix} - invalid request port: ${describeValue(port)}; expected an integer from 1 to 65535 (or none for the protocol's default).`
-    );
+  if (port !== undefined && port !== null) {
+    const n = typeof port === "string" && /^\d+$/.test(port) ? Number(port) : port;
+    if (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > 65535) {
+      throw new TypeError(
+        `${prefix} - invalid request port: ${describeValue(port)}; expected an integer from 1 to 65535 (or none for the protocol's default).`
+      );
+    }
   }
+  const headers = request.headers;
+  validateBody(request.body, http2 ? validateHeaders(headers, prefix, true) : declaredLength(headers, prefix), prefix);
   return scheme;
 }
 

@@ -2,7 +2,8 @@
  * writeBody: sends a Smithy request body on a Node request (`http.ClientRequest`, or an HTTP/2 client stream) and ends
  * it.
  *
- * A `Readable` body with a declared length (`content-length`, see `validateBody()`) is held to it while it flows: a
+ * A `Readable` body with a declared length (`content-length`, read from the request's headers once the body is sent;
+ * `validateRequest()` checked it when the request was handed over) is held to it while it flows: a
  * `LengthGuard` (one object per such upload, found through a symbol on the body, so no closure) counts each chunk in a
  * `'data'` listener registered before the pipe's own, and the pipe does not end the destination (`{ end: false }`):
  * - a chunk that would run past the declared length destroys the destination before the pipe writes it (listeners run
@@ -18,6 +19,7 @@ import type { ClientRequest } from "node:http";
 import { Readable } from "node:stream";
 import { contentLengthMismatchError, unusableBodyError } from "./request-errors";
 import { unusableBody } from "./validate-body";
+import { declaredLength } from "./validate-headers";
 
 /** What `writeBody()` writes to: a `ClientRequest`, or an HTTP/2 stream (both are `Writable`s). */
 type Destination = ClientRequest;
@@ -78,48 +80,49 @@ function release(body: GuardedBody): void {
 }
 
 /**
- * Pipes a `Readable` body into `dest`, held to `streamLength` bytes unless that is `-1` (see the header). The caller
- * handles the body's own errors.
+ * Pipes a `Readable` body into `dest`, held to `declared` bytes (its request's `content-length`) unless that is `-1`
+ * (see the header). The caller handles the body's own errors.
  * @param sink - told of a length mismatch instead of `dest` being destroyed with it.
  * @internal
  */
 export function pipeBody(
   body: Readable,
   dest: Destination,
-  streamLength: number,
+  declared: number,
   prefix: string,
   sink?: BodyLengthSink
 ): void {
-  if (streamLength === -1) {
+  if (declared === -1) {
     body.pipe(dest);
     return;
   }
-  (body as GuardedBody)[kGuard] = new LengthGuard(dest, streamLength, prefix, sink);
+  (body as GuardedBody)[kGuard] = new LengthGuard(dest, declared, prefix, sink);
   body.on("data", onGuardedData);
   body.once("end", onGuardedEnd);
   body.pipe(dest, { end: false });
 }
 
 /**
- * Writes a Smithy request body to a Node request and ends it: a `Readable` is piped (held to `streamLength` bytes when
- * that is not `-1`, see the header); a Buffer or string is sent as is (an empty Buffer as no body, aws-sdk-js-v3#6426);
- * any other ArrayBufferView is wrapped without copying; other truthy values go through `Buffer.from` (so a plain object
+ * Writes a Smithy request body to a Node request and ends it: a `Readable` is piped (held to the `content-length` of
+ * `headers`, see the header); a Buffer or string is sent as is (an empty Buffer as no body, aws-sdk-js-v3#6426); any
+ * other ArrayBufferView is wrapped without copying; other truthy values go through `Buffer.from` (so a plain object
  * throws a `TypeError`, as upstream); no body ends the request. A `Readable` that was destroyed (or, with a length to
  * meet, consumed) while the request waited destroys the request at once, naming it. A piped stream's error destroys the
  * request with that error instead of leaving it hanging.
- * @param streamLength - bytes a `Readable` body must supply (`validateBody()`'s result); `-1`: not checked.
+ * @param headers - the request's headers (read for a `Readable` body only).
  * @param prefix - the handler's package name, for the errors above.
  * @internal
  */
-export function writeBody(req: ClientRequest, body: unknown, streamLength = -1, prefix = ""): void {
+export function writeBody(req: ClientRequest, body: unknown, headers?: unknown, prefix = ""): void {
   if (body instanceof Readable) {
-    const problem = unusableBody(body, streamLength);
+    const declared = declaredLength(headers, prefix);
+    const problem = unusableBody(body, declared);
     if (problem !== undefined) {
       req.destroy(unusableBodyError(prefix, problem));
       return;
     }
     body.once("error", (error) => req.destroy(error));
-    pipeBody(body, req, streamLength, prefix);
+    pipeBody(body, req, declared, prefix);
     return;
   }
   if (!body) {

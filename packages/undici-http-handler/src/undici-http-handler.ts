@@ -9,8 +9,6 @@ import {
   emptyPoolStats,
   guardedWarn,
   TICK_MS,
-  declaredLength,
-  validateBody,
   validateRequest,
 } from "@sockeye/pool-monitor/internal";
 import { ConnectingSockets } from "./connecting-sockets";
@@ -32,8 +30,6 @@ import { UndiciPoolMonitor } from "./undici-pool-monitor";
 // Read on every request, bound once (see the note in undici-request.ts: in the CommonJS build every read of another
 // package's export is two getter calls).
 const checkRequest = validateRequest;
-const lengthOf = declaredLength;
-const checkBody = validateBody;
 const queryStringOf = buildQueryString;
 
 /** Prefix of this handler's warnings. */
@@ -214,11 +210,9 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const abortSignal = options?.abortSignal as AbortSignalLike | undefined;
     if (abortSignal?.aborted) return Promise.reject(buildAbortError(abortSignal));
     try {
+      // Header names and values: undici's own check at dispatch (`mapError` words its refusal as the other handlers
+      // do); a stream body: undici holds it to its content-length.
       const https = checkRequest(request, PACKAGE_PREFIX) === "https:";
-      // undici holds a stream body to its content-length itself; a body of known length is checked here (and a
-      // destroyed stream refused), so the error is the one every Sockeye handler gives. Header names and values:
-      // undici's own check at dispatch (`mapError` words its refusal as the other handlers do).
-      checkBody(request.body, lengthOf(request.headers, PACKAGE_PREFIX), PACKAGE_PREFIX);
       let headers = request.headers;
       if (
         headers !== undefined &&
