@@ -34,8 +34,15 @@
  * with other code may still queue a dispatched request in `agent.requests` (its sockets are busy with the others', or
  * the others' queued requests took the freed sockets); the request handles that as before (`agent-queue.ts`). Cost
  * per request: one memoised key lookup (`keyFor`), two counter updates, plus an O(1) link and unlink when it has to
- * wait; one `setImmediate` per event-loop turn in which a slot freed with requests queued. Per key: one `GateKey` (a
- * few fields), kept while the agent lives (the gate is held in a `WeakMap` by agent).
+ * wait; one `setImmediate` per event-loop turn in which a slot freed with requests queued.
+ *
+ * Per key: one `GateKey` (a few fields) while the key has a request dispatched or queued, plus the memoised key (the
+ * last endpoint asked for) whatever it holds; the gate itself is held in a `WeakMap` by agent. A key left with
+ * nothing is dropped from `keys` at once (`leave()`), except the memoised one, dropped only once the memo moves to
+ * another endpoint (`keyFor()`): the one-endpoint client keeps its key, allocation-free, while a client of many hosts
+ * (S3 virtual-hosted buckets, one host name per bucket) keeps O(busy keys), not one key per host ever seen. A key
+ * object is valid for `admit()` until the next `keyFor()`; `admit()` of a dropped key puts it back (or uses the key
+ * that replaced it), so a stale one never counts requests nobody drains.
  */
 import { timing } from "./hot-bindings";
 import type { Agent } from "node:http";
@@ -62,6 +69,9 @@ export class GateKey {
   size = 0;
   head: GatedRequest | undefined = undefined;
   tail: GatedRequest | undefined = undefined;
+
+  /** In the gate's `keys` (false once dropped: it had nothing dispatched or queued). */
+  registered = true;
 
   /** @param name - the agent's name for the key (`agent.getName()`), the same string `agent.requests` uses. */
   constructor(readonly name: string) {}
@@ -102,7 +112,8 @@ export class AgentGate {
    * host unless the agent sets one), once per new (host, port).
    */
   keyFor(host: string, port: number | undefined): GateKey {
-    if (host === this.memoHost && port === this.memoPort && this.memoKey !== undefined) return this.memoKey;
+    const memo = this.memoKey;
+    if (host === this.memoHost && port === this.memoPort && memo !== undefined) return memo;
     const agent = this.agent as Agent & { options?: Record<string, unknown> };
     const options: Record<string, unknown> = { host, port, ...agent.options };
     if (options.servername == null) options.servername = isIP(host) ? "" : host;
@@ -112,6 +123,8 @@ export class AgentGate {
     this.memoHost = host;
     this.memoPort = port;
     this.memoKey = key;
+    // The memo moves on: its old key is kept no longer than anything else of the agent's keys.
+    if (memo !== undefined && memo !== key) this.dropIfIdle(memo);
     return key;
   }
 
@@ -125,6 +138,7 @@ export class AgentGate {
    * false. O(1).
    */
   admit(r: GatedRequest, key: GateKey): boolean {
+    if (!key.registered) key = this.reregister(key);
     r.gateKey = key;
     if (key.size === 0 && this.hasRoom(key)) {
       r.inGateQueue = false;
@@ -154,12 +168,17 @@ export class AgentGate {
     if (r.inGateQueue) {
       r.inGateQueue = false;
       this.unlink(key, r);
+      this.dropIfIdle(key);
       return;
     }
     key.inUse--;
     this.total--;
-    if (this.queued === 0) return;
+    if (this.queued === 0) {
+      this.dropIfIdle(key);
+      return;
+    }
     this.lastFreed = key;
+    this.dropIfIdle(key);
     const agent = this.agent;
     // An agent that cannot park every freed socket would destroy the extra ones: hand them over at once instead.
     if (agent.maxFreeSockets < agent.maxSockets) this.drain();
@@ -191,6 +210,26 @@ export class AgentGate {
     } finally {
       this.draining = false;
     }
+  }
+
+  /** Drops `key` from `keys` when nothing is dispatched or queued under it and it is not the memoised key. O(1). */
+  private dropIfIdle(key: GateKey): void {
+    if (key.inUse !== 0 || key.size !== 0 || key === this.memoKey || !key.registered) return;
+    key.registered = false;
+    if (this.keys.get(key.name) === key) this.keys.delete(key.name);
+    if (this.lastFreed === key) this.lastFreed = undefined;
+  }
+
+  /**
+   * `key` was dropped after `keyFor()` returned it (the memo moved on, the key had nothing): the key now registered
+   * under its name, or `key` itself registered again.
+   */
+  private reregister(key: GateKey): GateKey {
+    const current = this.keys.get(key.name);
+    if (current !== undefined) return current;
+    key.registered = true;
+    this.keys.set(key.name, key);
+    return key;
   }
 
   private hasRoom(key: GateKey): boolean {

@@ -13,9 +13,14 @@
  *   *connection*, never per reused request.
  * Reading active / idle / queued for an origin is then O(links) array-length reads, plus one property
  * load per busy socket for the age of the requests holding them, done only at sample or snapshot
- * time. A link that holds no socket and no queued request any more is dropped at that read (and
- * re-learned as above if its name carries traffic again), so a replaced agent, or a host of the
- * `_OTHER` aggregate gone quiet, is not kept alive or counted forever.
+ * time. A link that holds no socket and no queued request any more is dropped (and re-learned as
+ * above if its name carries traffic again), so a replaced agent, or a host of the `_OTHER` aggregate
+ * gone quiet, is not kept alive or counted forever: at that read, and also as soon as it empties
+ * (`dropLinkIfIdle()`: its last socket closed, or its last queued request closed without one), since
+ * with `socketMonitor: "off"` / `"per-request"`, or once the handler is idle, no read may come. A link
+ * knows its index in `poolLinks`, so that drop is an O(1) swap-remove and three keyed loads of the
+ * agent's maps, per connection closed (never per request that got a socket); `_OTHER` keeps
+ * O(hosts with a socket or a queued request), not one link per host ever seen.
  *
  * `maxSockets` (Node applies it per agent name) is summed over the *live* links, those with a busy
  * socket or a queued request, and is the latest request's agent's limit when none is live: an agent
@@ -82,6 +87,7 @@ export class AgentLinks {
     if (known !== undefined) return known.origin === o ? known : undefined;
     const link = new PoolLink(agent, name, o);
     names.set(name, link);
+    link.linkIndex = o.poolLinks.length;
     o.poolLinks.push(link);
     return link;
   }
@@ -128,6 +134,8 @@ export class PoolLink {
    */
   queueHead: RequestState | undefined = undefined;
   queueTail: RequestState | undefined = undefined;
+  /** Its index in its origin's `poolLinks` (-1: dropped). */
+  linkIndex = -1;
 
   constructor(
     readonly agent: Agent,
@@ -325,9 +333,11 @@ export class OriginState extends OriginTelemetry {
       const waiting = (q?.length ?? 0) + l.gateQueued;
       if (busy + free + waiting === 0) {
         agentLinks.unlink(l); // nothing left under this name: forget it (a replaced agent, a host gone quiet)
+        l.linkIndex = -1;
         if (this.lastQueueLink === l) this.lastQueueLink = undefined;
         continue;
       }
+      l.linkIndex = kept;
       links[kept++] = l;
       idle += free;
       link.zero();
@@ -365,6 +375,32 @@ export class OriginState extends OriginTelemetry {
     r.queuedCount = sum.queued;
     r.socketLimit = sum.maxSockets > 0 && sum.maxSockets !== Number.POSITIVE_INFINITY ? sum.maxSockets : null;
     r.queueAgeMs = sum.oldestQueuedMs;
+  }
+
+  /**
+   * Forgets `l` now if it holds no socket (busy or free) and no queued request, in the agent or the embedder's queue
+   * (see the header); a later request under its name links it again. O(1).
+   */
+  dropLinkIfIdle(agentLinks: AgentLinks, l: PoolLink): void {
+    const i = l.linkIndex;
+    if (i < 0 || l.gateQueued !== 0) return;
+    // Optional reads: an agent-like object may lack a map (nothing is held under the name there, then).
+    const maps = agentMaps(l.agent);
+    const name = l.name;
+    const held =
+      (maps.sockets?.[name]?.length ?? 0) +
+      (maps.freeSockets?.[name]?.length ?? 0) +
+      (maps.requests?.[name]?.length ?? 0);
+    if (held !== 0) return;
+    agentLinks.unlink(l);
+    l.linkIndex = -1;
+    const links = this.poolLinks;
+    const last = links.pop() as PoolLink;
+    if (last !== l) {
+      links[i] = last;
+      last.linkIndex = i;
+    }
+    if (this.lastQueueLink === l) this.lastQueueLink = undefined;
   }
 
   /**
