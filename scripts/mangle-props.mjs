@@ -127,9 +127,6 @@ function declarationIdentifiers(dir, words) {
 const CORE_KEEPS = [
   // undici-http-handler's OriginPoolState.evidence, published in its declarations, besides PoolReading's.
   "evidence",
-  // undici's Pool event of that name, which undici-http-handler's OriginPoolState listens for, besides
-  // TelemetryCore.connectionError().
-  "connectionError",
 ];
 
 /**

@@ -40,9 +40,9 @@
  * last endpoint asked for) whatever it holds; the gate itself is held in a `WeakMap` by agent. A key left with
  * nothing is dropped from `keys` at once (`leave()`), except the memoised one, dropped only once the memo moves to
  * another endpoint (`keyFor()`): the one-endpoint client keeps its key, allocation-free, while a client of many hosts
- * (S3 virtual-hosted buckets, one host name per bucket) keeps O(busy keys), not one key per host ever seen. A key
- * object is valid for `admit()` until the next `keyFor()`; `admit()` of a dropped key puts it back (or uses the key
- * that replaced it), so a stale one never counts requests nobody drains.
+ * (S3 virtual-hosted buckets, one host name per bucket) keeps O(busy keys), not one key per host ever seen. So the
+ * key `keyFor()` returns is valid for `admit()` until the next `keyFor()` (the caller admits at once): a key dropped
+ * meanwhile would count requests that no other key's release drains.
  */
 import { timing } from "./hot-bindings";
 import type { Agent } from "node:http";
@@ -69,9 +69,6 @@ export class GateKey {
   size = 0;
   head: GatedRequest | undefined = undefined;
   tail: GatedRequest | undefined = undefined;
-
-  /** In the gate's `keys` (false once dropped: it had nothing dispatched or queued). */
-  registered = true;
 
   /** @param name - the agent's name for the key (`agent.getName()`), the same string `agent.requests` uses. */
   constructor(readonly name: string) {}
@@ -109,7 +106,8 @@ export class AgentGate {
   /**
    * The key of a request to `host`:`port` (`host` as given to `http.request`, IPv6 without brackets): the agent's own
    * name for it, computed as Node's agent does (request options merged under the agent's own, `servername` from the
-   * host unless the agent sets one), once per new (host, port).
+   * host unless the agent sets one), once per new (host, port). Valid for `admit()` until the next call (see the
+   * header).
    */
   keyFor(host: string, port: number | undefined): GateKey {
     const memo = this.memoKey;
@@ -123,8 +121,8 @@ export class AgentGate {
     this.memoHost = host;
     this.memoPort = port;
     this.memoKey = key;
-    // The memo moves on: its old key is kept no longer than anything else of the agent's keys.
-    if (memo !== undefined && memo !== key) this.dropIfIdle(memo);
+    // The memo moves on: its old key is kept no longer than the agent's other keys.
+    if (memo !== undefined) this.dropIfIdle(memo);
     return key;
   }
 
@@ -138,7 +136,6 @@ export class AgentGate {
    * false. O(1).
    */
   admit(r: GatedRequest, key: GateKey): boolean {
-    if (!key.registered) key = this.reregister(key);
     r.gateKey = key;
     if (key.size === 0 && this.hasRoom(key)) {
       r.inGateQueue = false;
@@ -168,21 +165,18 @@ export class AgentGate {
     if (r.inGateQueue) {
       r.inGateQueue = false;
       this.unlink(key, r);
-      this.dropIfIdle(key);
-      return;
+    } else {
+      key.inUse--;
+      this.total--;
+      if (this.queued !== 0) {
+        this.lastFreed = key;
+        const agent = this.agent;
+        // An agent that cannot park every freed socket would destroy the extra ones: hand them over at once instead.
+        if (agent.maxFreeSockets < agent.maxSockets) this.drain();
+        else if (this.drainImmediate === undefined) this.drainImmediate = timing.setImmediate(this.drainLater);
+      }
     }
-    key.inUse--;
-    this.total--;
-    if (this.queued === 0) {
-      this.dropIfIdle(key);
-      return;
-    }
-    this.lastFreed = key;
     this.dropIfIdle(key);
-    const agent = this.agent;
-    // An agent that cannot park every freed socket would destroy the extra ones: hand them over at once instead.
-    if (agent.maxFreeSockets < agent.maxSockets) this.drain();
-    else if (this.drainImmediate === undefined) this.drainImmediate = timing.setImmediate(this.drainLater);
   }
 
   /**
@@ -212,24 +206,12 @@ export class AgentGate {
     }
   }
 
-  /** Drops `key` from `keys` when nothing is dispatched or queued under it and it is not the memoised key. O(1). */
-  private dropIfIdle(key: GateKey): void {
-    if (key.inUse !== 0 || key.size !== 0 || key === this.memoKey || !key.registered) return;
-    key.registered = false;
-    if (this.keys.get(key.name) === key) this.keys.delete(key.name);
-    if (this.lastFreed === key) this.lastFreed = undefined;
-  }
-
   /**
-   * `key` was dropped after `keyFor()` returned it (the memo moved on, the key had nothing): the key now registered
-   * under its name, or `key` itself registered again.
+   * Drops `key` from `keys` when nothing is dispatched or queued under it and it is not the memoised key (`lastFreed`
+   * may keep it: an empty key, which the drain passes over). O(1).
    */
-  private reregister(key: GateKey): GateKey {
-    const current = this.keys.get(key.name);
-    if (current !== undefined) return current;
-    key.registered = true;
-    this.keys.set(key.name, key);
-    return key;
+  private dropIfIdle(key: GateKey): void {
+    if (key.inUse + key.size === 0 && key !== this.memoKey) this.keys.delete(key.name);
   }
 
   private hasRoom(key: GateKey): boolean {

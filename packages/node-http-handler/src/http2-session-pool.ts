@@ -285,7 +285,7 @@ export class Http2SessionPool
   sessionError(entry: Http2PoolSession, error: Error): void {
     entry.error ??= error;
     const counters = entry.origin.counters;
-    if (counters !== undefined) counters.monitor.connectionError(counters);
+    if (counters !== undefined) counters.monitor.connectionErrored(counters);
     this.destroySession(entry, entry.wasReady ? "error" : "connect_error");
   }
 

@@ -54,14 +54,14 @@ function perOriginState(handler: NodeHttpHandler) {
   const gate = (handler as any).runtime.gateFor(agent);
   const monitor = handler.poolMonitor as any;
   let links = 0;
-  for (const o of monitor.origins.values()) links += o.poolLinks.length;
+  for (const o of monitor.origins.values()) links += o.poolLinks.size;
   return {
     gateKeys: gate.keys.size as number,
     /** Agent links over every origin entry, `_OTHER` included. */
     links,
     /** Agent names the monitor has linked to an origin. */
     linkedNames: (monitor.originLinks.agentNames.get(agent)?.size ?? 0) as number,
-    otherLinks: (monitor.origins.get("_OTHER")?.poolLinks.length ?? 0) as number,
+    otherLinks: (monitor.origins.get("_OTHER")?.poolLinks.size ?? 0) as number,
     agentNames: Object.keys(agent.sockets).length + Object.keys(agent.freeSockets).length,
   };
 }

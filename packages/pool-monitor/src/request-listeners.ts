@@ -10,9 +10,8 @@
  * each read is ~250 instructions, `performance` being a global accessor).
  * A queued request is appended to its link's queue list and a responded one to its origin's open-response list
  * (intrusive lists, O(1), see `tracking-state.ts`). Per new connection: up to six listeners on the socket plus
- * one `lastIndexOf` to learn its agent name; per closed connection (and per request closed while still queued), an
- * O(1) check that drops its agent link once the name holds nothing. Events are built only if `subscribe()` listeners
- * or diagnostics-channel subscribers exist.
+ * one `lastIndexOf` to learn its agent name; per closed connection, an O(1) check that drops its agent link once the
+ * name holds nothing. Events are built only if `subscribe()` listeners or diagnostics-channel subscribers exist.
  *
  * Requests sent outside the pool (`trackUnpooled()`, one-off agents) go through the same paths and
  * leave at the first branch for `unpooled-request.ts`; socket completion also records the longest
@@ -32,6 +31,7 @@ import { timing } from "./timing";
 import {
   agentMaps,
   dequeueFromLink,
+  dropLinkIfIdle,
   enqueueOnLink,
   type Http1Core,
   type OriginState,
@@ -247,12 +247,7 @@ export function requestClosed(st: RequestState, error?: unknown, now?: number): 
     return;
   }
   const o = st.originState!;
-  if (st.isQueued) {
-    // Closed while queued (abort, a deadline, destroy()): its link may hold nothing any more.
-    const link = st.queueLink;
-    leaveQueue(st, o);
-    if (link !== undefined) o.dropLinkIfIdle(core.originLinks, link);
-  }
+  if (st.isQueued) leaveQueue(st, o);
   o.closeResponse(st);
   const counted = outcomeOf(st);
   st.countedUnder = counted;
@@ -321,7 +316,7 @@ function onSocketError(this: Socket): void {
   const ss = socketStateOf(this);
   if (ss === undefined || ss.core.coreDestroyed) return;
   ss.errored = true;
-  ss.core.connectionError(ss.origin);
+  ss.core.connectionErrored(ss.origin);
 }
 
 function onSocketEnd(this: Socket): void {
@@ -343,8 +338,7 @@ function onSocketClose(this: Socket): void {
   ss.core.connectionClosed(ss.origin, timing.now() - ss.createdAt, ss.readyAt >= 0, ss.requests, closeReason(ss));
   // Node's agent removed the socket from its maps in its own 'close' listener (added before this one): the name's
   // last socket gone, its link goes too (see tracking-state.ts).
-  const link = ss.link;
-  if (link !== undefined) link.origin.dropLinkIfIdle(ss.core.originLinks, link);
+  dropLinkIfIdle(ss.core, ss.link);
 }
 
 function closeReason(ss: SocketState): CloseReason {

@@ -96,18 +96,18 @@ export class OriginGate {
   /** Removes a queued `n` (O(1)); no-op when it is not queued here. */
   unlinkWaiter(n: GatedRequest): void {
     this.fifoQueue.unlinkNode(n);
-    if (this.unused) this.gateRegistry?.gateIdle(this);
+    if (this.gateUnused) this.gateRegistry?.gateIdle(this);
   }
 
   /** A request finished with its slot: dispatch queued requests while slots are free. */
   freeSlot(): void {
     if (this.inUse > 0) this.inUse--;
     this.drainQueue();
-    if (this.unused) this.gateRegistry?.gateIdle(this);
+    if (this.gateUnused) this.gateRegistry?.gateIdle(this);
   }
 
   /** Nothing in use (awaiting a connection included: `awaitingConn <= inUse`) and nothing queued. */
-  get unused(): boolean {
+  get gateUnused(): boolean {
     return this.inUse === 0 && this.fifoQueue.nodeCount === 0;
   }
 

@@ -27,27 +27,27 @@ const other = () =>
 describe("OriginGates", () => {
   it("keeps the pinned gate while idle, and drops an idle gate once another is pinned", () => {
     const gates = new OriginGates(new ConnectingSockets());
-    const a = gates.pin("http://a:80", 1, undefined, undefined);
+    const a = gates.pinGate("http://a:80", 1, undefined, undefined);
     expect(a.admit()).toBe(true);
     a.freeSlot();
     // Pinned: kept, and handed out again for the origin.
     expect(gates.byOrigin.get("http://a:80")).toBe(a);
-    expect(gates.pin("http://a:80", 1, undefined, undefined)).toBe(a);
-    gates.pin("http://b:80", 1, undefined, undefined);
+    expect(gates.pinGate("http://a:80", 1, undefined, undefined)).toBe(a);
+    gates.pinGate("http://b:80", 1, undefined, undefined);
     expect(gates.byOrigin.has("http://a:80")).toBe(false);
-    expect(gates.pin("http://a:80", 1, undefined, undefined)).not.toBe(a);
+    expect(gates.pinGate("http://a:80", 1, undefined, undefined)).not.toBe(a);
   });
 
   it("keeps a busy unpinned gate until its last request leaves, then drops it and its _OTHER gate queue", () => {
     const o = other();
     const gates = new OriginGates(new ConnectingSockets());
-    const a = gates.pin("http://a:80", 1, o, undefined);
+    const a = gates.pinGate("http://a:80", 1, o, undefined);
     expect(o.gateQueues.get("http://a:80")).toBe(a.fifoQueue);
     expect(a.admit()).toBe(true);
     expect(a.admit()).toBe(false);
     const queued = node();
     a.enqueueWaiter(queued);
-    gates.pin("http://b:80", 1, o, undefined); // a is busy: kept
+    gates.pinGate("http://b:80", 1, o, undefined); // a is busy: kept
     expect(gates.byOrigin.get("http://a:80")).toBe(a);
     a.freeSlot(); // the queued one is dispatched: still busy
     expect(gates.byOrigin.get("http://a:80")).toBe(a);
@@ -61,7 +61,7 @@ describe("OriginGates", () => {
 
   it("a gate whose last queued request leaves (nothing in use) is dropped too", () => {
     const gates = new OriginGates(new ConnectingSockets());
-    const a = gates.pin("http://a:80", 0, undefined, undefined);
+    const a = gates.pinGate("http://a:80", 0, undefined, undefined);
     expect(a.admit()).toBe(false); // limit 0: everything waits
     const queued = node();
     a.enqueueWaiter(queued);
@@ -74,7 +74,7 @@ describe("OriginGates", () => {
   it("clear() drops every gate and gate queue, busy or not", () => {
     const o = other();
     const gates = new OriginGates(new ConnectingSockets());
-    for (let i = 0; i < 10; i++) gates.pin(`http://bucket-${i}:80`, 1, o, undefined).admit();
+    for (let i = 0; i < 10; i++) gates.pinGate(`http://bucket-${i}:80`, 1, o, undefined).admit();
     expect(gates.byOrigin.size).toBe(10);
     gates.clear();
     expect(gates.byOrigin.size).toBe(0);

@@ -16,7 +16,7 @@
  * next gate). Pinning another gate (a request to another origin) drops the previous one if it is idle; otherwise it
  * goes when it empties. So one endpoint keeps its gate, allocation-free, and many origins cost O(busy origins).
  *
- * Costs: `pin()` is one `Map` lookup (creation: a gate and, for `_OTHER`, a list, one `Map` insert each), on a cache
+ * Costs: `pinGate()` is one `Map` lookup (creation: a gate and, for `_OTHER`, a list, one `Map` insert each), on a cache
  * miss only; `gateIdle()` one comparison per request that leaves its origin idle, an O(1) `Map` delete when it drops.
  */
 import type { ConnectingSockets } from "./connecting-sockets";
@@ -38,7 +38,7 @@ export class OriginGates implements OriginGateRegistry {
    * entry is the origin's own, else a list of its own registered in `o.gateQueues`), pinned; the gate pinned before
    * is dropped if idle.
    */
-  pin(
+  pinGate(
     origin: string,
     limit: number | null,
     o: OriginPoolState | undefined,
@@ -75,7 +75,7 @@ export class OriginGates implements OriginGateRegistry {
 
   /** `gate` has nothing in use or queued: dropped, unless pinned. O(1). */
   gateIdle(gate: OriginGate): void {
-    if (gate === this.pinned || !gate.unused) return;
+    if (gate === this.pinned || !gate.gateUnused) return;
     this.drop(gate);
   }
 

@@ -11,10 +11,11 @@ interface FakePool {
   stats: UndiciStatsLike;
   closed?: boolean;
   destroyed?: boolean;
+  on(): void;
 }
 
 function pool(stats: UndiciStatsLike = {}): FakePool {
-  return { stats: { connected: 0, free: 0, pending: 0, queued: 0, running: 0, ...stats } };
+  return { stats: { connected: 0, free: 0, pending: 0, queued: 0, running: 0, ...stats }, on() {} };
 }
 
 /** A fresh evidence record with values `poolEvidence()` must overwrite when it reports per-pool evidence. */
@@ -123,7 +124,8 @@ describe("OriginPoolState pool registry", () => {
 
   it("drops a pool undici closed on the tick of its last connection's 'disconnect', without a refresh (issue 33)", async () => {
     const o = entry();
-    const pools = Array.from({ length: 1000 }, () => Object.assign(new EventEmitter(), pool(), { closed: false }));
+    const emitter = () => Object.assign(new EventEmitter(), { stats: pool().stats, closed: false });
+    const pools = Array.from({ length: 1000 }, emitter);
     for (const [i, p] of pools.entries()) o.registerPool(`http://bucket-${i}.s3.test:80`, p, 2);
     expect(o.connLimit).toBe(2000);
     // A connection of a pool that stays open: nothing changes.
@@ -143,7 +145,7 @@ describe("OriginPoolState pool registry", () => {
     // No live pool: the latest registered limit stands.
     expect(o.connLimit).toBe(2);
     // A late event of a pool already replaced changes nothing.
-    const first = Object.assign(new EventEmitter(), pool());
+    const first = emitter();
     o.registerPool("http://b:80", first, 3);
     o.registerPool("http://b:80", pool(), 4);
     first.closed = true;

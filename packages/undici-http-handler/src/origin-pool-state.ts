@@ -63,13 +63,13 @@ export interface UndiciStatsLike {
 
 /**
  * What the registry reads of an undici `Pool` (`closed` / `destroyed`: undici's `DispatcherBase` getters; `on`: its
- * events, absent from a stand-in). @internal
+ * events). @internal
  */
 export interface PoolLike {
   readonly stats: UndiciStatsLike | undefined;
   readonly closed?: boolean;
   readonly destroyed?: boolean;
-  on?(event: "disconnect" | "connectionError", listener: () => void): unknown;
+  on(event: "disconnect" | "connectionError", listener: () => void): unknown;
 }
 
 /** One registered pool and its connection limit (`null` = unlimited). @internal */
@@ -77,8 +77,6 @@ export interface RegisteredPool {
   readonly origin: string;
   readonly pool: PoolLike;
   readonly limit: number | null;
-  /** Counted in its entry's running counts (false once dropped or replaced). */
-  counted: boolean;
 }
 
 /** Active sockets, limit and queue summed over the pools the detector's sample covers. @internal */
@@ -170,22 +168,18 @@ export class OriginPoolState extends OriginTelemetry {
       pools = this.pools = new Map();
       this.statsReader = () => this.sumStats();
     }
+    // The running counts hold exactly the entries of the map: one replaced or removed leaves them at once.
     const previous = pools.get(origin);
-    if (previous !== undefined) this.uncount(previous);
-    const entry: RegisteredPool = { origin, pool, limit, counted: true };
+    if (previous !== undefined) this.count(previous, -1);
+    const entry: RegisteredPool = { origin, pool, limit };
     pools.set(origin, entry);
-    this.livePools++;
-    if (limit === null) this.unlimitedPools++;
-    else this.limitSum += limit;
     this.latestLimit = limit;
-    this.updateLimit();
-    if (typeof pool.on === "function") {
-      const check = (): void => this.dropIfClosed(entry);
-      // undici's Agent closes the pool in its own listener of the same event, added after this one.
-      const onGone = (): void => process.nextTick(check);
-      pool.on("disconnect", onGone);
-      pool.on("connectionError", onGone);
-    }
+    this.count(entry, 1);
+    const check = (): void => this.dropIfClosed(entry);
+    // undici's Agent closes the pool in its own listener of the same event, added after this one.
+    const onGone = (): void => process.nextTick(check);
+    pool.on("disconnect", onGone);
+    pool.on("connectionError", onGone);
   }
 
   /**
@@ -207,7 +201,6 @@ export class OriginPoolState extends OriginTelemetry {
   releasePools(): void {
     const pools = this.pools;
     if (pools !== undefined) {
-      for (const entry of pools.values()) entry.counted = false;
       pools.clear();
       this.livePools = this.limitSum = this.unlimitedPools = 0;
       this.updateLimit();
@@ -220,20 +213,18 @@ export class OriginPoolState extends OriginTelemetry {
     return this.livePools;
   }
 
-  /** `entry`'s pool was closed or destroyed: dropped from the map and the counts. O(1). */
+  /** `entry`'s pool was closed or destroyed: dropped from the map and the counts, unless no longer there. O(1). */
   private dropIfClosed(entry: RegisteredPool): void {
-    if (!entry.counted || isLive(entry.pool)) return;
-    const pools = this.pools;
-    if (pools !== undefined && pools.get(entry.origin) === entry) pools.delete(entry.origin);
-    this.uncount(entry);
+    if (isLive(entry.pool) || this.pools?.get(entry.origin) !== entry) return;
+    this.pools.delete(entry.origin);
+    this.count(entry, -1);
   }
 
-  private uncount(entry: RegisteredPool): void {
-    if (!entry.counted) return;
-    entry.counted = false;
-    this.livePools--;
-    if (entry.limit === null) this.unlimitedPools--;
-    else this.limitSum -= entry.limit;
+  /** Adds (`sign` 1) or removes (-1) `entry` in the running counts and updates `connLimit`. */
+  private count(entry: RegisteredPool, sign: 1 | -1): void {
+    this.livePools += sign;
+    if (entry.limit === null) this.unlimitedPools += sign;
+    else this.limitSum += sign * entry.limit;
     this.updateLimit();
   }
 

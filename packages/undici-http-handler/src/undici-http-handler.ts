@@ -287,7 +287,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.gates.unpin();
       return undefined;
     }
-    return this.gates.pin(origin, https ? limits.https : limits.http, o, this.currentDispatcher);
+    return this.gates.pinGate(origin, https ? limits.https : limits.http, o, this.currentDispatcher);
   }
 
   /** A caller's dispatcher: read its `stats` when it has them (Agent: keyed by origin; Pool/Client: its own). */
