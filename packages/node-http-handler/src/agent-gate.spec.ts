@@ -90,11 +90,11 @@ describe("AgentGate", () => {
 
   it("honours the agent's maxTotalSockets over keys", async () => {
     const gate = new AgentGate(new http.Agent({ maxSockets: 2, maxTotalSockets: 3 }), owner);
-    const a = gate.keyFor("a", 1);
-    const b = gate.keyFor("b", 1);
     const log: number[] = [];
     const nodes = Array.from({ length: 6 }, (_, i) => new Node(i, log));
-    expect(nodes.map((n, i) => gate.admit(n, i % 2 === 0 ? a : b))).toEqual([true, true, true, false, false, false]);
+    // A key is admitted into right after keyFor() returned it (the handler's order).
+    const admitted = nodes.map((n, i) => gate.admit(n, gate.keyFor(i % 2 === 0 ? "a" : "b", 1)));
+    expect(admitted).toEqual([true, true, true, false, false, false]);
     gate.leave(nodes[0]); // key a frees a slot: the total allows one more, the oldest of a key with room
     await turn();
     expect(log).toEqual([4]);
@@ -174,9 +174,52 @@ describe("AgentGate", () => {
     );
     expect(key.name).toContain("sni.example");
     expect(gate.keyFor("127.0.0.1", 443)).toBe(key);
+    // A key with a request in it is kept while other endpoints are asked for.
+    const busy = new Node(0, []);
+    gate.admit(busy, key);
     expect(gate.keyFor("localhost", 443)).not.toBe(key);
     expect(gate.keyFor("127.0.0.1", 443)).toBe(key);
+    gate.leave(busy);
     const plain = new AgentGate(new http.Agent(), owner);
     expect(plain.keyFor("::1", 80).name).toBe("::1:80:");
+  });
+
+  it("keeps a key only while it has a request dispatched or queued, and the memoised key (issue 33)", async () => {
+    const gate = new AgentGate(new http.Agent({ maxSockets: 1 }), owner);
+    const keys = (gate as any).keys as Map<string, unknown>;
+    const log: number[] = [];
+    const nodes: Node[] = [];
+    for (let host = 0; host < 100; host++) {
+      for (let i = 0; i < 3; i++) {
+        const n = new Node(nodes.length, log);
+        nodes.push(n);
+        gate.admit(n, gate.keyFor(`bucket-${host}.s3.test`, 443));
+      }
+    }
+    expect(keys.size).toBe(100);
+    expect(gate).toMatchObject({ total: 100, queued: 200 });
+    // Queued requests leave (abort) from half the hosts; the dispatched ones finish, their queues drain.
+    for (let host = 0; host < 50; host++) {
+      gate.leave(nodes[host * 3 + 1]);
+      gate.leave(nodes[host * 3 + 2]);
+    }
+    for (let host = 0; host < 100; host++) gate.leave(nodes[host * 3]);
+    await turn();
+    expect(gate).toMatchObject({ total: 50, queued: 50 });
+    expect(keys.size).toBe(50);
+    for (const n of nodes) gate.leave(n);
+    await turn();
+    expect(gate).toMatchObject({ total: 0, queued: 0 });
+    // Only the memoised key (the last endpoint asked for) is left.
+    expect([...keys.keys()]).toEqual([gate.keyFor("bucket-99.s3.test", 443).name]);
+    // One endpoint: its key is kept across requests (nothing re-created per request).
+    const key = gate.keyFor("bucket-99.s3.test", 443);
+    const n = new Node(0, log);
+    gate.admit(n, key);
+    gate.leave(n);
+    expect(gate.keyFor("bucket-99.s3.test", 443)).toBe(key);
+    // Another endpoint: the idle memoised key goes.
+    gate.keyFor("other.s3.test", 443);
+    expect(keys.has(key.name)).toBe(false);
   });
 });

@@ -34,8 +34,15 @@
  * with other code may still queue a dispatched request in `agent.requests` (its sockets are busy with the others', or
  * the others' queued requests took the freed sockets); the request handles that as before (`agent-queue.ts`). Cost
  * per request: one memoised key lookup (`keyFor`), two counter updates, plus an O(1) link and unlink when it has to
- * wait; one `setImmediate` per event-loop turn in which a slot freed with requests queued. Per key: one `GateKey` (a
- * few fields), kept while the agent lives (the gate is held in a `WeakMap` by agent).
+ * wait; one `setImmediate` per event-loop turn in which a slot freed with requests queued.
+ *
+ * Per key: one `GateKey` (a few fields) while the key has a request dispatched or queued, plus the memoised key (the
+ * last endpoint asked for) whatever it holds; the gate itself is held in a `WeakMap` by agent. A key left with
+ * nothing is dropped from `keys` at once (`leave()`), except the memoised one, dropped only once the memo moves to
+ * another endpoint (`keyFor()`): the one-endpoint client keeps its key, allocation-free, while a client of many hosts
+ * (S3 virtual-hosted buckets, one host name per bucket) keeps O(busy keys), not one key per host ever seen. So the
+ * key `keyFor()` returns is valid for `admit()` until the next `keyFor()` (the caller admits at once): a key dropped
+ * meanwhile would count requests that no other key's release drains.
  */
 import { timing } from "./hot-bindings";
 import type { Agent } from "node:http";
@@ -99,10 +106,12 @@ export class AgentGate {
   /**
    * The key of a request to `host`:`port` (`host` as given to `http.request`, IPv6 without brackets): the agent's own
    * name for it, computed as Node's agent does (request options merged under the agent's own, `servername` from the
-   * host unless the agent sets one), once per new (host, port).
+   * host unless the agent sets one), once per new (host, port). Valid for `admit()` until the next call (see the
+   * header).
    */
   keyFor(host: string, port: number | undefined): GateKey {
-    if (host === this.memoHost && port === this.memoPort && this.memoKey !== undefined) return this.memoKey;
+    const memo = this.memoKey;
+    if (host === this.memoHost && port === this.memoPort && memo !== undefined) return memo;
     const agent = this.agent as Agent & { options?: Record<string, unknown> };
     const options: Record<string, unknown> = { host, port, ...agent.options };
     if (options.servername == null) options.servername = isIP(host) ? "" : host;
@@ -112,6 +121,8 @@ export class AgentGate {
     this.memoHost = host;
     this.memoPort = port;
     this.memoKey = key;
+    // The memo moves on: its old key is kept no longer than the agent's other keys.
+    if (memo !== undefined) this.dropIfIdle(memo);
     return key;
   }
 
@@ -154,16 +165,18 @@ export class AgentGate {
     if (r.inGateQueue) {
       r.inGateQueue = false;
       this.unlink(key, r);
-      return;
+    } else {
+      key.inUse--;
+      this.total--;
+      if (this.queued !== 0) {
+        this.lastFreed = key;
+        const agent = this.agent;
+        // An agent that cannot park every freed socket would destroy the extra ones: hand them over at once instead.
+        if (agent.maxFreeSockets < agent.maxSockets) this.drain();
+        else if (this.drainImmediate === undefined) this.drainImmediate = timing.setImmediate(this.drainLater);
+      }
     }
-    key.inUse--;
-    this.total--;
-    if (this.queued === 0) return;
-    this.lastFreed = key;
-    const agent = this.agent;
-    // An agent that cannot park every freed socket would destroy the extra ones: hand them over at once instead.
-    if (agent.maxFreeSockets < agent.maxSockets) this.drain();
-    else if (this.drainImmediate === undefined) this.drainImmediate = timing.setImmediate(this.drainLater);
+    this.dropIfIdle(key);
   }
 
   /**
@@ -191,6 +204,14 @@ export class AgentGate {
     } finally {
       this.draining = false;
     }
+  }
+
+  /**
+   * Drops `key` from `keys` when nothing is dispatched or queued under it and it is not the memoised key (`lastFreed`
+   * may keep it: an empty key, which the drain passes over). O(1).
+   */
+  private dropIfIdle(key: GateKey): void {
+    if (key.inUse + key.size === 0 && key !== this.memoKey) this.keys.delete(key.name);
   }
 
   private hasRoom(key: GateKey): boolean {

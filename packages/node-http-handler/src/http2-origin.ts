@@ -13,6 +13,10 @@
  * Costs: enqueue/dequeue/remove O(1) with no allocation (a request that ends while waiting unlinks itself); finding a
  * session with a free slot is O(sessions), i.e. O(maxSessionsPerOrigin) (4 by default).
  *
+ * Lifetime: the pool keeps an origin while it has an open session or a stream in flight (`streamsInFlight`, queued
+ * ones included) and forgets it (and its place among its telemetry entry's `members`, `memberIndex`) once it has
+ * neither; the next request re-creates it. Its counters live in the telemetry entry, not here.
+ *
  * Generic over the session type `S` and the request type `W` (the pool's `Http2SessionEntry` and
  * `Http2StreamRequest`), so this file imports neither and they can import it.
  */
@@ -64,6 +68,10 @@ export class Http2Origin<S extends { readonly available: boolean }, W extends Ht
   /** Requests holding a stream slot, oldest first (saturation: age of the oldest holder). */
   activeHead: W | undefined = undefined;
   activeTail: W | undefined = undefined;
+  /** Streams started and not finished (waiting ones included): with `open`, what keeps the origin in the pool. */
+  streamsInFlight = 0;
+  /** Its index in its telemetry entry's `members` (-1: not a member). */
+  memberIndex = -1;
 
   /**
    * @param key - the URL given to `http2.connect()` (may carry user info, as upstream's pool key).

@@ -102,6 +102,8 @@ interface BodyView {
 
 /** What the monitor reads of a pool origin. @internal */
 export interface Http2OriginView {
+  /** Its index in its entry's `members`, kept by `attach()` / `detach()` (-1: not a member). */
+  memberIndex: number;
   readonly open: Iterable<Http2SessionView>;
   readonly sessions: readonly Http2SessionView[];
   readonly queued: number;
@@ -125,7 +127,10 @@ const SESSION_READY = 1;
 
 /** The HTTP/2 telemetry of one origin entry: the core's figures plus the HTTP/2 close reasons and GOAWAY codes. @internal */
 export class Http2OriginTelemetry extends OriginTelemetry {
-  /** Pool origins counted in this entry (one, or every origin of `_OTHER`). */
+  /**
+   * Pool origins counted in this entry (one, or every origin of `_OTHER` the pool holds now: a pool origin leaves,
+   * `detach()`, when the pool forgets it, so `_OTHER` does not keep one per host ever seen). Unordered.
+   */
   readonly members: Http2OriginView[] = [];
   readonly http2Closed = emptyHttp2Closed();
   readonly goawayCodes: Record<string, number> = {};
@@ -163,8 +168,22 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
   /** The telemetry entry of a new pool origin (its own, or `_OTHER`'s). @internal */
   attach(origin: string, view: Http2OriginView): Http2OriginTelemetry {
     const t = this.originFor(origin);
+    view.memberIndex = t.members.length;
     t.members.push(view);
     return t;
+  }
+
+  /** The pool forgot `view` (idle): it leaves `t.members` (O(1) swap-remove); `t`'s counters stay. @internal */
+  detach(t: Http2OriginTelemetry, view: Http2OriginView): void {
+    const i = view.memberIndex;
+    const members = t.members;
+    if (i < 0 || members[i] !== view) return;
+    view.memberIndex = -1;
+    const last = members.pop() as Http2OriginView;
+    if (last !== view) {
+      members[i] = last;
+      last.memberIndex = i;
+    }
   }
 
   /** A stream's outcome, once. @internal */

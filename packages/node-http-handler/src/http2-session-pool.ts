@@ -25,6 +25,13 @@
  * Costs: acquire/release O(maxSessionsPerOrigin) and allocation-free beyond the stream itself; timeouts are deadlines
  * (O(1) arm/cancel/refresh); the owner tick (saturation sampling, once per sample interval) runs only while the
  * detector needs samples.
+ *
+ * Origins (`origins`, keyed by the URL given to `http2.connect()`): an origin with no open session, no stream in
+ * flight and nothing queued is forgotten at once (`forgetIfIdle()`, after each stream's end and each session's close:
+ * two comparisons, then a `Map` delete and an O(1) leave of its telemetry entry's members), so a client of many hosts
+ * (S3 virtual-hosted buckets, one host name per bucket) keeps O(origins with a session or a stream); a later request
+ * re-creates it. One endpoint keeps its origin while its session is open (`sessionTimeout` unset: as long as the
+ * server keeps it). The counters stay in the telemetry entries (the core's bounded origin table).
  */
 import type { Http2CloseReason, RequestOutcome, SaturationReport } from "@sockeye/pool-monitor";
 import {
@@ -66,6 +73,8 @@ export class Http2SessionPool
   monitor: Http2PoolMonitor | undefined = undefined;
   /** Streams started (queued included) and not yet closed. */
   inFlight = 0;
+  /** Origins created so far (forgotten ones included). */
+  originsCreated = 0;
 
   constructor() {
     // The owner tick only feeds the saturation detectors: it runs once per their sample interval.
@@ -87,6 +96,7 @@ export class Http2SessionPool
       origin = new Http2Origin<Http2PoolSession, Http2StreamRequest>(key, name, undefined);
       if (this.monitor !== undefined) origin.counters = this.monitor.attach(name, origin);
       this.origins.set(key, origin);
+      this.originsCreated++;
     }
     return origin;
   }
@@ -95,6 +105,7 @@ export class Http2SessionPool
   acquire(req: Http2StreamRequest): void {
     const origin = req.origin;
     this.inFlight++;
+    origin.streamsInFlight++;
     const counters = origin.counters;
     if (counters !== undefined) {
       counters.monitor.started(counters);
@@ -176,6 +187,14 @@ export class Http2SessionPool
    * it out of the in-flight count.
    */
   streamFinished(req: Http2StreamRequest, outcome: RequestOutcome, holdMs: number): void {
+    const origin = req.origin;
+    origin.streamsInFlight--;
+    this.streamReleased(req, outcome, holdMs);
+    this.forgetIfIdle(origin);
+  }
+
+  /** What `streamFinished()` does to the queue, the slot and the session (all but forgetting an idle origin). */
+  private streamReleased(req: Http2StreamRequest, outcome: RequestOutcome, holdMs: number): void {
     const origin = req.origin;
     const counters = origin.counters;
     if (counters !== undefined) counters.monitor.streamFinished(counters, outcome);
@@ -266,7 +285,7 @@ export class Http2SessionPool
   sessionError(entry: Http2PoolSession, error: Error): void {
     entry.error ??= error;
     const counters = entry.origin.counters;
-    if (counters !== undefined) counters.monitor.connectionError(counters);
+    if (counters !== undefined) counters.monitor.connectionErrored(counters);
     this.destroySession(entry, entry.wasReady ? "error" : "connect_error");
   }
 
@@ -297,6 +316,23 @@ export class Http2SessionPool
 
   sessionClosed(entry: Http2PoolSession): void {
     if (entry.state === SESSION_CLOSED) return;
+    this.sessionGone(entry);
+    this.forgetIfIdle(entry.origin);
+  }
+
+  /**
+   * Forgets `origin` when it has no open session and no stream in flight or queued (see the header); its telemetry
+   * entry keeps the counters. O(1).
+   */
+  private forgetIfIdle(origin: Http2PoolOrigin): void {
+    if (origin.streamsInFlight !== 0 || origin.open.size !== 0 || this.origins.get(origin.key) !== origin) return;
+    this.origins.delete(origin.key);
+    const counters = origin.counters;
+    if (counters !== undefined) counters.monitor.detach(counters, origin);
+  }
+
+  /** What `sessionClosed()` does to the session, its origin's queues and counters (all but forgetting an idle origin). */
+  private sessionGone(entry: Http2PoolSession): void {
     const wasConnecting = !entry.wasReady;
     this.retire(entry);
     entry.state = SESSION_CLOSED;
@@ -334,7 +370,8 @@ export class Http2SessionPool
 
   /**
    * Destroys every session (upstream `destroy()`): open streams fail as their session goes, waiting streams fail at
-   * once. Origins and their counters stay (telemetry outlives `destroy()`); the pool stays usable.
+   * once. Each origin is forgotten as its last session closes; the counters stay in the telemetry entries (telemetry
+   * outlives `destroy()`); the pool stays usable.
    */
   destroy(): void {
     for (const origin of this.origins.values()) {

@@ -110,8 +110,8 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
     this.config = config;
     this.pool.poolConfig = config;
     if (!config.telemetry) {
-      // Only before any origin exists (a provider's first resolution): origins keep the counters they were built with.
-      if (this.pool.origins.size === 0) this.monitor = this.pool.monitor = undefined;
+      // Only before any origin existed (a provider's first resolution): origins keep the counters they were built with.
+      if (this.pool.originsCreated === 0) this.monitor = this.pool.monitor = undefined;
     } else if (this.monitor === undefined) {
       this.monitor = this.pool.monitor = this.newMonitor(config, config.mode === "interval");
     } else {

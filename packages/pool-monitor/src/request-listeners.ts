@@ -10,8 +10,8 @@
  * each read is ~250 instructions, `performance` being a global accessor).
  * A queued request is appended to its link's queue list and a responded one to its origin's open-response list
  * (intrusive lists, O(1), see `tracking-state.ts`). Per new connection: up to six listeners on the socket plus
- * one `lastIndexOf` to learn its agent name. Events are built only if `subscribe()` listeners or
- * diagnostics-channel subscribers exist.
+ * one `lastIndexOf` to learn its agent name; per closed connection, an O(1) check that drops its agent link once the
+ * name holds nothing. Events are built only if `subscribe()` listeners or diagnostics-channel subscribers exist.
  *
  * Requests sent outside the pool (`trackUnpooled()`, one-off agents) go through the same paths and
  * leave at the first branch for `unpooled-request.ts`; socket completion also records the longest
@@ -31,6 +31,7 @@ import { timing } from "./timing";
 import {
   agentMaps,
   dequeueFromLink,
+  dropLinkIfIdle,
   enqueueOnLink,
   type Http1Core,
   type OriginState,
@@ -315,7 +316,7 @@ function onSocketError(this: Socket): void {
   const ss = socketStateOf(this);
   if (ss === undefined || ss.core.coreDestroyed) return;
   ss.errored = true;
-  ss.core.connectionError(ss.origin);
+  ss.core.connectionErrored(ss.origin);
 }
 
 function onSocketEnd(this: Socket): void {
@@ -335,6 +336,9 @@ function onSocketClose(this: Socket): void {
   setSocketState(this, undefined);
   if (ss.core.coreDestroyed) return;
   ss.core.connectionClosed(ss.origin, timing.now() - ss.createdAt, ss.readyAt >= 0, ss.requests, closeReason(ss));
+  // Node's agent removed the socket from its maps in its own 'close' listener (added before this one): the name's
+  // last socket gone, its link goes too (see tracking-state.ts).
+  dropLinkIfIdle(ss.core, ss.link);
 }
 
 function closeReason(ss: SocketState): CloseReason {

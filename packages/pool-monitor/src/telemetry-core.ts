@@ -235,7 +235,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   }
 
   /** A connection of `o` emitted an error. @internal */
-  connectionError(o: O): void {
+  connectionErrored(o: O): void {
     o.socketErrors++;
   }
 

@@ -13,9 +13,16 @@
  *   *connection*, never per reused request.
  * Reading active / idle / queued for an origin is then O(links) array-length reads, plus one property
  * load per busy socket for the age of the requests holding them, done only at sample or snapshot
- * time. A link that holds no socket and no queued request any more is dropped at that read (and
- * re-learned as above if its name carries traffic again), so a replaced agent, or a host of the
- * `_OTHER` aggregate gone quiet, is not kept alive or counted forever.
+ * time. A link that holds no socket and no queued request any more is dropped (and re-learned as
+ * above if its name carries traffic again), so a replaced agent, or a host of the `_OTHER` aggregate
+ * gone quiet, is not kept alive or counted forever: at that read, and also when its name's last
+ * socket closes (`dropLinkIfIdle()`), since with `socketMonitor: "off"` / `"per-request"`, or once
+ * the handler is idle, no read may come. (A request queues under a name behind busy sockets of that
+ * name, but for an agent's `maxTotalSockets`, so the last socket closing is when a name empties; a
+ * link kept then for a queued request that later ends without a socket goes at the next read.)
+ * `poolLinks` is a `Set`, so that drop is an O(1) delete after three keyed loads of the agent's maps,
+ * per connection closed, never per request; `_OTHER` keeps O(hosts with a socket or a queued
+ * request), not one link per host ever seen.
  *
  * `maxSockets` (Node applies it per agent name) is summed over the *live* links, those with a busy
  * socket or a queued request, and is the latest request's agent's limit when none is live: an agent
@@ -82,12 +89,18 @@ export class AgentLinks {
     if (known !== undefined) return known.origin === o ? known : undefined;
     const link = new PoolLink(agent, name, o);
     names.set(name, link);
-    o.poolLinks.push(link);
+    o.poolLinks.add(link);
     return link;
   }
 
-  /** Forgets a link (it holds no socket and no queued request); the name is learned again if it carries traffic. */
+  /**
+   * Forgets a link (it holds no socket and no queued request), here and in its origin's `poolLinks`; the name is
+   * learned again if it carries traffic. O(1).
+   */
   unlink(link: PoolLink): void {
+    const o = link.origin;
+    o.poolLinks.delete(link);
+    if (o.lastQueueLink === link) o.lastQueueLink = undefined;
     const names = this.agentNames.get(link.agent);
     if (names === undefined || names.get(link.name) !== link) return;
     names.delete(link.name);
@@ -97,11 +110,10 @@ export class AgentLinks {
   /** Learns which agent name a newly seen socket lives under (once per connection); returns its link. */
   learnSocket(o: OriginState, agent: Agent, socket: Socket): PoolLink | undefined {
     const sockets = agentMaps(agent).sockets;
-    const links = o.poolLinks;
-    for (let i = 0; i < links.length; i++) {
-      if (links[i].agent !== agent) continue;
-      const list = sockets[links[i].name];
-      if (list !== undefined && list.lastIndexOf(socket) !== -1) return links[i];
+    for (const link of o.poolLinks) {
+      if (link.agent !== agent) continue;
+      const list = sockets[link.name];
+      if (list !== undefined && list.lastIndexOf(socket) !== -1) return link;
     }
     const names = this.agentNames.get(agent);
     for (const name in sockets) {
@@ -281,7 +293,8 @@ export function setSocketState(socket: Socket, state: SocketState | undefined): 
 
 /** The node:http transport's state of one origin entry: its agent links, queue and open responses. @internal */
 export class OriginState extends OriginTelemetry {
-  readonly poolLinks: PoolLink[] = [];
+  /** Its agent links (a `Set`: O(1) delete when one empties, see the header). */
+  readonly poolLinks = new Set<PoolLink>();
   /** Agent of the latest request (its `maxSockets` is the origin's while no link is live). */
   lastAgent: Agent | undefined = undefined;
   /**
@@ -297,8 +310,7 @@ export class OriginState extends OriginTelemetry {
   /** The next interval's queue floor starts from the tracked queue (this monitor's requests), not the agent's. */
   override resetSampleCounters(_queued: number): void {
     super.resetSampleCounters(this.queuedTracked);
-    const links = this.poolLinks;
-    for (let i = 0; i < links.length; i++) links[i].linkCompletions = 0;
+    for (const link of this.poolLinks) link.linkCompletions = 0;
   }
 
   /**
@@ -312,10 +324,8 @@ export class OriginState extends OriginTelemetry {
     const link = scratchLink;
     let idle = 0;
     let fullLinks = 0;
-    const links = this.poolLinks;
-    let kept = 0;
-    for (let i = 0; i < links.length; i++) {
-      const l = links[i];
+    // A link forgotten below is deleted from the set being iterated: the iteration goes on with the next one.
+    for (const l of this.poolLinks) {
       const maps = agentMaps(l.agent);
       const name = l.name;
       const sockets = maps.sockets[name];
@@ -325,10 +335,8 @@ export class OriginState extends OriginTelemetry {
       const waiting = (q?.length ?? 0) + l.gateQueued;
       if (busy + free + waiting === 0) {
         agentLinks.unlink(l); // nothing left under this name: forget it (a replaced agent, a host gone quiet)
-        if (this.lastQueueLink === l) this.lastQueueLink = undefined;
         continue;
       }
-      links[kept++] = l;
       idle += free;
       link.zero();
       link.active = busy;
@@ -354,7 +362,6 @@ export class OriginState extends OriginTelemetry {
         fullLinks++;
       }
     }
-    links.length = kept;
     if (sum.maxSockets === 0 && this.lastAgent !== undefined) sum.maxSockets = agentMaps(this.lastAgent).maxSockets;
     if (fullLinks === 0) {
       full.zero().add(sum);
@@ -417,6 +424,23 @@ export class OriginState extends OriginTelemetry {
     if (next !== undefined) next.openPrev = prev;
     st.openPrev = st.openNext = undefined;
   }
+}
+
+/**
+ * Forgets `l` (if any) now when it holds no socket (busy or free) and no queued request, in the agent or the embedder's
+ * queue (see the header); a later request under its name links it again. O(1). @internal
+ */
+export function dropLinkIfIdle(core: Http1Core, l: PoolLink | undefined): void {
+  if (l === undefined) return;
+  const maps = agentMaps(l.agent);
+  const name = l.name;
+  if (
+    l.gateQueued === 0 &&
+    !maps.sockets[name]?.length &&
+    !maps.freeSockets[name]?.length &&
+    !maps.requests[name]?.length
+  )
+    core.originLinks.unlink(l);
 }
 
 /** Appends a queued request to its link's queue list. O(1). @internal */

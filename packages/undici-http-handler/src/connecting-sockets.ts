@@ -12,8 +12,10 @@
  * fails the (already settled) requests queued on that connection instead of reconnecting for them.
  *
  * Structure: a `Map` origin → `Set` of sockets, added when the connector creates one, removed when its connect
- * callback runs (connected or failed) or it closes. Cost per CONNECTION: one Set insert/delete and one callback
- * closure; nothing per request.
+ * callback runs (connected or failed) or it closes; an origin's `Set` exists only while it holds a socket (a client
+ * of many hosts keeps no entry per host ever reached). Cost per CONNECTION: one Map lookup, one Set insert/delete
+ * (a Set and a Map entry for an origin's first socket still connecting) and one callback closure; nothing per
+ * request.
  */
 import type { Socket } from "node:net";
 import type buildConnectorType from "undici/types/connector";
@@ -41,25 +43,20 @@ export class ConnectingSockets {
 
   /** Returns a connector that records each socket `base` creates for `origin` until it connected or failed. */
   wrap(base: Connector, origin: string): Connector {
-    let sockets = this.byOrigin.get(origin);
-    if (sockets === undefined) {
-      sockets = new Set();
-      this.byOrigin.set(origin, sockets);
-    }
-    const set = sockets;
+    const owner = this;
     return function connect(options, callback) {
       let done = false;
       let socket: Socket | undefined;
       socket = base(options, (err, connected) => {
         done = true;
-        if (socket !== undefined) set.delete(socket);
+        if (socket !== undefined) owner.forget(origin, socket);
         callback(err as Error & null, connected as any);
       }) as unknown as Socket;
       // The callback may have run synchronously (a connector that fails at once): nothing to track then.
       if (!done && socket !== undefined) {
         const s = socket;
-        set.add(s);
-        s.once("close", () => set.delete(s));
+        owner.track(origin, s);
+        s.once("close", () => owner.forget(origin, s));
       }
       return socket as any;
     } as Connector;
@@ -87,16 +84,30 @@ export class ConnectingSockets {
   /** Ends every socket of `origin` still connecting (no request waits for them). */
   abandon(origin: string): void {
     const set = this.byOrigin.get(origin);
-    if (set === undefined || set.size === 0) return;
+    if (set === undefined) return;
+    this.byOrigin.delete(origin);
     for (const socket of set) socket.destroy(CONNECT_ABANDONED);
-    set.clear();
   }
 
   /** Destroys every socket still connecting with `error` (undici then fails its connect attempt). */
   destroyAll(error: Error): void {
-    for (const set of this.byOrigin.values()) {
-      for (const socket of set) socket.destroy(error);
-      set.clear();
+    const sets = [...this.byOrigin.values()];
+    this.byOrigin.clear();
+    for (const set of sets) for (const socket of set) socket.destroy(error);
+  }
+
+  private track(origin: string, socket: Socket): void {
+    let set = this.byOrigin.get(origin);
+    if (set === undefined) {
+      set = new Set();
+      this.byOrigin.set(origin, set);
     }
+    set.add(socket);
+  }
+
+  private forget(origin: string, socket: Socket): void {
+    const set = this.byOrigin.get(origin);
+    if (set === undefined || !set.delete(socket)) return;
+    if (set.size === 0) this.byOrigin.delete(origin);
   }
 }

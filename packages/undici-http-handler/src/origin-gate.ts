@@ -15,11 +15,13 @@
  * The queue is the telemetry's `OriginPoolState.waitList` when the origin has a telemetry entry of its own (one
  * list, read for `queued` and the oldest queued age); an origin aggregated under `_OTHER`, or any origin with
  * `telemetry: false`, has a list of its own, registered with its `_OTHER` entry. Cost per request: two counter
- * updates, plus an O(1) push/unlink when it has to wait. One gate per exact origin (`scheme://host:port`).
+ * updates, plus an O(1) push/unlink when it has to wait. One gate per exact origin (`scheme://host:port`) while the
+ * origin has a request in use, awaiting a connection or queued: a gate left with none tells its registry
+ * (`OriginGates`, origin-gates.ts), which drops it unless it is the gate of the handler's cached origin.
  */
 import type { ConnectingSockets } from "./connecting-sockets";
 import type { DispatcherLike } from "./dispatcher-like";
-import { type PoolRequestNode, RequestList } from "./origin-pool-state";
+import { type OriginPoolState, type PoolRequestNode, RequestList } from "./origin-pool-state";
 
 /** A request the gate can hold and later dispatch. @internal */
 export interface GatedRequest extends PoolRequestNode {
@@ -29,6 +31,11 @@ export interface GatedRequest extends PoolRequestNode {
 
 /** List tag of a gate-owned queue (1 = telemetry `waitList`, 2 = paused bodies). @internal */
 export const GATE_LIST_TAG = 3;
+
+/** Where a gate left with nothing in use or queued reports (`OriginGates`). @internal */
+export interface OriginGateRegistry {
+  gateIdle(gate: OriginGate): void;
+}
 
 /** @internal */
 export class OriginGate {
@@ -42,6 +49,10 @@ export class OriginGate {
   private draining = false;
   /** Where queued requests go when their turn comes: the handler's current dispatcher (updated on a rebuild). */
   dispatchTo: DispatcherLike | undefined;
+  /** The registry holding the gate (told when it goes idle); `undefined` once dropped, or for a gate of its own. */
+  gateRegistry: OriginGateRegistry | undefined = undefined;
+  /** The `_OTHER` entry whose `gateQueues` lists `fifoQueue` (an origin without a telemetry entry of its own). */
+  queueEntry: OriginPoolState | undefined = undefined;
 
   /**
    * @param gateOrigin - `scheme://host:port`.
@@ -85,12 +96,19 @@ export class OriginGate {
   /** Removes a queued `n` (O(1)); no-op when it is not queued here. */
   unlinkWaiter(n: GatedRequest): void {
     this.fifoQueue.unlinkNode(n);
+    if (this.gateUnused) this.gateRegistry?.gateIdle(this);
   }
 
   /** A request finished with its slot: dispatch queued requests while slots are free. */
   freeSlot(): void {
     if (this.inUse > 0) this.inUse--;
     this.drainQueue();
+    if (this.gateUnused) this.gateRegistry?.gateIdle(this);
+  }
+
+  /** Nothing in use (awaiting a connection included: `awaitingConn <= inUse`) and nothing queued. */
+  get gateUnused(): boolean {
+    return this.inUse === 0 && this.fifoQueue.nodeCount === 0;
   }
 
   /**

@@ -1,18 +1,21 @@
 /**
  * OriginPoolState's pool registry with plain objects standing in for undici pools: the summed limit and gauges, a
- * replaced pool counted once, closed / destroyed pools left out, and the per-pool evidence fed to the detector.
+ * replaced pool counted once, closed / destroyed pools left out (at once when the pool reports a connection gone,
+ * else at the next refresh), everything released at once, and the per-pool evidence fed to the detector.
  */
+import { EventEmitter } from "node:events";
 import { describe, expect, it } from "vitest";
-import { OriginPoolState, type PoolEvidence, type UndiciStatsLike } from "./origin-pool-state";
+import { OriginPoolState, type PoolEvidence, RequestList, type UndiciStatsLike } from "./origin-pool-state";
 
 interface FakePool {
   stats: UndiciStatsLike;
   closed?: boolean;
   destroyed?: boolean;
+  on(): void;
 }
 
 function pool(stats: UndiciStatsLike = {}): FakePool {
-  return { stats: { connected: 0, free: 0, pending: 0, queued: 0, running: 0, ...stats } };
+  return { stats: { connected: 0, free: 0, pending: 0, queued: 0, running: 0, ...stats }, on() {} };
 }
 
 /** A fresh evidence record with values `poolEvidence()` must overwrite when it reports per-pool evidence. */
@@ -117,5 +120,53 @@ describe("OriginPoolState pool registry", () => {
     c.closed = true;
     o.refreshPools();
     expect(o.poolEvidence(box())).toBe(false);
+  });
+
+  it("drops a pool undici closed on the tick of its last connection's 'disconnect', without a refresh (issue 33)", async () => {
+    const o = entry();
+    const emitter = () => Object.assign(new EventEmitter(), { stats: pool().stats, closed: false });
+    const pools = Array.from({ length: 1000 }, emitter);
+    for (const [i, p] of pools.entries()) o.registerPool(`http://bucket-${i}.s3.test:80`, p, 2);
+    expect(o.connLimit).toBe(2000);
+    // A connection of a pool that stays open: nothing changes.
+    pools[0].emit("disconnect");
+    await new Promise((resolve) => process.nextTick(resolve));
+    expect(o.poolCount).toBe(1000);
+    // undici's Agent closes the pool in its own listener of the same event (added after the entry's).
+    for (const p of pools.slice(0, 999)) {
+      p.emit("disconnect");
+      p.closed = true;
+    }
+    pools[999].emit("connectionError");
+    pools[999].closed = true;
+    await new Promise((resolve) => process.nextTick(resolve));
+    expect(o.poolCount).toBe(0);
+    expect((o as any).pools.size).toBe(0);
+    // No live pool: the latest registered limit stands.
+    expect(o.connLimit).toBe(2);
+    // A late event of a pool already replaced changes nothing.
+    const first = emitter();
+    o.registerPool("http://b:80", first, 3);
+    o.registerPool("http://b:80", pool(), 4);
+    first.closed = true;
+    first.emit("disconnect");
+    await new Promise((resolve) => process.nextTick(resolve));
+    expect(o.poolCount).toBe(1);
+    expect(o.connLimit).toBe(4);
+  });
+
+  it("releasePools() forgets every pool and gate queue at once", () => {
+    const o = entry();
+    o.registerPool("http://b:80", pool(), 2);
+    o.registerPool("http://c:80", pool(), null);
+    o.gateQueues.set("http://c:80", new RequestList(3));
+    expect(o.connLimit).toBeNull();
+    o.releasePools();
+    expect(o.poolCount).toBe(0);
+    expect((o as any).pools.size).toBe(0);
+    expect(o.gateQueues.size).toBe(0);
+    expect(o.connLimit).toBeNull(); // the latest registered limit (unlimited)
+    o.registerPool("http://b:80", pool(), 2);
+    expect(o.connLimit).toBe(2);
   });
 });

@@ -9,8 +9,9 @@
  *
  * With the handler-owned dispatcher (`gatedHere`), `waitList` is the origin's `OriginGate` FIFO itself: only requests
  * held by the handler beyond `maxSockets` (the ones undici has were given a slot, and a connection or a connecting
- * one); an `_OTHER` entry has one gate per overflowed origin, each with a list of its own, registered here
- * (`gateQueues`) and read at sample / snapshot time.
+ * one); an `_OTHER` entry has one gate per overflowed origin with a request in use or queued, each with a list of its
+ * own, registered here (`gateQueues`) by `OriginGates`, which removes it when it drops the gate, and read at sample /
+ * snapshot time.
  *
  * Insert and remove are O(1) and allocate nothing. Connection state (attempts open, created, closed by reason, connect
  * and TLS times, age) is fed by the tracked connector; the pool's own gauges (connected / free / pending) come from
@@ -24,11 +25,17 @@
  *
  * Registering again for an origin replaces its entry (undici's Agent closes a pool whose connections all went away
  * and creates a new one on the next request), so a replaced pool is never counted twice. A pool is live until undici
- * marks it `closed` or `destroyed`; dead entries are dropped by `refreshPools()`, so the map holds at most one entry
- * per origin with a live pool. `connLimit` (the entry's `maxSockets`) is a cached number (the hot path reads it per
- * request): `refreshPools()` recomputes it, O(pools), on registration and at each sample / snapshot, never per
- * request. The gauges sum undici's stats over the live pools at read time (one `PoolStats` object per pool and read:
- * sample and snapshot time only).
+ * marks it `closed` or `destroyed`. A dead entry is dropped as soon as undici closes its pool: undici 7's `Agent`
+ * closes and forgets an origin's `Pool` from its own `'disconnect'` / `'connectionError'` listener when the last
+ * connection is gone, so each registered pool gets two listeners (closures, once per pool) that look at it on the next
+ * tick (`process.nextTick`, once per connection closed; the Agent's listener runs after this entry's); and at the
+ * latest by `refreshPools()` at each sample / snapshot, for any other way (a dispatcher closed or destroyed whole).
+ * `releasePools()` forgets them all at once (the handler's `destroy()`). So the map holds at most one entry per origin
+ * with a live pool: an `_OTHER` entry does not keep one per host ever seen. `connLimit` (the entry's `maxSockets`) is
+ * a cached number (the hot path reads it per request), kept in O(1) per registration and drop from running counts
+ * (live pools, the sum of their finite limits, how many are unlimited): no O(pools) walk per event, which would be
+ * quadratic in an `_OTHER` entry holding thousands of origins. The gauges sum undici's stats over the live pools at
+ * read time (one `PoolStats` object per pool and read: sample and snapshot time only).
  * A caller's own dispatcher registers no pool: the handler sets `statsReader` (and leaves `connLimit` null) instead.
  */
 import { OriginTelemetry, type PoolReading, type SampleEvidence } from "@sockeye/pool-monitor/internal";
@@ -54,15 +61,20 @@ export interface UndiciStatsLike {
   running?: number;
 }
 
-/** What the registry reads of an undici `Pool` (`closed` / `destroyed`: undici's `DispatcherBase` getters). @internal */
+/**
+ * What the registry reads of an undici `Pool` (`closed` / `destroyed`: undici's `DispatcherBase` getters; `on`: its
+ * events). @internal
+ */
 export interface PoolLike {
   readonly stats: UndiciStatsLike | undefined;
   readonly closed?: boolean;
   readonly destroyed?: boolean;
+  on(event: "disconnect" | "connectionError", listener: () => void): unknown;
 }
 
 /** One registered pool and its connection limit (`null` = unlimited). @internal */
 export interface RegisteredPool {
+  readonly origin: string;
   readonly pool: PoolLike;
   readonly limit: number | null;
 }
@@ -122,8 +134,11 @@ export class OriginPoolState extends OriginTelemetry {
   statsReader: (() => UndiciStatsLike | undefined) | undefined;
   /** Registered pools by exact origin; `undefined` until the first `registerPool()`. */
   private pools: Map<string, RegisteredPool> | undefined;
-  /** Live pools counted by the last `refreshPools()`. */
+  /** Registered pools not known to be dead (see the header). */
   private livePools = 0;
+  /** Of those: the sum of the finite limits, and how many are unlimited. */
+  private limitSum = 0;
+  private unlimitedPools = 0;
   /** Limit of the latest registered pool: `connLimit` while no registered pool is live (the next one gets it). */
   private latestLimit: number | null = null;
 
@@ -144,44 +159,77 @@ export class OriginPoolState extends OriginTelemetry {
 
   /**
    * Registers `pool` (connection limit `limit`, `null` = unlimited) as the pool of `origin` in this entry, replacing
-   * a previous pool of the same origin; recomputes `connLimit`. O(pools of the entry); once per pool creation.
+   * a previous pool of the same origin, and listens for its close (see the header); updates `connLimit`. O(1); once
+   * per pool creation.
    */
   registerPool(origin: string, pool: PoolLike, limit: number | null): void {
-    if (this.pools === undefined) {
-      this.pools = new Map();
+    let pools = this.pools;
+    if (pools === undefined) {
+      pools = this.pools = new Map();
       this.statsReader = () => this.sumStats();
     }
-    this.pools.set(origin, { pool, limit });
+    // The running counts hold exactly the entries of the map: one replaced or removed leaves them at once.
+    const previous = pools.get(origin);
+    if (previous !== undefined) this.count(previous, -1);
+    const entry: RegisteredPool = { origin, pool, limit };
+    pools.set(origin, entry);
     this.latestLimit = limit;
-    this.refreshPools();
+    this.count(entry, 1);
+    const check = (): void => this.dropIfClosed(entry);
+    // undici's Agent closes the pool in its own listener of the same event, added after this one.
+    const onGone = (): void => process.nextTick(check);
+    pool.on("disconnect", onGone);
+    pool.on("connectionError", onGone);
   }
 
   /**
-   * Drops registered pools that undici closed or destroyed and recomputes the cached `connLimit`: the sum of the
-   * live pools' limits (`null` when one is unlimited), or the latest registered limit when none is live (the Agent
-   * dropped them all; the next request's pool gets that limit). O(pools); at registration and sample / snapshot time.
-   * No-op without registered pools (`connLimit` stays as set, `null` for a caller's dispatcher).
+   * Drops registered pools that undici closed or destroyed without their close being seen yet, and updates the cached
+   * `connLimit`: the sum of the live pools' limits (`null` when one is unlimited), or the latest registered limit when
+   * none is live (the Agent dropped them all; the next request's pool gets that limit). O(pools); at sample / snapshot
+   * time. No-op without registered pools (`connLimit` stays as set, `null` for a caller's dispatcher).
    */
   refreshPools(): void {
     const pools = this.pools;
     if (pools === undefined) return;
-    let live = 0;
-    let sum: number | null = 0;
-    for (const [origin, entry] of pools) {
-      if (!isLive(entry.pool)) {
-        pools.delete(origin);
-        continue;
-      }
-      live++;
-      sum = sum === null || entry.limit === null ? null : sum + entry.limit;
-    }
-    this.livePools = live;
-    this.connLimit = live === 0 ? this.latestLimit : sum;
+    for (const entry of pools.values()) if (!isLive(entry.pool)) this.dropIfClosed(entry);
   }
 
-  /** Live registered pools as of the last `refreshPools()`. */
+  /**
+   * Forgets every registered pool now (the handler destroyed its dispatcher, or is closing it for good) and every
+   * gate queue (its gates are gone too); `connLimit` falls back to the latest registered limit. O(pools).
+   */
+  releasePools(): void {
+    const pools = this.pools;
+    if (pools !== undefined) {
+      pools.clear();
+      this.livePools = this.limitSum = this.unlimitedPools = 0;
+      this.updateLimit();
+    }
+    this.gateQueues.clear();
+  }
+
+  /** Registered pools not known to be dead. */
   get poolCount(): number {
     return this.livePools;
+  }
+
+  /** `entry`'s pool was closed or destroyed: dropped from the map and the counts, unless no longer there. O(1). */
+  private dropIfClosed(entry: RegisteredPool): void {
+    if (isLive(entry.pool) || this.pools?.get(entry.origin) !== entry) return;
+    this.pools.delete(entry.origin);
+    this.count(entry, -1);
+  }
+
+  /** Adds (`sign` 1) or removes (-1) `entry` in the running counts and updates `connLimit`. */
+  private count(entry: RegisteredPool, sign: 1 | -1): void {
+    this.livePools += sign;
+    if (entry.limit === null) this.unlimitedPools += sign;
+    else this.limitSum += sign * entry.limit;
+    this.updateLimit();
+  }
+
+  private updateLimit(): void {
+    this.connLimit = this.livePools === 0 ? this.latestLimit : this.unlimitedPools > 0 ? null : this.limitSum;
   }
 
   /**

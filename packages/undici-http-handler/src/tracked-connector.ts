@@ -57,7 +57,7 @@ function onSocketError(this: Socket, err: Error & { code?: string }): void {
       return;
     }
     c.closeReason = "connect_error";
-    c.ownerMonitor.connectionError(c.o);
+    c.ownerMonitor.connectionErrored(c.o);
     return;
   }
   // undici closes sockets on purpose with an "informational" error: idle keep-alive expiry, aborts, resets.
@@ -73,7 +73,7 @@ function onSocketError(this: Socket, err: Error & { code?: string }): void {
   } else {
     c.closeReason = "error";
   }
-  c.ownerMonitor.connectionError(c.o);
+  c.ownerMonitor.connectionErrored(c.o);
 }
 
 function onSocketClose(this: Socket): void {
@@ -125,7 +125,7 @@ export function trackedConnector(
         state.closeReason = "aborted";
       } else if (state.closeReason === undefined) {
         state.closeReason = "connect_error";
-        monitor.connectionError(o);
+        monitor.connectionErrored(o);
       }
       callback(err as Error & null, connected as any);
     }) as unknown as Socket;

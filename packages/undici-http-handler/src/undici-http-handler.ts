@@ -16,7 +16,8 @@ import { PACKAGE_PREFIX } from "./constants";
 import type { DispatcherLike, DispatchOptionsLike } from "./dispatcher-like";
 import { globalDispatcherSlot, isUserSetDispatcher } from "./global-dispatcher";
 import { DESTROYED_BY_HANDLER, handlerDestroyedError } from "./handler-destroyed-error";
-import { OriginGate } from "./origin-gate";
+import type { OriginGate } from "./origin-gate";
+import { OriginGates } from "./origin-gates";
 import { pinServername } from "./pin-servername";
 import type { OriginPoolState } from "./origin-pool-state";
 import { type ResolvedUndiciConfig, resolveUndiciConfig, resolveUndiciOption } from "./resolve-undici-config";
@@ -82,11 +83,14 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   private legacyHandlers = false;
   /** Whether undici reports request-body progress to the handler (own `Agent`, no caller `factory`): see UndiciRequestCore. */
   private uploadObserved = false;
+  /** Sockets of the handler-owned dispatcher still connecting: `destroy()` ends them (undici would not). */
+  private readonly pendingConnects = new ConnectingSockets();
   /**
-   * Per exact origin, the FIFO in front of the handler-owned dispatcher's pool (see origin-gate.ts). Kept across a
-   * rebuilt dispatcher (limits refreshed); emptied by `destroy()`. A caller's dispatcher has none.
+   * Per exact origin with a request in use or queued (and the cached origin), the FIFO in front of the handler-owned
+   * dispatcher's pool (see origin-gate.ts, origin-gates.ts). Kept across a rebuilt dispatcher (limits refreshed);
+   * emptied by `destroy()`. A caller's dispatcher has none.
    */
-  private readonly gates = new Map<string, OriginGate>();
+  private readonly gates = new OriginGates(this.pendingConnects);
   /** `maxSockets` per scheme of the handler-owned dispatcher (`undefined`: unknown, e.g. a caller's `factory`). */
   private gateLimits: { http: number | null; https: number | null } | undefined;
   /**
@@ -103,11 +107,9 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     (now) => this.sampleTick(now),
     () => this.telemetryMonitor?.sampleIntervalMs ?? TICK_MS
   );
-  /** Sockets of the handler-owned dispatcher still connecting: `destroy()` ends them (undici would not). */
-  private readonly pendingConnects = new ConnectingSockets();
   /** `connecting.demand`: whether a request of the origin waits for a connection (origins without a gate: yes). */
   private readonly originNeedsConnection = (origin: string): boolean =>
-    this.gates.get(origin)?.needsConnection() ?? true;
+    this.gates.byOrigin.get(origin)?.needsConnection() ?? true;
   /** The `OnceWarning`s already logged (a bit each). */
   private warned = 0;
   /** Incremented by `destroy()`: a `handle()` awaiting the config provider meanwhile rejects, sending nothing. */
@@ -189,11 +191,11 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     if (this.currentDispatcher === undefined) {
       this.currentDispatcher = this.createDispatcher(this.config);
       // Requests a gate still holds go to the new dispatcher (the old one is closing).
-      for (const gate of this.gates.values()) {
+      for (const gate of this.gates.byOrigin.values()) {
         gate.dispatchTo = this.currentDispatcher;
         gate.drainQueue();
       }
-      if (this.gateLimits === undefined && this.gates.size > 0) {
+      if (this.gateLimits === undefined && this.gates.byOrigin.size > 0) {
         // The new dispatcher is not gated (pools of unknown limits): its gates drained (limit null) and go.
         this.gates.clear();
         this.telemetryMonitor?.ungateAll();
@@ -281,26 +283,17 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   }
 
   /**
-   * The origin's `OriginGate` (created on first use) when the handler owns the dispatcher and knows its limit;
-   * its FIFO is the telemetry entry's list of waiting requests when the entry is the origin's own (see origin-gate.ts).
+   * The origin's `OriginGate` (created when it has none) when the handler owns the dispatcher and knows its limit,
+   * pinned while the origin is the cached one (see origin-gates.ts); its FIFO is the telemetry entry's list of
+   * waiting requests when the entry is the origin's own (see origin-gate.ts).
    */
   private gateFor(origin: string, https: boolean, o: OriginPoolState | undefined): OriginGate | undefined {
     const limits = this.gateLimits;
-    if (!this.ownsDispatcher || limits === undefined) return undefined;
-    let gate = this.gates.get(origin);
-    if (gate === undefined) {
-      const limit = https ? limits.https : limits.http;
-      if (o !== undefined && o.origin === origin) {
-        gate = new OriginGate(origin, limit, this.pendingConnects, o.waitList);
-      } else {
-        gate = new OriginGate(origin, limit, this.pendingConnects);
-        o?.gateQueues.set(origin, gate.fifoQueue);
-      }
-      if (o !== undefined) o.gatedHere = true;
-      gate.dispatchTo = this.currentDispatcher;
-      this.gates.set(origin, gate);
+    if (!this.ownsDispatcher || limits === undefined) {
+      this.gates.unpin();
+      return undefined;
     }
-    return gate;
+    return this.gates.pinGate(origin, https ? limits.https : limits.http, o, this.currentDispatcher);
   }
 
   /** A caller's dispatcher: read its `stats` when it has them (Agent: keyed by origin; Pool/Client: its own). */
@@ -412,7 +405,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.legacyHandlers = (external as unknown) instanceof Dispatcher;
       this.uploadObserved = false;
       // Requests still held by the gates of the previous (own) dispatcher go to this one (handleAfterSetup).
-      for (const gate of this.gates.values()) gate.gateLimit = null;
+      for (const gate of this.gates.byOrigin.values()) gate.gateLimit = null;
       return external;
     }
     this.ownsDispatcher = true;
@@ -433,7 +426,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       } else this.gateLimits = { http: times(config.httpMaxSockets), https: times(config.httpsMaxSockets) };
     }
     // Drained once the new dispatcher is set (handleAfterSetup).
-    for (const [origin, gate] of this.gates) {
+    for (const [origin, gate] of this.gates.byOrigin) {
       gate.gateLimit =
         this.gateLimits === undefined
           ? null
@@ -536,7 +529,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     this.lastGate = undefined;
     // Requests held in the gates never reached undici: reject them first, so that no slot freed below dispatches
     // one into the dispatcher being destroyed.
-    for (const gate of this.gates.values()) {
+    for (const gate of this.gates.byOrigin.values()) {
       gate.gateClosed = true;
       for (let n = gate.fifoQueue.firstNode; n !== undefined; n = gate.fifoQueue.firstNode)
         (n as UndiciRequestCore).failQueuedOnDestroy();
@@ -548,6 +541,8 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const destroyed = dispatcher !== undefined && !this.viaGlobal ? dispatcher : this.config?.dispatcher;
     if (destroyed !== undefined) void destroyed.destroy(DESTROYED_BY_HANDLER).catch(ignoreRejection);
     this.pendingConnects.destroyAll(DESTROYED_BY_HANDLER);
+    // The telemetry forgets the destroyed pools now, not at its next read (an `_OTHER` entry holds one per origin).
+    this.telemetryMonitor?.releasePools();
     if (this.config?.dispatcher !== undefined) this.config = { ...this.config, dispatcher: undefined };
   }
 

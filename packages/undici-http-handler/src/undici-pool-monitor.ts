@@ -5,7 +5,8 @@
  * Data sources:
  * - undici's own `PoolStats` of each origin's `Pool` (connected, free, pending), read only in `getStats()` and
  *   `sample()`: active = busy + connecting connections, idle = free, queued = pending − connecting. The `_OTHER`
- *   entry registers one `Pool` per overflowed origin: its gauges and `maxSockets` are sums over the live ones, and
+ *   entry registers one `Pool` per overflowed origin while undici keeps it open (origin-pool-state.ts): its gauges
+ *   and `maxSockets` are sums over the live ones, and
  *   the detector is fed per-pool evidence (only the pools full with a queue, when some are; see `sampleOrigin`).
  * - the tracked connector (`tracked-connector.ts`): connection attempts, connect/TLS time, close reason and age.
  * - the handler's request state, through the `request*` methods below: list links per request, then the core's
@@ -62,6 +63,14 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
       o.gatedHere = false;
       o.gateQueues.clear();
     }
+  }
+
+  /**
+   * The handler destroyed its dispatcher: every registered pool and gate queue is forgotten now (see
+   * `OriginPoolState.releasePools()`). O(origin entries). @internal
+   */
+  releasePools(): void {
+    for (const o of this.origins.values()) o.releasePools();
   }
 
   /**
