@@ -57,39 +57,49 @@ export function validateRequest(
   prefix: string,
   http2 = false
 ): RequestProtocol {
-  if (request === null || typeof request !== "object") {
-    throw new TypeError(`${prefix} - handle(request) expects an HttpRequest; received ${describeValue(request)}.`);
-  }
+  // The common path is kept small, so that the handler's request path inlines it: the checks that can fail and their
+  // messages are out of line.
+  if (request === null || typeof request !== "object") throw notARequest(request, prefix);
   const { protocol, hostname, port, path } = request;
   const scheme = protocol === "https:" || protocol === "http:" ? protocol : normalizeProtocol(protocol, prefix);
-  if (hostname !== checkedHostname) {
-    if (typeof hostname !== "string" || hostname === "" || hostname === "[]" || BAD_HOSTNAME_CHAR.test(hostname)) {
-      throw new TypeError(
-        `${prefix} - invalid request hostname: ${describeValue(hostname)}; expected a non-empty host name or IP address.`
-      );
-    }
-    checkedHostname = hostname;
-  }
-  if (typeof path === "string" && BAD_PATH_CHAR.test(path)) {
-    throw Object.assign(
-      new TypeError(
-        `${prefix} - invalid request path: it contains a control character, a space or a character above U+00FF; escape it (the path is not shown).`
-      ),
-      // Node's code for the same refusal of its HTTP/1.1 client.
-      { code: "ERR_UNESCAPED_CHARACTERS" }
-    );
-  }
-  if (port !== undefined && port !== null) {
-    const n = typeof port === "string" && /^\d+$/.test(port) ? Number(port) : port;
-    if (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > 65535) {
-      throw new TypeError(
-        `${prefix} - invalid request port: ${describeValue(port)}; expected an integer from 1 to 65535 (or none for the protocol's default).`
-      );
-    }
-  }
+  if (hostname !== checkedHostname) checkHostname(hostname, prefix);
+  if (typeof path === "string" && BAD_PATH_CHAR.test(path)) throw badPath(prefix);
+  if (port !== undefined && port !== null) checkPort(port, prefix);
   const headers = request.headers;
   validateBody(request.body, http2 ? validateHeaders(headers, prefix, true) : declaredLength(headers, prefix), prefix);
   return scheme;
+}
+
+function notARequest(request: unknown, prefix: string): TypeError {
+  return new TypeError(`${prefix} - handle(request) expects an HttpRequest; received ${describeValue(request)}.`);
+}
+
+/** A host name other than the last one that passed: checked, and remembered when it passes. */
+function checkHostname(hostname: unknown, prefix: string): void {
+  if (typeof hostname !== "string" || hostname === "" || hostname === "[]" || BAD_HOSTNAME_CHAR.test(hostname)) {
+    throw new TypeError(
+      `${prefix} - invalid request hostname: ${describeValue(hostname)}; expected a non-empty host name or IP address.`
+    );
+  }
+  checkedHostname = hostname;
+}
+
+function badPath(prefix: string): TypeError {
+  return Object.assign(
+    new TypeError(
+      `${prefix} - invalid request path: it contains a control character, a space or a character above U+00FF; escape it (the path is not shown).`
+    ),
+    // Node's code for the same refusal of its HTTP/1.1 client.
+    { code: "ERR_UNESCAPED_CHARACTERS" }
+  );
+}
+
+function checkPort(port: unknown, prefix: string): void {
+  const n = typeof port === "string" && /^\d+$/.test(port) ? Number(port) : port;
+  if (typeof n === "number" && Number.isInteger(n) && n >= 1 && n <= 65535) return;
+  throw new TypeError(
+    `${prefix} - invalid request port: ${describeValue(port)}; expected an integer from 1 to 65535 (or none for the protocol's default).`
+  );
 }
 
 /** `protocol` other than the exact `"http:"` / `"https:"`: accepted in other letter cases, else a `TypeError`. */
