@@ -7,6 +7,7 @@
  * in the same process), and closes a connection after `keepAliveMs` of idleness (as S3 does after some seconds; 0:
  * never, and no `Keep-Alive` hint is sent, so only the client's own idle timeout closes it).
  */
+import { expect } from "vitest";
 import { once } from "node:events";
 import http from "node:http";
 import type { LookupAddress, LookupOptions } from "node:dns";
@@ -131,4 +132,24 @@ export async function retainedHeap<T>(build: () => Promise<T>, release: (built: 
     least = Math.min(least, withIt - without);
   }
   return least;
+}
+
+/**
+ * Asserts that a handler that served `count` origins (`build(count)`, released by `release`) retains no more heap per
+ * origin than measurement noise: one warm-up run, then 300 against 1,200 origins. The measurement must see the handler
+ * at all (its 256 telemetry entries alone are far more than `HEAP_SLACK_BYTES`).
+ */
+export async function expectFlatHeapPerOrigin<T>(
+  build: (count: number) => Promise<T>,
+  release: (built: T) => void
+): Promise<void> {
+  const run = (count: number) => retainedHeap(() => build(count), release);
+  await run(300); // warm-up
+  const at300 = await run(300);
+  const at1200 = await run(1200);
+  expect(at300).toBeGreaterThan(256 * 1024);
+  // A small constant over 900 more origins (~100 bytes an origin at most).
+  expect(at1200 - at300, `${((at1200 - at300) / 900).toFixed(1)} bytes retained per origin`).toBeLessThan(
+    HEAP_SLACK_BYTES
+  );
 }

@@ -11,9 +11,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   bucketRequest,
   loopbackLookup,
-  HEAP_SLACK_BYTES,
   type OkServer,
-  retainedHeap,
+  expectFlatHeapPerOrigin,
   startOkServer,
   visitBuckets,
 } from "../../node-http-handler/test/many-origins";
@@ -120,29 +119,19 @@ describe.each(["interval", "off"] as const)("UndiciHttpHandler after many origin
 describe("UndiciHttpHandler heap after many origins", () => {
   it("retained heap does not grow with the number of origins (300 vs 1,200)", async () => {
     const server = await serve();
-    const run = (count: number) =>
-      retainedHeap(
-        async () => {
-          const handler = new UndiciHttpHandler({
-            httpAgent: { lookup: loopbackLookup as never },
-            idleSocketTimeout: 50,
-            socketMonitor: "off",
-          });
-          await visit(handler, server, 0, count);
-          await waitFor(() => server.openConnections === 0, "every connection closed", 5_000);
-          await waitFor(() => perOriginState(handler).pools === 0, "every pool released", 2_000).catch(() => {});
-          return handler;
-        },
-        (handler) => handler.destroy()
-      );
-    await run(300); // warm-up
-    const at300 = await run(300);
-    const at1200 = await run(1200);
-    // The measurement sees the handler (its 256 telemetry entries alone are far more than this)...
-    expect(at300).toBeGreaterThan(256 * 1024);
-    // ...and nothing per origin beyond them: a small constant over 900 more origins (~100 bytes an origin at most).
-    expect(at1200 - at300, `${((at1200 - at300) / 900).toFixed(1)} bytes retained per origin`).toBeLessThan(
-      HEAP_SLACK_BYTES
+    await expectFlatHeapPerOrigin(
+      async (count) => {
+        const handler = new UndiciHttpHandler({
+          httpAgent: { lookup: loopbackLookup as never },
+          idleSocketTimeout: 50,
+          socketMonitor: "off",
+        });
+        await visit(handler, server, 0, count);
+        await waitFor(() => server.openConnections === 0, "every connection closed", 5_000);
+        await waitFor(() => perOriginState(handler).pools === 0, "every pool released", 2_000).catch(() => {});
+        return handler;
+      },
+      (handler) => handler.destroy()
     );
   });
 });

@@ -9,7 +9,7 @@
 import { HttpRequest } from "@smithy/protocol-http";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { NodeHttp2Handler } from "../../src/index";
-import { bucketHost, HEAP_SLACK_BYTES, loopbackLookup, retainedHeap, visitBuckets } from "../many-origins";
+import { bucketHost, expectFlatHeapPerOrigin, loopbackLookup, visitBuckets } from "../many-origins";
 import { type H2TestServer, startH2Server, waitFor } from "./h2-servers";
 
 let server: H2TestServer;
@@ -84,29 +84,19 @@ describe.each(["interval", "off"] as const)("NodeHttp2Handler after many origins
 
 describe("NodeHttp2Handler heap after many origins", () => {
   it("retained heap does not grow with the number of origins (300 vs 1,200)", async () => {
-    const run = (count: number) =>
-      retainedHeap(
-        async () => {
-          const handler = new NodeHttp2Handler({
-            nodeHttp2ConnectOptions: { lookup: loopbackLookup as never },
-            sessionTimeout: 50,
-            socketMonitor: "off",
-          });
-          await visit(handler, 0, count);
-          // The server records each stream's path: not the handler's.
-          server.paths.length = 0;
-          return handler;
-        },
-        (handler) => handler.destroy()
-      );
-    await run(300); // warm-up
-    const at300 = await run(300);
-    const at1200 = await run(1200);
-    // The measurement sees the handler (its 256 telemetry entries alone are far more than this)...
-    expect(at300).toBeGreaterThan(256 * 1024);
-    // ...and nothing per origin beyond them: a small constant over 900 more origins (~100 bytes an origin at most).
-    expect(at1200 - at300, `${((at1200 - at300) / 900).toFixed(1)} bytes retained per origin`).toBeLessThan(
-      HEAP_SLACK_BYTES
+    await expectFlatHeapPerOrigin(
+      async (count) => {
+        const handler = new NodeHttp2Handler({
+          nodeHttp2ConnectOptions: { lookup: loopbackLookup as never },
+          sessionTimeout: 50,
+          socketMonitor: "off",
+        });
+        await visit(handler, 0, count);
+        // The server records each stream's path: not the handler's.
+        server.paths.length = 0;
+        return handler;
+      },
+      (handler) => handler.destroy()
     );
   });
 });
