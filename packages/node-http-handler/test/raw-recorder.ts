@@ -136,6 +136,8 @@ export interface RecordedStream {
   /** Header list as received (pseudo-headers included). */
   headers: [string, string][];
   body: Buffer;
+  /** The RST_STREAM code the stream closed with (0: closed normally); -1 while open. */
+  rstCode: number;
 }
 
 export interface H2Recorder {
@@ -165,7 +167,10 @@ export async function startH2Recorder(options: { tls?: boolean; settings?: http2
   server.on("stream", (stream: http2.ServerHttp2Stream, _headers: unknown, _flags: unknown, rawHeaders: string[]) => {
     const headers: [string, string][] = [];
     for (let i = 0; i < rawHeaders.length; i += 2) headers.push([rawHeaders[i], rawHeaders[i + 1]]);
-    const s: RecordedStream = { headers, body: Buffer.alloc(0) };
+    const s: RecordedStream = { headers, body: Buffer.alloc(0), rstCode: -1 };
+    stream.on("close", () => {
+      s.rstCode = stream.rstCode ?? 0;
+    });
     streams.push(s);
     stream.on("error", () => {});
     stream.on("data", (chunk: Buffer) => {

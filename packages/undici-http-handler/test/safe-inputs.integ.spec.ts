@@ -92,6 +92,8 @@ const LANES: Lane[] = [
 ];
 const SOCKEYE = LANES.filter((l) => l.sockeye);
 
+const NODE_MAJOR = Number(process.versions.node.split(".")[0]);
+
 /** Upper bound for a request to settle; a passing run never waits for it. */
 const CAP_MS = 1500;
 
@@ -362,12 +364,15 @@ describe("headers: an invalid name or value is a TypeError naming the header, be
     expect(outcome).toMatchObject({ state: "resolved", status: 200 });
   });
 
-  it("smithy-h2 (why): a refused name leaves its promise pending, even after destroy(); a CR/LF value goes out", async () => {
+  it("smithy-h2 (why): on Node 20 a refused name leaves its promise pending, even after destroy(); a CR/LF value goes out", async () => {
     const lane = LANES.find((l) => l.key === "smithy-h2") as Lane;
     const target = await recorderFor(lane, true);
-    expect((await run(lane, request(target.port, true, { headers: { "x:a": "1" } }))).state).toBe("pending");
+    // Node 22+ reports the session's protocol error (ERR_HTTP2_ERROR), so there upstream rejects.
+    const refused = await run(lane, request(target.port, true, { headers: { "x:a": "1" } }));
+    expect(refused.state).toBe(NODE_MAJOR < 22 ? "pending" : "rejected");
+    // Sent, not refused by the client (Node's own HTTP/2 server then drops the field; an intermediary may not).
     const crlf = await run(lane, request(target.port, true, { headers: { "x-meta": "a\r\nb" } }));
-    expect(crlf.state).not.toBe("pending");
+    expect(crlf).toMatchObject({ state: "resolved", status: 200 });
   });
 });
 
@@ -422,9 +427,14 @@ describe("content-length: a body that disagrees with it never leaves a second re
       );
       expect(outcome.state).toBe("rejected");
       expect(outcome.error?.code).toBe("ERR_HTTP_CONTENT_LENGTH_MISMATCH");
-      expect(received(target)).toHaveLength(0);
       if (target.kind === "h1") {
+        // No whole request reached the server; the connection was closed, not left waiting for 7 more bytes.
+        expect(target.h1.requests).toHaveLength(0);
         await waitFor(() => target.h1.connections.every((c) => c.closed), "the client to close", CAP_MS);
+      } else {
+        // The stream (if its HEADERS went out before the reset) was reset, never completed.
+        await waitFor(() => target.h2.streams.every((s) => s.rstCode !== -1), "the stream to close", CAP_MS);
+        for (const s of target.h2.streams) expect(s.rstCode).not.toBe(0);
       }
     });
     it(`${lane.key}: a stream that runs past its length is cut off before the extra bytes (no smuggled request)`, async () => {
