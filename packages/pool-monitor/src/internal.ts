@@ -93,7 +93,6 @@ export {
   buildAbortError,
   closedBeforeResponseError,
   connectionTimeoutError,
-  CONTENT_LENGTH_MISMATCH_CODE,
   contentLengthMismatchError,
   HANDLER_DESTROYED_ERROR_CODE,
   HANDLER_DESTROYED_ERROR_NAME,
