@@ -14,6 +14,7 @@ function node(name: string, sent: string[]): GatedRequest & { name: string } {
     heldSince: -1,
     pausedAt: 0,
     listTag: 0,
+    wasQueued: false,
     listPrev: undefined,
     listNext: undefined,
     dispatchFromGate() {

@@ -15,6 +15,7 @@ function node(): GatedRequest {
     heldSince: -1,
     pausedAt: 0,
     listTag: 0,
+    wasQueued: false,
     listPrev: undefined,
     listNext: undefined,
     dispatchFromGate() {},

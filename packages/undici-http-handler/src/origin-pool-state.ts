@@ -48,6 +48,11 @@ export interface PoolRequestNode {
   pausedAt: number;
   /** 0: in no list, 1: waiting, 2: paused, 3: an `OriginGate` queue of its own, 4: holding a connection. */
   listTag: number;
+  /**
+   * It waited behind others for a connection at its origin's limit (`request:enqueued` was emitted for it), as opposed
+   * to waiting only for a connection opened for it: the `queued` of its `request:acquired`.
+   */
+  wasQueued: boolean;
   listPrev: PoolRequestNode | undefined;
   listNext: PoolRequestNode | undefined;
 }

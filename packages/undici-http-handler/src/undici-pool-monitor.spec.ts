@@ -7,7 +7,15 @@ import type { PoolRequestNode } from "./origin-pool-state";
 import { UndiciPoolMonitor } from "./undici-pool-monitor";
 
 function node(startedAt: number): PoolRequestNode {
-  return { begunAt: startedAt, heldSince: -1, pausedAt: 0, listTag: 0, listPrev: undefined, listNext: undefined };
+  return {
+    begunAt: startedAt,
+    heldSince: -1,
+    pausedAt: 0,
+    listTag: 0,
+    wasQueued: false,
+    listPrev: undefined,
+    listNext: undefined,
+  };
 }
 
 describe("UndiciPoolMonitor", () => {
@@ -23,6 +31,29 @@ describe("UndiciPoolMonitor", () => {
     expect(o).toMatchObject({ sampleCompletions: 1, sampleHolds: 1, holdSumMs: 5, holdMaxMs: 5, inFlightCount: 0 });
     expect(o.holders.nodeCount).toBe(0);
     expect(monitor.getStats().origins[0].requests).toMatchObject({ started: 1, completed: 1 });
+  });
+
+  it("a request that waited only for its own new connection is not queued, however long the connect took", () => {
+    const monitor = new UndiciPoolMonitor({});
+    const o = monitor.originFor("http://127.0.0.1:1");
+    o.gatedHere = true;
+    o.connLimit = 1;
+    const events: unknown[] = [];
+    monitor.subscribe((e) => events.push(e));
+    const opened = node(0);
+    const waited = node(0);
+    monitor.requestStarted(o, opened, true);
+    monitor.requestStarted(o, waited, true);
+    // Only the second one had to wait in its gate (the origin was at its limit).
+    monitor.requestQueued(o, waited);
+    o.freshConns = 1;
+    monitor.markAcquired(o, opened, 250);
+    monitor.markAcquired(o, waited, 400);
+    expect(events).toEqual([
+      { type: "request:enqueued", origin: o.origin },
+      { type: "request:acquired", origin: o.origin, waitMs: 250, reused: false, queued: false },
+      { type: "request:acquired", origin: o.origin, waitMs: 400, reused: true, queued: true },
+    ]);
   });
 
   it("a release without an acquisition counts nothing", () => {

@@ -84,12 +84,17 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
     const limit = o.connLimit;
     const queued = limit !== null && o.heldCount + o.waitList.nodeCount >= limit;
     o.waitList.linkTail(n);
-    if (queued) this.enqueued(o);
+    if (queued) {
+      n.wasQueued = true;
+      this.enqueued(o);
+    }
   }
 
   /** A gated request had to wait in its origin's `OriginGate` (it is in the gate's queue). @internal */
-  requestQueued(o: OriginPoolState): void {
-    if (!this.coreDestroyed) this.enqueued(o);
+  requestQueued(o: OriginPoolState, n: PoolRequestNode): void {
+    if (this.coreDestroyed) return;
+    n.wasQueued = true;
+    this.enqueued(o);
   }
 
   /** The request was given a connection (undici's `onRequestStart`); called once per request. @internal */
@@ -107,8 +112,9 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
       o.freshConns--;
       reused = false;
     }
-    const waitMs = now - n.begunAt;
-    this.acquired(o, waitMs, reused, o.connLimit !== null && waitMs >= 1);
+    // Queued only when it waited behind others at the limit: a request that waited only for the connection opened for
+    // it is not (as a node:http request given a connecting socket), however long the connect took.
+    this.acquired(o, now - n.begunAt, reused, n.wasQueued);
   }
 
   /** The request stopped using its connection (response complete or failed). @internal */

@@ -123,6 +123,7 @@ export abstract class UndiciRequestCore
   heldSince = -1;
   pausedAt = 0;
   listTag = 0;
+  wasQueued = false;
   listPrev: PoolRequestNode | undefined;
   listNext: PoolRequestNode | undefined;
   requestPhase: Phase = Phase.Created;
@@ -199,7 +200,7 @@ export abstract class UndiciRequestCore
     }
     this.requestPhase = Phase.Queued;
     gate.enqueueWaiter(this);
-    if (o !== undefined) plan.poolTelemetry?.requestQueued(o);
+    if (o !== undefined) plan.poolTelemetry?.requestQueued(o, this);
   }
 
   /** Hands the request to undici (counted in its gate's `inUse`, when it has a gate). */

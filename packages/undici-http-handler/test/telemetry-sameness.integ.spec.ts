@@ -130,6 +130,22 @@ async function referenceRun(row: Row): Promise<TelemetryRig> {
   return reference;
 }
 
+/**
+ * The values `@sockeye/opentelemetry` records in `http.client.request.time_in_queue` from `rig`'s events, in order, ms:
+ * the `waitMs` of each `request:acquired` with `queued`, and the `queuedMs` of each `request:finished` that left the
+ * queue without a connection (the bridge's rule, `registerPoolMetrics`' `onEvent`; this package cannot import the
+ * bridge, which depends on it).
+ */
+function timeInQueueMs(rig: TelemetryRig): number[] {
+  return rig.events.flatMap(({ value: e }) =>
+    e.type === "request:acquired" && e.queued
+      ? [e.waitMs]
+      : e.type === "request:finished" && e.queuedMs !== null
+        ? [e.queuedMs]
+        : []
+  );
+}
+
 /** What the callback installed by `updateHttpClientConfig("onSaturation", …)` received (the row resets it). */
 let replacedReports: SaturationReport[] = [];
 
@@ -243,6 +259,38 @@ const ROWS: Row[] = [
         acquisitions: 20,
         reusedAcquisitions: t === "NodeHttp2Handler" ? 19 : 18,
       });
+    },
+  },
+  {
+    name: "new connection vs the pool limit: only the request that waited at maxSockets is queued and in time_in_queue",
+    async run(rig) {
+      // A holds the first connection.
+      rig.arrive(1);
+      await rig.settle();
+      // B finds a free slot under the limit: HTTP/1.1 opens a second connection, and the clock moves one period while
+      // it is being opened (the advance runs before any I/O); HTTP/2 takes the session's second stream slot.
+      rig.arrive(1);
+      await rig.advance();
+      await rig.settle();
+      // C finds both slots taken: it waits 2 periods at the limit, until A is answered.
+      rig.arrive(1);
+      await rig.settle();
+      await rig.advance();
+      await rig.advance();
+      await drain(rig);
+    },
+    check(rig, t) {
+      const events = rig.events.map((e) => e.value);
+      expect(events.filter((e) => e.type === "request:enqueued")).toHaveLength(1);
+      const acquired = events.flatMap((e) => (e.type === "request:acquired" ? [e] : []));
+      // Intended difference: HTTP/2's B is a second stream on the session A opened (reused).
+      expect(acquired.map(({ queued, reused }) => ({ queued, reused }))).toEqual([
+        { queued: false, reused: false },
+        { queued: false, reused: t === "NodeHttp2Handler" },
+        { queued: true, reused: true },
+      ]);
+      expect(acquired[2].waitMs).toBe(2000);
+      expect(timeInQueueMs(rig)).toEqual([2000]);
     },
   },
   {
