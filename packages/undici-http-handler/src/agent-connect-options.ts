@@ -22,6 +22,12 @@
  * are read as a plain `Agent`'s (its `freeSocketTimeout` / `socketActiveTTL` are ignored with the warning, naming
  * `idleSocketTimeout` / `connectionLifetime`).
  *
+ * Only values the caller chose are warned about. An instance's `.options` can also hold defaults its class wrote there
+ * (`agentkeepalive` writes `freeSocketTimeout: 4000`, `timeout` derived from it, `socketActiveTTL: 0` into the options
+ * object it is given, so what the caller passed is no longer known): a value of an ignored key counts as chosen unless
+ * an agent of the same class, built from the same options without that key, holds the same value (see
+ * `classDefault`). Node's own `Agent` classes write none of these keys, so theirs are read as they are.
+ *
  * Cost: once per resolved config; nothing per request.
  */
 import http from "node:http";
@@ -84,6 +90,8 @@ export function agentConnectOptions(name: string, agent: unknown): AgentConnectO
   const connect: Record<string, unknown> = {};
   let localAddress: string | undefined;
   let keepAlive = true;
+  // A value the agent's class may have written itself (an instance of a class other than Node's own).
+  const mayBeDefault = instance && agent instanceof http.Agent && !NODE_AGENTS.has(agent.constructor);
   for (const key of Object.keys(source)) {
     const value = source[key];
     if (value === undefined || key === "maxSockets" || DROPPED.has(key)) continue;
@@ -95,19 +103,49 @@ export function agentConnectOptions(name: string, agent: unknown): AgentConnectO
         if (typeof value === "number") connect.keepAliveInitialDelay = value;
         break;
       case "noDelay":
-        if (value === false) ignored.push(`${name}.noDelay=false (undici always disables Nagle's algorithm)`);
+        if (value === false && !(mayBeDefault && classDefault(agent as http.Agent, source, key))) {
+          ignored.push(`${name}.noDelay=false (undici always disables Nagle's algorithm)`);
+        }
         break;
       case "localAddress":
         if (typeof value === "string") localAddress = value;
         break;
       default: {
         const hint = IGNORED[key];
-        if (hint !== undefined) ignored.push(`${name}.${key}=${describeValue(value)} (${hint})`);
-        else connect[key] = value;
+        if (hint === undefined) connect[key] = value;
+        else if (!(mayBeDefault && classDefault(agent as http.Agent, source, key))) {
+          ignored.push(`${name}.${key}=${describeValue(value)} (${hint})`);
+        }
       }
     }
   }
   return { connect, localAddress, keepAlive, ignored };
+}
+
+/** Node's own agent classes: their constructors write no ignored key into `.options` (only `noDelay: true`, `path`). */
+const NODE_AGENTS = new Set<unknown>([http.Agent, https.Agent]);
+
+/**
+ * Whether `options[key]` of `agent` is what its class writes when `key` is not given (a default, or one derived from
+ * the other options, as agentkeepalive's `timeout` from `freeSocketTimeout`), rather than the caller's choice: an
+ * agent of the same class is built from `options` without `key` and compared, then destroyed (it never had a
+ * socket). A caller who passed exactly that value is indistinguishable from one who passed nothing (agentkeepalive
+ * overwrites the options object it is given), and the value changes nothing the class would not do anyway. A class
+ * whose constructor throws for those options: the value counts as chosen. Cost: one agent construction per ignored
+ * key present, once per resolved config.
+ */
+function classDefault(agent: http.Agent, options: Record<string, unknown>, key: string): boolean {
+  const AgentClass = agent.constructor as new (options: Record<string, unknown>) => http.Agent;
+  const { [key]: value, ...rest } = options;
+  let probe: http.Agent | undefined;
+  try {
+    probe = new AgentClass(rest);
+    return Object.is((probe as { options?: Record<string, unknown> }).options?.[key], value);
+  } catch {
+    return false;
+  } finally {
+    probe?.destroy();
+  }
 }
 
 /**

@@ -33,7 +33,8 @@ import type { DispatcherLike } from "./dispatcher-like";
  *   is not used as an agent; one that makes its own connections (its own `createConnection` / `addRequest`, or a
  *   `connect` method: `https-proxy-agent`, `hpagent`) is a `TypeError` at construction, since its requests would
  *   otherwise bypass it: pass undici's `ProxyAgent` / `EnvHttpProxyAgent` as `dispatcher`. An `agentkeepalive`
- *   agent (Node's own connections, counted) is read like a plain `Agent`. Not used
+ *   agent (Node's own connections, counted) is read like a plain `Agent`; only values you set are warned about, not
+ *   the defaults agentkeepalive writes into its options. Not used
  *   when requests go through a dispatcher instance or a user-set global dispatcher. Default `{ maxSockets: 50 }`.
  * - `httpAgent`: the same for http origins (its socket options; TLS options do not apply). Default
  *   `{ maxSockets: 50 }`.
