@@ -95,6 +95,17 @@ describe("request errors: upstream's shapes, one builder each", () => {
     expect(buildAbortError(undefined).message).toBe("Request aborted");
   });
 
+  it("aborts: name and cause are own enumerable properties, in upstream's order, so JSON.stringify shows the cause", () => {
+    const reason = Object.assign(new Error("user cancelled"), { code: "E_USER" });
+    const a = buildAbortError({ reason });
+    expect(Object.keys(a)).toEqual(["name", "cause"]);
+    expect(Object.getOwnPropertyDescriptor(a, "cause")).toMatchObject({ value: reason, enumerable: true });
+    expect(JSON.stringify(a)).toBe('{"name":"AbortError","cause":{"code":"E_USER"}}');
+    // No Error reason: no cause at all (not even an undefined one).
+    expect(Object.keys(buildAbortError({ reason: "stop" }))).toEqual(["name"]);
+    expect("cause" in buildAbortError({})).toBe(false);
+  });
+
   it("destroy(): HandlerDestroyedError ERR_HANDLER_DESTROYED saying where; HTTP/2 keeps upstream's plain Error", () => {
     expect(shape(handlerDestroyedError(P, "while the request was in flight"))).toEqual({
       name: "HandlerDestroyedError",

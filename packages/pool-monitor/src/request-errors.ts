@@ -131,7 +131,9 @@ export function streamIdleTimeoutError(ms: number): SockeyeTimeoutError {
 /**
  * The error a request rejects with when its abort signal fires: always a new, mutable `Error` named `AbortError`.
  * An `Error` reason becomes the `cause` (message "Request aborted"); any other truthy reason becomes the message;
- * otherwise the message is "Request aborted". Same contract as upstream.
+ * otherwise the message is "Request aborted". Same contract and shape as upstream: `name` and `cause` are own
+ * enumerable properties, assigned in that order (`Object.keys()` gives `["name", "cause"]`), so `JSON.stringify()`
+ * and structured loggers show the cause; `new Error(message, { cause })` would make it non-enumerable.
  * @internal
  */
 export function buildAbortError(abortSignal?: unknown): SockeyeAbortError {
@@ -139,15 +141,9 @@ export function buildAbortError(abortSignal?: unknown): SockeyeAbortError {
     abortSignal && typeof abortSignal === "object" && "reason" in abortSignal
       ? (abortSignal as { reason?: unknown }).reason
       : undefined;
-  let error: Error;
-  if (reason instanceof Error) {
-    error = new Error("Request aborted", { cause: reason });
-  } else if (reason) {
-    error = new Error(String(reason));
-  } else {
-    error = new Error("Request aborted");
-  }
+  const error: SockeyeAbortError = new Error(reason instanceof Error || !reason ? "Request aborted" : String(reason));
   error.name = "AbortError";
+  if (reason instanceof Error) error.cause = reason;
   return brand(error, "abort");
 }
 
