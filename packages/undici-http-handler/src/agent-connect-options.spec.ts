@@ -64,7 +64,7 @@ describe("agentConnectOptions", () => {
       expect(agentConnectOptions("httpsAgent", withCa)).toMatchObject({ connect: { ca: "CA" }, ignored: [] });
       // freeSocketTimeout 5000 makes agentkeepalive derive timeout 10000 (not the caller's choice: not warned).
       const idle = new AgentClass({ freeSocketTimeout: 5000 });
-      expect(idle.options.timeout).toBe(10_000);
+      expect((idle as unknown as { options: { timeout: number } }).options.timeout).toBe(10_000);
       expect(agentConnectOptions("httpsAgent", idle).ignored).toEqual([
         "httpsAgent.freeSocketTimeout=5000 (agentkeepalive's idle timeout: use idleSocketTimeout)",
       ]);
