@@ -191,7 +191,7 @@ describe("registerPoolMetrics with @opentelemetry/sdk-metrics", () => {
       '@sockeye/opentelemetry - invalid option namespace: "Bad Name"; expected a dot-separated lowercase name such as "sockeye" or "com.example.http".'
     );
     expect(() => registerPoolMetrics(new PoolMonitor(), { requestDuration: "yes" as never })).toThrow(
-      '@sockeye/opentelemetry - invalid option requestDuration: "yes"; expected a boolean (true or false).'
+      '@sockeye/opentelemetry - invalid option requestDuration: "yes"; expected "auto", true or false.'
     );
     expect(() => registerPoolMetrics(new PoolMonitor(), { bodySize: {} as never })).toThrow(
       "@sockeye/opentelemetry - invalid option bodySize: an object; expected a boolean (true or false)."

@@ -24,6 +24,7 @@ import {
 } from "@opentelemetry/api";
 import type { CloseReason, PoolEvent, PoolStats } from "@sockeye/pool-monitor";
 import { describeValue, invalidOption } from "@sockeye/pool-monitor/internal";
+import { autoRequestDuration } from "./auto-request-duration";
 import { namespacedMetrics, SEMCONV_METRICS } from "./metric-names";
 import { OriginAttributeCache } from "./origin-attributes";
 
@@ -48,9 +49,11 @@ export interface PoolMetricsOptions {
   namespace?: string;
   /**
    * Record `http.client.request.duration` (Histogram, `s`; Stable in the semantic conventions), one value per finished
-   * request, from `handle()` to the end of its response body or its failure. @defaultValue `true`
+   * request, from `handle()` to the end of its response body or its failure. `"auto"`: only for requests that no
+   * OpenTelemetry HTTP instrumentation (`@opentelemetry/instrumentation-http`, `-undici`) records on the same
+   * `meterProvider`; `true`: every request; `false`: none. @defaultValue `"auto"`
    */
-  requestDuration?: boolean;
+  requestDuration?: boolean | "auto";
   /**
    * Record `http.client.request.body.size` and `http.client.response.body.size` (Histograms, `By`; opt-in and
    * Development in the semantic conventions), from `Content-Length` when the request / response had one.
@@ -116,7 +119,8 @@ const VERSION =
  * - `http.client.active_requests` (async UpDownCounter, `{request}`; queued requests included)
  * - `http.client.connection.duration` (Histogram, `s`; per closed connection, + `<ns>.connection.close_reason`)
  * - `http.client.request.duration` (Histogram, `s`, Stable; per finished request, + `http.request.method`, and when
- *   known `http.response.status_code`, `error.type`, `network.protocol.version`; option `requestDuration`)
+ *   known `http.response.status_code`, `error.type`, `network.protocol.version`; option `requestDuration`: by default
+ *   not for requests an OpenTelemetry HTTP instrumentation records on the same provider)
  * - `http.client.request.body.size` / `http.client.response.body.size` (Histograms, `By`; opt-in: option `bodySize`)
  * - `http.client.request.time_in_queue` (Histogram, `s`; requests that actually queued, .NET semantics, including those
  *   that left the queue by timeout or abort; option `timeInQueue`)
@@ -145,7 +149,10 @@ export function registerPoolMetrics(
   if (typeof ns !== "string" || !/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/.test(ns)) {
     throw invalidOption(PKG, "namespace", ns, 'a dot-separated lowercase name such as "sockeye" or "com.example.http"');
   }
-  const recordDuration = flag(options, "requestDuration", true);
+  const durationMode = options.requestDuration ?? "auto";
+  if (durationMode !== "auto" && typeof durationMode !== "boolean") {
+    throw invalidOption(PKG, "requestDuration", durationMode, '"auto", true or false');
+  }
   const recordBodySize = flag(options, "bodySize", false);
   const recordTimeInQueue = flag(options, "timeInQueue", true);
   const maxOrigins = options.maxOrigins ?? DEFAULT_MAX_ORIGINS;
@@ -287,7 +294,7 @@ export function registerPoolMetrics(
           QUEUE_BUCKETS_S
         )
       : undefined;
-    const requestDuration = recordDuration
+    const requestDuration = durationMode
       ? histogram(SEMCONV_METRICS.requestDuration, "Duration of HTTP client requests.", "s", REQUEST_DURATION_BUCKETS_S)
       : undefined;
     const requestBodySize = recordBodySize
@@ -308,6 +315,9 @@ export function registerPoolMetrics(
       "s",
       CONNECT_BUCKETS_S
     );
+    // "auto": per request, unless an OpenTelemetry HTTP instrumentation records it on this provider.
+    const recordsDuration =
+      requestDuration !== undefined && durationMode === "auto" ? autoRequestDuration(provider) : undefined;
     const onEvent = (e: PoolEvent): void => {
       switch (e.type) {
         case "request:acquired":
@@ -317,7 +327,7 @@ export function registerPoolMetrics(
           if (e.queuedMs !== null) timeInQueue?.record(e.queuedMs / 1000, attrs.get(e.origin).base);
           if (requestDuration === undefined && requestBodySize === undefined) break;
           const requestAttrs = attrs.request(e);
-          requestDuration?.record(e.durationMs / 1000, requestAttrs);
+          if (recordsDuration?.(e) ?? true) requestDuration?.record(e.durationMs / 1000, requestAttrs);
           if (e.requestBodySize !== null) requestBodySize?.record(e.requestBodySize, requestAttrs);
           if (e.responseBodySize !== null) responseBodySize?.record(e.responseBodySize, requestAttrs);
           break;
@@ -351,7 +361,7 @@ export function registerPoolMetrics(
 const DEFAULT_MAX_ORIGINS = 256;
 
 /** A boolean option, `fallback` when absent; anything else is a one-line `TypeError` naming it. */
-function flag(options: PoolMetricsOptions, name: "requestDuration" | "bodySize" | "timeInQueue", fallback: boolean) {
+function flag(options: PoolMetricsOptions, name: "bodySize" | "timeInQueue", fallback: boolean) {
   const value = options[name];
   if (value === undefined) return fallback;
   if (typeof value !== "boolean") {
