@@ -87,9 +87,9 @@ export class AgentGate {
   queued = 0;
   private readonly keys = new Map<string, GateKey>();
   private draining = false;
-  /** The pending batched drain (`setImmediate`), if any; cancelled when the queue empties. */
+  /** The pending batched drain (Node's own `setImmediate`, `timing.afterPoll`: never a test's fake), if any; cancelled when the queue empties. */
   private drainImmediate: ReturnType<typeof setImmediate> | undefined = undefined;
-  /** `drain`, bound once per gate (`timing.setImmediate` passes no argument). */
+  /** `drain`, bound once per gate (`timing.afterPoll` passes no argument). */
   private readonly drainLater = (): void => this.drain();
   /** The key a slot freed in last (drained first). */
   private lastFreed: GateKey | undefined = undefined;
@@ -173,7 +173,7 @@ export class AgentGate {
         const agent = this.agent;
         // An agent that cannot park every freed socket would destroy the extra ones: hand them over at once instead.
         if (agent.maxFreeSockets < agent.maxSockets) this.drain();
-        else if (this.drainImmediate === undefined) this.drainImmediate = timing.setImmediate(this.drainLater);
+        else if (this.drainImmediate === undefined) this.drainImmediate = timing.afterPoll(this.drainLater);
       }
     }
     this.dropIfIdle(key);

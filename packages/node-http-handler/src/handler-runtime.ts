@@ -315,6 +315,6 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
       this.lastSampleAt = now;
       monitor.sample(now);
     }
-    return monitor.busy;
+    return monitor.wantsSamples;
   }
 }

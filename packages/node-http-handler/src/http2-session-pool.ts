@@ -518,7 +518,12 @@ export class Http2SessionPool
     const monitor = this.monitor;
     if (monitor === undefined || !monitor.detect) return false;
     monitor.sample(now);
-    return this.inFlight > 0 || monitor.busy;
+    return monitor.wantsSamples;
+  }
+
+  /** The monitor saw an event after a quiet spell: sample again (when it detects). */
+  resumeSampling(): void {
+    if (this.monitor?.detect === true) this.sharedScheduler.ensureTicking();
   }
 
   /** Reports saturation transitions to the user's callbacks and logger (isolated: a throwing one changes nothing). */

@@ -414,7 +414,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
 
   private newMonitor(options: NodeHttpHandlerOptions | void | undefined): Http1PoolMonitor {
     const runtime = this.runtime;
-    return new Http1PoolMonitor({
+    const monitor = new Http1PoolMonitor({
       ...options?.saturation,
       onSaturation: options?.onSaturation ?? undefined,
       onRecovery: options?.onRecovery ?? undefined,
@@ -422,6 +422,9 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       // The logger can change later (Symbol.for("logger")): resolve it at warning time.
       logger: { warn: (message: string) => (runtime.runtimeSettings?.logger ?? console)?.warn?.(message) },
     });
+    // Sampling stops while nothing happens (`wantsSamples`): the next event restarts the tick.
+    monitor.onResume = () => runtime.hostScheduler.ensureTicking();
+    return monitor;
   }
 
   /** Applies one runtime monitor update (validated: a bad value throws and changes nothing). */

@@ -122,7 +122,10 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
   }
 
   private newMonitor(config: ResolvedHttp2Config | undefined, detect: boolean): Http2PoolMonitor {
-    return new Http2PoolMonitor(() => this.pool.poolConfig, detect, this.monitorOptions(config));
+    const monitor = new Http2PoolMonitor(() => this.pool.poolConfig, detect, this.monitorOptions(config));
+    // Sampling stops while nothing happens (`wantsSamples`): the next event restarts the tick.
+    monitor.onResume = () => this.pool.resumeSampling();
+    return monitor;
   }
 
   /**

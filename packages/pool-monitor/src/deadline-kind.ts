@@ -21,3 +21,22 @@ export const DeadlineKind = {
 
 /** @internal */
 export type DeadlineKind = (typeof DeadlineKind)[keyof typeof DeadlineKind];
+
+/**
+ * Whether an armed deadline of each kind keeps the process alive, as the native timer upstream arms for the same wait
+ * does: a request in flight waits on it, even with no socket of its own to hold the loop (a request answered by
+ * `nock` or `msw` waiting out its `100 Continue`). Inactivity watches, sweeps and the owner tick do not hold the loop
+ * (Node's own socket and stream timeouts are unref'd too), so an idle handler keeps nothing alive.
+ */
+const HOLDS_LOOP: Record<DeadlineKind, boolean> = {
+  connection: true,
+  request: true,
+  continue: true,
+  acquire: true,
+  warning: true,
+};
+
+/** Whether a deadline of `kind` keeps the process alive while armed (false for kinds that are not a `DeadlineKind`). @internal */
+export function holdsLoop(kind: unknown): boolean {
+  return typeof kind === "string" && HOLDS_LOOP[kind as DeadlineKind] === true;
+}

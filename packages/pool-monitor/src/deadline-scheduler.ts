@@ -1,19 +1,19 @@
 /**
- * DeadlineScheduler: every deadline of one handler on ONE native, unref'd timer, armed for the earliest expiry.
+ * DeadlineScheduler: every deadline of one handler on ONE native timer, armed for the earliest expiry.
  *
  * Why: upstream arms 2–5 native `Timeout`s per request (warning, connection, request, socket and keep-alive
  * deferrals). Each costs ~150–280 B of heap, an async id and hook work, and ~160–200 ns to arm and clear, and
  * almost all of them are cancelled before they fire. Here a deadline is a small node the request already owns,
  * and arming or cancelling it is a few field writes. This is the design of Node's own `lib/internal/timers.js`
  * (lists per duration under a priority queue of lists, one native timer), kept per handler so it can be stopped,
- * counted, fake-timer tested and confirmed after the poll phase.
+ * counted and driven by a test's fake timers.
  *
  * Structure:
  *
  *   lists: Map<durationMs, DeadlineList>          heap: DeadlineList[] (min-heap on `expiry`, ≤ one per duration)
  *     1000 ─► [d(at=10.0s)] ⇄ [d(at=10.2s)] ⇄ …      [1000: 10.0s] ─┬─ [5000: 14.1s]
  *     5000 ─► [d(at=14.1s)] ⇄ [d(at=14.3s)]                          └─ [30: 10.03s] …
- *   timer: one native `setTimeout`, unref'd, due at heap[0].expiry
+ *   timer: one native `setTimeout`, due at heap[0].expiry (ref'd only while a request-scoped deadline is armed)
  *
  *   Every node of a list shares one duration and is appended with `at = start + duration`, `start` a monotonic clock
  *   reading taken at arm time. Appends therefore arrive in `at` order and each list stays sorted without ever being
@@ -33,37 +33,56 @@
  * cancelled before they fire (the common case), a wake-up at a stale key happens about once per shortest duration,
  * whatever the request rate. When the last deadline is cancelled the timer is left to lapse at its due time (at
  * most the shortest duration in use; it is not re-armed then): clearing it on the request path would cost a new
- * native timer per request for sequential traffic. When the last deadline fires (a flush leaves nothing armed) it
- * is cleared at once.
+ * native timer per request for sequential traffic. When the last deadline fires it is not re-armed.
  *
- * Precision: a deadline fires no earlier than `start + duration` and, like a native timer, as soon as the event
- * loop reaches the timers phase after that (the native delay is rounded up to whole ms), plus one poll phase (see
- * stalls). There is no tick: durations from 1 ms to days are all scheduled the same way.
+ * Keeping the process alive: the timer is ref'd exactly while a deadline that holds the loop is armed (`holdsLoop()`
+ * of its kind: the request-scoped waits, whose native timers upstream leaves ref'd), and unref'd otherwise. A request
+ * in flight with no socket of its own (a test's `nock` or `msw` answering a `100 Continue` upload) is then waited
+ * for, as upstream waits; an idle handler, inactivity watches and the owner tick keep nothing alive. Toggling the
+ * ref is two field writes unless it changes the process-wide count of ref'd timers between 0 and 1.
  *
- * Event-loop stalls: a wake-up only *collects* expired nodes; they are fired from a `setImmediate`, i.e. after the
- * poll phase. A response or `connect` that became ready during a long block is therefore processed first and
- * cancels (or refreshes) its deadline, instead of being failed by a deadline that "expired" while the loop was
- * blocked.
+ * Precision: a deadline fires in the timers phase in which the timer reaches it, as a native timer armed at the same
+ * moment would: the wake-up takes the timer's own due time as "now" when the clock reads a hair earlier (Node starts
+ * a timer from the loop's cached time), so no deadline waits for a second wake-up or an extra event-loop turn. There
+ * is no tick: durations from 1 ms to days are all scheduled the same way.
  *
- * Isolation: each expired deadline is fired in its own `try`; an owner that throws cannot keep the other deadlines
- * of the same flush from firing (the first such error is rethrown once the loop is done, so a bug stays visible).
- * Owners route user code (loggers, callbacks) through `guardedWarn` or their own `try`/`catch`, so in practice nothing reaches this `catch`.
+ * Event-loop stalls: a deadline collected more than `STALL_CONFIRM_MS` after it was due (the loop was blocked, not
+ * merely busy) is fired from Node's own `setImmediate`, after the poll phase: a response or `connect` that became
+ * ready during the block is processed first and cancels (or refreshes) it, instead of being failed by a deadline
+ * that "expired" while the loop could not run.
+ *
+ * Isolation: each fired deadline runs in its own `try`; an owner that throws cannot keep the other deadlines of the
+ * same wake-up from firing (the first such error is rethrown once the loop is done, so a bug stays visible). Owners
+ * route user code (loggers, callbacks) through `guardedWarn` or their own `try`/`catch`, so in practice nothing
+ * reaches this `catch`.
  *
  * Owner tick: an owner with periodic work (monitor sampling, see `HandlerRuntime`) passes `onTick` and its period;
  * it is one recurring entry of the same lists (re-armed after each call while `onTick` returns true), started by
- * `ensureTicking()`. It runs in the timers phase, as an interval would (periodic work has no stall to confirm), and
- * is not counted in `size`.
+ * `ensureTicking()`, run after the deadlines of its wake-up, and not counted in `size`.
  *
  * `stop()` (handler `destroy()`) forgets every deadline and the tick and clears the timer and a pending
  * confirmation: after it nothing fires, nothing is pending and `size` is 0. The armed count is only ever changed by
  * a transition out of / into IDLE, so it cannot go negative.
  *
- * Fake timers: the timer is recreated if `globalThis.setTimeout` changed since it was created (vitest installing or
- * removing fake timers), and every global is resolved at call time through the shared `timing` seam.
+ * Fake timers (vitest's `useFakeTimers()`, `@sinonjs/fake-timers`), whatever they fake: globals are resolved at call
+ * time through the shared `timing` seam; the timer is recreated when `globalThis.setTimeout` changed since it was
+ * created; a timer of a replaced implementation that still fires is recognised by its generation and ignored, and
+ * `timing` clears each handle with the implementation that made it. A tick of exactly a deadline's duration fires
+ * it: the fake clock reads the due time (so no stall confirmation), and with only `setTimeout` faked the timer's due
+ * time stands in for the clock.
  */
+import { holdsLoop } from "./deadline-kind";
 import { timing } from "./timing";
 
 export { DeadlineKind } from "./deadline-kind";
+
+/**
+ * A deadline collected this long (ms) after it was due is fired after the poll phase instead of at once: the loop
+ * was blocked, and I/O that completed meanwhile (a response, a `connect`) is handled first and cancels it. Busy but
+ * turning loops are late by less (a native timer's p90 under CPU load: tens of ms, `docs/perf/lateness.md`).
+ * @internal
+ */
+export const STALL_CONFIRM_MS = 250;
 
 /**
  * Default period of an owner's recurring tick on its `DeadlineScheduler` (periodic work such as the undici handler's
@@ -104,11 +123,15 @@ export class Deadline<K = number> {
   slotState: DeadlineState = IDLE;
   /** The scheduler it was last armed on (lets a shared hook refresh it without a closure). */
   armedOn: DeadlineScheduler | undefined;
+  /** While armed, it keeps the process alive (`holdsLoop` of its kind). */
+  readonly holds: boolean;
 
   constructor(
     readonly owner: DeadlineOwner<K>,
     readonly kind: K
-  ) {}
+  ) {
+    this.holds = holdsLoop(kind);
+  }
 
   /** True while the deadline is armed (and has not fired or been cancelled). */
   get armed(): boolean {
@@ -149,15 +172,15 @@ class DeadlineList {
   }
 }
 
-function onTimer(scheduler: DeadlineScheduler): void {
-  scheduler.wake();
+function onTimer(scheduler: DeadlineScheduler, generation: number): void {
+  scheduler.wake(generation);
 }
 
 /** Owner of the owner tick's deadline: never called (`wake()` runs the tick itself, `runTick()`). */
 const TICK_OWNER: DeadlineOwner<undefined> = { onDeadline() {} };
 
 /**
- * One handler's deadlines on one native, unref'd timer armed for the earliest expiry.
+ * One handler's deadlines on one native timer armed for the earliest expiry.
  * @internal
  */
 export class DeadlineScheduler {
@@ -168,10 +191,17 @@ export class DeadlineScheduler {
   private timerAt = Number.POSITIVE_INFINITY;
   /** The `setTimeout` implementation the timer was created with (fake/real timer swaps). */
   private timerImpl: unknown;
+  /** Bumped whenever the timer is replaced or cleared; a timer that fires with an older number is not ours any more. */
+  private timerGeneration = 0;
   /** Armed or expiring deadlines, the tick included. */
   private armedCount = 0;
+  /** Armed or expiring deadlines that keep the process alive (`Deadline.holds`): the timer is ref'd while > 0. */
+  private holding = 0;
+  /** Collected by a wake-up that came after a stall: fired after the poll phase (`flush`). */
   private expired: Deadline<any>[] = [];
-  /** The pending confirmation (`setImmediate`), if any. */
+  /** Collected by a wake-up and fired before it returns (reused). */
+  private readonly due: Deadline<any>[] = [];
+  /** The pending confirmation of `expired`, if any. */
   private flushHandle: ReturnType<typeof setImmediate> | undefined;
   private readonly boundFlush = () => this.flush();
   /** Inside `wake()`: arms do not touch the timer (it is scheduled once, at the end). */
@@ -201,6 +231,11 @@ export class DeadlineScheduler {
     return this.timer !== undefined;
   }
 
+  /** Whether the native timer keeps the process alive (a deadline that holds the loop is armed). */
+  get holdingLoop(): boolean {
+    return this.timer !== undefined && this.holding > 0;
+  }
+
   /** Monotonic ms the native timer is due at (+Infinity without one). For tests and the lateness bench. */
   get dueAt(): number {
     return this.timerAt;
@@ -219,6 +254,7 @@ export class DeadlineScheduler {
     d.armedOn = this;
     d.slotState = ARMED;
     this.armedCount++;
+    if (d.holds && this.holding++ === 0) this.refTimer(true);
     let list = this.lists.get(durationMs);
     if (list === undefined) {
       list = new DeadlineList(durationMs);
@@ -237,7 +273,7 @@ export class DeadlineScheduler {
       this.siftUp(list.heapIndex);
     }
     if (this.waking) return;
-    if (at < this.timerAt || this.timerImpl !== globalThis.setTimeout) this.schedule(this.heap[0].expiry);
+    if (at < this.timerAt || this.timerImpl !== globalThis.setTimeout) this.schedule(this.heap[0].expiry, timing.now());
   }
 
   /**
@@ -263,6 +299,7 @@ export class DeadlineScheduler {
   disarm(d: Deadline<any>): void {
     if (d.slotState === IDLE) return;
     this.armedCount--;
+    if (d.holds && --this.holding === 0) this.refTimer(false);
     d.slotState = IDLE;
     d.slotList?.dropSlot(d);
   }
@@ -271,7 +308,7 @@ export class DeadlineScheduler {
   ensureTicking(): void {
     const tick = this.tick;
     if (tick !== undefined && tick.slotState === IDLE) this.arm(tick, timing.now(), this.period());
-    else if (this.timer !== undefined && this.timerImpl !== globalThis.setTimeout) this.schedule(this.timerAt);
+    else if (this.timer !== undefined && this.timerImpl !== globalThis.setTimeout) this.schedule(this.timerAt, timing.now());
   }
 
   /** Clears the timer and forgets every deadline and the tick (used by `destroy()`). */
@@ -279,9 +316,12 @@ export class DeadlineScheduler {
     this.clearTimer();
     for (const d of this.expired) d.slotState = IDLE;
     this.expired = [];
-    if (this.flushHandle !== undefined) timing.clearImmediate(this.flushHandle);
+    for (const d of this.due) d.slotState = IDLE;
+    this.due.length = 0;
+    timing.clearImmediate(this.flushHandle);
     this.flushHandle = undefined;
     this.armedCount = 0;
+    this.holding = 0;
   }
 
   /** The tick period now, ms. */
@@ -292,8 +332,8 @@ export class DeadlineScheduler {
 
   /**
    * The tick fired: runs the owner's work; while the owner is still busy (or its work threw), the next tick is one
-   * period after the one just due (no drift from the confirmation delay), or after `now` if that one was more than a
-   * period late (no catch-up burst).
+   * period after the one just due (no drift), or after `now` if that one was more than a period late (no catch-up
+   * burst).
    */
   private runTick(now: number): void {
     let busy = true;
@@ -309,16 +349,24 @@ export class DeadlineScheduler {
   }
 
   /**
-   * @internal The native timer fired: collect what expired (fired after the poll phase), run the owner tick if it
-   * is due (at once, in the timers phase, as an interval would), and sleep until the next expiry.
+   * @internal The native timer fired: fire what is due (after the poll phase instead if it is `STALL_CONFIRM_MS`
+   * overdue), run the owner tick if it is due, and sleep until the next expiry. `generation` identifies the timer:
+   * one replaced or cleared since (by an implementation that could not clear it) is ignored.
    */
-  wake(): void {
+  wake(generation: number): void {
+    if (generation !== this.timerGeneration) return;
+    const dueAt = this.timerAt;
     this.timer = undefined;
     this.timerAt = Number.POSITIVE_INFINITY;
-    const now = timing.now();
+    // The timer fired, so its clock reached `dueAt`: what is due by then fires now, even when `timing.now()` reads a
+    // little earlier (Node starts a timer from the loop's cached time; a test may fake `setTimeout` but not
+    // `performance`).
+    const now = Math.max(timing.now(), dueAt);
     const heap = this.heap;
     const tick = this.tick;
+    const due = this.due;
     let tickDue = false;
+    let failure: { error: unknown } | undefined;
     this.waking = true;
     try {
       while (heap.length > 0) {
@@ -333,7 +381,8 @@ export class DeadlineScheduler {
             tickDue = true;
           } else {
             d.slotState = EXPIRING;
-            this.expired.push(d);
+            if (now - d.at > STALL_CONFIRM_MS) this.expired.push(d);
+            else due.push(d);
           }
           d = next;
         }
@@ -347,49 +396,71 @@ export class DeadlineScheduler {
         this.siftDown(0);
         if (heap[0] === list) break;
       }
-      const expired = this.expired;
-      if (expired.length > 0 && this.flushHandle === undefined) {
-        this.flushHandle = timing.setImmediate(this.boundFlush);
+      if (this.expired.length > 0 && this.flushHandle === undefined) {
+        this.flushHandle = timing.afterPoll(this.boundFlush);
       }
-      // Periodic owner work is not a deadline: no stall to confirm, so it runs now (and re-arms itself).
+      failure = this.fire(due, now);
+      // Periodic owner work, after the deadlines (it samples what they left).
       if (tickDue) this.runTick(now);
     } finally {
       this.waking = false;
+      due.length = 0;
       let expiring = 0;
       for (const d of this.expired) if (d.slotState === EXPIRING) expiring++;
       // Nothing left on the lists (only cancelled heads behind stale keys): drop them, no timer.
       if (this.armedCount === expiring) this.forgetLists();
-      else if (heap.length > 0) this.schedule(heap[0].expiry);
+      else if (heap.length > 0) this.schedule(heap[0].expiry, now);
     }
+    if (failure !== undefined) throw failure.error;
   }
 
-  private schedule(at: number): void {
+  /**
+   * Creates the timer for `at`, `now` being the current time on the deadlines' clock, ref'd only while a deadline
+   * that holds the loop is armed.
+   */
+  private schedule(at: number, now: number): void {
     if (this.timer !== undefined) timing.clearTimeout(this.timer);
-    const delay = Math.max(0, Math.ceil(at - timing.now()));
-    const timer = timing.setTimeout(onTimer, delay, this);
-    (timer as { unref?: () => void }).unref?.();
+    const delay = Math.max(0, Math.ceil(at - now));
+    const timer = timing.setTimeout(onTimer, delay, this, ++this.timerGeneration);
+    if (this.holding === 0) (timer as { unref?: () => void }).unref?.();
     this.timer = timer;
     this.timerAt = at;
     this.timerImpl = globalThis.setTimeout;
   }
 
-  private flush(): void {
-    this.flushHandle = undefined;
-    const expired = this.expired;
-    this.expired = [];
-    const now = timing.now();
+  /** Refs or unrefs the timer as the first holding deadline is armed or the last one goes. */
+  private refTimer(hold: boolean): void {
+    const timer = this.timer as { ref?: () => void; unref?: () => void } | undefined;
+    if (timer === undefined) return;
+    if (hold) timer.ref?.();
+    else timer.unref?.();
+  }
+
+  /** Fires the deadlines of `list` still collected, each in its own `try`; returns the first error thrown. */
+  private fire(list: Deadline<any>[], now: number): { error: unknown } | undefined {
     let failure: { error: unknown } | undefined;
-    for (const d of expired) {
-      // Cancelled or re-armed after collection (e.g. its response arrived during an event-loop stall): skip.
+    for (let i = 0; i < list.length; i++) {
+      const d = list[i];
+      // Cancelled or re-armed after collection (by a deadline fired before it, or I/O during a stall): skip.
       if (d.slotState !== EXPIRING) continue;
       d.slotState = IDLE;
       this.armedCount--;
+      if (d.holds && --this.holding === 0) this.refTimer(false);
       try {
         d.owner.onDeadline(d.kind, now);
       } catch (error) {
         failure ??= { error };
       }
     }
+    return failure;
+  }
+
+  /** The confirmation after a stall: fires what was collected and is still expiring. */
+  private flush(): void {
+    this.flushHandle = undefined;
+    const expired = this.expired;
+    this.expired = [];
+    const failure = this.fire(expired, timing.now());
     // Everything fired and nothing was re-armed: the timer (due for a cancelled deadline) goes now, not at its due time.
     if (this.armedCount === 0) this.clearTimer();
     if (failure !== undefined) throw failure.error;
@@ -398,6 +469,7 @@ export class DeadlineScheduler {
   private clearTimer(): void {
     if (this.timer !== undefined) timing.clearTimeout(this.timer);
     this.timer = undefined;
+    this.timerGeneration++;
     this.timerAt = Number.POSITIVE_INFINITY;
     this.timerImpl = undefined;
     this.forgetLists();

@@ -57,6 +57,10 @@ export class PoolMonitor extends Http1PoolMonitor {
    */
   constructor(options?: PoolMonitorOptions) {
     super(options);
+    // Sampling stops while nothing happens (`wantsSamples`): the next event restarts the interval.
+    this.onResume = () => {
+      if (this.standalone) this.ensureTicking();
+    };
   }
 
   /**
@@ -239,7 +243,7 @@ export class PoolMonitor extends Http1PoolMonitor {
 
   private readonly onTick = (): void => {
     this.sample(timing.now());
-    if (!this.busy) this.stopTicker();
+    if (!this.wantsSamples) this.stopTicker();
   };
 
   private ensureTicking(): void {

@@ -101,6 +101,17 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   private readonly reading = new PoolReading();
   /** Requests in flight, all origins. @internal */
   inFlightCount = 0;
+  /** Bumped by every request event: a sample that finds the value it last saw knows nothing happened since. */
+  private activity = 0;
+  private sampledActivity = 0;
+  /** `now` of the last sample that found activity. */
+  private activeAt = 0;
+  /** Nothing happened for long enough that no sample can change anything (see `wantsSamples`). */
+  private quiet = false;
+  /**
+   * Called when an event ends a quiet spell: the owner restarts its sampling (`ensureTicking()`). @internal
+   */
+  onResume: (() => void) | undefined = undefined;
   /** @internal */
   coreDestroyed = false;
   /** @internal */
@@ -139,6 +150,17 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   }
 
   /**
+   * True while the owner should keep sampling: `busy`, and something happened recently enough that another sample
+   * can still change the detectors' view. With requests in flight and no event at all (a server that never answers, or
+   * a test's fake clock run to its end), every rule has seen what it needs once the window has been refilled, the
+   * stall deadline has passed and unread bodies have aged past their threshold (`quietAfterMs()`); sampling then
+   * stops, so a recurring tick does not re-arm for ever, and the next event resumes it through `onResume`.
+   */
+  get wantsSamples(): boolean {
+    return this.busy && !this.quiet;
+  }
+
+  /**
    * The entry of `origin` (a `scheme://host:port` key, or any absolute URL, reduced to its origin), created on first
    * use; beyond `maxOrigins` distinct origins, the shared `_OTHER` entry.
    * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
@@ -169,6 +191,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
 
   /** A request of `o` started. @internal */
   started(o: O): void {
+    this.stir();
     o.started++;
     o.arrivals++;
     o.inFlightCount++;
@@ -184,6 +207,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
 
   /** A request of `o` got a connection after `waitMs` (`reused`: one that carried a request before). @internal */
   acquired(o: O, waitMs: number, reused: boolean, queued: boolean): void {
+    this.stir();
     o.acquisitions++;
     if (reused) o.reusedAcquisitions++;
     o.queueWait.record(waitMs);
@@ -194,6 +218,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
 
   /** A request of `o` released its connection after holding it `holdMs`. @internal */
   released(o: O, holdMs: number): void {
+    this.stir();
     o.sampleCompletions++;
     o.holdSumMs += holdMs;
     o.sampleHolds++;
@@ -202,6 +227,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
 
   /** A request of `o` is over for the caller. @internal */
   finished(o: O, outcome: RequestOutcome): void {
+    this.stir();
     o.inFlightCount--;
     this.inFlightCount--;
     countOutcome(o, outcome, 1);
@@ -351,17 +377,53 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
    */
   sample(now: number): void {
     if (this.coreDestroyed) return;
-    for (const o of this.origins.values()) this.sampleOrigin(o, now);
+    let queued = false;
+    for (const o of this.origins.values()) if (this.sampleOrigin(o, now)) queued = true;
+    if (this.activity !== this.sampledActivity) {
+      this.sampledActivity = this.activity;
+      this.activeAt = now;
+    } else if (now - this.activeAt >= this.quietAfterMs(queued)) {
+      this.quiet = true;
+    }
   }
 
-  private sampleOrigin(o: O, now: number): void {
+  /** A request event: counts as activity, and ends a quiet spell. */
+  private stir(): void {
+    this.activity++;
+    if (this.quiet) {
+      this.quiet = false;
+      this.onResume?.();
+    }
+  }
+
+  /**
+   * How long (ms) after the last event a sample can still change a detector. With no queue on any origin: a window of
+   * clear samples (a non-ok detector recovers). With a queue: also the longest stall deadline, and the unread-body
+   * threshold and its samples.
+   */
+  private quietAfterMs(queued: boolean): number {
+    const options = this.monitorOptions;
+    const period = options.sampleIntervalMs;
+    let k = 0;
+    let stall = 0;
+    for (const o of this.origins.values()) {
+      const d = o.detector;
+      if (d.ringSamples > k) k = d.ringSamples;
+      if (queued && d.stallDeadline() > stall) stall = d.stallDeadline();
+    }
+    if (!queued) return (k + 1) * period;
+    return stall + options.unconsumedBodyMs + (k + UNREAD_WHILE_QUEUED_SAMPLES + 2) * period;
+  }
+
+  /** Feeds `o`'s detector; returns whether `o` has requests queued. */
+  private sampleOrigin(o: O, now: number): boolean {
     const detector = o.detector;
     if (o.inFlightCount === 0 && detector.detectorState === "ok") {
       if (detector.needsSamples) detector.resetWindow();
       // Requests that completed since the last sample still tell how long this origin's requests hold a connection.
       if (o.sampleHolds > 0 && o.holdMaxMs > detector.holdEstimateMs) detector.holdEstimateMs = o.holdMaxMs;
       o.resetSampleCounters(0);
-      return;
+      return false;
     }
     const r = this.reading;
     r.clear();
@@ -396,6 +458,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
       const reminder = detector.assess();
       if (reminder !== undefined) this.log(o, this.worded(o, reminder), now);
     }
+    return e.queued > 0;
   }
 
   /** The report in the transport's words (see `terms()`). */

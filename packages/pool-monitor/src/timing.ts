@@ -22,7 +22,38 @@ export type Timing = ReturnType<typeof createTiming>;
  */
 export const timing: Timing = ((globalThis as { [TIMING_KEY]?: Timing })[TIMING_KEY] ??= createTiming());
 
+type Fn = (...args: any[]) => any;
+
+/** A function installed by `@sinonjs/fake-timers` (the engine of vitest's and Jest's fake timers) carries its clock. */
+function isFake(fn: unknown): boolean {
+  return (fn as { clock?: unknown } | undefined)?.clock !== undefined;
+}
+
+/** `name`'s global as this module first saw it, if that was Node's own (not a test's fake). */
+function native<F extends Fn>(name: "setImmediate" | "clearImmediate" | "clearTimeout" | "clearInterval"): F | undefined {
+  const fn = (globalThis as unknown as Record<string, F>)[name];
+  return isFake(fn) ? undefined : fn;
+}
+
+/**
+ * Clears `handle` with the implementation that made it. Node's own handles carry `own` (`_onTimeout` /
+ * `_onImmediate`) and go to Node's own clear function, whatever is installed now; a test's fake handle goes to the
+ * installed fake, or nowhere once real timers are back (its clock is gone: nothing of it can run). Handing a fake
+ * immediate to Node's `clearImmediate` would corrupt the process's immediate queue (it decrements the loop's count
+ * and unlinks a node it does not own: no `setImmediate` callback runs after that), and a real handle given to a
+ * fake clear function stays armed.
+ */
+function clearWith(handle: unknown, own: string, nativeClear: Fn | undefined, current: Fn): void {
+  if (handle === undefined || handle === null) return;
+  if (typeof handle === "object" && own in handle) (nativeClear ?? current)(handle);
+  else if (isFake(current)) current(handle);
+}
+
 function createTiming() {
+  const nativeSetImmediate = native<typeof setImmediate>("setImmediate");
+  const nativeClearImmediate = native<typeof clearImmediate>("clearImmediate");
+  const nativeClearTimeout = native<typeof clearTimeout>("clearTimeout");
+  const nativeClearInterval = native<typeof clearInterval>("clearInterval");
   return {
     /** Monotonic milliseconds (`performance.now()`). */
     now: (): number => performance.now(),
@@ -34,15 +65,26 @@ function createTiming() {
       ms: number,
       ...args: A
     ): ReturnType<typeof setTimeout> => setTimeout(fn, ms, ...args),
-    /** `clearTimeout`, resolved at call time. */
-    clearTimeout: (handle: ReturnType<typeof setTimeout> | undefined): void => clearTimeout(handle),
+    /** `clearTimeout` of the implementation that made `handle` (see `clearWith`). */
+    clearTimeout: (handle: ReturnType<typeof setTimeout> | undefined): void =>
+      clearWith(handle, "_onTimeout", nativeClearTimeout, clearTimeout),
     /** `setInterval`, resolved at call time. */
     setInterval: (fn: () => void, ms: number): ReturnType<typeof setInterval> => setInterval(fn, ms),
-    /** `clearInterval`, resolved at call time. */
-    clearInterval: (handle: ReturnType<typeof setInterval> | undefined): void => clearInterval(handle),
+    /** `clearInterval` of the implementation that made `handle` (see `clearWith`). */
+    clearInterval: (handle: ReturnType<typeof setInterval> | undefined): void =>
+      clearWith(handle, "_onTimeout", nativeClearInterval, clearInterval),
     /** `setImmediate`, resolved at call time. */
     setImmediate: (fn: () => void): ReturnType<typeof setImmediate> => setImmediate(fn),
-    /** `clearImmediate`, resolved at call time. */
-    clearImmediate: (handle: ReturnType<typeof setImmediate> | undefined): void => clearImmediate(handle),
+    /** `clearImmediate` of the implementation that made `handle` (see `clearWith`). */
+    clearImmediate: (handle: ReturnType<typeof setImmediate> | undefined): void =>
+      clearWith(handle, "_onImmediate", nativeClearImmediate, clearImmediate),
+    /**
+     * Node's own `setImmediate` even while a test fakes the global one (the global when this module loaded under
+     * fakes): for work that has no time in it and must run after the poll phase, such as handing a freed socket to
+     * a queued request. Faked, it would wait for the test to advance its clock, which upstream's handler never
+     * asks of a test. Clear its handle with `clearImmediate` above.
+     */
+    afterPoll: (fn: () => void): ReturnType<typeof setImmediate> =>
+      (nativeSetImmediate !== undefined && isFake(setImmediate) ? nativeSetImmediate : setImmediate)(fn),
   };
 }

@@ -321,6 +321,10 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         // Resolved at warning time: the SDK hands its logger over after construction.
         logger: { warn: (message: string) => (this.config?.logger ?? console)?.warn?.(message) },
       });
+      // Sampling stops while nothing happens (`wantsSamples`): the next event restarts the tick.
+      this.telemetryMonitor.onResume = () => {
+        if (this.plan?.samplesOnTick === true) this.scheduler.ensureTicking();
+      };
     }
     const ignored = [...config.httpConnect.ignored, ...config.httpsConnect.ignored];
     if (ignored.length > 0) {
@@ -492,7 +496,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.lastSampleAt = now;
       monitor.sample(now);
     }
-    return monitor.busy;
+    return monitor.wantsSamples;
   }
 
   /**
