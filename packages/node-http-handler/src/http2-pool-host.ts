@@ -33,13 +33,15 @@ export interface Http2StreamHost<R, S> {
 
 /** The pool as one session entry sees it: the entry forwards its session's events and deadlines. @internal */
 export interface Http2SessionHost<S> {
+  /** The handler's idle watch (`sessionTimeout`). */
+  readonly watch: Http2IdleWatch;
   /** `timing.now()`, ms. */
   now(): number;
   sessionSettings(s: S, settings: Settings): void;
   sessionGoaway(s: S, code: number): void;
   sessionError(s: S, error: Error): void;
   sessionClosed(s: S): void;
-  /** `sessionTimeout` passed with no byte moved. */
+  /** `sessionTimeout` passed with no activity. */
   sessionIdle(s: S): void;
   /** `connectionTimeout` passed before the session was established. */
   connectTimedOut(s: S): void;

@@ -242,6 +242,7 @@ export class Http2SessionPool
       if (!entry.isolated) entry.origin.connecting--;
       const sessionTimeout = this.poolConfig?.sessionTimeout;
       if (sessionTimeout !== undefined) {
+        entry.observeActivity();
         this.watch.watch(entry, sessionTimeout, now);
       }
       const counters = entry.origin.counters;

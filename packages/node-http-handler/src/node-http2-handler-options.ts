@@ -22,7 +22,8 @@ export interface NodeHttp2HandlerOptions {
    */
   requestTimeout?: number;
   /**
-   * Session inactivity timeout, ms: a session that moved no byte for this long is destroyed (its streams fail).
+   * Session inactivity timeout, ms: a session with no activity for this long (no frame Node reports: headers, data,
+   * settings; no stream write) is destroyed (its streams fail), as upstream's `session.setTimeout()`.
    * `undefined`/`0` = none. (Upstream also applies a 300 s safety timeout to event-stream sessions; Sockeye
    * destroys such a session when its only stream closes instead.)
    * @defaultValue `undefined`
