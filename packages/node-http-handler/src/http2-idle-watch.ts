@@ -8,9 +8,10 @@
  * no closure), and activity restarts it through `touch()` (`DeadlineScheduler.refresh`: O(1), no allocation).
  *
  * Activity: a stream reports its OWN progress (its response headers, each DATA chunk received, each request-body
- * chunk written, getting its stream) and touches itself and its session, as Node's stream timer refreshes the
- * session's; so traffic of sibling streams on a shared session never keeps a silent stream alive. A session reports
- * everything else Node sees on it (SETTINGS, frames of any stream, writes) the same way, at the moment it happens:
+ * chunk written) and touches itself and its session, as Node's stream timer refreshes the session's; so traffic of
+ * sibling streams on a shared session never keeps a silent stream alive. Getting a stream is activity of the session
+ * only: a stream's limit counts from `handle()` through any wait for a session or a stream slot, as upstream's
+ * `stream.setTimeout()`, armed at once, does. A session reports everything else Node sees on it (SETTINGS, frames of any stream, writes) the same way, at the moment it happens:
  * `Http2SessionEntry.observeActivity()` hooks Node's own activity method of the session, the one that refreshes
  * upstream's `session.setTimeout()`, so "inactivity" means what it means upstream (frames Node handles natively
  * without telling JavaScript, such as WINDOW_UPDATE or a PING without a `'ping'` listener, are not activity, for

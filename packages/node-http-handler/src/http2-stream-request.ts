@@ -13,7 +13,8 @@
  * functions that count and then call the prototype's: `push` (each DATA chunk received, and the end), `_write` /
  * `_writev` (each request-body chunk handed to the session); response and informational headers count too. Each one
  * restarts the stream's idle-watch deadline (`noteProgress`), so sibling streams on the same session never keep a
- * silent stream alive.
+ * silent stream alive. The watch starts at `handle()`; getting a stream is no progress (as for upstream's timer,
+ * armed at once), so the limit also bounds the wait for a session or a stream slot.
  *
  * Truncated bodies: the fourth replaced method is `_destroy`. When a stream whose response arrived is destroyed
  * without an error before its body ended because it was reset with CANCEL or its session went away (Node then ends
@@ -328,7 +329,10 @@ export class Http2StreamRequest
     }
     this.stream = stream;
     this.streamStartedAt = this.host.now();
-    this.noteProgress(); // a stream at last: the idle watch has something to observe
+    // The request's HEADERS go out: activity of the session (Node's `request()` refreshes the session's timer), not
+    // progress of the stream, whose limit keeps counting from handle() as upstream's `stream.setTimeout()`, armed at
+    // once, does through a wait for the session (#34).
+    this.noteSessionActivity(entry, this.streamStartedAt);
     instrument(stream, this);
     stream.on("response", onStreamResponse);
     stream.on("headers", onStreamHeaders);
@@ -360,7 +364,7 @@ export class Http2StreamRequest
       this.awaitingContinue = false;
       if (this.continueDeadline !== undefined) this.host.sharedScheduler.disarm(this.continueDeadline);
     }
-    this.noteProgress();
+    // No progress yet: each chunk handed to the session is (`_write`/`_writev`); an empty body is none, as upstream.
     const body = this.request.body;
     if (body instanceof Readable) {
       // A body that failed while the request waited for its stream would never end the pipe: its error now.
@@ -482,17 +486,22 @@ export class Http2StreamRequest
     const entry = this.entry;
     if (!this.watched && entry === undefined) return;
     const now = this.host.now();
-    const watch = this.host.watch;
-    watch.touch(this, now);
-    if (entry !== undefined) {
-      entry.socketActiveAt = now;
-      watch.touch(entry, now);
-    }
+    this.host.watch.touch(this, now);
+    if (entry !== undefined) this.noteSessionActivity(entry, now);
   }
 
-  /** The idle watch's view of the stream: its own progress counter once it has a stream, -1 before. */
+  /** Activity of `entry` at `now` (not of this stream): restarts its `sessionTimeout` and stamps its last activity. */
+  private noteSessionActivity(entry: Http2PoolSession, now: number): void {
+    entry.socketActiveAt = now;
+    this.host.watch.touch(entry, now);
+  }
+
+  /**
+   * The idle watch's view of the stream: its progress counter. Every change of it touches the watch at once
+   * (`noteProgress`), so the watch never finds unreported activity at the deadline.
+   */
   activity(): number {
-    return this.stream === undefined ? -1 : this.progress;
+    return this.progress;
   }
 
   /**
