@@ -27,7 +27,7 @@ export interface Http2StreamHost<R, S> {
   streamFinished(r: R, outcome: RequestOutcome, holdMs: number): void;
   /** `r`'s isolated session `s` delivered its response: it takes no new stream. */
   isolatedResponded(s: S): void;
-  /** A stream on `s` timed out while `s` too moved no byte: retire `s`. */
+  /** A stream on `s` timed out while no stream on `s` made progress either: retire `s` unless one does by the poll phase. */
   sessionSilent(s: S): void;
 }
 

@@ -140,6 +140,13 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
   boundedIsolated = false;
   /** When a stream on this session last made progress, or the session became ready (`timing.now()` ms). */
   socketActiveAt = 0;
+  /** Frames received by streams on this session so far (what a pending silence check compares). */
+  activitySeq = 0;
+  /**
+   * `activitySeq` when the pending silence check was scheduled (`Http2SessionPool.sessionSilent`), -1 for none. While
+   * one is pending the session takes no new stream: they wait for its verdict, as for a connecting session.
+   */
+  silenceSeq = -1;
   /**
    * The session's own socket. `session.destroy()` only `end()`s it, which waits for a connect that may never come:
    * the pool destroys it when it lets go of a session that never became ready.
@@ -185,7 +192,11 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
     // Node may destroy a session (a protocol error on Node 22+) a few ticks before its 'error'/'close' events reach
     // the pool: never hand such a session a new stream.
     return (
-      this.state === SESSION_READY && this.active < this.streamLimit && !this.session.destroyed && !this.session.closed
+      this.state === SESSION_READY &&
+      this.active < this.streamLimit &&
+      this.silenceSeq < 0 &&
+      !this.session.destroyed &&
+      !this.session.closed
     );
   }
 

@@ -141,7 +141,9 @@ describe("deadlines end a stream request once (fake timers)", () => {
     expect(stats.sockets.acquisitions).toBe(1);
     for (const session of stats.http2?.sessions ?? []) expect(session.activeStreams).toBe(0);
     expect(pool.watch.empty).toBe(true);
-    // The slot serves the next stream (a fresh session: the silent one was retired).
+    // The slot serves the next stream (a fresh session: the silent one is retired at the next poll phase, an
+    // immediate).
+    await vi.advanceTimersByTimeAsync(1);
     const next = await h.handle(request(server.port, "/echo"));
     expect(await readBody(next.response.body)).toContain('"method":"GET"');
     await until(() => pool.inFlight === 0);
@@ -188,6 +190,7 @@ describe("deadlines end a stream request once (fake timers)", () => {
     await until(() => pool.inFlight === 0 && server.openStreams === 0);
     expect(toldOnce(1)).toEqual(["timed_out"]);
     expect(body.listenerCount("error")).toBe(0);
+    await vi.advanceTimersByTimeAsync(1); // the silent session's verdict (an immediate)
     const next = await h.handle(request(server.port, "/echo"));
     expect(await readBody(next.response.body)).toContain('"method":"GET"');
     await until(() => pool.inFlight === 0);

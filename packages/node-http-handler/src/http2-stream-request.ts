@@ -128,7 +128,7 @@ function onStreamContinue(this: ClientHttp2Stream): void {
 
 function onStreamHeaders(this: ClientHttp2Stream): void {
   const req = requestOf(this);
-  if (req !== undefined) req.noteProgress();
+  if (req !== undefined) req.noteProgress(true);
 }
 
 /** A `Readable` request body failed: the request fails with that very error (its cause chain intact). */
@@ -147,19 +147,19 @@ function onLegacyAbort(this: AbortSignalLike & Owned): void {
 
 function countingPush(this: StreamWithRequest, chunk: unknown, encoding?: BufferEncoding): boolean {
   const req = this[kRequest];
-  if (req !== undefined) req.noteProgress();
+  if (req !== undefined) req.noteProgress(true);
   return (protoMethods as StreamInternals).push.call(this, chunk, encoding);
 }
 
 function countingWrite(this: StreamWithRequest, chunk: unknown, encoding: BufferEncoding, cb: WriteCallback): void {
   const req = this[kRequest];
-  if (req !== undefined) req.noteProgress();
+  if (req !== undefined) req.noteProgress(false);
   (protoMethods as StreamInternals)._write.call(this, chunk, encoding, cb);
 }
 
 function countingWritev(this: StreamWithRequest, chunks: unknown[], cb: WriteCallback): void {
   const req = this[kRequest];
-  if (req !== undefined) req.noteProgress();
+  if (req !== undefined) req.noteProgress(false);
   (protoMethods as StreamInternals)._writev.call(this, chunks, cb);
 }
 
@@ -271,6 +271,8 @@ export class Http2StreamRequest
   private abortAttached = false;
   /** Inside `reset()`: the `'aborted'` Node emits for our own reset is not the peer's. */
   private resetting = false;
+  /** `reset()` ran: what the stream does from then on (its end pushed while it is torn down) is no progress. */
+  private wasReset = false;
   /** A `Readable` request body being piped (its error listener is detached by `finish()`). */
   private pipedBody: (Readable & Owned) | undefined = undefined;
 
@@ -407,7 +409,7 @@ export class Http2StreamRequest
       if (this.continueDeadline !== undefined) this.host.sharedScheduler.disarm(this.continueDeadline);
       this.stream?.end();
     }
-    this.noteProgress();
+    this.noteProgress(true);
     if (this.hasSettled) return;
     this.hasSettled = true;
     this.responded = true;
@@ -479,15 +481,20 @@ export class Http2StreamRequest
 
   /**
    * One progress event of this stream: restarts its idle watch and its session's (`sessionTimeout`), and stamps the
-   * session's last activity (what `onInactive` compares). O(1), no allocation.
+   * session's last activity (what `onInactive` compares). `received`: a frame from the peer (headers, DATA, the end),
+   * which also counts as the session's proof of life for a pending silence check (`activitySeq`). O(1), no
+   * allocation.
    */
-  noteProgress(): void {
+  noteProgress(received: boolean): void {
+    if (this.wasReset) return;
     this.progress++;
     const entry = this.entry;
     if (!this.watched && entry === undefined) return;
     const now = this.host.now();
     this.host.watch.touch(this, now);
-    if (entry !== undefined) this.noteSessionActivity(entry, now);
+    if (entry === undefined) return;
+    if (received) entry.activitySeq++;
+    this.noteSessionActivity(entry, now);
   }
 
   /** Activity of `entry` at `now` (not of this stream): restarts its `sessionTimeout` and stamps its last activity. */
@@ -506,8 +513,9 @@ export class Http2StreamRequest
 
   /**
    * `requestTimeout` (or the service default) passed with no progress of this stream. Its pooled session is retired
-   * too when the session's socket also moved no byte for at least half that long (a dead session; see
-   * `Http2SessionPool.sessionSilent`); a silent stream on a busy session leaves the session alone.
+   * too when no stream on it made progress for at least half that long either, and none does before the next poll
+   * phase (a dead session; see `Http2SessionPool.sessionSilent`); a silent stream on a busy session leaves the
+   * session alone.
    */
   onInactive(now: number): void {
     const ms = this.idleMs ?? 0;
@@ -558,6 +566,7 @@ export class Http2StreamRequest
     const stream = this.stream;
     if (stream === undefined || stream.destroyed || how === "leave") return;
     this.resetting = true;
+    this.wasReset = true;
     try {
       if (how === "cancel" && !stream.closed) stream.close(NGHTTP2_CANCEL);
       stream.destroy(error);

@@ -145,6 +145,38 @@ function firstSession(h: NodeHttp2Handler): http2.ClientHttp2Session {
   return origin.sessions[0].session;
 }
 
+/**
+ * Holds every `timing.setImmediate` callback until the test runs it, so a test can put real I/O (what a poll phase
+ * reads) before the immediates, as the event loop does.
+ */
+function holdImmediates() {
+  const held: (() => void)[] = [];
+  vi.spyOn(timing, "setImmediate").mockImplementation((fn: () => void) => {
+    held.push(fn);
+    return undefined as never;
+  });
+  const turn = async () => {
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+  };
+  return {
+    /** Runs held immediates, oldest first, until `done()` (those they hold back in turn stay held). */
+    async runUntil(done: () => boolean): Promise<void> {
+      await turn();
+      while (!done() && held.length > 0) {
+        held.shift()!();
+        await turn();
+      }
+    },
+    /** Runs every held immediate, and those they hold in turn. */
+    async runAll(): Promise<void> {
+      while (held.length > 0) {
+        held.shift()!();
+        await turn();
+      }
+    },
+  };
+}
+
 function settled<T>(promise: Promise<T>): { done: boolean; error?: Error } {
   const state: { done: boolean; error?: Error } = { done: false };
   promise.then(
@@ -477,6 +509,53 @@ describe("deadlines on the shared scheduler (fake timers)", () => {
     await until(() => failure !== undefined);
     expect(failure?.name).toBe("TimeoutError");
     expect(failure?.message).toBe("Stream timed out because of no activity for 1000 ms");
+  });
+
+  it("a stream that times out before the poll phase read its session's traffic (a blocked event loop) leaves the busy session alone (#34)", async () => {
+    const server = await neverAnsweringH2();
+    vi.useFakeTimers(FAKE);
+    const immediates = holdImmediates();
+    const h = new NodeHttp2Handler({ requestTimeout: 1000, nodeHttp2ConnectOptions: { ca: CA } });
+    cleanups.push(() => h.destroy());
+    const { response } = await h.handle(request(server.port, "/held"), { requestTimeout: 0 });
+    let received = 0;
+    response.body.on("data", (chunk: Buffer) => {
+      received += chunk.length;
+    });
+    const silent = settled(h.handle(request(server.port, "/never")));
+    await until(() => server.streams() === 2);
+    // No I/O is read while fake time moves: the silent stream's deadline fires as after a blocked loop, before the
+    // poll phase that reads what the busy stream received meanwhile.
+    await vi.advanceTimersByTimeAsync(1000);
+    await immediates.runUntil(() => silent.done);
+    expect(silent.error?.name).toBe("TimeoutError");
+    // That poll phase: the busy stream's chunk is read; then the immediates that wait for it run.
+    server.write("x");
+    await until(() => received === 1);
+    await immediates.runAll();
+    const { response: next } = await h.handle(request(server.port, "/ok"));
+    next.body.resume();
+    expect(server.sessions()).toBe(1);
+    expect(h.getPoolStats().origins[0].http2?.sessionsCreated).toBe(1);
+  });
+
+  it("a stream that times out while no stream on its session progresses retires the session: the next stream gets a new one", async () => {
+    const server = await neverAnsweringH2();
+    vi.useFakeTimers(FAKE);
+    const immediates = holdImmediates();
+    const h = new NodeHttp2Handler({ requestTimeout: 1000, nodeHttp2ConnectOptions: { ca: CA } });
+    cleanups.push(() => h.destroy());
+    const { response } = await h.handle(request(server.port, "/held"), { requestTimeout: 0 });
+    response.body.resume();
+    const silent = settled(h.handle(request(server.port, "/never")));
+    await until(() => server.streams() === 2);
+    await vi.advanceTimersByTimeAsync(1000);
+    await immediates.runUntil(() => silent.done);
+    await immediates.runAll();
+    const { response: next } = await h.handle(request(server.port, "/ok"));
+    next.body.resume();
+    expect(server.sessions()).toBe(2);
+    expect(h.getPoolStats().origins[0].http2?.sessionsCreated).toBe(2);
   });
 
   it("the SDK's default socket timeout (updateHttpClientConfig symbol) bounds a silent stream when nothing else is set", async () => {
