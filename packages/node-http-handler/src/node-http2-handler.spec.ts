@@ -349,6 +349,26 @@ describe("deadlines on the shared scheduler (fake timers)", () => {
     expect(h.getPoolStats().origins[0].http2?.closed.connect_timeout).toBe(1);
   });
 
+  it("connectionTimeout counts from handle(): the time http2.connect() itself takes (a TLS context built from the CA option) is inside the limit (#34)", async () => {
+    const silent = await silentTcp();
+    vi.useFakeTimers(FAKE);
+    const connect = http2.connect;
+    vi.spyOn(http2, "connect").mockImplementation(((...args: Parameters<typeof http2.connect>) => {
+      const session = connect(...args);
+      vi.advanceTimersByTime(50); // its synchronous work, on the fake clock
+      return session;
+    }) as typeof http2.connect);
+    const h = new NodeHttp2Handler({ connectionTimeout: 1000, nodeHttp2ConnectOptions: { ca: CA } });
+    cleanups.push(() => h.destroy());
+    const state = settled(h.handle(request(silent.port)));
+    await until(() => silent.connections() === 1);
+    await vi.advanceTimersByTimeAsync(949);
+    expect(state.done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
+    expect(state.done).toBe(true);
+    expect(state.error?.message).toContain("connectionTimeout=1000 ms");
+  });
+
   it("connectionTimeout: a session whose TCP connect never completes fails at the deadline too", async () => {
     const hole = await startBlackHole();
     cleanups.push(() => hole.close());
