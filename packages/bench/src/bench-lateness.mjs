@@ -36,12 +36,20 @@
 //     gets 10,000 armed 10-minute native timers instead.
 //   * durations 10 ms, 100 ms, 1 s, 10 s (10 s at N = 10,000 for the
 //     node:http handlers and the floor only, to keep the run under 3 minutes).
+//   * then "alone and under load" (lib/lateness-under-load.mjs, method in its
+//     header): every handler and upstream's three, each deadline kind, alone
+//     and while the same handler carries CPU-bound background traffic, each
+//     probe beside a native setTimeout armed in the same tick.
+//
+// `--quick` (about 2 minutes): only the alone / under-load section, 8 probes
+// per cell (16 otherwise); prints its table and writes
+// out/lateness-quick-latest.json, leaving docs/perf/lateness.md alone.
 //
 // Output: out/lateness-<date>.json (+ out/lateness-latest.json) and
 // docs/perf/lateness.md (generated).
 // =============================================================================
 
-import { spawn } from "node:child_process";
+import { fork, spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import http2 from "node:http2";
@@ -52,7 +60,13 @@ import { HttpRequest } from "@smithy/protocol-http";
 import { NodeHttp2Handler as UpstreamH2Handler, NodeHttpHandler as UpstreamHandler } from "@smithy/node-http-handler";
 import { NodeHttp2Handler, NodeHttpHandler } from "@sockeye/node-http-handler";
 import { UndiciHttpHandler } from "@sockeye/undici-http-handler";
+import { percentile, underLoadMarkdown } from "./lib/lateness-summary.mjs";
+import { LOAD_CONCURRENCY, runUnderLoad } from "./lib/lateness-under-load.mjs";
 import { describeRun } from "./lib/machine.mjs";
+
+const QUICK = process.argv.includes("--quick");
+/** Probes per alone / under-load cell. */
+const LOAD_PROBES = Number(process.env.BENCH_LATENESS_PROBES ?? (QUICK ? 8 : 16));
 
 const FIXTURES = fileURLToPath(new URL("../../node-http-handler/test/fixtures/", import.meta.url));
 const CERT = readFileSync(`${FIXTURES}localhost-cert.pem`);
@@ -260,10 +274,6 @@ async function warm(handler, h2) {
   }
 }
 
-function percentile(sorted, p) {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
 function summarize(samples) {
   const s = samples.filter((x) => x !== undefined).sort((a, b) => a - b);
   return {
@@ -352,19 +362,32 @@ async function runMany(name, d) {
 // Main
 // -----------------------------------------------------------------------------
 const startedAt = performance.now();
-const meta = describeRun("npm run bench:lateness");
-meta.config = { durations: DURATIONS, many: MANY, reps: REPS, settleMs: SETTLE_MS, probes: PROBES };
+const meta = describeRun(QUICK ? "npm run bench:lateness -- --quick" : "npm run bench:lateness");
+meta.config = {
+  durations: DURATIONS,
+  many: MANY,
+  reps: REPS,
+  settleMs: SETTLE_MS,
+  probes: PROBES,
+  loadConcurrency: LOAD_CONCURRENCY,
+  loadProbes: LOAD_PROBES,
+};
 const blackHole = await startBlackHole();
+const loadServer = fork(fileURLToPath(new URL("./lib/lateness-server.mjs", import.meta.url)), [], {
+  stdio: ["ignore", "inherit", "inherit", "ipc"],
+  execArgv: [],
+});
+const loadPorts = await new Promise((resolve) => loadServer.once("message", (m) => resolve(m.ports)));
 ports = {
   silent: await listen(silentHttp),
   stalling: await listen(stallingHttp),
   h2: await listen(silentH2),
   blackHole: blackHole.port,
 };
-const results = { meta, cells: [] };
+const results = { meta, cells: [], underLoad: [] };
 const names = Object.keys(HANDLERS);
 try {
-  for (const d of DURATIONS) {
+  for (const d of QUICK ? [] : DURATIONS) {
     // N = 1: every (kind, handler) pair side by side.
     const jobs = [];
     for (const kind of Object.keys(KIND_OPTION)) {
@@ -388,7 +411,22 @@ try {
       console.log(`d=${d} ms, N=${MANY}, ${name}: p50 ${s.p50?.toFixed(1)} p99 ${s.p99?.toFixed(1)} (n=${s.n})`);
     }
   }
+  // Alone and under load: every handler (upstream's three included), each deadline kind.
+  const local = { protocol: "http:", hostname: "127.0.0.1" };
+  results.underLoad = await runUnderLoad({
+    ca: CERT,
+    probes: LOAD_PROBES,
+    log: (line) => console.log(line),
+    targets: {
+      h1: { ...local, port: loadPorts.h1 },
+      h2: { protocol: "https:", hostname: "localhost", port: loadPorts.h2 },
+      h2c: { ...local, port: loadPorts.h2c },
+      blackHoleH1: { ...local, port: ports.blackHole },
+      blackHoleH2: { protocol: "https:", hostname: "localhost", port: ports.blackHole },
+    },
+  });
 } finally {
+  loadServer.send("close");
   blackHole.close();
   for (const s of heldSockets) s.destroy();
   for (const s of h2Sessions) s.destroy();
@@ -399,6 +437,12 @@ results.meta.totalSeconds = Math.round((performance.now() - startedAt) / 100) / 
 const outDir = fileURLToPath(new URL("../out/", import.meta.url));
 const docsDir = fileURLToPath(new URL("../../../docs/perf/", import.meta.url));
 mkdirSync(outDir, { recursive: true });
+if (QUICK) {
+  writeFileSync(`${outDir}lateness-quick-latest.json`, JSON.stringify(results, null, 2));
+  console.log(`\n${underLoadMarkdown(results.underLoad, meta.config).join("\n")}`);
+  console.log(`wrote out/lateness-quick-latest.json (${results.meta.totalSeconds} s)`);
+  process.exit(0);
+}
 const stamp = results.meta.date.replace(/[:.]/g, "-");
 writeFileSync(`${outDir}lateness-${stamp}.json`, JSON.stringify(results, null, 2));
 writeFileSync(`${outDir}lateness-latest.json`, JSON.stringify(results, null, 2));
@@ -449,6 +493,7 @@ function buildMarkdown(res, sourceName) {
     }
     L.push("");
   }
+  L.push(...underLoadMarkdown(res.underLoad, m.config));
   L.push(
     "## Reading it",
     "",
@@ -470,6 +515,12 @@ function buildMarkdown(res, sourceName) {
     "  after that due time and rejected 0.3-0.6 ms after firing: the reconnect, not the scheduler, was the 7-12 ms.",
     "- `bare setTimeout (the floor)`: plain native timers armed at the same moments, under the same load: how late the",
     "  event loop itself runs a timer then. A handler's lateness minus the floor is its own.",
+    "- Alone and under load: the users' view. Each probe is paired with a native timer armed in the same tick, and the",
+    "  background traffic goes through the same handler (its deadlines on the same scheduler, its frames and bodies on",
+    "  the same event loop), so Δ is what the handler adds to the loop's own lateness at that moment, for Sockeye and",
+    "  upstream alike. Upstream's `UndiciHttpHandler` leaves its timeouts to undici's own timers (coarse by design). The",
+    "  `--quick` run (`npm run bench:lateness -- --quick`, about 2 minutes) measures this section alone, 8 probes per",
+    "  cell, and prints it without touching this file.",
     "- Empty cells: a kind the handler does not have (HTTP/2 has no socketTimeout; upstream's HTTP/2 handler has no",
     "  connectionTimeout), or a 10 s cell skipped at N = 10,000 to keep the run bounded.",
     ""

@@ -8,18 +8,26 @@
  * no closure), and activity restarts it through `touch()` (`DeadlineScheduler.refresh`: O(1), no allocation).
  *
  * Activity: a stream reports its OWN progress (its response headers, each DATA chunk received, each request-body
- * chunk written, getting its stream) and touches itself and its session, as Node's stream timer refreshes the
- * session's; so traffic of sibling streams on a shared session never keeps a silent stream alive. A session's
- * other traffic (control frames: PING, SETTINGS, WINDOW_UPDATE) is not reported one by one: when a session's
- * deadline comes, its `activity()` number (the socket's `bytesRead + bytesWritten`) is compared with the value seen
- * when it was last armed, and a change re-arms it from that moment (so such traffic can delay a session timeout by
- * up to one more period; it never shortens one).
+ * chunk written) and touches itself and its session, as Node's stream timer refreshes the session's; so traffic of
+ * sibling streams on a shared session never keeps a silent stream alive. Getting a stream is activity of the session
+ * only: a stream's limit counts from `handle()` through any wait for a session or a stream slot, as upstream's
+ * `stream.setTimeout()`, armed at once, does. A session reports everything else Node sees on it (SETTINGS, frames of any stream, writes) the same way, at the moment it happens:
+ * `Http2SessionEntry.observeActivity()` hooks Node's own activity method of the session, the one that refreshes
+ * upstream's `session.setTimeout()`, so "inactivity" means what it means upstream (frames Node handles natively
+ * without telling JavaScript, such as WINDOW_UPDATE or a PING without a `'ping'` listener, are not activity, for
+ * upstream either).
  *
- * Cost: watch/unwatch/touch O(1) (arm/cancel/refresh a deadline; a touch re-reads the watcher's activity number:
- * a field for a stream, two socket counters for a session). No sampling: nothing walks the watchers.
- * Precision: a timeout fires `limit` after the last reported activity, on the scheduler's native timer, i.e. as
- * late as upstream's native timers would, never early. A stream with nothing to observe yet (waiting for a
- * session) counts as inactive, so the timeout also bounds the wait.
+ * Unreported activity (a fallback): at the deadline, a watcher's `activity()` number is compared with the value seen
+ * when it was last armed or touched, and a change re-arms it from that moment. A stream's number is its progress
+ * counter and a hooked session's a constant, so neither ever differs; only a session on a Node without that
+ * activity method falls back to its socket's byte counters, which can delay its timeout by up to one more period
+ * (never shorten it).
+ *
+ * Cost: watch/unwatch/touch O(1) (arm/cancel/refresh a deadline; a touch re-reads the watcher's activity number: a
+ * field). No sampling: nothing walks the watchers.
+ * Precision: a timeout fires `limit` after the last activity, on the scheduler's native timer, i.e. as late as
+ * upstream's native timers would, never early. A stream with nothing to observe yet (waiting for a session) counts
+ * as inactive, so the timeout also bounds the wait.
  *
  * Event-loop stalls: expiries are confirmed after the poll phase (the scheduler fires them from a `setImmediate`);
  * activity reported during a long block re-arms the deadline first.

@@ -47,6 +47,11 @@ export class Http2Origin<S extends { readonly available: boolean }, W extends Ht
   readonly open = new Set<S>();
   /** Pooled sessions still connecting. */
   connecting = 0;
+  /**
+   * Pooled sessions under a silence check (`Http2SessionPool.sessionSilent`): they take no stream until its verdict
+   * (the next poll phase), and streams wait for them as for a connecting session.
+   */
+  checking = 0;
   waitHead: W | undefined = undefined;
   waitTail: W | undefined = undefined;
   /** Pooled streams waiting for a stream slot. */
@@ -149,7 +154,7 @@ export class Http2Origin<S extends { readonly available: boolean }, W extends Ht
    * still counts from `handle()`). Calls `counted` for each. O(deferred).
    */
   countDeferred(counted: (req: W) => void): void {
-    if (this.deferred === 0 || this.connecting > 0) return;
+    if (this.deferred === 0 || this.connecting > 0 || this.checking > 0) return;
     for (let req = this.waitHead; req !== undefined && this.deferred > 0; req = req.waitNext) {
       if (req.wasQueued) continue;
       req.wasQueued = true;

@@ -27,19 +27,21 @@ export interface Http2StreamHost<R, S> {
   streamFinished(r: R, outcome: RequestOutcome, holdMs: number): void;
   /** `r`'s isolated session `s` delivered its response: it takes no new stream. */
   isolatedResponded(s: S): void;
-  /** A stream on `s` timed out while `s` too moved no byte: retire `s`. */
+  /** A stream on `s` timed out while no stream on `s` made progress either: retire `s` unless one does by the poll phase. */
   sessionSilent(s: S): void;
 }
 
 /** The pool as one session entry sees it: the entry forwards its session's events and deadlines. @internal */
 export interface Http2SessionHost<S> {
+  /** The handler's idle watch (`sessionTimeout`). */
+  readonly watch: Http2IdleWatch;
   /** `timing.now()`, ms. */
   now(): number;
   sessionSettings(s: S, settings: Settings): void;
   sessionGoaway(s: S, code: number): void;
   sessionError(s: S, error: Error): void;
   sessionClosed(s: S): void;
-  /** `sessionTimeout` passed with no byte moved. */
+  /** `sessionTimeout` passed with no activity. */
   sessionIdle(s: S): void;
   /** `connectionTimeout` passed before the session was established. */
   connectTimedOut(s: S): void;

@@ -10,7 +10,9 @@
  * Listeners are shared module functions (the session and its socket point back to the entry through a symbol), so a
  * session costs its entry, one `Deadline` node (plus the idle watch's, with `sessionTimeout`) and seven listener
  * slots: six on the session (`connect`, `remoteSettings`, `goaway`, `error`, `frameError`, `close`) and one `once`
- * on its socket (`connect`); nothing per stream. The entry reports to the pool through `Http2SessionHost` only
+ * on its socket (`connect`); nothing per stream. With `sessionTimeout`, Node's activity method of the session is
+ * replaced by a shared one too (`observeActivity()`), so the idle watch sees each frame when it happens. The entry
+ * reports to the pool through `Http2SessionHost` only
  * (`http2-pool-host.ts`), and is generic over the pool's request type `R`, so it imports neither the pool nor the
  * request.
  *
@@ -73,6 +75,33 @@ function onSessionClose(this: ClientHttp2Session): void {
   if (entry !== undefined) entry.host.sessionClosed(entry);
 }
 
+/**
+ * Node's activity method of a session: `Http2Session.prototype[kUpdateTimer]`, what refreshes the timer of
+ * `session.setTimeout()` (upstream's `sessionTimeout`). Node calls it for every frame it hands to JavaScript (headers,
+ * each DATA chunk read by a stream, SETTINGS, PING, PRIORITY, ALTSVC, ORIGIN, frame errors) and for every stream
+ * write, request and SETTINGS/GOAWAY sent. Looked up once, by its symbol's description (`null`: this Node has none).
+ */
+let activityKey: symbol | null | undefined;
+
+function findActivityKey(session: object): symbol | null {
+  if (activityKey !== undefined) return activityKey;
+  activityKey = null;
+  for (let proto = Object.getPrototypeOf(session); proto !== null; proto = Object.getPrototypeOf(proto)) {
+    for (const key of Object.getOwnPropertySymbols(proto)) {
+      if (key.description === "kUpdateTimer" && typeof proto[key] === "function") return (activityKey = key);
+    }
+  }
+  return null;
+}
+
+/** Replaces Node's activity method on a watched session: restart the session's idle watch, then Node's own. */
+function onSessionActivity(this: ClientHttp2Session): void {
+  const entry = entryOf(this);
+  if (entry === undefined) return;
+  if (entry.watched) entry.host.watch.touch(entry, entry.host.now());
+  entry.nodeActivity?.call(this);
+}
+
 /** What the entry uses of the session's socket. @internal */
 export interface SocketLike {
   once(event: string, fn: () => void): SocketLike | undefined;
@@ -111,6 +140,13 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
   boundedIsolated = false;
   /** When a stream on this session last made progress, or the session became ready (`timing.now()` ms). */
   socketActiveAt = 0;
+  /** Frames received by streams on this session so far (what a pending silence check compares). */
+  activitySeq = 0;
+  /**
+   * `activitySeq` when the pending silence check was scheduled (`Http2SessionPool.sessionSilent`), -1 for none. While
+   * one is pending the session takes no new stream: they wait for its verdict, as for a connecting session.
+   */
+  silenceSeq = -1;
   /**
    * The session's own socket. `session.destroy()` only `end()`s it, which waits for a connect that may never come:
    * the pool destroys it when it lets go of a session that never became ready.
@@ -121,6 +157,8 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
   watchDeadline: Deadline<Http2IdleWatcher> | undefined = undefined;
   watched = false;
   watchBytes = 0;
+  /** Node's own activity method, once `observeActivity()` replaced it on the session (see `onSessionActivity`). */
+  nodeActivity: (() => void) | undefined = undefined;
 
   constructor(
     readonly host: Http2SessionHost<Http2SessionEntry<R>>,
@@ -154,17 +192,40 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
     // Node may destroy a session (a protocol error on Node 22+) a few ticks before its 'error'/'close' events reach
     // the pool: never hand such a session a new stream.
     return (
-      this.state === SESSION_READY && this.active < this.streamLimit && !this.session.destroyed && !this.session.closed
+      this.state === SESSION_READY &&
+      this.active < this.streamLimit &&
+      this.silenceSeq < 0 &&
+      !this.session.destroyed &&
+      !this.session.closed
     );
   }
 
-  /** The socket's `bytesRead + bytesWritten` (-1 once the session is destroyed). */
+  /**
+   * From now on every activity Node sees on the session restarts its idle watch at that moment (see
+   * `onSessionActivity`), so `sessionTimeout` counts from the last frame exactly as Node's `session.setTimeout()`
+   * does. Once per session; without Node's method (not found), `activity()` falls back to the socket's byte counters.
+   */
+  observeActivity(): void {
+    if (this.nodeActivity !== undefined) return;
+    const key = findActivityKey(this.session);
+    if (key === null) return;
+    const session = this.session as unknown as Record<symbol, () => void>;
+    this.nodeActivity = session[key];
+    session[key] = onSessionActivity;
+  }
+
+  /**
+   * What the idle watch compares at the deadline: a constant once Node's activity method reports every activity at
+   * the moment it happens (`observeActivity()`); otherwise the socket's `bytesRead + bytesWritten` (-1 once the
+   * session is destroyed), whose change is only seen at the deadline.
+   */
   activity(): number {
+    if (this.nodeActivity !== undefined) return 0;
     if (this.session.destroyed) return -1;
     return socketBytes(this.session.socket as unknown as ActivityCounter | undefined);
   }
 
-  /** `sessionTimeout` passed with no byte moved. */
+  /** `sessionTimeout` passed with no activity. */
   onInactive(): void {
     this.host.sessionIdle(this);
   }

@@ -131,9 +131,9 @@ export class Http2SessionPool
       return;
     }
     this.maybeOpen(origin, 1);
-    // Waiting only for a session still connecting is not being queued (as a node:http request given a connecting
-    // socket is not); it is, once no session is connecting and it still waits (`countDeferred`).
-    const deferred = origin.connecting > 0;
+    // Waiting only for a session still connecting (or under a silence check) is not being queued (as a node:http
+    // request given a connecting socket is not); it is, once none is and it still waits (`countDeferred`).
+    const deferred = origin.connecting > 0 || origin.checking > 0;
     origin.enqueue(req, deferred);
     if (!deferred && counters !== undefined) counters.monitor.enqueued(counters);
   }
@@ -242,6 +242,7 @@ export class Http2SessionPool
       if (!entry.isolated) entry.origin.connecting--;
       const sessionTimeout = this.poolConfig?.sessionTimeout;
       if (sessionTimeout !== undefined) {
+        entry.observeActivity();
         this.watch.watch(entry, sessionTimeout, now);
       }
       const counters = entry.origin.counters;
@@ -294,16 +295,39 @@ export class Http2SessionPool
   }
 
   /**
-   * A stream on `entry` hit its inactivity timeout while the session's socket, too, moved no byte for at least half
-   * that long: the session may be dead without knowing it (e.g. after a connection error nghttp2 reported to
-   * nobody). Retire it (no new stream) and close it gracefully; streams still on it keep their own deadlines. The
-   * next stream gets a fresh session.
+   * A stream on `entry` hit its inactivity timeout while no stream on the session made progress for at least half
+   * that long either: the session may be dead without knowing it (e.g. after a connection error nghttp2 reported to
+   * nobody). The verdict waits for the next poll phase (a `setImmediate`): a deadline that fires in the timers phase
+   * right after the event loop was blocked has seen none of the frames that arrived meanwhile, which that poll phase
+   * reads, and retiring a busy session would cost every next stream a reconnect (#34). Meanwhile it takes no new
+   * stream (they wait, as for a connecting session). If no stream on it received a frame by then, it is retired (no
+   * new stream) and closed gracefully; streams still on it keep their own deadlines, and the waiting streams get a
+   * fresh session. One check per session at a time; a closure per check (a rare event).
    */
   sessionSilent(entry: Http2PoolSession): void {
-    if (entry.isolated || entry.state === SESSION_CLOSED) return;
-    entry.closeReason ??= "idle_timeout";
-    this.retire(entry);
-    this.closeWhenDrained(entry);
+    if (entry.isolated || entry.state !== SESSION_READY || entry.silenceSeq >= 0) return;
+    entry.silenceSeq = entry.activitySeq;
+    entry.origin.checking++;
+    timing.setImmediate(() => this.confirmSilent(entry));
+  }
+
+  /** The poll phase after `sessionSilent(entry)`: the verdict (see there). */
+  private confirmSilent(entry: Http2PoolSession): void {
+    const origin = entry.origin;
+    const alive = entry.activitySeq !== entry.silenceSeq;
+    entry.silenceSeq = -1;
+    origin.checking--;
+    if (entry.state === SESSION_READY) {
+      if (alive) {
+        this.drain(entry);
+      } else {
+        entry.closeReason ??= "idle_timeout";
+        this.retire(entry);
+        this.closeWhenDrained(entry);
+      }
+    }
+    this.maybeOpen(origin);
+    this.countDeferred(origin);
   }
 
   connectTimedOut(entry: Http2PoolSession): void {
@@ -442,11 +466,13 @@ export class Http2SessionPool
   private openSession(origin: Http2PoolOrigin, isolated: boolean): Http2PoolSession {
     const config = this.poolConfig;
     const connectOptions = config?.options.nodeHttp2ConnectOptions;
+    // Read before `http2.connect()`, whose synchronous work (a TLS context built from the CA option: ~1 ms, ~10 ms
+    // for the first) is part of establishing the session: `connectionTimeout` and the connect time count it (#34).
+    const now = this.now();
     const session: ClientHttp2Session =
       connectOptions === undefined || connectOptions === null
         ? http2.connect(origin.key)
         : http2.connect(origin.key, connectOptions);
-    const now = this.now();
     const entry = new Http2SessionEntry<Http2StreamRequest>(
       this,
       origin,
@@ -474,7 +500,7 @@ export class Http2SessionPool
     if (origin.sessions.length >= max) return;
     const cap = this.poolConfig?.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
     const perSession = Math.min(cap, origin.streamLimitHint ?? ASSUMED_STREAMS_PER_SESSION);
-    if (queued <= origin.connecting * perSession) return;
+    if (queued <= (origin.connecting + origin.checking) * perSession) return;
     this.openSession(origin, false);
   }
 

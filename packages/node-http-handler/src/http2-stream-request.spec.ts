@@ -141,13 +141,39 @@ describe("deadlines end a stream request once (fake timers)", () => {
     expect(stats.sockets.acquisitions).toBe(1);
     for (const session of stats.http2?.sessions ?? []) expect(session.activeStreams).toBe(0);
     expect(pool.watch.empty).toBe(true);
-    // The slot serves the next stream (a fresh session: the silent one was retired).
+    // The slot serves the next stream (a fresh session: the silent one is retired at the next poll phase, an
+    // immediate).
+    await vi.advanceTimersByTimeAsync(1);
     const next = await h.handle(request(server.port, "/echo"));
     expect(await readBody(next.response.body)).toContain('"method":"GET"');
     await until(() => pool.inFlight === 0);
     expect(h.getPoolStats().origins[0].requests.completed).toBe(1);
     h.destroy();
     expect(pool.sharedScheduler.size).toBe(0);
+  });
+
+  it("requestTimeout counts from handle(), its wait for a stream slot included: a request given its slot at 600 ms that hears nothing fails at 1000 ms, not 1600 ms (#34)", async () => {
+    const server = await oneStreamServer();
+    vi.useFakeTimers(FAKE);
+    const { h, pool } = handler({ requestTimeout: 1000, maxSessionsPerOrigin: 1 });
+    // The slot holder has no timeout of its own and is answered at 600 ms (the server's timer is fake too).
+    const holding = h.handle(request(server.port, "/delay?ms=600"), { requestTimeout: 0 });
+    let settled = false;
+    const waiting = outcome(h.handle(request(server.port, "/never"))).finally(() => {
+      settled = true;
+    });
+    await until(() => server.openStreams === 1 && h.getPoolStats().totals.queued === 1);
+    await vi.advanceTimersByTimeAsync(600);
+    await readBody((await holding).response.body);
+    await until(() => server.paths.includes("/never"));
+    // Its stream started at 600 ms: upstream arms stream.setTimeout() at handle() and getting a stream is no
+    // activity of it, so the limit still counts from 0.
+    await vi.advanceTimersByTimeAsync(399);
+    expect(settled).toBe(false);
+    await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
+    expect(settled).toBe(true);
+    expect(await waiting).toMatchObject({ ok: false, error: { name: "TimeoutError" } });
+    await until(() => pool.inFlight === 0);
   });
 
   it("requestTimeout during an upload: TimeoutError, counted once, and the reset reaches the server (the next stream starts)", async () => {
@@ -164,6 +190,7 @@ describe("deadlines end a stream request once (fake timers)", () => {
     await until(() => pool.inFlight === 0 && server.openStreams === 0);
     expect(toldOnce(1)).toEqual(["timed_out"]);
     expect(body.listenerCount("error")).toBe(0);
+    await vi.advanceTimersByTimeAsync(1); // the silent session's verdict (an immediate)
     const next = await h.handle(request(server.port, "/echo"));
     expect(await readBody(next.response.body)).toContain('"method":"GET"');
     await until(() => pool.inFlight === 0);

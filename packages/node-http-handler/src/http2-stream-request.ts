@@ -13,7 +13,8 @@
  * functions that count and then call the prototype's: `push` (each DATA chunk received, and the end), `_write` /
  * `_writev` (each request-body chunk handed to the session); response and informational headers count too. Each one
  * restarts the stream's idle-watch deadline (`noteProgress`), so sibling streams on the same session never keep a
- * silent stream alive.
+ * silent stream alive. The watch starts at `handle()`; getting a stream is no progress (as for upstream's timer,
+ * armed at once), so the limit also bounds the wait for a session or a stream slot.
  *
  * Truncated bodies: the fourth replaced method is `_destroy`. When a stream whose response arrived is destroyed
  * without an error before its body ended because it was reset with CANCEL or its session went away (Node then ends
@@ -127,7 +128,7 @@ function onStreamContinue(this: ClientHttp2Stream): void {
 
 function onStreamHeaders(this: ClientHttp2Stream): void {
   const req = requestOf(this);
-  if (req !== undefined) req.noteProgress();
+  if (req !== undefined) req.noteProgress(true);
 }
 
 /** A `Readable` request body failed: the request fails with that very error (its cause chain intact). */
@@ -146,19 +147,19 @@ function onLegacyAbort(this: AbortSignalLike & Owned): void {
 
 function countingPush(this: StreamWithRequest, chunk: unknown, encoding?: BufferEncoding): boolean {
   const req = this[kRequest];
-  if (req !== undefined) req.noteProgress();
+  if (req !== undefined) req.noteProgress(true);
   return (protoMethods as StreamInternals).push.call(this, chunk, encoding);
 }
 
 function countingWrite(this: StreamWithRequest, chunk: unknown, encoding: BufferEncoding, cb: WriteCallback): void {
   const req = this[kRequest];
-  if (req !== undefined) req.noteProgress();
+  if (req !== undefined) req.noteProgress(false);
   (protoMethods as StreamInternals)._write.call(this, chunk, encoding, cb);
 }
 
 function countingWritev(this: StreamWithRequest, chunks: unknown[], cb: WriteCallback): void {
   const req = this[kRequest];
-  if (req !== undefined) req.noteProgress();
+  if (req !== undefined) req.noteProgress(false);
   (protoMethods as StreamInternals)._writev.call(this, chunks, cb);
 }
 
@@ -270,6 +271,8 @@ export class Http2StreamRequest
   private abortAttached = false;
   /** Inside `reset()`: the `'aborted'` Node emits for our own reset is not the peer's. */
   private resetting = false;
+  /** `reset()` ran: what the stream does from then on (its end pushed while it is torn down) is no progress. */
+  private wasReset = false;
   /** A `Readable` request body being piped (its error listener is detached by `finish()`). */
   private pipedBody: (Readable & Owned) | undefined = undefined;
 
@@ -328,7 +331,10 @@ export class Http2StreamRequest
     }
     this.stream = stream;
     this.streamStartedAt = this.host.now();
-    this.noteProgress(); // a stream at last: the idle watch has something to observe
+    // The request's HEADERS go out: activity of the session (Node's `request()` refreshes the session's timer), not
+    // progress of the stream, whose limit keeps counting from handle() as upstream's `stream.setTimeout()`, armed at
+    // once, does through a wait for the session (#34).
+    this.noteSessionActivity(entry, this.streamStartedAt);
     instrument(stream, this);
     stream.on("response", onStreamResponse);
     stream.on("headers", onStreamHeaders);
@@ -360,7 +366,7 @@ export class Http2StreamRequest
       this.awaitingContinue = false;
       if (this.continueDeadline !== undefined) this.host.sharedScheduler.disarm(this.continueDeadline);
     }
-    this.noteProgress();
+    // No progress yet: each chunk handed to the session is (`_write`/`_writev`); an empty body is none, as upstream.
     const body = this.request.body;
     if (body instanceof Readable) {
       // A body that failed while the request waited for its stream would never end the pipe: its error now.
@@ -403,7 +409,7 @@ export class Http2StreamRequest
       if (this.continueDeadline !== undefined) this.host.sharedScheduler.disarm(this.continueDeadline);
       this.stream?.end();
     }
-    this.noteProgress();
+    this.noteProgress(true);
     if (this.hasSettled) return;
     this.hasSettled = true;
     this.responded = true;
@@ -475,30 +481,41 @@ export class Http2StreamRequest
 
   /**
    * One progress event of this stream: restarts its idle watch and its session's (`sessionTimeout`), and stamps the
-   * session's last activity (what `onInactive` compares). O(1), no allocation.
+   * session's last activity (what `onInactive` compares). `received`: a frame from the peer (headers, DATA, the end),
+   * which also counts as the session's proof of life for a pending silence check (`activitySeq`). O(1), no
+   * allocation.
    */
-  noteProgress(): void {
+  noteProgress(received: boolean): void {
+    if (this.wasReset) return;
     this.progress++;
     const entry = this.entry;
     if (!this.watched && entry === undefined) return;
     const now = this.host.now();
-    const watch = this.host.watch;
-    watch.touch(this, now);
-    if (entry !== undefined) {
-      entry.socketActiveAt = now;
-      watch.touch(entry, now);
-    }
+    this.host.watch.touch(this, now);
+    if (entry === undefined) return;
+    if (received) entry.activitySeq++;
+    this.noteSessionActivity(entry, now);
   }
 
-  /** The idle watch's view of the stream: its own progress counter once it has a stream, -1 before. */
+  /** Activity of `entry` at `now` (not of this stream): restarts its `sessionTimeout` and stamps its last activity. */
+  private noteSessionActivity(entry: Http2PoolSession, now: number): void {
+    entry.socketActiveAt = now;
+    this.host.watch.touch(entry, now);
+  }
+
+  /**
+   * The idle watch's view of the stream: its progress counter. Every change of it touches the watch at once
+   * (`noteProgress`), so the watch never finds unreported activity at the deadline.
+   */
   activity(): number {
-    return this.stream === undefined ? -1 : this.progress;
+    return this.progress;
   }
 
   /**
    * `requestTimeout` (or the service default) passed with no progress of this stream. Its pooled session is retired
-   * too when the session's socket also moved no byte for at least half that long (a dead session; see
-   * `Http2SessionPool.sessionSilent`); a silent stream on a busy session leaves the session alone.
+   * too when no stream on it made progress for at least half that long either, and none does before the next poll
+   * phase (a dead session; see `Http2SessionPool.sessionSilent`); a silent stream on a busy session leaves the
+   * session alone.
    */
   onInactive(now: number): void {
     const ms = this.idleMs ?? 0;
@@ -549,6 +566,7 @@ export class Http2StreamRequest
     const stream = this.stream;
     if (stream === undefined || stream.destroyed || how === "leave") return;
     this.resetting = true;
+    this.wasReset = true;
     try {
       if (how === "cancel" && !stream.closed) stream.close(NGHTTP2_CANCEL);
       stream.destroy(error);

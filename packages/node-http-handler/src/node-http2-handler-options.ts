@@ -16,13 +16,15 @@ export interface NodeHttp2HandlerOptions {
    * headers, its own DATA frames received, its own body chunks handed to the session; sibling streams on the same
    * session do not count). Overridable per call (`handle(req, { requestTimeout })`). Each progress event restarts a
    * deadline on the handler's shared scheduler (one native timer per handler), so it fires `requestTimeout` ms after
-   * the stream's last progress, as promptly as a native timer. It also bounds the wait for a stream slot.
+   * the stream's last progress, as promptly as a native timer. It counts from `handle()` (getting a stream is no
+   * progress, as upstream), so it also bounds the wait for a session or a stream slot.
    * `undefined`/`0` = none.
    * @defaultValue `undefined`
    */
   requestTimeout?: number;
   /**
-   * Session inactivity timeout, ms: a session that moved no byte for this long is destroyed (its streams fail).
+   * Session inactivity timeout, ms: a session with no activity for this long (no frame Node reports: headers, data,
+   * settings; no stream write) is destroyed (its streams fail), as upstream's `session.setTimeout()`.
    * `undefined`/`0` = none. (Upstream also applies a 300 s safety timeout to event-stream sessions; Sockeye
    * destroys such a session when its only stream closes instead.)
    * @defaultValue `undefined`

@@ -26,8 +26,8 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-function request(port: number, path = "/"): HttpRequest {
-  return new HttpRequest({ protocol: "https:", hostname: "localhost", port, method: "GET", path, headers: {} });
+function request(port: number, path = "/", protocol = "https:"): HttpRequest {
+  return new HttpRequest({ protocol, hostname: "localhost", port, method: "GET", path, headers: {} });
 }
 
 /** The real `setTimeout`, captured before any test fakes it. */
@@ -65,17 +65,31 @@ async function silentTcp(): Promise<{ port: number; connections: () => number }>
 }
 
 /**
- * `/never` reads the body and never answers; `/ok` answers at once; `/trickle` answers, then writes "." on every
- * (possibly fake) 50 ms interval tick until the client goes away.
+ * `/never` reads the body and never answers; `/ok` answers at once; `/large` answers 100 KB at once (enough for the
+ * client to send WINDOW_UPDATE frames as it reads); `/held` answers and then writes only when the test calls
+ * `write()`; `/trickle` answers, then writes "." on every (possibly fake) 50 ms interval tick until the client goes
+ * away. `settings()` sends a SETTINGS frame on every server session (a control frame, no stream) and resolves once
+ * the client acknowledged it. `tls: false`: cleartext h2c (its client socket counts every byte the session moves; over TLS the
+ * counters miss some control frames).
  */
-async function neverAnsweringH2(): Promise<{ port: number; streams: () => number; sessions: () => number }> {
+async function neverAnsweringH2({ tls = true } = {}): Promise<{
+  port: number;
+  streams: () => number;
+  sessions: () => number;
+  write: (chunk: string) => void;
+  settings: () => Promise<void>;
+}> {
   let streams = 0;
   let sessions = 0;
-  const server = http2.createSecureServer({ key: KEY, cert: CA });
+  const server = tls ? http2.createSecureServer({ key: KEY, cert: CA }) : http2.createServer();
   const sockets = new Set<net.Socket>();
+  const serverSessions = new Set<http2.ServerHttp2Session>();
+  const held = new Set<http2.ServerHttp2Stream>();
   server.on("connection", (s: net.Socket) => sockets.add(s));
   server.on("session", (session) => {
     sessions++;
+    serverSessions.add(session);
+    session.on("close", () => serverSessions.delete(session));
     session.on("error", () => {});
   });
   server.on("stream", (stream, headers) => {
@@ -85,6 +99,13 @@ async function neverAnsweringH2(): Promise<{ port: number; streams: () => number
     if (headers[":path"] === "/ok") {
       stream.respond({ ":status": 200 });
       stream.end("ok");
+    } else if (headers[":path"] === "/large") {
+      stream.respond({ ":status": 200 });
+      stream.end(Buffer.alloc(100_000, "x"));
+    } else if (headers[":path"] === "/held") {
+      stream.respond({ ":status": 200 });
+      held.add(stream);
+      stream.on("close", () => held.delete(stream));
     } else if (headers[":path"] === "/trickle") {
       stream.respond({ ":status": 200 });
       const timer = setInterval(() => {
@@ -102,7 +123,58 @@ async function neverAnsweringH2(): Promise<{ port: number; streams: () => number
         server.close(() => r());
       })
   );
-  return { port: (server.address() as net.AddressInfo).port, streams: () => streams, sessions: () => sessions };
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    streams: () => streams,
+    sessions: () => sessions,
+    write: (chunk) => {
+      for (const stream of held) stream.write(chunk);
+    },
+    settings: () =>
+      Promise.all(
+        [...serverSessions].map(
+          (session) => new Promise<void>((r) => session.settings({ maxHeaderListSize: 65_536 }, () => r()))
+        )
+      ).then(() => {}),
+  };
+}
+
+/** The `ClientHttp2Session` of the handler's first pooled session (to see it destroyed the moment a deadline fires). */
+function firstSession(h: NodeHttp2Handler): http2.ClientHttp2Session {
+  const origin = (h as any).pool.origins.values().next().value;
+  return origin.sessions[0].session;
+}
+
+/**
+ * Holds every `timing.setImmediate` callback until the test runs it, so a test can put real I/O (what a poll phase
+ * reads) before the immediates, as the event loop does.
+ */
+function holdImmediates() {
+  const held: (() => void)[] = [];
+  vi.spyOn(timing, "setImmediate").mockImplementation((fn: () => void) => {
+    held.push(fn);
+    return undefined as never;
+  });
+  const turn = async () => {
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+  };
+  return {
+    /** Runs held immediates, oldest first, until `done()` (those they hold back in turn stay held). */
+    async runUntil(done: () => boolean): Promise<void> {
+      await turn();
+      while (!done() && held.length > 0) {
+        held.shift()!();
+        await turn();
+      }
+    },
+    /** Runs every held immediate, and those they hold in turn. */
+    async runAll(): Promise<void> {
+      while (held.length > 0) {
+        held.shift()!();
+        await turn();
+      }
+    },
+  };
 }
 
 function settled<T>(promise: Promise<T>): { done: boolean; error?: Error } {
@@ -277,6 +349,26 @@ describe("deadlines on the shared scheduler (fake timers)", () => {
     expect(h.getPoolStats().origins[0].http2?.closed.connect_timeout).toBe(1);
   });
 
+  it("connectionTimeout counts from handle(): the time http2.connect() itself takes (a TLS context built from the CA option) is inside the limit (#34)", async () => {
+    const silent = await silentTcp();
+    vi.useFakeTimers(FAKE);
+    const connect = http2.connect;
+    vi.spyOn(http2, "connect").mockImplementation(((...args: Parameters<typeof http2.connect>) => {
+      const session = connect(...args);
+      vi.advanceTimersByTime(50); // its synchronous work, on the fake clock
+      return session;
+    }) as typeof http2.connect);
+    const h = new NodeHttp2Handler({ connectionTimeout: 1000, nodeHttp2ConnectOptions: { ca: CA } });
+    cleanups.push(() => h.destroy());
+    const state = settled(h.handle(request(silent.port)));
+    await until(() => silent.connections() === 1);
+    await vi.advanceTimersByTimeAsync(949);
+    expect(state.done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
+    expect(state.done).toBe(true);
+    expect(state.error?.message).toContain("connectionTimeout=1000 ms");
+  });
+
   it("connectionTimeout: a session whose TCP connect never completes fails at the deadline too", async () => {
     const hole = await startBlackHole();
     cleanups.push(() => hole.close());
@@ -371,6 +463,119 @@ describe("deadlines on the shared scheduler (fake timers)", () => {
     await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
     await until(() => h.getPoolStats().origins[0].http2?.sessionsOpen === 0);
     expect(h.getPoolStats().origins[0].http2?.closed.idle_timeout).toBe(1);
+  });
+
+  it("sessionTimeout counts from the last activity, exactly: after a 100 KB response (WINDOW_UPDATE frames sent as it is read) the session closes at the limit, not one limit later (#34)", async () => {
+    const server = await neverAnsweringH2({ tls: false });
+    vi.useFakeTimers(FAKE);
+    const h = new NodeHttp2Handler({ sessionTimeout: 1000 });
+    cleanups.push(() => h.destroy());
+    const { response } = await h.handle(request(server.port, "/large", "http:"));
+    let received = 0;
+    response.body.on("data", (chunk: Buffer) => {
+      received += chunk.length;
+    });
+    await until(() => received === 100_000 && h.getPoolStats().totals.inFlight === 0);
+    const session = firstSession(h);
+    // All of it (the body, its end, the client's WINDOW_UPDATEs) happened at fake time 0.
+    await vi.advanceTimersByTimeAsync(999);
+    expect(session.destroyed).toBe(false);
+    await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
+    expect(session.destroyed).toBe(true);
+    await until(() => h.getPoolStats().origins[0].http2?.sessionsOpen === 0);
+    expect(h.getPoolStats().origins[0].http2?.closed.idle_timeout).toBe(1);
+  });
+
+  it("sessionTimeout: a frame Node reports is activity, as for upstream's session.setTimeout(): SETTINGS at 600 ms moves the close to exactly 1600 ms (#34)", async () => {
+    const server = await neverAnsweringH2({ tls: false });
+    vi.useFakeTimers(FAKE);
+    const h = new NodeHttp2Handler({ sessionTimeout: 1000 });
+    cleanups.push(() => h.destroy());
+    const { response } = await h.handle(request(server.port, "/ok", "http:"));
+    response.body.resume();
+    await until(() => h.getPoolStats().totals.inFlight === 0);
+    const session = firstSession(h);
+    await vi.advanceTimersByTimeAsync(600);
+    await server.settings();
+    await vi.advanceTimersByTimeAsync(999);
+    expect(session.destroyed).toBe(false);
+    await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
+    expect(session.destroyed).toBe(true);
+    await until(() => h.getPoolStats().origins[0].http2?.sessionsOpen === 0);
+    expect(h.getPoolStats().origins[0].http2?.closed.idle_timeout).toBe(1);
+  });
+
+  it("requestTimeout after the response: each body chunk restarts it, and a stalled body fails exactly the limit after its last chunk", async () => {
+    const server = await neverAnsweringH2();
+    vi.useFakeTimers(FAKE);
+    const h = new NodeHttp2Handler({ requestTimeout: 1000, nodeHttp2ConnectOptions: { ca: CA } });
+    cleanups.push(() => h.destroy());
+    const { response } = await h.handle(request(server.port, "/held"));
+    let received = 0;
+    let failure: Error | undefined;
+    response.body.on("data", (chunk: Buffer) => {
+      received += chunk.length;
+    });
+    response.body.on("error", (error: Error) => {
+      failure = error;
+    });
+    // The response headers arrived at fake time 0; a chunk at 600 ms restarts the limit.
+    await vi.advanceTimersByTimeAsync(600);
+    server.write("x");
+    await until(() => received === 1);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(failure).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
+    await until(() => failure !== undefined);
+    expect(failure?.name).toBe("TimeoutError");
+    expect(failure?.message).toBe("Stream timed out because of no activity for 1000 ms");
+  });
+
+  it("a stream that times out before the poll phase read its session's traffic (a blocked event loop) leaves the busy session alone (#34)", async () => {
+    const server = await neverAnsweringH2();
+    vi.useFakeTimers(FAKE);
+    const immediates = holdImmediates();
+    const h = new NodeHttp2Handler({ requestTimeout: 1000, nodeHttp2ConnectOptions: { ca: CA } });
+    cleanups.push(() => h.destroy());
+    const { response } = await h.handle(request(server.port, "/held"), { requestTimeout: 0 });
+    let received = 0;
+    response.body.on("data", (chunk: Buffer) => {
+      received += chunk.length;
+    });
+    const silent = settled(h.handle(request(server.port, "/never")));
+    await until(() => server.streams() === 2);
+    // No I/O is read while fake time moves: the silent stream's deadline fires as after a blocked loop, before the
+    // poll phase that reads what the busy stream received meanwhile.
+    await vi.advanceTimersByTimeAsync(1000);
+    await immediates.runUntil(() => silent.done);
+    expect(silent.error?.name).toBe("TimeoutError");
+    // That poll phase: the busy stream's chunk is read; then the immediates that wait for it run.
+    server.write("x");
+    await until(() => received === 1);
+    await immediates.runAll();
+    const { response: next } = await h.handle(request(server.port, "/ok"));
+    next.body.resume();
+    expect(server.sessions()).toBe(1);
+    expect(h.getPoolStats().origins[0].http2?.sessionsCreated).toBe(1);
+  });
+
+  it("a stream that times out while no stream on its session progresses retires the session: the next stream gets a new one", async () => {
+    const server = await neverAnsweringH2();
+    vi.useFakeTimers(FAKE);
+    const immediates = holdImmediates();
+    const h = new NodeHttp2Handler({ requestTimeout: 1000, nodeHttp2ConnectOptions: { ca: CA } });
+    cleanups.push(() => h.destroy());
+    const { response } = await h.handle(request(server.port, "/held"), { requestTimeout: 0 });
+    response.body.resume();
+    const silent = settled(h.handle(request(server.port, "/never")));
+    await until(() => server.streams() === 2);
+    await vi.advanceTimersByTimeAsync(1000);
+    await immediates.runUntil(() => silent.done);
+    await immediates.runAll();
+    const { response: next } = await h.handle(request(server.port, "/ok"));
+    next.body.resume();
+    expect(server.sessions()).toBe(2);
+    expect(h.getPoolStats().origins[0].http2?.sessionsCreated).toBe(2);
   });
 
   it("the SDK's default socket timeout (updateHttpClientConfig symbol) bounds a silent stream when nothing else is set", async () => {
