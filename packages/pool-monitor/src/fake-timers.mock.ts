@@ -20,4 +20,4 @@ export const FAKE_TIMERS = [
  * right after the poll phase). The scheduler confirms an expiry from such an immediate, so under fake timers a
  * deadline's effect is seen `CONFIRM_MS` after its expiry.
  */
-export const CONFIRM_MS = 1;
+export const CONFIRM_MS = 0;
