@@ -12,7 +12,7 @@ import type { SocketMonitorMode } from "./socket-monitor-mode";
  */
 export interface SharedHandlerOptions {
   /**
-   * How socket-pool saturation is watched: `"interval"` (one shared, lazy, unref'd interval; no timer per
+   * How socket-pool saturation is watched: `"interval"` (sampled on the handler's one shared timer; no timer per
    * request), `"per-request"` (upstream's one warning timer per request, exactly), or `"off"` (no monitoring).
    * When absent, the `SOCKEYE_SOCKET_MONITOR` environment variable is used.
    * @defaultValue `"interval"`
