@@ -1,6 +1,6 @@
 /**
  * Http2StreamRequest's one way out under deadlines, with fake timers (an explicit `toFake` list: the scheduler's one
- * timer, its `setImmediate` and the monotonic clock; never `nextTick`, which Node's networking needs) and real
+ * timer, the session pool's `setImmediate` and the monotonic clock; never `nextTick`, which Node's networking needs) and real
  * loopback servers (HTTP/2 over TLS, or a TCP server that never answers the TLS handshake). Fake time moves only
  * through `vi.advanceTimersByTimeAsync`; `until` polls real I/O on the real timer. Each test makes two causes meet in
  * one scheduler wake-up (two deadlines; a deadline and the handler's `destroy()` called from inside it) and asserts
@@ -13,7 +13,6 @@ import net from "node:net";
 import { Readable } from "node:stream";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { CA, type H2TestServer, outcome, readBody, startH2Server } from "../test/http2/h2-servers";
-import { CONFIRM_MS } from "../../pool-monitor/src/fake-timers.mock";
 import { NodeHttp2Handler, type NodeHttp2HandlerOptions } from "./index";
 
 const FAKE: Parameters<typeof vi.useFakeTimers>[0] = {
@@ -129,7 +128,7 @@ describe("deadlines end a stream request once (fake timers)", () => {
     await until(() => server.openStreams === 1 && h.getPoolStats().totals.queued === 1);
     await vi.advanceTimersByTimeAsync(999);
     expect(pool.inFlight).toBe(2);
-    await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
+    await vi.advanceTimersByTimeAsync(1);
     for (const result of await Promise.all([holding, waiting])) {
       expect(result).toMatchObject({ ok: false, error: { name: "TimeoutError" } });
     }
@@ -170,7 +169,7 @@ describe("deadlines end a stream request once (fake timers)", () => {
     // activity of it, so the limit still counts from 0.
     await vi.advanceTimersByTimeAsync(399);
     expect(settled).toBe(false);
-    await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
+    await vi.advanceTimersByTimeAsync(1);
     expect(settled).toBe(true);
     expect(await waiting).toMatchObject({ ok: false, error: { name: "TimeoutError" } });
     await until(() => pool.inFlight === 0);
@@ -184,7 +183,7 @@ describe("deadlines end a stream request once (fake timers)", () => {
     body.push("a");
     const uploading = outcome(h.handle(request(server.port, "/echo", { method: "POST", body })));
     await until(() => server.openStreams === 1);
-    await vi.advanceTimersByTimeAsync(1000 + CONFIRM_MS);
+    await vi.advanceTimersByTimeAsync(1000);
     expect(await uploading).toMatchObject({ ok: false, error: { name: "TimeoutError" } });
     // Before: the stream was destroyed before its RST_STREAM went out; the server kept it open.
     await until(() => pool.inFlight === 0 && server.openStreams === 0);
@@ -221,7 +220,7 @@ describe("deadlines end a stream request once (fake timers)", () => {
     const waiting = outcome(h.handle(request(silent.port, "/")));
     await until(() => silent.connections === 1);
     await until(() => silent.connections === 1 && h.getPoolStats().totals.queued === 1);
-    await vi.advanceTimersByTimeAsync(1000 + CONFIRM_MS);
+    await vi.advanceTimersByTimeAsync(1000);
     expect(await connecting).toMatchObject({ ok: false, error: { name: "TimeoutError" } });
     expect(await waiting).toMatchObject({ ok: false, error: { message: expect.stringMatching(/destroyed/) } });
     expect(toldOnce(2)).toEqual(["failed", "timed_out"]);
@@ -249,7 +248,7 @@ describe("deadlines end a stream request once (fake timers)", () => {
     });
     const result = outcome(h.handle(request(silent.port, "/")));
     await until(() => silent.connections === 1);
-    await vi.advanceTimersByTimeAsync(1000 + CONFIRM_MS);
+    await vi.advanceTimersByTimeAsync(1000);
     expect(await result).toMatchObject({ ok: false, error: { name: "TimeoutError" } });
     expect(toldOnce(1)).toHaveLength(1);
     const stats = h.getPoolStats().origins[0];

@@ -1,7 +1,8 @@
 import { DeadlineScheduler, timing } from "@sockeye/pool-monitor/internal";
 import net, { type AddressInfo, type Socket } from "node:net";
 import { afterEach, beforeEach, describe, expect, test as it, vi } from "vitest";
-import { CONFIRM_MS, FAKE_TIMERS } from "../../pool-monitor/src/fake-timers.mock";
+import { afterPollPhase, blockableClock, FAKE_TIMERS } from "../../pool-monitor/src/fake-timers.mock";
+import { STALL_CONFIRM_MS } from "../../pool-monitor/src/deadline-scheduler";
 import { IdleWatchList, type IdleWatcher } from "./idle-watch-list";
 
 /** Captured before any test fakes timers: real event-loop turns for loopback I/O. */
@@ -48,7 +49,7 @@ describe("IdleWatchList", () => {
     vi.restoreAllMocks();
   });
 
-  it("times out a watcher exactly its limit after the last activity, never early, confirmed after the poll phase", () => {
+  it("times out a watcher exactly its limit after the last activity, never early", () => {
     const s = socket();
     const w = watcher(200);
     const start = timing.now();
@@ -58,27 +59,44 @@ describe("IdleWatchList", () => {
     s._unrefTimer(); // Node: a read or a write at 150 ms
     vi.advanceTimersByTime(199);
     expect(w.timeouts).toEqual([]);
-    vi.advanceTimersByTime(1); // due at 350: collected
-    expect(w.timeouts).toEqual([]);
-    vi.advanceTimersByTime(CONFIRM_MS); // confirmed after the poll phase
-    expect(w.timeouts).toEqual([start + 350 + CONFIRM_MS]);
+    vi.advanceTimersByTime(1); // due at 350: fired in that timers phase
+    expect(w.timeouts).toEqual([start + 350]);
     expect(w.idleOn).toBeUndefined();
     expect(list.empty).toBe(true);
     expect(scheduler.size).toBe(0);
   });
 
-  it("activity between collection and confirmation (an event-loop stall) restarts the watch instead", () => {
+  it("after an event-loop block longer than STALL_CONFIRM_MS, bytes read in the poll phase restart the watch instead", async () => {
+    const clock = blockableClock();
     const s = socket();
     const w = watcher(200);
-    list.watch(w, s, timing.now());
-    vi.advanceTimersByTime(200); // collected; the confirmation is pending
-    s._unrefTimer(); // bytes read in the poll phase
-    vi.advanceTimersByTime(CONFIRM_MS);
+    const start = timing.now();
+    list.watch(w, s, start);
+    vi.advanceTimersByTime(199);
+    clock.block(STALL_CONFIRM_MS + 1); // blocked over the limit
+    vi.advanceTimersByTime(1); // the late wake-up: collected, to be fired after the poll phase
     expect(w.timeouts).toEqual([]);
-    vi.advanceTimersByTime(199 - CONFIRM_MS);
+    s._unrefTimer(); // the poll phase reads the bytes that arrived during the block
+    await afterPollPhase();
     expect(w.timeouts).toEqual([]);
-    vi.advanceTimersByTime(1 + CONFIRM_MS);
-    expect(w.timeouts).toHaveLength(1);
+    expect(list.empty).toBe(false);
+    vi.advanceTimersByTime(199);
+    expect(w.timeouts).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(w.timeouts).toEqual([start + 400 + STALL_CONFIRM_MS + 1]);
+  });
+
+  it("after an event-loop block longer than STALL_CONFIRM_MS with no byte read, the watcher times out after the poll phase", async () => {
+    const clock = blockableClock();
+    const w = watcher(200);
+    const start = timing.now();
+    list.watch(w, socket(), start);
+    clock.block(200 + STALL_CONFIRM_MS + 1);
+    vi.advanceTimersByTime(200);
+    expect(w.timeouts).toEqual([]);
+    await afterPollPhase();
+    expect(w.timeouts).toEqual([start + 400 + STALL_CONFIRM_MS + 1]);
+    expect(list.empty).toBe(true);
   });
 
   it("hooks a socket once, keeps calling Node's own method, and forgets it when unwatched", () => {
@@ -118,10 +136,12 @@ describe("IdleWatchList", () => {
       vi.advanceTimersByTime(100);
       b._unrefTimer();
     }
-    expect(wa.timeouts).toEqual([start + 300 + CONFIRM_MS]);
+    expect(wa.timeouts).toEqual([start + 300]);
     expect(wb.timeouts).toEqual([]);
-    vi.advanceTimersByTime(300 + CONFIRM_MS);
-    expect(wb.timeouts).toEqual([start + 900 + CONFIRM_MS]);
+    vi.advanceTimersByTime(299);
+    expect(wb.timeouts).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(wb.timeouts).toEqual([start + 900]);
   });
 
   it("one throwing watcher does not keep the others from timing out", () => {
@@ -131,7 +151,7 @@ describe("IdleWatchList", () => {
     const good = watcher(100);
     list.watch(bad, socket(), timing.now());
     list.watch(good, socket(), timing.now());
-    expect(() => vi.advanceTimersByTime(100 + CONFIRM_MS)).toThrow("watcher bug");
+    expect(() => vi.advanceTimersByTime(100)).toThrow("watcher bug");
     expect(bad.timeouts).toHaveLength(1);
     expect(good.timeouts).toHaveLength(1);
     expect(list.empty).toBe(true);
@@ -155,12 +175,12 @@ describe("IdleWatchList", () => {
       vi.advanceTimersByTime(400);
       peer.write("x");
       await until(() => received === 1); // the read happened at fake time 400
-      vi.advanceTimersByTime(100 + CONFIRM_MS);
+      vi.advanceTimersByTime(100);
       expect(w.timeouts).toEqual([]); // the original 500 ms would have fired here
-      vi.advanceTimersByTime(398);
+      vi.advanceTimersByTime(399);
       expect(w.timeouts).toEqual([]);
-      vi.advanceTimersByTime(1 + CONFIRM_MS);
-      expect(w.timeouts).toEqual([start + 900 + CONFIRM_MS]);
+      vi.advanceTimersByTime(1);
+      expect(w.timeouts).toEqual([start + 900]);
     } finally {
       client.destroy();
       peer.destroy();

@@ -10,7 +10,7 @@ import { Http1PoolMonitor } from "@sockeye/pool-monitor";
 import { getEventListeners } from "node:events";
 import http, { type ClientRequest } from "node:http";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test as it, vi } from "vitest";
-import { CONFIRM_MS, FAKE_TIMERS } from "../../pool-monitor/src/fake-timers.mock";
+import { FAKE_TIMERS } from "../../pool-monitor/src/fake-timers.mock";
 import { HoldingServer } from "./holding-server.mock";
 import { HandlerRuntime } from "./handler-runtime";
 import { InFlightRequest } from "./in-flight-request";
@@ -129,14 +129,11 @@ async function until(predicate: () => boolean): Promise<void> {
 const realSetImmediate = setImmediate;
 
 /**
- * `until()`, also running the fake immediates due now each turn: the gate's batched drain is a `setImmediate`, faked
- * here like every timer.
+ * `until()` for a request the gate dispatches: its batched drain is Node's own `setImmediate` (`timing.afterPoll`),
+ * which runs under fake timers too, so real event-loop turns are enough.
  */
 async function untilDrained(predicate: () => boolean): Promise<void> {
-  await until(() => {
-    vi.advanceTimersByTime(0);
-    return predicate();
-  });
+  await until(predicate);
 }
 
 /** Fake timers for each test of a block; after it, held responses end and the test's runtime, agent and monitor go. */
@@ -341,7 +338,7 @@ describe("InFlightRequest in the handler's gate: every deadline, abort and destr
 
   it("connectionTimeout: today's 'waiting for a free socket' error, no Node request created", async () => {
     const q = await queuedBehindHeld({ connectWaitMs: 1_000, requestMs: undefined });
-    vi.advanceTimersByTime(900 + CONFIRM_MS);
+    vi.advanceTimersByTime(900);
     await until(() => q.queued.outcome !== undefined);
     expect(q.queued.outcome!.error).toMatchObject({ name: "TimeoutError" });
     expect(q.queued.outcome!.error.message).toContain(
@@ -358,7 +355,7 @@ describe("InFlightRequest in the handler's gate: every deadline, abort and destr
       requestMs: undefined,
       acquireMs: 500,
     });
-    vi.advanceTimersByTime(400 + CONFIRM_MS);
+    vi.advanceTimersByTime(400);
     await until(() => q.queued.outcome !== undefined);
     expect(q.queued.outcome!.error).toMatchObject({ name: "TimeoutError", code: "ETIMEDOUT" });
     expect(q.queued.outcome!.error.message).toMatch(
@@ -374,7 +371,7 @@ describe("InFlightRequest in the handler's gate: every deadline, abort and destr
       requestMs: 300,
       requestTimeoutThrows: true,
     });
-    vi.advanceTimersByTime(200 + CONFIRM_MS);
+    vi.advanceTimersByTime(200);
     await until(() => q.queued.outcome !== undefined);
     expect(q.queued.outcome!.error).toMatchObject({ name: "TimeoutError", code: "ETIMEDOUT" });
     expect(q.queued.outcome!.error.message).toContain(
@@ -392,7 +389,7 @@ describe("InFlightRequest in the handler's gate: every deadline, abort and destr
       requestTimeoutThrows: false,
       planLogger: { warn } as never,
     });
-    vi.advanceTimersByTime(200 + CONFIRM_MS);
+    vi.advanceTimersByTime(200);
     expect(warn).toHaveBeenCalledTimes(1);
     expect(warn.mock.calls[0][0]).toContain("[WARN] a request has exceeded the configured 300 ms requestTimeout");
     expect(q.queued.outcome).toBeUndefined();
@@ -505,7 +502,7 @@ describe("connectionTimeout is armed only for a request that has no connected so
     expect(queued.state.connection?.armed).toBe(true);
     vi.advanceTimersByTime(4_999);
     expect(queued.outcome).toBeUndefined();
-    vi.advanceTimersByTime(1 + CONFIRM_MS);
+    vi.advanceTimersByTime(1);
     await until(() => queued.outcome !== undefined);
     expect(queued.outcome!.error.message).toContain("The request was still waiting for a free socket");
     expectReleased(s, queued);

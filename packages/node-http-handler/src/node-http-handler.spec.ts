@@ -5,7 +5,7 @@
 import { HttpRequest } from "@smithy/protocol-http";
 import http from "node:http";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test as it, vi } from "vitest";
-import { CONFIRM_MS, FAKE_TIMERS } from "../../pool-monitor/src/fake-timers.mock";
+import { FAKE_TIMERS } from "../../pool-monitor/src/fake-timers.mock";
 import { HoldingServer } from "./holding-server.mock";
 import { NodeHttpHandler } from "./node-http-handler";
 import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
@@ -14,22 +14,11 @@ import { timing } from "@sockeye/pool-monitor/internal";
 
 const server = new HoldingServer((url) => url.startsWith("/hold"));
 let port: number;
-const realSetImmediate = setImmediate;
 /**
- * Resolves once the server has seen `n` requests. Under fake timers it also runs, each real event-loop turn, the
- * fake immediates due now: the handler's gate dispatches queued requests from a (faked) `setImmediate`.
+ * Resolves once the server has seen `n` requests. The handler's gate dispatches queued requests from Node's own
+ * `setImmediate` (`timing.afterPoll`), which runs under fake timers too: no fake time has to pass for it.
  */
-async function serverSaw(n: number): Promise<void> {
-  let seen = false;
-  const waiting = server.saw(n).then(() => {
-    seen = true;
-  });
-  while (!seen && vi.isFakeTimers()) {
-    vi.advanceTimersByTime(0);
-    await new Promise((resolve) => realSetImmediate(resolve));
-  }
-  await waiting;
-}
+const serverSaw = (n: number): Promise<void> => server.saw(n);
 const releaseAll = (): void => server.releaseAll();
 
 beforeAll(async () => {
@@ -116,7 +105,7 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     await consume(handler.handle(get()));
     expect(runtimeOf(handler).hostScheduler.ticking).toBe(true);
     // The sample tick (due at 1 s) finds nothing to do and is not re-armed; the free socket keeps no timer.
-    vi.advanceTimersByTime(1000 + CONFIRM_MS);
+    vi.advanceTimersByTime(1000);
     expect(runtimeOf(handler).hostScheduler.ticking).toBe(false);
     expect(vi.getTimerCount()).toBe(0);
     expect(onlySchedulerTimers(setTimeout, handler)).toBe(true);
@@ -158,7 +147,7 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     expect(free()).toBe(1);
     vi.advanceTimersByTime(4000 - 1);
     expect(free()).toBe(1);
-    vi.advanceTimersByTime(1 + CONFIRM_MS);
+    vi.advanceTimersByTime(1);
     expect(free()).toBe(0);
     expect(onlySchedulerTimers(setTimeout, handler)).toBe(true);
     releaseAll();
@@ -223,7 +212,7 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     await serverSaw(1);
     vi.advanceTimersByTime(2999);
     expect(logger.warn).not.toHaveBeenCalled();
-    vi.advanceTimersByTime(1 + CONFIRM_MS);
+    vi.advanceTimersByTime(1);
     expect(logger.warn).toHaveBeenCalledTimes(1);
     expect(logger.warn.mock.calls[0][0]).toContain("socket usage at capacity=1 and 4 additional requests are enqueued");
     expect(logger.warn.mock.calls[0][0]).toMatch(/^@sockeye\/node-http-handler:WARN - /);
@@ -363,7 +352,7 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     handler.updateHttpClientConfig("socketMonitor", "off");
     await consume(handler.handle(get()));
     expect(setTimeout).toHaveBeenCalledTimes(2);
-    vi.advanceTimersByTime(1000 + CONFIRM_MS);
+    vi.advanceTimersByTime(1000);
     expect(runtimeOf(handler).hostScheduler.ticking).toBe(false);
     expect(vi.getTimerCount()).toBe(0);
     expect(() => handler!.updateHttpClientConfig("socketMonitor", "fast")).toThrow(
@@ -379,7 +368,7 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     expect(handler.httpHandlerConfigs()).toEqual({});
     const pending = startMany(handler, 3, "/hold");
     await serverSaw(2);
-    vi.advanceTimersByTime(500 + CONFIRM_MS);
+    vi.advanceTimersByTime(500);
     expect(logger.warn).toHaveBeenCalledTimes(1);
     expect(logger.warn.mock.calls[0][0]).toContain("capacity=1 and 2 additional requests");
     await drain(4);
@@ -397,7 +386,7 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     vi.advanceTimersByTime(999);
     await Promise.resolve();
     expect(runtimeOf(handler).inFlightCount).toBe(1);
-    vi.advanceTimersByTime(1 + CONFIRM_MS);
+    vi.advanceTimersByTime(1);
     const error = (await outcome) as Error & { code?: string };
     expect(error.name).toBe("TimeoutError");
     expect(error.code).toBe("ETIMEDOUT");
@@ -415,7 +404,7 @@ describe("NodeHttpHandler timers (fake timers)", () => {
     vi.advanceTimersByTime(499);
     await Promise.resolve();
     expect(runtimeOf(handler).inFlightCount).toBe(2);
-    vi.advanceTimersByTime(1 + CONFIRM_MS);
+    vi.advanceTimersByTime(1);
     const error = await second;
     expect(error.name).toBe("TimeoutError");
     expect(error.code).toBe("ETIMEDOUT");

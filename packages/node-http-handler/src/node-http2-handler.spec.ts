@@ -1,6 +1,6 @@
 /**
  * NodeHttp2Handler unit tests: public surface, option validation, config updates, and every deadline under fake
- * timers (an explicit `toFake` list: the scheduler's one timer, its stall-safe `setImmediate`, the test server's
+ * timers (an explicit `toFake` list: the scheduler's one timer, the session pool's `setImmediate`, the test server's
  * interval and the monotonic clock), with loopback sockets for the I/O the deadlines watch. No sleeps of guessed
  * length: fake time moves only through `vi.advanceTimersByTimeAsync`; `until` polls real I/O on the real timer.
  */
@@ -12,7 +12,6 @@ import net from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { startBlackHole } from "../test/black-hole.mock";
-import { CONFIRM_MS } from "../../pool-monitor/src/fake-timers.mock";
 import { NodeHttp2Handler, NodeHttpHandler } from "./index";
 
 const FIXTURES = join(__dirname, "..", "test", "fixtures");
@@ -341,7 +340,7 @@ describe("deadlines on the shared scheduler (fake timers)", () => {
     await until(() => silent.connections() === 1);
     await vi.advanceTimersByTimeAsync(999);
     expect(state.done).toBe(false);
-    await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
+    await vi.advanceTimersByTimeAsync(1);
     await until(() => state.done);
     expect(state.error?.name).toBe("TimeoutError");
     expect(state.error?.message).toContain("connectionTimeout=1000 ms");
@@ -364,7 +363,7 @@ describe("deadlines on the shared scheduler (fake timers)", () => {
     await until(() => silent.connections() === 1);
     await vi.advanceTimersByTimeAsync(949);
     expect(state.done).toBe(false);
-    await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
+    await vi.advanceTimersByTimeAsync(1);
     expect(state.done).toBe(true);
     expect(state.error?.message).toContain("connectionTimeout=1000 ms");
   });
@@ -378,7 +377,7 @@ describe("deadlines on the shared scheduler (fake timers)", () => {
     const state = settled(h.handle(request(hole.port)));
     await vi.advanceTimersByTimeAsync(999);
     expect(state.done).toBe(false);
-    await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
+    await vi.advanceTimersByTimeAsync(1);
     await until(() => state.done);
     expect(state.error?.name).toBe("TimeoutError");
     expect(state.error?.message).toContain("connectionTimeout=1000 ms");
@@ -399,7 +398,7 @@ describe("deadlines on the shared scheduler (fake timers)", () => {
     // The stream's last progress (its request sent) happened at fake time 0: it times out at 1000, not before.
     await vi.advanceTimersByTimeAsync(999);
     expect(state.done).toBe(false);
-    await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
+    await vi.advanceTimersByTimeAsync(1);
     await until(() => state.done);
     expect(state.error?.name).toBe("TimeoutError");
     expect(state.error?.message).toBe("Stream timed out because of no activity for 1000 ms");
@@ -460,7 +459,7 @@ describe("deadlines on the shared scheduler (fake timers)", () => {
     // The session's last activity (the response's end) was at fake time 0.
     await vi.advanceTimersByTimeAsync(999);
     expect(h.getPoolStats().origins[0].http2?.sessionsOpen).toBe(1);
-    await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
+    await vi.advanceTimersByTimeAsync(1);
     await until(() => h.getPoolStats().origins[0].http2?.sessionsOpen === 0);
     expect(h.getPoolStats().origins[0].http2?.closed.idle_timeout).toBe(1);
   });
@@ -480,7 +479,7 @@ describe("deadlines on the shared scheduler (fake timers)", () => {
     // All of it (the body, its end, the client's WINDOW_UPDATEs) happened at fake time 0.
     await vi.advanceTimersByTimeAsync(999);
     expect(session.destroyed).toBe(false);
-    await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
+    await vi.advanceTimersByTimeAsync(1);
     expect(session.destroyed).toBe(true);
     await until(() => h.getPoolStats().origins[0].http2?.sessionsOpen === 0);
     expect(h.getPoolStats().origins[0].http2?.closed.idle_timeout).toBe(1);
@@ -499,7 +498,7 @@ describe("deadlines on the shared scheduler (fake timers)", () => {
     await server.settings();
     await vi.advanceTimersByTimeAsync(999);
     expect(session.destroyed).toBe(false);
-    await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
+    await vi.advanceTimersByTimeAsync(1);
     expect(session.destroyed).toBe(true);
     await until(() => h.getPoolStats().origins[0].http2?.sessionsOpen === 0);
     expect(h.getPoolStats().origins[0].http2?.closed.idle_timeout).toBe(1);
@@ -525,7 +524,7 @@ describe("deadlines on the shared scheduler (fake timers)", () => {
     await until(() => received === 1);
     await vi.advanceTimersByTimeAsync(999);
     expect(failure).toBeUndefined();
-    await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
+    await vi.advanceTimersByTimeAsync(1);
     await until(() => failure !== undefined);
     expect(failure?.name).toBe("TimeoutError");
     expect(failure?.message).toBe("Stream timed out because of no activity for 1000 ms");
@@ -588,7 +587,7 @@ describe("deadlines on the shared scheduler (fake timers)", () => {
     await until(() => server.streams() === 1);
     await vi.advanceTimersByTimeAsync(999);
     expect(state.done).toBe(false);
-    await vi.advanceTimersByTimeAsync(1 + CONFIRM_MS);
+    await vi.advanceTimersByTimeAsync(1);
     await until(() => state.done);
     expect(state.error?.name).toBe("TimeoutError");
     expect(state.error?.message).toBe("Stream timed out because of no activity for 1000 ms");

@@ -9,7 +9,7 @@ import https from "node:https";
 import { join } from "node:path";
 import type { AddressInfo, Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test as it, vi } from "vitest";
-import { CONFIRM_MS, FAKE_TIMERS } from "../../pool-monitor/src/fake-timers.mock";
+import { FAKE_TIMERS } from "../../pool-monitor/src/fake-timers.mock";
 import { NodeHttpHandler } from "./node-http-handler";
 
 const FIXTURES = join(__dirname, "..", "test", "fixtures");
@@ -88,7 +88,7 @@ describe("socket lifecycle limits (fake timers)", () => {
     const [stale] = Object.values(agent.freeSockets).flatMap((list) => list ?? []);
     const staleClosed = new Promise((resolve) => stale.once("close", resolve));
     // Idle handler: no timer is kept for the free socket (the sample tick lapses at 1 s and is not re-armed).
-    vi.advanceTimersByTime(1000 + CONFIRM_MS);
+    vi.advanceTimersByTime(1000);
     expect((handler as any).runtime.hostScheduler.ticking).toBe(false);
     expect(vi.getTimerCount()).toBe(0);
     vi.advanceTimersByTime(3000);
@@ -186,7 +186,7 @@ describe("socket lifecycle limits (fake timers)", () => {
     await holding;
     vi.advanceTimersByTime(999);
     expect(freeSocketCount(handler)).toBe(1);
-    vi.advanceTimersByTime(1 + CONFIRM_MS);
+    vi.advanceTimersByTime(1);
     expect(freeSocketCount(handler)).toBe(0);
     // One pooled socket serves the held request; the other expired on the tick and was destroyed.
     expect(pooled.filter((socket) => socket.destroyed)).toHaveLength(1);

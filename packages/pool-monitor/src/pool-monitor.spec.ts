@@ -677,3 +677,103 @@ describe("PoolMonitor runtime configuration, origin keys, unpooled requests and 
     await Promise.all(hung.map((f) => f.closed));
   });
 });
+
+/**
+ * Advances the fake clock one sample period at a time while the monitor wants samples; returns the time at which it
+ * stopped wanting them (the sample that found nothing could change any more). Fails after `limitMs`.
+ */
+function advanceUntilQuiet(monitor: PoolMonitor, limitMs: number): number {
+  const end = timing.now() + limitMs;
+  while (monitor.wantsSamples) {
+    if (timing.now() >= end) throw new Error(`still sampling after ${limitMs} ms`);
+    vi.advanceTimersByTime(monitor.sampleIntervalMs);
+  }
+  return timing.now();
+}
+
+describe("PoolMonitor: sampling stops while nothing happens (wantsSamples), and resumes on the next event", () => {
+  it("requests in flight, no queue, no event: the interval stops a window of samples after the last event; the next event resumes it through onResume", async () => {
+    const { server, agent, monitor } = await setup(2);
+    const resume = vi.fn(monitor.onResume);
+    monitor.onResume = resume;
+    monitor.start();
+    const t0 = timing.now();
+    const fired = [fire(monitor, agent, server), fire(monitor, agent, server)];
+    await server.waitForPending(2); // started and acquired: the last events for now
+    expect(monitor.wantsSamples).toBe(true);
+    const stoppedAt = advanceUntilQuiet(monitor, 60_000);
+    // The sample at 1 s saw the events; windowSamples (5) + 1 periods later no sample can change anything.
+    expect(stoppedAt - t0).toBe(7000);
+    expect(monitor.busy).toBe(true);
+    expect(vi.getTimerCount()).toBe(0); // the interval is gone: nothing re-arms for ever
+    vi.advanceTimersByTime(60_000);
+    expect(vi.getTimerCount()).toBe(0);
+    expect(resume).not.toHaveBeenCalled();
+    // An event that is not a new request (those start the interval anyway): one response completes.
+    server.release(1);
+    await fired[0].closed;
+    expect(resume).toHaveBeenCalledTimes(1);
+    expect(monitor.wantsSamples).toBe(true);
+    expect(vi.getTimerCount()).toBe(1);
+    const resumedAt = timing.now();
+    // Sampling again, until nothing happened for the same span once more.
+    expect(advanceUntilQuiet(monitor, 60_000) - resumedAt).toBe(7000);
+    expect(vi.getTimerCount()).toBe(0);
+    server.release();
+    await fired[1].closed;
+    expect(resume).toHaveBeenCalledTimes(2);
+  });
+
+  it("with a queue: sampling goes on until the stall is reported, then stops; the next event resumes it and the recovery is reported", async () => {
+    const reports: SaturationReport[] = [];
+    const { server, agent, monitor } = await setup(1, {
+      stallAfterMs: 10_000,
+      onSaturation: (r) => reports.push(r),
+      onRecovery: (r) => reports.push(r),
+    });
+    const resume = vi.fn(monitor.onResume);
+    monitor.onResume = resume;
+    monitor.start();
+    const t0 = timing.now();
+    const fired = [fire(monitor, agent, server), fire(monitor, agent, server)];
+    await server.waitForPending(1);
+    const stoppedAt = advanceUntilQuiet(monitor, 120_000);
+    expect(reports.map((r) => [r.state, r.cause, r.trigger])).toEqual([
+      ["saturated", "pool_capacity", "long_holds"],
+      ["stalled", "no_progress", "stall"],
+    ]);
+    // The stall came first (at 11 s), and sampling went on past it for as long as unread bodies could still age
+    // (unconsumedBodyMs, 10 s) and a full window be taken.
+    expect(reports[1].detectedAt - t0).toBe(11_000);
+    expect(stoppedAt - reports[1].detectedAt).toBeGreaterThanOrEqual(10_000);
+    expect(monitor.busy).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+    expect(resume).not.toHaveBeenCalled();
+    // The server answers: the first completes, the queued one gets the socket.
+    server.release(1);
+    await fired[0].closed;
+    expect(resume).toHaveBeenCalledTimes(1);
+    expect(vi.getTimerCount()).toBe(1);
+    await server.waitForPending(1);
+    server.release();
+    await fired[1].closed;
+    vi.advanceTimersByTime(5000); // a window of clear samples
+    expect(reports.map((r) => r.state)).toEqual(["saturated", "stalled", "ok"]);
+    expect(monitor.busy).toBe(false);
+  });
+
+  it("vi.runAllTimers() terminates with requests in flight on a standalone monitor, after the stall was reported", async () => {
+    const reports: SaturationReport[] = [];
+    const { server, agent, monitor } = await setup(1, { onSaturation: (r) => reports.push(r) });
+    monitor.start();
+    const hung = [fire(monitor, agent, server), fire(monitor, agent, server)];
+    await server.waitForPending(1);
+    // A recurring interval that never stops would make fake timers abort after 10,000 timers.
+    expect(() => vi.runAllTimers()).not.toThrow();
+    expect(vi.getTimerCount()).toBe(0);
+    expect(monitor.busy).toBe(true);
+    expect(reports.map((r) => r.cause)).toEqual(["pool_capacity", "no_progress"]);
+    for (const f of hung) f.req.destroy();
+    await Promise.all(hung.map((f) => f.closed));
+  });
+});

@@ -10,7 +10,8 @@ import { DeadlineScheduler } from "@sockeye/pool-monitor/internal";
 import type { HttpResponse } from "@smithy/protocol-http";
 import type { Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { CONFIRM_MS } from "../../pool-monitor/src/fake-timers.mock";
+import { STALL_CONFIRM_MS } from "../../pool-monitor/src/deadline-scheduler";
+import { afterPollPhase, blockableClock } from "../../pool-monitor/src/fake-timers.mock";
 import type { DispatcherLike, DispatchOptionsLike } from "./dispatcher-like";
 import { LegacyUndiciRequest } from "./legacy-undici-request";
 import { type RecordedDispatch, stubDispatcher } from "./stub-dispatcher.mock";
@@ -70,6 +71,7 @@ describe("socketTimeout on the deadline scheduler (fake timers)", () => {
   afterEach(() => {
     scheduler.stop();
     vi.useRealTimers();
+    vi.restoreAllMocks();
   });
 
   it("upload observed: armed at the connection, fires at exactly socketTimeout with undici's headers timeout as cause", () => {
@@ -79,7 +81,7 @@ describe("socketTimeout on the deadline scheduler (fake timers)", () => {
     expect(scheduler.size).toBe(1);
     advance(TIMEOUT - 1);
     expect(settled()).toBeUndefined();
-    advance(1 + CONFIRM_MS);
+    advance(1);
     const outcome = settled();
     expect(outcome?.ok).toBe(false);
     const error = (outcome as { error: any }).error;
@@ -102,7 +104,7 @@ describe("socketTimeout on the deadline scheduler (fake timers)", () => {
     handler.onRequestSent();
     advance(TIMEOUT - 1);
     expect(settled()).toBeUndefined();
-    advance(1 + CONFIRM_MS);
+    advance(1);
     expect((settled() as { error: any }).error.message).toBe(MESSAGE);
   });
 
@@ -116,7 +118,7 @@ describe("socketTimeout on the deadline scheduler (fake timers)", () => {
     expect(scheduler.size).toBe(1);
     advance(TIMEOUT - 1);
     expect(settled()).toBeUndefined();
-    advance(1 + CONFIRM_MS);
+    advance(1);
     expect((settled() as { error: any }).error.cause.code).toBe("UND_ERR_HEADERS_TIMEOUT");
   });
 
@@ -137,7 +139,7 @@ describe("socketTimeout on the deadline scheduler (fake timers)", () => {
     expect(call.aborts).toEqual([]);
     advance(TIMEOUT - 1);
     expect(call.aborts).toEqual([]);
-    advance(1 + CONFIRM_MS);
+    advance(1);
     expect(call.aborts).toHaveLength(1);
     const error = await bodyError(body);
     expect(error.name).toBe("TimeoutError");
@@ -161,7 +163,7 @@ describe("socketTimeout on the deadline scheduler (fake timers)", () => {
     expect(scheduler.size).toBe(1);
     advance(TIMEOUT - 1);
     expect(call.aborts).toEqual([]);
-    advance(1 + CONFIRM_MS);
+    advance(1);
     expect(call.aborts).toHaveLength(1);
     body.on("error", () => {});
   });
@@ -198,9 +200,9 @@ describe("socketTimeout on the deadline scheduler (fake timers)", () => {
       handler.onBodySent(Buffer.from("y"));
       advance(1);
     }
-    // 600 events over three periods: one re-arm per period that came due (the third one's is due at 300 +
-    // CONFIRM_MS), no refresh, no cancel; before, each event was a refresh.
-    expect([arm.mock.calls.length, refresh.mock.calls.length, cancel.mock.calls.length]).toEqual([3, 0, 0]);
+    // 600 events over three periods: the first arm, then one re-arm from the last event each time the deadline came
+    // due (at 100, 199 and 298), no refresh, no cancel; before, each event was a refresh.
+    expect([arm.mock.calls.length, refresh.mock.calls.length, cancel.mock.calls.length]).toEqual([4, 0, 0]);
     expect(scheduler.size).toBe(1);
     expect(settled()).toBeUndefined();
   });
@@ -215,26 +217,45 @@ describe("socketTimeout on the deadline scheduler (fake timers)", () => {
     }
     advance(TIMEOUT - 1);
     expect(settled()).toBeUndefined();
-    advance(1 + CONFIRM_MS);
+    advance(1);
     expect((settled() as { error: any }).error.message).toBe(MESSAGE);
     expect(call.aborts).toHaveLength(1);
   });
 
-  it("activity after the deadline expired but before it fired (a stalled loop) wins: re-armed from that activity", async () => {
+  it("activity read after an event-loop block longer than STALL_CONFIRM_MS, before the late deadline fired, wins: re-armed from that activity", async () => {
+    const clock = blockableClock();
     const { call, handler, settled } = start(true);
     handler.onRequestStart(call.controller, null);
     handler.onResponseStart(call.controller, 200, {}, "OK");
     const body = (settled() as { response: HttpResponse }).response.body as Readable;
-    // The wake-up at the due time collects the deadline; it fires from an immediate (CONFIRM_MS later here).
-    advance(TIMEOUT);
+    advance(TIMEOUT - 1);
+    clock.block(STALL_CONFIRM_MS + 1); // blocked over the due time
+    // The late wake-up collects the deadline; it fires after the poll phase (Node's own setImmediate).
+    advance(1);
     expect(scheduler.size).toBe(1);
-    handler.onResponseData(call.controller, Buffer.from("late but in time"));
-    advance(CONFIRM_MS);
     expect(call.aborts).toEqual([]);
-    advance(TIMEOUT - CONFIRM_MS - 1);
+    handler.onResponseData(call.controller, Buffer.from("late but in time")); // read in that poll phase
+    await afterPollPhase();
     expect(call.aborts).toEqual([]);
-    advance(1 + CONFIRM_MS);
+    expect(scheduler.size).toBe(1);
+    advance(TIMEOUT - 1);
+    expect(call.aborts).toEqual([]);
+    advance(1);
     expect(call.aborts).toHaveLength(1);
+    expect((await bodyError(body)).cause.code).toBe("UND_ERR_BODY_TIMEOUT");
+  });
+
+  it("a wake-up late by no more than STALL_CONFIRM_MS fires at once: activity seen after it is too late", async () => {
+    const clock = blockableClock();
+    const { call, handler, settled } = start(true);
+    handler.onRequestStart(call.controller, null);
+    handler.onResponseStart(call.controller, 200, {}, "OK");
+    const body = (settled() as { response: HttpResponse }).response.body as Readable;
+    advance(TIMEOUT - 1);
+    clock.block(STALL_CONFIRM_MS);
+    advance(1);
+    expect(call.aborts).toHaveLength(1);
+    expect(scheduler.size).toBe(0);
     expect((await bodyError(body)).cause.code).toBe("UND_ERR_BODY_TIMEOUT");
   });
 
@@ -266,7 +287,7 @@ describe("socketTimeout on the deadline scheduler (fake timers)", () => {
     request.onRequestSent();
     advance(TIMEOUT - 1);
     expect(error).toBeUndefined();
-    advance(1 + CONFIRM_MS);
+    advance(1);
     expect(error.message).toBe(MESSAGE);
     expect(aborts).toEqual([error.cause]);
     expect(scheduler.size).toBe(0);
