@@ -29,8 +29,8 @@
  * upstream's native timers would, never early. A stream with nothing to observe yet (waiting for a session) counts
  * as inactive, so the timeout also bounds the wait.
  *
- * Event-loop stalls: expiries are confirmed after the poll phase (the scheduler fires them from a `setImmediate`);
- * activity reported during a long block re-arms the deadline first.
+ * Event-loop stalls: an expiry collected more than `STALL_CONFIRM_MS` late is fired after the poll phase (see the
+ * scheduler); activity reported during such a block re-arms the deadline first.
  */
 import { Deadline, type DeadlineOwner, type DeadlineScheduler } from "@sockeye/pool-monitor/internal";
 
@@ -101,7 +101,7 @@ export class Http2IdleWatch implements DeadlineOwner<Http2IdleWatcher> {
     this.watching = 0;
   }
 
-  /** DeadlineOwner: `w`'s limit passed with no reported activity (confirmed after the poll phase). */
+  /** DeadlineOwner: `w`'s limit passed with no reported activity (after the poll phase if the loop was blocked). */
   onDeadline(w: Http2IdleWatcher, now: number): void {
     if (!w.watched) return;
     const bytes = w.activity();

@@ -29,8 +29,8 @@
  * Precision: the deadline fires `socketTimeout` after the last byte moved, no earlier, on the scheduler's native
  * timer (see `deadline-scheduler.ts`), i.e. as late as a native `socket.setTimeout()` would.
  *
- * Event-loop stalls: an expiry is confirmed after the poll phase (the scheduler fires it from a `setImmediate`);
- * bytes read during a long block call the hook, which re-arms the deadline, so the request is not failed.
+ * Event-loop stalls: an expiry collected more than `STALL_CONFIRM_MS` late is fired after the poll phase (see the
+ * scheduler); bytes read during such a block call the hook, which re-arms the deadline, so the request is not failed.
  */
 import type { DeadlineOwner, DeadlineScheduler } from "@sockeye/pool-monitor/internal";
 import { Deadline, timing } from "./hot-bindings";
@@ -113,7 +113,7 @@ export class IdleWatchList implements DeadlineOwner<IdleWatcher> {
     this.watching = 0;
   }
 
-  /** DeadlineOwner: `w`'s limit passed with no byte moved (confirmed after the poll phase by the scheduler). */
+  /** DeadlineOwner: `w`'s limit passed with no byte moved (after the poll phase if the loop was blocked). */
   onDeadline(w: IdleWatcher): void {
     if (w.idleOn === undefined) return;
     this.unwatch(w);

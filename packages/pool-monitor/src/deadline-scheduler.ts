@@ -308,7 +308,8 @@ export class DeadlineScheduler {
   ensureTicking(): void {
     const tick = this.tick;
     if (tick !== undefined && tick.slotState === IDLE) this.arm(tick, timing.now(), this.period());
-    else if (this.timer !== undefined && this.timerImpl !== globalThis.setTimeout) this.schedule(this.timerAt, timing.now());
+    else if (this.timer !== undefined && this.timerImpl !== globalThis.setTimeout)
+      this.schedule(this.timerAt, timing.now());
   }
 
   /** Clears the timer and forgets every deadline and the tick (used by `destroy()`). */

@@ -30,7 +30,9 @@ function isFake(fn: unknown): boolean {
 }
 
 /** `name`'s global as this module first saw it, if that was Node's own (not a test's fake). */
-function native<F extends Fn>(name: "setImmediate" | "clearImmediate" | "clearTimeout" | "clearInterval"): F | undefined {
+function native<F extends Fn>(
+  name: "setImmediate" | "clearImmediate" | "clearTimeout" | "clearInterval"
+): F | undefined {
   const fn = (globalThis as unknown as Record<string, F>)[name];
   return isFake(fn) ? undefined : fn;
 }
