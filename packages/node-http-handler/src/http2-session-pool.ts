@@ -297,7 +297,7 @@ export class Http2SessionPool
   /**
    * A stream on `entry` hit its inactivity timeout while no stream on the session made progress for at least half
    * that long either: the session may be dead without knowing it (e.g. after a connection error nghttp2 reported to
-   * nobody). The verdict waits for the next poll phase (a `setImmediate`): a deadline that fires in the timers phase
+   * nobody). The verdict waits for the next poll phase (Node's own `setImmediate`, never a test's fake): a deadline that fires in the timers phase
    * right after the event loop was blocked has seen none of the frames that arrived meanwhile, which that poll phase
    * reads, and retiring a busy session would cost every next stream a reconnect (#34). Meanwhile it takes no new
    * stream (they wait, as for a connecting session). If no stream on it received a frame by then, it is retired (no
@@ -308,7 +308,7 @@ export class Http2SessionPool
     if (entry.isolated || entry.state !== SESSION_READY || entry.silenceSeq >= 0) return;
     entry.silenceSeq = entry.activitySeq;
     entry.origin.checking++;
-    timing.setImmediate(() => this.confirmSilent(entry));
+    timing.afterPoll(() => this.confirmSilent(entry));
   }
 
   /** The poll phase after `sessionSilent(entry)`: the verdict (see there). */

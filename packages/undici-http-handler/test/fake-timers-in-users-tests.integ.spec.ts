@@ -1,0 +1,428 @@
+/**
+ * Sockeye inside a user's test suite with fake timers, written as users write them: vitest's default
+ * `vi.useFakeTimers()` (every timer API but `nextTick` and `queueMicrotask`; `performance` and `Date` included),
+ * `@sinonjs/fake-timers`' `install()` with its defaults and with vitest's list, the handler made before and after
+ * installing, `advanceTimersByTime[Async]`, `runAllTimers`, `runOnlyPendingTimers`, `shouldAdvanceTime`, and
+ * `useRealTimers` between tests. Each row runs on the three Sockeye handlers and side by side on their peers
+ * (upstream `@smithy/node-http-handler` 4.14.2 `NodeHttpHandler` / `NodeHttp2Handler`, `@smithy/undici-http-handler`
+ * 3.2.4), against a real server that reads each request and never answers.
+ *
+ * Sockeye's rule, whatever is faked: a deadline fires when the (fake or real) clock reaches it, in the same tick as a
+ * native timer armed at the same moment: a tick of exactly the timeout settles the request, one ms less does not;
+ * `runAllTimers()` terminates with requests in flight; restoring real timers leaves nothing broken behind.
+ */
+import FakeTimers from "@sinonjs/fake-timers";
+import {
+  NodeHttp2Handler as SmithyNodeHttp2Handler,
+  NodeHttpHandler as SmithyNodeHttpHandler,
+} from "@smithy/node-http-handler";
+import { HttpRequest } from "@smithy/protocol-http";
+import { UndiciHttpHandler as SmithyUndiciHttpHandler } from "@smithy/undici-http-handler";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { NodeHttp2Handler, NodeHttpHandler } from "../../node-http-handler/src/index";
+import { processFaultCapture } from "../../node-http-handler/test/process-fault-capture";
+import { type HoldingServer, startHoldingServer } from "./holding-server";
+import { UndiciHttpHandler } from "../src/index";
+
+// Captured before any test fakes them: the test's own waits turn the real event loop.
+const realSetImmediate = globalThis.setImmediate;
+const realSetTimeout = globalThis.setTimeout;
+const realNow = performance.now.bind(performance);
+
+type LaneKey = "sockeye-node" | "sockeye-undici" | "sockeye-h2" | "smithy-node" | "smithy-undici" | "smithy-h2";
+
+interface AnyHandler {
+  handle(request: HttpRequest, options?: object): Promise<{ response: { statusCode: number } }>;
+  destroy(): void;
+}
+
+interface Timeouts {
+  requestTimeout?: number;
+  /** Throw a `TimeoutError` (true) or log a warning (false) when `requestTimeout` passes. */
+  throwOnRequestTimeout?: boolean;
+  logger?: { warn(message: string): void };
+}
+
+interface Lane {
+  key: LaneKey;
+  sockeye: boolean;
+  h2: boolean;
+  make(t: Timeouts): AnyHandler;
+  /** Per-call options (`@smithy/undici-http-handler` reads `requestTimeout` per call only). */
+  perCall(t: Timeouts): object | undefined;
+}
+
+const noLog = { debug() {}, info() {}, warn() {}, error() {} };
+
+const LANES: Lane[] = [
+  {
+    key: "sockeye-node",
+    sockeye: true,
+    h2: false,
+    make: (t) => new NodeHttpHandler({ ...t, logger: { ...noLog, ...t.logger } }),
+    perCall: () => undefined,
+  },
+  {
+    key: "sockeye-undici",
+    sockeye: true,
+    h2: false,
+    make: (t) => new UndiciHttpHandler({ ...t, logger: { ...noLog, ...t.logger } }),
+    perCall: () => undefined,
+  },
+  {
+    key: "sockeye-h2",
+    sockeye: true,
+    h2: true,
+    make: (t) => new NodeHttp2Handler({ ...t, logger: { ...noLog, ...t.logger } } as never),
+    perCall: () => undefined,
+  },
+  {
+    key: "smithy-node",
+    sockeye: false,
+    h2: false,
+    make: (t) => new SmithyNodeHttpHandler({ ...t, logger: { ...noLog, ...t.logger } }) as unknown as AnyHandler,
+    perCall: () => undefined,
+  },
+  {
+    key: "smithy-undici",
+    sockeye: false,
+    h2: false,
+    make: () => new SmithyUndiciHttpHandler() as unknown as AnyHandler,
+    perCall: (t) => (t.requestTimeout === undefined ? undefined : { requestTimeout: t.requestTimeout }),
+  },
+  {
+    key: "smithy-h2",
+    sockeye: false,
+    h2: true,
+    make: (t) =>
+      new SmithyNodeHttp2Handler({ ...t, logger: { ...noLog, ...t.logger } } as never) as unknown as AnyHandler,
+    perCall: () => undefined,
+  },
+];
+
+const capture = processFaultCapture();
+let h1: HoldingServer;
+let h2c: HoldingServer;
+beforeAll(async () => {
+  capture.install();
+  h1 = await startHoldingServer("http1");
+  h2c = await startHoldingServer("h2c", 100);
+});
+afterAll(async () => {
+  capture.uninstall();
+  await h1.close();
+  await h2c.close();
+});
+
+const cleanups: (() => unknown)[] = [];
+/** Uninstalls a test's fake clock: run before the handlers are destroyed, as a user's `afterEach` runs before `afterAll`. */
+const clockCleanups: (() => void)[] = [];
+afterEach(async () => {
+  for (const fn of clockCleanups.splice(0)) fn();
+  vi.useRealTimers();
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+  expect(capture.take()).toEqual({ uncaught: [], unhandled: [] });
+});
+
+/** One turn of the real event loop (timers faked or not). */
+function realTurn(): Promise<void> {
+  return new Promise((resolve) => realSetImmediate(resolve));
+}
+
+/**
+ * Runs the jobs a fake clock holds back without moving it: `@sinonjs/fake-timers` 15 fakes `process.nextTick` and
+ * `queueMicrotask` by default, and Node's networking waits on both (a user's test turns them with `tickAsync` or
+ * `runMicrotasks`). A no-op for drivers that leave them real.
+ */
+let pump: () => void = () => {};
+
+/** Real turns until `predicate` holds; fails after `capMs` of real time (a passing run never waits for it). */
+async function until(predicate: () => boolean, what: string, capMs = 2000): Promise<void> {
+  const start = realNow();
+  pump();
+  while (!predicate()) {
+    if (realNow() - start > capMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => realSetTimeout(resolve, 2));
+    pump();
+  }
+}
+
+/** A request's state as the test sees it, updated as it settles. */
+interface Tracked {
+  state: "pending" | "resolved" | "rejected";
+  error?: { name?: string; code?: string; message?: string };
+}
+
+function track(p: Promise<unknown>): Tracked {
+  const t: Tracked = { state: "pending" };
+  p.then(
+    () => {
+      t.state = "resolved";
+    },
+    (error) => {
+      t.state = "rejected";
+      t.error = error;
+    }
+  );
+  return t;
+}
+
+/** A few real turns: enough for an error emitted on the next tick and a promise chain to settle. */
+async function settleTurns(): Promise<void> {
+  for (let i = 0; i < 5; i++) {
+    pump();
+    await realTurn();
+  }
+}
+
+function serverFor(lane: Lane): HoldingServer {
+  return lane.h2 ? h2c : h1;
+}
+
+function requestFor(lane: Lane): HttpRequest {
+  const server = serverFor(lane);
+  return new HttpRequest({
+    protocol: "http:",
+    hostname: "127.0.0.1",
+    port: server.port,
+    method: "GET",
+    path: "/never",
+    headers: { host: `127.0.0.1:${server.port}` },
+  });
+}
+
+/** Starts a request on `handler` and waits (real time) until the server holds it. */
+async function inFlight(lane: Lane, handler: AnyHandler, t: Timeouts): Promise<Tracked> {
+  const server = serverFor(lane);
+  const before = server.received;
+  const tracked = track(handler.handle(requestFor(lane), lane.perCall(t)));
+  await until(() => server.received > before || tracked.state !== "pending", `${lane.key}: request at the server`);
+  return tracked;
+}
+
+function made(lane: Lane, t: Timeouts): AnyHandler {
+  const handler = lane.make(t);
+  cleanups.push(() => handler.destroy());
+  return handler;
+}
+
+/** The clock drivers a user's suite uses: install, advance by `ms`, run all, uninstall. */
+interface Driver {
+  name: string;
+  install(): void;
+  advance(ms: number): void | Promise<void>;
+  runAll(): void | Promise<void>;
+  runOnlyPending(): void;
+  uninstall(): void;
+}
+
+/** vitest's default list: every API `@sinonjs/fake-timers` fakes but `nextTick` and `queueMicrotask`. */
+const VITEST_TO_FAKE = [
+  "setTimeout",
+  "clearTimeout",
+  "setImmediate",
+  "clearImmediate",
+  "setInterval",
+  "clearInterval",
+  "Date",
+  "hrtime",
+  "performance",
+] as const;
+
+function sinonDriver(name: string, config: FakeTimers.Config): Driver {
+  let clock: FakeTimers.Clock | undefined;
+  return {
+    name,
+    install: () => {
+      const installed = FakeTimers.install(config);
+      clock = installed;
+      pump = () => installed.runMicrotasks();
+      clockCleanups.push(() => {
+        pump = () => {};
+        // Jobs the fake `nextTick` holds (Node's networking queues them) run before the clock goes, not never.
+        installed.runMicrotasks();
+        installed.uninstall();
+      });
+    },
+    advance: (ms) => void clock!.tick(ms),
+    runAll: () => void clock!.runAll(),
+    runOnlyPending: () => void clock!.runToLast(),
+    uninstall: () => {
+      pump = () => {};
+      clock?.runMicrotasks();
+      clock?.uninstall();
+      clock = undefined;
+    },
+  };
+}
+
+/** `@sinonjs/fake-timers` 15 with no `toFake`: every API, `nextTick` and `queueMicrotask` included. */
+const SINON_DEFAULTS = "@sinonjs/fake-timers install()";
+
+const DRIVERS: Driver[] = [
+  {
+    name: "vi.useFakeTimers() + advanceTimersByTime",
+    install: () => vi.useFakeTimers(),
+    advance: (ms) => void vi.advanceTimersByTime(ms),
+    runAll: () => void vi.runAllTimers(),
+    runOnlyPending: () => void vi.runOnlyPendingTimers(),
+    uninstall: () => vi.useRealTimers(),
+  },
+  {
+    name: "vi.useFakeTimers() + advanceTimersByTimeAsync",
+    install: () => vi.useFakeTimers(),
+    advance: async (ms) => void (await vi.advanceTimersByTimeAsync(ms)),
+    runAll: async () => void (await vi.runAllTimersAsync()),
+    runOnlyPending: () => void vi.runOnlyPendingTimers(),
+    uninstall: () => vi.useRealTimers(),
+  },
+  sinonDriver(SINON_DEFAULTS, {}),
+  sinonDriver("@sinonjs/fake-timers install() with vitest's list", { toFake: [...VITEST_TO_FAKE] }),
+  sinonDriver("@sinonjs/fake-timers install() faking setTimeout only", { toFake: ["setTimeout", "clearTimeout"] }),
+];
+
+const REQUEST_TIMEOUT_MS = 1000;
+
+type Scenario = "tick" | "warn" | "runAllTimeout" | "runAllNone" | "runOnlyPending" | "restore";
+
+/**
+ * Where a peer meets the rule, and so runs as the control of a row. Its gaps, found by running every row (not run on
+ * every `npm test`: each would wait out its cap):
+ * - upstream `NodeHttp2Handler` does not follow a fake clock: its `requestTimeout` is Node's stream timeout, which
+ *   fires after 1 s of real time whatever the test advances, so only "runAll with no timeout" holds for it;
+ * - `@smithy/undici-http-handler` meets none: its `requestTimeout` is undici's own timers, which a tick of exactly
+ *   the timeout does not fire, and `runAllTimers()` sometimes runs undici's 300 s `headersTimeout` and rejects a
+ *   request that has no timeout;
+ * - with `@sinonjs/fake-timers` 15's defaults (`nextTick` faked), upstream `NodeHttpHandler` and
+ *   `@smithy/undici-http-handler` do not even send the request while the clock stands still.
+ * Sockeye's handlers meet every row.
+ */
+function runs(lane: Lane, driver: Driver, scenario: Scenario): boolean {
+  if (lane.sockeye) return true;
+  if (lane.key === "smithy-undici") return false;
+  if (driver.name === SINON_DEFAULTS && lane.key !== "smithy-h2") return false;
+  if (lane.key === "smithy-node") return true;
+  return scenario === "runAllNone";
+}
+
+// A failing case fails at its first wait (2 s of real time at most), not at the suite's 30 s.
+vi.setConfig({ testTimeout: 8000 });
+
+for (const driver of DRIVERS) {
+  describe(`${driver.name} ${""}`.trim(), () => {
+    for (const lane of LANES) {
+      describe(lane.key, () => {
+        it.skipIf(!runs(lane, driver, "tick")).each(["before", "after"] as const)(
+          "throwOnRequestTimeout: a tick of exactly requestTimeout rejects, one ms less does not (handler made %s installing)",
+          async (when) => {
+            const t = { requestTimeout: REQUEST_TIMEOUT_MS, throwOnRequestTimeout: true };
+            const early = when === "before" ? made(lane, t) : undefined;
+            driver.install();
+            const handler = early ?? made(lane, t);
+            const req = await inFlight(lane, handler, t);
+            await driver.advance(REQUEST_TIMEOUT_MS - 1);
+            await settleTurns();
+            expect(req.state).toBe("pending");
+            await driver.advance(1);
+            await settleTurns();
+            expect(req.state).toBe("rejected");
+            expect(req.error?.name).toBe("TimeoutError");
+          }
+        );
+
+        // No warn mode on `@smithy/undici-http-handler` and both HTTP/2 handlers: they always reject.
+        it.skipIf(!runs(lane, driver, "warn") || lane.key === "smithy-undici" || lane.h2)(
+          "warn mode: a tick of exactly requestTimeout logs the warning",
+          async () => {
+            const warnings: string[] = [];
+            const t = { requestTimeout: REQUEST_TIMEOUT_MS, logger: { warn: (m: string) => warnings.push(m) } };
+            driver.install();
+            const handler = made(lane, t);
+            const req = await inFlight(lane, handler, t);
+            await driver.advance(REQUEST_TIMEOUT_MS - 1);
+            await settleTurns();
+            expect(warnings.filter((w) => /timeout/i.test(w))).toEqual([]);
+            await driver.advance(1);
+            await settleTurns();
+            expect(warnings.filter((w) => /timeout/i.test(w))).toHaveLength(1);
+            expect(req.state).toBe("pending");
+          }
+        );
+
+        it.skipIf(!runs(lane, driver, "runAllTimeout"))(
+          "runAll with a request in flight and a requestTimeout: terminates, the request rejects",
+          async () => {
+            const t = { requestTimeout: REQUEST_TIMEOUT_MS, throwOnRequestTimeout: true };
+            driver.install();
+            const handler = made(lane, t);
+            const req = await inFlight(lane, handler, t);
+            await driver.runAll();
+            await settleTurns();
+            expect(req.state).toBe("rejected");
+          }
+        );
+
+        it.skipIf(!runs(lane, driver, "runAllNone"))(
+          "runAll with a request in flight and no timeout at all: terminates, the request still pending",
+          async () => {
+            driver.install();
+            const handler = made(lane, {});
+            const req = await inFlight(lane, handler, {});
+            await driver.runAll();
+            await settleTurns();
+            expect(req.state).toBe("pending");
+          }
+        );
+
+        it.skipIf(!runs(lane, driver, "runOnlyPending"))(
+          "runOnlyPendingTimers fires a due requestTimeout",
+          async () => {
+            const t = { requestTimeout: REQUEST_TIMEOUT_MS, throwOnRequestTimeout: true };
+            driver.install();
+            const handler = made(lane, t);
+            const req = await inFlight(lane, handler, t);
+            driver.runOnlyPending();
+            await settleTurns();
+            expect(req.state).toBe("rejected");
+          }
+        );
+
+        it.skipIf(!runs(lane, driver, "restore"))(
+          "real timers restored between tests, then destroy(): setImmediate still runs in this process",
+          async () => {
+            const t = { requestTimeout: REQUEST_TIMEOUT_MS, throwOnRequestTimeout: true };
+            const handler = lane.make(t); // shared across "tests", as a module-level client is
+            driver.install();
+            const req = await inFlight(lane, handler, t);
+            await driver.advance(REQUEST_TIMEOUT_MS);
+            await settleTurns();
+            expect(req.state).toBe("rejected");
+            // A second request left in flight when the test ends.
+            await inFlight(lane, handler, {});
+            driver.uninstall();
+            handler.destroy();
+            let ran = false;
+            setImmediate(() => {
+              ran = true;
+            });
+            await until(() => ran, "a real setImmediate to run", 500);
+          }
+        );
+      });
+    }
+  });
+}
+
+describe("vi.useFakeTimers({ shouldAdvanceTime: true })", () => {
+  it.for(LANES.filter((l) => l.key !== "smithy-undici").map((l) => [l.key, l] as const))(
+    "%s: requestTimeout fires as the clock advances with real time",
+    async ([, lane]) => {
+      const t = { requestTimeout: 100, throwOnRequestTimeout: true };
+      vi.useFakeTimers({ shouldAdvanceTime: true });
+      const handler = made(lane, t);
+      const req = await inFlight(lane, handler, t);
+      await until(() => req.state !== "pending", "the request to settle");
+      expect(req.error?.name).toBe("TimeoutError");
+    }
+  );
+});
