@@ -145,12 +145,12 @@ function firstSession(h: NodeHttp2Handler): http2.ClientHttp2Session {
 }
 
 /**
- * Holds every `timing.setImmediate` callback until the test runs it, so a test can put real I/O (what a poll phase
+ * Holds every `timing.afterPoll` callback (work that waits for the next poll phase) until the test runs it, so a test can put real I/O (what a poll phase
  * reads) before the immediates, as the event loop does.
  */
 function holdImmediates() {
   const held: (() => void)[] = [];
-  vi.spyOn(timing, "setImmediate").mockImplementation((fn: () => void) => {
+  vi.spyOn(timing, "afterPoll").mockImplementation((fn: () => void) => {
     held.push(fn);
     return undefined as never;
   });

@@ -82,7 +82,7 @@ export { DeadlineKind } from "./deadline-kind";
  * turning loops are late by less (a native timer's p90 under CPU load: tens of ms, `docs/perf/lateness.md`).
  * @internal
  */
-export const STALL_CONFIRM_MS = 250;
+export const STALL_CONFIRM_MS = 100;
 
 /**
  * Default period of an owner's recurring tick on its `DeadlineScheduler` (periodic work such as the undici handler's
