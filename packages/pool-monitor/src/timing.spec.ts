@@ -121,3 +121,19 @@ describe("timing", () => {
     timing.clearImmediate(handle);
   });
 });
+
+describe("timing: one registered instance per process", () => {
+  it("a copy loaded after one of an older version (no afterPoll) adds the missing member to the registered object", async () => {
+    const { afterPoll } = timing;
+    const registered = timing as Partial<typeof timing>;
+    delete registered.afterPoll; // what a copy of an older version registered
+    try {
+      vi.resetModules();
+      const again = await import("./timing");
+      expect(again.timing).toBe(timing);
+      expect(typeof timing.afterPoll).toBe("function");
+    } finally {
+      registered.afterPoll ??= afterPoll;
+    }
+  });
+});

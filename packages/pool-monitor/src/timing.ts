@@ -20,7 +20,20 @@ export type Timing = ReturnType<typeof createTiming>;
  *
  * @public
  */
-export const timing: Timing = ((globalThis as { [TIMING_KEY]?: Timing })[TIMING_KEY] ??= createTiming());
+export const timing: Timing = registered();
+
+/**
+ * The registered `timing`, created by the first copy loaded. A copy of another version registered first may lack
+ * members added since (`afterPoll`): they are added to it, so every caller finds them.
+ */
+function registered(): Timing {
+  const registry = globalThis as { [TIMING_KEY]?: Timing };
+  const mine = createTiming();
+  const first = registry[TIMING_KEY];
+  if (first === undefined) return (registry[TIMING_KEY] = mine);
+  for (const [key, value] of Object.entries(mine)) if (!(key in first)) Object.assign(first, { [key]: value });
+  return first;
+}
 
 type Fn = (...args: any[]) => any;
 
