@@ -129,7 +129,7 @@ describe("timing: one registered instance per process", () => {
     delete registered.afterPoll; // what a copy of an older version registered
     try {
       vi.resetModules();
-      const again = await import("./timing");
+      const again = await import("./timing.js");
       expect(again.timing).toBe(timing);
       expect(typeof timing.afterPoll).toBe("function");
     } finally {
