@@ -5,15 +5,11 @@
  */
 import { DiagLogLevel, diag } from "@opentelemetry/api";
 import { UndiciInstrumentation } from "@opentelemetry/instrumentation-undici";
-import { type Histogram, MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
+import { type Histogram, MeterProvider } from "@opentelemetry/sdk-metrics";
 import { type PoolEvent, PoolMonitor, type RequestFinishedEvent } from "@sockeye/pool-monitor";
 import { afterEach, expect, test as it } from "vitest";
 import { registerPoolMetrics } from "./register-pool-metrics";
-
-class PullReader extends MetricReader {
-  protected async onForceFlush(): Promise<void> {}
-  protected async onShutdown(): Promise<void> {}
-}
+import { PullReader } from "./pull-reader.mock";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {

@@ -4,16 +4,12 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { MeterProvider, MetricReader, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
+import { MeterProvider, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import { HttpRequest } from "@smithy/protocol-http";
 import { NodeHttpHandler } from "@sockeye/node-http-handler";
 import { afterEach, expect, test as it } from "vitest";
 import { registerPoolMetrics } from "./register-pool-metrics";
-
-class PullReader extends MetricReader {
-  protected async onForceFlush(): Promise<void> {}
-  protected async onShutdown(): Promise<void> {}
-}
+import { PullReader } from "./pull-reader.mock";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {

@@ -6,20 +6,16 @@ import { readFileSync } from "node:fs";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { MeterProvider, MetricReader, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
+import { MeterProvider, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import { HttpRequest } from "@smithy/protocol-http";
 import { NodeHttp2Handler } from "@sockeye/node-http-handler";
 import { afterEach, expect, test as it } from "vitest";
 import { registerPoolMetrics } from "./register-pool-metrics";
+import { PullReader } from "./pull-reader.mock";
 
 const FIXTURES = join(__dirname, "..", "..", "node-http-handler", "test", "fixtures");
 const CA = readFileSync(join(FIXTURES, "localhost-cert.pem"));
 const KEY = readFileSync(join(FIXTURES, "localhost-key.pem"));
-
-class PullReader extends MetricReader {
-  protected async onForceFlush(): Promise<void> {}
-  protected async onShutdown(): Promise<void> {}
-}
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {

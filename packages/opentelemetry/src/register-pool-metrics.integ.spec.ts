@@ -5,21 +5,11 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { createNoopMeter, type MeterProvider as ApiMeterProvider } from "@opentelemetry/api";
-import {
-  type DataPoint,
-  type Histogram,
-  MeterProvider,
-  MetricReader,
-  type ResourceMetrics,
-} from "@opentelemetry/sdk-metrics";
+import { type DataPoint, type Histogram, MeterProvider, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import { type PoolEvent, PoolMonitor, type RequestFinishedEvent } from "@sockeye/pool-monitor";
 import { afterEach, describe, expect, test as it, vi } from "vitest";
 import { registerPoolMetrics } from "./register-pool-metrics";
-
-class PullReader extends MetricReader {
-  protected async onForceFlush(): Promise<void> {}
-  protected async onShutdown(): Promise<void> {}
-}
+import { PullReader } from "./pull-reader.mock";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
