@@ -409,7 +409,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     for (const o of this.origins.values()) {
       const d = o.detector;
       if (d.ringSamples > k) k = d.ringSamples;
-      if (queued && d.stallDeadline() > stall) stall = d.stallDeadline();
+      if (queued) stall = Math.max(stall, d.stallDeadline());
     }
     if (!queued) return (k + 1) * period;
     return stall + options.unconsumedBodyMs + (k + UNREAD_WHILE_QUEUED_SAMPLES + 2) * period;
