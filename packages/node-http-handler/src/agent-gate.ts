@@ -44,7 +44,7 @@
  * key `keyFor()` returns is valid for `admit()` until the next `keyFor()` (the caller admits at once): a key dropped
  * meanwhile would count requests that no other key's release drains.
  */
-import { timing } from "./hot-bindings";
+import { timing } from "@sockeye/pool-monitor/internal";
 import type { Agent } from "node:http";
 import { isIP } from "node:net";
 

@@ -33,7 +33,7 @@
  * scheduler); bytes read during such a block call the hook, which re-arms the deadline, so the request is not failed.
  */
 import type { DeadlineOwner, DeadlineScheduler } from "@sockeye/pool-monitor/internal";
-import { Deadline, timing } from "./hot-bindings";
+import { Deadline, timing } from "@sockeye/pool-monitor/internal";
 import type { Socket } from "node:net";
 
 /** The watching request's `Deadline`, on the socket it watches. */

@@ -10,13 +10,13 @@ import {
   resolveSharedOption,
   saturationFields,
   timing,
+  validateRequest,
 } from "@sockeye/pool-monitor/internal";
 import type { Agent, ClientRequest } from "node:http";
 import https from "node:https";
 import { checkSocketUsage } from "./check-socket-usage";
 import { PACKAGE_PREFIX } from "./constants";
 import { HandlerRuntime } from "./handler-runtime";
-import { validateRequest } from "./hot-bindings";
 import { InFlightRequest } from "./in-flight-request";
 import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
 import { RequestPlan } from "./request-plan";

@@ -21,7 +21,7 @@
 import type { Agent } from "node:http";
 import type { Socket } from "node:net";
 import { TICK_MS } from "@sockeye/pool-monitor/internal";
-import { timing } from "./hot-bindings";
+import { timing } from "@sockeye/pool-monitor/internal";
 import { ownedAgents } from "./resolve-handler-config";
 
 const kCreatedAt = Symbol("sockeye.socketCreatedAt");

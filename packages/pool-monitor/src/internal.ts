@@ -19,7 +19,7 @@ export {
   STALL_HOLD_FACTOR,
   TROUGHS,
 } from "./detector-tuning";
-export { CHANNEL_NAMES } from "./diagnostics";
+export { CHANNEL_NAMES, requestFinishedChannel } from "./diagnostics";
 export { formatSaturationMessage, type SaturationTerms } from "./format-saturation-message";
 export { LazyInterval } from "./lazy-interval";
 export { describeValue, invalidOption, MAX_SHOWN_CHARS } from "./invalid-option";
@@ -41,24 +41,23 @@ export { declaredLength, explainRefusal } from "./validate-headers";
 export { type RequestProtocol, validateRequest } from "./validate-request";
 export { Http1PoolMonitor } from "./http1-pool-monitor";
 export {
-  noteRequestOutcome,
-  requestClosed,
-  requestDispatched,
-  requestError,
-  requestResponse,
-  requestSocket,
-  trackQueued,
-  trackStarted,
-  trackUnpooled,
-} from "./request-listeners";
-export {
+  addActiveAge,
+  adoptSocket,
+  agentMaps,
+  type BodyProgress,
   type CountedAs,
+  type CountedRequest,
+  countUnread,
   type Http1Core,
+  type Http1Requests,
   OriginState,
+  outcomeOf,
   PoolLink,
-  RequestState,
   SocketState,
+  socketStateOf,
+  unreadBody,
 } from "./tracking-state";
+export { attachUnpooledRequest, type UnpooledRequest, unpooledClosed } from "./unpooled-request";
 export { PoolMonitor } from "./pool-monitor";
 export {
   emptyPoolStats,
@@ -78,7 +77,12 @@ export {
 } from "./origin-telemetry";
 export { PoolReading, SampleEvidence } from "./pool-reading";
 export { DurationHistogram } from "./duration-histogram";
-export { requestFinishedEvent, schemeOf } from "./request-finished";
+export {
+  type FinishedHttp1Request,
+  httpRequestFinishedEvent,
+  requestFinishedEvent,
+  schemeOf,
+} from "./request-finished";
 export {
   checkSaturationBlock,
   MONITOR_OPTION_RULES,
