@@ -171,7 +171,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   }
 
   requestDispatching(r: InFlightRequest, now: number): void {
-    if (r.requestPlan.swept) this.beforeDispatch(r.requestPlan.planAgent, now);
+    if (r.requestPlan.swept) this.beforeDispatch(r.requestPlan.agent, now);
   }
 
   /** Its Node request was just created: counted from now (or, if it waited in the gate, since then). */

@@ -386,7 +386,7 @@ describe("InFlightRequest in the handler's gate: every deadline, abort and destr
       connectWaitMs: undefined,
       requestMs: 300,
       requestTimeoutThrows: false,
-      planLogger: { warn } as never,
+      logger: { warn } as never,
     });
     vi.advanceTimersByTime(200);
     expect(warn).toHaveBeenCalledTimes(1);

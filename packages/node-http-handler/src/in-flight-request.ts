@@ -184,7 +184,7 @@ export class InFlightRequest
 
   /** The plan's agent. */
   get agent(): Agent {
-    return this.requestPlan.planAgent;
+    return this.requestPlan.agent;
   }
 
   /** For `request:finished`: the method. */
@@ -323,7 +323,7 @@ export class InFlightRequest
           const plan = this.requestPlan;
           const detail = req?.socket
             ? undefined
-            : `The request was still waiting for a free socket (${describeAgentQueue(plan.planAgent, plan.agentGate)}).`;
+            : `The request was still waiting for a free socket (${describeAgentQueue(plan.agent, plan.agentGate)}).`;
           this.giveUp(connectionTimeoutError(PACKAGE_PREFIX, plan.connectWaitMs, detail), "timed_out", false);
         }
         return;
@@ -333,7 +333,7 @@ export class InFlightRequest
           this.giveUp(requestTimeoutError(PACKAGE_PREFIX, this.requestPlan.requestMs), "timed_out", true);
         } else {
           guardedWarn(
-            this.requestPlan.planLogger ?? console,
+            this.requestPlan.logger ?? console,
             `${requestTimeoutMessage(PACKAGE_PREFIX, this.requestPlan.requestMs, false)} ${REQUEST_TIMEOUT_HINT}`
           );
         }
@@ -349,7 +349,7 @@ export class InFlightRequest
             plan.acquireMs,
             now - this.beganAt,
             "socket",
-            describeAgentQueue(plan.planAgent, plan.agentGate)
+            describeAgentQueue(plan.agent, plan.agentGate)
           );
           this.giveUp(error, "timed_out", true);
         }
@@ -393,7 +393,7 @@ export class InFlightRequest
     const req = this.req;
     let noClose = req === undefined;
     if (req !== undefined) {
-      noClose = !req.socket && leaveAgentQueue(this.requestPlan.planAgent, req);
+      noClose = !req.socket && leaveAgentQueue(this.requestPlan.agent, req);
       if (destroyWithError) req.destroy(error as Error);
       else req.destroy();
     }
@@ -409,12 +409,11 @@ export class InFlightRequest
   destroyByHandler(): void {
     if (this.isFinished) return;
     const req = this.req;
-    const queued =
-      req === undefined ? this.inGateQueue : !req.socket && leaveAgentQueue(this.requestPlan.planAgent, req);
+    const queued = req === undefined ? this.inGateQueue : !req.socket && leaveAgentQueue(this.requestPlan.agent, req);
     const error = handlerDestroyedError(
       PACKAGE_PREFIX,
       queued
-        ? `while it was waiting for a free socket (${describeAgentQueue(this.requestPlan.planAgent, this.requestPlan.agentGate)})`
+        ? `while it was waiting for a free socket (${describeAgentQueue(this.requestPlan.agent, this.requestPlan.agentGate)})`
         : "while the request was in flight"
     );
     this.notedOutcome ??= "aborted";
@@ -542,7 +541,7 @@ export class InFlightRequest
 
   /** The origin's link for the agent name `name` (the origin's last one, else looked up or created). */
   private linkUnder(monitor: Http1PoolMonitor, o: OriginState, name: string): PoolLink | undefined {
-    const agent = this.requestPlan.planAgent;
+    const agent = this.requestPlan.agent;
     o.lastAgent = agent;
     const last = o.lastQueueLink;
     const link =
@@ -581,7 +580,7 @@ export class InFlightRequest
     if (ss === undefined) {
       ss = adoptSocket(monitor, o, socket, now);
       reused = !ss.opened;
-      ss.link = this.link ?? monitor.originLinks.learnSocket(o, this.requestPlan.planAgent, socket);
+      ss.link = this.link ?? monitor.originLinks.learnSocket(o, this.requestPlan.agent, socket);
     }
     if (ss.core === monitor) {
       ss.requests++;
@@ -669,7 +668,7 @@ function onRequestSocket(this: ClientRequest, socket: Socket): void {
   if (monitor !== undefined) state.countSocket(monitor, socket, now);
   const acquire = state.acquireDeadline;
   if (acquire) state.host.hostScheduler.disarm(acquire);
-  enableTcpKeepAlive(socket, plan.planAgent);
+  enableTcpKeepAlive(socket, plan.agent);
   if (plan.lifetimeMs) stampSocket(socket, now);
   if (connecting) {
     (socket as any)[kConnectingFor] = state;
