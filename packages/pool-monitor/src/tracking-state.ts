@@ -431,9 +431,8 @@ function onSocketClose(this: Socket): void {
 
 /**
  * Socket bookkeeping, shared by every monitor (a socket is owned by the first monitor that saw it): one `SocketState`
- * in a symbol-keyed slot on the socket, read on every request that gets the socket. A slot is one property load; the
- * `WeakMap` it replaced was the hottest line of the per-request path in CPU profiles (an ephemeron-table lookup by
- * the socket's identity hash). The slot is cleared when the socket closes; the symbol is not enumerable by
+ * in a symbol-keyed slot on the socket, read on every request that gets the socket (one property load, where a
+ * `WeakMap` would hash the socket's identity). The slot is cleared when the socket closes; the symbol is not enumerable by
  * `Object.keys()` or `JSON.stringify()`, so the socket's owners never see it. It is a registered symbol
  * (`Symbol.for`): where the package is loaded twice (its CommonJS and ESM builds side by side, as under a test
  * runner), the copy whose functions the handler calls (`/internal`) and the copy of its monitor class (`.`) must see
@@ -560,9 +559,8 @@ export function enqueueOnLink(link: PoolLink, st: RequestState): void {
  *
  * An entry leaving the list has its `qNext` cleared. Left set, it would chain every request queued after it: a
  * request state the young-generation GC has already promoted stays a GC root for young objects until the next full
- * GC even once it is dead, so one such state kept the whole younger queue (each with its response) alive through
- * every scavenge while the queue never emptied (measured at c=200 with 50 sockets: about a quarter more executed
- * instructions per request, nearly all of it scavenging).
+ * GC even once it is dead, so one such state would keep the whole younger queue (each with its response) alive
+ * through every scavenge while the queue never empties.
  */
 export function dequeueFromLink(st: RequestState): void {
   const link = st.queueLink;
