@@ -1,45 +1,23 @@
 /**
- * The monitor's bookkeeping objects.
+ * The node:http monitor's bookkeeping objects.
  *
- * Node's agent keys its maps (`sockets`, `freeSockets`, `requests`) by `agent.getName(options)`
- * (`host:port:localAddress:family`, plus TLS options for https), which cannot be parsed back into an
- * origin. Each `OriginState` therefore keeps the (agent, name) pairs it was seen under (`links`),
- * learned cheaply:
- * - at `trackRequest()`, a request that had to queue is the *last* element of `agent.requests[name]`
- *   for exactly one name, and `agent.requests` only holds names with a non-empty queue (Node deletes
- *   drained keys), so scanning the last element of each key is O(#queued names), usually 0 or 1;
- * - at the request's `'socket'` event, a socket never seen before is looked up in the origin's known
- *   `agent.sockets[name]` arrays first and in the other names second. That is O(sockets) once per
- *   *connection*, never per reused request.
- * Reading active / idle / queued for an origin is then O(links) array-length reads, plus one property
- * load per busy socket for the age of the requests holding them, done only at sample or snapshot
- * time. A link that holds no socket and no queued request any more is dropped (and re-learned as
- * above if its name carries traffic again), so a replaced agent, or a host of the `_OTHER` aggregate
- * gone quiet, is not kept alive or counted forever: at that read, and also when its name's last
- * socket closes (`dropLinkIfIdle()`), since with `socketMonitor: "off"` / `"per-request"`, or once
- * the handler is idle, no read may come. (A request queues under a name behind busy sockets of that
- * name, but for an agent's `maxTotalSockets`, so the last socket closing is when a name empties; a
- * link kept then for a queued request that later ends without a socket goes at the next read.)
- * `poolLinks` is a `Set`, so that drop is an O(1) delete after three keyed loads of the agent's maps,
- * per connection closed, never per request; `_OTHER` keeps O(hosts with a socket or a queued
- * request), not one link per host ever seen.
+ * Node's agent keys its maps (`sockets`, `freeSockets`, `requests`) by `agent.getName(options)`, which cannot be
+ * parsed back into an origin, so each `OriginState` keeps the (agent, name) pairs it was seen under (`poolLinks`):
+ * the handler knows a request's name from its gate; the standalone monitor learns it from the last element of
+ * `agent.requests[name]` (a request that just queued) or, once per connection, from the `agent.sockets[name]` array
+ * holding a new socket. Reading an origin is O(links) array-length reads plus what its tracker's `Http1Requests`
+ * costs, at sample or snapshot time only. A link that holds no socket and no queued request is dropped, at that
+ * read and when its name's last socket closes (`dropLinkIfIdle()`), so a replaced agent or a host of `_OTHER` gone
+ * quiet is not kept or counted forever.
  *
- * `maxSockets` (Node applies it per agent name) is summed over the *live* links, those with a busy
- * socket or a queued request, and is the latest request's agent's limit when none is live: an agent
- * swapped out by `updateHttpClientConfig("httpAgent", …)` stops counting once its requests are done.
- * The detector is fed per-link evidence: when some link is full (busy sockets >= its maxSockets) with
- * a queue, the sample covers those links only (their sockets, queue, ages and completions), so one
- * saturated host of `_OTHER`, or the new agent of a swapped pair, is judged on its own; otherwise the
- * sample is the origin's sum, which then cannot be saturated.
+ * `maxSockets` (Node applies it per agent name) is summed over the links with a busy socket or a queued request, and
+ * is the latest request's agent's limit when none is. When some link is full (busy sockets >= its maxSockets) with a
+ * queue, the detector's sample covers those links only, so one saturated host of `_OTHER`, or the new agent of a
+ * swapped pair, is judged on its own; otherwise the sample is the origin's sum.
  *
- * Per request, the tracker keeps its own fields and hands the reading its requests (`Http1Requests`): the handler
- * its live `InFlightRequest`s, the standalone `PoolMonitor` its `RequestState`s (`request-listeners.ts`): while queued,
- * on its link's FIFO queue list (singly linked through `qNext`, whose head gives the oldest queued age; one that
- * leaves from behind the head is skipped lazily, see `dequeueFromLink()`), and from its response until it closes,
- * on its origin's open-response list. Per socket, whoever tracks it: one `SocketState` in a symbol-keyed slot on
- * the socket (`adoptSocket()`), which dies with it.
- * Per origin: counters, four `perf_hooks` histograms (a few KB each, fixed; a fifth for requests
- * sent outside the pool, created on the first one), the open-response list and one `SaturationDetector`.
+ * Per request, the tracker keeps its own fields (the handler's `InFlightRequest`; the standalone monitor's
+ * `RequestState`, on its link's FIFO queue list while queued and on its origin's open-response list from its
+ * response to its close). Per socket, whoever tracks it: one `SocketState` in a symbol-keyed slot on the socket.
  */
 import { errorMonitor } from "node:events";
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
