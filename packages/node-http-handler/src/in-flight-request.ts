@@ -187,9 +187,9 @@ export class InFlightRequest
     return this.requestPlan.agent;
   }
 
-  /** For `request:finished`: the method. */
+  /** For `request:finished`: the method (as Node sent it, once the Node request exists). */
   get trackedMethod(): string {
-    return this.httpRequest.method;
+    return this.req?.method ?? this.httpRequest.method;
   }
 
   /** For `request:finished`: the request's `Content-Length`. */
