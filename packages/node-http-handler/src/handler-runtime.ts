@@ -43,7 +43,7 @@ import {
   type OriginState,
   type PoolReading,
   TICK_MS,
-  timing,
+  timing as importedTiming,
   unreadBody,
 } from "@sockeye/pool-monitor/internal";
 import { AgentGate, type GateOwner } from "./agent-gate";
@@ -60,6 +60,9 @@ import {
   sweepDue,
 } from "./socket-lifecycle";
 import { SocketUsageWarning, type SocketUsageWarningSettings } from "./socket-usage-warning";
+
+// Bound once: in this package's CommonJS build every use of another package's export is a getter call.
+const timing = importedTiming;
 
 /** Settings the runtime re-reads whenever the handler's config is (re)resolved. @internal */
 export interface RuntimeSettings extends SocketUsageWarningSettings {

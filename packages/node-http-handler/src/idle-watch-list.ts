@@ -29,10 +29,13 @@
  * scheduler); bytes read during such a block call the hook, which re-arms the deadline, so the request is not failed.
  */
 import type { DeadlineOwner, DeadlineScheduler } from "@sockeye/pool-monitor/internal";
-import { Deadline, timing } from "@sockeye/pool-monitor/internal";
+import { Deadline, timing as importedTiming } from "@sockeye/pool-monitor/internal";
 import type { Socket } from "node:net";
 
 /** The watching request's `Deadline`, on the socket it watches. */
+// Bound once: in this package's CommonJS build every use of another package's export is a getter call.
+const timing = importedTiming;
+
 const kWatch = Symbol("sockeye.idleWatch");
 /** The socket's own `_unrefTimer` (Node's activity method), kept when the hook replaces it. */
 const kOriginal = Symbol("sockeye.unrefTimer");

@@ -47,15 +47,15 @@ import type { Http1PoolMonitor } from "@sockeye/pool-monitor";
 import {
   acquisitionTimeoutError,
   adoptSocket,
-  agentMaps,
+  agentMaps as importedAgentMaps,
   assertNever,
   attachUnpooledRequest,
   type BodyProgress,
   buildAbortError,
   closedBeforeResponseError,
   connectionTimeoutError,
-  Deadline,
-  DeadlineKind,
+  Deadline as ImportedDeadline,
+  DeadlineKind as ImportedDeadlineKind,
   type DeadlineOwner,
   explainRefusal,
   type FinishedHttp1Request,
@@ -63,22 +63,22 @@ import {
   handlerDestroyedError,
   httpRequestFinishedEvent,
   type OriginState,
-  outcomeOf,
+  outcomeOf as importedOutcomeOf,
   type PoolLink,
   REQUEST_TIMEOUT_HINT,
   relabelSocketError,
-  requestFinishedChannel,
+  requestFinishedChannel as importedFinishedChannel,
   requestTimeoutError,
   requestTimeoutMessage,
   type SocketState,
   socketIdleTimeoutError,
-  socketStateOf,
-  timing,
+  socketStateOf as importedSocketStateOf,
+  timing as importedTiming,
   type UnpooledRequest,
   unpooledClosed,
-  writeBody,
+  writeBody as importedWriteBody,
 } from "@sockeye/pool-monitor/internal";
-import { type HttpRequest, HttpResponse } from "@smithy/protocol-http";
+import { type HttpRequest, HttpResponse as ImportedHttpResponse } from "@smithy/protocol-http";
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { GatedRequest, GateKey } from "./agent-gate";
@@ -91,6 +91,19 @@ import type { RequestPlan } from "./request-plan";
 import { socketAge, stampSocket } from "./socket-lifecycle";
 import type { WarnedRequest } from "./socket-usage-warning";
 import { enableTcpKeepAlive } from "./tcp-keep-alive";
+
+// Bound once: in this package's CommonJS build every use of another package's export is a getter call.
+const Deadline = ImportedDeadline;
+type Deadline<K> = ImportedDeadline<K>;
+const DeadlineKind = ImportedDeadlineKind;
+type DeadlineKind = ImportedDeadlineKind;
+const HttpResponse = ImportedHttpResponse;
+const agentMaps = importedAgentMaps;
+const outcomeOf = importedOutcomeOf;
+const requestFinishedChannel = importedFinishedChannel;
+const socketStateOf = importedSocketStateOf;
+const timing = importedTiming;
+const writeBody = importedWriteBody;
 
 const kState = Symbol("sockeye.inFlightRequest");
 const kConnectingFor = Symbol("sockeye.connectingFor");
