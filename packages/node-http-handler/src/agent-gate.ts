@@ -42,9 +42,12 @@
  * key `keyFor()` returns is valid for `admit()` until the next `keyFor()` (the caller admits at once): a key dropped
  * meanwhile would count requests that no other key's release drains.
  */
-import { timing } from "@sockeye/pool-monitor/internal";
+import { timing as importedTiming } from "@sockeye/pool-monitor/internal";
 import type { Agent } from "node:http";
 import { isIP } from "node:net";
+
+// Bound once: in this package's CommonJS build every use of another package's export is a getter call.
+const timing = importedTiming;
 
 /** A request the gate can hold and later dispatch: its own state object, with the gate's link fields. @internal */
 export interface GatedRequest {
