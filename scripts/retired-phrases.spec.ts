@@ -92,4 +92,23 @@ describe("retiredPhraseProblems", () => {
       "packages/core/src/a.ts:2",
     ]);
   });
+
+  it("retires a `whenGone` phrase only once its path is gone", () => {
+    const root2 = mkdtempSync(join(tmpdir(), "retired-phrases-gone-"));
+    try {
+      mkdirSync(join(root2, "docs"));
+      mkdirSync(join(root2, "packages"));
+      mkdirSync(join(root2, "scripts"));
+      writeFileSync(join(root2, "README.md"), "built with\nscripts/old-tool.mjs\n");
+      writeFileSync(join(root2, "scripts", "old-tool.mjs"), "");
+      const retired = [{ phrase: "old-tool", now: "no such tool", whenGone: "scripts/old-tool.mjs" }];
+      expect(retiredPhraseProblems(root2, retired)).toEqual([]);
+      rmSync(join(root2, "scripts", "old-tool.mjs"));
+      expect(retiredPhraseProblems(root2, retired)).toEqual([
+        'README.md:2: "old-tool" names a retired design; now: no such tool',
+      ]);
+    } finally {
+      rmSync(root2, { recursive: true, force: true });
+    }
+  });
 });
