@@ -7,7 +7,8 @@
  * Read: README.md, the packages' README.md files, docs/*.md (not docs/perf/: dated measurement records), and the
  * `src/**\/*.ts` files of the published packages except specs and mocks (TSDoc, comments and messages alike).
  * A phrase matches case-insensitively across line breaks: Markdown quote marks, comment stars and slashes at the
- * start of a line are ignored and whitespace runs count as one space. Cost: one read per file.
+ * start of a line, code spans, bold and `()` are ignored, and whitespace runs count as one space. Cost: one read per
+ * file.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -25,6 +26,10 @@ import { REPO_ROOT } from "./lib/published-packages.mjs";
 export const RETIRED = [
   {
     phrase: "shared, unref'd interval",
+    now: "deadlines are nodes on one native timer per handler, armed for the earliest deadline",
+  },
+  {
+    phrase: "shared, lazy, unref'd interval",
     now: "deadlines are nodes on one native timer per handler, armed for the earliest deadline",
   },
   {
@@ -58,6 +63,12 @@ export const RETIRED = [
 /** Line prefixes that are layout, not words: Markdown quote marks, comment stars and slashes. */
 const LAYOUT = /^\s*(?:>\s*|\/\*\*?|\*\/?|\/\/)*\s*/;
 
+/** Markup inside a phrase: code spans, bold, a call's `()` (`` `unref()`'d `` reads as "unref'd"). */
+const MARKUP = /`|\*\*|\(\)/g;
+
+/** The words of `text` as the check compares them: lower case, no markup, one space between words. */
+const words = (text) => text.replace(MARKUP, "").replace(/\s+/g, " ").toLowerCase();
+
 /**
  * The retired phrases in `text`, each with the 1-based line where it starts.
  * @param {string} text
@@ -70,7 +81,7 @@ export function retiredPhrases(text, retired = RETIRED) {
   let flat = "";
   for (const line of text.split("\n")) {
     starts.push(flat.length);
-    flat += `${line.replace(LAYOUT, "").replace(/\s+/g, " ").toLowerCase()} `;
+    flat += `${words(line.replace(LAYOUT, ""))} `;
   }
   const lineOf = (offset) => {
     let line = 0;
@@ -79,7 +90,7 @@ export function retiredPhrases(text, retired = RETIRED) {
   };
   const found = [];
   for (const { phrase, now } of retired) {
-    const needle = phrase.replace(/\s+/g, " ").toLowerCase();
+    const needle = words(phrase);
     for (let at = flat.indexOf(needle); at !== -1; at = flat.indexOf(needle, at + 1)) {
       found.push({ line: lineOf(at), phrase, now });
     }

@@ -44,6 +44,11 @@ describe("retiredPhrases", () => {
     expect(retiredPhrases(tsdoc, ONE).map((h) => h.line)).toEqual([2]);
   });
 
+  it("reads through code spans, bold and a call's parentheses", () => {
+    const markdown = "- every deadline runs on **one lazy,\n  shared, `unref()`'d interval** per handler";
+    expect(retiredPhrases(markdown, ONE).map((h) => h.line)).toEqual([1]);
+  });
+
   it("reports every occurrence, and nothing in text that only shares words with a phrase", () => {
     expect(retiredPhrases("lazy, shared, unref'd interval\nlazy, shared, unref'd interval", ONE)).toHaveLength(2);
     expect(retiredPhrases("the standalone monitor samples on its own lazy, unref'd interval", ONE)).toEqual([]);
@@ -52,6 +57,13 @@ describe("retiredPhrases", () => {
   it("catches the sentences the issue found false, with the default list", () => {
     const found = (text: string) => retiredPhrases(text).map((h) => h.phrase);
     expect(found("every deadline on one lazy, shared, unref'd interval")).toEqual(["shared, unref'd interval"]);
+    expect(found('`"interval"` (one shared, lazy, unref\'d interval; no timer per request)')).toEqual([
+      "shared, lazy, unref'd interval",
+    ]);
+    expect(found("deadlines on one **lazy, shared, `unref()`'d interval** per handler")).toEqual([
+      "shared, unref'd interval",
+      "unref'd interval per handler",
+    ]);
     expect(found("run on one\n * lazy, self-stopping, unref'd interval per handler")).toEqual([
       "unref'd interval per handler",
     ]);
