@@ -8,11 +8,11 @@ import { join } from "node:path";
 import { build } from "esbuild";
 
 /**
- * The guard against weight creeping back: each Sockeye handler adds at most this many times upstream's bytes. Issue 24's
- * target was 4×; issue 35 retired minified bytes as a target (readable shipped code wins), and issue 33's input checks
- * (protocols, headers, content-length, body streams) took it past 4×, so the guard holds what that left.
+ * The guard against weight creeping back: each Sockeye handler adds at most this many times upstream's bytes. Not a
+ * target (issue 35 retired minified bytes as one: the dist ships its source names), only a ceiling a little above
+ * today's heaviest handler, to be lowered as code goes.
  */
-export const LIMIT_RATIO = 4.5;
+export const LIMIT_RATIO = 5.5;
 
 /** Each handler: how the app builds it, and the packages that are its weight. */
 export const HANDLERS = [
