@@ -1,5 +1,6 @@
 import type { Plugin } from "esbuild";
 import { defineConfig } from "tsup";
+import { PACKAGE_BUILD } from "../../scripts/tsup-package.mjs";
 
 /**
  * The public entry (`src/index.ts`) re-exports its runtime values from `./internal`; this keeps that import out of
@@ -19,18 +20,7 @@ const internalAsSibling: Plugin = {
 };
 
 export default defineConfig({
+  ...PACKAGE_BUILD,
   entry: ["src/index.ts", "src/internal.ts"],
-  format: ["cjs", "esm"],
-  dts: true,
-  clean: true,
-  sourcemap: false,
-  target: "node20",
-  platform: "node",
-  splitting: false,
   esbuildPlugins: [internalAsSibling],
-  // No keepNames: its helper is a static block in every class, which no bundler can drop, so an app bundle would
-  // carry every class of the package (the HTTP/2 handler in an HTTP/1.1 app). Names come out right without it as
-  // long as no class names itself inside its own body (esbuild would build it as `class _Name`): `create()` calls a
-  // function defined after the class. Tested by scripts/export-names.spec.ts.
-  keepNames: false,
 });
