@@ -6,7 +6,7 @@
  * Reads the packages' `dist/` (built by `npm test` before vitest runs); the servers are on 127.0.0.1.
  */
 import { once } from "node:events";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
@@ -160,7 +160,11 @@ const packageDir = (name: string): string => {
   if (pkg === undefined) throw new Error(`no package ${name}`);
   return pkg.dir;
 };
-const requireFrom = (name: string) => createRequire(join(packageDir(name), "package.json"));
+const requireFrom = (name: string) => {
+  const main = join(packageDir(name), "dist", "index.js");
+  if (!existsSync(main)) throw new Error(`${main} is missing: build the packages first (npm run build)`);
+  return createRequire(join(packageDir(name), "package.json"));
+};
 const nodeDist = requireFrom("@sockeye/node-http-handler")(packageDir("@sockeye/node-http-handler"));
 const undiciDist = requireFrom("@sockeye/undici-http-handler")(packageDir("@sockeye/undici-http-handler"));
 const poolMonitorDist = requireFrom("@sockeye/node-http-handler")("@sockeye/pool-monitor");
@@ -204,7 +208,16 @@ describe.each(CASES)("dist %s shows its source names", (className, create, port)
       const pending = handler.handle(
         new HttpRequest({ protocol: "http:", hostname: "127.0.0.1", port: port(), method: "GET", path: "/" })
       );
-      while (held.length === 0) await new Promise((r) => setTimeout(r, 5));
+      const failed = pending.then(
+        () => "answered before the server did",
+        (e: Error) => `failed: ${e.message}`
+      );
+      let outcome: string | undefined;
+      void failed.then((o) => {
+        outcome = o;
+      });
+      while (held.length === 0 && outcome === undefined) await new Promise((r) => setTimeout(r, 5));
+      expect(outcome, "the request reached the server").toBeUndefined();
       const { met, problems } = checkGraph(handler as object);
       expect(problems).toEqual([]);
       expect(met).toContain(className);
