@@ -4,10 +4,9 @@ import { defineConfig, type Plugin } from "vitest/config";
 const POOL_MONITOR_SRC = fileURLToPath(new URL("./packages/pool-monitor/src/", import.meta.url));
 
 /**
- * Sources see `@sockeye/pool-monitor`'s sources, built code its built code. pool-monitor's build renames its internal
- * members and each handler package's build applies the same short names (scripts/mangle-props.mjs), so a handler's
- * sources (under test) must meet pool-monitor's sources, whose names they spell, and a built handler (the
- * `dist` tests) the built pool-monitor.
+ * Sources see `@sockeye/pool-monitor`'s sources, built code its built code: a handler's sources under test run
+ * against pool-monitor's current sources (no build needed after a change there), and a built handler (the `dist`
+ * tests) against the built pool-monitor, as a user's install would.
  */
 const poolMonitorSources: Plugin = {
   name: "pool-monitor-sources",

@@ -20,7 +20,7 @@ type ConnectCallback = buildConnectorType.Callback;
 
 const kConn = Symbol("sockeye.connection");
 
-/** One connection's telemetry state (a class, so the build can shorten its member names). */
+/** One connection's telemetry state. */
 class ConnectionState {
   readonly begunAt = timing.now();
   tcpDoneAt = 0;
