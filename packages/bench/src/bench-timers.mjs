@@ -21,7 +21,7 @@
 
 import { mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { createClients, TIMEOUTS } from "./lib/clients.mjs";
+import { createClients, H2_TIMEOUTS, TIMEOUTS } from "./lib/clients.mjs";
 import { describeRun } from "./lib/machine.mjs";
 import { startLoadServer } from "./lib/server-control.mjs";
 import { median } from "./lib/stats.mjs";
@@ -39,6 +39,10 @@ const CONFIGS = [
   { label: "upstream 4.14.2, all three timeouts", client: "upstream", timeouts: true },
   { label: "Sockeye interval, default config", client: "sockeye-interval", timeouts: false },
   { label: "Sockeye interval, all three timeouts", client: "sockeye-interval", timeouts: true },
+  { label: "@smithy/undici-http-handler, timeouts", client: "smithy-undici", timeouts: true },
+  { label: "Sockeye undici, all three timeouts", client: "sockeye-undici", timeouts: true },
+  { label: "upstream NodeHttp2Handler, deadlines", client: "upstream-h2", timeouts: true },
+  { label: "Sockeye NodeHttp2Handler, deadlines", client: "sockeye-h2", timeouts: true },
 ];
 
 const rotate = (arr, k) => arr.map((_, i) => arr[(i + k) % arr.length]);
@@ -73,7 +77,7 @@ try {
   // One client per configuration.
   const entries = [];
   for (const cfg of CONFIGS) {
-    const { clients, skipped } = await createClients(server.origin, { timeouts: cfg.timeouts, only: [cfg.client] });
+    const { clients, skipped } = await createClients(server, { timeouts: cfg.timeouts, only: [cfg.client] });
     if (clients.length === 0) {
       results.skipped[cfg.label] = skipped[cfg.client] ?? "unavailable";
       console.log(`! skipped ${cfg.label}: ${results.skipped[cfg.label]}`);
@@ -136,11 +140,14 @@ function buildTimersMarkdown(res, sourceName) {
     "",
     "The seed (smithy-lang/smithy-typescript#1882) timed N bare `setTimeout` calls against one shared `setInterval`.",
     "This table counts what real requests create: N requests issued at once through a handler whose agent has",
-    "50 keep-alive sockets (so N − 50 wait in the agent's queue), against a local keep-alive server in another process.",
+    "50 keep-alive sockets (so N − 50 wait in the agent's queue; the HTTP/2 handlers use one session of up to 4,096",
+    "streams), against a local keep-alive server in another process.",
     "`created` = `Timeout` async resources initialised (async_hooks `init`) from the first request until the last",
     "response body ended; `peak` = most `Timeout`s alive at once (init minus destroy). Timers re-armed with",
     `\`refresh()\` count once. Median of ${m.config.reps} rotated repetitions (range shown when they differ).`,
-    `"All three timeouts" = connectionTimeout ${m.config.timeouts.connectionTimeout} ms, requestTimeout ${m.config.timeouts.requestTimeout} ms, socketTimeout ${m.config.timeouts.socketTimeout} ms.`,
+    `"All three timeouts" = connectionTimeout ${m.config.timeouts.connectionTimeout} ms, requestTimeout ${m.config.timeouts.requestTimeout} ms, socketTimeout ${m.config.timeouts.socketTimeout} ms`,
+    `(undici's connect, headers and body timeouts for @smithy/undici-http-handler); HTTP/2 "deadlines" = requestTimeout`,
+    `${H2_TIMEOUTS.requestTimeout} ms and sessionTimeout ${H2_TIMEOUTS.sessionTimeout} ms.`,
     "",
   ];
   const skipped = Object.entries(res.skipped);
@@ -180,7 +187,7 @@ function buildTimersMarkdown(res, sourceName) {
     "  per handler armed for the earliest expiry; `created` counts that timer's re-arms (a few per run, not per request);",
     "  a peak of 2 is a re-arm seen before async_hooks reports the cleared timer's `destroy`.",
     "  How late deadlines fire, beside upstream's native timers: [lateness.md](lateness.md).",
-    "- Timer counts are deterministic up to connection churn; CPU and heap effects are in [README.md](README.md).",
+    "- Timer counts are deterministic up to connection churn; CPU and heap figures are in [README.md](README.md).",
     ""
   );
   return `${L.join("\n")}\n`;

@@ -4,10 +4,12 @@
 // What it is for
 //   Every benchmark and the timer-count test fork this file with
 //   child_process.fork() so that the server's CPU, heap and native timers never
-//   show up in the client process that is being measured.
+//   show up in the client process that is being measured. It also serves the
+//   same routes over cleartext HTTP/2 (prior knowledge) on a second port, with
+//   4096 concurrent streams per session so c=1000 fits on one session.
 //
 // Protocol (IPC messages, parent <-> child)
-//   child  -> parent  { type: "ready", port }        once listening on 127.0.0.1:<port 0>
+//   child  -> parent  { type: "ready", port, h2Port } once both listen on 127.0.0.1:<port 0>
 //   parent -> child   { type: "hold", id }           from now on, hold /hold/* requests
 //   child  -> parent  { type: "holding", id }
 //   parent -> child   { type: "release", id }        answer every held request now and stop
@@ -31,6 +33,7 @@
 // =============================================================================
 
 import http from "node:http";
+import http2 from "node:http2";
 
 // -----------------------------------------------------------------------------
 // Preallocated bodies
@@ -104,6 +107,17 @@ server.on("connection", (socket) => {
   socket.on("close", () => connections--);
 });
 
+const h2 = http2.createServer({ settings: { maxConcurrentStreams: 4096 } });
+h2.on("session", (session) => session.on("error", () => {}));
+h2.on("stream", (stream, headers) => {
+  stream.on("error", () => {});
+  stream.resume();
+  const body = BODIES.get(Number(headers[":path"]?.slice(1))) ?? BODIES.get(128);
+  stream.respond({ ":status": 200, "content-length": body.length });
+  stream.end(body);
+  served++;
+});
+
 // -----------------------------------------------------------------------------
 // IPC
 // -----------------------------------------------------------------------------
@@ -128,6 +142,7 @@ process.on("message", (msg) => {
       break;
     case "close":
       server.closeAllConnections();
+      h2.close();
       server.close(() => process.exit(0));
       break;
     default:
@@ -138,5 +153,7 @@ process.on("message", (msg) => {
 process.on("disconnect", () => process.exit(0));
 
 server.listen({ host: "127.0.0.1", port: 0, backlog: 4096 }, () => {
-  process.send({ type: "ready", port: server.address().port });
+  h2.listen(0, "127.0.0.1", () => {
+    process.send({ type: "ready", port: server.address().port, h2Port: h2.address().port });
+  });
 });

@@ -14,6 +14,7 @@ const SERVER_PATH = fileURLToPath(new URL("./load-server.mjs", import.meta.url))
  * @typedef {object} LoadServer
  * @property {number} port
  * @property {string} origin                       e.g. "http://127.0.0.1:40123"
+ * @property {string} h2Origin                     the same routes over cleartext HTTP/2
  * @property {() => Promise<void>} hold            hold /hold/* requests until release()
  * @property {() => Promise<number>} release       answer every held request and stop holding; resolves to how many
  * @property {() => Promise<{held:number, served:number, connections:number}>} stats
@@ -44,6 +45,7 @@ export function startLoadServer() {
         resolve({
           port,
           origin: `http://127.0.0.1:${port}`,
+          h2Origin: `http://127.0.0.1:${msg.h2Port}`,
           hold: () => request("hold").then(() => undefined),
           release: () => request("release").then((m) => m.count),
           stats: () => request("stats"),

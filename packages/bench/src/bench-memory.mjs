@@ -1,22 +1,18 @@
 // =============================================================================
-// bench-queue.mjs: the handler-side queue of issue 25, before vs after, in one process (`npm run bench:queue`).
+// bench-memory.mjs: heap per request in flight, and the drain of a burst above maxSockets (`npm run bench:memory`).
 //
-// Two passes, each rotated, each a few minutes at most on a 2-core VM (the CPU-per-request targets are measured by
-// bench-focus.mjs, paired with an A/A control: `BENCH_FOCUS=upstream-c1000,upstream-c10000`):
-//   1. Heap retained per queued request: 10,000 GetItem-like POSTs (SDK-style headers, a small JSON body) held in
-//      flight on 50 sockets; gc() before the baseline and after the reading (the retained figure), per client, the
-//      three timeouts armed (60 s each, so none fires while held). `caller-only` builds the same requests and waits
-//      without sending: its figure is the caller's share, included in every client's.
+// Two passes, each rotated over the clients, a few minutes at most on a 2-core VM:
+//   1. Heap retained per request in flight: 10,000 GetItem-like POSTs (SDK-style headers, a small JSON body) held on
+//      50 sockets, so 9,950 of them queued; gc() before the baseline and before the reading, the three timeouts
+//      armed (60 s each, so none fires while held). `caller-only` builds the same requests and waits without
+//      sending: the caller's share, included in every client's figure.
 //   2. Drain: a Promise.all of 10,000 GetItem-like POSTs on 50 sockets from a cold pool, answered at once: wall ms,
-//      client CPU ms, and the connections the agent opened and held at once (never more than maxSockets), per
-//      client, rotated over rounds.
-//
-// `sockeye-before` is the handler built in another checkout (BENCH_BEFORE_MODULE: the path of its
-// packages/node-http-handler/dist/index.mjs; default /tmp/hq-before/...): e.g. `git worktree add --detach
-// /tmp/hq-before main`, then `npm ci && npm run build` in it (its own @sockeye/pool-monitor comes with it).
-// `sockeye-after` is this checkout's build.
-// Output: packages/bench/out/bench-queue-latest.json (pasted into docs/perf/handler-queue.md). Knobs:
-// BENCH_QUEUE_PASSES ("heap,drain"), BENCH_QUEUE_DRAIN_ROUNDS (default 3).
+//      client CPU ms, and the connections the agent opened and held at once (never more than maxSockets).
+// Clients: raw http.request, upstream 4.14.2, this checkout's NodeHttpHandler and, when BENCH_BEFORE_MODULE names
+// another build's packages/node-http-handler/dist/index.mjs (e.g. a `git worktree add --detach` of main, built),
+// that build as `sockeye-before`: a change's effect measured in one process.
+// Output: packages/bench/out/bench-memory-latest.json and one line per measurement on stdout. Knobs:
+// BENCH_MEMORY_PASSES ("heap,drain"), BENCH_MEMORY_ROUNDS (drain rounds, default 3; heap repetitions are 2).
 // =============================================================================
 
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -27,9 +23,9 @@ import { NodeHttpHandler as UpstreamHandler } from "@smithy/node-http-handler";
 import { drain, MAX_SOCKETS, TIMEOUTS } from "./lib/clients.mjs";
 import { startLoadServer, waitForServer } from "./lib/server-control.mjs";
 
-const BEFORE_MODULE = process.env.BENCH_BEFORE_MODULE ?? "/tmp/hq-before/packages/node-http-handler/dist/index.mjs";
-const PASSES = (process.env.BENCH_QUEUE_PASSES ?? "heap,drain").split(",");
-const DRAIN_ROUNDS = Number(process.env.BENCH_QUEUE_DRAIN_ROUNDS ?? 3);
+const BEFORE_MODULE = process.env.BENCH_BEFORE_MODULE;
+const PASSES = (process.env.BENCH_MEMORY_PASSES ?? "heap,drain").split(",");
+const DRAIN_ROUNDS = Number(process.env.BENCH_MEMORY_ROUNDS ?? 3);
 const HELD = 10_000;
 const noop = () => {};
 
@@ -131,8 +127,8 @@ function callerOnlyClient(origin, server) {
   };
 }
 
-const Before = await import(BEFORE_MODULE);
-const After = await import("@sockeye/node-http-handler");
+const Before = BEFORE_MODULE ? await import(BEFORE_MODULE) : undefined;
+const Sockeye = await import("@sockeye/node-http-handler");
 
 /** The three timeouts, 60 s each: armed as with TIMEOUTS, never reached while the heap pass holds requests. */
 const LONG_TIMEOUTS = { connectionTimeout: 60_000, requestTimeout: 60_000, socketTimeout: 60_000 };
@@ -141,8 +137,10 @@ async function handlerClients(origin, timeouts) {
   const t = timeouts === "long" ? LONG_TIMEOUTS : timeouts ? { ...TIMEOUTS } : {};
   return [
     handlerClient("upstream", UpstreamHandler, origin, t),
-    handlerClient("sockeye-before", Before.NodeHttpHandler, origin, { ...t, socketMonitor: "interval" }),
-    handlerClient("sockeye-after", After.NodeHttpHandler, origin, { ...t, socketMonitor: "interval" }),
+    ...(Before
+      ? [handlerClient("sockeye-before", Before.NodeHttpHandler, origin, { ...t, socketMonitor: "interval" })]
+      : []),
+    handlerClient("sockeye", Sockeye.NodeHttpHandler, origin, { ...t, socketMonitor: "interval" }),
   ];
 }
 
@@ -233,5 +231,5 @@ try {
 
 const outDir = fileURLToPath(new URL("../out/", import.meta.url));
 mkdirSync(outDir, { recursive: true });
-writeFileSync(`${outDir}bench-queue-latest.json`, `${JSON.stringify(results, null, 2)}\n`);
-console.log(`wrote ${outDir}bench-queue-latest.json`);
+writeFileSync(`${outDir}bench-memory-latest.json`, `${JSON.stringify(results, null, 2)}\n`);
+console.log(`wrote ${outDir}bench-memory-latest.json`);
