@@ -187,6 +187,8 @@ function buildTimersMarkdown(res, sourceName) {
     "  per handler armed for the earliest expiry; `created` counts that timer's re-arms (a few per run, not per request);",
     "  a peak of 2 is a re-arm seen before async_hooks reports the cleared timer's `destroy`.",
     "  How late deadlines fire, beside upstream's native timers: [lateness.md](lateness.md).",
+    "- The undici handlers show about one per request: undici's own keep-alive timer, armed natively each time a",
+    "  connection goes idle (raw `Pool.request` shows it too); Sockeye's deadlines add none.",
     "- Timer counts are deterministic up to connection churn; CPU and heap figures are in [README.md](README.md).",
     ""
   );
