@@ -8,11 +8,11 @@
 //
 // How:
 //   * load server in a separate process (answers at once, 128 B, keep-alive);
-//   * per configuration one client with its own 50-socket keep-alive agent,
-//     warmed up with 50 requests so sockets exist;
+//   * per configuration one client (lib/clients.mjs: its own 50-socket pool, or
+//     one HTTP/2 session), warmed up with 50 requests so connections exist;
 //   * N requests are issued at once (N = 10, 100, 1,000, 10,000: 50 on sockets,
-//     the rest queued in the agent) and awaited; an async_hooks hook counts
-//     `Timeout` inits (created) and tracks init-minus-destroy (live at peak);
+//     the rest queued) and awaited; an async_hooks hook counts `Timeout` inits
+//     (created) and tracks init-minus-destroy (live at peak);
 //   * REPS repetitions per cell, configurations rotated; the median is reported
 //     (the range is shown when the repetitions disagree).
 //
@@ -27,9 +27,6 @@ import { startLoadServer } from "./lib/server-control.mjs";
 import { median } from "./lib/stats.mjs";
 import { TimerCounter } from "./lib/timer-counter.mjs";
 
-// -----------------------------------------------------------------------------
-// Configuration
-// -----------------------------------------------------------------------------
 const IN_FLIGHT = [10, 100, 1_000, 10_000];
 const REPS = Number(process.env.BENCH_REPS ?? 3);
 /** Configurations: label, client name, timeouts on/off. */
@@ -47,9 +44,6 @@ const CONFIGS = [
 
 const rotate = (arr, k) => arr.map((_, i) => arr[(i + k) % arr.length]);
 
-// -----------------------------------------------------------------------------
-// Measurement
-// -----------------------------------------------------------------------------
 /**
  * Issue `n` requests at once and count native Timeouts until all have completed.
  * @param {import("./lib/clients.mjs").BenchClient} client
@@ -64,9 +58,6 @@ async function countInFlight(client, n, counter) {
   return { ...counter.disable(), wallMs };
 }
 
-// -----------------------------------------------------------------------------
-// Main
-// -----------------------------------------------------------------------------
 const startedAt = performance.now();
 const meta = describeRun("npm run bench:timers");
 meta.config = { inFlight: IN_FLIGHT, reps: REPS, timeouts: TIMEOUTS, serverAnswers: "immediately, 128 B" };
@@ -104,9 +95,6 @@ try {
   await server.close();
 }
 
-// -----------------------------------------------------------------------------
-// Output
-// -----------------------------------------------------------------------------
 results.meta.totalSeconds = Math.round((performance.now() - startedAt) / 100) / 10;
 const outDir = fileURLToPath(new URL("../out/", import.meta.url));
 const docsDir = fileURLToPath(new URL("../../../docs/perf/", import.meta.url));
