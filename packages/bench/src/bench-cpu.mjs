@@ -6,7 +6,7 @@
 //
 // A check is one question at one cell, named `<target>-c<concurrency>[-64k][-on]` (TARGETS below; "-64k" a 64 KiB
 // body instead of 128 B, "-on" with timeouts, lib/clients.mjs). Any such name can be given; "prefix*" picks the
-// default checks that start with it; no name runs the default checks (DEFAULT_CHECKS, about 40 minutes on 2 cores).
+// default checks that start with it; no name runs the default checks (DEFAULT_CHECKS, about an hour on 2 cores).
 // `--quick` runs 2 cycles per check (1 repeat of 1,000 requests with --instr): proof that it runs, not a result.
 //
 // CPU time (default). Why not one long series: one burst's paired ratio swings by ±20-50 % on a shared 2-core VM,
@@ -62,7 +62,7 @@ import { median, pairedRatios, summary } from "./lib/stats.mjs";
 
 /** The questions: `subject` ÷ `base` CPU per request must be `op` `limit` (no limit: measured only). */
 const TARGETS = Object.freeze({
-  // Issue 25: NodeHttpHandler within 10 % of what any handler behind the Smithy interface pays.
+  // NodeHttpHandler within 10 % of what any handler behind the Smithy interface pays at least.
   shaped: { subject: "sockeye-interval", base: "smithy-floor", op: "<=", limit: 1.1 },
   upstream: { subject: "sockeye-interval", base: "upstream", op: "<", limit: 1 },
   telemetry: { subject: "sockeye-interval", base: "sockeye-off", op: "<=", limit: 1.03 },
