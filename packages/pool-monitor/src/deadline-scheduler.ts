@@ -296,7 +296,7 @@ export class DeadlineScheduler {
     const dueAt = this.timerAt;
     this.timer = undefined;
     this.timerAt = Number.POSITIVE_INFINITY;
-    // The timer's clock reached `dueAt` even if `timing.now()` reads earlier (cached loop time, or only `setTimeout` faked).
+    // The timer reached `dueAt` even if `timing.now()` reads earlier (cached loop time, or only `setTimeout` faked).
     const now = Math.max(timing.now(), dueAt);
     const heap = this.heap;
     const tick = this.tick;
