@@ -38,10 +38,7 @@ export interface PoolMetricsSource {
   subscribe?(listener: (event: PoolEvent) => void): () => void;
 }
 
-/**
- * Options of {@link registerPoolMetrics}.
- * @public
- */
+/** Options of {@link registerPoolMetrics}. @public */
 export interface PoolMetricsOptions {
   /** Meter provider to use. @defaultValue the global provider (`metrics.getMeterProvider()`) */
   meterProvider?: MeterProvider;
@@ -72,10 +69,7 @@ export interface PoolMetricsOptions {
   maxOrigins?: number;
 }
 
-/**
- * Handle returned by {@link registerPoolMetrics}.
- * @public
- */
+/** Handle returned by {@link registerPoolMetrics}. @public */
 export interface PoolMetricsRegistration {
   /** Stops observing and unsubscribes from the monitor. Idempotent. */
   unregister(): void;

@@ -18,10 +18,7 @@
  */
 import diagnosticsChannel from "node:diagnostics_channel";
 
-/**
- * Channel names, exported so subscribers need not hard-code them.
- * @public
- */
+/** Channel names, exported so subscribers need not hard-code them. @public */
 export const CHANNEL_NAMES = {
   requestEnqueued: "sockeye:request:enqueued",
   requestAcquired: "sockeye:request:acquired",
@@ -32,10 +29,7 @@ export const CHANNEL_NAMES = {
   requestFinished: "sockeye:request:finished",
 } as const;
 
-/**
- * The channel of each name, in the order of `CHANNEL_NAMES` (created once, at load).
- * @internal
- */
+/** The channel of each name, in the order of `CHANNEL_NAMES` (created once, at load). @internal */
 export const [
   requestEnqueuedChannel,
   requestAcquiredChannel,

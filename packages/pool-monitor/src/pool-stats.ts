@@ -48,10 +48,7 @@ export type SaturationCause = "pool_capacity" | "unconsumed_bodies" | "no_progre
  */
 export type SaturationTrigger = "growth" | "rising_troughs" | "stall" | "long_holds";
 
-/**
- * How `recommendedMaxSockets` was computed.
- * @public
- */
+/** How `recommendedMaxSockets` was computed. @public */
 export interface SaturationSizing {
   /**
    * - `littles_law`: `ratePerSec` × `holdMs` (the window saw completions and spans at least twice the hold time);
@@ -187,10 +184,7 @@ export interface SaturationReport {
   message: string;
 }
 
-/**
- * Saturation block of an origin snapshot.
- * @public
- */
+/** Saturation block of an origin snapshot. @public */
 export interface OriginSaturation {
   /** Current state. */
   state: SaturationState;
@@ -211,10 +205,7 @@ export interface OriginSaturation {
   episodes: number;
 }
 
-/**
- * Snapshot of one origin.
- * @public
- */
+/** Snapshot of one origin. @public */
 export interface OriginStats {
   /** `scheme://host:port`, or `_OTHER` for origins beyond `maxOrigins`. */
   origin: string;
@@ -310,10 +301,7 @@ export type Http2CloseReason =
   | "server_closed"
   | "local";
 
-/**
- * One open HTTP/2 session.
- * @public
- */
+/** One open HTTP/2 session. @public */
 export interface Http2SessionStats {
   /** Handler-local session id. */
   id: number;
@@ -338,10 +326,7 @@ export interface Http2SessionStats {
   ageMs: number;
 }
 
-/**
- * HTTP/2 block of an origin snapshot.
- * @public
- */
+/** HTTP/2 block of an origin snapshot. @public */
 export interface Http2OriginStats {
   /** Pooled sessions open (connecting, ready or closing). */
   sessionsOpen: number;
@@ -370,10 +355,7 @@ export interface Http2OriginStats {
   goawayCodes: Record<string, number>;
 }
 
-/**
- * Requests of one origin sent outside the pool (one-off agents, one new socket each).
- * @public
- */
+/** Requests of one origin sent outside the pool (one-off agents, one new socket each). @public */
 export interface UnpooledStats {
   /** Requests tracked as unpooled (`trackUnpooledRequest()` or `attachUnpooledRequest()`, as the handlers do). */
   started: number;
@@ -391,10 +373,7 @@ export interface UnpooledStats {
   connectMs: DurationSummary;
 }
 
-/**
- * `PoolMonitor.getStats()` result.
- * @public
- */
+/** `PoolMonitor.getStats()` result. @public */
 export interface PoolStats {
   /** When the snapshot was taken, `performance.now()` ms. */
   takenAt: number;
