@@ -121,7 +121,10 @@ export interface SaturationReport {
   oldestActiveMs: number;
   /** Normal socket hold of this origin, ms: the longest completed hold, decaying 2 % per sample; `null` before one. */
   expectedHoldMs: number | null;
-  /** Age past which a held request is stalled: max((K − 1) × sampleIntervalMs, stallAfterMs, 4 × expectedHoldMs). */
+  /**
+   * Age past which a held request is stalled, ms: max((windowSamples − 1) × sampleIntervalMs, stallAfterMs,
+   * 4 × expectedHoldMs).
+   */
   stallDeadlineMs: number;
   /** Time covered by the detector window (restarted at every transition). */
   windowMs: number;
