@@ -9,8 +9,8 @@ import type { RequestFinishedEvent } from "@sockeye/pool-monitor";
 /** As `@sockeye/pool-monitor`'s `OVERFLOW_ORIGIN`. */
 const OTHER = "_OTHER";
 
-/** Attributes derived from one origin. @internal */
-export interface OriginAttributes {
+/** Attributes derived from one origin. */
+interface OriginAttributes {
   /** `server.address`, `server.port`, `url.scheme`. */
   base: Attributes;
   /** Lazily built variants of `base` with one extra attribute, keyed by `key=value`. */

@@ -1,10 +1,10 @@
-/** Smithy's `QueryParameterBag`, structurally: `null` is a bare key, an array a repeated key. @internal */
-export type QueryBag = Record<string, string | Array<string> | null>;
+/** Smithy's `QueryParameterBag`, structurally: `null` is a bare key, an array a repeated key. */
+type QueryBag = Record<string, string | Array<string> | null>;
 
 const hexEncode = (c: string): string => `%${c.charCodeAt(0).toString(16).toUpperCase()}`;
 
-/** RFC 3986 escaping: `encodeURIComponent` plus `!'()*`. @internal */
-export function escapeUri(value: string): string {
+/** RFC 3986 escaping: `encodeURIComponent` plus `!'()*`. */
+function escapeUri(value: string): string {
   return encodeURIComponent(value).replace(/[!'()*]/g, hexEncode);
 }
 

@@ -15,14 +15,8 @@ import {
   type TimeoutDeadline,
 } from "./sockeye-error-kind";
 
-/** `name` of the error of a request ended by `destroy()`. @internal */
-export const HANDLER_DESTROYED_ERROR_NAME = "HandlerDestroyedError";
-
-/** `code` of that error (not a transient code, so SDK retry strategies do not retry it). @internal */
-export const HANDLER_DESTROYED_ERROR_CODE = "ERR_HANDLER_DESTROYED";
-
-/** Socket error codes upstream relabels `TimeoutError` (upstream marks the list deprecated). @internal */
-export const NODEJS_TIMEOUT_ERROR_CODES: readonly string[] = ["ECONNRESET", "EPIPE", "ETIMEDOUT"];
+/** Socket error codes upstream relabels `TimeoutError`. */
+const NODEJS_TIMEOUT_ERROR_CODES: readonly string[] = ["ECONNRESET", "EPIPE", "ETIMEDOUT"];
 
 function timeoutError(message: string, deadline: TimeoutDeadline, code?: string, cause?: Error): SockeyeTimeoutError {
   const error = (cause === undefined ? new Error(message) : new Error(message, { cause })) as SockeyeTimeoutError;
@@ -135,8 +129,8 @@ export function handlerDestroyedError(prefix: string, where: string): HandlerDes
   const error = new Error(
     `${prefix} - the handler was destroyed (destroy() was called) ${where}; no new connection is opened for it.`
   ) as HandlerDestroyedError;
-  error.name = HANDLER_DESTROYED_ERROR_NAME;
-  error.code = HANDLER_DESTROYED_ERROR_CODE;
+  error.name = "HandlerDestroyedError";
+  error.code = "ERR_HANDLER_DESTROYED"; // not transient: the SDK does not retry it
   return brand(error, "handler_destroyed");
 }
 
@@ -145,8 +139,8 @@ export function http2DestroyedError(prefix: string): HandlerDestroyedError {
   return brand(new Error(`${prefix} - the handler was destroyed before a stream slot was free.`), "handler_destroyed");
 }
 
-/** `code` of a request body that disagrees with its `content-length` (Node's own code for it). @internal */
-export const CONTENT_LENGTH_MISMATCH_CODE = "ERR_HTTP_CONTENT_LENGTH_MISMATCH";
+/** Node's own code for a body that disagrees with its `content-length`. */
+const CONTENT_LENGTH_MISMATCH_CODE = "ERR_HTTP_CONTENT_LENGTH_MISMATCH";
 
 /**
  * A request body of `actual` bytes that disagrees with its `content-length` of `declared`: a `TypeError` when `known`

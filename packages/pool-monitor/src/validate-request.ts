@@ -11,8 +11,7 @@ interface RequestTarget {
   body?: unknown;
 }
 
-/** @internal */
-export type RequestProtocol = "http:" | "https:";
+type RequestProtocol = "http:" | "https:";
 
 /** Controls, space and URL delimiters: `"a.example@b.example"` would reach `b.example` on one transport only. */
 const BAD_HOSTNAME_CHAR = /[^!-~\u0080-\uffff]|[/?#@\\]/;
