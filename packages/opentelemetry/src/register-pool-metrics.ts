@@ -88,26 +88,10 @@ const VERSION =
   typeof __SOCKEYE_OPENTELEMETRY_VERSION__ === "string" ? __SOCKEYE_OPENTELEMETRY_VERSION__ : "0.0.0-source";
 
 /**
- * Registers OpenTelemetry instruments that report the socket pools seen by `source`.
- *
- * Semantic conventions (attributes `server.address`, `server.port`, `url.scheme`):
- * - `http.client.open_connections` (async UpDownCounter, `{connection}`, + `http.connection.state` = `active` | `idle`;
- *   HTTP/2 sessions of Sockeye's `NodeHttp2Handler` also carry `network.protocol.version` = `"2"`)
- * - `http.client.active_requests` (async UpDownCounter, `{request}`; queued requests included)
- * - `http.client.connection.duration` (Histogram, `s`; per closed connection, + `<ns>.connection.close_reason`)
- * - `http.client.request.duration` (Histogram, `s`, Stable; per finished request, + `http.request.method`, and when
- *   known `http.response.status_code`, `error.type`, `network.protocol.version`; option `requestDuration`: by default
- *   not for requests an OpenTelemetry HTTP instrumentation records on the same provider)
- * - `http.client.request.body.size` / `http.client.response.body.size` (Histograms, `By`; opt-in: option `bodySize`)
- * - `http.client.request.time_in_queue` (Histogram, `s`; requests that actually queued, .NET semantics, including those
- *   that left the queue by timeout or abort; option `timeInQueue`)
- *
- * Namespace `<ns>` (default `sockeye`): `<ns>.pool.queued_requests`, `<ns>.pool.oldest_queued_age` (s),
- * `<ns>.pool.limit`, `<ns>.pool.saturation.state` (0 ok, 1 saturated, 2 stalled; + `<ns>.saturation.cause`),
- * `<ns>.response.unconsumed`, `<ns>.connection.created`, `<ns>.connection.closed` (+ close reason),
- * `<ns>.connection.errors`, `<ns>.connection.acquisitions` (+ `<ns>.connection.reused`), `<ns>.requests`
- * (+ `<ns>.request.outcome`), `<ns>.connection.connect.duration` (Histogram, s, + `<ns>.connect.phase` = tcp | tls).
- *
+ * Registers OpenTelemetry instruments that report the socket pools seen by `source`: the semantic-convention
+ * `http.client.*` instruments (attributes `server.address`, `server.port`, `url.scheme`) and the namespaced
+ * `<ns>.pool.*`, `<ns>.connection.*` and `<ns>.requests` ones, as the package README's table lists them. Histograms
+ * need `source.subscribe()`. `unregister()` on the returned handle stops the reporting.
  * @public
  */
 export function registerPoolMetrics(

@@ -201,15 +201,16 @@ export function relabelSocketError<E extends Error & { code?: string }>(error: E
 
 /** The request closed (e.g. destroyed by a caller holding it) before any response or error. @internal */
 export function closedBeforeResponseError(prefix: string): ConnectionResetError {
-  const error = new Error(`${prefix} - the request closed before a response was received.`) as ConnectionResetError;
-  error.name = "TimeoutError";
-  error.code = "ECONNRESET";
-  return brand(error, "connection_reset");
+  return connectionReset(new Error(`${prefix} - the request closed before a response was received.`));
 }
 
 /** undici's "other side closed" before the response, in Node's relabelled "socket hang up" shape. @internal */
 export function socketHangUpError(cause: Error): ConnectionResetError {
-  const error = new Error(`socket hang up (${cause.message})`, { cause }) as ConnectionResetError;
+  return connectionReset(new Error(`socket hang up (${cause.message})`, { cause }));
+}
+
+/** Node's reset shape, as upstream relabels it: `TimeoutError`, `ECONNRESET`. */
+function connectionReset(error: ConnectionResetError): ConnectionResetError {
   error.name = "TimeoutError";
   error.code = "ECONNRESET";
   return brand(error, "connection_reset");
