@@ -47,10 +47,7 @@ export const TICK_MS = 100;
 
 /** Something that owns deadlines and is told when one fires. @internal */
 export interface DeadlineOwner<K = number> {
-  /**
-   * @param kind - the `kind` the deadline was created with (e.g. a `DeadlineKind`).
-   * @param now - `timing.now()` ms at firing time.
-   */
+  /** `now`: `timing.now()` ms at firing time. */
   onDeadline(kind: K, now: number): void;
 }
 
@@ -151,10 +148,8 @@ export class DeadlineScheduler {
   private readonly tick: Deadline<undefined> | undefined;
 
   /**
-   * @param onTick - the owner's periodic work, called with the monotonic time once per `tickPeriodMs` after
-   *   `ensureTicking()`; returns true while the owner still needs ticks (e.g. requests in flight to sample).
-   * @param tickPeriodMs - the tick period in ms, or a function read at every re-arm (so a reconfigured period
-   *   applies at the next tick). Default `TICK_MS` (100 ms).
+   * `onTick` runs once per `tickPeriodMs` (ms, or a function read at every re-arm; default `TICK_MS`) after
+   * `ensureTicking()`, while it returns true.
    */
   constructor(
     private readonly onTick?: (now: number) => boolean,
@@ -182,10 +177,7 @@ export class DeadlineScheduler {
     return this.timerAt;
   }
 
-  /**
-   * Arms `d` to fire `durationMs` after `start` (a `timing.now()` reading). Re-arming an armed deadline moves it.
-   * Non-finite or negative durations are ignored (nothing is armed).
-   */
+  /** Arms (or moves) `d` to fire `durationMs` after `start`; a negative or infinite duration arms nothing. */
   arm(d: Deadline<any>, start: number, durationMs: number): void {
     if (d.slotState !== IDLE) this.disarm(d);
     if (!(durationMs >= 0) || durationMs === Number.POSITIVE_INFINITY) return;
@@ -216,9 +208,8 @@ export class DeadlineScheduler {
   }
 
   /**
-   * Restarts an armed `d` from `now` with the duration it was armed with (Node's `timeout.refresh()`): O(1), the node
-   * moves to its list's tail. An expired deadline not yet fired (an event-loop stall) is re-armed, so activity seen
-   * in the poll phase wins. No-op on an idle deadline.
+   * Restarts an armed `d` from `now` (Node's `timeout.refresh()`). One collected after a stall but not yet fired is
+   * re-armed, so activity seen in the poll phase wins.
    */
   refresh(d: Deadline<any>, now: number): void {
     const list = d.slotList;
@@ -268,11 +259,7 @@ export class DeadlineScheduler {
     return typeof p === "number" ? p : p();
   }
 
-  /**
-   * The tick fired: runs the owner's work; while the owner is still busy (or its work threw), the next tick is one
-   * period after the one just due (no drift), or after `now` if that one was more than a period late (no catch-up
-   * burst).
-   */
+  /** Runs the owner's work and re-arms the tick without drift, or from `now` when more than a period late. */
   private runTick(now: number): void {
     let busy = true;
     try {
@@ -286,11 +273,7 @@ export class DeadlineScheduler {
     }
   }
 
-  /**
-   * @internal The native timer fired: fire what is due (after the poll phase instead if it is `STALL_CONFIRM_MS`
-   * overdue), run the owner tick if it is due, and sleep until the next expiry. `generation` identifies the timer:
-   * one replaced or cleared since (by an implementation that could not clear it) is ignored.
-   */
+  /** @internal The native timer fired; one of an older `generation` (replaced or cleared) is ignored. */
   wake(generation: number): void {
     if (generation !== this.timerGeneration) return;
     const dueAt = this.timerAt;
@@ -349,10 +332,6 @@ export class DeadlineScheduler {
     if (failure !== undefined) throw failure.error;
   }
 
-  /**
-   * Creates the timer for `at`, `now` being the current time on the deadlines' clock, ref'd only while a deadline
-   * that holds the loop is armed.
-   */
   private schedule(at: number, now: number): void {
     if (this.timer !== undefined) timing.clearTimeout(this.timer);
     const delay = Math.max(0, Math.ceil(at - now));
