@@ -105,7 +105,6 @@ export interface SaturationReport {
   previousCause: SaturationCause | null;
   /** Rule that fired; `null` in a recovery report. */
   trigger: SaturationTrigger | null;
-  /** When the report was made. */
   detectedAt: number;
   /** When the previous state began (for a recovery: when saturation began). */
   since: number;
@@ -147,16 +146,12 @@ export interface SaturationReport {
   message: string;
 }
 
-/** Saturation block of an origin snapshot. @public */
+/** Saturation block of an origin snapshot: fields as in `SaturationReport`, for the current state. @public */
 export interface OriginSaturation {
   state: SaturationState;
-  /** When the current state began. */
   since: number;
-  /** Cause of the current (non-ok) state, else `null`. */
   cause: SaturationCause | null;
-  /** Rule that fired for the current (non-ok) state, else `null`. */
   trigger: SaturationTrigger | null;
-  /** Sockets the pool needs now, refreshed every sample while the cause is `pool_capacity`; else `null`. */
   recommendedMaxSockets: number | null;
   /** Consecutive samples without the cause; recovery at `windowSamples`. Always present from `PoolMonitor`. */
   clearSamples?: number;
@@ -201,11 +196,9 @@ export interface OriginStats {
     /** New sockets seen (connection attempts, successful or not). */
     created: number;
     closed: Record<CloseReason, number>;
-    /** Socket acquisitions (a request received a socket). */
     acquisitions: number;
     /** Acquisitions of a socket that had already served a request (unlike `req.reusedSocket`, right on `'free'`). */
     reusedAcquisitions: number;
-    /** Socket `'error'` events. */
     errors: number;
   };
   /** From `startedAt` to the request's socket, every acquisition. */
@@ -218,7 +211,6 @@ export interface OriginStats {
   connectionAgeMs: DurationSummary;
   /** Open responses whose body was not consumed for `unconsumedBodyMs` (see `SaturationReport.unconsumed`). */
   unconsumed: { count: number; oldestMs: number };
-  /** Saturation detector state. */
   saturation: OriginSaturation;
   /**
    * Requests sent on a one-off agent outside the pool (`NodeHttpHandler`'s `Expect: 100-continue` requests,
@@ -256,9 +248,7 @@ export interface Http2SessionStats {
   /** One stream, destroyed when it closes (event stream or `disableConcurrentStreams`). */
   isolated: boolean;
   activeStreams: number;
-  /** Most streams open at once. */
   maxActiveStreams: number;
-  /** Streams opened over its life. */
   streams: number;
   /** The peer's `maxConcurrentStreams` from its SETTINGS frame; `null` before it arrived or when unlimited. */
   peerMaxConcurrentStreams: number | null;
@@ -269,10 +259,8 @@ export interface Http2SessionStats {
 
 /** HTTP/2 block of an origin snapshot. @public */
 export interface Http2OriginStats {
-  /** Pooled sessions open (connecting, ready or closing). */
   sessionsOpen: number;
   isolatedSessionsOpen: number;
-  /** Streams open on all sessions of the origin. */
   activeStreams: number;
   /** Streams waiting for a stream slot (or for an isolated session, with `disableConcurrentStreams`). */
   streamsWaiting: number;
@@ -283,7 +271,6 @@ export interface Http2OriginStats {
   /** Smallest peer `maxConcurrentStreams` over the ready sessions; `null` when none is known. */
   peerMaxConcurrentStreams: number | null;
   sessions: Http2SessionStats[];
-  /** Sessions created, successful or not. */
   sessionsCreated: number;
   closed: Record<Http2CloseReason, number>;
   /** GOAWAY frames received, by HTTP/2 error code (decimal string, e.g. `"0"` = NO_ERROR). */
@@ -307,11 +294,9 @@ export interface UnpooledStats {
 
 /** `PoolMonitor.getStats()` result. @public */
 export interface PoolStats {
-  /** When the snapshot was taken, `performance.now()` ms. */
   takenAt: number;
   /** One entry per origin, in first-seen order. */
   origins: OriginStats[];
-  /** Sums over all origins. */
   totals: { active: number; idle: number; queued: number; inFlight: number; saturatedOrigins: number };
 }
 
@@ -343,7 +328,6 @@ export interface RequestFinishedEvent {
    * `OTEL_INSTRUMENTATION_HTTP_KNOWN_METHODS`, read at load, replaces the list), else `_OTHER`.
    */
   method: string;
-  /** The response status code, `null` when no response arrived. */
   statusCode: number | null;
   /** How the request ended (as counted in `OriginStats.requests`). */
   outcome: RequestOutcome;
