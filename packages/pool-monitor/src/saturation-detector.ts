@@ -52,11 +52,9 @@ const SLOT = 7;
 export interface SaturationSample {
   /** Sample time, `performance.now()` ms. */
   now: number;
-  /** Sockets in use. */
   active: number;
   /** Socket limit for the origin (`Infinity` = unlimited: never saturated). */
   maxSockets: number;
-  /** Queued requests now. */
   queued: number;
   /** Minimum queue depth since the previous sample; defaults to `queued`. */
   minQueued?: number;
@@ -66,7 +64,6 @@ export interface SaturationSample {
   arrivals?: number;
   /** Sum of the socket hold times (acquired → released) of the `holdCount` requests released since then, ms. */
   holdTimeSumMs?: number;
-  /** Number of hold times summed in `holdTimeSumMs`. */
   holdCount?: number;
   /** Longest of those hold times, ms (feeds the expected hold of this origin); defaults to their mean. */
   holdTimeMaxMs?: number;
@@ -74,7 +71,6 @@ export interface SaturationSample {
   oldestActiveMs?: number;
   /** Sum of the ages of the `activeAgeCount` requests holding a socket now, ms (sizing). */
   activeAgeSumMs?: number;
-  /** Number of ages summed in `activeAgeSumMs`. */
   activeAgeCount?: number;
   /** Age of the oldest queued request, ms. */
   oldestQueuedMs?: number;
@@ -92,37 +88,26 @@ export interface SaturationDetectorOptions {
   windowSamples?: number;
   /** Expected period between samples, ms (gap detection, stall deadline). @defaultValue 1000 */
   sampleIntervalMs?: number;
-  /**
-   * Shortest stall deadline, ms: with every socket busy, requests queued and nothing completing for K samples, a
-   * request held this long (or 4 × the origin's expected hold time, if longer) is a stall; before that the pool is
-   * reported as `long_holds`.
-   * @defaultValue 30000
-   */
+  /** Shortest stall deadline, ms (see `SaturationReport.stallDeadlineMs`). @defaultValue 30000 */
   stallAfterMs?: number;
 }
 
 /** Saturation state machine for one origin. @public */
 export class SaturationDetector {
-  /** Current state. */
   detectorState: SaturationState = "ok";
   /** When the current state began (`now` of the sample that entered it; 0 initially). */
   stateSince = 0;
-  /** Cause of the current non-ok state. */
   detectorCause: SaturationCause | null = null;
   /** Rule that fired for the current non-ok state (or that supported the last change of cause). */
   detectorTrigger: SaturationTrigger | null = null;
   /** Last report returned by `update()` or `assess()` for a non-ok state. */
   lastReport: SaturationReport | null = null;
-  /** Number of transitions into a non-ok state. */
   episodes = 0;
   /** Sockets the pool needs now, refreshed on every sample of an episode (`pool_capacity` only), else `null`. */
   recommendedSockets: number | null = null;
   /** Consecutive clear samples towards recovery (0 when `ok`). */
   recoveryStreak = 0;
-  /**
-   * How long this origin's requests normally hold a socket, ms: a maximum of completed hold times decaying by
-   * `HOLD_DECAY` per sample; 0 until a request completed.
-   */
+  /** Expected hold, ms: the longest completed hold, decaying by `HOLD_DECAY` per sample; 0 before one. */
   holdEstimateMs = 0;
 
   declare readonly origin: string;
@@ -169,10 +154,7 @@ export class SaturationDetector {
     return this.detectorState !== "ok" || this.ringCount !== 0;
   }
 
-  /**
-   * Applies new tuning. The sample window is cleared (its samples were taken under the old period or size); the
-   * state, the episode and the expected hold time are kept.
-   */
+  /** Applies new tuning: clears the sample window, keeps the state, the episode and the expected hold. */
   reconfigure(options: Omit<SaturationDetectorOptions, "origin">): void {
     const k = options.windowSamples ?? this.k;
     this.samplePeriodMs = options.sampleIntervalMs ?? this.samplePeriodMs;
@@ -202,10 +184,7 @@ export class SaturationDetector {
     return Math.max((this.k - 1) * this.samplePeriodMs, this.stallFloorMs, STALL_HOLD_FACTOR * this.holdEstimateMs);
   }
 
-  /**
-   * Feeds one sample. Returns a report when the state changed to `saturated`/`stalled`, when the cause of the current
-   * episode changed, or on recovery (`state: "ok"`); otherwise `undefined`.
-   */
+  /** Feeds one sample; returns a report on entry, change of cause or recovery. */
   update(s: SaturationSample): SaturationReport | undefined {
     if (this.ringCount !== 0 && s.now - this.lastNow > GAP_PERIODS * this.samplePeriodMs) this.resetWindow();
     this.lastNow = s.now;
