@@ -6,12 +6,7 @@
 /** How a finished request is counted. @public */
 export type RequestOutcome = "completed" | "failed" | "aborted" | "timed_out";
 
-/**
- * Saturation state of one origin: `saturated` when every socket is busy and the queue keeps growing or waits behind
- * long-held sockets; `stalled` when, besides, nothing completed for `windowSamples` samples and the oldest held
- * request is past `SaturationReport.stallDeadlineMs`.
- * @public
- */
+/** Saturation state of one origin; `stalled` when the `stall` trigger fired. @public */
 export type SaturationState = "ok" | "saturated" | "stalled";
 
 /**
@@ -58,15 +53,10 @@ export interface SaturationSizing {
 }
 
 /**
- * Reason a socket closed (first match wins, in this order):
- * - `idle_timeout` / `max_lifetime`: closed by its owner (`idleSocketTimeout` / `connectionLifetime`,
- *   `noteSocketClose()`).
- * - `connect_error`: errored before TCP connect or the TLS handshake finished.
- * - `aborted` / `timed_out`: its request was reported so through `noteOutcome()`.
- * - `error`: any other socket error (e.g. `ECONNRESET`).
- * - `timeout`: closed after a `'timeout'` event (agent idle or socket inactivity timeout).
- * - `server_closed`: FIN received.
- * - `local`: closed locally without error (keep-alive off, `maxFreeSockets`, `agent.destroy()`, body destroyed).
+ * Reason a socket closed, first match wins: `idle_timeout` / `max_lifetime` (closed by its owner through
+ * `noteSocketClose()`), `connect_error` (before TCP connect or the TLS handshake finished), `aborted` / `timed_out`
+ * (its request was reported so through `noteOutcome()`), `error` (any other socket error), `timeout` (after a
+ * `'timeout'` event), `server_closed` (FIN received), `local` (closed locally without error).
  * @public
  */
 export type CloseReason =
