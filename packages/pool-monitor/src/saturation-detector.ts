@@ -100,8 +100,6 @@ export class SaturationDetector {
   detectorCause: SaturationCause | null = null;
   /** Rule that fired for the current non-ok state (or that supported the last change of cause). */
   detectorTrigger: SaturationTrigger | null = null;
-  /** Last report returned by `update()` or `assess()` for a non-ok state. */
-  lastReport: SaturationReport | null = null;
   episodes = 0;
   /** Sockets the pool needs now, refreshed on every sample of an episode (`pool_capacity` only), else `null`. */
   recommendedSockets: number | null = null;
@@ -284,7 +282,6 @@ export class SaturationDetector {
     const report = this.buildReport(this.detectorState, this.detectorCause, this.detectorTrigger, this.last);
     report.previousState = this.detectorState;
     report.previousCause = this.detectorCause;
-    if (this.detectorState !== "ok") this.lastReport = report;
     return report;
   }
 
@@ -338,7 +335,6 @@ export class SaturationDetector {
     this.detectorTrigger = trigger;
     this.recommendedSockets = report.recommendedMaxSockets;
     this.recoveryStreak = 0;
-    this.lastReport = report;
     // The stuck run is evidence about the pool, not the window: keep it.
     const stuckSamples = this.stuckSamples;
     const stuckSince = this.stuckSince;
