@@ -1,20 +1,12 @@
 /**
- * Which finished requests an OpenTelemetry HTTP instrumentation already records `http.client.request.duration` for,
- * on the `MeterProvider` the bridge writes to: the same request recorded twice is counted twice, and two scopes with
- * one instrument name make `@opentelemetry/exporter-prometheus` write a page Prometheus rejects.
+ * Which finished requests an OpenTelemetry HTTP instrumentation already records `http.client.request.duration` for
+ * on the bridge's `MeterProvider`. instrumentation-http wraps `node:http(s)`'s `request` (which `NodeHttpHandler`
+ * looks up per call), instrumentation-undici subscribes to `undici:request:*` (every `UndiciHttpHandler` request),
+ * and nothing instruments `node:http2` (tried in `test/instrumentation-coexistence.integ.spec.ts`).
  *
- * Coverage (tried with the real ones in `test/instrumentation-coexistence.integ.spec.ts`): instrumentation-http wraps
- * `node:http(s)`'s `request` (every `NodeHttpHandler` request: the handler looks it up at call time);
- * instrumentation-undici subscribes to the `undici:request:*` channels (every `UndiciHttpHandler` request); nothing
- * instruments `node:http2`.
- *
- * A transport counts as recorded when (1) the instrumentation's meter exists on the provider, read from the SDK's
- * `_sharedState.meterSharedStates` (keyed `name:version:schemaUrl`; a provider without it is `unreadable` and the
- * bridge records), and (2) it hooks the transport now: `request` is a shimmer wrapper (`__wrapped`) or wraps one down
- * its `__original` chain, or `undici:request:create` has subscribers. `disable()` undoes both.
- *
- * Cost per request: a few property reads; meter keys are rescanned only when their number changes, and a `request`
- * function is walked only when it is not the one seen last.
+ * A transport counts as recorded when the instrumentation's meter exists on the provider (read from the SDK's
+ * `_sharedState.meterSharedStates`; otherwise `unreadable`) and it hooks the transport now (`request` is or wraps a
+ * shimmer wrapper, or `undici:request:create` has subscribers). Cost per request: a few property reads.
  */
 import diagnosticsChannel from "node:diagnostics_channel";
 import http from "node:http";

@@ -22,8 +22,7 @@ export function globalDispatcherSlot(): unknown {
 
 /** True for a dispatcher the user installed; false for nothing or undici's default `new Agent()`. @internal */
 export function isUserSetDispatcher(value: unknown): boolean {
-  if (!isDispatcher(value)) return false;
-  return !isDefaultAgent(value);
+  return isDispatcher(value) && !isDefaultAgent(value);
 }
 
 function isDefaultAgent(value: object): boolean {
