@@ -14,7 +14,7 @@ export type SaturationState = "ok" | "saturated" | "stalled";
  * - `pool_capacity`: more requests want a socket than `maxSockets` can serve (see `recommendedMaxSockets`).
  * - `unconsumed_bodies`: at least half of the busy sockets are pinned by response bodies neither read nor destroyed
  *   (the unread S3 `GetObject` body leak); more sockets would only delay exhaustion.
- * - `no_progress`: the `stall` trigger: the server is not answering and no timeout is set.
+ * - `no_progress`: the `stall` rule without pinned bodies: the server is not answering and no timeout ends requests.
  * @public
  */
 export type SaturationCause = "pool_capacity" | "unconsumed_bodies" | "no_progress";
