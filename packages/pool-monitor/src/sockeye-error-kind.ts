@@ -45,13 +45,13 @@ export interface ConnectionResetError extends Error {
 
 const KIND: unique symbol = Symbol.for("@sockeye/error-kind") as never;
 
-/** @internal */
+/** Brands `error` as `kind`. @internal */
 export function brand<E extends Error>(error: E, kind: SockeyeErrorKind): E {
   Object.defineProperty(error, KIND, { value: kind, enumerable: false, configurable: true, writable: true });
   return error;
 }
 
-/** @internal */
+/** Brands `error` as a timeout of `deadline`. @internal */
 export function brandTimeout<E extends Error>(error: E, deadline: TimeoutDeadline): E {
   Object.defineProperty(error, "deadline", { value: deadline, enumerable: false, configurable: true, writable: true });
   return brand(error, "timeout");
