@@ -73,7 +73,9 @@ export default defineConfig({
           globalSetup: ["packages/aws-sdk-integ/test/moto-global-setup.ts"],
           testTimeout: 120_000,
           hookTimeout: 120_000,
-          fileParallelism: false,
+          // After the other projects' files, two (one per CPU) at a time: moto's own CPU then competes with the
+          // aws files only, not with the integ files' real deadlines.
+          sequence: { groupOrder: 1 },
         },
       },
     ],
