@@ -73,8 +73,8 @@ export default defineConfig({
           globalSetup: ["packages/aws-sdk-integ/test/moto-global-setup.ts"],
           testTimeout: 120_000,
           hookTimeout: 120_000,
-          // After the other projects' files, two (one per CPU) at a time: moto's own CPU then competes with the
-          // aws files only, not with the integ files' real deadlines.
+          // After the other projects' files, in a group of their own (as many at a time as the others): moto's CPU
+          // then competes with the aws files only, not with the integ files' real deadlines.
           sequence: { groupOrder: 1 },
         },
       },
