@@ -319,7 +319,8 @@ const SCENARIOS: Scenario[] = [
     name: "1. acquisition timeout: the queued request settles and nothing of it is left",
     agent: { maxSockets: 1 },
     options: { socketAcquisitionTimeout: 300 },
-    upstreamHangs: "no socketAcquisitionTimeout: the queued request waits until destroy(), then hangs on a new socket",
+    upstreamHangs:
+      "no socketAcquisitionTimeout: the queued request waits until destroy(); a connection stays open after it",
     async run(ctx) {
       const base = holdQueue(ctx);
       ctx.start({ path: "/never" }, { held: true });
