@@ -90,7 +90,7 @@ describe("NodeHttp2Handler heap after many origins", () => {
         const handler = new NodeHttp2Handler({
           nodeHttp2ConnectOptions: { lookup: loopbackLookup as never },
           // Long enough that a loaded machine never finds a session silent under a stream (that fails it, as upstream).
-    sessionTimeout: 250,
+          sessionTimeout: 250,
           socketMonitor: "off",
         });
         await visit(handler, 0, count);
