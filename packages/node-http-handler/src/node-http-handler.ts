@@ -4,10 +4,11 @@ import { type GetStatsOptions, type PoolStats, Http1PoolMonitor } from "@sockeye
 import {
   buildAbortError,
   buildQueryString,
+  checkHandlerUpdate,
   handlerDestroyedError,
   type MonitorHandlerOption,
   resolveDefaultSocketTimeout,
-  resolveSharedOption,
+  SHARED_OPTIONS,
   saturationFields,
   timing,
 } from "@sockeye/pool-monitor/internal";
@@ -349,21 +350,17 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   /**
    * Updates one config key; the next `handle()` re-resolves the config (upstream semantics). Keys:
    * `Symbol.for("logger")` sets the logger unless the handler has its own; `Symbol.for("@smithy/defaultSocketTimeout")`
-   * sets the service default idle timeout unless the handler has a valid one; `"socketMonitor"` switches the
-   * monitor mode at runtime (validated now); `"saturation"`, `"onSaturation"`, `"onRecovery"` are applied to the
-   * monitor at once (validated now; a new `saturation` object replaces the old one, omitted fields return to their
-   * defaults); `"telemetry"` switches tracking on or off for requests started from now on (validated now); any
-   * other key is set as is.
+   * sets the service default idle timeout unless the handler has a valid one. An option is checked now by the rule the
+   * constructor applies (a bad value throws its one-line error and changes nothing; an agent is then taken as
+   * given, as upstream); `"saturation"`, `"onSaturation"`, `"onRecovery"` are applied to the monitor at once (a new
+   * `saturation` object replaces the old one, omitted fields return to their defaults); `"telemetry"` switches
+   * tracking on or off for requests started from now on.
    */
   public updateHttpClientConfig(key: keyof NodeHttpHandlerOptions | symbol, value: unknown): void {
-    // Checked now, by the rules the constructor applies (agents and the logger are taken as given, as upstream).
-    if (typeof key === "string" && key !== "httpAgent" && key !== "httpsAgent" && key !== "logger") {
-      value = resolveSharedOption(key, value, PACKAGE_PREFIX);
-    }
-    if (key === "saturation" || key === "onSaturation" || key === "onRecovery" || key === "telemetry") {
-      this.applyMonitorUpdate(key, value);
-      this.pendingMonitorUpdates?.push([key, value]);
-    }
+    const update = checkHandlerUpdate(SHARED_OPTIONS, key, value, PACKAGE_PREFIX, this.monitorInstance);
+    value = update.value;
+    if (key === "telemetry") this.applyMonitorUpdate(key, value);
+    if (update.update === "monitor" || key === "telemetry") this.pendingMonitorUpdates?.push([key as string, value]);
     this.config = undefined;
     this.configProvider = this.configProvider.then((config) => {
       let name: string | symbol = key;

@@ -5,6 +5,7 @@ import { Agent, buildConnector, Dispatcher, Pool } from "undici";
 import {
   buildAbortError,
   buildQueryString,
+  checkHandlerUpdate,
   DeadlineScheduler,
   emptyPoolStats,
   guardedWarn,
@@ -20,7 +21,7 @@ import type { OriginGate } from "./origin-gate";
 import { OriginGates } from "./origin-gates";
 import { pinServername } from "./pin-servername";
 import type { OriginPoolState } from "./origin-pool-state";
-import { type ResolvedUndiciConfig, resolveUndiciConfig, resolveUndiciOption } from "./resolve-undici-config";
+import { type ResolvedUndiciConfig, resolveUndiciConfig, UNDICI_OPTIONS } from "./resolve-undici-config";
 import { trackedConnector } from "./tracked-connector";
 import type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
 import { LegacyUndiciRequest } from "./legacy-undici-request";
@@ -44,16 +45,6 @@ type OnceWarning = typeof WARNED_AGENT_OPTIONS | typeof WARNED_PER_REQUEST | typ
 const WARNED_AGENT_OPTIONS = 1;
 const WARNED_PER_REQUEST = 2;
 const WARNED_GLOBAL_IGNORES_AGENTS = 4;
-
-/** Keys whose change requires a new handler-owned dispatcher. */
-const DISPATCHER_KEYS = new Set([
-  "httpAgent",
-  "httpsAgent",
-  "dispatcher",
-  "idleSocketTimeout",
-  "connectionTimeout",
-  "connectionLifetime",
-]);
 
 /**
  * A Smithy `HttpHandler` on undici with `NodeHttpHandler`'s options, error shapes, socket-pool telemetry and
@@ -552,13 +543,15 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
 
   /**
    * Updates one config key; the next `handle()` uses it. `Symbol.for("logger")` sets the logger unless the handler
-   * has its own; `Symbol.for("@smithy/defaultSocketTimeout")` sets the service default inactivity timeout; any
-   * other key is validated now with the constructor's rules (a bad value throws naming it, and changes nothing);
-   * `dispatcher`, `httpAgent`, `httpsAgent`, `idleSocketTimeout`, `connectionTimeout` and `connectionLifetime` close
-   * the handler's dispatcher gracefully and build a new one.
+   * has its own; `Symbol.for("@smithy/defaultSocketTimeout")` sets the service default inactivity timeout; an
+   * option is checked now by the rule the constructor applies (a bad value throws naming it, and changes nothing);
+   * `"saturation"`, `"onSaturation"`, `"onRecovery"` are applied to the monitor at once; `dispatcher`, `httpAgent`,
+   * `httpsAgent`, `idleSocketTimeout`, `connectionTimeout` and `connectionLifetime` close the handler's dispatcher
+   * gracefully and build a new one.
    */
   public updateHttpClientConfig(key: keyof UndiciHttpHandlerOptions | symbol, value: unknown): void {
-    if (typeof key === "string") value = resolveUndiciOption(key, value);
+    const update = checkHandlerUpdate(UNDICI_OPTIONS, key, value, PACKAGE_PREFIX, this.telemetryMonitor);
+    value = update.value;
     const apply = (config: ResolvedUndiciConfig): ResolvedUndiciConfig => {
       if (key === Symbol.for("logger"))
         return { ...config, logger: config.logger ?? (value as ResolvedUndiciConfig["logger"]) };
@@ -574,10 +567,6 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.rawOptions = merged;
       return next;
     };
-    if (key === "saturation" || key === "onSaturation" || key === "onRecovery") {
-      // Applied to the monitor at once, as NodeHttpHandler does (validated: a bad value throws and changes nothing).
-      this.telemetryMonitor?.applyHandlerOption(key, value, PACKAGE_PREFIX);
-    }
     const known = this.settledConfig;
     if (known !== undefined) {
       // Applied now (as upstream's httpHandlerConfigs() shows it at once); a bad value throws here.
@@ -590,7 +579,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.configPromise = this.chain(this.configPromise.then(apply));
       this.config = undefined;
     }
-    if (typeof key === "string" && DISPATCHER_KEYS.has(key)) this.retireDispatcher();
+    if (update.update === "pool") this.retireDispatcher();
   }
 
   /**
