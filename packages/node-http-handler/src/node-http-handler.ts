@@ -5,6 +5,7 @@ import {
   buildAbortError,
   buildQueryString,
   checkHandlerUpdate,
+  configEntry,
   handlerDestroyedError,
   type MonitorHandlerOption,
   resolveDefaultSocketTimeout,
@@ -363,15 +364,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     if (update.update === "monitor" || key === "telemetry") this.pendingMonitorUpdates?.push([key as string, value]);
     this.config = undefined;
     this.configProvider = this.configProvider.then((config) => {
-      let name: string | symbol = key;
-      let next = value;
-      if (key === Symbol.for("logger")) {
-        name = "logger";
-        next = config.logger ?? value;
-      } else if (key === Symbol.for("@smithy/defaultSocketTimeout")) {
-        name = "defaultSocketTimeout";
-        next = resolveDefaultSocketTimeout(config) ?? value;
-      }
+      const [name, next] = configEntry(config, key, value);
       return { ...config, [name]: next } as ResolvedHandlerConfig;
     });
     this.configProvider.catch(() => {});

@@ -4,8 +4,8 @@ import type { PoolMonitorOptions, PoolStats } from "@sockeye/pool-monitor";
 import {
   buildAbortError,
   checkHandlerUpdate,
+  configEntry,
   emptyPoolStats,
-  resolveDefaultSocketTimeout,
   saturationFields,
   validateRequest,
 } from "@sockeye/pool-monitor/internal";
@@ -202,12 +202,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
     value = checkHandlerUpdate(HTTP2_OPTIONS, key, value, PACKAGE_PREFIX, this.monitor).value;
     this.config = undefined;
     this.configProvider = this.configProvider.then((config) => {
-      let name: string | symbol = key;
-      let next = value;
-      if (key === Symbol.for("@smithy/defaultSocketTimeout")) {
-        name = "defaultSocketTimeout";
-        next = resolveDefaultSocketTimeout(config.options) ?? value;
-      }
+      const [name, next] = configEntry(config.options, key, value);
       return resolveHttp2Config({ ...config.options, [name]: next } as NodeHttp2HandlerOptions);
     });
     this.configProvider.catch(() => {});

@@ -1,4 +1,3 @@
-import type { Logger } from "@smithy/types";
 import {
   BOOLEAN,
   COUNT,
@@ -69,8 +68,6 @@ export function resolveHttp2Config(options: NodeHttp2HandlerOptions | undefined 
   const given =
     options != null && raw.maxConcurrentStreams === 0 ? { ...raw, maxConcurrentStreams: undefined } : options;
   const config = resolveOptions(HTTP2_OPTIONS, given, PACKAGE_PREFIX) as unknown as ResolvedHttp2Config;
-  // The SDK hands its logger over with `updateHttpClientConfig(Symbol.for("logger"), …)`; an explicit one wins.
-  const sdkLogger = raw[Symbol.for("logger") as unknown as string] as Logger | undefined;
   const defaultSocketTimeout = resolveDefaultSocketTimeout(raw);
   return {
     ...config,
@@ -79,6 +76,5 @@ export function resolveHttp2Config(options: NodeHttp2HandlerOptions | undefined 
     sessionTimeout: ms(config.sessionTimeout),
     connectionTimeout: ms(config.connectionTimeout),
     defaultSocketTimeout,
-    logger: config.logger ?? (typeof sdkLogger?.warn === "function" ? sdkLogger : undefined),
   };
 }

@@ -117,6 +117,7 @@ export {
   DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
   type ResolvedSharedOptions,
   checkHandlerUpdate,
+  configEntry,
   resolveDefaultSocketTimeout,
   resolveSharedOption,
   resolveSharedOptions,

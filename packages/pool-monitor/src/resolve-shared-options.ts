@@ -24,6 +24,28 @@ export function resolveDefaultSocketTimeout(
 }
 
 /**
+ * The config entry an `updateHttpClientConfig(key, value)` sets, as upstream: `Symbol.for("logger")` (the client's
+ * logger) sets `logger` unless `config` has one (and only to an object with a `warn` function);
+ * `Symbol.for("@smithy/defaultSocketTimeout")` sets `defaultSocketTimeout` unless `config` has a valid one; any
+ * other key sets itself to `value`.
+ * @internal
+ */
+export function configEntry(
+  config: { logger?: unknown; defaultSocketTimeout?: unknown },
+  key: string | symbol,
+  value: unknown
+): [name: string | symbol, value: unknown] {
+  if (key === Symbol.for("logger")) {
+    const usable = typeof (value as { warn?: unknown } | null)?.warn === "function";
+    return ["logger", config.logger ?? (usable ? value : undefined)];
+  }
+  if (key === Symbol.for("@smithy/defaultSocketTimeout")) {
+    return ["defaultSocketTimeout", resolveDefaultSocketTimeout(config) ?? value];
+  }
+  return [key, value];
+}
+
+/**
  * Validates and resolves the shared options of `options` (an options object, `undefined` or `null`), in the order
  * of `SHARED_OPTIONS`; `socketMonitor` falls back to `SOCKEYE_SOCKET_MONITOR` of `env`. Every bad value throws a
  * `TypeError`/`RangeError` naming the option (or the variable) and the value.

@@ -6,6 +6,7 @@ import {
   buildAbortError,
   buildQueryString,
   checkHandlerUpdate,
+  configEntry,
   DeadlineScheduler,
   emptyPoolStats,
   guardedWarn,
@@ -543,21 +544,21 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
 
   /**
    * Updates one config key; the next `handle()` uses it. `Symbol.for("logger")` sets the logger unless the handler
-   * has its own; `Symbol.for("@smithy/defaultSocketTimeout")` sets the service default inactivity timeout; an
-   * option is checked now by the rule the constructor applies (a bad value throws naming it, and changes nothing);
-   * `"saturation"`, `"onSaturation"`, `"onRecovery"` are applied to the monitor at once; `dispatcher`, `httpAgent`,
-   * `httpsAgent`, `idleSocketTimeout`, `connectionTimeout` and `connectionLifetime` close the handler's dispatcher
-   * gracefully and build a new one.
+   * has its own; `Symbol.for("@smithy/defaultSocketTimeout")` sets the service default inactivity timeout unless a
+   * valid one is set (as `NodeHttpHandler`); an option is checked now by the rule the constructor applies (a bad
+   * value throws naming it, and changes nothing); `"saturation"`, `"onSaturation"`, `"onRecovery"` are applied to
+   * the monitor at once; an option whose `update` is `"pool"` (`dispatcher`, `httpAgent`, `httpsAgent`,
+   * `idleSocketTimeout`, `connectionTimeout`, `connectionLifetime`) closes the handler's dispatcher gracefully and
+   * builds a new one.
    */
   public updateHttpClientConfig(key: keyof UndiciHttpHandlerOptions | symbol, value: unknown): void {
     const update = checkHandlerUpdate(UNDICI_OPTIONS, key, value, PACKAGE_PREFIX, this.telemetryMonitor);
     value = update.value;
     const apply = (config: ResolvedUndiciConfig): ResolvedUndiciConfig => {
-      if (key === Symbol.for("logger"))
-        return { ...config, logger: config.logger ?? (value as ResolvedUndiciConfig["logger"]) };
-      if (key === Symbol.for("@smithy/defaultSocketTimeout"))
-        return { ...config, defaultSocketTimeout: value as number };
-      if (typeof key !== "string") return { ...config, [key as unknown as string]: value };
+      if (typeof key !== "string") {
+        const [name, next] = configEntry(config, key, value);
+        return { ...config, [name]: next };
+      }
       const merged = { ...this.rawOptions, [key]: value } as UndiciHttpHandlerOptions;
       const next = {
         ...resolveUndiciConfig(merged),
