@@ -1,16 +1,16 @@
 import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-http";
 import type { HttpHandlerOptions, Logger, Provider } from "@smithy/types";
-import { type GetStatsOptions, type PoolStats, Http1PoolMonitor } from "@sockeye/pool-monitor";
+import { type GetStatsOptions, Http1PoolMonitor, type PoolMonitorOptions, type PoolStats } from "@sockeye/pool-monitor";
 import {
   buildAbortError,
   buildQueryString,
   checkHandlerUpdate,
   configEntry,
   handlerDestroyedError,
+  handlerMonitorOptions,
   type MonitorHandlerOption,
   resolveDefaultSocketTimeout,
   SHARED_OPTIONS,
-  saturationFields,
   timing,
 } from "@sockeye/pool-monitor/internal";
 import type { Agent, ClientRequest } from "node:http";
@@ -391,11 +391,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     } else if (pending !== undefined) {
       // The provider resolved: its options first (validated like the constructor's), then the updates made meanwhile.
       this.pendingMonitorUpdates = undefined;
-      this.monitorInstance.configure({
-        ...saturationFields(options?.saturation as Record<string, unknown> | undefined),
-        onSaturation: options?.onSaturation ?? undefined,
-        onRecovery: options?.onRecovery ?? undefined,
-      });
+      this.monitorInstance.configure(this.monitorOptions(options));
       this.runtime.hostMonitor = options?.telemetry === false ? undefined : this.monitorInstance;
       for (const [key, value] of pending) this.applyMonitorUpdate(key, value);
     }
@@ -404,17 +400,14 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
 
   private newMonitor(options: NodeHttpHandlerOptions | void | undefined): Http1PoolMonitor {
     const runtime = this.runtime;
-    const monitor = new Http1PoolMonitor({
-      ...options?.saturation,
-      onSaturation: options?.onSaturation ?? undefined,
-      onRecovery: options?.onRecovery ?? undefined,
-      messagePrefix: `${PACKAGE_PREFIX}:WARN - `,
-      // The logger can change later (Symbol.for("logger")): resolve it at warning time.
-      logger: { warn: (message: string) => (runtime.runtimeSettings?.logger ?? console)?.warn?.(message) },
-    });
+    const monitor = new Http1PoolMonitor(this.monitorOptions(options));
     // Sampling stops while nothing happens (`wantsSamples`): the next event restarts the tick.
     monitor.onResume = () => runtime.hostScheduler.ensureTicking();
     return monitor;
+  }
+
+  private monitorOptions(options: NodeHttpHandlerOptions | void | undefined): PoolMonitorOptions {
+    return handlerMonitorOptions(options, PACKAGE_PREFIX, () => this.runtime.runtimeSettings?.logger);
   }
 
   /** Applies one runtime monitor update (validated: a bad value throws and changes nothing). */

@@ -6,7 +6,7 @@ import {
   checkHandlerUpdate,
   configEntry,
   emptyPoolStats,
-  saturationFields,
+  handlerMonitorOptions,
   validateRequest,
 } from "@sockeye/pool-monitor/internal";
 import { PACKAGE_PREFIX } from "./constants";
@@ -129,18 +129,8 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
     return monitor;
   }
 
-  /**
-   * The monitor options of a resolved config: the `saturation` block, the callbacks and a logger resolved at warning
-   * time (the SDK hands its logger over after construction), with the handler's prefix.
-   */
   private monitorOptions(config: ResolvedHttp2Config | undefined): PoolMonitorOptions {
-    return {
-      ...saturationFields(config?.saturation as Record<string, unknown> | undefined),
-      onSaturation: config?.onSaturation,
-      onRecovery: config?.onRecovery,
-      messagePrefix: `${PACKAGE_PREFIX}:WARN - `,
-      logger: { warn: (message: string) => (this.config?.logger ?? console).warn?.(message) },
-    };
+    return handlerMonitorOptions(config, PACKAGE_PREFIX, () => this.config?.logger);
   }
 
   private dispatch(

@@ -118,6 +118,7 @@ export {
   type ResolvedSharedOptions,
   checkHandlerUpdate,
   configEntry,
+  handlerMonitorOptions,
   resolveDefaultSocketTimeout,
   resolveSharedOption,
   resolveSharedOptions,

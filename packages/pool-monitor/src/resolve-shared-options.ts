@@ -7,7 +7,9 @@
  * Cost: once per constructor / provider resolution / update; nothing per request.
  */
 import { checkOptionUpdate, type OptionUpdate, resolveOptions } from "./option-rules";
-import { type ResolvedSharedOptions, SHARED_OPTIONS } from "./shared-handler-options";
+import type { PoolMonitorLogger, PoolMonitorOptions } from "./pool-monitor-options";
+import { type ResolvedSharedOptions, SHARED_OPTIONS, type SharedHandlerOptions } from "./shared-handler-options";
+import { saturationFields } from "./telemetry-core";
 
 export type { ResolvedSharedOptions } from "./shared-handler-options";
 export { DEFAULT_IDLE_SOCKET_TIMEOUT_MS } from "./shared-handler-options";
@@ -98,4 +100,25 @@ export function checkHandlerUpdate(
   const update = checked.spec?.update;
   if (update === "monitor") monitor?.applyHandlerOption(key as "saturation", checked.value, prefix);
   return { value: checked.value, update };
+}
+
+/**
+ * The options a handler gives its monitor: its `saturation` block (fields it leaves out at their defaults), its
+ * callbacks, its message prefix, and a logger that asks `logger()` at warning time (the SDK hands its logger over
+ * after construction; `console` when there is none).
+ * @param options - the handler's options (validated), or nothing (every default).
+ * @internal
+ */
+export function handlerMonitorOptions(
+  options: Pick<SharedHandlerOptions, "saturation" | "onSaturation" | "onRecovery"> | null | undefined | void,
+  prefix: string,
+  logger: () => PoolMonitorLogger | undefined
+): PoolMonitorOptions {
+  return {
+    ...saturationFields(options?.saturation as Record<string, unknown> | undefined),
+    onSaturation: options?.onSaturation ?? undefined,
+    onRecovery: options?.onRecovery ?? undefined,
+    messagePrefix: `${prefix}:WARN - `,
+    logger: { warn: (message: string) => (logger() ?? console).warn?.(message) },
+  };
 }

@@ -10,6 +10,7 @@ import {
   DeadlineScheduler,
   emptyPoolStats,
   guardedWarn,
+  handlerMonitorOptions,
   TICK_MS,
   validateRequest,
 } from "@sockeye/pool-monitor/internal";
@@ -305,14 +306,9 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const config = resolveUndiciConfig(options);
     this.rawOptions = options;
     if (this.telemetryMonitor === undefined && config.telemetry) {
-      this.telemetryMonitor = new UndiciPoolMonitor({
-        ...(config.saturation as UndiciHttpHandlerOptions["saturation"]),
-        onSaturation: config.onSaturation as UndiciHttpHandlerOptions["onSaturation"],
-        onRecovery: config.onRecovery as UndiciHttpHandlerOptions["onRecovery"],
-        messagePrefix: WARN_PREFIX,
-        // Resolved at warning time: the SDK hands its logger over after construction.
-        logger: { warn: (message: string) => (this.config?.logger ?? console)?.warn?.(message) },
-      });
+      this.telemetryMonitor = new UndiciPoolMonitor(
+        handlerMonitorOptions(config, PACKAGE_PREFIX, () => this.config?.logger)
+      );
       // Sampling stops while nothing happens (`wantsSamples`): the next event restarts the tick.
       this.telemetryMonitor.onResume = () => {
         if (this.plan?.samplesOnTick === true) this.scheduler.ensureTicking();
