@@ -120,7 +120,6 @@ export {
   configEntry,
   handlerMonitorOptions,
   resolveDefaultSocketTimeout,
-  resolveSharedOption,
   resolveSharedOptions,
 } from "./resolve-shared-options";
 export { guardedWarn } from "./guarded-warn";

@@ -132,19 +132,12 @@ export const SATURATION_OPTION_KEYS = Object.keys(SATURATION_RULES) as unknown a
   "maxOrigins",
 ];
 
-/** @internal */
-export interface ResolvedPoolMonitorOptions {
-  logger: PoolMonitorLogger | undefined;
-  messagePrefix: string;
-  onSaturation: ((report: SaturationReport) => void) | undefined;
-  onRecovery: ((report: SaturationReport) => void) | undefined;
-  sampleIntervalMs: number;
-  windowSamples: number;
-  warningLockoutMs: number;
-  unconsumedBodyMs: number;
-  stallAfterMs: number;
-  maxOrigins: number;
-}
+/** Every option with its default; the logger and the callbacks may be unset. @internal */
+export type ResolvedPoolMonitorOptions = {
+  [K in keyof PoolMonitorOptions]-?: K extends keyof typeof POOL_MONITOR_DEFAULTS
+    ? NonNullable<PoolMonitorOptions[K]>
+    : PoolMonitorOptions[K];
+};
 
 /**
  * Defaults of every option.

@@ -5,7 +5,6 @@ import {
   configEntry,
   DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
   resolveDefaultSocketTimeout,
-  resolveSharedOption,
   resolveSharedOptions,
 } from "./resolve-shared-options";
 import { SHARED_OPTIONS } from "./shared-handler-options";
@@ -160,7 +159,11 @@ describe("resolveDefaultSocketTimeout", () => {
   });
 });
 
-describe("resolveSharedOption (updateHttpClientConfig)", () => {
+/** What every handler's `updateHttpClientConfig()` makes of one shared option before it stores it. */
+const resolveSharedOption = (name: string, value: unknown, prefix: string): unknown =>
+  checkHandlerUpdate(SHARED_OPTIONS, name, value, prefix, undefined).value;
+
+describe("one shared option checked at update time (checkHandlerUpdate)", () => {
   it("checks and normalises one option as the constructor does; other names pass unchanged", () => {
     expect(resolveSharedOption("requestTimeout", "250", P)).toBe(250);
     expect(resolveSharedOption("telemetry", null, P)).toBeUndefined();

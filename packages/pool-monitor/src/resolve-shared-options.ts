@@ -1,8 +1,9 @@
 /**
  * The one resolver of the options the handlers share (`SHARED_OPTIONS`): each handler's resolver calls it first and
  * then adds only what its own options mean, so the same bad value fails the same way, in the same order, with the
- * same one-line message on each handler (only the package prefix differs). `resolveSharedOption()` checks one
- * option set by `updateHttpClientConfig()` by the same rule.
+ * same one-line message on each handler (only the package prefix differs). With it, the steps every handler's
+ * `updateHttpClientConfig()` shares: `checkHandlerUpdate()` (the option checked by the same rule, a monitor option
+ * applied at once) and `configEntry()` (the SDK's symbol keys).
  *
  * Cost: once per constructor / provider resolution / update; nothing per request.
  */
@@ -62,17 +63,6 @@ export function resolveSharedOptions<T extends object>(
   env: NodeJS.ProcessEnv = process.env
 ): T & ResolvedSharedOptions {
   return resolveOptions(SHARED_OPTIONS, options, prefix, env) as unknown as T & ResolvedSharedOptions;
-}
-
-/**
- * One option set at run time (`updateHttpClientConfig(name, value)`), checked and normalised by the rule the
- * constructor applies (a bad value throws the same one-line error); a name that is not a shared option passes
- * unchanged.
- * @returns the normalised value (`null` → `undefined`, a numeric string → its number).
- * @internal
- */
-export function resolveSharedOption(name: string, value: unknown, prefix: string): unknown {
-  return checkOptionUpdate(SHARED_OPTIONS, name, value, prefix).value;
 }
 
 /** The part of a handler's monitor an update reaches (`TelemetryCore.applyHandlerOption()`). */
