@@ -30,9 +30,10 @@ import { SOCKET_MONITOR, SOCKET_MONITOR_ENV, type SocketMonitorMode } from "./so
  */
 export interface SharedHandlerOptions {
   /**
-   * How pool saturation is watched (see {@link SocketMonitorMode}): `"interval"` (sampled on the handler's deadline
-   * scheduler; no timer per request), `"per-request"` (`NodeHttpHandler`: upstream's one warning timer per request,
-   * exactly), or `"off"` (no monitoring). When absent, the `SOCKEYE_SOCKET_MONITOR` environment variable is used.
+   * How pool saturation is watched: `"interval"` (sampled on the handler's deadline scheduler; no timer per
+   * request), `"per-request"` (`NodeHttpHandler`: upstream's one warning timer per request, exactly;
+   * `UndiciHttpHandler`: as `"interval"`; `NodeHttp2Handler`: no detection), or `"off"` (no monitoring). When
+   * absent, the `SOCKEYE_SOCKET_MONITOR` environment variable is used.
    * @defaultValue `"interval"`
    */
   socketMonitor?: SocketMonitorMode;
