@@ -8,7 +8,6 @@ import {
   configEntry,
   handlerDestroyedError,
   handlerMonitorOptions,
-  type MonitorHandlerOption,
   resolveDefaultSocketTimeout,
   SHARED_OPTIONS,
   timing,
@@ -57,7 +56,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
    * `updateHttpClientConfig()` (`saturation`, `onSaturation`, `onRecovery`, `telemetry`), re-applied over the
    * provider's options so the later call wins, as upstream's config updates do. `undefined` once resolved.
    */
-  private pendingMonitorUpdates: Array<[string, unknown]> | undefined = undefined;
+  private pendingMonitorUpdates: Record<string, unknown> | undefined = undefined;
   /** Shared plans of the current config (see `cachedPlan`). */
   private readonly plans: {
     planConfig: ResolvedHandlerConfig | undefined;
@@ -103,7 +102,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     if (typeof options === "function") {
       // The monitor exists from construction (with default options until the provider resolves), so `poolMonitor`
       // and runtime monitor updates work before the first handle().
-      this.pendingMonitorUpdates = [];
+      this.pendingMonitorUpdates = {};
       this.monitorInstance = this.newMonitor(undefined);
       this.runtime.hostMonitor = this.monitorInstance;
       this.configProvider = options().then((resolved) => this.resolveConfig(resolved));
@@ -360,8 +359,14 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   public updateHttpClientConfig(key: keyof NodeHttpHandlerOptions | symbol, value: unknown): void {
     const update = checkHandlerUpdate(SHARED_OPTIONS, key, value, PACKAGE_PREFIX, this.monitorInstance);
     value = update.value;
-    if (key === "telemetry") this.applyMonitorUpdate(key, value);
-    if (update.update === "monitor" || key === "telemetry") this.pendingMonitorUpdates?.push([key as string, value]);
+    if (key === "telemetry") {
+      // Applies to requests started from now on; requests already tracked keep reporting to the monitor.
+      this.runtime.hostMonitor = value === false ? undefined : this.monitorInstance;
+      if (this.runtime.hostMonitor !== undefined && this.runtime.inFlightCount > 0)
+        this.runtime.hostScheduler.ensureTicking();
+    }
+    const pending = this.pendingMonitorUpdates;
+    if (pending !== undefined && (update.update === "monitor" || key === "telemetry")) pending[key as string] = value;
     this.config = undefined;
     this.configProvider = this.configProvider.then((config) => {
       const [name, next] = configEntry(config, key, value);
@@ -379,47 +384,30 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   }
 
   private resolveConfig(options: NodeHttpHandlerOptions | void | undefined): ResolvedHandlerConfig {
-    const config = resolveHandlerConfig(options, () => {
+    // A provider's options, with the monitor updates made while it was pending over them (the later call wins).
+    const pending = this.pendingMonitorUpdates;
+    this.pendingMonitorUpdates = undefined;
+    const config = resolveHandlerConfig(pending === undefined ? options : { ...options, ...pending }, () => {
       this.agentIsExternal = true;
     });
-    const pending = this.pendingMonitorUpdates;
-    if (this.monitorInstance === undefined) {
-      // Built even with `telemetry: false` (it holds no timer and tracks nothing until used): the saturation options
-      // are validated the same way in both cases, and `updateHttpClientConfig("telemetry", true)` can switch it on.
-      this.monitorInstance = this.newMonitor(options);
-      this.runtime.hostMonitor = options?.telemetry === false ? undefined : this.monitorInstance;
-    } else if (pending !== undefined) {
-      // The provider resolved: its options first (validated like the constructor's), then the updates made meanwhile.
-      this.pendingMonitorUpdates = undefined;
-      this.monitorInstance.configure(this.monitorOptions(options));
-      this.runtime.hostMonitor = options?.telemetry === false ? undefined : this.monitorInstance;
-      for (const [key, value] of pending) this.applyMonitorUpdate(key, value);
-    }
+    // Built even with `telemetry: false` (it holds no timer and tracks nothing until used): the saturation options
+    // are validated the same way in both cases, and `updateHttpClientConfig("telemetry", true)` can switch it on.
+    if (this.monitorInstance === undefined) this.monitorInstance = this.newMonitor(config);
+    else this.monitorInstance.configure(this.monitorOptions(config));
+    this.runtime.hostMonitor = config.telemetry ? this.monitorInstance : undefined;
     return config;
   }
 
-  private newMonitor(options: NodeHttpHandlerOptions | void | undefined): Http1PoolMonitor {
+  private newMonitor(config: ResolvedHandlerConfig | undefined): Http1PoolMonitor {
     const runtime = this.runtime;
-    const monitor = new Http1PoolMonitor(this.monitorOptions(options));
+    const monitor = new Http1PoolMonitor(this.monitorOptions(config));
     // Sampling stops while nothing happens (`wantsSamples`): the next event restarts the tick.
     monitor.onResume = () => runtime.hostScheduler.ensureTicking();
     return monitor;
   }
 
-  private monitorOptions(options: NodeHttpHandlerOptions | void | undefined): PoolMonitorOptions {
-    return handlerMonitorOptions(options, PACKAGE_PREFIX, () => this.runtime.runtimeSettings?.logger);
-  }
-
-  /** Applies one runtime monitor update (validated: a bad value throws and changes nothing). */
-  private applyMonitorUpdate(key: string, value: unknown): void {
-    if (key === "telemetry") {
-      // Applies to requests started from now on; requests already tracked keep reporting to the monitor.
-      this.runtime.hostMonitor = value === false ? undefined : this.monitorInstance;
-      if (this.runtime.hostMonitor !== undefined && this.runtime.inFlightCount > 0)
-        this.runtime.hostScheduler.ensureTicking();
-    } else {
-      (this.monitorInstance as Http1PoolMonitor).applyHandlerOption(key as MonitorHandlerOption, value, PACKAGE_PREFIX);
-    }
+  private monitorOptions(config: ResolvedHandlerConfig | undefined): PoolMonitorOptions {
+    return handlerMonitorOptions(config, PACKAGE_PREFIX, () => this.runtime.runtimeSettings?.logger);
   }
 
   private applyRuntimeSettings(config: ResolvedHandlerConfig): void {

@@ -61,8 +61,7 @@ export function resolveHandlerConfig(
     ownedAgents.add(httpsAgentInstance);
   }
   return {
-    ...config,
-    logger: config.logger as Logger | undefined,
+    ...(config as Omit<typeof config, "logger"> & { logger?: Logger }),
     // Set explicitly (validated above), the lifecycle limits also apply to caller-owned agents.
     lifecycleForExternalAgents: options?.idleSocketTimeout != null || options?.connectionLifetime != null,
     // Created by the first http: request.

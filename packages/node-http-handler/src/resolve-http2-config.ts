@@ -1,7 +1,7 @@
 import {
+  ALL_HANDLERS_OPTIONS,
   BOOLEAN,
   COUNT,
-  HTTP2_SHARED_OPTIONS,
   type Http2SharedOption,
   LOGGER,
   MS,
@@ -22,24 +22,20 @@ export const DEFAULT_MAX_ISOLATED_SESSIONS_PER_ORIGIN = 50;
 
 /** The options only this handler has, in the order they are checked (before the shared ones). */
 const HTTP2_OWN_OPTIONS = {
-  requestTimeout: { rule: MS, default: undefined, update: "request" },
-  sessionTimeout: { rule: MS, default: undefined, update: "pool" },
-  connectionTimeout: { rule: MS, default: undefined, update: "pool" },
-  disableConcurrentStreams: { rule: BOOLEAN, default: false, update: "request" },
+  requestTimeout: [MS, "request", undefined],
+  sessionTimeout: [MS, "pool", undefined],
+  connectionTimeout: [MS, "pool", undefined],
+  disableConcurrentStreams: [BOOLEAN, "request", false],
   // `Infinity`: the peer's limit only.
-  maxConcurrentStreams: { rule: COUNT, default: Number.POSITIVE_INFINITY, update: "pool" },
-  maxSessionsPerOrigin: { rule: COUNT, default: DEFAULT_MAX_SESSIONS_PER_ORIGIN, update: "pool" },
-  maxIsolatedSessionsPerOrigin: { rule: COUNT, default: DEFAULT_MAX_ISOLATED_SESSIONS_PER_ORIGIN, update: "pool" },
-  nodeHttp2ConnectOptions: {
-    rule: /* @__PURE__ */ objectRule("an object of http2.connect() options"),
-    default: undefined,
-    update: "pool",
-  },
-  logger: { rule: LOGGER, default: undefined, update: "request" },
+  maxConcurrentStreams: [COUNT, "pool", Number.POSITIVE_INFINITY],
+  maxSessionsPerOrigin: [COUNT, "pool", DEFAULT_MAX_SESSIONS_PER_ORIGIN],
+  maxIsolatedSessionsPerOrigin: [COUNT, "pool", DEFAULT_MAX_ISOLATED_SESSIONS_PER_ORIGIN],
+  nodeHttp2ConnectOptions: [/* @__PURE__ */ objectRule("an object of http2.connect() options"), "pool", undefined],
+  logger: [LOGGER, "request", undefined],
 } as const satisfies OptionSchema<Omit<NodeHttp2HandlerOptions, Http2SharedOption>>;
 
 /** Every option of the handler, in the order they are checked. @internal */
-export const HTTP2_OPTIONS = { ...HTTP2_OWN_OPTIONS, ...HTTP2_SHARED_OPTIONS };
+export const HTTP2_OPTIONS = { ...HTTP2_OWN_OPTIONS, ...ALL_HANDLERS_OPTIONS };
 
 /**
  * The validated, normalised HTTP/2 config: every option with its default (a timeout of `0` or `Infinity` is

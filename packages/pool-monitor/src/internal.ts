@@ -84,7 +84,6 @@ export { PoolReading, SampleEvidence } from "./pool-reading";
 export { DurationHistogram } from "./duration-histogram";
 export { requestFinishedEvent, schemeOf } from "./request-finished";
 export {
-  checkSaturationBlock,
   POOL_MONITOR_DEFAULTS,
   SATURATION,
   SATURATION_OPTION_KEYS,
@@ -126,8 +125,8 @@ export { guardedWarn } from "./guarded-warn";
 export { SaturationDetector, type SaturationDetectorOptions, type SaturationSample } from "./saturation-detector";
 export { SOCKET_MONITOR, SOCKET_MONITOR_ENV, SOCKET_MONITOR_MODES } from "./socket-monitor-mode";
 export {
+  ALL_HANDLERS_OPTIONS,
   type AllSharedOptions,
-  HTTP2_SHARED_OPTIONS,
   type Http2SharedOption,
   SHARED_OPTIONS,
   type UpstreamSharedOptions,

@@ -1,8 +1,8 @@
 import { describe, expect, test as it } from "vitest";
+import { checkHandlerUpdate } from "./resolve-shared-options";
 import {
   applyOptionRules,
   BOOLEAN,
-  checkOptionUpdate,
   countRule,
   LOGGER,
   MS,
@@ -105,9 +105,9 @@ interface TestOptions {
 const MODE = [(value: unknown) => value === "a" || value === "b", '"a" or "b"'] as const;
 
 const SCHEMA = {
-  timeout: { rule: MS, default: undefined, update: "request" },
-  enabled: { rule: BOOLEAN, default: true, update: "monitor" },
-  mode: { rule: MODE, default: "a", update: "pool", env: "TEST_MODE" },
+  timeout: [MS, "request", undefined],
+  enabled: [BOOLEAN, "monitor", true],
+  mode: [MODE, "pool", "a", "TEST_MODE"],
 } as const satisfies OptionSchema<TestOptions>;
 
 describe("OptionSchema (compile-time)", () => {
@@ -115,8 +115,8 @@ describe("OptionSchema (compile-time)", () => {
     // @ts-expect-error: `mode` has no row.
     const missing = { timeout: SCHEMA.timeout, enabled: SCHEMA.enabled } satisfies OptionSchema<TestOptions>;
     // @ts-expect-error: a row without its default.
-    const noDefault = { ...SCHEMA, timeout: { rule: MS, update: "request" } } satisfies OptionSchema<TestOptions>;
-    const later = { rule: MS, default: undefined, update: "later" } as const;
+    const noDefault = { ...SCHEMA, timeout: [MS, "request"] } satisfies OptionSchema<TestOptions>;
+    const later = [MS, "later", undefined] as const;
     // @ts-expect-error: an update kind that does not exist.
     const badUpdate = { ...SCHEMA, timeout: later } satisfies OptionSchema<TestOptions>;
     // @ts-expect-error: a row for an option the type does not declare.
@@ -159,12 +159,18 @@ describe("resolveOptions", () => {
   });
 });
 
-describe("checkOptionUpdate", () => {
-  it("checks one option by its row (no default filled in) and returns the row; another name passes unchanged", () => {
-    expect(checkOptionUpdate(SCHEMA, "timeout", "7", "@sockeye/test")).toEqual({ value: 7, spec: SCHEMA.timeout });
-    expect(checkOptionUpdate(SCHEMA, "enabled", null, "@sockeye/test").value).toBeUndefined();
-    expect(checkOptionUpdate(SCHEMA, "toString", "x", "@sockeye/test")).toEqual({ value: "x", spec: undefined });
-    expect(() => checkOptionUpdate(SCHEMA, "enabled", "yes", "@sockeye/test")).toThrow(
+describe("checkHandlerUpdate over a schema", () => {
+  it("checks one option by its row (no default filled in) and returns its update kind; another name passes unchanged", () => {
+    expect(checkHandlerUpdate(SCHEMA, "timeout", "7", "@sockeye/test", undefined)).toEqual({
+      value: 7,
+      update: "request",
+    });
+    expect(checkHandlerUpdate(SCHEMA, "enabled", null, "@sockeye/test", undefined).value).toBeUndefined();
+    expect(checkHandlerUpdate(SCHEMA, "toString", "x", "@sockeye/test", undefined)).toEqual({
+      value: "x",
+      update: undefined,
+    });
+    expect(() => checkHandlerUpdate(SCHEMA, "enabled", "yes", "@sockeye/test", undefined)).toThrow(
       '@sockeye/test - invalid option enabled: "yes"; expected a boolean (true or false).'
     );
   });

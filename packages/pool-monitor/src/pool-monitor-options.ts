@@ -205,12 +205,3 @@ export const SATURATION: OptionRule = [
   },
   "an object of saturation-detector options",
 ];
-
-/**
- * Checks a handler's `saturation` option (`null`/`undefined`: unset) by {@link SATURATION}. Throws the one-line error
- * naming `saturation` or `saturation.<key>` and the handler's package.
- * @internal
- */
-export function checkSaturationBlock(saturation: unknown, prefix: string): void {
-  applyOptionRules({ saturation: SATURATION }, { saturation }, prefix);
-}

@@ -7,7 +7,7 @@
  *
  * Cost: once per constructor / provider resolution / update; nothing per request.
  */
-import { checkOptionUpdate, type OptionUpdate, resolveOptions } from "./option-rules";
+import { type AnySchema, checkOption, type OptionUpdate, resolveOptions } from "./option-rules";
 import type { PoolMonitorLogger, PoolMonitorOptions } from "./pool-monitor-options";
 import { type ResolvedSharedOptions, SHARED_OPTIONS, type SharedHandlerOptions } from "./shared-handler-options";
 import { saturationFields } from "./telemetry-core";
@@ -39,8 +39,7 @@ export function configEntry(
   value: unknown
 ): [name: string | symbol, value: unknown] {
   if (key === Symbol.for("logger")) {
-    const usable = typeof (value as { warn?: unknown } | null)?.warn === "function";
-    return ["logger", config.logger ?? (usable ? value : undefined)];
+    return ["logger", config.logger ?? (typeof (value as { warn?: unknown })?.warn === "function" ? value : undefined)];
   }
   if (key === Symbol.for("@smithy/defaultSocketTimeout")) {
     return ["defaultSocketTimeout", resolveDefaultSocketTimeout(config) ?? value];
@@ -85,18 +84,18 @@ export function checkHandlerUpdate(
   prefix: string,
   monitor: UpdatableMonitor | undefined
 ): { value: unknown; update: OptionUpdate | undefined } {
-  if (typeof key !== "string") return { value, update: undefined };
-  const checked = checkOptionUpdate(schema, key, value, prefix);
-  const update = checked.spec?.update;
-  if (update === "monitor") monitor?.applyHandlerOption(key as "saturation", checked.value, prefix);
-  return { value: checked.value, update };
+  const spec = typeof key === "string" && Object.hasOwn(schema, key) ? (schema as AnySchema)[key] : undefined;
+  if (spec === undefined) return { value, update: undefined };
+  const checked = checkOption(spec[0], value, prefix, key as string, spec[3] !== undefined);
+  if (spec[1] === "monitor") monitor?.applyHandlerOption(key as "saturation", checked, prefix);
+  return { value: checked, update: spec[1] };
 }
 
 /**
  * The options a handler gives its monitor: its `saturation` block (fields it leaves out at their defaults), its
  * callbacks, its message prefix, and a logger that asks `logger()` at warning time (the SDK hands its logger over
  * after construction; `console` when there is none).
- * @param options - the handler's options (validated), or nothing (every default).
+ * @param options - the handler's resolved options (`null` already unset), or nothing (every default).
  * @internal
  */
 export function handlerMonitorOptions(
@@ -106,8 +105,8 @@ export function handlerMonitorOptions(
 ): PoolMonitorOptions {
   return {
     ...saturationFields(options?.saturation as Record<string, unknown> | undefined),
-    onSaturation: options?.onSaturation ?? undefined,
-    onRecovery: options?.onRecovery ?? undefined,
+    onSaturation: options?.onSaturation,
+    onRecovery: options?.onRecovery,
     messagePrefix: `${prefix}:WARN - `,
     logger: { warn: (message: string) => (logger() ?? console).warn?.(message) },
   };

@@ -1,7 +1,7 @@
 /**
  * The options every Sockeye handler shares, each declared once: its type and TSDoc in `SharedHandlerOptions` (or,
  * for an option of upstream's `NodeHttpHandlerOptions`, in `UpstreamSharedOptions`) and its row in `SHARED_OPTIONS`:
- * rule, default, what `updateHttpClientConfig()` does with it, and which handlers take it. The handlers' option
+ * rule, what `updateHttpClientConfig()` does with it, default; the group it is in says which handlers take it. The handlers' option
  * types, validation, resolved configs and the README tables are derived from these two declarations; a row without
  * its option, or an option without its row, fails to compile.
  */
@@ -25,7 +25,7 @@ import { SOCKET_MONITOR, SOCKET_MONITOR_ENV, type SocketMonitorMode } from "./so
 /**
  * The options Sockeye adds to upstream's `NodeHttpHandler` options. `NodeHttpHandler` and `UndiciHttpHandler` take
  * them all (their options interfaces extend upstream's and this one, so a property is documented once);
- * `NodeHttp2Handler` takes those whose row in `SHARED_OPTIONS` says `handlers: "all"`.
+ * `NodeHttp2Handler` takes those of `ALL_HANDLERS_OPTIONS`.
  * @public
  */
 export interface SharedHandlerOptions {
@@ -110,12 +110,6 @@ export interface UpstreamSharedOptions {
   logger?: PoolMonitorLogger;
 }
 
-/** Which handlers take a shared option: all three, or the HTTP/1.1 ones (`NodeHttpHandler`, `UndiciHttpHandler`). @internal */
-export type SharedOptionHandlers = "all" | "http1.1";
-
-/** A shared option's declaration: an `OptionSpec` and the handlers that take it. @internal */
-export type SharedOptionSpec<T> = OptionSpec<T> & { readonly handlers: SharedOptionHandlers };
-
 /** Every option the HTTP/1.1 handlers share. @internal */
 export type AllSharedOptions = UpstreamSharedOptions & SharedHandlerOptions;
 
@@ -155,46 +149,55 @@ const AGENT: OptionRule = [
   "an Agent instance or Agent options object",
 ];
 
+/** A millisecond option without a default, read by requests started after an update. */
+const MS_REQUEST = [MS, "request", undefined] as const;
+/** A millisecond option without a default that the connection pool is built with. */
+const MS_POOL = [MS, "pool", undefined] as const;
+/** An agent, or the options the handler builds one with. */
+const AGENT_POOL = [AGENT, "pool", undefined] as const;
+/** A callback the monitor calls. */
+const MONITOR_CALLBACK = [FUNCTION, "monitor", undefined] as const;
+
+/** Every shared option, typed as declared (a row of the wrong type fails to compile). */
+type SharedRows = { readonly [K in keyof AllSharedOptions]?: OptionSpec<Exclude<AllSharedOptions[K], undefined>> };
+
 /**
- * The shared options' declarations, in the order the checks run (the first bad value throws).
+ * The shared options every handler takes, `NodeHttp2Handler` included, in the order their checks run.
+ * @internal
+ */
+export const ALL_HANDLERS_OPTIONS = {
+  telemetry: [BOOLEAN, "request", true],
+  saturation: [SATURATION, "monitor", undefined],
+  onSaturation: MONITOR_CALLBACK,
+  onRecovery: MONITOR_CALLBACK,
+  socketMonitor: [SOCKET_MONITOR, "request", "interval", SOCKET_MONITOR_ENV],
+} as const satisfies SharedRows;
+
+/**
+ * Every shared option's declaration, in the order the checks run (the first bad value throws): the HTTP/1.1
+ * handlers' own first, then `ALL_HANDLERS_OPTIONS`. An option of `AllSharedOptions` without its row fails to
+ * compile.
  * @internal
  */
 export const SHARED_OPTIONS = {
-  connectionTimeout: { rule: MS, default: undefined, update: "pool", handlers: "http1.1" },
-  requestTimeout: { rule: MS, default: undefined, update: "request", handlers: "http1.1" },
-  socketTimeout: { rule: MS, default: undefined, update: "request", handlers: "http1.1" },
-  socketAcquisitionWarningTimeout: { rule: MS, default: undefined, update: "request", handlers: "http1.1" },
-  socketAcquisitionTimeout: { rule: MS, default: undefined, update: "request", handlers: "http1.1" },
-  idleSocketTimeout: { rule: MS, default: DEFAULT_IDLE_SOCKET_TIMEOUT_MS, update: "pool", handlers: "http1.1" },
-  connectionLifetime: { rule: MS, default: undefined, update: "pool", handlers: "http1.1" },
-  throwOnRequestTimeout: { rule: BOOLEAN, default: undefined, update: "request", handlers: "http1.1" },
-  httpAgent: { rule: AGENT, default: undefined, update: "pool", handlers: "http1.1" },
-  httpsAgent: { rule: AGENT, default: undefined, update: "pool", handlers: "http1.1" },
-  telemetry: { rule: BOOLEAN, default: true, update: "request", handlers: "all" },
-  saturation: { rule: SATURATION, default: undefined, update: "monitor", handlers: "all" },
-  onSaturation: { rule: FUNCTION, default: undefined, update: "monitor", handlers: "all" },
-  onRecovery: { rule: FUNCTION, default: undefined, update: "monitor", handlers: "all" },
-  logger: { rule: LOGGER, default: undefined, update: "request", handlers: "http1.1" },
-  socketMonitor: {
-    rule: SOCKET_MONITOR,
-    default: "interval",
-    update: "request",
-    handlers: "all",
-    env: SOCKET_MONITOR_ENV,
-  },
-} as const satisfies {
-  readonly [K in keyof AllSharedOptions]-?: SharedOptionSpec<Exclude<AllSharedOptions[K], undefined>>;
-};
+  ...({
+    connectionTimeout: MS_POOL,
+    requestTimeout: MS_REQUEST,
+    socketTimeout: MS_REQUEST,
+    socketAcquisitionWarningTimeout: MS_REQUEST,
+    socketAcquisitionTimeout: MS_REQUEST,
+    idleSocketTimeout: [MS, "pool", DEFAULT_IDLE_SOCKET_TIMEOUT_MS],
+    connectionLifetime: MS_POOL,
+    throwOnRequestTimeout: [BOOLEAN, "request", undefined],
+    httpAgent: AGENT_POOL,
+    httpsAgent: AGENT_POOL,
+    logger: [LOGGER, "request", undefined],
+  } as const satisfies SharedRows),
+  ...ALL_HANDLERS_OPTIONS,
+} satisfies Required<SharedRows>;
 
-/** The shared options `NodeHttp2Handler` takes (`handlers: "all"`). @internal */
-export type Http2SharedOption = {
-  [K in keyof typeof SHARED_OPTIONS]: (typeof SHARED_OPTIONS)[K]["handlers"] extends "all" ? K : never;
-}[keyof typeof SHARED_OPTIONS];
-
-/** The declarations of the shared options `NodeHttp2Handler` takes, in their order. @internal */
-export const HTTP2_SHARED_OPTIONS = /* @__PURE__ */ Object.fromEntries(
-  Object.entries(SHARED_OPTIONS).filter(([, spec]) => spec.handlers === "all")
-) as unknown as Pick<typeof SHARED_OPTIONS, Http2SharedOption>;
+/** The shared options `NodeHttp2Handler` takes. @internal */
+export type Http2SharedOption = keyof typeof ALL_HANDLERS_OPTIONS;
 
 /**
  * The shared options, validated and normalised (`null` = unset, numeric strings converted), with their defaults.

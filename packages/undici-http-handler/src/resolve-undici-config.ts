@@ -52,11 +52,7 @@ function maxSocketsOf(agent: unknown): number | null {
 export const UNDICI_OPTIONS = {
   ...SHARED_OPTIONS,
   ...({
-    dispatcher: {
-      rule: /* @__PURE__ */ objectRule("an undici Dispatcher or Agent options object"),
-      default: undefined,
-      update: "pool",
-    },
+    dispatcher: [/* @__PURE__ */ objectRule("an undici Dispatcher or Agent options object"), "pool", undefined],
   } as const satisfies OptionSchema<Omit<UndiciHttpHandlerOptions, keyof AllSharedOptions>>),
 };
 
@@ -87,8 +83,7 @@ export function resolveUndiciConfig(options: UndiciHttpHandlerOptions | void | u
     httpsConnect = { ...httpsConnect, connect: { ...httpsConnect.connect, allowH2: true } };
   }
   const resolved: ResolvedUndiciConfig = {
-    ...opts,
-    logger: opts.logger as Logger | undefined,
+    ...(opts as Omit<typeof opts, "logger"> & { logger?: Logger }),
     // "per-request" has no undici equivalent: it samples as "interval" (the handler warns once).
     socketMonitor: opts.socketMonitor === "off" ? "off" : "interval",
     httpMaxSockets: maxSocketsOf(opts.httpAgent),
