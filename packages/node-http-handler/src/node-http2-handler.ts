@@ -3,9 +3,10 @@ import type { HttpHandlerOptions, Provider } from "@smithy/types";
 import type { PoolMonitorOptions, PoolStats } from "@sockeye/pool-monitor";
 import {
   buildAbortError,
+  checkHandlerUpdate,
+  configEntry,
   emptyPoolStats,
-  resolveDefaultSocketTimeout,
-  saturationFields,
+  handlerMonitorOptions,
   validateRequest,
 } from "@sockeye/pool-monitor/internal";
 import { PACKAGE_PREFIX } from "./constants";
@@ -13,7 +14,7 @@ import { Http2PoolMonitor } from "./http2-pool-monitor";
 import { Http2SessionPool } from "./http2-session-pool";
 import { type AbortSignalLike, Http2StreamRequest } from "./http2-stream-request";
 import type { NodeHttp2HandlerOptions } from "./node-http2-handler-options";
-import { type ResolvedHttp2Config, resolveHttp2Config } from "./resolve-http2-config";
+import { HTTP2_OPTIONS, type ResolvedHttp2Config, resolveHttp2Config } from "./resolve-http2-config";
 
 /** The SDK's per-call flag that asks for an isolated session (event streams). */
 type EventStreamSignal = { isEventStream?: boolean };
@@ -67,7 +68,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
       this.configProvider = Promise.resolve(resolved);
       // The telemetry source exists from construction, so metrics can be registered before the first request.
       if (resolved.telemetry)
-        this.monitor = this.pool.monitor = this.newMonitor(resolved, resolved.mode === "interval");
+        this.monitor = this.pool.monitor = this.newMonitor(resolved, resolved.socketMonitor === "interval");
     }
   }
 
@@ -113,12 +114,12 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
       // Only before any origin existed (a provider's first resolution): origins keep the counters they were built with.
       if (this.pool.originsCreated === 0) this.monitor = this.pool.monitor = undefined;
     } else if (this.monitor === undefined) {
-      this.monitor = this.pool.monitor = this.newMonitor(config, config.mode === "interval");
+      this.monitor = this.pool.monitor = this.newMonitor(config, config.socketMonitor === "interval");
     } else {
       // A provider's options: the monitor built at construction takes them now.
       this.monitor.configure(this.monitorOptions(config));
     }
-    if (this.monitor !== undefined) this.monitor.detect = config.mode === "interval";
+    if (this.monitor !== undefined) this.monitor.detect = config.socketMonitor === "interval";
   }
 
   private newMonitor(config: ResolvedHttp2Config | undefined, detect: boolean): Http2PoolMonitor {
@@ -128,18 +129,8 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
     return monitor;
   }
 
-  /**
-   * The monitor options of a resolved config: the `saturation` block, the callbacks and a logger resolved at warning
-   * time (the SDK hands its logger over after construction), with the handler's prefix.
-   */
   private monitorOptions(config: ResolvedHttp2Config | undefined): PoolMonitorOptions {
-    return {
-      ...saturationFields(config?.saturation as Record<string, unknown> | undefined),
-      onSaturation: config?.onSaturation,
-      onRecovery: config?.onRecovery,
-      messagePrefix: `${PACKAGE_PREFIX}:WARN - `,
-      logger: { warn: (message: string) => (this.config?.logger ?? console).warn?.(message) },
-    };
+    return handlerMonitorOptions(config, PACKAGE_PREFIX, () => this.config?.logger);
   }
 
   private dispatch(
@@ -191,22 +182,17 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
   }
 
   /**
-   * Updates one config key; the next `handle()` re-resolves the config, as upstream. A bad value of a key the
-   * constructor validates throws the constructor's one-line error now and changes nothing (the logger is taken as
-   * given, as upstream); a `saturation` block replaces the old one (omitted fields return to their defaults).
-   * `Symbol.for("@smithy/defaultSocketTimeout")` sets the service default idle timeout unless one is set already.
+   * Updates one config key; the next `handle()` re-resolves the config, as upstream. An option is checked now by the
+   * rule the constructor applies (a bad value throws its one-line error and changes nothing); `"saturation"`,
+   * `"onSaturation"`, `"onRecovery"` are applied to the monitor at once (a `saturation` block replaces the old one:
+   * omitted fields return to their defaults). `Symbol.for("@smithy/defaultSocketTimeout")` sets the service default
+   * idle timeout unless one is set already.
    */
   public updateHttpClientConfig(key: keyof NodeHttp2HandlerOptions | symbol, value: unknown): void {
-    // Checked now, alone, by the constructor's rules: a bad value must not poison every later handle().
-    if (typeof key === "string" && key !== "logger") resolveHttp2Config({ [key]: value } as NodeHttp2HandlerOptions);
+    value = checkHandlerUpdate(HTTP2_OPTIONS, key, value, PACKAGE_PREFIX, this.monitor).value;
     this.config = undefined;
     this.configProvider = this.configProvider.then((config) => {
-      let name: string | symbol = key;
-      let next = value;
-      if (key === Symbol.for("@smithy/defaultSocketTimeout")) {
-        name = "defaultSocketTimeout";
-        next = resolveDefaultSocketTimeout(config.options) ?? value;
-      }
+      const [name, next] = configEntry(config.options, key, value);
       return resolveHttp2Config({ ...config.options, [name]: next } as NodeHttp2HandlerOptions);
     });
     this.configProvider.catch(() => {});

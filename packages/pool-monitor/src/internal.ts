@@ -33,7 +33,11 @@ export {
   MS_EXPECTED,
   type OptionRule,
   type OptionRules,
+  type OptionSchema,
+  type OptionUpdate,
   objectRule,
+  type ResolvedOptions,
+  resolveOptions,
 } from "./option-rules";
 export { normalizeOrigin } from "./normalize-origin";
 export { unusableBody } from "./validate-body";
@@ -80,8 +84,6 @@ export { PoolReading, SampleEvidence } from "./pool-reading";
 export { DurationHistogram } from "./duration-histogram";
 export { requestFinishedEvent, schemeOf } from "./request-finished";
 export {
-  checkSaturationBlock,
-  MONITOR_OPTION_RULES,
   POOL_MONITOR_DEFAULTS,
   SATURATION,
   SATURATION_OPTION_KEYS,
@@ -113,13 +115,22 @@ export {
 export {
   DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
   type ResolvedSharedOptions,
+  checkHandlerUpdate,
+  configEntry,
+  handlerMonitorOptions,
   resolveDefaultSocketTimeout,
-  resolveSharedOption,
   resolveSharedOptions,
 } from "./resolve-shared-options";
 export { guardedWarn } from "./guarded-warn";
 export { SaturationDetector, type SaturationDetectorOptions, type SaturationSample } from "./saturation-detector";
-export { resolveSocketMonitorMode, SOCKET_MONITOR_ENV, SOCKET_MONITOR_MODES } from "./socket-monitor-mode";
+export { SOCKET_MONITOR, SOCKET_MONITOR_ENV, SOCKET_MONITOR_MODES } from "./socket-monitor-mode";
+export {
+  ALL_HANDLERS_OPTIONS,
+  type AllSharedOptions,
+  type Http2SharedOption,
+  SHARED_OPTIONS,
+  type UpstreamSharedOptions,
+} from "./shared-handler-options";
 export {
   isConnectionResetError,
   isHandlerDestroyedError,
