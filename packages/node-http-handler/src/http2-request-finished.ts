@@ -43,17 +43,17 @@ export function http2RequestFinishedEvent(
   const headers = request.headers;
   const response = r.responseHeaders;
   const durationMs = now - r.startedAt;
-  return requestFinishedEvent(
+  return requestFinishedEvent({
     origin,
-    schemeOf(r.origin.name),
-    request.method,
-    response?.[":status"],
+    scheme: schemeOf(r.origin.name),
+    method: request.method,
+    statusCode: response?.[":status"],
     outcome,
     error,
     durationMs,
-    "2",
-    headers?.["content-length"] ?? headers?.["Content-Length"],
-    response?.["content-length"],
-    r.wasQueued && r.entry === undefined ? durationMs : null
-  );
+    protocolVersion: "2",
+    requestBodySize: headers?.["content-length"] ?? headers?.["Content-Length"],
+    responseBodySize: response?.["content-length"],
+    queuedMs: r.wasQueued && r.entry === undefined ? durationMs : null,
+  });
 }

@@ -8,7 +8,18 @@
  */
 export { buildQueryString, escapeUri, type QueryBag } from "./build-query-string";
 export { assertNever } from "./assert-never";
-export { DeadlineKind } from "./deadline-kind";
+export {
+  DEADLINE_RULES,
+  type DeadlineContext,
+  DeadlineKind,
+  type DeadlineKindOf,
+  type DeadlineRule,
+  type Transport,
+} from "./deadline-kind";
+export { IdleWatch, type IdleTarget } from "./idle-watch";
+export { type AbortSignalLike, LiveList, RequestCore } from "./request-core";
+export { DeadlinePlan, type PlanEntry } from "./request-core-plan";
+export { type PhaseOf, RequestPhase } from "./request-core-phase";
 export { Deadline, type DeadlineOwner, DeadlineScheduler, TICK_MS } from "./deadline-scheduler";
 export {
   CAUSE_CONFIRM_SAMPLES,
@@ -78,7 +89,7 @@ export {
 } from "./origin-telemetry";
 export { PoolReading, SampleEvidence } from "./pool-reading";
 export { DurationHistogram } from "./duration-histogram";
-export { requestFinishedEvent, schemeOf } from "./request-finished";
+export { type RequestFacts, requestFinishedEvent, schemeOf, type WireFacts } from "./request-finished";
 export {
   checkSaturationBlock,
   MONITOR_OPTION_RULES,

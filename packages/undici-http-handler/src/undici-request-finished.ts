@@ -34,17 +34,17 @@ export function undiciRequestFinishedEvent(
 ): RequestFinishedEvent {
   const headers = options?.headers;
   const durationMs = timing.now() - startedAt;
-  return requestFinishedEvent(
-    o.origin,
-    schemeOf(options?.origin ?? o.origin),
-    options?.method,
-    response?.statusCode,
+  return requestFinishedEvent({
+    origin: o.origin,
+    scheme: schemeOf(options?.origin ?? o.origin),
+    method: options?.method,
+    statusCode: response?.statusCode,
     outcome,
     error,
     durationMs,
-    null,
-    headers === undefined ? undefined : (headers["content-length"] ?? headers["Content-Length"]),
-    response?.headers["content-length"],
-    leftQueue ? durationMs : null
-  );
+    protocolVersion: null,
+    requestBodySize: headers === undefined ? undefined : (headers["content-length"] ?? headers["Content-Length"]),
+    responseBodySize: response?.headers["content-length"],
+    queuedMs: leftQueue ? durationMs : null,
+  });
 }
