@@ -7,10 +7,11 @@
  *
  * Deadlines: ONE `Deadline` node per request, whatever the number of configured kinds, armed for the earliest due
  * entry. An entry is armed when its rule's `armAt` phase is reached (or by `armDeadline`), ended at its `endAt`
- * phase (or by `endDeadline`); an idle entry is due `ms` after `lastActive`. Ending an entry, or activity, does not
- * touch the scheduler: when the node comes due it fires the entry that is due, if any, and otherwise re-arms for the
- * earliest entry still armed. So a request whose deadlines are all ended before they are due costs one arm and one
- * disarm on the scheduler, and a deadline never fires later than a native timer restarted at every event would.
+ * phase (or by `endDeadline`); an idle entry is due `ms` after `lastActive`. Activity, and ending an entry while
+ * another stays armed, do not touch the scheduler: when the node comes due it fires the entry that is due, if any,
+ * and otherwise re-arms for the earliest entry still armed; the node is disarmed when no entry is left. So a request
+ * whose deadlines all end before they are due costs one arm and one disarm on the scheduler, and a deadline never
+ * fires later than a native timer restarted at every event would.
  */
 import { buildAbortError } from "./request-errors";
 import type { DeadlineContext, DeadlineKind } from "./deadline-kind";
@@ -185,13 +186,12 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     this.heldSince = -1;
   }
 
-  /** Resolves the promise with `value` (once): `Headers`. */
+  /** Resolves the promise with `value` (once): `Headers`. The outcome stays unnoted (`finish()` gets it). */
   protected resolveWith(value: unknown, now: number): void {
     if (this.settled) return;
     this.settled = true;
     const resolve = this.settleResolve!;
     this.settleResolve = this.settleReject = undefined;
-    if (this.outcome === undefined) this.outcome = "completed";
     this.enterPhase(RequestPhase.Headers, now);
     resolve(value);
   }
@@ -279,7 +279,9 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     const dues = this.dues;
     if (dues === undefined) return;
     const i = this.plan.indexOf(kind);
-    if (i >= 0) dues[i] = -1;
+    if (i < 0 || dues[i] < 0) return;
+    dues[i] = -1;
+    if (!this.isFinished) this.schedule();
   }
 
   /** Whether `kind` is armed. */
@@ -290,7 +292,9 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
 
   /** Suspends the idle deadlines (a body paused for its reader). */
   pauseIdle(): void {
+    if (this.idlePaused) return;
     this.idlePaused = true;
+    if (this.dues !== undefined && !this.isFinished) this.schedule();
   }
 
   /** Resumes the idle deadlines from `now`. */
@@ -341,19 +345,22 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
   /** Entries armed and ended on the way from phase `prev` to `phase`. */
   private armPhase(prev: number, phase: number, now: number): void {
     const entries = this.plan.entries;
-    let armed = false;
+    let changed = false;
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i];
       if (e.endAt <= phase) {
         const dues = this.dues;
-        if (dues !== undefined) dues[i] = -1;
+        if (dues !== undefined && dues[i] >= 0) {
+          dues[i] = -1;
+          changed = true;
+        }
       } else if (e.armAt > prev && e.armAt <= phase) {
         this.duesOf()[i] = now;
         if (e.idle) this.lastActive = now;
-        armed = true;
+        changed = true;
       }
     }
-    if (armed) this.schedule();
+    if (changed) this.schedule();
   }
 
   /**
