@@ -127,6 +127,10 @@ function declarationIdentifiers(dir, words) {
 const CORE_KEEPS = [
   // undici-http-handler's OriginPoolState.evidence, published in its declarations, besides PoolReading's.
   "evidence",
+  // undici-http-handler's PoolRequestNode.heldSince (its list nodes), besides RequestCore's.
+  "heldSince",
+  // node-http-handler's Http2Waiter.begunAt and its monitor's views of it, besides RequestCore's.
+  "begunAt",
 ];
 
 /**

@@ -30,7 +30,6 @@ import type {
   Http2SessionStats,
   OriginStats,
   PoolMonitorOptions,
-  RequestOutcome,
 } from "@sockeye/pool-monitor";
 import {
   type DetectorTuning,
@@ -110,7 +109,7 @@ export interface Http2OriginView {
   readonly isolatedOpen: number;
   readonly isolatedQueued: number;
   readonly waiting: number;
-  readonly oldestWaiting: { readonly startedAt: number } | undefined;
+  readonly oldestWaiting: { readonly begunAt: number } | undefined;
   readonly activeHead: Http2HolderView | undefined;
 }
 
@@ -186,11 +185,6 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
     }
   }
 
-  /** A stream's outcome, once. @internal */
-  streamFinished(t: Http2OriginTelemetry, outcome: RequestOutcome): void {
-    if (!this.coreDestroyed) this.finished(t, outcome);
-  }
-
   /** A session closed for `reason` after `ageMs`, having carried `streams` streams. @internal */
   sessionClosed(
     t: Http2OriginTelemetry,
@@ -242,7 +236,7 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
       }
       r.queuedCount += m.waiting;
       const head = m.oldestWaiting;
-      if (head !== undefined && head.startedAt < oldestQueuedAt) oldestQueuedAt = head.startedAt;
+      if (head !== undefined && head.begunAt < oldestQueuedAt) oldestQueuedAt = head.begunAt;
       const held = m.activeHead;
       if (held !== undefined && held.slotAt < oldestSlotAt) oldestSlotAt = held.slotAt;
       // Stream slots: pooled slots are unbounded while another session may still be opened; isolated sessions

@@ -105,7 +105,7 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
   constructor(
     readonly plan: DeadlinePlan<any>,
     readonly monitor: TelemetryCore<O> | undefined,
-    readonly origin: O | undefined,
+    readonly telemetry: O | undefined,
     readonly signal: AbortSignalLike | undefined
   ) {
     this.begunAt = timing.now();
@@ -139,7 +139,7 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     this.settleReject = reject;
     live?.link(this);
     const m = this.monitor;
-    if (m !== undefined && this.origin !== undefined && !m.coreDestroyed) m.started(this.origin);
+    if (m !== undefined && this.telemetry !== undefined && !m.coreDestroyed) m.started(this.telemetry);
     const signal = this.signal;
     if (signal !== undefined && signal !== null) {
       this.abortAttached = true;
@@ -157,7 +157,7 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     this.wasQueued = true;
     this.enterPhase(RequestPhase.Queued, now);
     const m = this.monitor;
-    if (m !== undefined && this.origin !== undefined && !m.coreDestroyed) m.enqueued(this.origin);
+    if (m !== undefined && this.telemetry !== undefined && !m.coreDestroyed) m.enqueued(this.telemetry);
   }
 
   /** Moves to `phase` at `now` (no-op unless later than the current one): deadlines armed and ended by the rules. */
@@ -173,8 +173,8 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     this.heldSince = now;
     this.everHeld = true;
     const m = this.monitor;
-    if (m !== undefined && this.origin !== undefined && !m.coreDestroyed) {
-      m.acquired(this.origin, now - this.begunAt, reused, this.wasQueued);
+    if (m !== undefined && this.telemetry !== undefined && !m.coreDestroyed) {
+      m.acquired(this.telemetry, now - this.begunAt, reused, this.wasQueued);
     }
   }
 
@@ -182,7 +182,8 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
   protected countReleased(now: number): void {
     if (this.heldSince < 0) return;
     const m = this.monitor;
-    if (m !== undefined && this.origin !== undefined && !m.coreDestroyed) m.released(this.origin, now - this.heldSince);
+    if (m !== undefined && this.telemetry !== undefined && !m.coreDestroyed)
+      m.released(this.telemetry, now - this.heldSince);
     this.heldSince = -1;
   }
 
@@ -232,7 +233,7 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     this.detachAbort();
     this.liveList?.unlink(this);
     const m = this.monitor;
-    const o = this.origin;
+    const o = this.telemetry;
     if (m === undefined || o === undefined || m.coreDestroyed) return;
     m.finished(o, final);
     if (m.wants(requestFinishedChannel)) {

@@ -139,7 +139,7 @@ export abstract class UndiciRequestCore
   start(resolve: Resolve, reject: Reject, dispatcher: DispatcherLike, options: DispatchOptionsLike): void {
     this.begin(resolve, reject);
     const plan = this.plan;
-    const o = this.origin;
+    const o = this.telemetry;
     const gate = this.originGate;
     if (o !== undefined && plan.poolTelemetry !== undefined) {
       if (plan.poolTelemetry.requestStarted(o, this, gate !== undefined)) this.enterQueue(this.begunAt);
@@ -163,7 +163,7 @@ export abstract class UndiciRequestCore
     const gate = this.originGate;
     if (gate !== undefined) {
       gate.awaitingConn++;
-      const o = this.origin;
+      const o = this.telemetry;
       // A gated request left its gate's queue for undici: the origin's queue-depth floor follows.
       if (o !== undefined) o.queueShrank(gate.fifoQueue.nodeCount);
     }
@@ -201,7 +201,7 @@ export abstract class UndiciRequestCore
     const now = clock.now();
     this.enterPhase(Connected, now);
     if (this.uploadObserved && this.plan.idleMs > 0) this.armDeadline(SocketIdle, now);
-    const o = this.origin;
+    const o = this.telemetry;
     const monitor = this.plan.poolTelemetry;
     if (o !== undefined && monitor !== undefined) this.countAcquired(now, monitor.markAcquired(o, this, now));
   }
@@ -248,7 +248,7 @@ export abstract class UndiciRequestCore
     // Paused for the reader: no inactivity timeout while undici reads nothing (as undici's bodyTimeout).
     this.pauseIdle();
     controller.pause();
-    const o = this.origin;
+    const o = this.telemetry;
     if (o !== undefined) this.plan.poolTelemetry?.bodyPaused(o, this, clock.now());
   }
 
@@ -305,7 +305,7 @@ export abstract class UndiciRequestCore
     if (this.requestPhase === Phase.Queued) {
       return `The request was still waiting for a free connection (${this.describeQueue()}).`;
     }
-    const o = this.origin;
+    const o = this.telemetry;
     if (this.originGate === undefined && this.listTag === 1 && o !== undefined && o.queuedNow > 0) {
       // A caller's dispatcher: undici's queue and its connection attempts cannot be told apart from here.
       return `The request may still have been waiting in the dispatcher's queue (${o.queuedNow} queued there).`;
@@ -316,7 +316,7 @@ export abstract class UndiciRequestCore
   readMore(): void {
     if (!this.pausedForReader) return;
     this.pausedForReader = false;
-    const o = this.origin;
+    const o = this.telemetry;
     if (o !== undefined) this.plan.poolTelemetry?.bodyResumed(o, this);
     this.resumeIdle(clock.now());
     this.controller?.resume();
@@ -374,7 +374,7 @@ export abstract class UndiciRequestCore
   private releaseSlot(): void {
     const phase = this.requestPhase;
     this.requestPhase = Phase.Done;
-    const o = this.origin;
+    const o = this.telemetry;
     if (o !== undefined && this.heldSince >= 0) {
       const now = clock.now();
       this.plan.poolTelemetry?.requestReleased(o, this);
@@ -412,7 +412,7 @@ export abstract class UndiciRequestCore
   /** Leaves the origin's lists, then the core's single way out. */
   private end(outcome: RequestOutcome): void {
     if (this.isFinished) return;
-    const o = this.origin;
+    const o = this.telemetry;
     if (o !== undefined) this.plan.poolTelemetry?.markClosed(o, this);
     this.finish(outcome);
     this.targetDispatcher = undefined;
@@ -424,7 +424,7 @@ export abstract class UndiciRequestCore
     const headers = options?.headers;
     const response = this.httpResponse;
     return {
-      scheme: schemeOf(options?.origin ?? this.origin?.origin),
+      scheme: schemeOf(options?.origin ?? this.telemetry?.origin),
       method: options?.method,
       statusCode: response?.statusCode,
       protocolVersion: null,
@@ -494,7 +494,7 @@ export abstract class UndiciRequestCore
   override describeQueue(): string {
     const gate = this.originGate;
     if (gate !== undefined) return `maxSockets=${gate.gateLimit ?? "unlimited"}, ${gate.fifoQueue.nodeCount} queued`;
-    const o = this.origin;
+    const o = this.telemetry;
     if (o === undefined) return "pool statistics unavailable with telemetry: false";
     return `maxSockets=${o.connLimit ?? "unlimited"}, ${o.queuedNow} queued`;
   }
