@@ -87,7 +87,7 @@ export {
   OriginTelemetry,
   UnpooledCounters,
 } from "./origin-telemetry";
-export { PoolReading, SampleEvidence } from "./pool-reading";
+export { PoolReading, SampleEvidence, type UnreadBody, type UnreadWatch } from "./pool-reading";
 export { DurationHistogram } from "./duration-histogram";
 export { type RequestFacts, requestFinishedEvent, schemeOf, type WireFacts } from "./request-finished";
 export {
