@@ -30,6 +30,8 @@ export class DeadlinePlan<T extends Transport = Transport> {
   readonly entries: readonly PlanEntry[];
   /** The kind of each request's one `Deadline` node: one that holds the loop if any entry does. */
   readonly nodeKind: DeadlineKind | undefined;
+  /** Bit `p` set: some entry is armed or ended at phase `p` (other phase changes skip the entries). */
+  readonly phaseMask: number;
 
   /**
    * @param scheduler - the handler's scheduler.
@@ -59,6 +61,9 @@ export class DeadlinePlan<T extends Transport = Transport> {
       });
     }
     this.entries = entries;
+    let mask = 0;
+    for (const e of entries) mask |= (e.armAt >= 0 ? 1 << e.armAt : 0) | (1 << e.endAt);
+    this.phaseMask = mask;
     this.nodeKind = (entries.find((e) => e.rule.holdsLoop) ?? entries[0])?.kind;
   }
 

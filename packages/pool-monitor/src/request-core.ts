@@ -165,7 +165,8 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     const prev = this.phase;
     if (phase <= prev) return;
     this.phase = phase;
-    if (this.plan.entries.length !== 0) this.armPhase(prev, phase, now);
+    // The phases passed, (prev, phase], as bits: nothing to do unless an entry arms or ends at one of them.
+    if ((this.plan.phaseMask & ((2 << phase) - (2 << prev))) !== 0) this.armPhase(prev, phase, now);
   }
 
   /** Counts the connection given at `now` (`reused`: it carried a request before). */
