@@ -129,7 +129,7 @@ export const DEADLINE_RULES = {
     armAt: RequestPhase.Created,
     endAt: RequestPhase.Done,
     idle: true,
-    holdsLoop: false,
+    holdsLoop: true,
     error: (_r, ms) => streamIdleTimeoutError(ms),
   },
 } as const satisfies Record<DeadlineKind, DeadlineRule>;
