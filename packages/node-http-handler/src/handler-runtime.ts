@@ -2,7 +2,7 @@
  * HandlerRuntime: what one handler owns while requests are in flight, and the only place they are counted.
  *
  * Owns (each concern in its own module):
- * - `hostScheduler` (`DeadlineScheduler`): every deadline of the handler on one native, unref'd timer armed for the
+ * - `hostScheduler` (`DeadlineScheduler`): every deadline of the handler on one native timer armed for the
  *   earliest expiry; its recurring owner tick (period: the monitor's `sampleIntervalMs`) calls `onTick` below.
  * - `idle` (`IdleWatchList`): the `socketTimeout` inactivity watch, one deadline per request on the scheduler,
  *   restarted by its socket's activity.

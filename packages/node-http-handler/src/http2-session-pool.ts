@@ -1,6 +1,6 @@
 /**
  * Http2SessionPool: the HTTP/2 sessions of one handler, per origin, and everything time-based about them, on ONE
- * shared `DeadlineScheduler` (one native, unref'd timer per handler armed for the earliest expiry; no native timer per
+ * shared `DeadlineScheduler` (one native timer per handler armed for the earliest expiry; no native timer per
  * stream or per session).
  *
  * Placement of a stream (`acquire`):

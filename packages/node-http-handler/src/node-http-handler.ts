@@ -31,7 +31,7 @@ const SETUP_WHERE = "while handle() was still resolving the handler config or cr
  * A drop-in replacement for `NodeHttpHandler` from `@smithy/node-http-handler` (HTTP/1.1): same constructor forms,
  * `create`, `handle`, `destroy`, `updateHttpClientConfig`, `httpHandlerConfigs`, `metadata`, error shapes and
  * messages (prefixed `@sockeye/node-http-handler`). Per-request deadlines and the socket-usage check run on one
- * lazy, self-stopping, unref'd interval per handler instead of native timers per request.
+ * native timer per handler, armed for the earliest deadline, instead of native timers per request.
  * @public
  */
 export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {

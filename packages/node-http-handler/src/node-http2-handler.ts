@@ -26,7 +26,7 @@ type EventStreamSignal = { isEventStream?: boolean };
  * establishment timeout (`connectionTimeout`), a bound on pooled sessions per origin with a queue of waiting streams
  * (`maxSessionsPerOrigin`) and one on isolated sessions (`maxIsolatedSessionsPerOrigin`, event streams excepted), the
  * peer's `maxConcurrentStreams` honoured, session-pool telemetry (`getPoolStats()`,
- * `poolMonitor`) and saturation detection; every deadline runs on one shared scheduler per handler (one unref'd native
+ * `poolMonitor`) and saturation detection; every deadline runs on one shared scheduler per handler (one native
  * timer armed for the earliest expiry) instead of a native timer per stream and per session.
  * @public
  */

@@ -4,8 +4,7 @@ import type { AgentGate } from "./agent-gate";
 
 /**
  * What the handler resolves for a request before `InFlightRequest.start()`: which agent and which deadlines (ms,
- * `undefined` = off). A class (not an object literal keyed by the option names) so its field names are the build's
- * short names (`scripts/mangle-props.mjs`). Read-only and shared: one plan per (resolved config, protocol) serves every request without a
+ * `undefined` = off). Read-only and shared: one plan per (resolved config, protocol) serves every request without a
  * per-call `requestTimeout` override or `Expect: 100-continue` (those get their own).
  * @internal
  */

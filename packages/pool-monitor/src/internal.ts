@@ -6,7 +6,7 @@
  * public entry's runtime values (the public entry re-exports them from here, so the code is built once).
  * @internal
  */
-export { buildQueryString, escapeUri, type QueryBag } from "./build-query-string";
+export { buildQueryString } from "./build-query-string";
 export { assertNever } from "./assert-never";
 export {
   DEADLINE_RULES,
@@ -49,7 +49,7 @@ export {
 export { normalizeOrigin } from "./normalize-origin";
 export { unusableBody } from "./validate-body";
 export { declaredLength, explainRefusal } from "./validate-headers";
-export { type RequestProtocol, validateRequest } from "./validate-request";
+export { validateRequest } from "./validate-request";
 export { Http1PoolMonitor } from "./http1-pool-monitor";
 export {
   noteRequestOutcome,
@@ -105,15 +105,12 @@ export {
   closedBeforeResponseError,
   connectionTimeoutError,
   contentLengthMismatchError,
-  HANDLER_DESTROYED_ERROR_CODE,
-  HANDLER_DESTROYED_ERROR_NAME,
   handlerDestroyedError,
   http2DestroyedError,
   http2FrameError,
   http2NoResponseError,
   http2SessionClosedError,
   http2StreamAbortedError,
-  NODEJS_TIMEOUT_ERROR_CODES,
   REQUEST_TIMEOUT_HINT,
   relabelSocketError,
   requestTimeoutError,

@@ -19,7 +19,7 @@ export interface SharedHandlerOptions {
    */
   socketMonitor?: SocketMonitorMode;
   /**
-   * Milliseconds a request may wait in the agent's queue for a free socket before it fails with a `TimeoutError`
+   * Milliseconds a request may wait for a free socket before it fails with a `TimeoutError`
    * (`code: "ETIMEDOUT"`) whose message names `maxSockets` and the queue length. It leaves the queue and nothing
    * leaks. `undefined`/`0` = no limit.
    * @defaultValue `undefined` (off)

@@ -58,7 +58,7 @@ const DISPATCHER_KEYS = new Set([
 /**
  * A Smithy `HttpHandler` on undici with `NodeHttpHandler`'s options, error shapes, socket-pool telemetry and
  * saturation detection; switching from `@sockeye/node-http-handler` (or `@smithy/node-http-handler`) is one import.
- * Deadlines run on one lazy unref'd interval per handler (no native timer per request). Every request goes through
+ * Deadlines run on one native timer per handler (no native timer per request). Every request goes through
  * the one undici dispatcher: `Expect: 100-continue` is removed and the body sent at once (undici's HTTP/1.1 client
  * cannot wait for `100 Continue`), as `@smithy/undici-http-handler` does.
  * @public
