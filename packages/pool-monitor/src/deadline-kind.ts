@@ -1,7 +1,7 @@
 /**
  * The deadline plan: every deadline kind a request can arm, declared once. A rule says which transports arm it, at
- * which `RequestPhase` it starts and ends, whether activity restarts it (an inactivity deadline), whether it keeps the
- * process alive while armed, and the error it rejects with. `RequestCore` arms, cancels and fires deadlines from these
+ * which `RequestPhase` it starts and ends, whether activity restarts it (an inactivity deadline), and the error it
+ * rejects with. `RequestCore` arms, cancels and fires deadlines from these
  * rules alone; a transport only supplies each kind's duration (`DeadlinePlan`) and reports phases. The rules are a
  * `Record<DeadlineKind, …>` and each transport's durations a `Record` of its kinds, so a kind missing from either does
  * not compile.
@@ -68,8 +68,6 @@ export interface DeadlineRule {
   readonly endAt: PhaseOf;
   /** Activity restarts it (`RequestCore.touch`): it fires `ms` after the last activity. */
   readonly idle: boolean;
-  /** While armed it keeps the process alive, as the native timer upstream arms for the same wait does. */
-  readonly holdsLoop: boolean;
   /** The rejection when it fires (`ms`: its duration; `now`: `timing.now()`); `undefined`: it only tells the transport. */
   error(r: DeadlineContext, ms: number, now: number): Error | undefined;
 }
@@ -81,7 +79,6 @@ export const DEADLINE_RULES = {
     armAt: RequestPhase.Created,
     endAt: RequestPhase.Connected,
     idle: false,
-    holdsLoop: true,
     error: (r, ms) => connectionTimeoutError(r.errorPrefix, ms, r.connectionDetail()),
   },
   acquire: {
@@ -89,7 +86,6 @@ export const DEADLINE_RULES = {
     armAt: RequestPhase.Created,
     endAt: RequestPhase.Acquired,
     idle: false,
-    holdsLoop: true,
     error: (r, ms, now) => acquisitionTimeoutError(r.errorPrefix, ms, now - r.begunAt, r.waitsFor, r.describeQueue()),
   },
   request: {
@@ -97,7 +93,6 @@ export const DEADLINE_RULES = {
     armAt: RequestPhase.Created,
     endAt: RequestPhase.Headers,
     idle: false,
-    holdsLoop: true,
     error: (r, ms) => requestTimeoutError(r.errorPrefix, ms),
   },
   continue: {
@@ -105,7 +100,6 @@ export const DEADLINE_RULES = {
     armAt: null,
     endAt: RequestPhase.Headers,
     idle: false,
-    holdsLoop: true,
     error: () => undefined,
   },
   warning: {
@@ -113,7 +107,6 @@ export const DEADLINE_RULES = {
     armAt: null,
     endAt: RequestPhase.Done,
     idle: false,
-    holdsLoop: true,
     error: () => undefined,
   },
   socket_idle: {
@@ -121,7 +114,6 @@ export const DEADLINE_RULES = {
     armAt: RequestPhase.Connected,
     endAt: RequestPhase.Done,
     idle: true,
-    holdsLoop: true,
     error: (r, ms) => socketIdleTimeoutError(r.errorPrefix, ms, false),
   },
   stream_idle: {
@@ -129,7 +121,6 @@ export const DEADLINE_RULES = {
     armAt: RequestPhase.Created,
     endAt: RequestPhase.Done,
     idle: true,
-    holdsLoop: true,
     error: (_r, ms) => streamIdleTimeoutError(ms),
   },
 } as const satisfies Record<DeadlineKind, DeadlineRule>;
@@ -139,7 +130,15 @@ export type DeadlineKindOf<T extends Transport> = {
   [K in DeadlineKind]: T extends (typeof DEADLINE_RULES)[K]["on"][number] ? K : never;
 }[DeadlineKind];
 
-/** Whether a deadline of `kind` keeps the process alive while armed (false for kinds that are not a `DeadlineKind`). @internal */
+/** Every deadline kind's value. */
+const KINDS: ReadonlySet<unknown> = new Set(Object.values(DeadlineKind));
+
+/**
+ * Whether a deadline of `kind` keeps the process alive while armed: every `DeadlineKind` does (a request in flight
+ * waits on it, as on the native timer upstream arms for the same wait); inactivity watches and the owner tick, whose
+ * kinds are not `DeadlineKind`s, do not (as Node's own socket and stream timeouts).
+ * @internal
+ */
 export function holdsLoop(kind: unknown): boolean {
-  return typeof kind === "string" && (DEADLINE_RULES as Record<string, DeadlineRule>)[kind]?.holdsLoop === true;
+  return KINDS.has(kind);
 }

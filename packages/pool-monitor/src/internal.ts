@@ -17,7 +17,7 @@ export {
   type Transport,
 } from "./deadline-kind";
 export { IdleWatch, type IdleTarget } from "./idle-watch";
-export { type AbortSignalLike, LiveList, RequestCore } from "./request-core";
+export { type AbortSignalLike, RequestCore } from "./request-core";
 export { DeadlinePlan, type PlanEntry } from "./request-core-plan";
 export { type PhaseOf, RequestPhase } from "./request-core-phase";
 export { Deadline, type DeadlineOwner, DeadlineScheduler, TICK_MS } from "./deadline-scheduler";

@@ -28,7 +28,7 @@ export interface PlanEntry {
  */
 export class DeadlinePlan<T extends Transport = Transport> {
   readonly entries: readonly PlanEntry[];
-  /** The kind of each request's one `Deadline` node: one that holds the loop if any entry does. */
+  /** The kind of each request's one `Deadline` node (every kind holds the loop while armed). */
   readonly nodeKind: DeadlineKind | undefined;
   /** Bit `p` set: some entry is armed or ended at phase `p` (other phase changes skip the entries). */
   readonly phaseMask: number;
@@ -64,7 +64,7 @@ export class DeadlinePlan<T extends Transport = Transport> {
     let mask = 0;
     for (const e of entries) mask |= (e.armAt >= 0 ? 1 << e.armAt : 0) | (1 << e.endAt);
     this.phaseMask = mask;
-    this.nodeKind = (entries.find((e) => e.rule.holdsLoop) ?? entries[0])?.kind;
+    this.nodeKind = entries[0]?.kind;
   }
 
   /** The index of `kind`'s entry, -1 when it is not configured. */

@@ -6,7 +6,7 @@ import { IdleWatch } from "./idle-watch";
 import { OriginTelemetry, type RequestOutcome } from "./origin-telemetry";
 import type { PoolReading } from "./pool-reading";
 import type { PoolEvent } from "./pool-stats";
-import { LiveList, RequestCore } from "./request-core";
+import { RequestCore } from "./request-core";
 import { DeadlinePlan } from "./request-core-plan";
 import { RequestPhase } from "./request-core-phase";
 import type { WireFacts } from "./request-finished";
@@ -51,8 +51,8 @@ class TestRequest extends RequestCore<Origin> {
     if (kind === DeadlineKind.Continue) this.continued++;
     else super.deadlineExpired(kind, ms, now);
   }
-  start(live?: LiveList): Promise<unknown> {
-    return new Promise((resolve, reject) => this.begin(resolve, reject, live));
+  start(): Promise<unknown> {
+    return new Promise((resolve, reject) => this.begin(resolve, reject));
   }
   queue(): void {
     this.enterQueue(timing.now());
@@ -188,19 +188,15 @@ describe("RequestCore", () => {
     expect(legacy.onabort).toBeNull();
   });
 
-  it("finish() is idempotent, never leaves the promise pending, and leaves the live list", async () => {
+  it("finish() is idempotent and never leaves the promise pending", async () => {
     const { make, origin } = setup({});
-    const live = new LiveList();
     const a = make();
     const b = make();
-    const pa = a.start(live);
-    void b.start(live);
-    expect(live.size).toBe(2);
+    const pa = a.start();
+    void b.start();
     a.end();
     a.end();
     await expect(pa).rejects.toThrow(/ended without a response/);
-    expect(live.size).toBe(1);
-    expect(live.first).toBe(b);
     expect(origin.started).toBe(2);
     expect(origin.inFlightCount).toBe(1);
   });

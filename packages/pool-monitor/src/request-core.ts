@@ -1,6 +1,6 @@
 /**
  * RequestCore: what every transport's request object shares, once: the promise and its single `finish()`, abort, the
- * handler's live list, the core counting (`TelemetryCore`) and `request:finished`, and the deadlines of its
+ * core counting (`TelemetryCore`) and `request:finished`, and the deadlines of its
  * `DeadlinePlan`. A transport's request extends it and translates its wire events into phases (`enterPhase`),
  * activity (`lastActive = now`), counting (`countAcquired` / `countReleased`) and the end (`finish`); it implements
  * `fail()` (how to tear its exchange down) and `wireFacts()` (what only the wire knows, for `request:finished`).
@@ -41,32 +41,6 @@ function onLegacyAbort(this: Owned): void {
   this[kRequest]?.handleEvent();
 }
 
-/** The handler's requests in flight, linked through the requests themselves (O(1), no allocation). @internal */
-export class LiveList {
-  first: RequestCore<any> | undefined;
-  last: RequestCore<any> | undefined;
-  size = 0;
-
-  link(r: RequestCore<any>): void {
-    r.liveList = this;
-    r.livePrev = this.last;
-    if (this.last === undefined) this.first = r;
-    else this.last.liveNext = r;
-    this.last = r;
-    this.size++;
-  }
-
-  unlink(r: RequestCore<any>): void {
-    if (r.liveList !== this) return;
-    if (r.livePrev === undefined) this.first = r.liveNext;
-    else r.livePrev.liveNext = r.liveNext;
-    if (r.liveNext === undefined) this.last = r.livePrev;
-    else r.liveNext.livePrev = r.livePrev;
-    r.livePrev = r.liveNext = r.liveList = undefined;
-    this.size--;
-  }
-}
-
 /** See the file header. `O`: the transport's origin state. @internal */
 export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
   implements DeadlineOwner<DeadlineKind>, DeadlineContext
@@ -92,9 +66,6 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
   lastActive = 0;
   /** Idle deadlines are suspended (a response body paused for its reader). */
   idlePaused = false;
-  liveList: LiveList | undefined = undefined;
-  livePrev: RequestCore<any> | undefined = undefined;
-  liveNext: RequestCore<any> | undefined = undefined;
   private settleResolve: ((value: any) => void) | undefined = undefined;
   private settleReject: ((reason: unknown) => void) | undefined = undefined;
   private deadline: Deadline<DeadlineKind> | undefined = undefined;
@@ -130,14 +101,10 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     return undefined;
   }
 
-  /**
-   * Starts the request's life: keeps the settle functions, links it in `live`, counts it started, listens for the
-   * abort and arms the deadlines of `Created`.
-   */
-  protected begin(resolve: (value: any) => void, reject: (reason: unknown) => void, live?: LiveList): void {
+  /** Starts the request's life: keeps the settle functions, counts it started, listens for the abort and arms the deadlines of `Created`. */
+  protected begin(resolve: (value: any) => void, reject: (reason: unknown) => void): void {
     this.settleResolve = resolve;
     this.settleReject = reject;
-    live?.link(this);
     const m = this.monitor;
     if (m !== undefined && this.telemetry !== undefined && !m.coreDestroyed) m.started(this.telemetry);
     const signal = this.signal;
@@ -218,7 +185,7 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
 
   /**
    * The single way out, idempotent: never leaves the promise pending (rejects with `unsettled` if given, else a
-   * generic error), cancels the deadlines, detaches the abort listener, leaves the live list, counts the outcome and
+   * generic error), cancels the deadlines, detaches the abort listener, counts the outcome and
    * publishes `request:finished`. A transport calls it after its own release (connection, slot, listeners).
    */
   protected finish(outcome: RequestOutcome, unsettled?: Error): void {
@@ -232,7 +199,6 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     if (d !== undefined) this.plan.scheduler.disarm(d);
     this.phase = RequestPhase.Done;
     this.detachAbort();
-    this.liveList?.unlink(this);
     const m = this.monitor;
     const o = this.telemetry;
     if (m === undefined || o === undefined || m.coreDestroyed) return;

@@ -63,8 +63,8 @@ const SmithyResponse = HttpResponse;
 const Connected = RequestPhase.Connected;
 const SocketIdle = DeadlineKind.SocketIdle;
 
-/** Where a request is (see the header). @internal */
-export enum Phase {
+/** Where a request is (see the header). */
+enum Phase {
   Created = 0,
   Queued = 1,
   Dispatched = 2,
