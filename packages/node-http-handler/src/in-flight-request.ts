@@ -309,6 +309,9 @@ export class InFlightRequest
       case DeadlineKind.Warning:
         if (!this.hasSettled) this.host.onWarningWindow(this);
         return;
+      case DeadlineKind.SocketIdle:
+      case DeadlineKind.StreamIdle:
+        return; // Not armed by HTTP/1.1.
       default:
         assertNever(kind);
     }

@@ -2,6 +2,7 @@ import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-ht
 import type { HttpHandlerOptions, Provider } from "@smithy/types";
 import type { PoolMonitorOptions, PoolStats } from "@sockeye/pool-monitor";
 import {
+  DeadlinePlan,
   buildAbortError,
   checkHandlerUpdate,
   configEntry,
@@ -9,7 +10,7 @@ import {
   handlerMonitorOptions,
   validateRequest,
 } from "@sockeye/pool-monitor/internal";
-import { PACKAGE_PREFIX } from "./constants";
+import { MIN_CONTINUE_WAIT_MS, PACKAGE_PREFIX } from "./constants";
 import { Http2PoolMonitor } from "./http2-pool-monitor";
 import { Http2SessionPool } from "./http2-session-pool";
 import { type AbortSignalLike, Http2StreamRequest } from "./http2-stream-request";
@@ -36,6 +37,9 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
   private config?: ResolvedHttp2Config;
   private configProvider: Promise<ResolvedHttp2Config>;
   private readonly pool = new Http2SessionPool();
+  /** The deadline plan of the last request (see `planFor`). */
+  private plan: DeadlinePlan<"http2"> | undefined = undefined;
+  private planIdleMs: number | undefined = undefined;
   private monitor: Http2PoolMonitor | undefined = undefined;
 
   /**
@@ -166,19 +170,20 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
     const isolated = config.disableConcurrentStreams || eventStream;
     const pool = this.pool;
     const target = origin;
-    return new Promise((resolve, reject) => {
-      new Http2StreamRequest(
-        pool,
-        target,
-        request,
-        isolated,
-        eventStream,
-        abortSignal,
-        idleMs,
-        resolve,
-        reject
-      ).start();
-    });
+    const req = new Http2StreamRequest(pool, target, request, isolated, eventStream, abortSignal, this.planFor(idleMs));
+    return new Promise((resolve, reject) => req.start(resolve, reject));
+  }
+
+  /** The deadlines of a request whose inactivity limit is `idleMs` (kept for the next request with the same one). */
+  private planFor(idleMs: number | undefined): DeadlinePlan<"http2"> {
+    const plan = this.plan;
+    if (plan !== undefined && this.planIdleMs === idleMs) return plan;
+    this.planIdleMs = idleMs;
+    const continueMs = Math.max(MIN_CONTINUE_WAIT_MS, idleMs ?? MIN_CONTINUE_WAIT_MS);
+    return (this.plan = new DeadlinePlan<"http2">(this.pool.sharedScheduler, {
+      stream_idle: idleMs,
+      continue: continueMs,
+    }));
   }
 
   /**

@@ -8,7 +8,18 @@
  */
 export { buildQueryString } from "./build-query-string";
 export { assertNever } from "./assert-never";
-export { DeadlineKind } from "./deadline-kind";
+export {
+  DEADLINE_RULES,
+  type DeadlineContext,
+  DeadlineKind,
+  type DeadlineKindOf,
+  type DeadlineRule,
+  type Transport,
+} from "./deadline-kind";
+export { IdleWatch, type IdleTarget } from "./idle-watch";
+export { type AbortSignalLike, RequestCore } from "./request-core";
+export { DeadlinePlan, type PlanEntry } from "./request-core-plan";
+export { type PhaseOf, RequestPhase } from "./request-core-phase";
 export { Deadline, type DeadlineOwner, DeadlineScheduler, TICK_MS } from "./deadline-scheduler";
 export {
   CAUSE_CONFIRM_SAMPLES,
@@ -80,9 +91,9 @@ export {
   OriginTelemetry,
   UnpooledCounters,
 } from "./origin-telemetry";
-export { PoolReading, SampleEvidence } from "./pool-reading";
+export { PoolReading, SampleEvidence, type UnreadBody, type UnreadWatch } from "./pool-reading";
 export { DurationHistogram } from "./duration-histogram";
-export { requestFinishedEvent, schemeOf } from "./request-finished";
+export { type RequestFacts, requestFinishedEvent, schemeOf, type WireFacts } from "./request-finished";
 export {
   POOL_MONITOR_DEFAULTS,
   SATURATION,

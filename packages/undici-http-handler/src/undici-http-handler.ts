@@ -65,7 +65,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   private settledConfig: ResolvedUndiciConfig | undefined;
   private rawOptions: UndiciHttpHandlerOptions | undefined;
   private plan: RequestPlan | undefined;
-  /** `plan` for a call with its own `requestTimeout`: that deadline rejects unless `throwOnRequestTimeout: false`. */
+  /** `plan` for the latest call with its own `requestTimeout`: that deadline rejects unless `throwOnRequestTimeout: false`. */
   private callPlan: RequestPlan | undefined;
   private currentDispatcher: DispatcherLike | undefined;
   private ownsDispatcher = false;
@@ -228,7 +228,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         if (qs) path += `?${qs}`;
       }
       // request.fragment is not sent: a fragment never leaves the client (RFC 9110 §7.1), as upstream's undici handler.
-      const plan = (options?.requestTimeout != null ? this.callPlan : this.plan) as RequestPlan;
+      const plan = options?.requestTimeout != null ? this.callPlanFor(config, options.requestTimeout) : this.plan!;
       const origin = this.originOf(https, request);
       const requestTimeout = options?.requestTimeout ?? config.requestTimeout;
       const observed = this.uploadObserved;
@@ -340,9 +340,16 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   }
 
   private buildPlans(config: ResolvedUndiciConfig): void {
-    const telemetry = this.telemetryMonitor;
-    this.plan = new RequestPlan(config, this.scheduler, telemetry, config.throwOnRequestTimeout === true);
-    this.callPlan = new RequestPlan(config, this.scheduler, telemetry, config.throwOnRequestTimeout !== false);
+    this.plan = new RequestPlan(config, this.scheduler, this.telemetryMonitor, config.throwOnRequestTimeout === true);
+    this.callPlan = undefined;
+  }
+
+  /** The plan of a call with its own `requestTimeout` (kept for the next call with the same one). */
+  private callPlanFor(config: ResolvedUndiciConfig, requestTimeout: number): RequestPlan {
+    const plan = this.callPlan;
+    if (plan !== undefined && plan.requestTimeoutMs === requestTimeout) return plan;
+    const throws = config.throwOnRequestTimeout !== false;
+    return (this.callPlan = new RequestPlan(config, this.scheduler, this.telemetryMonitor, throws, requestTimeout));
   }
 
   /**
