@@ -1,13 +1,13 @@
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { defineConfig, type Plugin } from "vitest/config";
 
 const POOL_MONITOR_SRC = fileURLToPath(new URL("./packages/pool-monitor/src/", import.meta.url));
 
 /**
- * Sources see `@sockeye/pool-monitor`'s sources, built code its built code. pool-monitor's build renames its internal
- * members and each handler package's build applies the same short names (scripts/mangle-props.mjs), so a handler's
- * sources (under test) must meet pool-monitor's sources, whose names they spell, and a built handler (the
- * `dist` tests) the built pool-monitor.
+ * Sources see `@sockeye/pool-monitor`'s sources, built code its built code: a handler's sources under test run
+ * against pool-monitor's current sources (no build needed after a change there), and a built handler (the `dist`
+ * tests) against the built pool-monitor, as a user's install would.
  */
 const poolMonitorSources: Plugin = {
   name: "pool-monitor-sources",
@@ -25,6 +25,14 @@ const poolMonitorSources: Plugin = {
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 
 /**
+ * Test files run side by side in one worker per CPU (at least two). Most integ files spend their time waiting on
+ * loopback I/O and real deadlines, not on a CPU, so vitest's default (one worker fewer than the CPUs: a single worker
+ * on a 2-core machine) runs them one after another. More workers than CPUs would let a CPU-bound file (the heap
+ * and many-origins suites) starve a file that times real deadlines.
+ */
+const MAX_WORKERS = Math.max(2, availableParallelism());
+
+/**
  * One vitest run, three projects:
  * - `unit`: `*.spec.ts` beside the code; timers under fake timers, no network beyond loopback.
  * - `integ`: `*.integ.spec.ts`; real http/https servers on 127.0.0.1, port 0, real timers.
@@ -34,6 +42,7 @@ export default defineConfig({
   test: {
     // The JSON report lets .ci/run print a plain "N passed, N failed" line (scripts/print-test-summary.mjs).
     reporters: ["default", ["json", { outputFile: ".cache/vitest-report.json" }]],
+    maxWorkers: MAX_WORKERS,
     projects: [
       {
         plugins: [poolMonitorSources],
@@ -64,7 +73,9 @@ export default defineConfig({
           globalSetup: ["packages/aws-sdk-integ/test/moto-global-setup.ts"],
           testTimeout: 120_000,
           hookTimeout: 120_000,
-          fileParallelism: false,
+          // After the other projects' files, in a group of their own (as many at a time as the others): moto's CPU
+          // then competes with the aws files only, not with the integ files' real deadlines.
+          sequence: { groupOrder: 1 },
         },
       },
     ],

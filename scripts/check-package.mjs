@@ -6,8 +6,8 @@
  * (exit 1, one line per problem) unless the tarball holds README.md, LICENSE (identical to the root LICENSE),
  * CHANGELOG.md, package.json and the files `main`/`module`/`types` point at, and the manifest has complete metadata:
  * description, license Apache-2.0, author, repository (git, with `directory` = the package's folder), homepage,
- * bugs, keywords, engines, and `publishConfig.access: "public"`; every `@sockeye/*` dependency is an exact version (a
- * handler's dist calls the core's renamed internal members by short names that only that build has); and the packed
+ * bugs, keywords, engines, and `publishConfig.access: "public"`; every `@sockeye/*` dependency is an exact version (the
+ * handlers are built on `@sockeye/pool-monitor/internal`, which may change in any release); and the packed
  * README has no relative link that leaves the package or points at a file not in the tarball (npmjs.com shows the
  * README without the repository around it, so such a link 404s there: link to the repository URL instead).
  */
@@ -64,11 +64,13 @@ export function packageProblems({ manifest, files, relDir, readPacked, rootLicen
     problems.push('package.json has no "keywords"');
   if (!nonEmpty(manifest.engines?.node)) problems.push('package.json has no "engines.node"');
   if (manifest.publishConfig?.access !== "public") problems.push('"publishConfig.access" is not "public"');
-  // A handler's dist calls the core's internal members by the short names the core's build gave them
-  // (`scripts/mangle-props.mjs`): only the very version it was built against has those names.
+  // A handler calls the core's `/internal` API and `@internal` members, which promise nothing across versions: only
+  // the version it was built and tested against is known to work.
   for (const [name, range] of Object.entries(manifest.dependencies ?? {})) {
     if (name.startsWith("@sockeye/") && !/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(String(range))) {
-      problems.push(`dependency ${name} is ${JSON.stringify(range)}, not an exact version (its build's short names)`);
+      problems.push(
+        `dependency ${name} is ${JSON.stringify(range)}, not an exact version (the handlers use its internal API)`
+      );
     }
   }
   return problems;

@@ -43,7 +43,6 @@ const UNDICI = "packages/undici-http-handler/src/undici-http-handler-options.ts"
 
 /** Every generated table; one line each. @type {TableSpec[]} */
 export const TABLES = [
-  { file: "README.md", source: HANDLER, type: "NodeHttpHandlerOptions", expand: ["saturation"] },
   {
     file: "packages/node-http-handler/README.md",
     source: HANDLER,

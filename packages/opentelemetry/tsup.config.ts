@@ -1,24 +1,13 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { defineConfig } from "tsup";
+import { PACKAGE_BUILD } from "../../scripts/tsup-package.mjs";
 
 /** This package's version, compiled into the meter version (`__SOCKEYE_OPENTELEMETRY_VERSION__`) so it cannot drift. */
 const { version } = JSON.parse(readFileSync(join(__dirname, "package.json"), "utf8")) as { version: string };
 
 export default defineConfig({
-  entry: ["src/index.ts"],
-  format: ["cjs", "esm"],
-  dts: true,
-  clean: true,
-  sourcemap: false,
-  target: "node20",
-  platform: "node",
-  splitting: false,
-  // No keepNames: its helper is a static block in every class, which no bundler can drop, so an app bundle would
-  // carry every class of the package (the HTTP/2 handler in an HTTP/1.1 app). Names come out right without it as
-  // long as no class names itself inside its own body (esbuild would build it as `class _Name`): `create()` calls a
-  // function defined after the class. Tested by scripts/export-names.spec.ts.
-  keepNames: false,
+  ...PACKAGE_BUILD,
   // Tested by scripts/package-version.spec.ts (the built meter's version is package.json's).
   define: { __SOCKEYE_OPENTELEMETRY_VERSION__: JSON.stringify(version) },
 });

@@ -1,22 +1,21 @@
 // =============================================================================
-// bench-bundle.mjs: bundle weight and cold load time of each handler (`npm run bench:bundle`).
+// bench-bundle.mjs: the weight of each handler beside upstream's (`npm run bench:bundle`).
 //
-// Question: what does choosing a handler cost a Lambda-style app in bundle bytes and in cold start?
+// Question: what does choosing a Sockeye handler cost in shipped code and in cold start, against the upstream handler
+// it replaces?
 //
-// Bytes: one small ESM app per handler constructs an `S3Client` with that handler (the SDK's own default handler,
-// @smithy/node-http-handler, is in every bundle anyway: the client config imports it). esbuild bundles each app for
-// Node, minified, tree-shaken, ESM, as a Lambda build would; its metafile gives the bytes every package contributed
-// after minification (`lib/bundle-weight.mjs`). A handler's weight is the sum of its own packages (for Sockeye the
-// core `@sockeye/pool-monitor` included); `undici` itself is listed apart, since an app on undici may carry it anyway.
-// Deterministic: one build per app.
+// Bytes: each handler's entry (`export { NodeHttpHandler } from "…"`) bundled by esbuild the same way for Sockeye and
+// upstream (lib/handler-apps.mjs): minified, tree-shaken, ESM for Node, with the handler's own packages inside
+// (for Sockeye the core `@sockeye/pool-monitor` included) and every other package an import (the Smithy packages and
+// undici, which the SDK or the app load anyway). Minified bytes are the bundle's length; gzipped bytes, that bundle
+// through zlib at level 9. Exact and deterministic: one build per handler.
 //
-// Where the bytes go: the same apps built from the packages' TypeScript sources (with the dist's property renaming,
-// scripts/mangle-props.mjs, and its Number constants, scripts/number-defines.mjs) give the bytes per source file, i.e. what each feature (detector, monitor, scheduler,
-// messages…) costs.
-//
-// Cold load: `require()` of each handler package in a fresh `node` process (module resolution, compilation and
-// evaluation of the package and its dependencies), REPS processes per package in rotated order, median and range.
-// Node built-ins are loaded first so only the package's own graph is timed.
+// Cold load: `require()` of each handler package in a fresh `node` process, Node's built-ins and the package's
+// dependencies outside its own packages loaded first (resolved as the package resolves them), so only the handler's
+// own code is resolved, compiled and run. The CPU time of the process over that `require()` (`process.cpuUsage()`:
+// every thread, so the compiler's and the GC's included), and its wall time. Each repetition loads the Sockeye package
+// and its upstream peer in adjacent processes, in alternating order; a pair's ratio cancels most of the load other
+// processes put on the machine. Median per package, median and quartiles of the paired ratios.
 //
 // Output: out/bundle-latest.json and docs/perf/bundle.md.
 // =============================================================================
@@ -25,162 +24,84 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { manglePropsFor } from "../../../scripts/mangle-props.mjs";
-import { NUMBER_DEFINES } from "../../../scripts/number-defines.mjs";
-import { bytesByPackage, sumOf } from "./lib/bundle-weight.mjs";
-import { appSource, bundleApp, HANDLERS, LIMIT_RATIO, workspaceNames } from "./lib/handler-apps.mjs";
+import { gzipSync } from "node:zlib";
+import { appSource, bundleEntry, HANDLERS } from "./lib/handler-apps.mjs";
 import { describeRun } from "./lib/machine.mjs";
-import { median } from "./lib/stats.mjs";
+import { median, pairedRatios, quantile } from "./lib/stats.mjs";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const REPO = join(HERE, "..", "..", "..");
 const OUT = join(HERE, "..", "out");
-const REPS = Number(process.env.BENCH_REPS ?? 15);
-/** Packages whose cold `require()` is timed. */
-const LOADED = [
-  "@smithy/node-http-handler",
-  "@smithy/undici-http-handler",
-  "@sockeye/node-http-handler",
-  "@sockeye/undici-http-handler",
+const REPS = Number(process.env.BENCH_REPS ?? 21);
+/** Packages whose cold `require()` is timed: [upstream, Sockeye] pairs. */
+const PAIRS = [
+  ["@smithy/node-http-handler", "@sockeye/node-http-handler"],
+  ["@smithy/undici-http-handler", "@sockeye/undici-http-handler"],
 ];
 
-/**
- * The property renaming of the packages' own builds (`scripts/mangle-props.mjs`, applied by each tsup.config.ts) for
- * a build of `dirs` from their sources, so the per-file bytes are those of the dist: one regex and one cache for all
- * (the packages' short names never overlap; a name two packages rename takes the first one's short name).
- */
-function mangleOf(dirs) {
-  const parts = dirs.map((dir) => manglePropsFor(join(REPO, "packages", dir), { publicEntry: "src/index.ts" }));
-  const mangleCache = {};
-  for (const part of parts) for (const [name, short] of Object.entries(part.mangleCache)) mangleCache[name] ??= short;
-  return { mangleProps: new RegExp(parts.map((p) => p.mangleProps.source).join("|")), mangleCache };
+/** The child's script: preload, then time `require(name)`; prints `cpuMs wallMs`. */
+const COLD_REQUIRE = `
+const { createRequire } = require("node:module");
+for (const m of ["http", "https", "http2", "stream", "net", "tls", "zlib", "crypto", "events", "url", "util"]) {
+  require("node:" + m);
 }
+const name = process.argv[1];
+const from = createRequire(require.resolve(name));
+const own = name.startsWith("@sockeye/") ? (d) => d.startsWith("@sockeye/") : () => false;
+for (const dep of Object.keys(from(name + "/package.json").dependencies ?? {})) if (!own(dep)) from(dep);
+const c = process.cpuUsage();
+const t = process.hrtime.bigint();
+require(name);
+const wall = Number(process.hrtime.bigint() - t) / 1e6;
+const { user, system } = process.cpuUsage(c);
+process.stdout.write((user + system) / 1e3 + " " + wall);
+`;
 
-/**
- * Builds `source` minified (`bundleApp`); `fromSources` (the Sockeye package folders) maps the Sockeye packages to
- * their TypeScript, renamed and with the Number constants written as their dist is.
- */
-async function bundle(source, fromSources) {
-  if (!fromSources) return bundleApp(REPO, source);
-  const alias = {};
-  for (const [dir, name] of Object.entries(workspaceNames(REPO)))
-    alias[name] = join(REPO, "packages", dir, "src", "index.ts");
-  alias["@sockeye/pool-monitor/internal"] = join(REPO, "packages", "pool-monitor", "src", "internal.ts");
-  return bundleApp(REPO, source, { alias, ...mangleOf(fromSources), define: NUMBER_DEFINES });
+/** CPU and wall milliseconds of `require(name)` in a fresh process. */
+function coldRequire(name) {
+  const out = execFileSync(process.execPath, ["-e", COLD_REQUIRE, name], { cwd: REPO, encoding: "utf8" });
+  const [cpuMs, wallMs] = out.split(" ").map(Number);
+  return { cpuMs, wallMs };
 }
-
-/** Bytes per source file of the Sockeye packages in `dirs`, heaviest first. */
-function bytesBySource(metafile, dirs) {
-  const [output] = Object.values(metafile.outputs);
-  const rows = [];
-  for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
-    const match = /packages\/([^/]+)\/src\/(.+)$/.exec(input);
-    if (match !== null && dirs.includes(match[1])) rows.push({ file: `${match[1]}/${match[2]}`, bytes: bytesInOutput });
-  }
-  return rows.sort((a, b) => b.bytes - a.bytes);
-}
-
-/**
- * The feature each Sockeye source file serves (by file name), for the per-feature table; a file not listed is the
- * transport itself (the request, its pool, the handler class).
- */
-const FEATURE_OF = {
-  "saturation-detector.ts": "saturation detector and its messages",
-  "format-saturation-message.ts": "saturation detector and its messages",
-  "detector-tuning.ts": "saturation detector and its messages",
-  "telemetry-core.ts": "telemetry: origin table, stats, delivery",
-  "origin-telemetry.ts": "telemetry: origin table, stats, delivery",
-  "pool-reading.ts": "telemetry: origin table, stats, delivery",
-  "duration-histogram.ts": "telemetry: origin table, stats, delivery",
-  "diagnostics.ts": "telemetry: origin table, stats, delivery",
-  "normalize-origin.ts": "telemetry: origin table, stats, delivery",
-  "unpooled-request.ts": "telemetry: origin table, stats, delivery",
-  "pool-monitor.ts": "telemetry: the transport's pool reader",
-  "http1-pool-monitor.ts": "telemetry: the transport's pool reader",
-  "request-forwarding.ts": "telemetry: the transport's pool reader",
-  "request-listeners.ts": "telemetry: the transport's pool reader",
-  "tracking-state.ts": "telemetry: the transport's pool reader",
-  "http2-pool-monitor.ts": "telemetry: the transport's pool reader",
-  "undici-pool-monitor.ts": "telemetry: the transport's pool reader",
-  "origin-pool-state.ts": "telemetry: the transport's pool reader",
-  "request-finished.ts": "request:finished events",
-  "http2-request-finished.ts": "request:finished events",
-  "deadline-scheduler.ts": "deadline scheduler and idle watches",
-  "deadline-kind.ts": "deadline scheduler and idle watches",
-  "lazy-interval.ts": "deadline scheduler and idle watches",
-  "timing.ts": "deadline scheduler and idle watches",
-  "idle-watch-list.ts": "deadline scheduler and idle watches",
-  "http2-idle-watch.ts": "deadline scheduler and idle watches",
-  "option-rules.ts": "option validation",
-  "pool-monitor-options.ts": "option validation",
-  "resolve-shared-options.ts": "option validation",
-  "socket-monitor-mode.ts": "option validation",
-  "invalid-option.ts": "option validation",
-  "resolve-handler-config.ts": "option validation",
-  "resolve-http2-config.ts": "option validation",
-  "resolve-undici-config.ts": "option validation",
-  "validate-request.ts": "option validation",
-  "request-errors.ts": "error vocabulary",
-  "sockeye-error-kind.ts": "error vocabulary",
-  "agent-gate.ts": "handler-side queue (AgentGate)",
-  "check-socket-usage.ts": 'upstream\'s per-request warning (socketMonitor: "per-request")',
-  "socket-usage-warning.ts": 'upstream\'s per-request warning (socketMonitor: "per-request")',
-};
-
-/** `bySource` rows summed per feature, heaviest first. */
-function bytesByFeature(bySource) {
-  const sums = new Map();
-  for (const { file, bytes } of bySource) {
-    const feature =
-      FEATURE_OF[file.slice(file.lastIndexOf("/") + 1)] ?? "transport: the request, its pool, the handler";
-    sums.set(feature, (sums.get(feature) ?? 0) + bytes);
-  }
-  return [...sums].map(([feature, bytes]) => ({ feature, bytes })).sort((a, b) => b.bytes - a.bytes);
-}
-
-/** Milliseconds to `require(name)` in a fresh process (built-ins preloaded). */
-function coldRequireMs(name) {
-  const script = `require("node:http");require("node:https");require("node:http2");require("node:stream");require("node:net");require("node:tls");
-const t = process.hrtime.bigint(); require(${JSON.stringify(name)}); process.stdout.write(String(Number(process.hrtime.bigint() - t) / 1e6));`;
-  return Number(execFileSync(process.execPath, ["-e", script], { cwd: REPO, encoding: "utf8" }));
-}
-
-const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`;
 
 async function main() {
-  const names = workspaceNames(REPO);
   const startedAt = performance.now();
-
   const weights = [];
   for (const handler of HANDLERS) {
-    const { packages, total } = bytesByPackage(await bundle(appSource(handler), undefined), names);
-    const bySource = handler.sources
-      ? bytesBySource(await bundle(appSource(handler), handler.sources), handler.sources)
-      : [];
+    const { code } = await bundleEntry(REPO, appSource(handler));
+    const bytes = Buffer.byteLength(code);
     weights.push({
       id: handler.id,
+      package: /from "([^"]+)"/.exec(handler.source)[1],
+      peer: handler.peer,
       label: handler.label,
-      bytes: sumOf(packages, handler.packages),
-      perPackage: Object.fromEntries(handler.packages.map((p) => [p, packages[p] ?? 0])),
-      undici: packages.undici ?? 0,
-      bundleTotal: total,
-      bySource,
+      bytes,
+      gzip: gzipSync(code, { level: 9 }).length,
     });
   }
 
-  const samples = Object.fromEntries(LOADED.map((name) => [name, []]));
+  const cpu = {};
+  const wall = {};
+  for (const name of PAIRS.flat()) [cpu[name], wall[name]] = [[], []];
   for (let rep = 0; rep < REPS; rep++) {
-    for (let i = 0; i < LOADED.length; i++) {
-      const name = LOADED[(i + rep) % LOADED.length];
-      samples[name].push(coldRequireMs(name));
+    for (const pair of PAIRS) {
+      for (const name of rep % 2 === 0 ? pair : [...pair].reverse()) {
+        const t = coldRequire(name);
+        cpu[name].push(t.cpuMs);
+        wall[name].push(t.wallMs);
+      }
     }
   }
-  const load = LOADED.map((name) => ({
-    name,
-    medianMs: median(samples[name]),
-    minMs: Math.min(...samples[name]),
-    maxMs: Math.max(...samples[name]),
-  }));
+  const load = PAIRS.map(([upstream, sockeye]) => {
+    const ratios = pairedRatios(cpu[sockeye], cpu[upstream]);
+    return {
+      upstream,
+      sockeye,
+      cpuMs: { [upstream]: median(cpu[upstream]), [sockeye]: median(cpu[sockeye]) },
+      wallMs: { [upstream]: median(wall[upstream]), [sockeye]: median(wall[sockeye]) },
+      cpuRatio: { median: median(ratios), q1: quantile(ratios, 0.25), q3: quantile(ratios, 0.75) },
+    };
+  });
 
   const result = {
     run: describeRun("npm run bench:bundle"),
@@ -188,6 +109,7 @@ async function main() {
     reps: REPS,
     weights,
     load,
+    samples: { cpu, wall },
   };
   mkdirSync(OUT, { recursive: true });
   writeFileSync(join(OUT, "bundle-latest.json"), `${JSON.stringify(result, null, 2)}\n`);
@@ -195,79 +117,55 @@ async function main() {
   process.stdout.write(render(result));
 }
 
+const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`;
+const times = (x) => `${x.toFixed(2)}×`;
+
 function render({ run, wallSeconds, reps, weights, load }) {
-  const upstream = weights.find((w) => w.id === "upstream").bytes;
+  const byId = new Map(weights.map((w) => [w.id, w]));
   const lines = [
-    "# Bundle weight and cold load per handler",
+    "# Weight: bytes and cold load per handler",
     "",
     "<!-- GENERATED by packages/bench/src/bench-bundle.mjs from packages/bench/out/bundle-latest.json. Do not edit by hand; re-run `npm run bench:bundle`. -->",
     "",
-    `Machine: ${run.cpuModel}, ${run.cores} cores · Node ${run.node} · ${run.date} · command \`${run.command}\` · ${wallSeconds.toFixed(1)} s.`,
+    `Machine: ${run.cpuModel}, ${run.cores} cores · Node ${run.node} · ${run.date} · ${wallSeconds.toFixed(1)} s.`,
     "",
-    "Each app constructs an `S3Client` with one handler and is bundled by esbuild for Node: minified, tree-shaken, ESM.",
-    "A handler's weight is what its own packages contribute to that bundle (Sockeye's core `@sockeye/pool-monitor`",
-    "included); `undici` is listed apart. The SDK's default handler (upstream) is in every bundle anyway, because the",
-    "client's config imports it.",
+    '**Bytes**: each handler\'s entry (`export { NodeHttpHandler } from "…"`) bundled by esbuild the same way for',
+    "Sockeye and upstream: minified, tree-shaken, ESM for Node, the handler's own packages inside (Sockeye's core",
+    "`@sockeye/pool-monitor` included), every other package an import (the Smithy packages and undici, which the SDK or",
+    "the app load anyway). Gzipped: that bundle through zlib, level 9. Exact, one build each.",
     "",
-    `| handler | bytes | × upstream | per package | undici |`,
-    "|---|---:|---:|---|---:|",
+    "**Cold `require`**: the handler's package loaded in a fresh `node` process after Node's built-ins and the",
+    "package's other dependencies; CPU time of the process over that `require()`. Sockeye and upstream alternate in",
+    `adjacent processes, ${reps} pairs per package; medians, and the median (quartiles) of the paired ratios. Both`,
+    "handlers of `@sockeye/node-http-handler` load with the package, so they share a figure. The machine may have been",
+    "busy: the ratios hold better than the milliseconds.",
+    "",
+    "| handler | minified | gzipped | cold `require` (CPU) |",
+    "|---|---:|---:|---:|",
   ];
-  for (const w of weights) {
-    const per = Object.entries(w.perPackage)
-      .map(([p, b]) => `${p} ${kb(b)}`)
-      .join(", ");
-    const ratio = w.bytes / upstream;
-    const mark = w.id.startsWith("sockeye")
-      ? ratio <= LIMIT_RATIO
-        ? ` (≤ ${LIMIT_RATIO}×: met)`
-        : ` (> ${LIMIT_RATIO}×: missed)`
-      : "";
-    lines.push(
-      `| ${w.label} | ${kb(w.bytes)} | ${ratio.toFixed(2)}×${mark} | ${per} | ${w.undici ? kb(w.undici) : "—"} |`
-    );
-  }
-  const measured = weights.filter((x) => x.bySource.length > 0);
-  lines.push(
-    "",
-    "## What each feature costs",
-    "",
-    "Bytes per feature, from the same apps built from the TypeScript sources (minified, built as the dist is: members",
-    "renamed by `scripts/mangle-props.mjs`, `Number` constants by `scripts/number-defines.mjs`); a feature is a group of",
-    "source files (`FEATURE_OF` in `bench-bundle.mjs`).",
-    "",
-    `| feature | ${measured.map((w) => w.label).join(" | ")} |`,
-    `|---|${measured.map(() => "---:").join("|")}|`
-  );
-  const features = measured.map((w) => new Map(bytesByFeature(w.bySource).map((r) => [r.feature, r.bytes])));
-  const names = [...new Set(measured.flatMap((w) => bytesByFeature(w.bySource).map((r) => r.feature)))];
-  for (const feature of names) {
-    lines.push(`| ${feature} | ${features.map((f) => (f.has(feature) ? kb(f.get(feature)) : "—")).join(" | ")} |`);
+  for (const w of weights.filter((x) => x.peer !== undefined).flatMap((x) => [byId.get(x.peer), x])) {
+    const peer = w.peer === undefined ? undefined : byId.get(w.peer);
+    const pkg = w.package;
+    const pair = load.find((l) => l.upstream === pkg || l.sockeye === pkg);
+    const ms = pair === undefined ? "—" : `${pair.cpuMs[pkg].toFixed(1)} ms`;
+    if (peer === undefined) {
+      lines.push(`| ${w.label} | ${kb(w.bytes)} | ${kb(w.gzip)} | ${ms} |`);
+    } else {
+      const r = pair.cpuRatio;
+      lines.push(
+        `| **${w.label}** | ${kb(w.bytes)} (${times(w.bytes / peer.bytes)}) | ${kb(w.gzip)} (${times(w.gzip / peer.gzip)}) | ${ms} (${times(r.median)}, ${r.q1.toFixed(2)}–${r.q3.toFixed(2)}) |`
+      );
+    }
   }
   lines.push(
     "",
-    "## Where Sockeye's bytes go",
+    "In brackets: Sockeye ÷ the upstream handler above it (`@smithy/node-http-handler`'s `NodeHttpHandler` and",
+    "`NodeHttp2Handler`, `@smithy/undici-http-handler`).",
     "",
-    "Bytes per source file, from the same apps built from the TypeScript sources (minified, built as the dist is).",
+    "Reproduce: `npm run bench:bundle` (builds the packages, ~1 min; `BENCH_REPS` pairs, default 21). Method in the",
+    "header of `packages/bench/src/bench-bundle.mjs`; raw samples in `packages/bench/out/bundle-latest.json`.",
     ""
   );
-  for (const w of weights.filter((x) => x.bySource.length > 0)) {
-    lines.push(`### ${w.label}`, "", "| source file | bytes |", "|---|---:|");
-    for (const row of w.bySource.slice(0, 15)) lines.push(`| \`${row.file}\` | ${row.bytes} |`);
-    const rest = w.bySource.slice(15).reduce((sum, row) => sum + row.bytes, 0);
-    if (rest > 0) lines.push(`| ${w.bySource.length - 15} more files | ${rest} |`);
-    lines.push("");
-  }
-  lines.push(
-    "## Cold load",
-    "",
-    `\`require()\` of the package in a fresh \`node\` process (Node built-ins loaded first), ${reps} processes per package in rotated order.`,
-    "",
-    "| package | median | range |",
-    "|---|---:|---:|"
-  );
-  for (const l of load)
-    lines.push(`| \`${l.name}\` | ${l.medianMs.toFixed(1)} ms | ${l.minMs.toFixed(1)}–${l.maxMs.toFixed(1)} ms |`);
-  lines.push("");
   return lines.join("\n");
 }
 

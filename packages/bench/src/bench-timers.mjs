@@ -8,11 +8,11 @@
 //
 // How:
 //   * load server in a separate process (answers at once, 128 B, keep-alive);
-//   * per configuration one client with its own 50-socket keep-alive agent,
-//     warmed up with 50 requests so sockets exist;
+//   * per configuration one client (lib/clients.mjs: its own 50-socket pool, or
+//     one HTTP/2 session), warmed up with 50 requests so connections exist;
 //   * N requests are issued at once (N = 10, 100, 1,000, 10,000: 50 on sockets,
-//     the rest queued in the agent) and awaited; an async_hooks hook counts
-//     `Timeout` inits (created) and tracks init-minus-destroy (live at peak);
+//     the rest queued) and awaited; an async_hooks hook counts `Timeout` inits
+//     (created) and tracks init-minus-destroy (live at peak);
 //   * REPS repetitions per cell, configurations rotated; the median is reported
 //     (the range is shown when the repetitions disagree).
 //
@@ -21,15 +21,12 @@
 
 import { mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { createClients, TIMEOUTS } from "./lib/clients.mjs";
+import { createClients, H2_TIMEOUTS, TIMEOUTS } from "./lib/clients.mjs";
 import { describeRun } from "./lib/machine.mjs";
 import { startLoadServer } from "./lib/server-control.mjs";
 import { median } from "./lib/stats.mjs";
 import { TimerCounter } from "./lib/timer-counter.mjs";
 
-// -----------------------------------------------------------------------------
-// Configuration
-// -----------------------------------------------------------------------------
 const IN_FLIGHT = [10, 100, 1_000, 10_000];
 const REPS = Number(process.env.BENCH_REPS ?? 3);
 /** Configurations: label, client name, timeouts on/off. */
@@ -39,13 +36,14 @@ const CONFIGS = [
   { label: "upstream 4.14.2, all three timeouts", client: "upstream", timeouts: true },
   { label: "Sockeye interval, default config", client: "sockeye-interval", timeouts: false },
   { label: "Sockeye interval, all three timeouts", client: "sockeye-interval", timeouts: true },
+  { label: "@smithy/undici-http-handler, timeouts", client: "smithy-undici", timeouts: true },
+  { label: "Sockeye undici, all three timeouts", client: "sockeye-undici", timeouts: true },
+  { label: "upstream NodeHttp2Handler, deadlines", client: "upstream-h2", timeouts: true },
+  { label: "Sockeye NodeHttp2Handler, deadlines", client: "sockeye-h2", timeouts: true },
 ];
 
 const rotate = (arr, k) => arr.map((_, i) => arr[(i + k) % arr.length]);
 
-// -----------------------------------------------------------------------------
-// Measurement
-// -----------------------------------------------------------------------------
 /**
  * Issue `n` requests at once and count native Timeouts until all have completed.
  * @param {import("./lib/clients.mjs").BenchClient} client
@@ -60,9 +58,6 @@ async function countInFlight(client, n, counter) {
   return { ...counter.disable(), wallMs };
 }
 
-// -----------------------------------------------------------------------------
-// Main
-// -----------------------------------------------------------------------------
 const startedAt = performance.now();
 const meta = describeRun("npm run bench:timers");
 meta.config = { inFlight: IN_FLIGHT, reps: REPS, timeouts: TIMEOUTS, serverAnswers: "immediately, 128 B" };
@@ -73,7 +68,7 @@ try {
   // One client per configuration.
   const entries = [];
   for (const cfg of CONFIGS) {
-    const { clients, skipped } = await createClients(server.origin, { timeouts: cfg.timeouts, only: [cfg.client] });
+    const { clients, skipped } = await createClients(server, { timeouts: cfg.timeouts, only: [cfg.client] });
     if (clients.length === 0) {
       results.skipped[cfg.label] = skipped[cfg.client] ?? "unavailable";
       console.log(`! skipped ${cfg.label}: ${results.skipped[cfg.label]}`);
@@ -100,9 +95,6 @@ try {
   await server.close();
 }
 
-// -----------------------------------------------------------------------------
-// Output
-// -----------------------------------------------------------------------------
 results.meta.totalSeconds = Math.round((performance.now() - startedAt) / 100) / 10;
 const outDir = fileURLToPath(new URL("../out/", import.meta.url));
 const docsDir = fileURLToPath(new URL("../../../docs/perf/", import.meta.url));
@@ -136,11 +128,14 @@ function buildTimersMarkdown(res, sourceName) {
     "",
     "The seed (smithy-lang/smithy-typescript#1882) timed N bare `setTimeout` calls against one shared `setInterval`.",
     "This table counts what real requests create: N requests issued at once through a handler whose agent has",
-    "50 keep-alive sockets (so N − 50 wait in the agent's queue), against a local keep-alive server in another process.",
+    "50 keep-alive sockets (so N − 50 wait in the agent's queue; the HTTP/2 handlers use one session of up to 4,096",
+    "streams), against a local keep-alive server in another process.",
     "`created` = `Timeout` async resources initialised (async_hooks `init`) from the first request until the last",
     "response body ended; `peak` = most `Timeout`s alive at once (init minus destroy). Timers re-armed with",
     `\`refresh()\` count once. Median of ${m.config.reps} rotated repetitions (range shown when they differ).`,
-    `"All three timeouts" = connectionTimeout ${m.config.timeouts.connectionTimeout} ms, requestTimeout ${m.config.timeouts.requestTimeout} ms, socketTimeout ${m.config.timeouts.socketTimeout} ms.`,
+    `"All three timeouts" = connectionTimeout ${m.config.timeouts.connectionTimeout} ms, requestTimeout ${m.config.timeouts.requestTimeout} ms, socketTimeout ${m.config.timeouts.socketTimeout} ms`,
+    `(undici's connect, headers and body timeouts for @smithy/undici-http-handler); HTTP/2 "deadlines" = requestTimeout`,
+    `${H2_TIMEOUTS.requestTimeout} ms and sessionTimeout ${H2_TIMEOUTS.sessionTimeout} ms.`,
     "",
   ];
   const skipped = Object.entries(res.skipped);
@@ -180,7 +175,9 @@ function buildTimersMarkdown(res, sourceName) {
     "  per handler armed for the earliest expiry; `created` counts that timer's re-arms (a few per run, not per request);",
     "  a peak of 2 is a re-arm seen before async_hooks reports the cleared timer's `destroy`.",
     "  How late deadlines fire, beside upstream's native timers: [lateness.md](lateness.md).",
-    "- Timer counts are deterministic up to connection churn; CPU and heap effects are in [README.md](README.md).",
+    "- The undici handlers show about one per request: undici's own keep-alive timer, armed natively each time a",
+    "  connection goes idle (raw `Pool.request` shows it too); Sockeye's deadlines add none.",
+    "- Timer counts are deterministic up to connection churn; CPU and heap figures are in [README.md](README.md).",
     ""
   );
   return `${L.join("\n")}\n`;

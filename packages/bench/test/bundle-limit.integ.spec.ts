@@ -1,8 +1,9 @@
 /**
- * The bundle-weight guard, held by a test: each Sockeye handler adds at most `LIMIT_RATIO` times upstream's bytes to
- * a minified esbuild bundle of an `S3Client` app, built from the packages' dist as users get them. The same apps and
- * build as `npm run bench:bundle` (lib/handler-apps.mjs), whose report is docs/perf/bundle.md; bytes are exact, so
- * this is no timed test. A change that pushes a handler over the limit fails here, naming the handler and its bytes.
+ * The bundle-weight guard, held by a test: each Sockeye handler's own packages weigh at most `LIMIT_RATIO` times
+ * upstream's in a minified esbuild bundle of the handler's entry, built from the packages' dist as users get them.
+ * The same bundles as `npm run bench:bundle` (lib/handler-apps.mjs), whose report is docs/perf/bundle.md; bytes are
+ * exact, so this is no timed test. A change that pushes a handler over the limit fails here, naming the handler and
+ * its bytes.
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";

@@ -1,14 +1,9 @@
 import type { HeaderBag } from "@smithy/types";
 import type { IncomingHttpHeaders } from "node:http";
 
-/**
- * Copies Node's (already lower-cased) response headers into a plain `HeaderBag`, joining repeated values with
- * `","` and no space (e.g. two `set-cookie` lines become `"a=1,b=2"`), as upstream does.
- * @internal
- */
+/** Copies Node's response headers into a `HeaderBag`, joining repeated values with `","`, as upstream. @internal */
 export function getTransformedHeaders(headers: IncomingHttpHeaders): HeaderBag {
   const transformed: HeaderBag = {};
-  // Own enumerable names, as `for…in` with an own-property check, without a per-header `Object.hasOwn` call.
   const names = Object.keys(headers);
   for (let i = 0; i < names.length; i++) {
     const name = names[i];

@@ -2,7 +2,7 @@
  * HandlerRuntime: what one handler owns while requests are in flight, and the only place they are counted.
  *
  * Owns (each concern in its own module):
- * - `hostScheduler` (`DeadlineScheduler`): every deadline of the handler on one native, unref'd timer armed for the
+ * - `hostScheduler` (`DeadlineScheduler`): every deadline of the handler on one native timer armed for the
  *   earliest expiry; its recurring owner tick (period: the monitor's `sampleIntervalMs`) calls `onTick` below.
  * - `idle` (`IdleWatchList`): the `socketTimeout` inactivity watch, one deadline per request on the scheduler,
  *   restarted by its socket's activity.
@@ -35,7 +35,7 @@
 import type { Http1PoolMonitor } from "@sockeye/pool-monitor";
 import {
   addActiveAge,
-  countUnread,
+  addUnreadResponse,
   Deadline,
   type DeadlineOwner,
   DeadlineScheduler,
@@ -44,7 +44,6 @@ import {
   type PoolReading,
   TICK_MS,
   timing as importedTiming,
-  unreadBody,
 } from "@sockeye/pool-monitor/internal";
 import { AgentGate, type GateOwner } from "./agent-gate";
 import type { Agent, ClientRequest } from "node:http";
@@ -252,7 +251,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   /** Http1Requests: `o`'s live responses whose body is not being read. O(live requests). */
   readUnread(o: OriginState, now: number, limitMs: number, reading: PoolReading): void {
     for (let r = this.liveHead; r !== undefined; r = r.liveNext) {
-      if (r.originState === o && !r.isUnpooled) countUnread(reading, unreadBody(r, now, limitMs));
+      if (r.originState === o && !r.isUnpooled) addUnreadResponse(reading, r, now, limitMs);
     }
   }
 

@@ -27,7 +27,7 @@ export interface Http2Waiter<W> {
   /** On the isolated list rather than the pooled one. */
   readonly isolated: boolean;
   /** `timing.now()` ms at `handle()`. */
-  readonly startedAt: number;
+  readonly begunAt: number;
   /** On a waiting list now / ever. */
   queued: boolean;
   wasQueued: boolean;
@@ -101,7 +101,7 @@ export class Http2Origin<S extends { readonly available: boolean }, W extends Ht
     const b = this.isolatedHead;
     if (a === undefined) return b;
     if (b === undefined) return a;
-    return a.startedAt <= b.startedAt ? a : b;
+    return a.begunAt <= b.begunAt ? a : b;
   }
 
   /**

@@ -7,22 +7,17 @@
 import type { RequestOutcome } from "@sockeye/pool-monitor";
 import type { Settings } from "node:http2";
 import type { DeadlineScheduler } from "@sockeye/pool-monitor/internal";
-import type { Http2IdleWatch } from "./http2-idle-watch";
 
 /** The pool as one stream request sees it. @internal */
 export interface Http2StreamHost<R, S> {
-  /** The handler's one deadline scheduler (100-continue waits). */
-  readonly sharedScheduler: DeadlineScheduler;
-  /** The handler's idle watch (`requestTimeout`, the service default). */
-  readonly watch: Http2IdleWatch;
   /** `timing.now()`, ms. */
   now(): number;
-  /** Counts `r` in flight and places it on a session or queues it. Throws only if `http2.connect()` throws. */
+  /** Places `r` on a session or queues it. Throws only if `http2.connect()` throws. */
   acquire(r: R): void;
   /**
-   * The single way out, called exactly once per request by `Http2StreamRequest.finish()`: counts `outcome`, takes
-   * `r` out of the queue, frees its stream slot (handing it on) or drops its isolated session, and takes it out of
-   * the in-flight count. `holdMs`: how long it held its slot (0 without a stream).
+   * The single way out, called exactly once per request by `Http2StreamRequest.finish()` (which counts `outcome`):
+   * takes `r` out of the queue, frees its stream slot (handing it on) or drops its isolated session, and takes it out
+   * of the in-flight count. `holdMs`: how long it held its slot (0 without a stream).
    */
   streamFinished(r: R, outcome: RequestOutcome, holdMs: number): void;
   /** `r`'s isolated session `s` delivered its response: it takes no new stream. */
@@ -33,8 +28,8 @@ export interface Http2StreamHost<R, S> {
 
 /** The pool as one session entry sees it: the entry forwards its session's events and deadlines. @internal */
 export interface Http2SessionHost<S> {
-  /** The handler's idle watch (`sessionTimeout`). */
-  readonly watch: Http2IdleWatch;
+  /** The handler's one deadline scheduler (connection deadlines, `sessionTimeout`). */
+  readonly sharedScheduler: DeadlineScheduler;
   /** `timing.now()`, ms. */
   now(): number;
   sessionSettings(s: S, settings: Settings): void;

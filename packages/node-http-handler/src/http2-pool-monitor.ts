@@ -30,15 +30,16 @@ import type {
   Http2SessionStats,
   OriginStats,
   PoolMonitorOptions,
-  RequestOutcome,
 } from "@sockeye/pool-monitor";
 import {
   type DetectorTuning,
   OriginTelemetry,
-  type PoolReading,
+  PoolReading,
   type SaturationTerms,
   TelemetryCore,
   UNREAD_WHILE_QUEUED_SAMPLES,
+  type UnreadBody,
+  type UnreadWatch,
 } from "@sockeye/pool-monitor/internal";
 
 /**
@@ -79,25 +80,14 @@ export interface Http2SessionView {
 }
 
 /** What the monitor reads of a request holding a stream slot (its response body is the stream). @internal */
-export interface Http2HolderView {
+export interface Http2HolderView extends UnreadWatch {
   readonly slotAt: number;
   readonly activeNext: Http2HolderView | undefined;
-  readonly stream: BodyView | undefined;
+  readonly stream: UnreadBody | undefined;
   /** When the response was handed out, `-1` before. */
   readonly respondedAt: number;
   /** The stream's own progress events so far. */
   readonly progress: number;
-  /** The monitor's bookkeeping: the progress count last seen, and since when it has not moved. */
-  seenProgress: number;
-  progressAt: number;
-}
-
-/** The readable state of a response body the monitor reads. @internal */
-interface BodyView {
-  readonly readableEnded: boolean;
-  readonly destroyed: boolean;
-  readonly readableFlowing: boolean | null;
-  readonly readableLength: number;
 }
 
 /** What the monitor reads of a pool origin. @internal */
@@ -110,7 +100,7 @@ export interface Http2OriginView {
   readonly isolatedOpen: number;
   readonly isolatedQueued: number;
   readonly waiting: number;
-  readonly oldestWaiting: { readonly startedAt: number } | undefined;
+  readonly oldestWaiting: { readonly begunAt: number } | undefined;
   readonly activeHead: Http2HolderView | undefined;
 }
 
@@ -186,11 +176,6 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
     }
   }
 
-  /** A stream's outcome, once. @internal */
-  streamFinished(t: Http2OriginTelemetry, outcome: RequestOutcome): void {
-    if (!this.coreDestroyed) this.finished(t, outcome);
-  }
-
   /** A session closed for `reason` after `ageMs`, having carried `streams` streams. @internal */
   sessionClosed(
     t: Http2OriginTelemetry,
@@ -242,7 +227,7 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
       }
       r.queuedCount += m.waiting;
       const head = m.oldestWaiting;
-      if (head !== undefined && head.startedAt < oldestQueuedAt) oldestQueuedAt = head.startedAt;
+      if (head !== undefined && head.begunAt < oldestQueuedAt) oldestQueuedAt = head.begunAt;
       const held = m.activeHead;
       if (held !== undefined && held.slotAt < oldestSlotAt) oldestSlotAt = held.slotAt;
       // Stream slots: pooled slots are unbounded while another session may still be opened; isolated sessions
@@ -281,29 +266,14 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
    */
   private readUnconsumed(t: Http2OriginTelemetry, now: number, r: PoolReading): void {
     const options = this.monitorOptions;
-    const limit =
-      r.queuedCount > 0
-        ? Math.min(options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs)
-        : options.unconsumedBodyMs;
-    let count = 0;
-    let oldest = 0;
+    const limit = r.unreadLimit(options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs);
     for (const m of t.members) {
       for (let h = m.activeHead; h !== undefined; h = h.activeNext) {
         const body = h.stream;
-        if (h.respondedAt < 0 || body === undefined || body.readableEnded || body.destroyed) continue;
-        if (h.progress !== h.seenProgress) {
-          h.seenProgress = h.progress;
-          h.progressAt = now;
-          continue;
-        }
-        if (now - h.progressAt < limit) continue;
-        if (body.readableFlowing !== null && body.readableLength === 0) continue;
-        count++;
-        if (now - h.respondedAt > oldest) oldest = now - h.respondedAt;
+        if (h.respondedAt < 0 || body === undefined || PoolReading.progressed(h, h.progress, now)) continue;
+        r.addUnread(now, limit, h.progressAt, h.respondedAt, body);
       }
     }
-    r.unreadCount = count;
-    r.unreadAgeMs = oldest;
   }
 
   /** @internal */

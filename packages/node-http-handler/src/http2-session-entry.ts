@@ -8,7 +8,7 @@
  * origin's queue until then.
  *
  * Listeners are shared module functions (the session and its socket point back to the entry through a symbol), so a
- * session costs its entry, one `Deadline` node (plus the idle watch's, with `sessionTimeout`) and seven listener
+ * session costs its entry, one `Deadline` node (plus an `IdleWatch`, with `sessionTimeout`) and seven listener
  * slots: six on the session (`connect`, `remoteSettings`, `goaway`, `error`, `frameError`, `close`) and one `once`
  * on its socket (`connect`); nothing per stream. With `sessionTimeout`, Node's activity method of the session is
  * replaced by a shared one too (`observeActivity()`), so the idle watch sees each frame when it happens. The entry
@@ -20,9 +20,16 @@
  * session never keeps a process alive (upstream does the same through its refcount).
  */
 import type { Http2CloseReason } from "@sockeye/pool-monitor";
+import type { DeadlineScheduler } from "@sockeye/pool-monitor/internal";
 import type { ClientHttp2Session, Settings } from "node:http2";
-import { Deadline, DeadlineKind, type DeadlineOwner, http2FrameError } from "@sockeye/pool-monitor/internal";
-import { type ActivityCounter, type Http2IdleWatcher, socketBytes } from "./http2-idle-watch";
+import {
+  Deadline,
+  DeadlineKind,
+  type DeadlineOwner,
+  http2FrameError,
+  type IdleTarget,
+  IdleWatch,
+} from "@sockeye/pool-monitor/internal";
 import type { Http2Origin, Http2Waiter } from "./http2-origin";
 import type { Http2SessionHost } from "./http2-pool-host";
 import { type Http2SessionState, SESSION_CONNECTING, SESSION_READY } from "./http2-session-state";
@@ -98,7 +105,8 @@ function findActivityKey(session: object): symbol | null {
 function onSessionActivity(this: ClientHttp2Session): void {
   const entry = entryOf(this);
   if (entry === undefined) return;
-  if (entry.watched) entry.host.watch.touch(entry, entry.host.now());
+  const idle = entry.idle;
+  if (idle !== undefined) idle.lastActive = entry.host.now();
   entry.nodeActivity?.call(this);
 }
 
@@ -113,7 +121,7 @@ export interface SocketLike {
  * @internal
  */
 export class Http2SessionEntry<R extends Http2Waiter<R>>
-  implements DeadlineOwner<typeof DeadlineKind.Connection>, Http2IdleWatcher
+  implements DeadlineOwner<typeof DeadlineKind.Connection>, IdleTarget
 {
   readonly id = nextSessionId++;
   state: Http2SessionState = SESSION_CONNECTING;
@@ -153,10 +161,10 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
    */
   socket: SocketLike | undefined = undefined;
   readonly connectDeadline: Deadline<typeof DeadlineKind.Connection>;
-  // Idle watch (sessionTimeout).
-  watchDeadline: Deadline<Http2IdleWatcher> | undefined = undefined;
-  watched = false;
-  watchBytes = 0;
+  /** The `sessionTimeout` watch, once started. */
+  idle: IdleWatch | undefined = undefined;
+  /** `activity()` when the watch last (re)started. */
+  private idleBytes = 0;
   /** Node's own activity method, once `observeActivity()` replaced it on the session (see `onSessionActivity`). */
   nodeActivity: (() => void) | undefined = undefined;
 
@@ -214,19 +222,35 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
     session[key] = onSessionActivity;
   }
 
-  /**
-   * What the idle watch compares at the deadline: a constant once Node's activity method reports every activity at
-   * the moment it happens (`observeActivity()`); otherwise the socket's `bytesRead + bytesWritten` (-1 once the
-   * session is destroyed), whose change is only seen at the deadline.
-   */
-  activity(): number {
-    if (this.nodeActivity !== undefined) return 0;
-    if (this.session.destroyed) return -1;
-    return socketBytes(this.session.socket as unknown as ActivityCounter | undefined);
+  /** Starts the `sessionTimeout` watch (`limitMs`) at `now`, on `scheduler`. */
+  watchIdle(scheduler: DeadlineScheduler, limitMs: number, now: number): void {
+    this.observeActivity();
+    this.idle ??= new IdleWatch(scheduler, this);
+    this.idleBytes = this.activity();
+    this.idle.start(limitMs, now);
   }
 
-  /** `sessionTimeout` passed with no activity. */
-  onInactive(): void {
+  /**
+   * What the watch compares when its limit passed: a constant once Node's activity method reports every activity at
+   * the moment it happens (`observeActivity()`); otherwise the socket's `bytesRead + bytesWritten` (-1 once the
+   * session is destroyed), whose change is only seen then (it restarts the watch: up to one more period).
+   */
+  private activity(): number {
+    if (this.nodeActivity !== undefined) return 0;
+    if (this.session.destroyed) return -1;
+    const socket = this.session.socket as unknown as { bytesRead?: number; bytesWritten?: number } | undefined;
+    return socket === undefined || socket === null ? -1 : (socket.bytesRead ?? 0) + (socket.bytesWritten ?? 0);
+  }
+
+  /** IdleTarget: `sessionTimeout` passed with no activity (unreported traffic restarts it). */
+  onIdle(now: number): void {
+    const idle = this.idle as IdleWatch;
+    const bytes = this.activity();
+    if (bytes !== this.idleBytes) {
+      this.idleBytes = bytes;
+      idle.start(idle.limitMs, now);
+      return;
+    }
     this.host.sessionIdle(this);
   }
 

@@ -1,6 +1,6 @@
 /**
  * Http2SessionPool: the HTTP/2 sessions of one handler, per origin, and everything time-based about them, on ONE
- * shared `DeadlineScheduler` (one native, unref'd timer per handler armed for the earliest expiry; no native timer per
+ * shared `DeadlineScheduler` (one native timer per handler armed for the earliest expiry; no native timer per
  * stream or per session).
  *
  * Placement of a stream (`acquire`):
@@ -33,7 +33,7 @@
  * re-creates it. One endpoint keeps its origin while its session is open (`sessionTimeout` unset: as long as the
  * server keeps it). The counters stay in the telemetry entries (the core's bounded origin table).
  */
-import type { Http2CloseReason, RequestOutcome, SaturationReport } from "@sockeye/pool-monitor";
+import type { Http2CloseReason, RequestOutcome } from "@sockeye/pool-monitor";
 import {
   DeadlineScheduler,
   http2DestroyedError,
@@ -43,7 +43,6 @@ import {
 } from "@sockeye/pool-monitor/internal";
 import http2, { type ClientHttp2Session, type Settings } from "node:http2";
 import { PACKAGE_PREFIX } from "./constants";
-import { Http2IdleWatch } from "./http2-idle-watch";
 import { Http2Origin } from "./http2-origin";
 import type { Http2SessionHost, Http2StreamHost } from "./http2-pool-host";
 import type { Http2PoolMonitor } from "./http2-pool-monitor";
@@ -68,7 +67,6 @@ export class Http2SessionPool
 {
   readonly origins = new Map<string, Http2PoolOrigin>();
   readonly sharedScheduler: DeadlineScheduler;
-  readonly watch: Http2IdleWatch;
   poolConfig: ResolvedHttp2Config | undefined = undefined;
   monitor: Http2PoolMonitor | undefined = undefined;
   /** Streams started (queued included) and not yet closed. */
@@ -82,7 +80,6 @@ export class Http2SessionPool
       (now) => this.onTick(now),
       () => this.monitor?.sampleIntervalMs ?? SAMPLE_INTERVAL_FALLBACK_MS
     );
-    this.watch = new Http2IdleWatch(this.sharedScheduler);
   }
 
   now(): number {
@@ -106,19 +103,15 @@ export class Http2SessionPool
     const origin = req.origin;
     this.inFlight++;
     origin.streamsInFlight++;
-    const counters = origin.counters;
-    if (counters !== undefined) {
-      counters.monitor.started(counters);
-      // The owner tick samples for saturation detection only when it runs (`socketMonitor: "interval"`):
-      // with "off"/"per-request" a stream without a deadline starts no timer at all.
-      if (this.monitor?.detect === true) this.sharedScheduler.ensureTicking();
-    }
+    // The owner tick samples for saturation detection only when it runs (`socketMonitor: "interval"`): with
+    // "off"/"per-request" a stream without a deadline starts no timer at all.
+    if (origin.counters !== undefined && this.monitor?.detect === true) this.sharedScheduler.ensureTicking();
     if (req.isolated) {
       if (!req.eventStream) {
         const max = this.poolConfig?.maxIsolatedSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
         if (origin.isolatedOpen >= max || origin.isolatedQueued > 0) {
           origin.enqueue(req);
-          if (counters !== undefined) counters.monitor.enqueued(counters);
+          req.countQueued();
           return;
         }
       }
@@ -135,13 +128,12 @@ export class Http2SessionPool
     // request given a connecting socket is not); it is, once none is and it still waits (`countDeferred`).
     const deferred = origin.connecting > 0 || origin.checking > 0;
     origin.enqueue(req, deferred);
-    if (!deferred && counters !== undefined) counters.monitor.enqueued(counters);
+    if (!deferred) req.countQueued();
   }
 
   /** The deferred streams of `origin` that still wait once no session is connecting are queued now. */
   private countDeferred(origin: Http2PoolOrigin): void {
-    const counters = origin.counters;
-    origin.countDeferred(counters === undefined ? noop : () => counters.monitor.enqueued(counters));
+    origin.countDeferred(countQueued);
   }
 
   /** Opens the isolated session of `req` (counted against the bound unless `req` is an event stream). */
@@ -186,18 +178,16 @@ export class Http2SessionPool
    * of the queue, frees its stream slot and hands it on (or drops the isolated session it was waiting for), and takes
    * it out of the in-flight count.
    */
-  streamFinished(req: Http2StreamRequest, outcome: RequestOutcome, holdMs: number): void {
+  streamFinished(req: Http2StreamRequest, _outcome: RequestOutcome, _holdMs: number): void {
     const origin = req.origin;
     origin.streamsInFlight--;
-    this.streamReleased(req, outcome, holdMs);
+    this.streamReleased(req);
     this.forgetIfIdle(origin);
   }
 
   /** What `streamFinished()` does to the queue, the slot and the session (all but forgetting an idle origin). */
-  private streamReleased(req: Http2StreamRequest, outcome: RequestOutcome, holdMs: number): void {
+  private streamReleased(req: Http2StreamRequest): void {
     const origin = req.origin;
-    const counters = origin.counters;
-    if (counters !== undefined) counters.monitor.streamFinished(counters, outcome);
     this.inFlight--;
     if (req.queued) {
       origin.remove(req);
@@ -216,7 +206,6 @@ export class Http2SessionPool
     }
     req.onSession = false;
     origin.holdEnd(req);
-    if (counters !== undefined) counters.monitor.released(counters, holdMs);
     entry.active--;
     if (entry.isolated) {
       this.destroySession(entry, "local");
@@ -241,10 +230,7 @@ export class Http2SessionPool
       entry.socketActiveAt = now;
       if (!entry.isolated) entry.origin.connecting--;
       const sessionTimeout = this.poolConfig?.sessionTimeout;
-      if (sessionTimeout !== undefined) {
-        entry.observeActivity();
-        this.watch.watch(entry, sessionTimeout, now);
-      }
+      if (sessionTimeout !== undefined) entry.watchIdle(this.sharedScheduler, sessionTimeout, now);
       const counters = entry.origin.counters;
       if (counters !== undefined) {
         const established = entry.connectedAt >= 0 ? entry.connectedAt : now;
@@ -256,7 +242,7 @@ export class Http2SessionPool
       if (entry.isolated) {
         const req = entry.isolatedRequest;
         entry.isolatedRequest = undefined;
-        if (req !== undefined && !req.finished) this.startOn(entry, req);
+        if (req !== undefined && !req.isFinished) this.startOn(entry, req);
         else this.destroySession(entry, "local");
         return;
       }
@@ -361,7 +347,7 @@ export class Http2SessionPool
     this.retire(entry);
     entry.state = SESSION_CLOSED;
     this.sharedScheduler.disarm(entry.connectDeadline);
-    this.watch.unwatch(entry);
+    entry.idle?.stop();
     const origin = entry.origin;
     origin.open.delete(entry);
     const reason = entry.closeReason ?? (wasConnecting ? "connect_error" : "server_closed");
@@ -408,7 +394,6 @@ export class Http2SessionPool
       // Every request still on a stream ends now, whatever Node emits for its destroyed stream later (or never).
       this.endHolders(origin, undefined, undefined);
     }
-    this.watch.clear();
     this.sharedScheduler.stop();
   }
 
@@ -522,10 +507,7 @@ export class Http2SessionPool
     const now = this.now();
     entry.origin.holdStart(req, now);
     this.updateRef(entry);
-    const counters = entry.origin.counters;
-    if (counters !== undefined) {
-      counters.monitor.acquired(counters, now - req.startedAt, entry.streams > 1, req.wasQueued);
-    }
+    req.slotTaken(now, entry.streams > 1);
     req.startStream(entry);
   }
 
@@ -551,28 +533,9 @@ export class Http2SessionPool
   resumeSampling(): void {
     if (this.monitor?.detect === true) this.sharedScheduler.ensureTicking();
   }
-
-  /** Reports saturation transitions to the user's callbacks and logger (isolated: a throwing one changes nothing). */
-  report(report: SaturationReport): void {
-    const config = this.poolConfig;
-    if (config === undefined) return;
-    const callback = report.state === "ok" ? config.onRecovery : config.onSaturation;
-    if (typeof callback === "function") {
-      try {
-        callback(report);
-      } catch {
-        // User callbacks are isolated.
-      }
-    }
-    if (report.state !== "ok") {
-      const logger = config.logger ?? console;
-      try {
-        logger.warn?.(`${PACKAGE_PREFIX} - ${report.message}`);
-      } catch {
-        // A throwing logger is ignored.
-      }
-    }
-  }
 }
 
-function noop(): void {}
+/** Counts a waiting request queued (`Http2Origin.countDeferred` callback: no closure). */
+function countQueued(req: Http2StreamRequest): void {
+  req.countQueued();
+}

@@ -1,46 +1,28 @@
 /**
- * Http2StreamRequest: the state of one `NodeHttp2Handler.handle()` call, from the call until its stream closes.
- *
- * One object per request holds everything the request needs: its queue links (`Http2Origin`), its idle-watch links
- * (`Http2IdleWatch`, for `requestTimeout`), its 100-continue `Deadline`, its progress counter, and it is its own
- * abort listener (`handleEvent`). Every listener the request registers is a shared module function that finds the
- * request through a symbol (on the stream; on the SDK's legacy `{ onabort }` signal; on a `Readable` request body),
- * so the hot path allocates no closure per request beyond the promise executor. (The pooled `HttpResponse` and the
- * stream itself are the only other per-request allocations.)
+ * Http2StreamRequest: one `NodeHttp2Handler.handle()` call, from the call until its stream closes, on `RequestCore`
+ * (promise, `finish()`, abort, counting, `request:finished` and the deadlines of the plan: `requestTimeout` as the
+ * stream's inactivity deadline `stream_idle`, and the 100-continue wait). It also holds its queue and slot links
+ * (`Http2Origin`). Every listener it registers is a shared module function that finds the request through a symbol
+ * (on the stream; on a `Readable` request body), so the hot path allocates no closure per request beyond the promise
+ * executor.
  *
  * Progress (for `requestTimeout`): the stream's own activity only, as upstream's `stream.setTimeout`, which Node
  * refreshes on the stream's frames and writes. Four methods of the stream instance are replaced by shared module
  * functions that count and then call the prototype's: `push` (each DATA chunk received, and the end), `_write` /
  * `_writev` (each request-body chunk handed to the session); response and informational headers count too. Each one
- * restarts the stream's idle-watch deadline (`noteProgress`), so sibling streams on the same session never keep a
- * silent stream alive. The watch starts at `handle()`; getting a stream is no progress (as for upstream's timer,
- * armed at once), so the limit also bounds the wait for a session or a stream slot.
+ * records `lastActive` (`noteProgress`), so sibling streams on the same session never keep a silent stream alive. The
+ * deadline runs from `handle()`: getting a stream is no progress, so the limit also bounds the wait for a session.
  *
  * Truncated bodies: the fourth replaced method is `_destroy`. When a stream whose response arrived is destroyed
  * without an error before its body ended because it was reset with CANCEL or its session went away (Node then ends
  * the body as if it were complete), the body is destroyed with the abnormal-abort error instead, so a truncated body
- * is never mistaken for a whole one. Other reset codes already error the body (`ERR_HTTP2_STREAM_ERROR`, Node); a
- * consumer's own `destroy()` (no reset, session alive) is left alone.
+ * is never mistaken for a whole one.
  *
- * One way out, as `InFlightRequest.finish()` for HTTP/1.1: every request ends in `finish()`, exactly once
- * (idempotent), which settles the promise if it is still pending, stops the idle watch and the 100-continue
- * deadline, removes every listener of the request and tells the pool once (`Http2StreamHost.streamFinished`: the
- * outcome counted, the queue left, the slot handed on or the isolated session dropped, the in-flight count). It is
- * called from exactly two places: the stream's `'close'`, and `end()` for a request that has no stream:
- *
- *   start() ─► waiting ──────────► startStream() ──► stream open ──'response'──► resolved, the body streams
- *                 │                     │                   │                          │
- *     abort · deadline · session    Node refused     abort · deadline · error   abort · deadline · error:
- *     failed · destroy(): end()     the request      end(): reject, reset       end(): error the body,
- *                 │                 (no stream)      the stream                 reset the stream
- *                 ▼                     │                   ▼                          ▼
- *              finish() ◄── at once ────┘             stream 'close' (also: response done, peer reset,
- *                                                     session gone, destroy()) ──────────────────► finish()
- *
- * `end()` is the one entry for every early end: it rejects once (the first cause wins; "completed" turns into the
- * later cause only while the body is still unread, never after its end), then finishes at once without a stream or
- * resets the live stream, whose `'close'` finishes. The request talks to the pool through `Http2StreamHost` only
- * (`http2-pool-host.ts`), so this file does not import the pool.
+ * One way out: every request ends in `finish()`, exactly once, called from the stream's `'close'`, or by `end()` for
+ * a request that has no stream. `end()` is the one entry for every early end: it rejects once (the first cause wins;
+ * "completed" turns into the later cause only while the body is still unread, never after its end), then finishes at
+ * once without a stream or resets the live stream, whose `'close'` finishes. The request talks to the pool through
+ * `Http2StreamHost` only (`http2-pool-host.ts`), so this file does not import the pool.
  */
 import { HttpResponse, type HttpRequest } from "@smithy/protocol-http";
 import type { RequestOutcome } from "@sockeye/pool-monitor";
@@ -48,29 +30,33 @@ import type { ClientRequest } from "node:http";
 import http2, { type ClientHttp2Stream, type IncomingHttpHeaders } from "node:http2";
 import { Readable } from "node:stream";
 import {
+  type AbortSignalLike,
   type BodyLengthSink,
-  buildAbortError,
   buildQueryString,
-  Deadline,
-  declaredLength,
   DeadlineKind,
-  type DeadlineOwner,
+  type DeadlinePlan,
+  declaredLength,
   http2FrameError,
   http2NoResponseError,
   http2StreamAbortedError,
   pipeBody,
+  RequestCore,
+  RequestPhase,
+  schemeOf,
   streamIdleTimeoutError,
   unusableBody,
   unusableBodyError,
+  type WireFacts,
   writeBody,
 } from "@sockeye/pool-monitor/internal";
-import { MIN_CONTINUE_WAIT_MS, PACKAGE_PREFIX } from "./constants";
+import { PACKAGE_PREFIX } from "./constants";
 import { getTransformedHeaders } from "./get-transformed-headers";
-import type { Http2IdleWatcher } from "./http2-idle-watch";
 import type { Http2Origin, Http2Waiter } from "./http2-origin";
-import { http2RequestFinishedEvent, requestFinishedChannel } from "./http2-request-finished";
 import type { Http2StreamHost } from "./http2-pool-host";
+import type { Http2OriginTelemetry } from "./http2-pool-monitor";
 import type { Http2SessionEntry } from "./http2-session-entry";
+
+export type { AbortSignalLike };
 
 const { NGHTTP2_CANCEL } = http2.constants;
 const kRequest = Symbol("sockeye.http2StreamRequest");
@@ -88,15 +74,6 @@ type StreamInternals = {
 
 /** The prototype methods the instrumented ones call (resolved from the first stream's prototype chain). */
 let protoMethods: StreamInternals | undefined;
-
-/** A signal as the SDK may pass it: a DOM `AbortSignal` or the SDK's own `{ aborted, onabort }` shape. */
-export interface AbortSignalLike {
-  aborted: boolean;
-  reason?: unknown;
-  onabort?: ((this: unknown, ev: unknown) => unknown) | null;
-  addEventListener?: (type: "abort", listener: { handleEvent(): void }, options?: { once?: boolean }) => void;
-  removeEventListener?: (type: "abort", listener: { handleEvent(): void }) => void;
-}
 
 function requestOf(stream: ClientHttp2Stream): Http2StreamRequest | undefined {
   return (stream as StreamWithRequest)[kRequest];
@@ -136,13 +113,6 @@ function onRequestBodyError(this: Readable & Owned, error: Error): void {
   const req = this[kRequest];
   this[kRequest] = undefined;
   req?.onBodyError(error);
-}
-
-/** The SDK's legacy signal shape (`{ aborted, onabort }`): one shared function, the request found on the signal. */
-function onLegacyAbort(this: AbortSignalLike & Owned): void {
-  const req = this[kRequest];
-  this[kRequest] = undefined;
-  req?.handleEvent();
 }
 
 function countingPush(this: StreamWithRequest, chunk: unknown, encoding?: BufferEncoding): boolean {
@@ -220,36 +190,24 @@ type StreamEnd = "leave" | "destroy" | "cancel";
 
 /** @internal */
 export class Http2StreamRequest
-  implements
-    DeadlineOwner<typeof DeadlineKind.Continue>,
-    Http2IdleWatcher,
-    Http2Waiter<Http2StreamRequest>,
-    BodyLengthSink
+  extends RequestCore<Http2OriginTelemetry>
+  implements Http2Waiter<Http2StreamRequest>, BodyLengthSink
 {
   entry: Http2PoolSession | undefined = undefined;
   stream: ClientHttp2Stream | undefined = undefined;
-  /** The promise settled (resolved at the response, or rejected). */
-  hasSettled = false;
   /** It settled with the response: the stream is the caller's body now. */
   responded = false;
-  /** `finish()` ran: terminal; nothing of this request is registered anywhere any more. */
-  finished = false;
   /** Holds a stream slot on `entry`. */
   onSession = false;
   // Queue links (Http2Origin).
   queued = false;
-  wasQueued = false;
   waitNext: Http2StreamRequest | undefined = undefined;
   waitPrev: Http2StreamRequest | undefined = undefined;
   // Slot-holder links (Http2Origin), and when the slot was taken (timing.now() ms).
   activeNext: Http2StreamRequest | undefined = undefined;
   activePrev: Http2StreamRequest | undefined = undefined;
   slotAt = 0;
-  // Idle watch (requestTimeout).
-  watchDeadline: Deadline<Http2IdleWatcher> | undefined = undefined;
-  watched = false;
-  watchBytes = 0;
-  /** The stream's own progress events (see the header); each one restarts the idle watch (`noteProgress`). */
+  /** The stream's own progress events (see the header); each one records `lastActive` (`noteProgress`). */
   progress = 0;
   /**
    * Unread-body watch of the monitor (`Http2PoolMonitor.read()`): when the response was handed out (`-1`: not yet),
@@ -258,17 +216,11 @@ export class Http2StreamRequest
   respondedAt = -1;
   seenProgress = 0;
   progressAt = 0;
-  readonly startedAt: number;
   private streamStartedAt = 0;
-  /** How the request ended so far: set when it settles; a completed response may still turn (see `end()`). */
-  private outcome: RequestOutcome = "failed";
-  /** For `request:finished`: the response headers, and the error the promise rejected with. */
+  /** For `request:finished`: the response headers. */
   responseHeaders: IncomingHttpHeaders | undefined = undefined;
-  failure: unknown = undefined;
   private awaitingContinue = false;
   private bodySent = false;
-  private continueDeadline: Deadline<typeof DeadlineKind.Continue> | undefined = undefined;
-  private abortAttached = false;
   /** Inside `reset()`: the `'aborted'` Node emits for our own reset is not the peer's. */
   private resetting = false;
   /** `reset()` ran: what the stream does from then on (its end pushed while it is torn down) is no progress. */
@@ -284,34 +236,40 @@ export class Http2StreamRequest
     readonly isolated: boolean,
     /** An event stream: isolated, never queued, not counted against `maxIsolatedSessionsPerOrigin`. */
     readonly eventStream: boolean,
-    readonly signal: AbortSignalLike | undefined,
-    /** Inactivity limit, ms (`requestTimeout`, or the service default); `undefined` = none. */
-    readonly idleMs: number | undefined,
-    private readonly resolve: (value: { response: HttpResponse }) => void,
-    private readonly reject: (error: unknown) => void
+    signal: AbortSignalLike | undefined,
+    /** `requestTimeout` (or the service default) as `stream_idle`, and the 100-continue wait. */
+    plan: DeadlinePlan<"http2">
   ) {
-    this.startedAt = host.now();
+    super(plan, origin.counters?.monitor, origin.counters, signal);
   }
 
-  /** Attaches the abort listener and the idle watch, then asks the pool for a stream slot. */
-  start(): void {
-    const signal = this.signal;
-    if (signal !== undefined && signal !== null) {
-      if (typeof signal.addEventListener === "function") {
-        signal.addEventListener("abort", this, { once: true });
-      } else {
-        // The SDK's legacy signal shape: a single `onabort` slot, as upstream (the last request wins it).
-        (signal as AbortSignalLike & Owned)[kRequest] = this;
-        signal.onabort = onLegacyAbort as AbortSignalLike["onabort"];
-      }
-      this.abortAttached = true;
-    }
-    if (this.idleMs !== undefined) this.host.watch.watch(this, this.idleMs, this.startedAt);
+  get errorPrefix(): string {
+    return PACKAGE_PREFIX;
+  }
+
+  get waitsFor(): "connection" {
+    return "connection";
+  }
+
+  /** Keeps the settle functions, attaches the abort listener, arms the deadlines, then asks the pool for a slot. */
+  start(resolve: (value: { response: HttpResponse }) => void, reject: (error: unknown) => void): void {
+    this.begin(resolve, reject);
     try {
       this.host.acquire(this);
     } catch (error) {
       this.end("failed", error, "leave", "leave");
     }
+  }
+
+  /** It waits behind others for a stream slot (counted queued). */
+  countQueued(): void {
+    this.enterQueue(this.host.now());
+  }
+
+  /** It took a stream slot at `now` (`reused`: on a session that carried a stream before). */
+  slotTaken(now: number, reused: boolean): void {
+    this.countAcquired(now, reused);
+    this.enterPhase(RequestPhase.Acquired, now);
   }
 
   /** Called by the pool once the request holds a slot on a ready session (never after `finish()`). */
@@ -332,9 +290,8 @@ export class Http2StreamRequest
     this.stream = stream;
     this.streamStartedAt = this.host.now();
     // The request's HEADERS go out: activity of the session (Node's `request()` refreshes the session's timer), not
-    // progress of the stream, whose limit keeps counting from handle() as upstream's `stream.setTimeout()`, armed at
-    // once, does through a wait for the session (#34).
-    this.noteSessionActivity(entry, this.streamStartedAt);
+    // progress of the stream, whose limit keeps counting from handle() as upstream's `stream.setTimeout()` does.
+    noteSessionActivity(entry, this.streamStartedAt);
     instrument(stream, this);
     stream.on("response", onStreamResponse);
     stream.on("headers", onStreamHeaders);
@@ -347,12 +304,7 @@ export class Http2StreamRequest
     if (expect === "100-continue") {
       this.awaitingContinue = true;
       stream.once("continue", onStreamContinue);
-      this.continueDeadline ??= new Deadline(this, DeadlineKind.Continue);
-      this.host.sharedScheduler.arm(
-        this.continueDeadline,
-        this.streamStartedAt,
-        Math.max(MIN_CONTINUE_WAIT_MS, this.idleMs ?? MIN_CONTINUE_WAIT_MS)
-      );
+      this.armDeadline(DeadlineKind.Continue, this.streamStartedAt);
       return;
     }
     this.sendBody();
@@ -364,7 +316,7 @@ export class Http2StreamRequest
     this.bodySent = true;
     if (this.awaitingContinue) {
       this.awaitingContinue = false;
-      if (this.continueDeadline !== undefined) this.host.sharedScheduler.disarm(this.continueDeadline);
+      this.endDeadline(DeadlineKind.Continue);
     }
     // No progress yet: each chunk handed to the session is (`_write`/`_writev`); an empty body is none, as upstream.
     const body = this.request.body;
@@ -396,9 +348,21 @@ export class Http2StreamRequest
     }
   }
 
-  /** The 100-continue wait ended without `100 Continue`: send the body anyway (upstream behaviour). */
-  onDeadline(): void {
-    this.sendBody();
+  /**
+   * The 100-continue wait ended without `100 Continue`: send the body anyway (upstream behaviour). `requestTimeout`
+   * passed with no progress of this stream: its pooled session is retired too when no stream on it made progress for
+   * at least half that long either, and none does before the next poll phase (a dead session; see
+   * `Http2SessionPool.sessionSilent`); a silent stream on a busy session leaves the session alone.
+   */
+  protected override deadlineExpired(kind: DeadlineKind, ms: number, now: number): void {
+    if (kind === DeadlineKind.Continue) {
+      this.sendBody();
+      return;
+    }
+    const entry = this.entry;
+    if (entry !== undefined && this.onSession && now - entry.socketActiveAt >= ms / 2) this.host.sessionSilent(entry);
+    // Before the response: reject and reset the stream; after it (the body stalled): the body reader gets the error.
+    this.end("timed_out", streamIdleTimeoutError(ms), "cancel", "destroy");
   }
 
   onResponse(headers: IncomingHttpHeaders): void {
@@ -406,27 +370,30 @@ export class Http2StreamRequest
       // A final response before 100 Continue: the body is not sent; end our side so the stream can close.
       this.awaitingContinue = false;
       this.bodySent = true;
-      if (this.continueDeadline !== undefined) this.host.sharedScheduler.disarm(this.continueDeadline);
+      this.endDeadline(DeadlineKind.Continue);
       this.stream?.end();
     }
     this.noteProgress(true);
-    if (this.hasSettled) return;
-    this.hasSettled = true;
+    if (this.settled) return;
     this.responded = true;
     this.outcome = "completed";
     this.responseHeaders = headers;
-    this.respondedAt = this.progressAt = this.host.now();
+    const now = this.host.now();
+    this.respondedAt = this.progressAt = now;
     this.seenProgress = this.progress;
     const entry = this.entry;
     if (entry?.isolated) this.host.isolatedResponded(entry);
     const status = headers[":status"];
-    this.resolve({
-      response: new HttpResponse({
-        statusCode: typeof status === "number" ? status : -1,
-        headers: getTransformedHeaders(headers),
-        body: this.stream,
-      }),
-    });
+    this.resolveWith(
+      {
+        response: new HttpResponse({
+          statusCode: typeof status === "number" ? status : -1,
+          headers: getTransformedHeaders(headers),
+          body: this.stream,
+        }),
+      },
+      now
+    );
   }
 
   /** The stream emitted `'error'` (Node is destroying it). */
@@ -473,57 +440,25 @@ export class Http2StreamRequest
     this.finish();
   }
 
-  /** The abort signal fired (this object is the listener). */
-  handleEvent(): void {
-    this.detachAbort();
-    this.end("aborted", buildAbortError(this.signal), "cancel", "cancel");
+  /** The abort signal fired, or a deadline: reject (or fail the body) and reset the stream with CANCEL. */
+  fail(error: Error, outcome: RequestOutcome): void {
+    this.end(outcome, error, "cancel", "cancel");
   }
 
   /**
-   * One progress event of this stream: restarts its idle watch and its session's (`sessionTimeout`), and stamps the
-   * session's last activity (what `onInactive` compares). `received`: a frame from the peer (headers, DATA, the end),
-   * which also counts as the session's proof of life for a pending silence check (`activitySeq`). O(1), no
-   * allocation.
+   * One progress event of this stream: restarts its inactivity deadline and its session's (`sessionTimeout`), and
+   * stamps the session's last activity. `received`: a frame from the peer (headers, DATA, the end), which also counts
+   * as the session's proof of life for a pending silence check (`activitySeq`). O(1), no allocation.
    */
   noteProgress(received: boolean): void {
     if (this.wasReset) return;
     this.progress++;
     const entry = this.entry;
-    if (!this.watched && entry === undefined) return;
     const now = this.host.now();
-    this.host.watch.touch(this, now);
+    this.lastActive = now;
     if (entry === undefined) return;
     if (received) entry.activitySeq++;
-    this.noteSessionActivity(entry, now);
-  }
-
-  /** Activity of `entry` at `now` (not of this stream): restarts its `sessionTimeout` and stamps its last activity. */
-  private noteSessionActivity(entry: Http2PoolSession, now: number): void {
-    entry.socketActiveAt = now;
-    this.host.watch.touch(entry, now);
-  }
-
-  /**
-   * The idle watch's view of the stream: its progress counter. Every change of it touches the watch at once
-   * (`noteProgress`), so the watch never finds unreported activity at the deadline.
-   */
-  activity(): number {
-    return this.progress;
-  }
-
-  /**
-   * `requestTimeout` (or the service default) passed with no progress of this stream. Its pooled session is retired
-   * too when no stream on it made progress for at least half that long either, and none does before the next poll
-   * phase (a dead session; see `Http2SessionPool.sessionSilent`); a silent stream on a busy session leaves the
-   * session alone.
-   */
-  onInactive(now: number): void {
-    const ms = this.idleMs ?? 0;
-    const error = streamIdleTimeoutError(ms);
-    const entry = this.entry;
-    if (entry !== undefined && this.onSession && now - entry.socketActiveAt >= ms / 2) this.host.sessionSilent(entry);
-    // Before the response: reject and reset the stream; after it (the body stalled): the body reader gets the error.
-    this.end("timed_out", error, "cancel", "destroy");
+    noteSessionActivity(entry, now);
   }
 
   /**
@@ -537,12 +472,10 @@ export class Http2StreamRequest
    * `afterResponse` asks for anything. No-op once finished.
    */
   end(outcome: RequestOutcome, error: unknown, beforeResponse: StreamEnd, afterResponse: StreamEnd): void {
-    if (this.finished) return;
-    if (!this.hasSettled) {
-      this.hasSettled = true;
+    if (this.isFinished) return;
+    if (!this.settled) {
       this.outcome = outcome;
-      this.failure = error;
-      this.reject(error);
+      this.rejectWith(error, outcome);
       if (this.stream === undefined) this.finish();
       else if (beforeResponse !== "leave") this.reset(beforeResponse);
       return;
@@ -577,26 +510,14 @@ export class Http2StreamRequest
 
   /**
    * The single way out, idempotent: called when the stream closed, or at once by `end()` for a request that never
-   * got a stream (waiting in the queue, on a connecting isolated session, refused by Node). Settles the promise if
-   * it is still pending (never a hung promise), stops the idle watch and the 100-continue deadline, removes every
-   * listener of the request (abort signal, request body, stream), then tells the pool once
-   * (`Http2StreamHost.streamFinished`): the outcome is counted, the request leaves the queue, its stream slot is
-   * handed on or its isolated session dropped, and it leaves the in-flight count.
+   * got a stream. Removes the request body's and the stream's listeners, gives the slot back and tells the pool once
+   * (`Http2StreamHost.streamFinished`: the queue left, the slot handed on or the isolated session dropped), then the
+   * core's `finish()` (never a hung promise; deadlines, abort listener, outcome, `request:finished`).
    */
-  finish(): void {
-    if (this.finished) return;
-    this.finished = true;
-    if (!this.hasSettled) {
-      const error = http2NoResponseError(this.entry?.session.destroyed === true);
-      this.hasSettled = true;
-      this.outcome = "failed";
-      this.failure = error;
-      this.reject(error);
-    }
-    const host = this.host;
-    host.watch.unwatch(this);
-    if (this.continueDeadline !== undefined) host.sharedScheduler.disarm(this.continueDeadline);
-    this.detachAbort();
+  override finish(): void {
+    if (this.isFinished) return;
+    const unsettled = this.settled ? undefined : http2NoResponseError(this.entry?.session.destroyed === true);
+    if (unsettled !== undefined) this.outcome = "failed";
     const body = this.pipedBody;
     if (body !== undefined) {
       this.pipedBody = undefined;
@@ -604,35 +525,34 @@ export class Http2StreamRequest
       body.removeListener("error", onRequestBodyError);
     }
     const stream = this.stream;
-    let holdMs = 0;
-    if (stream !== undefined) {
-      holdMs = host.now() - this.streamStartedAt;
-      detachStream(stream);
-    }
-    host.streamFinished(this, this.outcome, holdMs);
-    const counters = this.origin.counters;
-    if (counters?.monitor.wants(requestFinishedChannel)) {
-      const event = http2RequestFinishedEvent(
-        this,
-        counters.origin,
-        this.outcome,
-        this.failure ?? stream?.errored,
-        host.now()
-      );
-      counters.monitor.emit(event, requestFinishedChannel);
-    }
+    const host = this.host;
+    const now = host.now();
+    if (stream !== undefined) detachStream(stream);
+    const holdMs = stream === undefined ? 0 : now - this.streamStartedAt;
+    if (this.onSession) this.countReleased(now);
+    const outcome = this.outcome ?? "failed";
+    host.streamFinished(this, outcome, holdMs);
+    super.finish(outcome, unsettled);
   }
 
-  private detachAbort(): void {
-    if (!this.abortAttached) return;
-    this.abortAttached = false;
-    const signal = this.signal as (AbortSignalLike & Owned) | undefined;
-    if (signal === undefined || signal === null) return;
-    if (typeof signal.removeEventListener === "function") {
-      signal.removeEventListener("abort", this);
-    } else if (signal[kRequest] === this) {
-      signal[kRequest] = undefined;
-      if ((signal.onabort as unknown) === onLegacyAbort) signal.onabort = null;
-    }
+  protected wireFacts(): WireFacts {
+    const headers = this.request.headers;
+    const response = this.responseHeaders;
+    return {
+      scheme: schemeOf(this.origin.name),
+      method: this.request.method,
+      statusCode: response?.[":status"],
+      protocolVersion: "2",
+      requestBodySize: headers?.["content-length"] ?? headers?.["Content-Length"],
+      responseBodySize: response?.["content-length"],
+      error: this.stream?.errored,
+    };
   }
+}
+
+/** Activity of `entry` at `now` (not of a stream): restarts its `sessionTimeout` and stamps its last activity. */
+function noteSessionActivity(entry: Http2PoolSession, now: number): void {
+  entry.socketActiveAt = now;
+  const idle = entry.idle;
+  if (idle !== undefined) idle.lastActive = now;
 }

@@ -50,7 +50,6 @@ import {
   agentMaps as importedAgentMaps,
   assertNever,
   attachUnpooledRequest,
-  type BodyProgress,
   buildAbortError,
   closedBeforeResponseError,
   connectionTimeoutError,
@@ -67,6 +66,7 @@ import {
   type PoolLink,
   REQUEST_TIMEOUT_HINT,
   relabelSocketError,
+  type ResponseProgress,
   requestFinishedChannel as importedFinishedChannel,
   requestTimeoutError,
   requestTimeoutMessage,
@@ -126,7 +126,7 @@ export class InFlightRequest
     WarnedRequest,
     GatedRequest,
     FinishedHttp1Request,
-    BodyProgress,
+    ResponseProgress,
     UnpooledRequest
 {
   /** The promise has been resolved or rejected. */
@@ -182,8 +182,8 @@ export class InFlightRequest
   acquiredAt = -1;
   responseAt = -1;
   /** `socket.bytesRead` when the body last made progress, and when that was (the unread-body rule). */
-  lastBytes = 0;
-  progressedAt = 0;
+  seenProgress = 0;
+  progressAt = 0;
   socketState: SocketState | undefined = undefined;
 
   constructor(
@@ -370,6 +370,9 @@ export class InFlightRequest
       case DeadlineKind.Warning:
         if (!this.hasSettled) this.host.onWarningWindow(this);
         return;
+      case DeadlineKind.SocketIdle:
+      case DeadlineKind.StreamIdle:
+        return; // Not armed by HTTP/1.1.
       default:
         assertNever(kind);
     }
@@ -636,8 +639,8 @@ function onResponse(this: ClientRequest, res: IncomingMessage): void {
   const now = monitor !== undefined || lifetime ? timing.now() : 0;
   state.res = res;
   if (monitor !== undefined && !state.isUnpooled && !monitor.coreDestroyed) {
-    state.responseAt = state.progressedAt = now;
-    state.lastBytes = res.socket?.bytesRead ?? 0;
+    state.responseAt = state.progressAt = now;
+    state.seenProgress = res.socket?.bytesRead ?? 0;
   }
   const socket = this.socket;
   if (lifetime && socket && socketAge(socket, now) >= lifetime && this.shouldKeepAlive) {

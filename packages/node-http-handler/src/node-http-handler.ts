@@ -1,14 +1,15 @@
 import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-http";
 import type { HttpHandlerOptions, Logger, Provider } from "@smithy/types";
-import { type GetStatsOptions, type PoolStats, Http1PoolMonitor } from "@sockeye/pool-monitor";
+import { type GetStatsOptions, Http1PoolMonitor, type PoolMonitorOptions, type PoolStats } from "@sockeye/pool-monitor";
 import {
   buildAbortError,
   buildQueryString,
+  checkHandlerUpdate,
+  configEntry,
   handlerDestroyedError,
-  type MonitorHandlerOption,
+  handlerMonitorOptions,
   resolveDefaultSocketTimeout,
-  resolveSharedOption,
-  saturationFields,
+  SHARED_OPTIONS,
   timing,
   validateRequest as importedValidateRequest,
 } from "@sockeye/pool-monitor/internal";
@@ -34,7 +35,7 @@ const SETUP_WHERE = "while handle() was still resolving the handler config or cr
  * A drop-in replacement for `NodeHttpHandler` from `@smithy/node-http-handler` (HTTP/1.1): same constructor forms,
  * `create`, `handle`, `destroy`, `updateHttpClientConfig`, `httpHandlerConfigs`, `metadata`, error shapes and
  * messages (prefixed `@sockeye/node-http-handler`). Per-request deadlines and the socket-usage check run on one
- * lazy, self-stopping, unref'd interval per handler instead of native timers per request.
+ * native timer per handler, armed for the earliest deadline, instead of native timers per request.
  * @public
  */
 export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
@@ -58,7 +59,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
    * `updateHttpClientConfig()` (`saturation`, `onSaturation`, `onRecovery`, `telemetry`), re-applied over the
    * provider's options so the later call wins, as upstream's config updates do. `undefined` once resolved.
    */
-  private pendingMonitorUpdates: Array<[string, unknown]> | undefined = undefined;
+  private pendingMonitorUpdates: Record<string, unknown> | undefined = undefined;
   /** Shared plans of the current config (see `cachedPlan`). */
   private readonly plans: {
     planConfig: ResolvedHandlerConfig | undefined;
@@ -104,7 +105,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     if (typeof options === "function") {
       // The monitor exists from construction (with default options until the provider resolves), so `poolMonitor`
       // and runtime monitor updates work before the first handle().
-      this.pendingMonitorUpdates = [];
+      this.pendingMonitorUpdates = {};
       this.monitorInstance = this.newMonitor(undefined);
       this.runtime.hostMonitor = this.monitorInstance;
       this.configProvider = options().then((resolved) => this.resolveConfig(resolved));
@@ -354,32 +355,26 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   /**
    * Updates one config key; the next `handle()` re-resolves the config (upstream semantics). Keys:
    * `Symbol.for("logger")` sets the logger unless the handler has its own; `Symbol.for("@smithy/defaultSocketTimeout")`
-   * sets the service default idle timeout unless the handler has a valid one; `"socketMonitor"` switches the
-   * monitor mode at runtime (validated now); `"saturation"`, `"onSaturation"`, `"onRecovery"` are applied to the
-   * monitor at once (validated now; a new `saturation` object replaces the old one, omitted fields return to their
-   * defaults); `"telemetry"` switches tracking on or off for requests started from now on (validated now); any
-   * other key is set as is.
+   * sets the service default idle timeout unless the handler has a valid one. An option is checked now by the rule the
+   * constructor applies (a bad value throws its one-line error and changes nothing; an agent is then taken as
+   * given, as upstream); `"saturation"`, `"onSaturation"`, `"onRecovery"` are applied to the monitor at once (a new
+   * `saturation` object replaces the old one, omitted fields return to their defaults); `"telemetry"` switches
+   * tracking on or off for requests started from now on.
    */
   public updateHttpClientConfig(key: keyof NodeHttpHandlerOptions | symbol, value: unknown): void {
-    // Checked now, by the rules the constructor applies (agents and the logger are taken as given, as upstream).
-    if (typeof key === "string" && key !== "httpAgent" && key !== "httpsAgent" && key !== "logger") {
-      value = resolveSharedOption(key, value, PACKAGE_PREFIX);
+    const update = checkHandlerUpdate(SHARED_OPTIONS, key, value, PACKAGE_PREFIX, this.monitorInstance);
+    value = update.value;
+    if (key === "telemetry") {
+      // Applies to requests started from now on; requests already tracked keep reporting to the monitor.
+      this.runtime.hostMonitor = value === false ? undefined : this.monitorInstance;
+      if (this.runtime.hostMonitor !== undefined && this.runtime.inFlightCount > 0)
+        this.runtime.hostScheduler.ensureTicking();
     }
-    if (key === "saturation" || key === "onSaturation" || key === "onRecovery" || key === "telemetry") {
-      this.applyMonitorUpdate(key, value);
-      this.pendingMonitorUpdates?.push([key, value]);
-    }
+    const pending = this.pendingMonitorUpdates;
+    if (pending !== undefined && (update.update === "monitor" || key === "telemetry")) pending[key as string] = value;
     this.config = undefined;
     this.configProvider = this.configProvider.then((config) => {
-      let name: string | symbol = key;
-      let next = value;
-      if (key === Symbol.for("logger")) {
-        name = "logger";
-        next = config.logger ?? value;
-      } else if (key === Symbol.for("@smithy/defaultSocketTimeout")) {
-        name = "defaultSocketTimeout";
-        next = resolveDefaultSocketTimeout(config) ?? value;
-      }
+      const [name, next] = configEntry(config, key, value);
       return { ...config, [name]: next } as ResolvedHandlerConfig;
     });
     this.configProvider.catch(() => {});
@@ -394,54 +389,30 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   }
 
   private resolveConfig(options: NodeHttpHandlerOptions | void | undefined): ResolvedHandlerConfig {
-    const config = resolveHandlerConfig(options, () => {
+    // A provider's options, with the monitor updates made while it was pending over them (the later call wins).
+    const pending = this.pendingMonitorUpdates;
+    this.pendingMonitorUpdates = undefined;
+    const config = resolveHandlerConfig(pending === undefined ? options : { ...options, ...pending }, () => {
       this.agentIsExternal = true;
     });
-    const pending = this.pendingMonitorUpdates;
-    if (this.monitorInstance === undefined) {
-      // Built even with `telemetry: false` (it holds no timer and tracks nothing until used): the saturation options
-      // are validated the same way in both cases, and `updateHttpClientConfig("telemetry", true)` can switch it on.
-      this.monitorInstance = this.newMonitor(options);
-      this.runtime.hostMonitor = options?.telemetry === false ? undefined : this.monitorInstance;
-    } else if (pending !== undefined) {
-      // The provider resolved: its options first (validated like the constructor's), then the updates made meanwhile.
-      this.pendingMonitorUpdates = undefined;
-      this.monitorInstance.configure({
-        ...saturationFields(options?.saturation as Record<string, unknown> | undefined),
-        onSaturation: options?.onSaturation ?? undefined,
-        onRecovery: options?.onRecovery ?? undefined,
-      });
-      this.runtime.hostMonitor = options?.telemetry === false ? undefined : this.monitorInstance;
-      for (const [key, value] of pending) this.applyMonitorUpdate(key, value);
-    }
+    // Built even with `telemetry: false` (it holds no timer and tracks nothing until used): the saturation options
+    // are validated the same way in both cases, and `updateHttpClientConfig("telemetry", true)` can switch it on.
+    if (this.monitorInstance === undefined) this.monitorInstance = this.newMonitor(config);
+    else this.monitorInstance.configure(this.monitorOptions(config));
+    this.runtime.hostMonitor = config.telemetry ? this.monitorInstance : undefined;
     return config;
   }
 
-  private newMonitor(options: NodeHttpHandlerOptions | void | undefined): Http1PoolMonitor {
+  private newMonitor(config: ResolvedHandlerConfig | undefined): Http1PoolMonitor {
     const runtime = this.runtime;
-    const monitor = new Http1PoolMonitor({
-      ...options?.saturation,
-      onSaturation: options?.onSaturation ?? undefined,
-      onRecovery: options?.onRecovery ?? undefined,
-      messagePrefix: `${PACKAGE_PREFIX}:WARN - `,
-      // The logger can change later (Symbol.for("logger")): resolve it at warning time.
-      logger: { warn: (message: string) => (runtime.runtimeSettings?.logger ?? console)?.warn?.(message) },
-    });
+    const monitor = new Http1PoolMonitor(this.monitorOptions(config));
     // Sampling stops while nothing happens (`wantsSamples`): the next event restarts the tick.
     monitor.onResume = () => runtime.hostScheduler.ensureTicking();
     return monitor;
   }
 
-  /** Applies one runtime monitor update (validated: a bad value throws and changes nothing). */
-  private applyMonitorUpdate(key: string, value: unknown): void {
-    if (key === "telemetry") {
-      // Applies to requests started from now on; requests already tracked keep reporting to the monitor.
-      this.runtime.hostMonitor = value === false ? undefined : this.monitorInstance;
-      if (this.runtime.hostMonitor !== undefined && this.runtime.inFlightCount > 0)
-        this.runtime.hostScheduler.ensureTicking();
-    } else {
-      (this.monitorInstance as Http1PoolMonitor).applyHandlerOption(key as MonitorHandlerOption, value, PACKAGE_PREFIX);
-    }
+  private monitorOptions(config: ResolvedHandlerConfig | undefined): PoolMonitorOptions {
+    return handlerMonitorOptions(config, PACKAGE_PREFIX, () => this.runtime.runtimeSettings?.logger);
   }
 
   private applyRuntimeSettings(config: ResolvedHandlerConfig): void {

@@ -1,15 +1,17 @@
 import type { Logger } from "@smithy/types";
-import type { SaturationOptions, SaturationReport, SocketMonitorMode } from "@sockeye/pool-monitor";
+import type { SharedHandlerOptions } from "@sockeye/pool-monitor";
+import type { Http2SharedOption } from "@sockeye/pool-monitor/internal";
 import type { ClientSessionOptions, SecureClientSessionOptions } from "node:http2";
 
 /**
  * Options of Sockeye's `NodeHttp2Handler`: every option of upstream 4.14.2's `NodeHttp2HandlerOptions` with the same
- * meaning and default, plus Sockeye's own. Durations are milliseconds; `undefined`, `null` and `0` disable a timeout.
- * A bad value throws a `TypeError` naming the option and the value (at construction for an options object, from
- * `handle()` for a provider).
+ * meaning and default, plus Sockeye's own; the options it shares with the HTTP/1.1 handlers (`telemetry`,
+ * `socketMonitor`, `saturation`, `onSaturation`, `onRecovery`) are documented on `SharedHandlerOptions`. Durations are
+ * milliseconds; `undefined`, `null` and `0` disable a timeout. A bad value throws a `TypeError` naming the option and
+ * the value (at construction for an options object, from `handle()` for a provider).
  * @public
  */
-export interface NodeHttp2HandlerOptions {
+export interface NodeHttp2HandlerOptions extends Pick<SharedHandlerOptions, Http2SharedOption> {
   /**
    * Stream inactivity timeout, ms: a stream fails with a `TimeoutError` ("Stream timed out because of no activity
    * for N ms") when the stream itself made no progress for this long (as upstream's `stream.setTimeout`: its response
@@ -70,30 +72,6 @@ export interface NodeHttp2HandlerOptions {
    * @defaultValue 50 (the HTTP/1.1 handler's default `maxSockets`)
    */
   maxIsolatedSessionsPerOrigin?: number;
-  /**
-   * Session-pool telemetry (`getPoolStats()`, `poolMonitor`, `diagnostics_channel` events). `false` turns it off.
-   * @defaultValue `true`
-   */
-  telemetry?: boolean;
-  /**
-   * Saturation detection. `"interval"`: the handler's shared scheduler samples each origin's stream queue once per
-   * `saturation.sampleIntervalMs` (1 s by default) and reports sustained growth of waiting streams (cause `pool_capacity`) or a stall with every stream slot
-   * busy and no stream completing (`no_progress`). Upstream's HTTP/2 handler has no socket-usage check, so
-   * `"per-request"` and `"off"` both mean no detection. When absent, `SOCKEYE_SOCKET_MONITOR` is used.
-   * @defaultValue `"interval"`
-   */
-  socketMonitor?: SocketMonitorMode;
-  /**
-   * Saturation-detector parameters (`"interval"` mode), each validated and documented on `SaturationOptions`: the
-   * same block and defaults as the HTTP/1.1 handlers (sample interval, window, stall deadline, log lockout, origin
-   * cap). A key the block does not take (a misspelling such as `sampleIntervallMs`) throws instead of being ignored.
-   * @defaultValue `{}` (every field at its default)
-   */
-  saturation?: SaturationOptions;
-  /** Called when an origin becomes saturated or stalled (see `socketMonitor`). A throwing callback is ignored. */
-  onSaturation?: (report: SaturationReport) => void;
-  /** Called when a saturated origin recovers. A throwing callback is ignored. */
-  onRecovery?: (report: SaturationReport) => void;
   /** Receives the saturation warning line. A throwing logger is ignored. @defaultValue `console` */
   logger?: Logger;
 }

@@ -269,6 +269,17 @@ describe("public surface", () => {
     h.destroy();
   });
 
+  it("updateHttpClientConfig: a monitor option reaches the monitor at once, before the next handle() (as on HTTP/1.1)", () => {
+    const h = new NodeHttp2Handler({});
+    const monitor = h.poolMonitor as unknown as { monitorOptions: { windowSamples: number; onSaturation: unknown } };
+    const onSaturation = () => {};
+    h.updateHttpClientConfig("saturation", { windowSamples: 9 });
+    h.updateHttpClientConfig("onSaturation", onSaturation);
+    expect(monitor.monitorOptions.windowSamples).toBe(9);
+    expect(monitor.monitorOptions.onSaturation).toBe(onSaturation);
+    h.destroy();
+  });
+
   it("a provider is called once; its bad value rejects handle() with the option named", async () => {
     const provider = vi.fn(async () => ({ requestTimeout: -1 }));
     const h = new NodeHttp2Handler(provider);

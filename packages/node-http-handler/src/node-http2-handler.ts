@@ -2,18 +2,20 @@ import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-ht
 import type { HttpHandlerOptions, Provider } from "@smithy/types";
 import type { PoolMonitorOptions, PoolStats } from "@sockeye/pool-monitor";
 import {
+  DeadlinePlan,
   buildAbortError,
+  checkHandlerUpdate,
+  configEntry,
   emptyPoolStats,
-  resolveDefaultSocketTimeout,
-  saturationFields,
+  handlerMonitorOptions,
   validateRequest,
 } from "@sockeye/pool-monitor/internal";
-import { PACKAGE_PREFIX } from "./constants";
+import { MIN_CONTINUE_WAIT_MS, PACKAGE_PREFIX } from "./constants";
 import { Http2PoolMonitor } from "./http2-pool-monitor";
 import { Http2SessionPool } from "./http2-session-pool";
 import { type AbortSignalLike, Http2StreamRequest } from "./http2-stream-request";
 import type { NodeHttp2HandlerOptions } from "./node-http2-handler-options";
-import { type ResolvedHttp2Config, resolveHttp2Config } from "./resolve-http2-config";
+import { HTTP2_OPTIONS, type ResolvedHttp2Config, resolveHttp2Config } from "./resolve-http2-config";
 
 /** The SDK's per-call flag that asks for an isolated session (event streams). */
 type EventStreamSignal = { isEventStream?: boolean };
@@ -25,7 +27,7 @@ type EventStreamSignal = { isEventStream?: boolean };
  * establishment timeout (`connectionTimeout`), a bound on pooled sessions per origin with a queue of waiting streams
  * (`maxSessionsPerOrigin`) and one on isolated sessions (`maxIsolatedSessionsPerOrigin`, event streams excepted), the
  * peer's `maxConcurrentStreams` honoured, session-pool telemetry (`getPoolStats()`,
- * `poolMonitor`) and saturation detection; every deadline runs on one shared scheduler per handler (one unref'd native
+ * `poolMonitor`) and saturation detection; every deadline runs on one shared scheduler per handler (one native
  * timer armed for the earliest expiry) instead of a native timer per stream and per session.
  * @public
  */
@@ -35,6 +37,9 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
   private config?: ResolvedHttp2Config;
   private configProvider: Promise<ResolvedHttp2Config>;
   private readonly pool = new Http2SessionPool();
+  /** The deadline plan of the last request (see `planFor`). */
+  private plan: DeadlinePlan<"http2"> | undefined = undefined;
+  private planIdleMs: number | undefined = undefined;
   private monitor: Http2PoolMonitor | undefined = undefined;
 
   /**
@@ -67,7 +72,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
       this.configProvider = Promise.resolve(resolved);
       // The telemetry source exists from construction, so metrics can be registered before the first request.
       if (resolved.telemetry)
-        this.monitor = this.pool.monitor = this.newMonitor(resolved, resolved.mode === "interval");
+        this.monitor = this.pool.monitor = this.newMonitor(resolved, resolved.socketMonitor === "interval");
     }
   }
 
@@ -113,12 +118,12 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
       // Only before any origin existed (a provider's first resolution): origins keep the counters they were built with.
       if (this.pool.originsCreated === 0) this.monitor = this.pool.monitor = undefined;
     } else if (this.monitor === undefined) {
-      this.monitor = this.pool.monitor = this.newMonitor(config, config.mode === "interval");
+      this.monitor = this.pool.monitor = this.newMonitor(config, config.socketMonitor === "interval");
     } else {
       // A provider's options: the monitor built at construction takes them now.
       this.monitor.configure(this.monitorOptions(config));
     }
-    if (this.monitor !== undefined) this.monitor.detect = config.mode === "interval";
+    if (this.monitor !== undefined) this.monitor.detect = config.socketMonitor === "interval";
   }
 
   private newMonitor(config: ResolvedHttp2Config | undefined, detect: boolean): Http2PoolMonitor {
@@ -128,18 +133,8 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
     return monitor;
   }
 
-  /**
-   * The monitor options of a resolved config: the `saturation` block, the callbacks and a logger resolved at warning
-   * time (the SDK hands its logger over after construction), with the handler's prefix.
-   */
   private monitorOptions(config: ResolvedHttp2Config | undefined): PoolMonitorOptions {
-    return {
-      ...saturationFields(config?.saturation as Record<string, unknown> | undefined),
-      onSaturation: config?.onSaturation,
-      onRecovery: config?.onRecovery,
-      messagePrefix: `${PACKAGE_PREFIX}:WARN - `,
-      logger: { warn: (message: string) => (this.config?.logger ?? console).warn?.(message) },
-    };
+    return handlerMonitorOptions(config, PACKAGE_PREFIX, () => this.config?.logger);
   }
 
   private dispatch(
@@ -175,38 +170,34 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
     const isolated = config.disableConcurrentStreams || eventStream;
     const pool = this.pool;
     const target = origin;
-    return new Promise((resolve, reject) => {
-      new Http2StreamRequest(
-        pool,
-        target,
-        request,
-        isolated,
-        eventStream,
-        abortSignal,
-        idleMs,
-        resolve,
-        reject
-      ).start();
-    });
+    const req = new Http2StreamRequest(pool, target, request, isolated, eventStream, abortSignal, this.planFor(idleMs));
+    return new Promise((resolve, reject) => req.start(resolve, reject));
+  }
+
+  /** The deadlines of a request whose inactivity limit is `idleMs` (kept for the next request with the same one). */
+  private planFor(idleMs: number | undefined): DeadlinePlan<"http2"> {
+    const plan = this.plan;
+    if (plan !== undefined && this.planIdleMs === idleMs) return plan;
+    this.planIdleMs = idleMs;
+    const continueMs = Math.max(MIN_CONTINUE_WAIT_MS, idleMs ?? MIN_CONTINUE_WAIT_MS);
+    return (this.plan = new DeadlinePlan<"http2">(this.pool.sharedScheduler, {
+      stream_idle: idleMs,
+      continue: continueMs,
+    }));
   }
 
   /**
-   * Updates one config key; the next `handle()` re-resolves the config, as upstream. A bad value of a key the
-   * constructor validates throws the constructor's one-line error now and changes nothing (the logger is taken as
-   * given, as upstream); a `saturation` block replaces the old one (omitted fields return to their defaults).
-   * `Symbol.for("@smithy/defaultSocketTimeout")` sets the service default idle timeout unless one is set already.
+   * Updates one config key; the next `handle()` re-resolves the config, as upstream. An option is checked now by the
+   * rule the constructor applies (a bad value throws its one-line error and changes nothing); `"saturation"`,
+   * `"onSaturation"`, `"onRecovery"` are applied to the monitor at once (a `saturation` block replaces the old one:
+   * omitted fields return to their defaults). `Symbol.for("@smithy/defaultSocketTimeout")` sets the service default
+   * idle timeout unless one is set already.
    */
   public updateHttpClientConfig(key: keyof NodeHttp2HandlerOptions | symbol, value: unknown): void {
-    // Checked now, alone, by the constructor's rules: a bad value must not poison every later handle().
-    if (typeof key === "string" && key !== "logger") resolveHttp2Config({ [key]: value } as NodeHttp2HandlerOptions);
+    value = checkHandlerUpdate(HTTP2_OPTIONS, key, value, PACKAGE_PREFIX, this.monitor).value;
     this.config = undefined;
     this.configProvider = this.configProvider.then((config) => {
-      let name: string | symbol = key;
-      let next = value;
-      if (key === Symbol.for("@smithy/defaultSocketTimeout")) {
-        name = "defaultSocketTimeout";
-        next = resolveDefaultSocketTimeout(config.options) ?? value;
-      }
+      const [name, next] = configEntry(config.options, key, value);
       return resolveHttp2Config({ ...config.options, [name]: next } as NodeHttp2HandlerOptions);
     });
     this.configProvider.catch(() => {});

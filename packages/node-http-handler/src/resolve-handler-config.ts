@@ -1,6 +1,5 @@
 import type { Logger, Provider } from "@smithy/types";
-import type { SocketMonitorMode } from "@sockeye/pool-monitor";
-import { resolveSharedOptions } from "@sockeye/pool-monitor/internal";
+import { type ResolvedSharedOptions, resolveSharedOptions } from "@sockeye/pool-monitor/internal";
 import type { Agent as HttpAgent } from "node:http";
 import https from "node:https";
 import { DEFAULT_MAX_SOCKETS, PACKAGE_PREFIX } from "./constants";
@@ -8,28 +7,19 @@ import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
 
 /**
  * The handler's resolved configuration, as `httpHandlerConfigs()` returns it (upstream returns its resolved config
- * too, agents and `httpAgentProvider` included).
+ * too, agents and `httpAgentProvider` included): the shared options resolved, the agents built.
  * @internal
  */
-export interface ResolvedHandlerConfig {
-  connectionTimeout?: number;
-  requestTimeout?: number;
-  socketTimeout?: number;
+export type ResolvedHandlerConfig = Omit<ResolvedSharedOptions, "logger" | "httpAgent" | "httpsAgent"> & {
+  /** The service default idle timeout (`Symbol.for("@smithy/defaultSocketTimeout")`). */
   defaultSocketTimeout?: number;
-  socketAcquisitionWarningTimeout?: number;
-  socketAcquisitionTimeout?: number;
-  idleSocketTimeout?: number;
-  connectionLifetime?: number;
   /** The caller set a lifecycle limit explicitly, so it also applies to caller-owned agents. */
   lifecycleForExternalAgents: boolean;
-  throwOnRequestTimeout?: boolean;
   logger?: Logger;
-  socketMonitor: SocketMonitorMode;
   httpAgentProvider: Provider<HttpAgent>;
   httpAgent?: HttpAgent;
   httpsAgent: https.Agent;
-  [key: string]: unknown;
-}
+};
 
 /**
  * Agents the handler created itself. Lifecycle limits with their defaults apply only to these; a caller-owned agent's
@@ -71,7 +61,7 @@ export function resolveHandlerConfig(
     ownedAgents.add(httpsAgentInstance);
   }
   return {
-    ...(config as typeof config & { logger?: Logger }),
+    ...(config as Omit<typeof config, "logger"> & { logger?: Logger }),
     // Set explicitly (validated above), the lifecycle limits also apply to caller-owned agents.
     lifecycleForExternalAgents: options?.idleSocketTimeout != null || options?.connectionLifetime != null,
     // Created by the first http: request.

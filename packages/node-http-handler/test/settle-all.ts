@@ -7,8 +7,16 @@ import { waitFor } from "./servers";
 /** A settled promise's result, or `"pending"` when it had not settled within the cap. */
 export type SettleState<T> = PromiseSettledResult<T> | "pending";
 
-/** Settles `promises` within `capMs` milliseconds; a passing run never waits for the cap. */
-export async function settleAll<T>(promises: Promise<T>[], capMs: number): Promise<SettleState<T>[]> {
+/**
+ * Settles `promises` within `capMs` milliseconds; a passing run never waits for the cap. The promises at the indexes
+ * in `unawaited` are not waited for (they are meant to be pending still): each is reported in the state it is in
+ * once the others have settled.
+ */
+export async function settleAll<T>(
+  promises: Promise<T>[],
+  capMs: number,
+  unawaited?: ReadonlySet<number>
+): Promise<SettleState<T>[]> {
   const states: SettleState<T>[] = promises.map(() => "pending");
   promises.forEach((p, i) => {
     p.then(
@@ -20,6 +28,7 @@ export async function settleAll<T>(promises: Promise<T>[], capMs: number): Promi
       }
     );
   });
-  await waitFor(() => states.every((s) => s !== "pending"), "promises to settle", capMs).catch(() => {});
+  const settled = (s: SettleState<T>, i: number) => s !== "pending" || unawaited?.has(i) === true;
+  await waitFor(() => states.every(settled), "promises to settle", capMs).catch(() => {});
   return states;
 }

@@ -1,17 +1,9 @@
 /**
- * `requestDuration: "auto"` (the default): record `http.client.request.duration` for a finished request unless an
- * OpenTelemetry HTTP instrumentation records it on the same `MeterProvider` (see `instrumented-transports.ts` for
- * which requests each records, and how that is seen). Decided per request, so an instrumentation registered, enabled
- * or disabled after `registerPoolMetrics()` is followed from the next request on.
- *
- * It says what it decided through OpenTelemetry's `diag` logger (silent unless the application sets one), once per
- * registration each:
- * - info, per transport, when it leaves that transport's requests to an instrumentation;
- * - warning, when it records requests while an instrumentation records the same metric for others on the provider:
- *   that is no second copy of any request, but `@opentelemetry/exporter-prometheus` writes the two scopes as two
- *   families of one name (as it does for instrumentation-http and instrumentation-undici together), which Prometheus
- *   rejects;
- * - warning, when the provider cannot be read (not an `@opentelemetry/sdk-metrics` `MeterProvider`): it records.
+ * `requestDuration: "auto"`: record a request's duration unless an OpenTelemetry HTTP instrumentation records it on
+ * the same `MeterProvider` (`instrumented-transports.ts`). Decided per request, so an instrumentation enabled or
+ * disabled later is followed from the next request on. Each decision is said once per registration through `diag`:
+ * info when a transport is left to an instrumentation; a warning when both record the metric for different requests
+ * (the Prometheus exporter then writes two families of one name) or when the provider cannot be read.
  */
 import { diag, type MeterProvider } from "@opentelemetry/api";
 import type { RequestFinishedEvent } from "@sockeye/pool-monitor";
@@ -19,11 +11,7 @@ import { InstrumentedTransports, type Transport, transportOf } from "./instrumen
 
 const PKG = "@sockeye/opentelemetry";
 
-/**
- * A per-request decision for `requestDuration: "auto"` on `provider`.
- * @returns `true` when the request's duration is to be recorded by the bridge.
- * @internal
- */
+/** A per-request decision for `requestDuration: "auto"` on `provider`: true to record it here. @internal */
 export function autoRequestDuration(provider: MeterProvider): (e: RequestFinishedEvent) => boolean {
   const transports = new InstrumentedTransports(provider);
   const leftTo = new Set<Transport>();

@@ -1,31 +1,12 @@
 /**
- * Which finished requests an OpenTelemetry HTTP instrumentation already records `http.client.request.duration` for, on
- * the `MeterProvider` the bridge writes to. `requestDuration: "auto"` leaves those requests to it: the same request
- * recorded twice is counted twice, and two instruments of one name under two scopes make
- * `@opentelemetry/exporter-prometheus` write two families of that name, a page Prometheus rejects ("second HELP line
- * for metric name").
+ * Which finished requests an OpenTelemetry HTTP instrumentation already records `http.client.request.duration` for
+ * on the bridge's `MeterProvider`. instrumentation-http wraps `node:http(s)`'s `request` (which `NodeHttpHandler`
+ * looks up per call), instrumentation-undici subscribes to `undici:request:*` (every `UndiciHttpHandler` request),
+ * and nothing instruments `node:http2` (tried in `test/instrumentation-coexistence.integ.spec.ts`).
  *
- * What each instrumentation records, as tried with the real ones (`test/instrumentation-coexistence.integ.spec.ts`):
- * - `@opentelemetry/instrumentation-http`: requests made through the `request` function of `node:http` /
- *   `node:https`, which it wraps while enabled (unless `disableOutgoingRequestInstrumentation`). That is every
- *   `NodeHttpHandler` request (the handler looks `http.request` / `https.request` up at call time) and a
- *   `PoolMonitor`'s own `node:http` requests. It does not instrument `node:http2`.
- * - `@opentelemetry/instrumentation-undici`: every request of any copy of undici, through the `undici:request:*`
- *   diagnostics channels it subscribes to while enabled: every `UndiciHttpHandler` request.
- * - No OpenTelemetry instrumentation records `NodeHttp2Handler`'s requests (`node:http2`).
- *
- * A transport counts as recorded when both hold:
- * 1. the instrumentation's meter (scope named after its package) exists on the provider, i.e. the instrumentation was
- *    registered with this provider (`registerInstrumentations({ meterProvider })`, or both use the global one). Read
- *    from the SDK `MeterProvider`'s shared state (`_sharedState.meterSharedStates`, keyed `name:version:schemaUrl`
- *    since `@opentelemetry/sdk-metrics` 1.0). A provider without it cannot be read: nothing counts as recorded there
- *    (Sockeye records, as before), which `unreadable` reports.
- * 2. it hooks the transport now: `node:http(s)`'s `request` is a shimmer wrapper (`__wrapped`, as OpenTelemetry's
- *    `InstrumentationBase._wrap` marks it) or wraps one down its `__original` chain; `undici:request:create` has
- *    subscribers. `disable()` undoes both, and the next request is recorded by Sockeye again.
- *
- * Cost per finished request: a few property reads. The meter keys are scanned again only when their number changes,
- * and a `request` function is walked only when it is not the one seen last.
+ * A transport counts as recorded when the instrumentation's meter exists on the provider (read from the SDK's
+ * `_sharedState.meterSharedStates`; otherwise `unreadable`) and it hooks the transport now (`request` is or wraps a
+ * shimmer wrapper, or `undici:request:create` has subscribers). Cost per request: a few property reads.
  */
 import diagnosticsChannel from "node:diagnostics_channel";
 import http from "node:http";
@@ -41,25 +22,18 @@ export const UNDICI_INSTRUMENTATION = "@opentelemetry/instrumentation-undici";
 /** How a finished request reached the network. @internal */
 export type Transport = "node:http" | "node:https" | "node:http2" | "undici";
 
-/**
- * The transport of a `request:finished` event, from its `protocolVersion` as each handler sets it: `"1.1"` from
- * `node:http` / `node:https` (`NodeHttpHandler`, `PoolMonitor`; the scheme picks the module), `"2"` from
- * `NodeHttp2Handler`, `null` from `UndiciHttpHandler` (undici does not say which version it negotiated).
- * @internal
- */
+/** The transport of a `request:finished` event: undici reports no `protocolVersion`. @internal */
 export function transportOf(e: RequestFinishedEvent): Transport {
   if (e.protocolVersion === "2") return "node:http2";
   if (e.protocolVersion === null) return "undici";
   return e.scheme === "https" ? "node:https" : "node:http";
 }
 
-/** The channel instrumentation-undici starts every request on. */
 const undiciCreate = diagnosticsChannel.channel("undici:request:create");
 
-/** Deepest `__original` chain walked (wrappers of wrappers); real chains are one or two long. */
+/** Deepest `__original` chain walked; real chains are one or two long. */
 const MAX_WRAPPERS = 8;
 
-/** `fn` is a shimmer wrapper, or wraps one (`__original` chain). */
 function isWrapped(fn: unknown): boolean {
   for (let i = 0; i < MAX_WRAPPERS && typeof fn === "function"; i++) {
     const f = fn as { __wrapped?: unknown; __original?: unknown };
@@ -76,7 +50,7 @@ class WrapWatch {
 
   constructor(private readonly mod: { request: unknown }) {}
 
-  /** Whether the module's `request` (looked up now, as the handler does) is wrapped. */
+  /** Looks `request` up now, as the handler does. */
   get(): boolean {
     const fn = this.mod.request;
     if (fn !== this.seen) {
@@ -87,13 +61,9 @@ class WrapWatch {
   }
 }
 
-/**
- * The instrumentation scopes present on one `MeterProvider`, and which transports they hook now. One per
- * `registerPoolMetrics()` call.
- * @internal
- */
+/** The instrumentation scopes present on one `MeterProvider`, and which transports they hook now. @internal */
 export class InstrumentedTransports {
-  /** The SDK provider's meters by `name:version:schemaUrl`; `undefined` when the provider is not readable. */
+  /** The SDK provider's meters by `name:version:schemaUrl`; `undefined` when not readable. */
   private readonly meters: Map<string, unknown> | undefined;
   private scannedSize = -1;
   private hasHttp = false;
@@ -106,7 +76,7 @@ export class InstrumentedTransports {
     this.meters = states instanceof Map ? states : undefined;
   }
 
-  /** The provider is not an SDK `MeterProvider` whose meters can be listed: `recorder()` is always `null`. */
+  /** Not an SDK `MeterProvider` whose meters can be listed: `recorder()` is always `null`. */
   get unreadable(): boolean {
     return this.meters === undefined;
   }
@@ -127,10 +97,7 @@ export class InstrumentedTransports {
     }
   }
 
-  /**
-   * An instrumentation that records some transport on this provider now (the first found), else `null`: its
-   * `http.client.request.duration` then shares the name of the bridge's own.
-   */
+  /** An instrumentation that records some transport on this provider now, else `null`. */
   anyRecorder(): string | null {
     return this.recorder("node:https") ?? this.recorder("node:http") ?? this.recorder("undici");
   }

@@ -1,10 +1,7 @@
 /**
- * Instrument names. Semantic-convention names are used verbatim where they exist (`http.client.*`:
- * `http.client.request.duration` is Stable, the others Development; `http.client.request.time_in_queue` is .NET's
- * name, outside the conventions); everything else lives under a configurable namespace (default `sockeye`), never
- * under an existing semconv namespace.
+ * Instrument names: semantic-convention names verbatim where they exist (`http.client.request.time_in_queue` is
+ * .NET's), everything else under a configurable namespace, never under an existing semconv one.
  */
-
 /** Semantic-convention instrument names used by `registerPoolMetrics`. @public */
 export const SEMCONV_METRICS = {
   openConnections: "http.client.open_connections",

@@ -1,21 +1,16 @@
 /**
- * Attribute sets per origin, built once and reused at every collection and event.
- *
- * OpenTelemetry attribute objects are compared by content and hashed by the SDK on every record;
- * handing it the same frozen object keeps that cheap and avoids per-event allocation. The cache holds
- * at most `maxOrigins` origins (the monitors' `maxOrigins` already folds excess origins into `_OTHER`; this bound also
- * covers a source without one), plus `_OTHER`, which every origin beyond the
- * bound reports as. Per origin, the finished-request variants are keyed by method, status, error type and protocol
- * version: bounded by the known methods (11) × the statuses and error classes seen.
+ * Attribute sets per origin, built once and reused at every collection and event: the SDK hashes attributes on every
+ * record, and the same frozen object keeps that cheap and allocation-free. At most `maxOrigins` origins plus
+ * `_OTHER`; per origin, request variants are bounded by the known methods × the statuses and error classes seen.
  */
 import type { Attributes } from "@opentelemetry/api";
 import type { RequestFinishedEvent } from "@sockeye/pool-monitor";
 
-/** The overflow origin (as `@sockeye/pool-monitor`'s `OVERFLOW_ORIGIN`). */
+/** As `@sockeye/pool-monitor`'s `OVERFLOW_ORIGIN`. */
 const OTHER = "_OTHER";
 
-/** Attributes derived from one origin. @internal */
-export interface OriginAttributes {
+/** Attributes derived from one origin. */
+interface OriginAttributes {
   /** `server.address`, `server.port`, `url.scheme`. */
   base: Attributes;
   /** Lazily built variants of `base` with one extra attribute, keyed by `key=value`. */
@@ -53,10 +48,7 @@ export class OriginAttributeCache {
     return attrs;
   }
 
-  /**
-   * The semantic-convention attributes of a finished request: `base` plus `http.request.method`, and when known
-   * `http.response.status_code`, `error.type`, `network.protocol.version` (and `url.scheme` for `_OTHER`). Cached.
-   */
+  /** The semantic-convention attributes of a finished request, cached. */
   request(e: RequestFinishedEvent): Attributes {
     const entry = this.get(e.origin);
     const id = `${e.method} ${e.statusCode ?? ""} ${e.errorType ?? ""} ${e.protocolVersion ?? ""} ${e.scheme ?? ""}`;

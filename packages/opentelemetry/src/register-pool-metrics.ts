@@ -1,17 +1,10 @@
 /**
  * Bridges a `PoolMonitor` (or anything with `getStats()`) to OpenTelemetry metrics.
  *
- * Cost model:
- * - Observable instruments (gauges, up-down counters, counters) share ONE batch callback that calls
- *   `getStats()` once per collection. Nothing runs between collections, so an unread exporter costs
- *   nothing.
- * - Histograms need per-event data. They are fed through `monitor.subscribe()` only when the source
- *   supports it AND the meter is a real SDK meter (a no-op meter, i.e. no SDK registered, skips the
- *   subscription entirely, so the monitor keeps building no events). Per event: one function call,
- *   one cached attribute lookup, one `histogram.record()` per instrument. A subscription makes the handler build
- *   one `request:finished` event per request (twelve fields); the request attribute set is found by a string key
- *   of method, status, error type and protocol version.
- * - Attribute objects are cached per origin (see `origin-attributes.ts`).
+ * Costs: the observable instruments share ONE batch callback that calls `getStats()` once per collection, so nothing
+ * runs between collections. Histograms need per-event data: they subscribe to the source only when the meter is a
+ * real SDK meter, since a subscription makes the handler build one `request:finished` event per request. Per event:
+ * one cached attribute lookup (`origin-attributes.ts`) and one `record()` per instrument.
  */
 import {
   type Attributes,
@@ -28,20 +21,13 @@ import { autoRequestDuration } from "./auto-request-duration";
 import { namespacedMetrics, SEMCONV_METRICS } from "./metric-names";
 import { OriginAttributeCache } from "./origin-attributes";
 
-/**
- * Anything that can be bridged: a `PoolMonitor`, or any object returning a `PoolStats` snapshot.
- * Histograms require `subscribe` (which `PoolMonitor` has).
- * @public
- */
+/** A `PoolMonitor`, or any object returning a `PoolStats` snapshot; histograms require `subscribe`. @public */
 export interface PoolMetricsSource {
   getStats(): PoolStats;
   subscribe?(listener: (event: PoolEvent) => void): () => void;
 }
 
-/**
- * Options of {@link registerPoolMetrics}.
- * @public
- */
+/** Options of {@link registerPoolMetrics}. @public */
 export interface PoolMetricsOptions {
   /** Meter provider to use. @defaultValue the global provider (`metrics.getMeterProvider()`) */
   meterProvider?: MeterProvider;
@@ -72,26 +58,18 @@ export interface PoolMetricsOptions {
   maxOrigins?: number;
 }
 
-/**
- * Handle returned by {@link registerPoolMetrics}.
- * @public
- */
+/** Handle returned by {@link registerPoolMetrics}. @public */
 export interface PoolMetricsRegistration {
   /** Stops observing and unsubscribes from the monitor. Idempotent. */
   unregister(): void;
 }
 
-/** Semconv bucket boundaries of `http.client.request.duration`, seconds (also used for the time in queue). */
+/** Semconv (and .NET) bucket boundaries of `http.client.request.duration` and the time in queue, seconds. */
 const REQUEST_DURATION_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
-/**
- * Body-size bucket boundaries, bytes: 0, then powers of 4 from 64 B to 1 GiB (the conventions advise none; the SDK's
- * default boundaries, 0…10000, would put every body above 10 KB in one bucket).
- */
+/** Body sizes, bytes: powers of 4 up to 1 GiB (the SDK's default boundaries stop at 10000). */
 const BODY_SIZE_BUCKETS_BY = [
   0, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864, 268435456, 1073741824,
 ];
-/** .NET / semconv bucket boundaries, seconds. */
-const QUEUE_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 const CONNECTION_DURATION_BUCKETS_S = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
 const CONNECT_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -104,36 +82,16 @@ const OUTCOMES = [
 ] as const;
 
 const PKG = "@sockeye/opentelemetry";
-/** Replaced at build time with package.json's version (tsup `define`); undeclared when the source runs unbuilt. */
+/** package.json's version, defined at build time (tsup `define`); undeclared when the source runs unbuilt. */
 declare const __SOCKEYE_OPENTELEMETRY_VERSION__: string | undefined;
-/** The meter's version: this package's version in the build, `"0.0.0-source"` when the TypeScript source runs. */
 const VERSION =
   typeof __SOCKEYE_OPENTELEMETRY_VERSION__ === "string" ? __SOCKEYE_OPENTELEMETRY_VERSION__ : "0.0.0-source";
 
 /**
- * Registers OpenTelemetry instruments that report the socket pools seen by `source`.
- *
- * Semantic conventions (attributes `server.address`, `server.port`, `url.scheme`):
- * - `http.client.open_connections` (async UpDownCounter, `{connection}`, + `http.connection.state` = `active` | `idle`;
- *   HTTP/2 sessions of Sockeye's `NodeHttp2Handler` also carry `network.protocol.version` = `"2"`)
- * - `http.client.active_requests` (async UpDownCounter, `{request}`; queued requests included)
- * - `http.client.connection.duration` (Histogram, `s`; per closed connection, + `<ns>.connection.close_reason`)
- * - `http.client.request.duration` (Histogram, `s`, Stable; per finished request, + `http.request.method`, and when
- *   known `http.response.status_code`, `error.type`, `network.protocol.version`; option `requestDuration`: by default
- *   not for requests an OpenTelemetry HTTP instrumentation records on the same provider)
- * - `http.client.request.body.size` / `http.client.response.body.size` (Histograms, `By`; opt-in: option `bodySize`)
- * - `http.client.request.time_in_queue` (Histogram, `s`; requests that actually queued, .NET semantics, including those
- *   that left the queue by timeout or abort; option `timeInQueue`)
- *
- * Namespace `<ns>` (default `sockeye`): `<ns>.pool.queued_requests`, `<ns>.pool.oldest_queued_age` (s),
- * `<ns>.pool.limit`, `<ns>.pool.saturation.state` (0 ok, 1 saturated, 2 stalled; + `<ns>.saturation.cause`),
- * `<ns>.response.unconsumed`, `<ns>.connection.created`, `<ns>.connection.closed` (+ close reason),
- * `<ns>.connection.errors`, `<ns>.connection.acquisitions` (+ `<ns>.connection.reused`), `<ns>.requests`
- * (+ `<ns>.request.outcome`), `<ns>.connection.connect.duration` (Histogram, s, + `<ns>.connect.phase` = tcp | tls).
- *
- * @param source - a `PoolMonitor`, or any `{ getStats() }`; histograms need `subscribe()`.
- * @param options - meter provider and namespace.
- * @returns a handle whose `unregister()` stops the reporting.
+ * Registers OpenTelemetry instruments that report the socket pools seen by `source`: the semantic-convention
+ * `http.client.*` instruments (attributes `server.address`, `server.port`, `url.scheme`) and the namespaced
+ * `<ns>.pool.*`, `<ns>.connection.*` and `<ns>.requests` ones, as the package README's table lists them. Histograms
+ * need `source.subscribe()`. `unregister()` on the returned handle stops the reporting.
  * @public
  */
 export function registerPoolMetrics(
@@ -227,8 +185,7 @@ export function registerPoolMetrics(
     requests,
   ];
 
-  // HTTP/2 origins (an `http2` block, from Sockeye's NodeHttp2Handler): open connections are sessions, tagged
-  // `network.protocol.version = "2"`. Attribute objects cached per origin and state, like the others.
+  // HTTP/2 origins' open connections are sessions, tagged `network.protocol.version = "2"`.
   const h2StateAttrs = new Map<string, Attributes>();
   const connectionAttrs = (origin: string, state: "active" | "idle", http2: boolean): Attributes => {
     const plain = attrs.with(origin, "http.connection.state", state);
@@ -283,7 +240,6 @@ export function registerPoolMetrics(
   let unsubscribe: (() => void) | undefined;
   const isNoop = meter.constructor === createNoopMeter().constructor;
   if (typeof source.subscribe === "function" && !isNoop) {
-    /** A histogram with its description, unit (`s` or `By`) and explicit bucket boundaries. */
     const histogram = (name: string, description: string, unit: string, buckets: number[]) =>
       meter.createHistogram(name, { description, unit, advice: { explicitBucketBoundaries: buckets } });
     const timeInQueue = recordTimeInQueue
@@ -291,7 +247,7 @@ export function registerPoolMetrics(
           SEMCONV_METRICS.timeInQueue,
           "Time requests spent waiting for a connection (only requests that queued, whether they got one or not).",
           "s",
-          QUEUE_BUCKETS_S
+          REQUEST_DURATION_BUCKETS_S
         )
       : undefined;
     const requestDuration = durationMode
@@ -315,7 +271,6 @@ export function registerPoolMetrics(
       "s",
       CONNECT_BUCKETS_S
     );
-    // "auto": per request, unless an OpenTelemetry HTTP instrumentation records it on this provider.
     const recordsDuration =
       requestDuration !== undefined && durationMode === "auto" ? autoRequestDuration(provider) : undefined;
     const onEvent = (e: PoolEvent): void => {
@@ -360,7 +315,7 @@ export function registerPoolMetrics(
 
 const DEFAULT_MAX_ORIGINS = 256;
 
-/** A boolean option, `fallback` when absent; anything else is a one-line `TypeError` naming it. */
+/** A boolean option, `fallback` when absent. */
 function flag(options: PoolMetricsOptions, name: "bodySize" | "timeInQueue", fallback: boolean) {
   const value = options[name];
   if (value === undefined) return fallback;

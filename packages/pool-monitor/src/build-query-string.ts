@@ -1,22 +1,14 @@
-/**
- * A request's query parameters: a value, several values (repeated key), or `null` (a bare key). Structurally
- * Smithy's `QueryParameterBag`, which the handlers pass as is.
- * @internal
- */
-export type QueryBag = Record<string, string | Array<string> | null>;
+/** Smithy's `QueryParameterBag`, structurally: `null` is a bare key, an array a repeated key. */
+type QueryBag = Record<string, string | Array<string> | null>;
 
 const hexEncode = (c: string): string => `%${c.charCodeAt(0).toString(16).toUpperCase()}`;
 
-/** RFC 3986 escaping: `encodeURIComponent` plus `!'()*`. @internal */
-export function escapeUri(value: string): string {
+/** RFC 3986 escaping: `encodeURIComponent` plus `!'()*`. */
+function escapeUri(value: string): string {
   return encodeURIComponent(value).replace(/[!'()*]/g, hexEncode);
 }
 
-/**
- * Serialises a Smithy query bag: keys sorted, keys and values RFC 3986-escaped, arrays repeated as `k=v1&k=v2`,
- * `null` as a bare key, `""` as `k=`.
- * @internal
- */
+/** Serialises a query bag: keys sorted, RFC 3986-escaped, `k=v1&k=v2` for arrays, `k=` for `""`. @internal */
 export function buildQueryString(query: QueryBag): string {
   const parts: string[] = [];
   for (const rawKey of Object.keys(query).sort()) {

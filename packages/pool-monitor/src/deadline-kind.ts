@@ -1,9 +1,24 @@
 /**
- * What a request's `Deadline` stands for; passed back to `DeadlineOwner.onDeadline()` when it fires. A string union
- * (not a bare number), so a `switch` over it can be checked for exhaustiveness (`assertNever` in the `default`) and a
- * missed site fails to compile. Shared by the handlers: `NodeHttpHandler` arms all five, `UndiciHttpHandler`
- * `Connection`, `Acquire` and `Request` (plus its own socket idle kind), `NodeHttp2Handler` `Connection` (a session's)
- * and `Continue` (a stream's); their inactivity watches have owners of their own.
+ * The deadline plan: every deadline kind a request can arm, declared once. A rule says which transports arm it, at
+ * which `RequestPhase` it starts and ends, whether activity restarts it (an inactivity deadline), and the error it
+ * rejects with. `RequestCore` arms, cancels and fires deadlines from these
+ * rules alone; a transport only supplies each kind's duration (`DeadlinePlan`) and reports phases. The rules are a
+ * `Record<DeadlineKind, …>` and each transport's durations a `Record` of its kinds, so a kind missing from either does
+ * not compile.
+ */
+import { type PhaseOf, RequestPhase } from "./request-core-phase";
+import {
+  acquisitionTimeoutError,
+  connectionTimeoutError,
+  requestTimeoutError,
+  socketIdleTimeoutError,
+  streamIdleTimeoutError,
+} from "./request-errors";
+
+export { RequestPhase } from "./request-core-phase";
+
+/**
+ * What a request's deadline stands for. A string union, so a table or `switch` over it is checked for exhaustiveness.
  * @internal
  */
 export const DeadlineKind = {
@@ -17,26 +32,116 @@ export const DeadlineKind = {
   Acquire: "acquire",
   /** The socket-usage warning window (`socketMonitor: "interval"` without telemetry). */
   Warning: "warning",
+  /** undici's `socketTimeout`: inactivity from the connection to the end of the body (paused while unread). */
+  SocketIdle: "socket_idle",
+  /** HTTP/2's `requestTimeout`: inactivity of the stream, from `handle()` to its close. */
+  StreamIdle: "stream_idle",
 } as const;
 
 /** @internal */
 export type DeadlineKind = (typeof DeadlineKind)[keyof typeof DeadlineKind];
 
-/**
- * Whether an armed deadline of each kind keeps the process alive, as the native timer upstream arms for the same wait
- * does: a request in flight waits on it, even with no socket of its own to hold the loop (a request answered by
- * `nock` or `msw` waiting out its `100 Continue`). Inactivity watches, sweeps and the owner tick do not hold the loop
- * (Node's own socket and stream timeouts are unref'd too), so an idle handler keeps nothing alive.
- */
-const HOLDS_LOOP: Record<DeadlineKind, boolean> = {
-  connection: true,
-  request: true,
-  continue: true,
-  acquire: true,
-  warning: true,
-};
+/** The transports of Sockeye. @internal */
+export type Transport = "http1" | "http2" | "undici";
 
-/** Whether a deadline of `kind` keeps the process alive while armed (false for kinds that are not a `DeadlineKind`). @internal */
+/** What a deadline context offers the error builders (implemented by `RequestCore`). @internal */
+export interface DeadlineContext {
+  /** The package name errors start with. */
+  readonly errorPrefix: string;
+  /** `timing.now()` at `handle()`, ms. */
+  readonly begunAt: number;
+  /** The queue the request waits in, e.g. `maxSockets=50, 3 queued`. */
+  describeQueue(): string;
+  /** A sentence added to a connection timeout (where the request still was), or `undefined`. */
+  connectionDetail(): string | undefined;
+  /** What the request waits for in its queue: a node:http agent's `"socket"`, an undici pool's `"connection"`. */
+  readonly waitsFor: "socket" | "connection";
+}
+
+/** One deadline kind's rule. @internal */
+export interface DeadlineRule {
+  /** The transports that arm it. */
+  readonly on: readonly Transport[];
+  /** The phase that arms it; `null`: armed by the transport (`RequestCore.armDeadline`), e.g. only for some requests. */
+  readonly armAt: PhaseOf | null;
+  /** The phase that cancels it (the transport may also cancel it earlier: `RequestCore.endDeadline`). */
+  readonly endAt: PhaseOf;
+  /** Activity restarts it (`RequestCore.touch`): it fires `ms` after the last activity. */
+  readonly idle: boolean;
+  /** The rejection when it fires (`ms`: its duration; `now`: `timing.now()`); `undefined`: it only tells the transport. */
+  error(r: DeadlineContext, ms: number, now: number): Error | undefined;
+}
+
+// Read once, so that the table below is a pure literal a bundle drops when nothing reads it.
+const { Created, Acquired, Connected, Headers, Done } = RequestPhase;
+
+/** The one table of deadline kinds (see the header); a rule's order is the firing order of deadlines due together. */
+export const DEADLINE_RULES = {
+  connection: {
+    on: ["http1", "undici"],
+    armAt: Created,
+    endAt: Connected,
+    idle: false,
+    error: (r, ms) => connectionTimeoutError(r.errorPrefix, ms, r.connectionDetail()),
+  },
+  acquire: {
+    on: ["http1", "undici"],
+    armAt: Created,
+    endAt: Acquired,
+    idle: false,
+    error: (r, ms, now) => acquisitionTimeoutError(r.errorPrefix, ms, now - r.begunAt, r.waitsFor, r.describeQueue()),
+  },
+  request: {
+    on: ["http1", "undici"],
+    armAt: Created,
+    endAt: Headers,
+    idle: false,
+    error: (r, ms) => requestTimeoutError(r.errorPrefix, ms),
+  },
+  continue: {
+    on: ["http1", "http2"],
+    armAt: null,
+    endAt: Headers,
+    idle: false,
+    error: () => undefined,
+  },
+  warning: {
+    on: ["http1"],
+    armAt: null,
+    endAt: Done,
+    idle: false,
+    error: () => undefined,
+  },
+  socket_idle: {
+    on: ["undici"],
+    armAt: Connected,
+    endAt: Done,
+    idle: true,
+    error: (r, ms) => socketIdleTimeoutError(r.errorPrefix, ms, false),
+  },
+  stream_idle: {
+    on: ["http2"],
+    armAt: Created,
+    endAt: Done,
+    idle: true,
+    error: (_r, ms) => streamIdleTimeoutError(ms),
+  },
+} as const satisfies Record<DeadlineKind, DeadlineRule>;
+
+/** The deadline kinds transport `T` arms. @internal */
+export type DeadlineKindOf<T extends Transport> = {
+  [K in DeadlineKind]: T extends (typeof DEADLINE_RULES)[K]["on"][number] ? K : never;
+}[DeadlineKind];
+
+/** Every deadline kind's value. */
+const KINDS: ReadonlySet<unknown> = new Set(Object.values(DeadlineKind));
+
+/**
+ * Whether a deadline of `kind` keeps the process alive while armed: every `DeadlineKind` does (a request in flight
+ * waits on it, as on the native timer upstream arms for the same wait); inactivity watches and the owner tick, whose
+ * kinds are not `DeadlineKind`s, do not (as Node's own socket and stream timeouts).
+ * @internal
+ */
 export function holdsLoop(kind: unknown): boolean {
-  return typeof kind === "string" && HOLDS_LOOP[kind as DeadlineKind] === true;
+  return KINDS.has(kind);
 }

@@ -1,11 +1,7 @@
 import type { SaturationReport } from "./pool-stats";
 import { STALL_HOLD_FACTOR } from "./detector-tuning";
 
-/**
- * The words a transport's saturation messages use. node:http and undici pools use the defaults (`socket`,
- * `maxSockets`); HTTP/2 counts stream slots and names the session bound to raise.
- * @internal
- */
+/** The words a transport's saturation messages use: HTTP/2 counts stream slots and raises a session bound. @internal */
 export interface SaturationTerms {
   /** What a request holds: `socket` or `stream slot` (plural adds `s`). */
   readonly slot: string;
@@ -20,19 +16,15 @@ export interface SaturationTerms {
 const SOCKET_TERMS: SaturationTerms = { slot: "socket", capacity: "maxSockets", raise: "maxSockets", sizing: true };
 
 /**
- * The human-readable line for a report (without the logger prefix). Always contains
- * `socket usage at capacity=<active> and <queued> additional requests are enqueued` for non-ok states,
- * the phrase users and log alerts know from `@smithy/node-http-handler`. A change of cause says so
- * (`cause changed from <previous>`); the sizing hint says how it was computed.
+ * The human-readable line for a report (without the logger prefix). A non-ok state always contains upstream's phrase
+ * `socket usage at capacity=<active> and <queued> additional requests are enqueued`, which log alerts match.
  *
- * A `long_holds` report (nothing completes, requests younger than the stall deadline) cannot tell long requests from a
- * server that does not answer, and says so: its sizing hint is conditional ("if these are long requests"), and when
- * the oldest request has been held more than `STALL_HOLD_FACTOR` (4) × the origin's expected hold (some request of
- * the origin completed, far faster) it leads with "the server may not be answering" and the timeout advice.
+ * A `long_holds` report cannot tell long requests from a server that does not answer, and says so: its sizing hint is
+ * conditional, and when the oldest request is held more than `STALL_HOLD_FACTOR` × the origin's expected hold it
+ * leads with "the server may not be answering".
  * @public
  */
 export function formatSaturationMessage(r: SaturationReport, terms: SaturationTerms = SOCKET_TERMS): string {
-  // Phrases used by more than one message are built once (the minified bundle carries each text once).
   const slot = terms.slot;
   const limit = `${terms.capacity}=${r.maxSockets ?? "Infinity"}`;
   if (r.state === "ok") {
@@ -46,7 +38,6 @@ export function formatSaturationMessage(r: SaturationReport, terms: SaturationTe
     `${slot} usage at capacity=${r.active} and ${r.queued} additional requests are enqueued ` +
     `(origin=${r.origin}, ${limit}, state=${r.state}, oldest queued ${Math.round(r.oldestQueuedMs)} ms).${changed}`;
   const heldS = seconds(r.oldestActiveMs);
-  // Fragments said twice, built once.
   const normally = `requests normally hold a ${slot}`;
   const release = `so hung requests fail and release their ${slot}s`;
   const normalHold =
@@ -75,7 +66,6 @@ export function formatSaturationMessage(r: SaturationReport, terms: SaturationTe
         const longRequests = `long requests (long polls, streams), which need a ${slot} each for their whole duration`;
         const becomesStall = `becomes no_progress once a request is held ${seconds(r.stallDeadlineMs)} s.`;
         if (r.expectedHoldMs !== null && r.oldestActiveMs > STALL_HOLD_FACTOR * r.expectedHoldMs) {
-          // Held far longer than this origin's requests take: more likely a server not answering than a long poll.
           why =
             `${queueBehind}, ${Math.round(r.oldestActiveMs / r.expectedHoldMs)}x longer than this origin's ${normally} ` +
             `(up to ${duration(r.expectedHoldMs)}): the server may not be answering, or these ` +
@@ -106,7 +96,7 @@ export function formatSaturationMessage(r: SaturationReport, terms: SaturationTe
   }
 }
 
-/** Milliseconds as seconds with one decimal (`1.5`). */
+/** ms as seconds, one decimal. */
 function seconds(ms: number): string {
   return (ms / 1000).toFixed(1);
 }

@@ -1,19 +1,12 @@
 /**
- * The one door through which a handler calls a logger it does not own. A throwing logger must never break the
- * handler's own bookkeeping, e.g. stop the other deadlines that expired in the same tick from firing (they are fired
- * in one loop). Its exception is swallowed: there is nowhere safe to report it (the logger may be the thing that
- * threw).
+ * The one door through which a handler calls a logger it does not own: a throwing logger must not break the
+ * handler's bookkeeping (e.g. the other deadlines fired in the same loop).
  */
-
-/**
- * `logger.warn(message)`, with the logger as `this`: nothing happens when the logger or its `warn` is missing or
- * throws.
- * @internal
- */
+/** `logger.warn(message)`; nothing happens when the logger or its `warn` is missing or throws. @internal */
 export function guardedWarn(logger: { warn?: (message: string) => unknown } | null | undefined, message: string): void {
   try {
     logger?.warn?.(message);
   } catch {
-    // Isolated on purpose: see the header comment.
+    // Nowhere safe to report it: the logger may be what threw.
   }
 }

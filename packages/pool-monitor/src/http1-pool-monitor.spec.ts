@@ -37,10 +37,9 @@ describe("tree-shaking", () => {
     // What NodeHttpHandler imports: the base class and the pieces it counts its own requests with on the core.
     const handlerOnly = await bundledText(
       `import { Http1PoolMonitor, adoptSocket, attachUnpooledRequest, unpooledClosed, httpRequestFinishedEvent,
-         countUnread, unreadBody, addActiveAge, socketStateOf, agentMaps, outcomeOf } from ${JSON.stringify(INTERNAL)};
+         addUnreadResponse, addActiveAge, socketStateOf, agentMaps, outcomeOf } from ${JSON.stringify(INTERNAL)};
        export const m = new Http1PoolMonitor();
-       export const f = [adoptSocket, attachUnpooledRequest, unpooledClosed, httpRequestFinishedEvent, countUnread,
-         unreadBody, addActiveAge, socketStateOf, agentMaps, outcomeOf];`
+       export const f = [adoptSocket, attachUnpooledRequest, unpooledClosed, httpRequestFinishedEvent, addUnreadResponse, addActiveAge, socketStateOf, agentMaps, outcomeOf];`
     );
     const standalone = await bundledText(
       `import { PoolMonitor } from ${JSON.stringify(INTERNAL)}; export const m = new PoolMonitor();`

@@ -34,11 +34,9 @@ export class Http1PoolMonitor extends TelemetryCore<OriginState> {
     const requests = this.requests;
     o.poll(this.originLinks, requests, now, r);
     if (requests === undefined) return;
-    // While requests are queued, an unread body counts sooner: it holds a socket others wait for.
     const options = this.monitorOptions;
-    const limit = options.unconsumedBodyMs;
-    const queuedLimit = UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs;
-    requests.readUnread(o, now, r.queuedCount > 0 ? Math.min(limit, queuedLimit) : limit, r);
+    const limit = r.unreadLimit(options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs);
+    requests.readUnread(o, now, limit, r);
   }
 
   /**

@@ -6,9 +6,20 @@
  * public entry's runtime values (the public entry re-exports them from here, so the code is built once).
  * @internal
  */
-export { buildQueryString, escapeUri, type QueryBag } from "./build-query-string";
+export { buildQueryString } from "./build-query-string";
 export { assertNever } from "./assert-never";
-export { DeadlineKind } from "./deadline-kind";
+export {
+  DEADLINE_RULES,
+  type DeadlineContext,
+  DeadlineKind,
+  type DeadlineKindOf,
+  type DeadlineRule,
+  type Transport,
+} from "./deadline-kind";
+export { IdleWatch, type IdleTarget } from "./idle-watch";
+export { type AbortSignalLike, RequestCore } from "./request-core";
+export { DeadlinePlan, type PlanEntry } from "./request-core-plan";
+export { type PhaseOf, RequestPhase } from "./request-core-phase";
 export { Deadline, type DeadlineOwner, DeadlineScheduler, TICK_MS } from "./deadline-scheduler";
 export {
   CAUSE_CONFIRM_SAMPLES,
@@ -33,29 +44,32 @@ export {
   MS_EXPECTED,
   type OptionRule,
   type OptionRules,
+  type OptionSchema,
+  type OptionUpdate,
   objectRule,
+  type ResolvedOptions,
+  resolveOptions,
 } from "./option-rules";
 export { normalizeOrigin } from "./normalize-origin";
 export { unusableBody } from "./validate-body";
 export { declaredLength, explainRefusal } from "./validate-headers";
-export { type RequestProtocol, validateRequest } from "./validate-request";
+export { validateRequest } from "./validate-request";
 export { Http1PoolMonitor } from "./http1-pool-monitor";
 export {
   addActiveAge,
+  addUnreadResponse,
   adoptSocket,
   agentMaps,
-  type BodyProgress,
   type CountedAs,
   type CountedRequest,
-  countUnread,
   type Http1Core,
   type Http1Requests,
   OriginState,
   outcomeOf,
   PoolLink,
+  type ResponseProgress,
   SocketState,
   socketStateOf,
-  unreadBody,
 } from "./tracking-state";
 export { attachUnpooledRequest, type UnpooledRequest, unpooledClosed } from "./unpooled-request";
 export { PoolMonitor } from "./pool-monitor";
@@ -75,17 +89,17 @@ export {
   OriginTelemetry,
   UnpooledCounters,
 } from "./origin-telemetry";
-export { PoolReading, SampleEvidence } from "./pool-reading";
+export { PoolReading, SampleEvidence, type UnreadBody, type UnreadWatch } from "./pool-reading";
 export { DurationHistogram } from "./duration-histogram";
 export {
   type FinishedHttp1Request,
   httpRequestFinishedEvent,
+  type RequestFacts,
   requestFinishedEvent,
   schemeOf,
+  type WireFacts,
 } from "./request-finished";
 export {
-  checkSaturationBlock,
-  MONITOR_OPTION_RULES,
   POOL_MONITOR_DEFAULTS,
   SATURATION,
   SATURATION_OPTION_KEYS,
@@ -98,15 +112,12 @@ export {
   closedBeforeResponseError,
   connectionTimeoutError,
   contentLengthMismatchError,
-  HANDLER_DESTROYED_ERROR_CODE,
-  HANDLER_DESTROYED_ERROR_NAME,
   handlerDestroyedError,
   http2DestroyedError,
   http2FrameError,
   http2NoResponseError,
   http2SessionClosedError,
   http2StreamAbortedError,
-  NODEJS_TIMEOUT_ERROR_CODES,
   REQUEST_TIMEOUT_HINT,
   relabelSocketError,
   requestTimeoutError,
@@ -120,13 +131,22 @@ export {
 export {
   DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
   type ResolvedSharedOptions,
+  checkHandlerUpdate,
+  configEntry,
+  handlerMonitorOptions,
   resolveDefaultSocketTimeout,
-  resolveSharedOption,
   resolveSharedOptions,
 } from "./resolve-shared-options";
 export { guardedWarn } from "./guarded-warn";
 export { SaturationDetector, type SaturationDetectorOptions, type SaturationSample } from "./saturation-detector";
-export { resolveSocketMonitorMode, SOCKET_MONITOR_ENV, SOCKET_MONITOR_MODES } from "./socket-monitor-mode";
+export { SOCKET_MONITOR, SOCKET_MONITOR_ENV, SOCKET_MONITOR_MODES } from "./socket-monitor-mode";
+export {
+  ALL_HANDLERS_OPTIONS,
+  type AllSharedOptions,
+  type Http2SharedOption,
+  SHARED_OPTIONS,
+  type UpstreamSharedOptions,
+} from "./shared-handler-options";
 export {
   isConnectionResetError,
   isHandlerDestroyedError,

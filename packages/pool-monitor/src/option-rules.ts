@@ -8,7 +8,7 @@
  * Cost: once per constructor / provider resolution / `updateHttpClientConfig()`; nothing per request.
  */
 
-import { invalidOption } from "./invalid-option";
+import { describeValue, invalidOption } from "./invalid-option";
 
 /**
  * One option's rule: `accepts(value, prefix, name)` says whether a set value (neither `null` nor `undefined`) is
@@ -82,6 +82,99 @@ export const LOGGER: OptionRule = /* @__PURE__ */ objectRule("an object with a w
 });
 
 /**
+ * What `updateHttpClientConfig(name, value)` does with an option once the value passed its rule (every handler;
+ * a bad value throws and changes nothing):
+ * - `"request"`: stored; requests started from then on read it;
+ * - `"monitor"`: also applied to the handler's monitor at once (`applyHandlerOption()`);
+ * - `"pool"`: the connection pool is built from it: `UndiciHttpHandler` closes its dispatcher gracefully and builds
+ *   a new one, `NodeHttpHandler` takes an agent as given (as upstream), `NodeHttp2Handler` applies it to sessions
+ *   opened from then on.
+ * @internal
+ */
+export type OptionUpdate = "request" | "monitor" | "pool";
+
+/**
+ * One option's declaration: `[rule, update, default, env?]` — its rule, what an update does, its default
+ * (`undefined`: none) and, optionally, an environment variable read by the same rule when the option is unset (`null`
+ * then counts as a bad value, not as unset). A tuple: the tables are shipped, and a row stays one short line.
+ * @internal
+ */
+export type OptionSpec<T> = readonly [
+  rule: OptionRule,
+  update: OptionUpdate,
+  defaultValue: T | undefined,
+  env?: string,
+];
+
+/**
+ * The declaration of every option of `O`, in the order the checks run: a missing option, rule, default or update
+ * kind fails to compile, and so does a row `O` does not have (used with `satisfies`).
+ * @internal
+ */
+export type OptionSchema<O> = { readonly [K in keyof O]-?: OptionSpec<Exclude<O[K], null | undefined>> };
+
+/** The resolved options of schema `S` over options `O`: an option with a default is never `undefined`. @internal */
+export type ResolvedOptions<O, S> = {
+  -readonly [K in keyof O & keyof S]-?: S[K] extends readonly [OptionRule, OptionUpdate, undefined, ...unknown[]]
+    ? Exclude<O[K], null> | undefined
+    : Exclude<O[K], null | undefined>;
+};
+
+/** Schema-agnostic view of an `OptionSchema` (for the resolvers). @internal */
+export type AnySchema = { readonly [name: string]: OptionSpec<unknown> };
+
+/**
+ * `raw` checked by `rule` and normalised (`null` → `undefined` unless `keepNull`, a numeric string of an `MS`
+ * option → its number); a bad value throws the one-line error of `invalidOption()` naming `name`.
+ * @internal
+ */
+export function checkOption(rule: OptionRule, raw: unknown, prefix: string, name: string, keepNull = false): unknown {
+  let value = keepNull ? raw : (raw ?? undefined);
+  if (rule === MS && typeof value === "string" && value.trim() !== "" && Number.isFinite(Number(value))) {
+    value = Number(value);
+  }
+  if (value !== undefined && !rule[0](value, prefix, name)) {
+    throw invalidOption(prefix, name, raw, rule[1], rule[2] && typeof raw === "number" ? RangeError : TypeError);
+  }
+  return value;
+}
+
+/**
+ * Checks `options` (an options object, or `undefined`/`null`: nothing set) by `schema`, in its order (the first bad
+ * value throws), and returns a copy of every option given with those of `schema` normalised and defaulted.
+ * @param prefix - the package name starting every message, e.g. `@sockeye/node-http-handler`.
+ * @internal
+ */
+export function resolveOptions<S extends object>(
+  schema: S,
+  options: object | null | undefined | void,
+  prefix: string,
+  env: NodeJS.ProcessEnv = process.env
+): Record<keyof S, unknown> & Record<string, unknown> {
+  if (options != null && typeof options !== "object") {
+    throw new TypeError(
+      `${prefix} - invalid options: ${describeValue(options)}; expected an options object or a provider function.`
+    );
+  }
+  const out = { ...options } as Record<string, unknown>;
+  for (const [name, [rule, , defaultValue, variable]] of Object.entries(schema as AnySchema)) {
+    let value = checkOption(rule, out[name], prefix, name, variable !== undefined);
+    if (value === undefined && variable !== undefined) {
+      // An empty variable counts as unset.
+      const fromEnv = env[variable] || undefined;
+      if (fromEnv !== undefined && !rule[0](fromEnv, prefix, name)) {
+        throw new TypeError(
+          `${prefix} - invalid environment variable ${variable}: ${describeValue(fromEnv)}; expected ${rule[1]}.`
+        );
+      }
+      value = fromEnv;
+    }
+    out[name] = value ?? defaultValue;
+  }
+  return out as Record<keyof S, unknown> & Record<string, unknown>;
+}
+
+/**
  * Checks `options` (an object, or `undefined`/`null`: nothing set) by `rules` and returns a copy with each option
  * of `rules` normalised: `null` → `undefined`, a numeric string of an `MS` option → its number; the other options
  * are copied unchecked. The first bad value throws the one-line error of `invalidOption()` naming `<path><name>` and
@@ -96,23 +189,6 @@ export function applyOptionRules<T extends object>(
   path = ""
 ): T & Record<string, unknown> {
   const out = { ...options } as Record<string, unknown>;
-  for (const name in rules) {
-    const rule = rules[name];
-    const raw = out[name];
-    let value = raw ?? undefined;
-    if (rule === MS && typeof value === "string" && value.trim() !== "" && Number.isFinite(Number(value))) {
-      value = Number(value);
-    }
-    if (value !== undefined && !rule[0](value, prefix, path + name)) {
-      throw invalidOption(
-        prefix,
-        path + name,
-        raw,
-        rule[1],
-        rule[2] && typeof raw === "number" ? RangeError : TypeError
-      );
-    }
-    out[name] = value;
-  }
+  for (const name in rules) out[name] = checkOption(rules[name], out[name], prefix, path + name);
   return out as T & Record<string, unknown>;
 }

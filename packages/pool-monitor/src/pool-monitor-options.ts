@@ -5,7 +5,7 @@
  * or `RangeError` whose message names the option, the received value and the allowed range.
  */
 import { describeValue, MAX_SHOWN_CHARS } from "./invalid-option";
-import { applyOptionRules, BOOLEAN, FUNCTION, LOGGER, type OptionRule, type OptionRules } from "./option-rules";
+import { applyOptionRules, FUNCTION, LOGGER, type OptionRule } from "./option-rules";
 import type { SaturationReport } from "./pool-stats";
 
 /**
@@ -110,14 +110,14 @@ function rangeRule(min: number, max: number, unit: string): OptionRule {
 }
 
 /** The saturation detector's numbers (`SaturationOptions`), in the order they are checked. */
-const SATURATION_RULES: OptionRules = {
+const SATURATION_RULES = {
   sampleIntervalMs: rangeRule(100, 60_000, MILLISECONDS),
   windowSamples: rangeRule(3, 60, "samples"),
   warningLockoutMs: rangeRule(0, DAY_MS, MILLISECONDS),
   unconsumedBodyMs: rangeRule(1, DAY_MS, MILLISECONDS),
   stallAfterMs: rangeRule(1000, DAY_MS, MILLISECONDS),
   maxOrigins: rangeRule(1, 100_000, "origins"),
-};
+} satisfies { readonly [K in keyof PoolMonitorOptions]?: OptionRule };
 
 /**
  * The keys of {@link SaturationOptions}, e.g. to replace all of them at once with `configure()`.
@@ -132,19 +132,12 @@ export const SATURATION_OPTION_KEYS = Object.keys(SATURATION_RULES) as unknown a
   "maxOrigins",
 ];
 
-/** @internal */
-export interface ResolvedPoolMonitorOptions {
-  logger: PoolMonitorLogger | undefined;
-  messagePrefix: string;
-  onSaturation: ((report: SaturationReport) => void) | undefined;
-  onRecovery: ((report: SaturationReport) => void) | undefined;
-  sampleIntervalMs: number;
-  windowSamples: number;
-  warningLockoutMs: number;
-  unconsumedBodyMs: number;
-  stallAfterMs: number;
-  maxOrigins: number;
-}
+/** Every option with its default; the logger and the callbacks may be unset. @internal */
+export type ResolvedPoolMonitorOptions = {
+  [K in keyof PoolMonitorOptions]-?: K extends keyof typeof POOL_MONITOR_DEFAULTS
+    ? NonNullable<PoolMonitorOptions[K]>
+    : PoolMonitorOptions[K];
+};
 
 /**
  * Defaults of every option.
@@ -162,13 +155,13 @@ export const POOL_MONITOR_DEFAULTS = {
 
 const PKG = "@sockeye/pool-monitor";
 /** The monitor's options, in the order they are checked. */
-const MONITOR_RULES: OptionRules = {
+const MONITOR_RULES = {
   logger: LOGGER,
   messagePrefix: [(value) => typeof value === "string", "a string"],
   onSaturation: FUNCTION,
   onRecovery: FUNCTION,
   ...SATURATION_RULES,
-};
+} satisfies { readonly [K in keyof PoolMonitorOptions]-?: OptionRule };
 
 /**
  * Validates `options` and fills in the defaults (`null` counts as unset). Every bad value throws the one-line error
@@ -212,24 +205,3 @@ export const SATURATION: OptionRule = [
   },
   "an object of saturation-detector options",
 ];
-
-/**
- * Checks a handler's `saturation` option (`null`/`undefined`: unset) by {@link SATURATION}. Throws the one-line error
- * naming `saturation` or `saturation.<key>` and the handler's package.
- * @internal
- */
-export function checkSaturationBlock(saturation: unknown, prefix: string): void {
-  applyOptionRules({ saturation: SATURATION }, { saturation }, prefix);
-}
-
-/**
- * The options every handler shares with its `PoolMonitor`, in the order they are checked (after the handler's own).
- * @internal
- */
-export const MONITOR_OPTION_RULES: OptionRules = {
-  telemetry: BOOLEAN,
-  saturation: SATURATION,
-  onSaturation: FUNCTION,
-  onRecovery: FUNCTION,
-  logger: LOGGER,
-};

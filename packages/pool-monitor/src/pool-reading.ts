@@ -51,6 +51,22 @@ export class SampleEvidence {
   }
 }
 
+/** A response body as the unread-body rule reads it (a `Readable`). @internal */
+export interface UnreadBody {
+  readonly readableEnded: boolean;
+  readonly destroyed: boolean;
+  readonly readableFlowing: boolean | null;
+  readonly readableLength: number;
+}
+
+/** A transport's bookkeeping of one open body's progress, for `PoolReading.progressed`. @internal */
+export interface UnreadWatch {
+  /** The progress marker last seen (bytes read, a progress count). */
+  seenProgress: number;
+  /** Since when it has not moved, `timing.now()` ms. */
+  progressAt: number;
+}
+
 /** @internal */
 export class PoolReading {
   /** Connections carrying a request, connecting ones included. */
@@ -65,6 +81,40 @@ export class PoolReading {
   unreadCount = 0;
   unreadAgeMs = 0;
   readonly evidence = new SampleEvidence();
+
+  /**
+   * The unread-body threshold of this reading: `thresholdMs` (`unconsumedBodyMs`), or `queuedThresholdMs` when shorter
+   * while requests are queued (such a body holds a connection others wait for). Read after `queuedCount`.
+   */
+  unreadLimit(thresholdMs: number, queuedThresholdMs: number): number {
+    return this.queuedCount > 0 && queuedThresholdMs < thresholdMs ? queuedThresholdMs : thresholdMs;
+  }
+
+  /**
+   * Whether `w`'s body made progress since the last look (`progress`: its marker now); if so, notes it at `now`.
+   */
+  static progressed(w: UnreadWatch, progress: number, now: number): boolean {
+    if (progress === w.seenProgress) return false;
+    w.seenProgress = progress;
+    w.progressAt = now;
+    return true;
+  }
+
+  /**
+   * The one unread-body rule, for every transport: an open body counts as unread when it made no progress since
+   * `stillSince` for `limitMs` (`unreadLimit`) and its caller is not reading it: never read or data left buffered
+   * (`body`), or known to be paused by backpressure (`body` undefined). Its age runs from `since`. Ended or destroyed
+   * bodies do not count.
+   */
+  addUnread(now: number, limitMs: number, stillSince: number, since: number, body?: UnreadBody): void {
+    if (now - stillSince < limitMs) return;
+    if (body !== undefined) {
+      if (body.readableEnded || body.destroyed) return;
+      if (body.readableFlowing !== null && body.readableLength === 0) return;
+    }
+    this.unreadCount++;
+    if (now - since > this.unreadAgeMs) this.unreadAgeMs = now - since;
+  }
 
   clear(): void {
     this.activeCount = this.idleCount = this.queuedCount = this.queueAgeMs = 0;

@@ -1,14 +1,8 @@
 /**
- * Sockeye's error vocabulary: every error a handler (`NodeHttpHandler`, `NodeHttp2Handler`, `UndiciHttpHandler`)
- * builds when it, not the transport, ends a request (a deadline, an abort signal, `destroy()`), and the shapes it
- * gives transport failures, built here and nowhere else. Shapes (`name`, `message`, `code`, `cause`) are upstream's
- * where upstream has the same failure, since the AWS SDK's retry classification reads `name` and `code` and log
- * alerts match messages: `TimeoutError` for deadlines and socket resets, `AbortError` for aborts, and Sockeye's own
- * `HandlerDestroyedError` (`ERR_HANDLER_DESTROYED`, not retried) for `destroy()`.
- *
- * Every error built here that a caller may want to tell apart carries a brand (sockeye-error-kind.ts), read by the
- * public guards `isSockeyeTimeoutError()`, `isSockeyeAbortError()`, `isHandlerDestroyedError()`,
- * `isConnectionResetError()`. Errors are built only on failure paths: nothing here runs per successful request.
+ * Every error a handler builds when it, not the transport, ends a request, and the shapes it gives transport
+ * failures. Shapes (`name`, `message`, `code`, `cause`) are upstream's where upstream has the same failure: the AWS
+ * SDK's retry classification reads `name` and `code`, and log alerts match messages. Errors a caller may tell apart
+ * carry a brand (sockeye-error-kind.ts). Only failure paths run this code.
  */
 import {
   brand,
@@ -21,14 +15,8 @@ import {
   type TimeoutDeadline,
 } from "./sockeye-error-kind";
 
-/** `name` of the error of a request ended by `destroy()`. @internal */
-export const HANDLER_DESTROYED_ERROR_NAME = "HandlerDestroyedError";
-
-/** `code` of that error (not a transient code, so SDK retry strategies do not retry it). @internal */
-export const HANDLER_DESTROYED_ERROR_CODE = "ERR_HANDLER_DESTROYED";
-
-/** Socket error codes upstream relabels `TimeoutError` (upstream marks the list deprecated). @internal */
-export const NODEJS_TIMEOUT_ERROR_CODES: readonly string[] = ["ECONNRESET", "EPIPE", "ETIMEDOUT"];
+/** Socket error codes upstream relabels `TimeoutError`. */
+const NODEJS_TIMEOUT_ERROR_CODES: readonly string[] = ["ECONNRESET", "EPIPE", "ETIMEDOUT"];
 
 function timeoutError(message: string, deadline: TimeoutDeadline, code?: string, cause?: Error): SockeyeTimeoutError {
   const error = (cause === undefined ? new Error(message) : new Error(message, { cause })) as SockeyeTimeoutError;
@@ -37,13 +25,7 @@ function timeoutError(message: string, deadline: TimeoutDeadline, code?: string,
   return brandTimeout(error, deadline);
 }
 
-// ---- timeouts --------------------------------------------------------------------------------------------------
-
-/**
- * `connectionTimeout` expired: upstream's message; `detail` (e.g. where the request still waited) is appended.
- * @param cause - the transport's own error, when it reported the timeout.
- * @internal
- */
+/** `connectionTimeout` expired: upstream's message, then `detail`; `cause`: the transport's error. @internal */
 export function connectionTimeoutError(
   prefix: string,
   ms: number | undefined,
@@ -83,10 +65,8 @@ export function requestTimeoutError(prefix: string, ms: number | undefined): Soc
 }
 
 /**
- * `socketAcquisitionTimeout` expired after `waitedMs` in the queue (`code` `ETIMEDOUT`).
- * @param what - what the request waited for: `"socket"` (node:http agent) or `"connection"` (undici pool).
- * @param queue - the queue as the message shows it, e.g. `maxSockets=50, 12 queued`.
- * @internal
+ * `socketAcquisitionTimeout` expired after `waitedMs` in the queue (`code` `ETIMEDOUT`); `queue` as the message shows
+ * it, e.g. `maxSockets=50, 12 queued`. @internal
  */
 export function acquisitionTimeoutError(
   prefix: string,
@@ -102,11 +82,7 @@ export function acquisitionTimeoutError(
   );
 }
 
-/**
- * `socketTimeout` (inactivity) expired; `serviceDefault`: the limit came from the service's default, not the
- * handler's options (the message says which, as upstream's).
- * @internal
- */
+/** `socketTimeout` (inactivity) expired; the message says whether the limit was the service's default. @internal */
 export function socketIdleTimeoutError(
   prefix: string,
   ms: number | undefined,
@@ -126,14 +102,10 @@ export function streamIdleTimeoutError(ms: number): SockeyeTimeoutError {
   return timeoutError(`Stream timed out because of no activity for ${ms} ms`, "idle");
 }
 
-// ---- aborts and destroy() --------------------------------------------------------------------------------------
-
 /**
- * The error a request rejects with when its abort signal fires: always a new, mutable `Error` named `AbortError`.
- * An `Error` reason becomes the `cause` (message "Request aborted"); any other truthy reason becomes the message;
- * otherwise the message is "Request aborted". Same contract and shape as upstream: `name` and `cause` are own
- * enumerable properties, assigned in that order (`Object.keys()` gives `["name", "cause"]`), so `JSON.stringify()`
- * and structured loggers show the cause; `new Error(message, { cause })` would make it non-enumerable.
+ * The error a request rejects with when its abort signal fires, as upstream's: a new `AbortError` with an `Error`
+ * reason as `cause`, or another truthy reason as the message. `name` and `cause` are assigned, not passed to the
+ * constructor, so they are enumerable and structured loggers show the cause.
  * @internal
  */
 export function buildAbortError(abortSignal?: unknown): SockeyeAbortError {
@@ -152,17 +124,13 @@ export function bodyDestroyedError(prefix: string): Error {
   return Object.assign(new Error(`${prefix} - the response body was destroyed.`), { name: "AbortError" });
 }
 
-/**
- * A `HandlerDestroyedError` (`code` `ERR_HANDLER_DESTROYED`) saying where the request was (`where`, e.g. "while the
- * request was in flight"), its message prefixed with `prefix` (a package name).
- * @internal
- */
+/** A `HandlerDestroyedError` saying `where` the request was, e.g. "while the request was in flight". @internal */
 export function handlerDestroyedError(prefix: string, where: string): HandlerDestroyedError {
   const error = new Error(
     `${prefix} - the handler was destroyed (destroy() was called) ${where}; no new connection is opened for it.`
   ) as HandlerDestroyedError;
-  error.name = HANDLER_DESTROYED_ERROR_NAME;
-  error.code = HANDLER_DESTROYED_ERROR_CODE;
+  error.name = "HandlerDestroyedError";
+  error.code = "ERR_HANDLER_DESTROYED"; // not transient: the SDK does not retry it
   return brand(error, "handler_destroyed");
 }
 
@@ -171,17 +139,13 @@ export function http2DestroyedError(prefix: string): HandlerDestroyedError {
   return brand(new Error(`${prefix} - the handler was destroyed before a stream slot was free.`), "handler_destroyed");
 }
 
-// ---- request bodies ------------------------------------------------------------------------------------------------
-
-/** `code` of a request body that disagrees with its `content-length` (Node's own code for it). @internal */
-export const CONTENT_LENGTH_MISMATCH_CODE = "ERR_HTTP_CONTENT_LENGTH_MISMATCH";
+/** Node's own code for a body that disagrees with its `content-length`. */
+const CONTENT_LENGTH_MISMATCH_CODE = "ERR_HTTP_CONTENT_LENGTH_MISMATCH";
 
 /**
- * A request body that disagrees with its `content-length` of `declared` bytes. `actual` bytes: found before sending (a
- * string or buffer body: a `TypeError`, nothing sent) when `known`, else a stream body found short or long while it was
- * sent (an `Error`: the request was cut off, so no byte past `declared` reached the connection); `actual` `-1`: a
- * transport reported the mismatch without the figures (`cause`: its error). `code` `ERR_HTTP_CONTENT_LENGTH_MISMATCH`,
- * which the SDK's retry strategies do not retry.
+ * A request body of `actual` bytes that disagrees with its `content-length` of `declared`: a `TypeError` when `known`
+ * before sending (nothing sent), else an `Error` for a stream cut off while sent; `actual` -1 when a transport
+ * reported it without figures (`cause`). Its code is not retried by the SDK.
  * @internal
  */
 export function contentLengthMismatchError(
@@ -210,9 +174,8 @@ export function contentLengthMismatchError(
 }
 
 /**
- * A `Readable` request body that cannot be sent: `"destroyed"` before its end, or `"consumed"` (read to its end
- * already, e.g. by an earlier attempt) while `content-length` promises bytes. Sending it would hang until a deadline.
- * @internal
+ * A `Readable` request body that cannot be sent (it would hang until a deadline): destroyed, or already read to its
+ * end (e.g. by an earlier attempt) while `content-length` promises bytes. @internal
  */
 export function unusableBodyError(prefix: string, problem: "destroyed" | "consumed"): Error {
   return Object.assign(
@@ -225,17 +188,12 @@ export function unusableBodyError(prefix: string, problem: "destroyed" | "consum
   );
 }
 
-// ---- connections closed or reset -------------------------------------------------------------------------------
-
 /**
- * A socket error (`ECONNRESET`, `EPIPE`, `ETIMEDOUT`) before the response, relabelled `TimeoutError` in place as
- * upstream does (so the SDK retries it as transient); any other error, and an error this module built (e.g. a
- * `requestTimeout` error undici hands back), is returned unchanged.
- * @internal
+ * Relabels a socket error (`NODEJS_TIMEOUT_ERROR_CODES`) before the response `TimeoutError` in place, as upstream
+ * does; any other error, or one built here and handed back by the transport, is returned unchanged. @internal
  */
 export function relabelSocketError<E extends Error & { code?: string }>(error: E): E {
   if (!error || !NODEJS_TIMEOUT_ERROR_CODES.includes(error.code as string)) return error;
-  // One of ours coming back through the transport (a deadline's ETIMEDOUT error): already named and branded.
   if (sockeyeErrorKind(error) !== undefined) return error;
   error.name = "TimeoutError";
   return brand(error, "connection_reset");
@@ -243,39 +201,30 @@ export function relabelSocketError<E extends Error & { code?: string }>(error: E
 
 /** The request closed (e.g. destroyed by a caller holding it) before any response or error. @internal */
 export function closedBeforeResponseError(prefix: string): ConnectionResetError {
-  const error = new Error(`${prefix} - the request closed before a response was received.`) as ConnectionResetError;
-  error.name = "TimeoutError";
-  error.code = "ECONNRESET";
-  return brand(error, "connection_reset");
+  return connectionReset(new Error(`${prefix} - the request closed before a response was received.`));
 }
 
-/**
- * undici's "other side closed" before the response, in Node's shape: "socket hang up", `code` `ECONNRESET`, named
- * `TimeoutError` as upstream relabels it; undici's error as `cause`.
- * @internal
- */
+/** undici's "other side closed" before the response, in Node's relabelled "socket hang up" shape. @internal */
 export function socketHangUpError(cause: Error): ConnectionResetError {
-  const error = new Error(`socket hang up (${cause.message})`, { cause }) as ConnectionResetError;
+  return connectionReset(new Error(`socket hang up (${cause.message})`, { cause }));
+}
+
+/** Node's reset shape, as upstream relabels it: `TimeoutError`, `ECONNRESET`. */
+function connectionReset(error: ConnectionResetError): ConnectionResetError {
   error.name = "TimeoutError";
   error.code = "ECONNRESET";
   return brand(error, "connection_reset");
 }
 
 /**
- * A response body cut short after the headers (reset, FIN or truncation, an abort, `destroy()`), in Node's
- * `IncomingMessage` shape: `Error("aborted")`, `code` `ECONNRESET`, what happened as `cause`. Not branded: the same
- * failure on `NodeHttpHandler` is Node's own error.
- * @internal
+ * A response body cut short after the headers, in Node's `IncomingMessage` shape (`Error("aborted")`, `ECONNRESET`).
+ * Not branded: the same failure on `NodeHttpHandler` is Node's own error. @internal
  */
 export function bodyAbortedError(cause: Error): Error {
   return Object.assign(new Error("aborted", { cause }), { code: "ECONNRESET" });
 }
 
-/**
- * An HTTP/2 stream closed without a response (upstream's text); named `TimeoutError` (and branded a reset) when its
- * session was destroyed under it.
- * @internal
- */
+/** An HTTP/2 stream closed without a response; a reset when its session was destroyed under it. @internal */
 export function http2NoResponseError(sessionDestroyed: boolean): Error {
   const error = new Error("Unexpected error: http2 request did not get a response");
   if (!sessionDestroyed) return error;

@@ -105,7 +105,19 @@ describe("schemeOf", () => {
 describe("requestFinishedEvent", () => {
   it("reduces raw facts to bounded fields", () => {
     expect(
-      requestFinishedEvent("https://h:443", "https", "PUT", 503, "completed", undefined, 12.5, "2", "10", ["3"], null)
+      requestFinishedEvent({
+        origin: "https://h:443",
+        scheme: "https",
+        method: "PUT",
+        statusCode: 503,
+        outcome: "completed",
+        error: undefined,
+        durationMs: 12.5,
+        protocolVersion: "2",
+        requestBodySize: "10",
+        responseBodySize: ["3"],
+        queuedMs: null,
+      })
     ).toEqual({
       type: "request:finished",
       origin: "https://h:443",
@@ -123,19 +135,19 @@ describe("requestFinishedEvent", () => {
   });
 
   it("drops an invalid status and the response size without a response; a HEAD response has no body", () => {
-    const failed = requestFinishedEvent(
-      "_OTHER",
-      null,
-      "GET",
-      -1,
-      "failed",
-      { code: "ECONNREFUSED" },
-      -3,
-      "1.1",
-      undefined,
-      "5",
-      7
-    );
+    const failed = requestFinishedEvent({
+      origin: "_OTHER",
+      scheme: null,
+      method: "GET",
+      statusCode: -1,
+      outcome: "failed",
+      error: { code: "ECONNREFUSED" },
+      durationMs: -3,
+      protocolVersion: "1.1",
+      requestBodySize: undefined,
+      responseBodySize: "5",
+      queuedMs: 7,
+    });
     expect(failed).toMatchObject({
       statusCode: null,
       responseBodySize: null,
@@ -143,19 +155,19 @@ describe("requestFinishedEvent", () => {
       durationMs: 0,
       queuedMs: 7,
     });
-    const head = requestFinishedEvent(
-      "http://h:80",
-      "http",
-      "HEAD",
-      200,
-      "completed",
-      undefined,
-      1,
-      "1.1",
-      undefined,
-      "1000",
-      null
-    );
+    const head = requestFinishedEvent({
+      origin: "http://h:80",
+      scheme: "http",
+      method: "HEAD",
+      statusCode: 200,
+      outcome: "completed",
+      error: undefined,
+      durationMs: 1,
+      protocolVersion: "1.1",
+      requestBodySize: undefined,
+      responseBodySize: "1000",
+      queuedMs: null,
+    });
     expect(head.responseBodySize).toBe(0);
   });
 });

@@ -1,6 +1,6 @@
 /**
- * The `request:finished` event (`sockeye:request:finished`): one per request, built by the three handlers' monitors
- * at the place each counts a request's outcome, and only when someone listens (the callers check first, as for every
+ * The `request:finished` event (`sockeye:request:finished`): one per request, built by `RequestCore.finish()` (and
+ * for HTTP/1.1 at its `'close'`), and only when someone listens (the callers check first, as for every
  * other event), so an unobserved monitor pays nothing and no closure is made per request.
  *
  * What goes in is reduced to bounded, secret-free values here, in one place for all handlers:
@@ -111,57 +111,67 @@ export function schemeOf(protocolOrOrigin: string | undefined): "http" | "https"
   return null;
 }
 
+/** What only the transport knows of a finished request, for `request:finished` (raw, reduced by the builder). @internal */
+export interface WireFacts {
+  /** `http` / `https`, or `null` when unknown. */
+  scheme: "http" | "https" | null;
+  /** The request method as sent. */
+  method: unknown;
+  /** The response status; `null` (or anything outside 100..599) when none arrived. */
+  statusCode: unknown;
+  /** Negotiated HTTP version, `null` when unknown. */
+  protocolVersion: "1.1" | "2" | null;
+  /** Request `Content-Length` header value, as found. */
+  requestBodySize: unknown;
+  /** Response `Content-Length` header value, as found. */
+  responseBodySize: unknown;
+  /** An error the wire saw, used when the caller saw none (e.g. the stream's own). */
+  error?: unknown;
+}
+
+/** Everything a `request:finished` event is built from. @internal */
+export interface RequestFacts extends WireFacts {
+  /** The monitor's origin key (`scheme://host:port` or `_OTHER`). */
+  origin: string;
+  /** How the request was counted. */
+  outcome: RequestOutcome;
+  /** The error it ended with (the one its caller saw), if any. */
+  error: unknown;
+  /** `handle()` to the end of the response body or the failure, ms. */
+  durationMs: number;
+  /** For a request that left the queue without a connection, how long it waited; else `null`. */
+  queuedMs: number | null;
+}
+
 /**
  * Builds a `request:finished` event from raw facts (see the header for how each is reduced). Call it only when
  * someone listens.
- * @param origin - the monitor's origin key (`scheme://host:port` or `_OTHER`).
- * @param scheme - `http` / `https`, or `null` when unknown.
- * @param method - the request method as sent.
- * @param statusCode - the response status, `null` (or anything outside 100..599) when none arrived.
- * @param outcome - how the request was counted.
- * @param error - the error it ended with (the one its caller saw), if any.
- * @param durationMs - `handle()` to the end of the response body or the failure, ms.
- * @param protocolVersion - negotiated HTTP version, `null` when unknown.
- * @param requestBodySize - request `Content-Length` header value, as found.
- * @param responseBodySize - response `Content-Length` header value, as found.
- * @param queuedMs - for a request that left the queue without a connection, how long it waited; else `null`.
  * @internal
  */
-export function requestFinishedEvent(
-  origin: string,
-  scheme: "http" | "https" | null,
-  method: unknown,
-  statusCode: unknown,
-  outcome: RequestOutcome,
-  error: unknown,
-  durationMs: number,
-  protocolVersion: "1.1" | "2" | null,
-  requestBodySize: unknown,
-  responseBodySize: unknown,
-  queuedMs: number | null
-): RequestFinishedEvent {
+export function requestFinishedEvent(f: RequestFacts): RequestFinishedEvent {
+  const { statusCode, method, outcome } = f;
   const status =
     typeof statusCode === "number" && Number.isInteger(statusCode) && statusCode >= 100 && statusCode <= 599
       ? statusCode
       : null;
   return {
     type: "request:finished",
-    origin,
-    scheme,
+    origin: f.origin,
+    scheme: f.scheme,
     method: knownMethod(method),
     statusCode: status,
     outcome,
-    errorType: errorTypeOf(outcome, error, status),
-    durationMs: Math.max(durationMs, 0),
-    protocolVersion,
-    requestBodySize: contentLengthOf(requestBodySize),
+    errorType: errorTypeOf(outcome, f.error, status),
+    durationMs: Math.max(f.durationMs, 0),
+    protocolVersion: f.protocolVersion,
+    requestBodySize: contentLengthOf(f.requestBodySize),
     responseBodySize:
       status === null
         ? null
         : method === "HEAD" || status === 204 || status === 304
           ? 0
-          : contentLengthOf(responseBodySize),
-    queuedMs,
+          : contentLengthOf(f.responseBodySize),
+    queuedMs: f.queuedMs,
   };
 }
 
@@ -177,21 +187,21 @@ export function httpRequestFinishedEvent(st: FinishedHttp1Request): RequestFinis
   const outcome = outcomeOf(st);
   const now = timing.now();
   const durationMs = now - st.beganAt;
-  return requestFinishedEvent(
-    st.originState!.origin,
-    schemeOf(st.isUnpooled ? st.originState!.origin : (st.agent as { protocol?: string }).protocol),
-    st.trackedMethod,
-    res?.statusCode,
+  return requestFinishedEvent({
+    origin: st.originState!.origin,
+    scheme: schemeOf(st.isUnpooled ? st.originState!.origin : (st.agent as { protocol?: string }).protocol),
+    method: st.trackedMethod,
+    statusCode: res?.statusCode,
     outcome,
     // After a noted outcome (aborted / timed out), Node's errors are consequences of the caller's destroy (a "socket
     // hang up"): only an error the embedder named counts, else the outcome's class.
-    st.notedOutcome === undefined ? (st.trackedError ?? res?.errored) : st.trackedError,
+    error: st.notedOutcome === undefined ? (st.trackedError ?? res?.errored) : st.trackedError,
     durationMs,
-    "1.1",
-    st.requestBodySize,
-    res?.headers["content-length"],
-    st.isQueued && st.acquiredAt < 0 ? durationMs : null
-  );
+    protocolVersion: "1.1",
+    requestBodySize: st.requestBodySize,
+    responseBodySize: res?.headers["content-length"],
+    queuedMs: st.isQueued && st.acquiredAt < 0 ? durationMs : null,
+  });
 }
 
 /**

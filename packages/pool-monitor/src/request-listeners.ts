@@ -17,9 +17,9 @@ import { httpRequestFinishedEvent, noteRequestFacts } from "./request-finished";
 import { timing } from "./timing";
 import {
   addActiveAge,
+  addUnreadResponse,
   adoptSocket,
   agentMaps,
-  countUnread,
   dequeueFromLink,
   enqueueOnLink,
   type Http1Core,
@@ -31,7 +31,6 @@ import {
   type RequestState,
   socketStateOf,
   type TrackedRequest,
-  unreadBody,
 } from "./tracking-state";
 import { countOutcome } from "./origin-telemetry";
 import { attachUnpooledRequest, unpooledClosed, unpooledSocket } from "./unpooled-request";
@@ -196,8 +195,8 @@ export function requestResponse(st: RequestState, res: IncomingMessage, now?: nu
   if (st.core!.coreDestroyed) return;
   st.res = res;
   if (st.isUnpooled || st.closeCounted) return;
-  st.responseAt = st.progressedAt = now ?? timing.now();
-  st.lastBytes = res.socket?.bytesRead ?? 0;
+  st.responseAt = st.progressAt = now ?? timing.now();
+  st.seenProgress = res.socket?.bytesRead ?? 0;
   openResponse(st.originState!, st);
 }
 
@@ -320,6 +319,6 @@ export const trackedRequests: Http1Requests = {
     }
   },
   readUnread(o: OriginState, now: number, limitMs: number, r: PoolReading): void {
-    for (let st = o.openHead; st !== undefined; st = st.openNext) countUnread(r, unreadBody(st, now, limitMs));
+    for (let st = o.openHead; st !== undefined; st = st.openNext) addUnreadResponse(r, st, now, limitMs);
   },
 };

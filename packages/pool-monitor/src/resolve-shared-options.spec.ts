@@ -1,11 +1,13 @@
-import { describe, expect, test as it } from "vitest";
+import { describe, expect, test as it, vi } from "vitest";
 import { PoolMonitor } from "./pool-monitor";
 import {
+  checkHandlerUpdate,
+  configEntry,
   DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
   resolveDefaultSocketTimeout,
-  resolveSharedOption,
   resolveSharedOptions,
 } from "./resolve-shared-options";
+import { SHARED_OPTIONS } from "./shared-handler-options";
 import { SOCKET_MONITOR_ENV } from "./socket-monitor-mode";
 
 const P = "@sockeye/test";
@@ -157,7 +159,11 @@ describe("resolveDefaultSocketTimeout", () => {
   });
 });
 
-describe("resolveSharedOption (updateHttpClientConfig)", () => {
+/** What every handler's `updateHttpClientConfig()` makes of one shared option before it stores it. */
+const resolveSharedOption = (name: string, value: unknown, prefix: string): unknown =>
+  checkHandlerUpdate(SHARED_OPTIONS, name, value, prefix, undefined).value;
+
+describe("one shared option checked at update time (checkHandlerUpdate)", () => {
   it("checks and normalises one option as the constructor does; other names pass unchanged", () => {
     expect(resolveSharedOption("requestTimeout", "250", P)).toBe(250);
     expect(resolveSharedOption("telemetry", null, P)).toBeUndefined();
@@ -173,5 +179,43 @@ describe("resolveSharedOption (updateHttpClientConfig)", () => {
       expect(update).not.toBe("accepted");
       expect(update).toBe(message(() => resolveSharedOptions({ [name]: value }, P, NO_ENV)));
     }
+  });
+});
+
+describe("checkHandlerUpdate (the first step of every updateHttpClientConfig)", () => {
+  it("checks the option by its rule; a monitor option reaches the monitor at once, a bad one never", () => {
+    const monitor = { applyHandlerOption: vi.fn() };
+    expect(checkHandlerUpdate(SHARED_OPTIONS, "requestTimeout", "250", P, monitor)).toEqual({
+      value: 250,
+      update: "request",
+    });
+    expect(checkHandlerUpdate(SHARED_OPTIONS, "httpsAgent", {}, P, monitor).update).toBe("pool");
+    expect(monitor.applyHandlerOption).not.toHaveBeenCalled();
+    const onSaturation = () => {};
+    expect(checkHandlerUpdate(SHARED_OPTIONS, "onSaturation", onSaturation, P, monitor).update).toBe("monitor");
+    expect(monitor.applyHandlerOption).toHaveBeenCalledWith("onSaturation", onSaturation, P);
+    expect(() => checkHandlerUpdate(SHARED_OPTIONS, "saturation", { windowSamples: 1 }, P, monitor)).toThrow(
+      `${P} - invalid option saturation.windowSamples: 1;`
+    );
+    expect(() => checkHandlerUpdate(SHARED_OPTIONS, "logger", 5, P, monitor)).toThrow(
+      `${P} - invalid option logger: 5;`
+    );
+    expect(monitor.applyHandlerOption).toHaveBeenCalledTimes(1);
+    const key = Symbol.for("logger");
+    expect(checkHandlerUpdate(SHARED_OPTIONS, key, 5, P, monitor)).toEqual({ value: 5, update: undefined });
+  });
+});
+
+describe("configEntry (the SDK's symbol keys)", () => {
+  it("sets logger and defaultSocketTimeout only while the config has none; other keys set themselves", () => {
+    const logger = { warn() {} };
+    expect(configEntry({}, Symbol.for("logger"), logger)).toEqual(["logger", logger]);
+    expect(configEntry({ logger: console }, Symbol.for("logger"), logger)).toEqual(["logger", console]);
+    expect(configEntry({}, Symbol.for("logger"), { info() {} })).toEqual(["logger", undefined]);
+    const timeout = Symbol.for("@smithy/defaultSocketTimeout");
+    expect(configEntry({}, timeout, 5000)).toEqual(["defaultSocketTimeout", 5000]);
+    expect(configEntry({ defaultSocketTimeout: 3000 }, timeout, 5000)).toEqual(["defaultSocketTimeout", 3000]);
+    expect(configEntry({ defaultSocketTimeout: 0 }, timeout, 5000)).toEqual(["defaultSocketTimeout", 5000]);
+    expect(configEntry({}, "requestTimeout", 9)).toEqual(["requestTimeout", 9]);
   });
 });

@@ -1,111 +1,19 @@
 /**
- * The one resolver of the options every Sockeye HTTP/1.1 handler shares (`NodeHttpHandler`, `UndiciHttpHandler`):
- * upstream's timeouts, `throwOnRequestTimeout`, `logger`, `httpAgent` / `httpsAgent` limits, and Sockeye's
- * `SharedHandlerOptions` (`socketMonitor`, `socketAcquisitionTimeout`, `idleSocketTimeout`, `connectionLifetime`,
- * `saturation.*`, `onSaturation`, `onRecovery`, `telemetry`), as one table of option rules (option-rules.ts). Each
- * handler's resolver calls it first and then adds only its own options (agents, dispatcher, …), so the same bad value
- * fails the same way, in the same order, with the same one-line message on each handler (only the package prefix
- * differs); `NodeHttp2Handler` applies the rows it shares (`MONITOR_OPTION_RULES`, `MS`) in its own table.
+ * The one resolver of the options the handlers share (`SHARED_OPTIONS`): each handler's resolver calls it first and
+ * then adds only what its own options mean, so the same bad value fails the same way, in the same order, with the
+ * same one-line message on each handler (only the package prefix differs). With it, the steps every handler's
+ * `updateHttpClientConfig()` shares: `checkHandlerUpdate()` (the option checked by the same rule, a monitor option
+ * applied at once) and `configEntry()` (the SDK's symbol keys).
  *
- * Cost: once per constructor / provider resolution; nothing per request.
+ * Cost: once per constructor / provider resolution / update; nothing per request.
  */
-import { describeValue } from "./invalid-option";
-import { applyOptionRules, BOOLEAN, COUNT, countRule, MS, type OptionRule, type OptionRules } from "./option-rules";
-import { MONITOR_OPTION_RULES, type SaturationOptions } from "./pool-monitor-options";
-import type { SaturationReport } from "./pool-stats";
-import { resolveSocketMonitorMode, type SocketMonitorMode } from "./socket-monitor-mode";
+import { type AnySchema, checkOption, type OptionUpdate, resolveOptions } from "./option-rules";
+import type { PoolMonitorLogger, PoolMonitorOptions } from "./pool-monitor-options";
+import { type ResolvedSharedOptions, SHARED_OPTIONS, type SharedHandlerOptions } from "./shared-handler-options";
+import { saturationFields } from "./telemetry-core";
 
-/**
- * Default `idleSocketTimeout`, ms: below Node.js servers' 5 s keep-alive timeout, and undici's own default (see the
- * option's docs).
- * @internal
- */
-export const DEFAULT_IDLE_SOCKET_TIMEOUT_MS = 4000;
-
-const AGENT_MS: OptionRule = [MS[0], "a number of milliseconds >= 0"];
-
-/**
- * An `http.Agent`'s options object: its numeric limits must be sane (`maxSockets: -5` would queue every request
- * forever on `node:http`).
- */
-const AGENT_OPTION_RULES: OptionRules = {
-  maxSockets: COUNT,
-  maxTotalSockets: COUNT,
-  maxFreeSockets: /* @__PURE__ */ countRule(0),
-  timeout: AGENT_MS,
-  keepAliveMsecs: AGENT_MS,
-  keepAlive: BOOLEAN,
-  scheduling: [(value) => value === "fifo" || value === "lifo", '"fifo" or "lifo"'],
-};
-
-/**
- * An Agent instance was built by its class, which validated its own options; its `maxSockets` is still read (Node's
- * `Agent` accepts -5, and then never hands out a socket). An object counts as an instance when it has a `destroy`
- * function (proxy agents).
- */
-const AGENT_INSTANCE_RULES: OptionRules = { maxSockets: COUNT };
-
-/** `httpAgent` / `httpsAgent`: an Agent instance or an Agent options object, by the rules above. */
-const AGENT: OptionRule = [
-  (agent, prefix, name) =>
-    typeof agent === "object" &&
-    applyOptionRules(
-      typeof agent.destroy === "function" ? AGENT_INSTANCE_RULES : AGENT_OPTION_RULES,
-      agent,
-      prefix,
-      `${name}.`
-    ),
-  "an Agent instance or Agent options object",
-];
-
-/**
- * The options the HTTP/1.1 handlers share besides `MONITOR_OPTION_RULES`, in the order they are checked (the
- * monitor's next, then `socketMonitor`).
- */
-const SHARED_OPTION_RULES: OptionRules = {
-  connectionTimeout: MS,
-  requestTimeout: MS,
-  socketTimeout: MS,
-  socketAcquisitionWarningTimeout: MS,
-  socketAcquisitionTimeout: MS,
-  idleSocketTimeout: MS,
-  connectionLifetime: MS,
-  throwOnRequestTimeout: BOOLEAN,
-  httpAgent: AGENT,
-  httpsAgent: AGENT,
-};
-
-/** `options` checked by the shared rules: the HTTP/1.1 handlers' (`SHARED_OPTION_RULES`), then the monitor's. */
-function applySharedRules(options: object | null | undefined | void, prefix: string): Record<string, unknown> {
-  return applyOptionRules(MONITOR_OPTION_RULES, applyOptionRules(SHARED_OPTION_RULES, options, prefix), prefix);
-}
-
-/**
- * The shared options, validated and normalised (`null` = unset, numeric strings converted), over a copy of every
- * option given (the handler's own included, unchecked). Millisecond values are as given (`0` and `Infinity` kept):
- * what they mean is each handler's decision.
- * @internal
- */
-export interface ResolvedSharedOptions {
-  connectionTimeout: number | undefined;
-  requestTimeout: number | undefined;
-  socketTimeout: number | undefined;
-  socketAcquisitionWarningTimeout: number | undefined;
-  socketAcquisitionTimeout: number | undefined;
-  /** `DEFAULT_IDLE_SOCKET_TIMEOUT_MS` when unset. */
-  idleSocketTimeout: number;
-  connectionLifetime: number | undefined;
-  throwOnRequestTimeout: boolean | undefined;
-  /** The caller's logger (an object; its `warn` is called guarded). */
-  logger: object | undefined;
-  /** The option, else `SOCKEYE_SOCKET_MONITOR`, else `"interval"`. */
-  socketMonitor: SocketMonitorMode;
-  saturation: SaturationOptions | undefined;
-  /** `false` only when set to `false`. */
-  telemetry: boolean;
-  onSaturation: ((report: SaturationReport) => void) | undefined;
-  onRecovery: ((report: SaturationReport) => void) | undefined;
-}
+export type { ResolvedSharedOptions } from "./shared-handler-options";
+export { DEFAULT_IDLE_SOCKET_TIMEOUT_MS } from "./shared-handler-options";
 
 /**
  * `defaultSocketTimeout` counts only as a finite number > 0 (upstream's rule), else `undefined`.
@@ -119,11 +27,30 @@ export function resolveDefaultSocketTimeout(
 }
 
 /**
- * Validates and resolves the shared options of `options` (an options object, `undefined` or `null`). Order of the
- * checks (the first bad value throws): the options themselves, then the table's rows: the millisecond options,
- * `throwOnRequestTimeout`, the agents' limits, `telemetry`, `saturation` (its type, its keys, then each field by the
- * rules `new PoolMonitor()` applies), the callbacks, the logger; then `socketMonitor` (option, then environment).
- * Every bad value throws a `TypeError`/`RangeError` naming the option and the value.
+ * The config entry an `updateHttpClientConfig(key, value)` sets, as upstream: `Symbol.for("logger")` (the client's
+ * logger) sets `logger` unless `config` has one (and only to an object with a `warn` function);
+ * `Symbol.for("@smithy/defaultSocketTimeout")` sets `defaultSocketTimeout` unless `config` has a valid one; any
+ * other key sets itself to `value`.
+ * @internal
+ */
+export function configEntry(
+  config: { logger?: unknown; defaultSocketTimeout?: unknown },
+  key: string | symbol,
+  value: unknown
+): [name: string | symbol, value: unknown] {
+  if (key === Symbol.for("logger")) {
+    return ["logger", config.logger ?? (typeof (value as { warn?: unknown })?.warn === "function" ? value : undefined)];
+  }
+  if (key === Symbol.for("@smithy/defaultSocketTimeout")) {
+    return ["defaultSocketTimeout", resolveDefaultSocketTimeout(config) ?? value];
+  }
+  return [key, value];
+}
+
+/**
+ * Validates and resolves the shared options of `options` (an options object, `undefined` or `null`), in the order
+ * of `SHARED_OPTIONS`; `socketMonitor` falls back to `SOCKEYE_SOCKET_MONITOR` of `env`. Every bad value throws a
+ * `TypeError`/`RangeError` naming the option (or the variable) and the value.
  * @param prefix - the package name starting every message, e.g. `@sockeye/node-http-handler`.
  * @returns a normalised copy of every option (the handler's own included, unchecked) with the shared options
  * resolved.
@@ -134,26 +61,53 @@ export function resolveSharedOptions<T extends object>(
   prefix: string,
   env: NodeJS.ProcessEnv = process.env
 ): T & ResolvedSharedOptions {
-  if (options != null && typeof options !== "object") {
-    throw new TypeError(
-      `${prefix} - invalid options: ${describeValue(options)}; expected an options object or a provider function.`
-    );
-  }
-  const opts = applySharedRules(options, prefix);
-  opts.socketMonitor = resolveSocketMonitorMode(opts.socketMonitor, env, prefix);
-  opts.idleSocketTimeout ??= DEFAULT_IDLE_SOCKET_TIMEOUT_MS;
-  opts.telemetry = opts.telemetry !== false;
-  return opts as T & ResolvedSharedOptions;
+  return resolveOptions(SHARED_OPTIONS, options, prefix, env) as unknown as T & ResolvedSharedOptions;
+}
+
+/** The part of a handler's monitor an update reaches (`TelemetryCore.applyHandlerOption()`). */
+interface UpdatableMonitor {
+  applyHandlerOption(key: "saturation" | "onSaturation" | "onRecovery", value: unknown, prefix: string): void;
 }
 
 /**
- * One option set at run time (`updateHttpClientConfig(name, value)`), checked and normalised by the rules
- * `resolveSharedOptions()` applies to the same option at construction (`socketMonitor` against the allowed modes,
- * the rest by the table); a bad value throws the same one-line error. Other names pass unchanged.
- * @returns the normalised value (`null` → `undefined`, a numeric string → its number).
+ * The first step of every handler's `updateHttpClientConfig(key, value)`: an option of `schema` is checked by its
+ * rule (a bad value throws the constructor's one-line error, and nothing has changed), and one whose `update` is
+ * `"monitor"` is applied to `monitor` at once.
+ * @returns the normalised value and what the option's update does (`undefined` for a symbol or a name `schema`
+ * does not have: the value passes unchanged).
  * @internal
  */
-export function resolveSharedOption(name: string, value: unknown, prefix: string): unknown {
-  if (name === "socketMonitor") resolveSocketMonitorMode(value, process.env, prefix);
-  return applySharedRules({ [name]: value }, prefix)[name];
+export function checkHandlerUpdate(
+  schema: object,
+  key: string | symbol,
+  value: unknown,
+  prefix: string,
+  monitor: UpdatableMonitor | undefined
+): { value: unknown; update: OptionUpdate | undefined } {
+  const spec = typeof key === "string" && Object.hasOwn(schema, key) ? (schema as AnySchema)[key] : undefined;
+  if (spec === undefined) return { value, update: undefined };
+  const checked = checkOption(spec[0], value, prefix, key as string, spec[3] !== undefined);
+  if (spec[1] === "monitor") monitor?.applyHandlerOption(key as "saturation", checked, prefix);
+  return { value: checked, update: spec[1] };
+}
+
+/**
+ * The options a handler gives its monitor: its `saturation` block (fields it leaves out at their defaults), its
+ * callbacks, its message prefix, and a logger that asks `logger()` at warning time (the SDK hands its logger over
+ * after construction; `console` when there is none).
+ * @param options - the handler's resolved options (`null` already unset), or nothing (every default).
+ * @internal
+ */
+export function handlerMonitorOptions(
+  options: Pick<SharedHandlerOptions, "saturation" | "onSaturation" | "onRecovery"> | null | undefined | void,
+  prefix: string,
+  logger: () => PoolMonitorLogger | undefined
+): PoolMonitorOptions {
+  return {
+    ...saturationFields(options?.saturation as Record<string, unknown> | undefined),
+    onSaturation: options?.onSaturation,
+    onRecovery: options?.onRecovery,
+    messagePrefix: `${prefix}:WARN - `,
+    logger: { warn: (message: string) => (logger() ?? console).warn?.(message) },
+  };
 }

@@ -1,44 +1,23 @@
 /**
- * Per-origin saturation detector: a pure state machine fed one sample per sampling period.
+ * Per-origin saturation detector: a pure state machine fed one sample per sampling period. Queue depth alone says
+ * nothing (a `Promise.all` batch is a step that only drains), so the rules look at how the queue moves while every
+ * socket is busy. A sample is *saturated* when `active >= maxSockets` and the queue is non-empty.
  *
- * An origin is saturated when requests want more sockets than `maxSockets` can give them for long
- * enough that the queue never drains. A `Promise.all` batch is a step input (after submission the
- * queue only shrinks, however deep it started), so the detector never looks at the depth alone.
- * A sample is *saturated* when `active >= maxSockets` and the queue is non-empty.
+ * Entry rules, K = `windowSamples`, G = max(1, ceil(maxSockets / 5)) (see `SaturationTrigger`):
+ * - growth: the last K samples saturated, depth non-decreasing, grown by >= G and now >= maxSockets.
+ * - rising troughs: the last 3 local minima of the per-interval queue floor non-decreasing, grown by >= G, the lowest
+ *   >= maxSockets (a sawtooth backlog from periodic bursts, which defeats growth).
+ * - K saturated samples without a completion: a stall when the oldest held request is past `stallDeadline()`, else
+ *   long holds. The deadline has an absolute floor (`stallAfterMs`) because a client's first long polls look exactly
+ *   like a server that does not answer; the expected hold is a decaying maximum of completed holds.
  *
- * Entry rules (state `ok`), K = `windowSamples`, G = max(1, ceil(maxSockets / 5)):
- * - growth (M): the last K samples are saturated, the depth is non-decreasing across them, grew by
- *   >= G and is now >= maxSockets.
- * - rising troughs (T): every sample carries the floor (minimum depth) of the interval it closes; a
- *   local minimum of that floor series is a trough. The last 3 troughs non-decreasing, grown by
- *   >= G, the lowest >= maxSockets: periodic bursts pile up (a sawtooth backlog that defeats M).
- * - stuck samples: K consecutive saturated samples with zero completions. Whether that is a stall or
- *   long requests depends on how long this origin's requests normally hold a socket:
- *   - stall (S): the oldest request holding a socket is older than the stall deadline
- *     (`stallDeadlineMs()`) = max((K - 1) x period, `stallAfterMs`, STALL_HOLD_FACTOR x expected
- *     hold). Fast requests completed earlier do not make a long poll a stall: a client's first long
- *     polls look exactly like a server that does not answer until one of them completes, hence the
- *     absolute floor `stallAfterMs` (30 s, above SQS's longest poll); an origin whose requests
- *     normally take longer gets a proportionally later deadline.
- *   - long holds (L): younger than that: requests queue behind long-held sockets (SQS long polls,
- *     streams, or a server not answering yet). A capacity matter, reported once, sized by the
- *     requests that want a socket now; it becomes `no_progress` if the holds pass the deadline.
- *   The expected hold is a decaying maximum of completed hold times (x HOLD_DECAY per sample), so it
- *   follows the origin's recent past and forgets an old outlier within about a minute.
+ * During an episode the cause is re-attributed from each sample's evidence (a draining queue is no evidence of a
+ * capacity shortage); a new cause seen on CAUSE_CONFIRM_SAMPLES samples is reported. Recovery takes K consecutive
+ * clear samples. Every transition, and a gap longer than GAP_PERIODS periods, clears the window, so K always means K
+ * consecutive loop-alive samples.
  *
- * While an episode lasts (state `saturated` / `stalled`) the cause is re-attributed on every sample
- * from the evidence of that sample (`pool_capacity` only from a saturated sample whose queue did
- * not shrink, or long holds); a different cause seen on CAUSE_CONFIRM_SAMPLES consecutive
- * samples is a new report (with `previousCause`). The episode ends only when its cause is gone:
- * K consecutive *clear* samples (queue drained to 0, sockets completing again or none held by a request,
- * and no unread body left when the cause was `unconsumed_bodies`). Every transition (entry, change
- * of cause, recovery) clears the sample window. A gap between samples longer than GAP_PERIODS
- * periods (event loop blocked, sampling paused while idle) clears the window too, so K always means
- * K consecutive loop-alive samples.
- *
- * Data structure: a ring of K samples in one preallocated Float64Array (7 numbers per sample), a
- * ring of the last 3 troughs and a handful of scalars. `update()` is O(K) and allocation-free unless
- * it returns a report.
+ * Data: a ring of K samples in one Float64Array (SLOT numbers each), a ring of the last 3 troughs and scalars.
+ * `update()` is O(K) and allocates only when it returns a report.
  */
 import {
   CAUSE_CONFIRM_SAMPLES,
@@ -59,16 +38,7 @@ import type {
   SaturationTrigger,
 } from "./pool-stats";
 
-// Layout of one sample in the detector's ring (SLOT numbers): its time, queue depth, whether it was saturated (0/1),
-// and the counters of the interval it closes.
-// Causes and triggers, each spelled once (the minified bundle then carries each text once).
-const UNCONSUMED_BODIES = "unconsumed_bodies";
-const POOL_CAPACITY = "pool_capacity";
-const NO_PROGRESS = "no_progress";
-const GROWTH = "growth";
-const RISING_TROUGHS = "rising_troughs";
-const LONG_HOLDS = "long_holds";
-const STALL = "stall";
+// Offsets of one sample in the ring: time, queue depth, saturated (0/1), and the counters of the interval it closes.
 const R_NOW = 0;
 const R_QUEUED = 1;
 const R_SATURATED = 2;
@@ -78,18 +48,13 @@ const R_HOLD_SUM = 5;
 const R_HOLD_COUNT = 6;
 const SLOT = 7;
 
-/**
- * One sample of one origin.
- * @public
- */
+/** One sample of one origin. @public */
 export interface SaturationSample {
   /** Sample time, `performance.now()` ms. */
   now: number;
-  /** Sockets in use. */
   active: number;
   /** Socket limit for the origin (`Infinity` = unlimited: never saturated). */
   maxSockets: number;
-  /** Queued requests now. */
   queued: number;
   /** Minimum queue depth since the previous sample; defaults to `queued`. */
   minQueued?: number;
@@ -97,9 +62,8 @@ export interface SaturationSample {
   completions: number;
   /** Requests started since the previous sample. */
   arrivals?: number;
-  /** Sum of socket hold times (acquired → released) of the `holdCount` requests released since the previous sample, ms. */
+  /** Sum of the socket hold times (acquired → released) of the `holdCount` requests released since then, ms. */
   holdTimeSumMs?: number;
-  /** Number of hold times summed in `holdTimeSumMs`. */
   holdCount?: number;
   /** Longest of those hold times, ms (feeds the expected hold of this origin); defaults to their mean. */
   holdTimeMaxMs?: number;
@@ -107,7 +71,6 @@ export interface SaturationSample {
   oldestActiveMs?: number;
   /** Sum of the ages of the `activeAgeCount` requests holding a socket now, ms (sizing). */
   activeAgeSumMs?: number;
-  /** Number of ages summed in `activeAgeSumMs`. */
   activeAgeCount?: number;
   /** Age of the oldest queued request, ms. */
   oldestQueuedMs?: number;
@@ -117,10 +80,7 @@ export interface SaturationSample {
   unconsumedOldestMs?: number;
 }
 
-/**
- * Detector tuning.
- * @public
- */
+/** Detector tuning. @public */
 export interface SaturationDetectorOptions {
   /** Origin named in reports. */
   origin: string;
@@ -128,52 +88,34 @@ export interface SaturationDetectorOptions {
   windowSamples?: number;
   /** Expected period between samples, ms (gap detection, stall deadline). @defaultValue 1000 */
   sampleIntervalMs?: number;
-  /**
-   * Shortest stall deadline, ms: with every socket busy, requests queued and nothing completing for K samples, a
-   * request held this long (or 4 × the origin's expected hold time, if longer) is a stall; before that the pool is
-   * reported as `long_holds`.
-   * @defaultValue 30000
-   */
+  /** Shortest stall deadline, ms (see `SaturationReport.stallDeadlineMs`). @defaultValue 30000 */
   stallAfterMs?: number;
 }
 
-/**
- * Saturation state machine for one origin.
- * @public
- */
+/** Saturation state machine for one origin. @public */
 export class SaturationDetector {
-  /** Current state. */
   detectorState: SaturationState = "ok";
   /** When the current state began (`now` of the sample that entered it; 0 initially). */
   stateSince = 0;
-  /** Cause of the current non-ok state. */
   detectorCause: SaturationCause | null = null;
   /** Rule that fired for the current non-ok state (or that supported the last change of cause). */
   detectorTrigger: SaturationTrigger | null = null;
-  /** Last report returned by `update()` or `assess()` for a non-ok state. */
-  lastReport: SaturationReport | null = null;
-  /** Number of transitions into a non-ok state. */
   episodes = 0;
   /** Sockets the pool needs now, refreshed on every sample of an episode (`pool_capacity` only), else `null`. */
   recommendedSockets: number | null = null;
   /** Consecutive clear samples towards recovery (0 when `ok`). */
   recoveryStreak = 0;
-  /**
-   * How long this origin's requests normally hold a socket, ms: a maximum of completed hold times decaying by
-   * `HOLD_DECAY` per sample; 0 until a request completed.
-   */
+  /** Expected hold, ms: the longest completed hold, decaying by `HOLD_DECAY` per sample; 0 before one. */
   holdEstimateMs = 0;
 
   declare readonly origin: string;
   declare private k: number;
   declare private samplePeriodMs: number;
   declare private stallFloorMs: number;
-  // Ring of the last K samples: SLOT numbers per sample (offsets R_*), one array.
   declare private ring: Float64Array;
-  private ringHead = 0; // index of the next write
+  private ringHead = 0; // next write
   private ringCount = 0;
   private lastNow = Number.NaN;
-  // Floor series, for trough detection.
   private prev1 = Number.POSITIVE_INFINITY;
   private prev2 = Number.POSITIVE_INFINITY;
   private readonly troughs = new Float64Array(TROUGHS);
@@ -181,13 +123,11 @@ export class SaturationDetector {
   // Consecutive saturated samples without a completion, and when the run began.
   private stuckSamples = 0;
   private stuckSince = 0;
-  // Queue depth of the previous sample (a draining backlog is no evidence of a capacity shortage).
   private lastQueued = 0;
-  // Cause seen on the last samples, waiting for confirmation.
   private pendingCause: SaturationCause | null = null;
   private pendingCount = 0;
   private last: SaturationSample | undefined;
-  // The window's sums (`sumWindow()`): its span, ms, and its completions, arrivals and hold times.
+  // The window's sums (`sumWindow()`).
   private winMs = 0;
   private winCompletions = 0;
   private winArrivals = 0;
@@ -212,10 +152,7 @@ export class SaturationDetector {
     return this.detectorState !== "ok" || this.ringCount !== 0;
   }
 
-  /**
-   * Applies new tuning. The sample window is cleared (its samples were taken under the old period or size); the
-   * state, the episode and the expected hold time are kept.
-   */
+  /** Applies new tuning: clears the sample window, keeps the state, the episode and the expected hold. */
   reconfigure(options: Omit<SaturationDetectorOptions, "origin">): void {
     const k = options.windowSamples ?? this.k;
     this.samplePeriodMs = options.sampleIntervalMs ?? this.samplePeriodMs;
@@ -240,18 +177,12 @@ export class SaturationDetector {
     this.lastNow = Number.NaN;
   }
 
-  /**
-   * The age, ms, past which a request holding a socket (with every socket busy, requests queued and nothing
-   * completing for K samples) counts as stalled for this origin now.
-   */
+  /** The age, ms, past which a held request counts as stalled for this origin now. */
   stallDeadline(): number {
     return Math.max((this.k - 1) * this.samplePeriodMs, this.stallFloorMs, STALL_HOLD_FACTOR * this.holdEstimateMs);
   }
 
-  /**
-   * Feeds one sample. Returns a report when the state changed to `saturated`/`stalled`, when the cause of the current
-   * episode changed, or on recovery (`state: "ok"`); otherwise `undefined`.
-   */
+  /** Feeds one sample; returns a report on entry, change of cause or recovery. */
   update(s: SaturationSample): SaturationReport | undefined {
     if (this.ringCount !== 0 && s.now - this.lastNow > GAP_PERIODS * this.samplePeriodMs) this.resetWindow();
     this.lastNow = s.now;
@@ -263,7 +194,6 @@ export class SaturationDetector {
     this.lastQueued = s.queued;
     this.recordSample(s, saturated);
 
-    // What completed requests say about this origin's normal hold time.
     const holdCount = s.holdCount ?? 0;
     const holdMax = s.holdTimeMaxMs ?? (holdCount > 0 ? (s.holdTimeSumMs ?? 0) / holdCount : 0);
     this.holdEstimateMs = Math.max(holdMax, this.holdEstimateMs * HOLD_DECAY);
@@ -285,23 +215,21 @@ export class SaturationDetector {
       let trigger: SaturationTrigger | null = null;
       if (limited) {
         const g = Math.max(1, Math.ceil(max / 5));
-        if (stall) trigger = STALL;
-        else if (saturated && s.queued >= max && this.growing(g)) trigger = GROWTH;
-        else if (saturated && this.risingTroughs(g, max)) trigger = RISING_TROUGHS;
-        else if (stuck) trigger = LONG_HOLDS;
+        if (stall) trigger = "stall";
+        else if (saturated && s.queued >= max && this.growing(g)) trigger = "growth";
+        else if (saturated && this.risingTroughs(g, max)) trigger = "rising_troughs";
+        else if (stuck) trigger = "long_holds";
       }
       if (trigger === null) return undefined;
-      const cause: SaturationCause = pinned ? UNCONSUMED_BODIES : stall ? NO_PROGRESS : POOL_CAPACITY;
+      const cause: SaturationCause = pinned ? "unconsumed_bodies" : stall ? "no_progress" : "pool_capacity";
       return this.transition(stall ? "stalled" : "saturated", cause, trigger, s, true);
     }
 
-    // In an episode: recovery needs the cause gone for K consecutive samples.
-    // "Sockets completing again": a completion this sample, or no request holding a socket any more (a socket the
-    // agent opened for a request destroyed while queued holds none).
+    // A socket the agent opened for a request destroyed while queued is active but held by no request.
     const clear =
       s.queued === 0 &&
       (s.completions > 0 || s.active === 0 || s.activeAgeCount === 0) &&
-      !(this.detectorCause === UNCONSUMED_BODIES && unconsumed > 0);
+      !(this.detectorCause === "unconsumed_bodies" && unconsumed > 0);
     this.recoveryStreak = clear ? this.recoveryStreak + 1 : 0;
     if (this.recoveryStreak >= k) {
       const report = this.buildReport("ok", null, null, s);
@@ -317,27 +245,25 @@ export class SaturationDetector {
     // Re-attribute from this sample's evidence; null = no evidence either way (keep the cause).
     let evidence: SaturationCause | null = null;
     let trigger: SaturationTrigger | null = null;
-    if (pinned && (saturated || this.detectorCause === UNCONSUMED_BODIES)) {
-      evidence = UNCONSUMED_BODIES;
-      trigger = stall ? STALL : stuck ? LONG_HOLDS : this.detectorTrigger;
+    if (pinned && (saturated || this.detectorCause === "unconsumed_bodies")) {
+      evidence = "unconsumed_bodies";
+      trigger = stall ? "stall" : stuck ? "long_holds" : this.detectorTrigger;
     } else if (stall) {
-      evidence = NO_PROGRESS;
-      trigger = STALL;
+      evidence = "no_progress";
+      trigger = "stall";
     } else if (saturated && (stuck || !draining)) {
-      // A backlog draining after its cause went away (bodies destroyed, server answering again) is not a capacity
-      // shortage: only a queue that holds or grows is.
-      evidence = POOL_CAPACITY;
+      evidence = "pool_capacity";
       trigger = stuck
-        ? LONG_HOLDS
-        : this.detectorTrigger === GROWTH || this.detectorTrigger === RISING_TROUGHS
+        ? "long_holds"
+        : this.detectorTrigger === "growth" || this.detectorTrigger === "rising_troughs"
           ? this.detectorTrigger
-          : GROWTH;
+          : "growth";
     }
     if (evidence === null || evidence === this.detectorCause) {
       this.pendingCause = null;
       this.pendingCount = 0;
       this.recommendedSockets =
-        this.detectorCause === POOL_CAPACITY ? (this.sizeFor(s, this.detectorCause)?.recommended ?? null) : null;
+        this.detectorCause === "pool_capacity" ? (this.sizeFor(s, this.detectorCause)?.recommended ?? null) : null;
       return undefined;
     }
     if (evidence !== this.pendingCause) {
@@ -346,8 +272,8 @@ export class SaturationDetector {
     }
     if (++this.pendingCount < CAUSE_CONFIRM_SAMPLES) return undefined;
     const state: SaturationState =
-      evidence === NO_PROGRESS || (evidence === UNCONSUMED_BODIES && stall) ? "stalled" : "saturated";
-    return this.transition(state, evidence, trigger ?? GROWTH, s, false);
+      evidence === "no_progress" || (evidence === "unconsumed_bodies" && stall) ? "stalled" : "saturated";
+    return this.transition(state, evidence, trigger ?? "growth", s, false);
   }
 
   /** Builds a report for the current state from the latest sample (periodic reminders carry fresh figures). */
@@ -356,7 +282,6 @@ export class SaturationDetector {
     const report = this.buildReport(this.detectorState, this.detectorCause, this.detectorTrigger, this.last);
     report.previousState = this.detectorState;
     report.previousCause = this.detectorCause;
-    if (this.detectorState !== "ok") this.lastReport = report;
     return report;
   }
 
@@ -381,7 +306,6 @@ export class SaturationDetector {
     this.ringHead = (i + 1) % this.k;
     if (this.ringCount < this.k) this.ringCount++;
     this.last = s;
-    // Trough bookkeeping on the floor series.
     const floor = Math.min(s.minQueued ?? s.queued, s.queued);
     if (this.prev1 < floor && this.prev1 <= this.prev2) {
       this.troughs[this.troughCount % TROUGHS] = this.prev1;
@@ -411,8 +335,7 @@ export class SaturationDetector {
     this.detectorTrigger = trigger;
     this.recommendedSockets = report.recommendedMaxSockets;
     this.recoveryStreak = 0;
-    this.lastReport = report;
-    // A new window for the new state; the stuck run is evidence about the pool, not the window: keep it.
+    // The stuck run is evidence about the pool, not the window: keep it.
     const stuckSamples = this.stuckSamples;
     const stuckSince = this.stuckSince;
     this.resetWindow();
@@ -450,10 +373,7 @@ export class SaturationDetector {
     return a <= b && b <= c && c - a >= g && a >= max;
   }
 
-  /**
-   * Sums the window into the `win*` fields (the first sample only opens the window: its counters predate it);
-   * fields, not a returned object, so that a report allocates nothing more.
-   */
+  /** Sums the window into the `win*` fields (the first sample's counters predate the window). */
   private sumWindow(s: SaturationSample): void {
     const ring = this.ring;
     this.winMs = this.ringCount > 1 ? s.now - ring[this.ringIndex(0) + R_NOW] : 0;
@@ -475,18 +395,12 @@ export class SaturationDetector {
   }
 
   /**
-   * How many sockets the pool needs now (`pool_capacity` only):
-   * - `littles_law` when the window saw completions and spans at least twice the hold time: arrival rate (at least
-   *   the throughput) × hold time, the hold time being the larger of the mean hold of the window's completions and
-   *   the mean age of the requests holding a socket now (on a latency ramp the requests still in flight are the
-   *   slow ones);
-   * - `concurrent_requests` otherwise (long holds: nothing completed in the window, or holds too long for the window
-   *   to measure a rate): every request in use or queued now needs a socket for as long as the ones holding them.
-   * `recommended` = max(maxSockets + 1, ceil(needed × SIZING_HEADROOM)).
+   * Sockets the pool needs now (`pool_capacity` only; methods in `SaturationSizing`). The hold time includes the mean
+   * age of the requests in flight: on a latency ramp those are the slow ones.
    */
   private sizeFor(s: SaturationSample, cause: SaturationCause | null): SaturationSizing | null {
     const max = s.maxSockets;
-    if (cause !== POOL_CAPACITY || !(max > 0) || max === Number.POSITIVE_INFINITY) return null;
+    if (cause !== "pool_capacity" || !(max > 0) || max === Number.POSITIVE_INFINITY) return null;
     this.sumWindow(s);
     const windowMs = this.winMs;
     const completions = this.winCompletions;

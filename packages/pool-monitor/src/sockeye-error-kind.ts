@@ -1,21 +1,16 @@
 /**
- * The brand that tells Sockeye's errors apart without `instanceof` or message matching, and the public type guards
- * that read it. A branded error has a non-enumerable property keyed by `Symbol.for("@sockeye/error-kind")`
- * (registered, so two copies of this package agree) holding its `SockeyeErrorKind`; a timeout also has a
- * non-enumerable `deadline` (`TimeoutDeadline`). Non-enumerable, so a branded error prints, serialises and compares
- * exactly as an unbranded one. The errors themselves are built in request-errors.ts.
+ * The brand that tells Sockeye's errors apart without `instanceof` or message matching, and the guards that read it:
+ * a non-enumerable property keyed by `Symbol.for` (so two copies of this package agree), so a branded error prints
+ * and serialises exactly as an unbranded one.
  */
 
 /** What kind of failure a branded error stands for. @public */
 export type SockeyeErrorKind = "timeout" | "abort" | "handler_destroyed" | "connection_reset";
 
 /**
- * Which deadline a timeout error stands for:
- * - `"connection"`: `connectionTimeout`, no connection (TCP + TLS, an HTTP/2 session's SETTINGS) in time;
- * - `"request"`: `requestTimeout` with `throwOnRequestTimeout`, no response headers in time;
- * - `"idle"`: an inactivity timeout, no byte in time (`socketTimeout`; `NodeHttp2Handler`'s `requestTimeout`, a
- *   stream inactivity timeout as upstream's);
- * - `"acquisition"`: `socketAcquisitionTimeout`, no free socket / connection in time.
+ * Which deadline a timeout error stands for: `connectionTimeout` (TCP + TLS, or an HTTP/2 session's SETTINGS),
+ * `requestTimeout` with `throwOnRequestTimeout` (no response headers), an inactivity timeout (`socketTimeout`, or
+ * `NodeHttp2Handler`'s `requestTimeout`), or `socketAcquisitionTimeout`.
  * @public
  */
 export type TimeoutDeadline = "connection" | "request" | "idle" | "acquisition";
@@ -34,17 +29,15 @@ export interface SockeyeAbortError extends Error {
 
 /**
  * A request ended by the handler's `destroy()`: `name` `"HandlerDestroyedError"`, `code` `"ERR_HANDLER_DESTROYED"`
- * (`NodeHttpHandler`, `UndiciHttpHandler`; `NodeHttp2Handler`'s keeps upstream's plain `Error`).
- * @public
+ * (`NodeHttp2Handler`'s keeps upstream's plain `Error`). @public
  */
 export interface HandlerDestroyedError extends Error {
   code?: string;
 }
 
 /**
- * The connection closed or reset under the request before its response (`name` `"TimeoutError"`, `code`
- * `"ECONNRESET"`/`"EPIPE"`/`"ETIMEDOUT"`, as upstream relabels them so the SDK retries them as transient).
- * @public
+ * The connection closed or reset under the request before its response: `name` `"TimeoutError"`, `code`
+ * `"ECONNRESET"`/`"EPIPE"`/`"ETIMEDOUT"`, as upstream relabels them. @public
  */
 export interface ConnectionResetError extends Error {
   code?: string;
@@ -52,23 +45,19 @@ export interface ConnectionResetError extends Error {
 
 const KIND: unique symbol = Symbol.for("@sockeye/error-kind") as never;
 
-/** Brands `error` as `kind` (non-enumerable). @internal */
+/** Brands `error` as `kind`. @internal */
 export function brand<E extends Error>(error: E, kind: SockeyeErrorKind): E {
   Object.defineProperty(error, KIND, { value: kind, enumerable: false, configurable: true, writable: true });
   return error;
 }
 
-/** Brands `error` as a timeout of `deadline` (both non-enumerable). @internal */
+/** Brands `error` as a timeout of `deadline`. @internal */
 export function brandTimeout<E extends Error>(error: E, deadline: TimeoutDeadline): E {
   Object.defineProperty(error, "deadline", { value: deadline, enumerable: false, configurable: true, writable: true });
   return brand(error, "timeout");
 }
 
-/**
- * The kind of a Sockeye error, or `undefined` for any other value (errors of the transport, the SDK, user code).
- * Reads the brand only: no `instanceof`, no message matching.
- * @public
- */
+/** The kind of a Sockeye error, or `undefined` for any other value. @public */
 export function sockeyeErrorKind(error: unknown): SockeyeErrorKind | undefined {
   if (typeof error !== "object" || error === null) return undefined;
   const kind = (error as { [KIND]?: unknown })[KIND];
@@ -84,9 +73,8 @@ export function sockeyeErrorKind(error: unknown): SockeyeErrorKind | undefined {
 }
 
 /**
- * True for a timeout a Sockeye handler raised (connection, request, inactivity, socket acquisition); its
- * `deadline` says which. False for the transport's own timeouts and for a `requestTimeout` that only warned.
- * @public
+ * True for a timeout a Sockeye handler raised; its `deadline` says which. False for the transport's own timeouts and
+ * a `requestTimeout` that only warned. @public
  */
 export function isSockeyeTimeoutError(error: unknown): error is SockeyeTimeoutError {
   return sockeyeErrorKind(error) === "timeout";
@@ -102,11 +90,7 @@ export function isHandlerDestroyedError(error: unknown): error is HandlerDestroy
   return sockeyeErrorKind(error) === "handler_destroyed";
 }
 
-/**
- * True for a connection that closed or reset under a request before its response (the socket errors upstream
- * relabels `TimeoutError`, a request closed without a response). Retried by the SDK as transient.
- * @public
- */
+/** True for a connection closed or reset under a request before its response (retried by the SDK). @public */
 export function isConnectionResetError(error: unknown): error is ConnectionResetError {
   return sockeyeErrorKind(error) === "connection_reset";
 }

@@ -34,7 +34,6 @@ import { normalizeOrigin } from "./normalize-origin";
 import { countOutcome, type OriginTelemetry, type OutcomeCounters, type RequestOutcome } from "./origin-telemetry";
 import { describeValue, invalidOption } from "./invalid-option";
 import {
-  checkSaturationBlock,
   type PoolMonitorOptions,
   type ResolvedPoolMonitorOptions,
   resolvePoolMonitorOptions,
@@ -351,8 +350,8 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   /**
    * Applies a handler option that configures the monitor, as every handler's `updateHttpClientConfig()` does:
    * `saturation` replaces the whole block (fields it leaves out go back to their defaults), `onSaturation` /
-   * `onRecovery` replace the callback (`null`/`undefined` removes it). Validated: a bad value throws a one-line
-   * `TypeError`/`RangeError` naming the option and the value, and changes nothing.
+   * `onRecovery` replace the callback (`null`/`undefined` removes it). The value has passed the option's rule
+   * (`checkHandlerUpdate()`); a detector field out of its range still throws naming it, and changes nothing.
    * @param prefix - the handler's package name, for the error message.
    * @internal
    */
@@ -361,7 +360,6 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
       this.applyOptions({ [key]: value ?? undefined }, prefix, "");
       return;
     }
-    checkSaturationBlock(value, prefix);
     this.applyOptions(saturationFields(value as Record<string, unknown> | null | undefined), prefix, "saturation.");
   }
 

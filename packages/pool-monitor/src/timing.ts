@@ -1,31 +1,19 @@
-/** The registry key of the one `timing` object. */
 const TIMING_KEY = Symbol.for("@sockeye/timing");
 
 /** The clock and timer functions (see `timing`). @public */
 export type Timing = ReturnType<typeof createTiming>;
 
 /**
- * Clock and timer seam, shared by `@sockeye/pool-monitor` and `@sockeye/node-http-handler` (one seam, not two).
- *
- * The handlers' and the monitor's clock reads and timers go through this object, so that
- * `vi.useFakeTimers({ toFake: [...] })` drives them and specs can spy on one object. (The empty-stats snapshot of a
- * handler without telemetry stamps `takenAt` with `performance.now()` directly: the same clock, read once.) Globals are resolved at call
- * time, never captured at module load: a monitor or handler created under fake timers must see the fake
- * `performance`, and one created later under real timers the real one. Exported so tests and an embedding handler
- * read the same clock (`startedAt` given to `trackRequest()` must come from it).
- *
- * One instance per process: both entry points of this package (`.` and `./internal`, each its own bundle) and a
- * CommonJS and an ESM copy loaded side by side share the object registered under `Symbol.for("@sockeye/timing")`,
- * so a spy or a seam override is seen by every caller.
- *
+ * The clock and timer seam every handler and monitor goes through, so fake timers drive them and specs spy on one
+ * object. Globals are resolved at call time, never captured at load, so objects created under fake timers see the
+ * fakes and later ones the real timers. The `startedAt` given to `trackRequest()` must come from `timing.now()`.
+ * One instance per process, registered under `Symbol.for("@sockeye/timing")`: both entry points and CommonJS and ESM
+ * copies share it, so a spy is seen by every caller.
  * @public
  */
 export const timing: Timing = registered();
 
-/**
- * The registered `timing`, created by the first copy loaded. A copy of another version registered first may lack
- * members added since (`afterPoll`): they are added to it, so every caller finds them.
- */
+/** The registered `timing`; members missing from an older copy's (registered first) are added to it. */
 function registered(): Timing {
   const registry = globalThis as { [TIMING_KEY]?: Timing };
   const mine = createTiming();
@@ -37,7 +25,7 @@ function registered(): Timing {
 
 type Fn = (...args: any[]) => any;
 
-/** A function installed by `@sinonjs/fake-timers` (the engine of vitest's and Jest's fake timers) carries its clock. */
+/** `@sinonjs/fake-timers` (behind vitest's and Jest's fake timers) puts its clock on the functions it installs. */
 function isFake(fn: unknown): boolean {
   return (fn as { clock?: unknown } | undefined)?.clock !== undefined;
 }
@@ -51,12 +39,9 @@ function native<F extends Fn>(
 }
 
 /**
- * Clears `handle` with the implementation that made it. Node's own handles carry `own` (`_onTimeout` /
- * `_onImmediate`) and go to Node's own clear function, whatever is installed now; a test's fake handle goes to the
- * installed fake, or nowhere once real timers are back (its clock is gone: nothing of it can run). Handing a fake
- * immediate to Node's `clearImmediate` would corrupt the process's immediate queue (it decrements the loop's count
- * and unlinks a node it does not own: no `setImmediate` callback runs after that), and a real handle given to a
- * fake clear function stays armed.
+ * Clears `handle` with the implementation that made it: Node's handles (they carry `own`) with Node's clear
+ * function, a fake's with the installed fake, or nowhere once its clock is gone. A fake immediate handed to Node's
+ * `clearImmediate` corrupts the process's immediate queue; a real handle given to a fake stays armed.
  */
 function clearWith(handle: unknown, own: string, nativeClear: Fn | undefined, current: Fn): void {
   if (handle === undefined || handle === null) return;
@@ -74,30 +59,22 @@ function createTiming() {
     now: (): number => performance.now(),
     /** Wall-clock milliseconds (`Date.now()`); only for contracts defined on wall time (upstream's warning stamp). */
     wallNow: (): number => Date.now(),
-    /** `setTimeout`, resolved at call time. */
     setTimeout: <A extends unknown[]>(
       fn: (...args: A) => void,
       ms: number,
       ...args: A
     ): ReturnType<typeof setTimeout> => setTimeout(fn, ms, ...args),
-    /** `clearTimeout` of the implementation that made `handle` (see `clearWith`). */
     clearTimeout: (handle: ReturnType<typeof setTimeout> | undefined): void =>
       clearWith(handle, "_onTimeout", nativeClearTimeout, clearTimeout),
-    /** `setInterval`, resolved at call time. */
     setInterval: (fn: () => void, ms: number): ReturnType<typeof setInterval> => setInterval(fn, ms),
-    /** `clearInterval` of the implementation that made `handle` (see `clearWith`). */
     clearInterval: (handle: ReturnType<typeof setInterval> | undefined): void =>
       clearWith(handle, "_onTimeout", nativeClearInterval, clearInterval),
-    /** `setImmediate`, resolved at call time. */
     setImmediate: (fn: () => void): ReturnType<typeof setImmediate> => setImmediate(fn),
-    /** `clearImmediate` of the implementation that made `handle` (see `clearWith`). */
     clearImmediate: (handle: ReturnType<typeof setImmediate> | undefined): void =>
       clearWith(handle, "_onImmediate", nativeClearImmediate, clearImmediate),
     /**
-     * Node's own `setImmediate` even while a test fakes the global one (the global when this module loaded under
-     * fakes): for work that has no time in it and must run after the poll phase, such as handing a freed socket to
-     * a queued request. Faked, it would wait for the test to advance its clock, which upstream's handler never
-     * asks of a test. Clear its handle with `clearImmediate` above.
+     * Node's own `setImmediate` even under fake timers, for timeless work after the poll phase (handing a freed
+     * socket to a queued request): faked, it would wait for the test's clock, which upstream never asks of a test.
      */
     afterPoll: (fn: () => void): ReturnType<typeof setImmediate> =>
       (nativeSetImmediate !== undefined && isFake(setImmediate) ? nativeSetImmediate : setImmediate)(fn),

@@ -25,7 +25,7 @@ import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { OriginTelemetry, type RequestOutcome } from "./origin-telemetry";
 import type { CloseReason } from "./pool-stats";
-import { type PoolReading, SampleEvidence } from "./pool-reading";
+import { PoolReading, SampleEvidence, type UnreadWatch } from "./pool-reading";
 import type { TelemetryCore } from "./telemetry-core";
 import { timing } from "./timing";
 
@@ -166,44 +166,26 @@ export interface Http1Requests {
    * (`activeAgeSumMs`, `activeAgeCount`, `oldestActiveMs`) and of its oldest queued request (`oldestQueuedMs`).
    */
   addAges(o: OriginState, now: number): void;
-  /** Counts `o`'s unread response bodies into `r` (see `unreadBody()`). */
+  /** Counts `o`'s unread response bodies into `r` (`addUnreadResponse()`). */
   readUnread(o: OriginState, now: number, limitMs: number, r: PoolReading): void;
 }
 
 /** What the unread-body rule reads of a request whose response arrived. @internal */
-export interface BodyProgress {
+export interface ResponseProgress extends UnreadWatch {
   readonly res: IncomingMessage | undefined;
-  /** `socket.bytesRead` when the body last made progress, and when that was (`timing.now()` ms). */
-  lastBytes: number;
-  progressedAt: number;
   /** `timing.now()` ms at its response (-1: none yet). */
   readonly responseAt: number;
 }
 
 /**
- * The one unread-body rule: `st`'s open response made no progress for `limitMs` and its caller is not reading it
- * (never read, `readableFlowing === null`, or data left buffered); a consumer waiting on a slow server is not counted.
- * Records progress as it goes. Returns the body's age (ms since the response) when it counts, else -1. @internal
+ * Counts `st`'s open response body into `r` by the one unread-body rule (`PoolReading.addUnread()`), its progress
+ * marker being its socket's `bytesRead`. @internal
  */
-export function unreadBody(st: BodyProgress, now: number, limitMs: number): number {
+export function addUnreadResponse(r: PoolReading, st: ResponseProgress, now: number, limitMs: number): void {
   const res = st.res;
-  if (res === undefined || st.responseAt < 0 || res.readableEnded || res.destroyed) return -1;
-  const bytes = res.socket?.bytesRead ?? st.lastBytes;
-  if (bytes !== st.lastBytes) {
-    st.lastBytes = bytes;
-    st.progressedAt = now;
-    return -1;
-  }
-  if (now - st.progressedAt < limitMs) return -1;
-  if (res.readableFlowing !== null && res.readableLength === 0) return -1;
-  return now - st.responseAt;
-}
-
-/** Adds one unread body of age `ageMs` (`unreadBody()`'s result) to `r`. @internal */
-export function countUnread(r: PoolReading, ageMs: number): void {
-  if (ageMs < 0) return;
-  r.unreadCount++;
-  if (ageMs > r.unreadAgeMs) r.unreadAgeMs = ageMs;
+  if (res === undefined || st.responseAt < 0) return;
+  if (PoolReading.progressed(st, res.socket?.bytesRead ?? st.seenProgress, now)) return;
+  r.addUnread(now, limitMs, st.progressAt, st.responseAt, res);
 }
 
 /** Adds an active request's age to its link's figures of a reading. @internal */
@@ -244,8 +226,8 @@ export abstract class RequestState {
   /** Its socket's state, while it counts on the socket. */
   socketState: SocketState | undefined = undefined;
   /** `socket.bytesRead` when the body last made progress, and when that was. */
-  lastBytes = 0;
-  progressedAt = 0;
+  seenProgress = 0;
+  progressAt = 0;
   /** Queued by the embedder (`trackQueued()`), not dispatched yet: counted in its link's `gateQueued`. */
   gated = false;
   /** Tracked as sent outside the pool (`trackUnpooled()`): counted in `origin.unpooled` only. */

@@ -2,16 +2,9 @@ import { Readable } from "node:stream";
 import { contentLengthMismatchError, unusableBodyError } from "./request-errors";
 
 /**
- * Checks a request body against the declared `content-length` (`declared`, `-1`: none, see `validateHeaders()`) before
- * anything is dispatched (a stream body is held to it while it is sent, by `writeBody()` / `pipeBody()`):
- * - a body of known length (a string, measured in UTF-8 bytes as it is sent; a `Buffer` or other `ArrayBufferView`) that
- *   disagrees with `declared` is a `TypeError`: sent, a shorter body leaves the server waiting for bytes that never come,
- *   a longer one puts its extra bytes on the connection as the start of another request;
- * - a `Readable` already destroyed before its end (it would never end the request), or already read to its end while
- *   `declared` promises bytes, is an `Error` naming the body.
- * O(1) but for a string body, whose UTF-8 length is counted once (only when a length is declared).
- * @param prefix - the handler's package name, starting the message.
- * @internal
+ * Checks a body of known length against the declared `content-length` (-1: none) before dispatch: sent, a shorter
+ * one leaves the server waiting and a longer one starts another request on the connection. A stream body is held to
+ * it while sent (`pipeBody()`); here it is refused only if `unusableBody()`. @internal
  */
 export function validateBody(body: unknown, declared: number, prefix: string): void {
   if (body === undefined || body === null) {
@@ -31,11 +24,7 @@ export function validateBody(body: unknown, declared: number, prefix: string): v
   if (actual !== declared) throw contentLengthMismatchError(prefix, declared, actual, true);
 }
 
-/**
- * Why a `Readable` body cannot be sent, or `undefined`: destroyed before its end, or ended already while `declared`
- * (`-1`: none) promises bytes. Read again when a queued request is finally sent (`writeBody()`).
- * @internal
- */
+/** Why a `Readable` body cannot be sent (checked again when a queued request is sent), or `undefined`. @internal */
 export function unusableBody(body: Readable, declared: number): "destroyed" | "consumed" | undefined {
   if (body.readableEnded) return declared > 0 ? "consumed" : undefined;
   return body.destroyed ? "destroyed" : undefined;

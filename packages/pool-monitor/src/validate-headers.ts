@@ -1,12 +1,11 @@
 import { describeValue } from "./invalid-option";
 
-/** A header name as RFC 9110 §5.1 allows it: a token. */
+/** RFC 9110 §5.1 token. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /**
- * A character no handler may put in a header value: controls other than tab (CR and LF end the field and start another
- * one: request smuggling behind an intermediary), DEL, and anything above U+00FF (it cannot be sent as one byte). Node's
- * HTTP/1.1 client refuses the same set; its HTTP/2 client sends them unchanged.
+ * What Node's HTTP/1.1 client refuses in a header value (its HTTP/2 client sends them): controls but tab (CR LF would
+ * smuggle a request), DEL, and anything above U+00FF.
  */
 const BAD_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
 
@@ -19,24 +18,13 @@ const HTTP2_CONNECTION_FIELDS = new Set([
   "upgrade",
 ]);
 
-/** `content-length` lower-cased; compared only with names of its length. */
 const CONTENT_LENGTH = "content-length";
 
 /**
- * Checks every request header before anything is dispatched and returns the declared `content-length` (`-1`: none):
- * - a name is a token (on HTTP/2, a `:`-prefixed pseudo-header name is left to Node, which knows the allowed ones);
- * - a string value (or each string of an array value) holds no control character but tab and nothing above U+00FF;
- * - on HTTP/2, no HTTP/1.1 connection-specific field (`connection`, `keep-alive`, `proxy-connection`,
- *   `transfer-encoding`, `upgrade`; `te` other than `trailers`);
- * - `content-length` as `declaredLength()` checks it.
- * Throws a one-line `TypeError` naming the header (never showing a value other than a bad `content-length`: values
- * carry credentials), with Node's code for the fault (`ERR_INVALID_HTTP_TOKEN`, `ERR_INVALID_CHAR`,
- * `ERR_HTTP2_INVALID_CONNECTION_HEADERS`, `ERR_HTTP_INVALID_HEADER_VALUE`). One pass, O(total length of names and
- * values). `NodeHttp2Handler` calls it per request (Node's HTTP/2
- * client checks neither names nor values); node:http and undici apply the same rule themselves when they create the
- * request, so their handlers call only `declaredLength()` and, when the transport refuses a header, `explainRefusal()`.
- * @param prefix - the handler's package name, starting the message.
- * @param http2 - the request goes out on HTTP/2.
+ * Checks every request header and returns the declared `content-length` (-1: none): names are tokens (HTTP/2
+ * pseudo-headers are left to Node), values hold no `BAD_VALUE_CHAR`, HTTP/2 gets no connection-specific field, and
+ * `content-length` is checked as by `declaredLength()`. Throws a one-line `TypeError` with Node's code for the fault,
+ * naming the header but never showing a value (values carry credentials). One pass over names and values.
  * @internal
  */
 export function validateHeaders(headers: unknown, prefix: string, http2: boolean): number {
@@ -71,10 +59,8 @@ export function validateHeaders(headers: unknown, prefix: string, http2: boolean
 }
 
 /**
- * The declared `content-length` (`-1`: none): in whatever letter case and however often it appears, one non-negative
- * integer, else a `TypeError` (`ERR_HTTP_INVALID_HEADER_VALUE`) naming it. Reads the names only (a length compare
- * each): what the node:http and undici handlers check per request.
- * @internal
+ * The declared `content-length` (-1: none), in any case and however often repeated: one non-negative integer, else a
+ * `TypeError`. A length compare per name. @internal
  */
 export function declaredLength(headers: unknown, prefix: string): number {
   if (headers === null || typeof headers !== "object") return -1;
@@ -85,10 +71,8 @@ export function declaredLength(headers: unknown, prefix: string): number {
 }
 
 /**
- * A transport's refusal of a request header (Node's `ERR_INVALID_HTTP_TOKEN` / `ERR_INVALID_CHAR`, undici's
- * `UND_ERR_INVALID_ARG`) as `validateHeaders()` words it, so that every handler gives the same error; any other error,
- * or one `validateHeaders()` finds nothing wrong for, is returned as is. Failure path only.
- * @internal
+ * A transport's refusal of a request header, reworded as `validateHeaders()` words it so every handler gives the same
+ * error; any other error is returned as is. @internal
  */
 export function explainRefusal(error: unknown, headers: unknown, prefix: string): unknown {
   const code = (error as { code?: unknown } | null)?.code;
@@ -105,10 +89,6 @@ function isContentLength(name: string): boolean {
   return name.length === 14 && (name === CONTENT_LENGTH || name.toLowerCase() === CONTENT_LENGTH);
 }
 
-/**
- * A `TypeError` with `code`: Node's own code for the same fault (what upstream's callers saw on node:http, where Node
- * raised it).
- */
 function headerError(message: string, code: string): TypeError {
   return Object.assign(new TypeError(message), { code });
 }
@@ -120,10 +100,7 @@ function badValue(prefix: string, name: string): TypeError {
   );
 }
 
-/**
- * A `content-length` value as a number of bytes, agreeing with the one found before (`declared`, `-1`: none), or a
- * `TypeError` naming it.
- */
+/** A `content-length` value in bytes, agreeing with the one found before (`declared`), else a `TypeError`. */
 function contentLength(declared: number, value: unknown, name: string, prefix: string): number {
   const n = typeof value === "string" && /^\d{1,15}$/.test(value) ? Number(value) : value;
   if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 0) {

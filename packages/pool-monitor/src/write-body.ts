@@ -1,19 +1,11 @@
 /**
- * writeBody: sends a Smithy request body on a Node request (`http.ClientRequest`, or an HTTP/2 client stream) and ends
- * it.
+ * writeBody: sends a Smithy request body on a Node request (or HTTP/2 stream) and ends it.
  *
- * A `Readable` body with a declared length (`content-length`, read from the request's headers once the body is sent;
- * `validateRequest()` checked it when the request was handed over) is held to it while it flows: a
- * `LengthGuard` (one object per such upload, found through a symbol on the body, so no closure) counts each chunk in a
- * `'data'` listener registered before the pipe's own, and the pipe does not end the destination (`{ end: false }`):
- * - a chunk that would run past the declared length destroys the destination before the pipe writes it (listeners run
- *   in registration order), so no byte beyond the declared length, which the server would parse as the start of
- *   another request, reaches the connection;
- * - at the body's end the destination is ended only if the count is exact; a short body destroys it instead of leaving
- *   the server waiting for bytes that never come.
- * Either failure hands a `content-length` mismatch error to the request's `BodyLengthSink` (HTTP/2: the stream request,
- * which rejects with it and resets the stream), or, without one, destroys the destination with it (node:http: the
- * request reports its destination's error).
+ * A `Readable` with a declared `content-length` is held to it while it flows, by a `LengthGuard` found through a
+ * symbol on the body (no closure): its `'data'` listener runs before the pipe's own, so a chunk that would run past
+ * the length fails the request before any extra byte (the start of another request to the server) is written; the
+ * pipe does not end the destination, and at the body's end a short count fails it rather than leave the server
+ * waiting. The mismatch error goes to the request's `BodyLengthSink` (HTTP/2) or else destroys the destination.
  */
 import type { ClientRequest } from "node:http";
 import { Readable } from "node:stream";
@@ -21,7 +13,7 @@ import { contentLengthMismatchError, unusableBodyError } from "./request-errors"
 import { unusableBody } from "./validate-body";
 import { declaredLength } from "./validate-headers";
 
-/** What `writeBody()` writes to: a `ClientRequest`, or an HTTP/2 stream (both are `Writable`s). */
+/** A `ClientRequest`, or an HTTP/2 stream typed as one. */
 type Destination = ClientRequest;
 
 const kGuard = Symbol("sockeye.lengthGuard");
@@ -42,7 +34,6 @@ class LengthGuard {
     readonly sink: BodyLengthSink | undefined
   ) {}
 
-  /** The body broke its length: the sink, or else the destination, gets the error. */
   fail(): void {
     const error = contentLengthMismatchError(this.prefix, this.declared, this.sent, false);
     if (this.sink !== undefined) this.sink.onBodyError(error);
@@ -79,12 +70,7 @@ function release(body: GuardedBody): void {
   body.removeListener("end", onGuardedEnd);
 }
 
-/**
- * Pipes a `Readable` body into `dest`, held to `declared` bytes (its request's `content-length`) unless that is `-1`
- * (see the header). The caller handles the body's own errors.
- * @param sink - told of a length mismatch instead of `dest` being destroyed with it.
- * @internal
- */
+/** Pipes `body` into `dest`, held to `declared` bytes unless -1; the caller handles the body's errors. @internal */
 export function pipeBody(
   body: Readable,
   dest: Destination,
@@ -103,15 +89,9 @@ export function pipeBody(
 }
 
 /**
- * Writes a Smithy request body to a Node request and ends it: a `Readable` is piped (held to the `content-length` of
- * `headers`, see the header); a Buffer or string is sent as is (an empty Buffer as no body, aws-sdk-js-v3#6426); any
- * other ArrayBufferView is wrapped without copying; other truthy values go through `Buffer.from` (so a plain object
- * throws a `TypeError`, as upstream); no body ends the request. A `Readable` that was destroyed (or, with a length to
- * meet, consumed) while the request waited destroys the request at once, naming it. A piped stream's error destroys the
- * request with that error instead of leaving it hanging.
- * @param headers - the request's headers (read for a `Readable` body only).
- * @param prefix - the handler's package name, for the errors above.
- * @internal
+ * Writes a Smithy request body to a Node request and ends it, as upstream: an empty Buffer as no body
+ * (aws-sdk-js-v3#6426), a view wrapped without copying, other values through `Buffer.from`. A stream that became
+ * unusable while the request waited, or that errors, destroys the request. @internal
  */
 export function writeBody(req: ClientRequest, body: unknown, headers?: unknown, prefix = ""): void {
   if (body instanceof Readable) {

@@ -1,34 +1,19 @@
 /**
- * Maps `NodeHttpHandler`'s `httpAgent` / `httpsAgent` (an options object, or an `Agent` instance whose `.options`
- * are read) to what they mean on undici, so that `httpsAgent: { ca }` works as it does on `NodeHttpHandler`.
+ * Maps `NodeHttpHandler`'s `httpAgent` / `httpsAgent` (options, or an `Agent` whose `.options` are read) to undici,
+ * so that `httpsAgent: { ca }` works as it does on `NodeHttpHandler`. Every key ends in one of four places:
+ * - undici pool settings: `maxSockets` (read by `resolveUndiciConfig`), `keepAlive: false` (a connection per
+ *   request), `localAddress`;
+ * - undici `connect` options: every `tls.connect()` / `net.connect()` option, and `keepAliveMsecs` as
+ *   `keepAliveInitialDelay`;
+ * - ignored with one warning (`IGNORED`, `noDelay: false`): undici has no such setting;
+ * - dropped silently (`DROPPED`): keys Node adds itself, and request-level keys that would redirect every connection.
  *
- * Every key of a Node `Agent`'s options ends in one of four places:
- * - undici pool settings: `maxSockets` → `connections` (read by `resolveUndiciConfig`), `keepAlive: false` → a new
- *   connection per request (undici `pipelining: 0`), `localAddress` → the pool's `localAddress`;
- * - undici `connect` options (`buildConnector`): every TLS / socket option `tls.connect()` and `net.connect()` take
- *   (`ca`, `cert`, `key`, `pfx`, `passphrase`, `rejectUnauthorized`, `servername`, `checkServerIdentity`,
- *   `ciphers`, `minVersion`, `lookup`, `family`, `localPort`, …), `maxCachedSessions`, and `keepAliveMsecs` as
- *   `keepAliveInitialDelay` (TCP keep-alive probes);
- * - ignored with one warning, because undici has no such setting: `timeout` (use `idleSocketTimeout` /
- *   `socketTimeout`), `maxFreeSockets`, `maxTotalSockets`, `scheduling`, `noDelay: false` (undici always sets
- *   `noDelay`);
- * - dropped silently: keys Node adds itself (`path: null`, `noDelay: true`) and request-level keys (`host`,
- *   `hostname`, `port`, `protocol`, `defaultPort`) that would redirect every connection.
+ * An instance that makes its connections itself (`createConnection`, `addRequest`, an `agent-base` `connect`, as in
+ * `https-proxy-agent`) is rejected: reading only its options would send its requests around it. `agentkeepalive` is
+ * the exception: its `createConnection` is Node's own with counting around it.
  *
- * An instance that makes its connections itself (its own `createConnection` or `addRequest`, or a `connect` method
- * as `agent-base` agents such as `https-proxy-agent` have) is rejected with a `TypeError`: undici cannot use it, and
- * reading only its options would send every request around it (a proxy agent's requests would go direct). The one
- * exception is `agentkeepalive`, whose `createConnection` is Node's own with socket counting around it: its options
- * are read as a plain `Agent`'s (its `freeSocketTimeout` / `socketActiveTTL` are ignored with the warning, naming
- * `idleSocketTimeout` / `connectionLifetime`).
- *
- * Only values the caller chose are warned about. An instance's `.options` can also hold defaults its class wrote there
- * (`agentkeepalive` writes `freeSocketTimeout: 4000`, `timeout` derived from it, `socketActiveTTL: 0` into the options
- * object it is given, so what the caller passed is no longer known): a value of an ignored key counts as chosen unless
- * an agent of the same class, built from the same options without that key, holds the same value (see
- * `classDefault`). Node's own `Agent` classes write none of these keys, so theirs are read as they are.
- *
- * Cost: once per resolved config; nothing per request.
+ * Only values the caller chose are warned about: `agentkeepalive` writes defaults into the options object it is given,
+ * so a value of an ignored key that its class writes anyway (`classDefault`) is not reported.
  */
 import http from "node:http";
 import https from "node:https";
@@ -60,11 +45,7 @@ const IGNORED: Record<string, string> = {
   scheduling: "undici picks connections itself",
 };
 
-/**
- * Reads `agent` (an options object, an `http.Agent` / `https.Agent` instance, or an agent-like object) named
- * `name` (`"httpsAgent"` / `"httpAgent"`) into undici settings. `maxSockets` is left to the caller.
- * @internal
- */
+/** Reads `agent` (options, or an agent instance) named `name` into undici settings, except `maxSockets`. @internal */
 export function agentConnectOptions(name: string, agent: unknown): AgentConnectOptions {
   const instance =
     agent instanceof http.Agent ||
@@ -84,13 +65,11 @@ export function agentConnectOptions(name: string, agent: unknown): AgentConnectO
     source = { ...a.options };
     if (source.keepAlive === undefined && typeof a.keepAlive === "boolean") source.keepAlive = a.keepAlive;
   } else {
-    // An options object; anything else (unset) maps to nothing.
     source = { ...(agent as object) };
   }
   const connect: Record<string, unknown> = {};
   let localAddress: string | undefined;
   let keepAlive = true;
-  // A value the agent's class may have written itself (an instance of a class other than Node's own).
   const mayBeDefault = instance && agent instanceof http.Agent && !NODE_AGENTS.has(agent.constructor);
   for (const key of Object.keys(source)) {
     const value = source[key];
@@ -122,17 +101,13 @@ export function agentConnectOptions(name: string, agent: unknown): AgentConnectO
   return { connect, localAddress, keepAlive, ignored };
 }
 
-/** Node's own agent classes: their constructors write no ignored key into `.options` (only `noDelay: true`, `path`). */
+/** Node's own agent classes write no ignored key into `.options`. */
 const NODE_AGENTS = new Set<unknown>([http.Agent, https.Agent]);
 
 /**
- * Whether `options[key]` of `agent` is what its class writes when `key` is not given (a default, or one derived from
- * the other options, as agentkeepalive's `timeout` from `freeSocketTimeout`), rather than the caller's choice: an
- * agent of the same class is built from `options` without `key` and compared, then destroyed (it never had a
- * socket). A caller who passed exactly that value is indistinguishable from one who passed nothing (agentkeepalive
- * overwrites the options object it is given), and the value changes nothing the class would not do anyway. A class
- * whose constructor throws for those options: the value counts as chosen. Cost: one agent construction per ignored
- * key present, once per resolved config.
+ * Whether `options[key]` is what `agent`'s class writes when `key` is not given, found by building a probe agent of
+ * the same class without it (one construction per ignored key present, once per config). A class that throws for
+ * those options: the value counts as chosen.
  */
 function classDefault(agent: http.Agent, options: Record<string, unknown>, key: string): boolean {
   const AgentClass = agent.constructor as new (options: Record<string, unknown>) => http.Agent;
@@ -148,10 +123,7 @@ function classDefault(agent: http.Agent, options: Record<string, unknown>, key: 
   }
 }
 
-/**
- * The name of the method through which `agent` makes connections other than Node's own (`createConnection`,
- * `addRequest` differing from `http.Agent`'s / `https.Agent`'s, or an `agent-base` style `connect`), or `undefined`.
- */
+/** The method through which `agent` makes connections other than Node's own, or `undefined`. */
 function ownConnectionMethod(agent: Record<string, unknown>): string | undefined {
   if (typeof agent.connect === "function") return "connect";
   const create = agent.createConnection;
@@ -168,12 +140,7 @@ function ownConnectionMethod(agent: Record<string, unknown>): string | undefined
   return undefined;
 }
 
-/**
- * Whether `agent` is an `agentkeepalive` agent (`HttpAgent` / `HttpsAgent`), recognised by its public API
- * (`getCurrentStatus()`, `statusChanged`, the `freeSocketTimeout` option it always sets). Its `createConnection`
- * calls Node's own and only counts and times the sockets it creates: its connections go where a plain `Agent`'s go,
- * so reading its options as a plain `Agent`'s bypasses nothing.
- */
+/** An `agentkeepalive` agent, recognised by its public API (and the `freeSocketTimeout` it always sets). */
 function isAgentKeepAlive(agent: Record<string, unknown>): boolean {
   const options = agent.options as { freeSocketTimeout?: unknown } | undefined;
   return (

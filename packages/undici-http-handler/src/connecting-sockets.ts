@@ -1,32 +1,19 @@
 /**
- * ConnectingSockets: the handler's sockets that are still connecting (TCP connect or TLS handshake), per origin, so
- * that `destroy()` can end them all and an abandoned connection attempt can be ended at once.
+ * ConnectingSockets: the handler's sockets still connecting (TCP or TLS), per origin, so that `destroy()` can end
+ * them all and an abandoned attempt ends at once, as on `NodeHttpHandler`. undici's `destroy()` only ends
+ * connections it has; a handshake in progress would outlive the handler until undici's connect timeout.
+ * `abandon(origin)` runs when no request of the origin waits any more; `CONNECT_ABANDONED` is not one of undici's
+ * recoverable codes, so undici fails the (already settled) requests queued on that attempt instead of reconnecting.
  *
- * Why: undici's `destroy()` only ends connections it already has; a socket whose connect or TLS handshake is still
- * in progress stays open until it completes or undici's connect timeout fires (10 s by default; a server that never
- * answers the ClientHello keeps it that long), after the handler and every request are gone. Likewise a request
- * aborted (or timed out) while its connection is being opened: undici keeps handshaking for nobody. `NodeHttpHandler`
- * closes such a socket at once, so this one does too: `abandon(origin)` ends the origin's connecting sockets when no
- * request of the origin waits for a connection any more (the caller, `UndiciRequest`, knows that from the origin's
- * `OriginGate`). The error it uses (`CONNECT_ABANDONED`) is not one of undici's recoverable socket codes, so undici
- * fails the (already settled) requests queued on that connection instead of reconnecting for them.
- *
- * Structure: a `Map` origin → `Set` of sockets, added when the connector creates one, removed when its connect
- * callback runs (connected or failed) or it closes; an origin's `Set` exists only while it holds a socket (a client
- * of many hosts keeps no entry per host ever reached). Cost per CONNECTION: one Map lookup, one Set insert/delete
- * (a Set and a Map entry for an origin's first socket still connecting) and one callback closure; nothing per
- * request.
+ * Structure: `Map` origin → `Set` of sockets, an entry only while the origin has a socket connecting. Cost per
+ * connection: a Map lookup, a Set insert and delete, one closure; nothing per request.
  */
 import type { Socket } from "node:net";
 import type buildConnectorType from "undici/types/connector";
 
 type Connector = buildConnectorType.connector;
 
-/**
- * The error an abandoned connection attempt is destroyed with (recognised by the tracked connector: close reason
- * `aborted`, not a socket error).
- * @internal
- */
+/** The error an abandoned connection attempt is destroyed with (close reason `aborted`, not `error`). @internal */
 export const CONNECT_ABANDONED: Error = Object.assign(
   new Error("@sockeye/undici-http-handler - connection attempt abandoned: no request waits for it any more."),
   { code: "ERR_SOCKEYE_CONNECT_ABANDONED" }
@@ -35,10 +22,7 @@ export const CONNECT_ABANDONED: Error = Object.assign(
 /** @internal */
 export class ConnectingSockets {
   private readonly byOrigin = new Map<string, Set<Socket>>();
-  /**
-   * Whether a request of `origin` waits for a connection (the handler's `OriginGate` knows); unset: always.
-   * Read by `onlyWhenNeeded` connectors before an attempt starts.
-   */
+  /** Whether a request of `origin` waits for a connection (the handler's `OriginGate` knows); unset: always. */
   demand: ((origin: string) => boolean) | undefined;
 
   /** Returns a connector that records each socket `base` creates for `origin` until it connected or failed. */
@@ -63,11 +47,8 @@ export class ConnectingSockets {
   }
 
   /**
-   * Returns a connector that starts no attempt nobody waits for: when `demand` says no request of `origin` waits
-   * for a connection, it fails at once with `CONNECT_ABANDONED` (no socket). Why: when a request in flight is
-   * aborted, undici destroys its connection and then reconnects for that request (still at the head of its queue)
-   * before noticing it was aborted; the new connection (a TLS handshake in production) serves nobody. On
-   * `CONNECT_ABANDONED` undici fails the (already settled) requests it still queued for that attempt instead.
+   * Returns a connector that fails at once with `CONNECT_ABANDONED` when no request of `origin` waits: after an
+   * abort, undici reconnects for the aborted request (still at the head of its queue) before noticing it.
    */
   onlyWhenNeeded(connector: Connector, origin: string): Connector {
     const owner = this;

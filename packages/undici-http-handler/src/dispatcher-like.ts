@@ -1,15 +1,7 @@
+/** Structural types, so that dispatchers of undici 7 and 8 (distinct classes) and composed ones are accepted. */
 /**
- * Structural types for what this package needs of an undici dispatcher and of the controller undici hands to a
- * dispatch handler, so that dispatchers of undici 7 and undici 8 (whose classes are distinct types) are accepted,
- * and so is any composed dispatcher with the same shape.
- */
-
-/**
- * An undici `Dispatcher` of undici 7 or 8 (`Agent`, `Pool`, `Client`, `ProxyAgent`, `EnvHttpProxyAgent`, a
- * composed dispatcher…): what the handler calls on it. Handlers are given in undici's controller API
- * (`onRequestStart` / `onResponseStart` / `onResponseData` / `onResponseEnd` / `onResponseError`), which both
- * versions accept.
- * @public
+ * An undici 7 or 8 `Dispatcher` (`Agent`, `Pool`, `ProxyAgent`, a composed dispatcher…): what the handler calls on
+ * it, with handlers in undici's controller API, which both versions accept. @public
  */
 export interface DispatcherLike {
   dispatch(options: any, handler: any): boolean;
@@ -17,11 +9,7 @@ export interface DispatcherLike {
   destroy(error?: Error | null): Promise<void>;
 }
 
-/**
- * The controller undici 7 and 8 pass to a controller-API handler: abort the exchange, pause / resume the body.
- * `rawHeaders` is the raw header list of the response (both versions set it before `onResponseStart`).
- * @internal
- */
+/** The controller undici 7 and 8 pass to a handler; both set `rawHeaders` before `onResponseStart`. @internal */
 export interface DispatchControllerLike {
   abort(reason: Error): void;
   pause(): void;

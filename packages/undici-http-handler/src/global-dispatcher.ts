@@ -1,23 +1,13 @@
 /**
- * The global undici dispatcher, as `setGlobalDispatcher()` of any undici copy stores it, and the rule that tells a
- * dispatcher the user set (a `ProxyAgent`, an `EnvHttpProxyAgent`, a `MockAgent`, a composed dispatcher, an `Agent`
- * with options) from the default one undici installs when it loads.
+ * The global undici dispatcher, as `setGlobalDispatcher()` of any undici copy stores it, and whether the user set it.
+ * undici 7 and 8 store it at `Symbol.for("undici.globalDispatcher.2")`; older 7 releases and Node's bundled undici
+ * only at `.1` (where undici 8 puts a legacy-API wrapper), so `.2` is read first.
  *
- * Where it lives: undici 7 and 8 store the dispatcher at `globalThis[Symbol.for("undici.globalDispatcher.2")]`;
- * older undici 7 releases and Node's bundled undici only at `…globalDispatcher.1`, where undici 8 puts a wrapper
- * for the legacy handler API. `.2` is read first, so an undici 8 dispatcher is used directly.
- *
- * The default: every undici copy (the package, Node's bundled one) installs `new Agent()` on load when the slot is
- * empty, so the slot is never empty once undici is loaded. That default carries no setting of the user's; the
- * handler then keeps its own `Agent` (per-origin `maxSockets`, the agent options, full telemetry). It is recognised
- * by shape: an instance of a class named `Agent` whose construction options are all unset (undici keeps them under
- * its own `options` symbol), whose factory is undici's default and whose `dispatch` is the class's own (not
- * `agent.compose(...)`, which returns a Proxy of the agent with interceptors in `dispatch`). Anything else counts as set by the user,
- * including a dispatcher whose shape cannot be read: when in doubt the global dispatcher is followed, never
- * bypassed.
- *
- * Cost: `globalDispatcherSlot()` is two property reads (checked per request, so a dispatcher set later is followed
- * from the next request on); `isUserSetDispatcher()` runs only when the slot changed.
+ * Every undici copy installs a default `new Agent()` on load, so the slot is never empty; with that default the
+ * handler keeps its own `Agent`. It is recognised by shape: a class named `Agent`, all construction options unset,
+ * undici's default factory, and the class's own `dispatch` (`agent.compose()` returns a Proxy with interceptors in
+ * `dispatch`). Anything else, including a shape that cannot be read, counts as the user's: when in doubt the global
+ * dispatcher is followed, never bypassed. The slot is read per request; `isUserSetDispatcher()` runs when it changed.
  */
 import { isDispatcher } from "./resolve-undici-config";
 
@@ -30,17 +20,11 @@ export function globalDispatcherSlot(): unknown {
   return g[SLOT_2] ?? g[SLOT_1];
 }
 
-/**
- * True when `value` is a dispatcher the user installed, false for nothing or for the default `new Agent()` an undici
- * copy installs on load.
- * @internal
- */
+/** True for a dispatcher the user installed; false for nothing or undici's default `new Agent()`. @internal */
 export function isUserSetDispatcher(value: unknown): boolean {
-  if (!isDispatcher(value)) return false;
-  return !isDefaultAgent(value);
+  return isDispatcher(value) && !isDefaultAgent(value);
 }
 
-/** An undici `Agent` constructed with no options and the default factory (see the header). */
 function isDefaultAgent(value: object): boolean {
   const proto = Object.getPrototypeOf(value);
   if (proto?.constructor?.name !== "Agent") return false;

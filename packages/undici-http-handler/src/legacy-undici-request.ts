@@ -1,14 +1,8 @@
 /**
  * LegacyUndiciRequest: the request as undici 7's native handler (`onConnect` / `onHeaders` / `onData` /
- * `onComplete` / `onError`), used for undici 7 dispatchers (the handler-owned `Agent`, a caller's undici 7
- * instance).
- *
- * Why a second naming of the same request: undici 7 runs a controller-API handler (what undici 8 requires, see
- * `UndiciRequest`) through an adapter that allocates two objects per request and parses the response headers and
- * trailers into objects this handler does not use; measured on raw undici 7.30.2 `Pool.dispatch` (c = 50, 128 B
- * bodies, loopback), that is ~8 % more CPU per request (48.3 → 52.1 µs). The request object is its own controller
- * here (`abort` / `pause` / `resume` over undici's abort and resume functions), so this path allocates nothing more
- * than `UndiciRequest` does on undici 8; the logic is `UndiciRequestCore`'s, shared.
+ * `onComplete` / `onError`), used for undici 7 dispatchers. undici 7 runs a controller-API handler through an
+ * adapter that allocates per request and parses headers this handler does not use; here the request is its own
+ * controller (`abort` / `pause` / `resume` over undici's functions). The logic is `UndiciRequestCore`'s.
  */
 import type { DispatchControllerLike } from "./dispatcher-like";
 import { UndiciRequestCore } from "./undici-request";

@@ -358,21 +358,12 @@ export class OriginPoolState extends OriginTelemetry {
   }
 
   /**
-   * Paused bodies not read for `thresholdMs` (`queuedThresholdMs`, when shorter, while requests of the origin are
-   * queued: such a body holds a connection others wait for), as `PoolMonitor` counts them: count and oldest age,
-   * into `r` (whose `queued` is already read).
+   * Paused bodies (backpressure: the caller is not reading) as the one unread-body rule counts them
+   * (`PoolReading.addUnread`), into `r` (whose `queued` is already read). O(paused bodies).
    */
   readUnconsumed(now: number, thresholdMs: number, queuedThresholdMs: number, r: PoolReading): void {
-    if (r.queuedCount > 0 && queuedThresholdMs < thresholdMs) thresholdMs = queuedThresholdMs;
-    let count = 0;
-    let oldestMs = 0;
-    for (let n = this.pausedList.firstNode; n !== undefined; n = n.listNext) {
-      const age = now - n.pausedAt;
-      if (age < thresholdMs) continue;
-      count++;
-      if (age > oldestMs) oldestMs = age;
-    }
-    r.unreadCount = count;
-    r.unreadAgeMs = oldestMs;
+    const limit = r.unreadLimit(thresholdMs, queuedThresholdMs);
+    for (let n = this.pausedList.firstNode; n !== undefined; n = n.listNext)
+      r.addUnread(now, limit, n.pausedAt, n.pausedAt);
   }
 }

@@ -1,10 +1,7 @@
 import type { HeaderBag } from "@smithy/types";
 import { util } from "undici";
 
-/**
- * Response headers whose duplicates Node's `IncomingMessage` drops (first value wins). Kept so a response reads the
- * same through this handler as through `NodeHttpHandler`.
- */
+/** Response headers whose duplicates Node's `IncomingMessage` drops (first value wins), as on `NodeHttpHandler`. */
 const SINGLE_VALUED = new Set([
   "age",
   "authorization",
@@ -27,19 +24,14 @@ const SINGLE_VALUED = new Set([
 ]);
 
 /**
- * Names seen in the response being parsed. Module-level scratch space: parsing is synchronous, so one array serves
- * every response without allocating; duplicate detection scans it (a response has ~5–15 headers, and well-known
- * names are interned strings, so the scan is a few pointer compares) instead of probing the header object with
- * names it does not have, which V8 serves through a slow megamorphic lookup.
+ * Names seen in the response being parsed: scratch space shared by every (synchronous) parse. Scanning it is a few
+ * pointer compares on interned names; probing the header object for absent names is a megamorphic lookup in V8.
  */
 const seen: string[] = [];
 
 /**
- * Turns undici's raw header list (`[name, value, name, value, …]` as Buffers) into the header bag
- * `NodeHttpHandler` produces: lower-case names (well-known ones without allocating), latin1 values, duplicates
- * joined with `", "` (`set-cookie` with `","`), single-valued headers keeping their first value. One object per
- * response.
- * @internal
+ * Turns undici's raw header list into the header bag `NodeHttpHandler` produces: lower-case names, latin1 values,
+ * duplicates joined with `", "` (`set-cookie` with `","`), single-valued headers keeping their first value. @internal
  */
 export function parseResponseHeaders(raw: Buffer[] | string[] | null | undefined): HeaderBag {
   const headers: HeaderBag = {};

@@ -1,11 +1,12 @@
 import type { Logger } from "@smithy/types";
 import { POOL_MONITOR_DEFAULTS } from "@sockeye/pool-monitor";
 import {
-  applyOptionRules,
-  type OptionRules,
+  type AllSharedOptions,
+  type OptionSchema,
   objectRule,
-  resolveSharedOption,
-  resolveSharedOptions,
+  type ResolvedSharedOptions,
+  resolveOptions,
+  SHARED_OPTIONS,
 } from "@sockeye/pool-monitor/internal";
 import type { Agent, Dispatcher } from "undici";
 import { type AgentConnectOptions, agentConnectOptions } from "./agent-connect-options";
@@ -16,18 +17,10 @@ import type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
  * The handler's resolved configuration (what `httpHandlerConfigs()` returns after the first `handle()`).
  * @internal
  */
-export interface ResolvedUndiciConfig {
-  connectionTimeout?: number;
-  requestTimeout?: number;
-  throwOnRequestTimeout?: boolean;
-  socketTimeout?: number;
+export type ResolvedUndiciConfig = Omit<ResolvedSharedOptions, "logger" | "socketMonitor" | "dispatcher"> & {
   defaultSocketTimeout?: number;
-  socketAcquisitionTimeout?: number;
-  idleSocketTimeout: number;
-  connectionLifetime?: number;
   logger?: Logger;
   socketMonitor: "interval" | "off";
-  telemetry: boolean;
   /** Connections per origin for http: / https: origins; `null` = unlimited. */
   httpMaxSockets: number | null;
   httpsMaxSockets: number | null;
@@ -39,8 +32,7 @@ export interface ResolvedUndiciConfig {
   /** Caller `Agent` options merged over the handler's. */
   dispatcherOptions?: Agent.Options;
   sampleIntervalMs: number;
-  [key: string]: unknown;
-}
+};
 
 /** True for an undici `Dispatcher` or anything shaped like one (`dispatch`, `close`, `destroy`). @internal */
 export function isDispatcher(value: unknown): value is Dispatcher {
@@ -49,27 +41,20 @@ export function isDispatcher(value: unknown): value is Dispatcher {
   return typeof d.dispatch === "function" && typeof d.close === "function" && typeof d.destroy === "function";
 }
 
-/** Connections per origin of `agent` (already validated by `normalizeOptions`): `null` = unlimited. */
+/** Connections per origin of `agent` (already validated): `null` = unlimited. */
 function maxSocketsOf(agent: unknown): number | null {
   const value = (agent as { maxSockets?: unknown } | undefined)?.maxSockets;
   if (value === undefined || value === null) return DEFAULT_MAX_SOCKETS;
   return value === Number.POSITIVE_INFINITY ? null : (value as number);
 }
 
-/** The options only this handler has, checked after the shared ones. */
-const UNDICI_OPTION_RULES: OptionRules = {
-  dispatcher: /* @__PURE__ */ objectRule("an undici Dispatcher or Agent options object"),
+/** Every option of the handler, in the order they are checked: the shared ones, then its own. @internal */
+export const UNDICI_OPTIONS = {
+  ...SHARED_OPTIONS,
+  ...({
+    dispatcher: [/* @__PURE__ */ objectRule("an undici Dispatcher or Agent options object"), "pool", undefined],
+  } as const satisfies OptionSchema<Omit<UndiciHttpHandlerOptions, keyof AllSharedOptions>>),
 };
-
-/**
- * One option set by `updateHttpClientConfig(name, value)`, checked and normalised by the rules the constructor
- * applies to it (a bad value throws the same one-line error); other names pass unchanged.
- * @internal
- */
-export function resolveUndiciOption(name: string, value: unknown): unknown {
-  const options = { [name]: resolveSharedOption(name, value, PACKAGE_PREFIX) };
-  return applyOptionRules(UNDICI_OPTION_RULES, options, PACKAGE_PREFIX)[name];
-}
 
 /** Timeouts where 0 means off (left `undefined`: undici's timers take no 0). */
 const OFF_WHEN_ZERO = [
@@ -87,7 +72,9 @@ const OFF_WHEN_ZERO = [
 export function resolveUndiciConfig(options: UndiciHttpHandlerOptions | void | undefined): ResolvedUndiciConfig {
   // The rules every Sockeye handler applies (`@sockeye/pool-monitor`), then this handler's own: its dispatcher and
   // how its agents' options map to undici.
-  const opts = applyOptionRules(UNDICI_OPTION_RULES, resolveSharedOptions(options, PACKAGE_PREFIX), PACKAGE_PREFIX);
+  const opts = resolveOptions(UNDICI_OPTIONS, options, PACKAGE_PREFIX) as unknown as ResolvedSharedOptions & {
+    dispatcher: unknown;
+  };
   const dispatcher = opts.dispatcher;
   const dispatcherOptions = dispatcher && !isDispatcher(dispatcher) ? (dispatcher as Agent.Options) : undefined;
   let httpsConnect = agentConnectOptions("httpsAgent", opts.httpsAgent);
@@ -96,7 +83,7 @@ export function resolveUndiciConfig(options: UndiciHttpHandlerOptions | void | u
     httpsConnect = { ...httpsConnect, connect: { ...httpsConnect.connect, allowH2: true } };
   }
   const resolved: ResolvedUndiciConfig = {
-    ...opts,
+    ...(opts as Omit<typeof opts, "logger"> & { logger?: Logger }),
     // "per-request" has no undici equivalent: it samples as "interval" (the handler warns once).
     socketMonitor: opts.socketMonitor === "off" ? "off" : "interval",
     httpMaxSockets: maxSocketsOf(opts.httpAgent),

@@ -1,10 +1,7 @@
 /**
- * Wraps an undici connector (`buildConnector()` result) so that every connection of one origin is observed from
- * its first byte to its close: attempts, TCP connect time, TLS handshake time, connect errors, socket errors, close
- * reason and age. undici's connector returns the socket synchronously, so listeners are attached before any event.
- *
- * Cost: per CONNECTION (not per request) one small state object, one callback closure and four `once`/`on`
- * listeners; nothing per request.
+ * Wraps an undici connector so that every connection of one origin is observed from its first byte to its close
+ * (connect and TLS times, errors, close reason, age). undici's connector returns the socket synchronously, so
+ * listeners are attached before any event. Per connection: one state object, one closure, four shared listeners.
  */
 import type { Socket } from "node:net";
 import type { CloseReason } from "@sockeye/pool-monitor";
@@ -20,7 +17,7 @@ type ConnectCallback = buildConnectorType.Callback;
 
 const kConn = Symbol("sockeye.connection");
 
-/** One connection's telemetry state (a class, so the build can shorten its member names). */
+/** One connection's telemetry state. */
 class ConnectionState {
   readonly begunAt = timing.now();
   tcpDoneAt = 0;
@@ -52,7 +49,6 @@ function onSocketError(this: Socket, err: Error & { code?: string }): void {
   if (c === undefined || c.closeReason !== undefined) return;
   if (c.connectedAt === 0) {
     if (err === CONNECT_ABANDONED) {
-      // Its request went away while connecting (see connecting-sockets.ts): a local close, not a socket error.
       c.closeReason = "aborted";
       return;
     }
@@ -68,11 +64,7 @@ function onSocketError(this: Socket, err: Error & { code?: string }): void {
     else c.closeReason = "local";
     return;
   }
-  if (err?.code === "UND_ERR_CONNECT_TIMEOUT") {
-    c.closeReason = "connect_error";
-  } else {
-    c.closeReason = "error";
-  }
+  c.closeReason = err?.code === "UND_ERR_CONNECT_TIMEOUT" ? "connect_error" : "error";
   c.ownerMonitor.connectionErrored(c.o);
 }
 
@@ -93,9 +85,8 @@ function onSocketClose(this: Socket): void {
 }
 
 /**
- * Returns a connector for `o`'s pool that delegates to `base` and reports to `monitor`.
- * @param lifetime - `connectionLifetime`, ms: a local close at or after it counts as `max_lifetime`.
- * @internal
+ * A connector for `o`'s pool that delegates to `base` and reports to `monitor`; a local close at or after
+ * `lifetime` (`connectionLifetime`, ms) counts as `max_lifetime`. @internal
  */
 export function trackedConnector(
   base: Connector,

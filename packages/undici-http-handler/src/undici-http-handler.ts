@@ -5,9 +5,12 @@ import { Agent, buildConnector, Dispatcher, Pool } from "undici";
 import {
   buildAbortError,
   buildQueryString,
+  checkHandlerUpdate,
+  configEntry,
   DeadlineScheduler,
   emptyPoolStats,
   guardedWarn,
+  handlerMonitorOptions,
   TICK_MS,
   validateRequest,
 } from "@sockeye/pool-monitor/internal";
@@ -20,7 +23,7 @@ import type { OriginGate } from "./origin-gate";
 import { OriginGates } from "./origin-gates";
 import { pinServername } from "./pin-servername";
 import type { OriginPoolState } from "./origin-pool-state";
-import { type ResolvedUndiciConfig, resolveUndiciConfig, resolveUndiciOption } from "./resolve-undici-config";
+import { type ResolvedUndiciConfig, resolveUndiciConfig, UNDICI_OPTIONS } from "./resolve-undici-config";
 import { trackedConnector } from "./tracked-connector";
 import type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
 import { LegacyUndiciRequest } from "./legacy-undici-request";
@@ -45,20 +48,10 @@ const WARNED_AGENT_OPTIONS = 1;
 const WARNED_PER_REQUEST = 2;
 const WARNED_GLOBAL_IGNORES_AGENTS = 4;
 
-/** Keys whose change requires a new handler-owned dispatcher. */
-const DISPATCHER_KEYS = new Set([
-  "httpAgent",
-  "httpsAgent",
-  "dispatcher",
-  "idleSocketTimeout",
-  "connectionTimeout",
-  "connectionLifetime",
-]);
-
 /**
  * A Smithy `HttpHandler` on undici with `NodeHttpHandler`'s options, error shapes, socket-pool telemetry and
  * saturation detection; switching from `@sockeye/node-http-handler` (or `@smithy/node-http-handler`) is one import.
- * Deadlines run on one lazy unref'd interval per handler (no native timer per request). Every request goes through
+ * Deadlines run on one native timer per handler (no native timer per request). Every request goes through
  * the one undici dispatcher: `Expect: 100-continue` is removed and the body sent at once (undici's HTTP/1.1 client
  * cannot wait for `100 Continue`), as `@smithy/undici-http-handler` does.
  * @public
@@ -72,7 +65,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   private settledConfig: ResolvedUndiciConfig | undefined;
   private rawOptions: UndiciHttpHandlerOptions | undefined;
   private plan: RequestPlan | undefined;
-  /** `plan` for a call with its own `requestTimeout`: that deadline rejects unless `throwOnRequestTimeout: false`. */
+  /** `plan` for the latest call with its own `requestTimeout`: that deadline rejects unless `throwOnRequestTimeout: false`. */
   private callPlan: RequestPlan | undefined;
   private currentDispatcher: DispatcherLike | undefined;
   private ownsDispatcher = false;
@@ -235,7 +228,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         if (qs) path += `?${qs}`;
       }
       // request.fragment is not sent: a fragment never leaves the client (RFC 9110 §7.1), as upstream's undici handler.
-      const plan = (options?.requestTimeout != null ? this.callPlan : this.plan) as RequestPlan;
+      const plan = options?.requestTimeout != null ? this.callPlanFor(config, options.requestTimeout) : this.plan!;
       const origin = this.originOf(https, request);
       const requestTimeout = options?.requestTimeout ?? config.requestTimeout;
       const observed = this.uploadObserved;
@@ -313,14 +306,9 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const config = resolveUndiciConfig(options);
     this.rawOptions = options;
     if (this.telemetryMonitor === undefined && config.telemetry) {
-      this.telemetryMonitor = new UndiciPoolMonitor({
-        ...(config.saturation as UndiciHttpHandlerOptions["saturation"]),
-        onSaturation: config.onSaturation as UndiciHttpHandlerOptions["onSaturation"],
-        onRecovery: config.onRecovery as UndiciHttpHandlerOptions["onRecovery"],
-        messagePrefix: WARN_PREFIX,
-        // Resolved at warning time: the SDK hands its logger over after construction.
-        logger: { warn: (message: string) => (this.config?.logger ?? console)?.warn?.(message) },
-      });
+      this.telemetryMonitor = new UndiciPoolMonitor(
+        handlerMonitorOptions(config, PACKAGE_PREFIX, () => this.config?.logger)
+      );
       // Sampling stops while nothing happens (`wantsSamples`): the next event restarts the tick.
       this.telemetryMonitor.onResume = () => {
         if (this.plan?.samplesOnTick === true) this.scheduler.ensureTicking();
@@ -352,9 +340,16 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   }
 
   private buildPlans(config: ResolvedUndiciConfig): void {
-    const telemetry = this.telemetryMonitor;
-    this.plan = new RequestPlan(config, this.scheduler, telemetry, config.throwOnRequestTimeout === true);
-    this.callPlan = new RequestPlan(config, this.scheduler, telemetry, config.throwOnRequestTimeout !== false);
+    this.plan = new RequestPlan(config, this.scheduler, this.telemetryMonitor, config.throwOnRequestTimeout === true);
+    this.callPlan = undefined;
+  }
+
+  /** The plan of a call with its own `requestTimeout` (kept for the next call with the same one). */
+  private callPlanFor(config: ResolvedUndiciConfig, requestTimeout: number): RequestPlan {
+    const plan = this.callPlan;
+    if (plan !== undefined && plan.requestTimeoutMs === requestTimeout) return plan;
+    const throws = config.throwOnRequestTimeout !== false;
+    return (this.callPlan = new RequestPlan(config, this.scheduler, this.telemetryMonitor, throws, requestTimeout));
   }
 
   /**
@@ -552,19 +547,21 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
 
   /**
    * Updates one config key; the next `handle()` uses it. `Symbol.for("logger")` sets the logger unless the handler
-   * has its own; `Symbol.for("@smithy/defaultSocketTimeout")` sets the service default inactivity timeout; any
-   * other key is validated now with the constructor's rules (a bad value throws naming it, and changes nothing);
-   * `dispatcher`, `httpAgent`, `httpsAgent`, `idleSocketTimeout`, `connectionTimeout` and `connectionLifetime` close
-   * the handler's dispatcher gracefully and build a new one.
+   * has its own; `Symbol.for("@smithy/defaultSocketTimeout")` sets the service default inactivity timeout unless a
+   * valid one is set (as `NodeHttpHandler`); an option is checked now by the rule the constructor applies (a bad
+   * value throws naming it, and changes nothing); `"saturation"`, `"onSaturation"`, `"onRecovery"` are applied to
+   * the monitor at once; an option whose `update` is `"pool"` (`dispatcher`, `httpAgent`, `httpsAgent`,
+   * `idleSocketTimeout`, `connectionTimeout`, `connectionLifetime`) closes the handler's dispatcher gracefully and
+   * builds a new one.
    */
   public updateHttpClientConfig(key: keyof UndiciHttpHandlerOptions | symbol, value: unknown): void {
-    if (typeof key === "string") value = resolveUndiciOption(key, value);
+    const update = checkHandlerUpdate(UNDICI_OPTIONS, key, value, PACKAGE_PREFIX, this.telemetryMonitor);
+    value = update.value;
     const apply = (config: ResolvedUndiciConfig): ResolvedUndiciConfig => {
-      if (key === Symbol.for("logger"))
-        return { ...config, logger: config.logger ?? (value as ResolvedUndiciConfig["logger"]) };
-      if (key === Symbol.for("@smithy/defaultSocketTimeout"))
-        return { ...config, defaultSocketTimeout: value as number };
-      if (typeof key !== "string") return { ...config, [key as unknown as string]: value };
+      if (typeof key !== "string") {
+        const [name, next] = configEntry(config, key, value);
+        return { ...config, [name]: next };
+      }
       const merged = { ...this.rawOptions, [key]: value } as UndiciHttpHandlerOptions;
       const next = {
         ...resolveUndiciConfig(merged),
@@ -574,10 +571,6 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.rawOptions = merged;
       return next;
     };
-    if (key === "saturation" || key === "onSaturation" || key === "onRecovery") {
-      // Applied to the monitor at once, as NodeHttpHandler does (validated: a bad value throws and changes nothing).
-      this.telemetryMonitor?.applyHandlerOption(key, value, PACKAGE_PREFIX);
-    }
     const known = this.settledConfig;
     if (known !== undefined) {
       // Applied now (as upstream's httpHandlerConfigs() shows it at once); a bad value throws here.
@@ -590,7 +583,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.configPromise = this.chain(this.configPromise.then(apply));
       this.config = undefined;
     }
-    if (typeof key === "string" && DISPATCHER_KEYS.has(key)) this.retireDispatcher();
+    if (update.update === "pool") this.retireDispatcher();
   }
 
   /**

@@ -1,6 +1,7 @@
 /**
  * UndiciPoolMonitor's request bookkeeping at the clock's edges: a clock reading of 0 (fake timers start there) is a
- * valid acquisition time, not "holds no connection".
+ * valid acquisition time, not "holds no connection". The list methods are called with the core's counting methods,
+ * as `RequestCore` calls them for a request.
  */
 import { describe, expect, it } from "vitest";
 import type { PoolRequestNode } from "./origin-pool-state";
@@ -23,11 +24,14 @@ describe("UndiciPoolMonitor", () => {
     const monitor = new UndiciPoolMonitor({});
     const o = monitor.originFor("http://127.0.0.1:1");
     const n = node(0);
+    monitor.started(o);
     monitor.requestStarted(o, n, false);
-    monitor.markAcquired(o, n, 0);
+    monitor.acquired(o, 0, monitor.markAcquired(o, n, 0), false);
     expect(o.holders.nodeCount).toBe(1);
-    monitor.requestReleased(o, n, 5);
-    monitor.markClosed(o, n, "completed");
+    monitor.requestReleased(o, n);
+    monitor.released(o, 5 - n.heldSince);
+    monitor.markClosed(o, n);
+    monitor.finished(o, "completed");
     expect(o).toMatchObject({ sampleCompletions: 1, sampleHolds: 1, holdSumMs: 5, holdMaxMs: 5, inFlightCount: 0 });
     expect(o.holders.nodeCount).toBe(0);
     expect(monitor.getStats().origins[0].requests).toMatchObject({ started: 1, completed: 1 });
@@ -42,13 +46,13 @@ describe("UndiciPoolMonitor", () => {
     monitor.subscribe((e) => events.push(e));
     const opened = node(0);
     const waited = node(0);
-    monitor.requestStarted(o, opened, true);
-    monitor.requestStarted(o, waited, true);
+    expect(monitor.requestStarted(o, opened, true)).toBe(false);
+    expect(monitor.requestStarted(o, waited, true)).toBe(false);
     // Only the second one had to wait in its gate (the origin was at its limit).
-    monitor.requestQueued(o, waited);
+    monitor.enqueued(o);
     o.freshConns = 1;
-    monitor.markAcquired(o, opened, 250);
-    monitor.markAcquired(o, waited, 400);
+    monitor.acquired(o, 250, monitor.markAcquired(o, opened, 250), false);
+    monitor.acquired(o, 400, monitor.markAcquired(o, waited, 400), true);
     expect(events).toEqual([
       { type: "request:enqueued", origin: o.origin },
       { type: "request:acquired", origin: o.origin, waitMs: 250, reused: false, queued: false },
@@ -61,7 +65,8 @@ describe("UndiciPoolMonitor", () => {
     const o = monitor.originFor("http://127.0.0.1:1");
     const n = node(0);
     monitor.requestStarted(o, n, false);
-    monitor.requestReleased(o, n, 5);
+    monitor.requestReleased(o, n);
+    expect(o.heldCount).toBe(0);
     expect(o.sampleCompletions).toBe(0);
   });
 });

@@ -9,8 +9,8 @@
  *   and `maxSockets` are sums over the live ones, and
  *   the detector is fed per-pool evidence (only the pools full with a queue, when some are; see `sampleOrigin`).
  * - the tracked connector (`tracked-connector.ts`): connection attempts, connect/TLS time, close reason and age.
- * - the handler's request state, through the `request*` methods below: list links per request, then the core's
- *   counting methods; no allocation unless an event subscriber exists.
+ * - the handler's request state: list links per request through the methods below; each request counts itself
+ *   through the core (`RequestCore`).
  *
  * Sampling (`sample(now)`, the core's) runs on the handler scheduler's recurring tick every `sampleIntervalMs` while a
  * request is in flight or an origin is not `ok`; `read()` below is O(pools + holding requests + paused bodies) per busy
@@ -74,60 +74,47 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
   }
 
   /**
-   * A request started (before dispatch). `gated`: the handler's `OriginGate` admits it (and queues it itself, then
-   * calls `requestQueued`); otherwise it waits in `waitList` until undici gives it a connection. @internal
+   * The list bookkeeping of a request's life; the request counts itself (`RequestCore`). A request started (before
+   * dispatch): `gated`, its `OriginGate` admits or queues it; otherwise it waits in `waitList` until undici gives it
+   * a connection. Returns whether it waits behind others at the origin's limit. @internal
    */
-  requestStarted(o: OriginPoolState, n: PoolRequestNode, gated: boolean): void {
-    if (this.coreDestroyed) return;
-    this.started(o);
-    if (gated) return;
+  requestStarted(o: OriginPoolState, n: PoolRequestNode, gated: boolean): boolean {
+    if (this.coreDestroyed || gated) return false;
     const limit = o.connLimit;
     const queued = limit !== null && o.heldCount + o.waitList.nodeCount >= limit;
     o.waitList.linkTail(n);
-    if (queued) {
-      n.wasQueued = true;
-      this.enqueued(o);
-    }
+    return queued;
   }
 
-  /** A gated request had to wait in its origin's `OriginGate` (it is in the gate's queue). @internal */
-  requestQueued(o: OriginPoolState, n: PoolRequestNode): void {
-    if (this.coreDestroyed) return;
-    n.wasQueued = true;
-    this.enqueued(o);
-  }
-
-  /** The request was given a connection (undici's `onRequestStart`); called once per request. @internal */
-  markAcquired(o: OriginPoolState, n: PoolRequestNode, now: number): void {
-    if (this.coreDestroyed) return;
+  /**
+   * The request was given a connection (undici's `onRequestStart`); called once per request. Returns whether the
+   * connection carried a request before. @internal
+   */
+  markAcquired(o: OriginPoolState, n: PoolRequestNode, now: number): boolean {
+    if (this.coreDestroyed) return true;
     if (n.listTag === 1) {
       o.waitList.unlinkNode(n);
       o.queueShrank(o.waitList.nodeCount);
     }
-    n.heldSince = now;
     if (n.listTag === 0) o.holders.linkTail(n);
     o.heldCount++;
-    let reused = true;
+    n.heldSince = now;
     if (o.freshConns > 0) {
       o.freshConns--;
-      reused = false;
+      return false;
     }
-    // Queued only when it waited behind others at the limit: a request that waited only for the connection opened for
-    // it is not (as a node:http request given a connecting socket), however long the connect took.
-    this.acquired(o, now - n.begunAt, reused, n.wasQueued);
+    return true;
   }
 
   /** The request stopped using its connection (response complete or failed). @internal */
-  requestReleased(o: OriginPoolState, n: PoolRequestNode, now: number): void {
+  requestReleased(o: OriginPoolState, n: PoolRequestNode): void {
     if (this.coreDestroyed || n.heldSince < 0) return;
     o.holders.unlinkNode(n);
     o.heldCount--;
-    this.released(o, now - n.heldSince);
-    n.heldSince = -1;
   }
 
-  /** The request is over for the caller (settled and its body finished, or failed). @internal */
-  markClosed(o: OriginPoolState, n: PoolRequestNode, outcome: RequestOutcome): void {
+  /** The request is over for the caller: it leaves its list. @internal */
+  markClosed(o: OriginPoolState, n: PoolRequestNode): void {
     if (this.coreDestroyed) return;
     if (n.listTag === 1) {
       o.waitList.unlinkNode(n);
@@ -137,7 +124,6 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
     } else if (n.listTag === HOLDING_LIST_TAG) {
       o.holders.unlinkNode(n);
     }
-    this.finished(o, outcome);
   }
 
   /** The body's consumer stopped reading (backpressure) / started again. @internal */

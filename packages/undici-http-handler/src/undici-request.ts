@@ -1,57 +1,46 @@
 /**
- * UndiciRequest: the whole per-request state of one `handle()` call, and undici's dispatch handler for it.
- *
- * One object per request holds the promise's settle functions, undici's controller, the response body, the
- * deadline slots (created only for configured concerns), the telemetry list links and, while it waits in its
- * origin's `OriginGate`, the FIFO links (the same `listPrev`/`listNext`: a request is in one list at a time). It is
- * undici's handler in the controller API (`onRequestStart` / `onResponseStart` / `onResponseData` /
- * `onResponseEnd` / `onResponseError`, which undici 7 and 8 both accept), the abort signal's `EventListener`
- * (`handleEvent`), the body's `BodySource`, the gate's `GatedRequest` and the scheduler's `DeadlineOwner`: no
- * closure and no native timer per request.
+ * UndiciRequest: one `handle()` call as undici's dispatch handler, on `RequestCore` (promise, `finish()`, abort,
+ * counting, `request:finished` and the deadlines of the plan: `connectionTimeout`, `socketAcquisitionTimeout`,
+ * `requestTimeout`, `socketTimeout`). It is undici's handler in the controller API (`onRequestStart` /
+ * `onResponseStart` / `onResponseData` / `onResponseEnd` / `onResponseError`, which undici 7 and 8 both accept), the
+ * body's `BodySource` and the gate's `GatedRequest`; while it waits in its origin's `OriginGate` it is linked in the
+ * gate's FIFO (`listPrev`/`listNext`: a request is in one list at a time).
  *
  * Lifecycle (`requestPhase`): Created → Queued (in the gate's FIFO, handler-owned dispatcher only) → Dispatched (handed
- * to undici, no connection yet) → Connected (`onRequestStart`: connection / acquisition deadline cancelled) →
- * `onResponseStart` (resolve with the response; request deadline cancelled) → `onResponseData`* → `onResponseEnd`
- * | `onResponseError` → Done. A failure while Queued unlinks it (O(1)): undici never sees it. A failure while
- * Dispatched rejects at once and becomes Abandoned: it keeps its slot (the connection being opened for it will
- * serve the next queued request), and when no other request of the origin waits for a connection the origin's
- * connection attempts end now (see connecting-sockets.ts). When undici later hands it a connection,
+ * to undici, no connection yet) → Connected (`onRequestStart`) → `onResponseStart` (resolved) → `onResponseData`* →
+ * `onResponseEnd` | `onResponseError` → Done. A failure while Queued unlinks it (O(1)): undici never sees it. A
+ * failure while Dispatched rejects at once and becomes Abandoned: it keeps its slot (the connection being opened for
+ * it will serve the next queued request), and when no other request of the origin waits for a connection the
+ * origin's connection attempts end now (see connecting-sockets.ts). When undici later hands it a connection,
  * `onRequestStart` throws `REQUEST_GONE`, which undici answers by dropping the request unsent and keeping the
- * connection (undici destroys the socket only when a handler aborts through the controller); the slot is given
- * back then, or when undici fails it (its connection attempt ended).
- * Every path ends in `finish()`, exactly once.
+ * connection; the slot is given back then, or when undici fails it.
  *
- * `socketTimeout` is the request's idle deadline on the handler's scheduler (not undici's fast timers, about 1 s
- * resolution), restarted lazily: every activity undici reports (the connection, when request-body progress is known
- * to be reported; each request-body chunk written, `onBodySent`; the request sent, `onRequestSent`; the headers; each
- * body chunk) only records `lastActive` (one clock read, one field write, no scheduler touch); when the deadline
- * comes due, it is re-armed at `lastActive + socketTimeout` if there was activity since, else it fires, as undici's
- * timeout error of the phase would, through `controller.abort`. So it fires at the same time as a restart on every
- * event would (never later, never earlier), for one scheduler touch per `socketTimeout` period instead of one per
- * event. Cancelled while the body is paused for its reader and at the end. Its node is the connection / acquisition
- * deadline's (`first`, cancelled when the connection is given, so one node serves both: no second allocation).
+ * `socketTimeout` is the core's idle deadline (`socket_idle`): every activity undici reports (the connection, when
+ * request-body progress is known to be reported; each request-body chunk, the request sent, the headers, each body
+ * chunk) only records `lastActive`; suspended while the body is paused for its reader. It fires as undici's timeout
+ * error of the phase would, through `controller.abort`.
  */
 import {
-  acquisitionTimeoutError,
+  type AbortSignalLike,
   bodyAbortedError,
   bodyDestroyedError,
-  buildAbortError,
   connectionTimeoutError,
   contentLengthMismatchError,
-  Deadline,
-  explainRefusal,
   DeadlineKind,
-  type DeadlineOwner,
+  explainRefusal,
   guardedWarn,
   REQUEST_TIMEOUT_HINT,
+  RequestCore,
+  RequestPhase,
   relabelSocketError,
-  requestTimeoutError,
   requestTimeoutMessage,
+  schemeOf,
   socketHangUpError,
   socketIdleTimeoutError,
   timing,
   unusableBody,
   unusableBodyError,
+  type WireFacts,
 } from "@sockeye/pool-monitor/internal";
 import { HttpResponse } from "@smithy/protocol-http";
 import { Readable } from "node:stream";
@@ -63,29 +52,19 @@ import type { OriginPoolState, PoolRequestNode } from "./origin-pool-state";
 import { parseResponseHeaders } from "./parse-response-headers";
 import { type BodySource, createResponseBody, failResponseBody } from "./response-body";
 import type { RequestOutcome } from "./undici-pool-monitor";
-import { requestFinishedChannel, undiciRequestFinishedEvent } from "./undici-request-finished";
 import type { RequestPlan } from "./request-plan";
 
-// Imported values read on every request, bound once: in the CommonJS build (what Node loads) each read of another
-// package's export is two getter calls (esbuild's live-binding shims of both packages); read per event they took ~1 %
-// of the CPU per request at c = 50 (`--cpu-prof`). The `timing` object is the seam's singleton: spies on it still apply.
+export type { AbortSignalLike };
+
+// Imported values read on every request, bound once: in the CommonJS build each read of another package's export is
+// a getter call (esbuild's live-binding shims). The `timing` object is the seam's singleton: spies on it still apply.
 const clock = timing;
-const DeadlineNode = Deadline;
-const Kind = DeadlineKind;
 const SmithyResponse = HttpResponse;
+const Connected = RequestPhase.Connected;
+const SocketIdle = DeadlineKind.SocketIdle;
 
-/** `socketTimeout`: inactivity while sending, waiting for the headers and between body chunks (this handler's own). */
-const SOCKET_IDLE = "socket_idle";
-
-/** The deadline kinds a request arms (`DeadlineKind` of `@sockeye/pool-monitor`, and its socket idle one). @internal */
-export type UndiciDeadlineKind =
-  | typeof DeadlineKind.Connection
-  | typeof DeadlineKind.Acquire
-  | typeof DeadlineKind.Request
-  | typeof SOCKET_IDLE;
-
-/** Where a request is (see the header). @internal */
-export enum Phase {
+/** Where a request is (see the header). */
+enum Phase {
   Created = 0,
   Queued = 1,
   Dispatched = 2,
@@ -116,46 +95,27 @@ export const REQUEST_GONE: Error = Object.assign(new Error(`${PACKAGE_PREFIX} - 
  * @internal
  */
 export abstract class UndiciRequestCore
-  implements DeadlineOwner<UndiciDeadlineKind>, BodySource, PoolRequestNode, GatedRequest
+  extends RequestCore<OriginPoolState>
+  implements BodySource, PoolRequestNode, GatedRequest
 {
-  begunAt: number;
-  /** `timing.now()` when undici gave it a connection; -1 while it holds none (0 is a valid clock reading). */
-  heldSince = -1;
   pausedAt = 0;
   listTag = 0;
-  wasQueued = false;
   listPrev: PoolRequestNode | undefined;
   listNext: PoolRequestNode | undefined;
   requestPhase: Phase = Phase.Created;
 
-  private settleResolve: Resolve | undefined;
-  private settleReject: Reject | undefined;
-  private settled = false;
-  private isFinished = false;
   private controller: DispatchControllerLike | undefined;
-  private outcome: RequestOutcome | undefined;
   private pausedForReader = false;
   private responseBody: Readable | undefined;
-  /**
-   * The connection / acquisition deadline until a connection is given, then the `socketTimeout` one (see the header):
-   * while `requestPhase` is `Connected`, whatever kind it was created with, it is the idle deadline.
-   */
-  private first: Deadline<UndiciDeadlineKind> | undefined;
-  private requestSlot: Deadline<UndiciDeadlineKind> | undefined;
-  /** `timing.now()` of the last socket activity (`socketTimeout`), read when the idle deadline comes due. */
-  private lastActive = 0;
   private targetDispatcher: DispatcherLike | undefined;
   private dispatchOptions: DispatchOptionsLike | undefined;
-  /** For `request:finished`: the response, the error the caller saw, whether it left the gate's queue unserved. */
   private httpResponse: HttpResponse | undefined;
-  private failure: unknown;
-  private leftQueue = false;
 
   constructor(
-    private readonly plan: RequestPlan,
-    private readonly o: OriginPoolState | undefined,
+    override readonly plan: RequestPlan,
+    o: OriginPoolState | undefined,
     private readonly originGate: OriginGate | undefined,
-    private readonly callerSignal: AbortSignalLike | undefined,
+    callerSignal: AbortSignalLike | undefined,
     private readonly requestTimeoutMs: number | undefined,
     /**
      * Whether undici is known to report request-body progress to this handler (`onBodySent` / `onRequestSent`: the
@@ -164,33 +124,26 @@ export abstract class UndiciRequestCore
      */
     private readonly uploadObserved: boolean
   ) {
-    this.begunAt = clock.now();
+    super(plan, plan.poolTelemetry, o, callerSignal);
+  }
+
+  get errorPrefix(): string {
+    return PACKAGE_PREFIX;
+  }
+
+  get waitsFor(): "connection" {
+    return "connection";
   }
 
   /** Registers with telemetry, arms deadlines and the abort listener, and dispatches (or queues in the gate). */
   start(resolve: Resolve, reject: Reject, dispatcher: DispatcherLike, options: DispatchOptionsLike): void {
-    this.settleResolve = resolve;
-    this.settleReject = reject;
+    this.begin(resolve, reject);
     const plan = this.plan;
-    const o = this.o;
+    const o = this.telemetry;
     const gate = this.originGate;
-    if (o !== undefined) {
-      plan.poolTelemetry?.requestStarted(o, this, gate !== undefined);
-      if (plan.samplesOnTick) plan.deadlineClock.ensureTicking();
-    }
-    if (plan.firstMs > 0) {
-      this.first = new DeadlineNode<UndiciDeadlineKind>(this, plan.firstKind);
-      plan.deadlineClock.arm(this.first, this.begunAt, plan.firstMs);
-    }
-    const requestTimeout = this.requestTimeoutMs;
-    if (requestTimeout !== undefined && requestTimeout > 0) {
-      this.requestSlot = new DeadlineNode<UndiciDeadlineKind>(this, Kind.Request);
-      plan.deadlineClock.arm(this.requestSlot, this.begunAt, requestTimeout);
-    }
-    const signal = this.callerSignal;
-    if (signal !== undefined) {
-      if (typeof signal.addEventListener === "function") signal.addEventListener("abort", this, { once: true });
-      else signal.onabort = () => this.handleEvent();
+    if (o !== undefined && plan.poolTelemetry !== undefined) {
+      if (plan.poolTelemetry.requestStarted(o, this, gate !== undefined)) this.enterQueue(this.begunAt);
+      if (plan.samplesOnTick) plan.scheduler.ensureTicking();
     }
     this.targetDispatcher = dispatcher;
     this.dispatchOptions = options;
@@ -200,7 +153,7 @@ export abstract class UndiciRequestCore
     }
     this.requestPhase = Phase.Queued;
     gate.enqueueWaiter(this);
-    if (o !== undefined) plan.poolTelemetry?.requestQueued(o, this);
+    this.enterQueue(clock.now());
   }
 
   /** Hands the request to undici (counted in its gate's `inUse`, when it has a gate). */
@@ -210,7 +163,7 @@ export abstract class UndiciRequestCore
     const gate = this.originGate;
     if (gate !== undefined) {
       gate.awaitingConn++;
-      const o = this.o;
+      const o = this.telemetry;
       // A gated request left its gate's queue for undici: the origin's queue-depth floor follows.
       if (o !== undefined) o.queueShrank(gate.fifoQueue.nodeCount);
     }
@@ -245,29 +198,19 @@ export abstract class UndiciRequestCore
     this.controller = controller;
     const gate = this.originGate;
     if (gate !== undefined && gate.awaitingConn > 0) gate.awaitingConn--;
-    const first = this.first;
-    if (first !== undefined) this.plan.deadlineClock.disarm(first);
-    const o = this.o;
     const now = clock.now();
-    if (this.uploadObserved) this.socketActive(now);
-    if (o !== undefined) this.plan.poolTelemetry?.markAcquired(o, this, now);
+    this.enterPhase(Connected, now);
+    if (this.uploadObserved && this.plan.idleMs > 0) this.armDeadline(SocketIdle, now);
+    const o = this.telemetry;
+    const monitor = this.plan.poolTelemetry;
+    if (o !== undefined && monitor !== undefined) this.countAcquired(now, monitor.markAcquired(o, this, now));
   }
 
-  /**
-   * Socket activity (the connection, a request-body chunk written, the request sent, headers, a body chunk, a paused
-   * body read again) at `now`: records it, and arms the `socketTimeout` deadline from `now` if it is not armed. An
-   * armed one is not touched: it re-arms itself from `lastActive` when it comes due (`idleDue`).
-   */
+  /** Socket activity at `now`: restarts `socketTimeout` (armed at the first one when upload progress is unobserved). */
   protected socketActive(now: number): void {
-    const ms = this.plan.idleMs;
-    if (ms <= 0 || this.requestPhase !== Phase.Connected) return;
+    if (this.requestPhase !== Phase.Connected) return;
     this.lastActive = now;
-    let slot = this.first;
-    if (slot === undefined) {
-      slot = new DeadlineNode<UndiciDeadlineKind>(this, SOCKET_IDLE);
-      this.first = slot;
-    }
-    if (!slot.armed) this.plan.deadlineClock.arm(slot, now, ms);
+    if (!this.uploadObserved && !this.deadlineArmed(SocketIdle)) this.armDeadline(SocketIdle, now);
   }
 
   /** undici wrote a request-body chunk (`onBodySent`) or the whole request (`onRequestSent`). */
@@ -282,40 +225,30 @@ export abstract class UndiciRequestCore
     headers: Record<string, string | string[] | undefined> | null | undefined,
     statusText: string | undefined
   ): void {
-    if (statusCode < 200 || this.settled) {
-      this.requestProgress();
-      return;
-    }
-    const slot = this.requestSlot;
-    if (slot !== undefined) this.plan.deadlineClock.disarm(slot);
     this.requestProgress();
+    if (statusCode < 200 || this.settled) return;
     const body = createResponseBody(this);
     this.responseBody = body;
-    this.settled = true;
-    const resolve = this.settleResolve as Resolve;
-    this.settleResolve = this.settleReject = undefined;
     this.httpResponse = new SmithyResponse({
       statusCode,
       reason: statusText,
       headers: parseResponseHeaders(Array.isArray(raw) ? raw : flattenHeaders(headers)),
       body,
     });
-    resolve({ response: this.httpResponse });
+    this.resolveWith({ response: this.httpResponse }, clock.now());
   }
 
   /** A body chunk; pauses `controller` when the body's buffer is full. */
   protected dataReceived(controller: DispatchControllerLike, chunk: Buffer): void {
     const body = this.responseBody;
     if (body === undefined || body.destroyed) return;
-    const slot = this.first;
-    // Armed while Connected means the idle deadline (see `first`); it re-arms itself from `lastActive` when due.
-    if (slot?.armed) this.lastActive = clock.now();
+    if (this.plan.idleMs > 0) this.lastActive = clock.now();
     if (body.push(chunk)) return;
     this.pausedForReader = true;
     // Paused for the reader: no inactivity timeout while undici reads nothing (as undici's bodyTimeout).
-    if (slot !== undefined) this.plan.deadlineClock.disarm(slot);
+    this.pauseIdle();
     controller.pause();
-    const o = this.o;
+    const o = this.telemetry;
     if (o !== undefined) this.plan.poolTelemetry?.bodyPaused(o, this, clock.now());
   }
 
@@ -323,7 +256,7 @@ export abstract class UndiciRequestCore
   protected responseEnded(): void {
     this.releaseSlot();
     this.responseBody?.push(null);
-    this.finish(this.outcome ?? "completed");
+    this.end("completed");
   }
 
   /** The request failed in undici (or undici let go of an abandoned one). */
@@ -338,83 +271,54 @@ export abstract class UndiciRequestCore
     this.releaseSlot();
     const outcome = this.outcome;
     const mapped = this.mapError(error as Error & { code?: string });
-    if (!this.settled) this.rejectOnce(mapped);
+    if (!this.settled) this.rejectWith(mapped, "failed");
     else {
       this.failure ??= mapped;
       const body = this.responseBody;
       if (body !== undefined && !body.destroyed) failResponseBody(body, this.bodyError(error, mapped, outcome));
     }
-    this.finish(this.outcome ?? "failed");
+    this.end("failed");
   }
 
-  // ---- abort signal, deadlines, body ---------------------------------------------------------------------------
+  // ---- deadlines, body -----------------------------------------------------------------------------------------
 
-  /** The abort signal fired (EventListener interface). */
-  handleEvent(): void {
-    if (this.isFinished) return;
-    const error = buildAbortError(this.callerSignal);
-    this.fail(error, "aborted");
-  }
-
-  onDeadline(kind: UndiciDeadlineKind, now: number): void {
-    // `first` is the idle deadline once connected, whatever kind it was created with (see `first`).
-    if (kind === SOCKET_IDLE || (kind !== Kind.Request && this.requestPhase === Phase.Connected)) {
-      this.idleDue(now);
+  protected override deadlineExpired(kind: DeadlineKind, ms: number, now: number): void {
+    if (kind === SocketIdle) {
+      // Not after a rejection before the headers (the exchange is being aborted already).
+      if (this.requestPhase === Phase.Connected && (this.httpResponse !== undefined || !this.settled)) {
+        this.socketTimedOut();
+      }
       return;
     }
     if (this.settled || this.isFinished) return;
-    const plan = this.plan;
-    switch (kind) {
-      case Kind.Request:
-        if (plan.throwsOnTimeout) {
-          this.fail(requestTimeoutError(PACKAGE_PREFIX, this.requestTimeoutMs), "timed_out");
-        } else {
-          guardedWarn(
-            plan.warnLogger ?? console,
-            `${requestTimeoutMessage(PACKAGE_PREFIX, this.requestTimeoutMs, false)} ${REQUEST_TIMEOUT_HINT}`
-          );
-        }
-        return;
-      case Kind.Connection: {
-        let detail: string | undefined;
-        if (this.requestPhase === Phase.Queued) {
-          detail = `The request was still waiting for a free connection (${this.describeQueue()}).`;
-        } else if (
-          this.originGate === undefined &&
-          this.listTag === 1 &&
-          this.o !== undefined &&
-          this.o.queuedNow > 0
-        ) {
-          // A caller's dispatcher: undici's queue and its connection attempts cannot be told apart from here.
-          detail = `The request may still have been waiting in the dispatcher's queue (${this.o.queuedNow} queued there).`;
-        }
-        this.fail(connectionTimeoutError(PACKAGE_PREFIX, plan.connectLimitMs, detail), "timed_out");
-        return;
-      }
-      case Kind.Acquire:
-        this.fail(
-          acquisitionTimeoutError(
-            PACKAGE_PREFIX,
-            plan.acquireMs,
-            now - this.begunAt,
-            "connection",
-            this.describeQueue()
-          ),
-          "timed_out"
-        );
-        return;
-      default:
-        // Compile-time exhaustiveness only (a missed kind does not compile).
-        kind satisfies never;
+    if (kind === DeadlineKind.Request && !this.plan.throwsOnTimeout) {
+      guardedWarn(
+        this.plan.warnLogger ?? console,
+        `${requestTimeoutMessage(PACKAGE_PREFIX, this.requestTimeoutMs, false)} ${REQUEST_TIMEOUT_HINT}`
+      );
+      return;
     }
+    super.deadlineExpired(kind, ms, now);
+  }
+
+  override connectionDetail(): string | undefined {
+    if (this.requestPhase === Phase.Queued) {
+      return `The request was still waiting for a free connection (${this.describeQueue()}).`;
+    }
+    const o = this.telemetry;
+    if (this.originGate === undefined && this.listTag === 1 && o !== undefined && o.queuedNow > 0) {
+      // A caller's dispatcher: undici's queue and its connection attempts cannot be told apart from here.
+      return `The request may still have been waiting in the dispatcher's queue (${o.queuedNow} queued there).`;
+    }
+    return undefined;
   }
 
   readMore(): void {
     if (!this.pausedForReader) return;
     this.pausedForReader = false;
-    const o = this.o;
+    const o = this.telemetry;
     if (o !== undefined) this.plan.poolTelemetry?.bodyResumed(o, this);
-    if (this.plan.idleMs > 0) this.socketActive(clock.now());
+    this.resumeIdle(clock.now());
     this.controller?.resume();
   }
 
@@ -436,22 +340,20 @@ export abstract class UndiciRequestCore
   // ---- internals -----------------------------------------------------------------------------------------------
 
   /** Rejects (before headers) or errors the body (after), aborts the exchange, and records the outcome. */
-  private fail(error: Error, outcome: RequestOutcome): void {
+  fail(error: Error, outcome: RequestOutcome): void {
     if (this.isFinished) return;
     if (this.outcome === undefined) this.outcome = outcome;
     const phase = this.requestPhase;
+    this.rejectWith(error, outcome);
     if (phase === Phase.Connected) {
-      this.rejectOnce(error);
       // undici calls onResponseError (the body, if any, fails there); it closes the connection.
       (this.controller as DispatchControllerLike).abort(error);
       return;
     }
-    // No connection yet: reject now and leave; undici never sends it (see the header).
-    this.rejectOnce(error);
+    // No connection yet: leave; undici never sends it (see the header).
     const gate = this.originGate;
     if (phase === Phase.Queued) {
       this.requestPhase = Phase.Done;
-      this.leftQueue = true;
       if (gate !== undefined) {
         gate.unlinkWaiter(this);
         // The last one waiting: a connection still being opened for an abandoned request serves nobody now.
@@ -465,28 +367,19 @@ export abstract class UndiciRequestCore
         gate.abandonIfUnneeded();
       }
     }
-    this.finish(this.outcome);
-  }
-
-  /** Rejects the promise with `error` (deadlines cancelled) unless it is already settled. */
-  private rejectOnce(error: Error): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.failure = error;
-    const reject = this.settleReject as Reject;
-    this.settleResolve = this.settleReject = undefined;
-    this.cancelDeadlines();
-    reject(error);
+    this.end(this.outcome);
   }
 
   /** The request is done with its slot and connection. */
   private releaseSlot(): void {
-    const first = this.first;
-    if (first !== undefined) this.plan.deadlineClock.disarm(first);
     const phase = this.requestPhase;
     this.requestPhase = Phase.Done;
-    const o = this.o;
-    if (o !== undefined && this.heldSince >= 0) this.plan.poolTelemetry?.requestReleased(o, this, clock.now());
+    const o = this.telemetry;
+    if (o !== undefined && this.heldSince >= 0) {
+      const now = clock.now();
+      this.plan.poolTelemetry?.requestReleased(o, this);
+      this.countReleased(now);
+    }
     const gate = this.originGate;
     if (gate === undefined) return;
     if (phase === Phase.Dispatched) {
@@ -497,24 +390,6 @@ export abstract class UndiciRequestCore
     } else if (phase === Phase.Queued) {
       gate.unlinkWaiter(this);
     }
-  }
-
-  private cancelDeadlines(): void {
-    const scheduler = this.plan.deadlineClock;
-    if (this.first !== undefined) scheduler.disarm(this.first);
-    if (this.requestSlot !== undefined) scheduler.disarm(this.requestSlot);
-  }
-
-  /**
-   * The idle deadline came due at `now`: activity since it was armed moves it to `lastActive + socketTimeout` (the
-   * time a restart on every event would have given it); none, and the socket timed out.
-   */
-  private idleDue(now: number): void {
-    if (this.isFinished || this.requestPhase !== Phase.Connected) return;
-    const ms = this.plan.idleMs;
-    const last = this.lastActive;
-    if (last + ms > now) this.plan.deadlineClock.arm(this.first as Deadline<UndiciDeadlineKind>, last, ms);
-    else this.socketTimedOut();
   }
 
   /**
@@ -534,37 +409,28 @@ export abstract class UndiciRequestCore
     (this.controller as DispatchControllerLike).abort(cause);
   }
 
-  private finish(outcome: RequestOutcome): void {
+  /** Leaves the origin's lists, then the core's single way out. */
+  private end(outcome: RequestOutcome): void {
     if (this.isFinished) return;
-    this.isFinished = true;
-    const monitor = this.plan.poolTelemetry;
-    if (this.o !== undefined && monitor?.wants(requestFinishedChannel)) {
-      monitor.emit(
-        undiciRequestFinishedEvent(
-          this.o,
-          this.dispatchOptions,
-          this.httpResponse,
-          outcome,
-          this.failure,
-          this.begunAt,
-          this.leftQueue
-        ),
-        requestFinishedChannel
-      );
-    }
-    this.cancelDeadlines();
+    const o = this.telemetry;
+    if (o !== undefined) this.plan.poolTelemetry?.markClosed(o, this);
+    this.finish(outcome);
     this.targetDispatcher = undefined;
     this.dispatchOptions = undefined;
-    const signal = this.callerSignal;
-    if (signal !== undefined) {
-      if (typeof signal.removeEventListener === "function") signal.removeEventListener("abort", this);
-      else signal.onabort = null;
-    }
-    const o = this.o;
-    if (o !== undefined) this.plan.poolTelemetry?.markClosed(o, this, outcome);
-    // Unreachable by undici's contract (every request ends in onResponseStart or onResponseError); never leave a
-    // promise hanging.
-    if (!this.settled) this.rejectOnce(new Error(`${PACKAGE_PREFIX} - the request ended without a response.`));
+  }
+
+  protected wireFacts(): WireFacts {
+    const options = this.dispatchOptions;
+    const headers = options?.headers;
+    const response = this.httpResponse;
+    return {
+      scheme: schemeOf(options?.origin ?? this.telemetry?.origin),
+      method: options?.method,
+      statusCode: response?.statusCode,
+      protocolVersion: null,
+      requestBodySize: headers === undefined ? undefined : (headers["content-length"] ?? headers["Content-Length"]),
+      responseBodySize: response?.headers["content-length"],
+    };
   }
 
   /**
@@ -625,10 +491,10 @@ export abstract class UndiciRequestCore
     return error;
   }
 
-  private describeQueue(): string {
+  override describeQueue(): string {
     const gate = this.originGate;
     if (gate !== undefined) return `maxSockets=${gate.gateLimit ?? "unlimited"}, ${gate.fifoQueue.nodeCount} queued`;
-    const o = this.o;
+    const o = this.telemetry;
     if (o === undefined) return "pool statistics unavailable with telemetry: false";
     return `maxSockets=${o.connLimit ?? "unlimited"}, ${o.queuedNow} queued`;
   }
@@ -687,13 +553,4 @@ function flattenHeaders(headers: Record<string, string | string[] | undefined> |
     else if (value !== undefined) flat.push(name, value);
   }
   return flat;
-}
-
-/** The abort-signal shapes the SDK passes (DOM `AbortSignal` or Smithy's legacy one). @internal */
-export interface AbortSignalLike {
-  aborted: boolean;
-  reason?: unknown;
-  addEventListener?: (type: "abort", listener: { handleEvent(): void }, options?: { once?: boolean }) => void;
-  removeEventListener?: (type: "abort", listener: { handleEvent(): void }) => void;
-  onabort?: ((this: unknown, ...args: any[]) => any) | null;
 }

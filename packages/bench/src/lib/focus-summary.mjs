@@ -1,5 +1,5 @@
 // =============================================================================
-// focus-summary.mjs: the statistics of one focused check (bench-focus.mjs), from its raw CPU series.
+// focus-summary.mjs: the statistics of one focused check (bench-cpu.mjs), from its raw CPU series.
 //
 // A check runs in cycles of fresh clients; the rounds of one cycle share their instances, the cycles do not. So each
 // cycle contributes one value (the median of its round ratios) and the interval is taken over the cycles. Each
@@ -11,8 +11,9 @@ import { median, medianInterval, pairedRatios } from "./stats.mjs";
 /** Name suffix of the second baseline instance (the A/A control). */
 export const CONTROL_SUFFIX = " (A/A)";
 
-/** "met" / "missed" / "unresolved" for a ratio interval against a limit. */
+/** "met" / "missed" / "unresolved" for a ratio interval against a limit; "measured" when there is no limit. */
 export function focusVerdict(interval, op, limit) {
+  if (limit === undefined) return "measured";
   const within = (x) => (op === "<" ? x < limit : x <= limit);
   if (within(interval.high)) return "met";
   if (!within(interval.low)) return "missed";

@@ -22,6 +22,7 @@ describe("focusVerdict", () => {
     expect(focusVerdict({ low: 1.02, high: 1.05 }, "<=", 1.03)).toBe("unresolved");
     expect(focusVerdict({ low: 1.031, high: 1.05 }, "<=", 1.03)).toBe("missed");
     expect(focusVerdict({ low: 1.0, high: 1.05 }, "<", 1)).toBe("missed");
+    expect(focusVerdict({ low: 1.0, high: 1.05 }, undefined, undefined)).toBe("measured");
   });
 });
 

@@ -1,6 +1,8 @@
 // =============================================================================
-// handler-apps.mjs: the apps whose bundles weigh each handler (bench-bundle.mjs, and the limit's spec in
-// test/bundle-limit.integ.spec.ts): one small ESM app per handler that constructs an `S3Client` with it.
+// handler-apps.mjs: the bundles that weigh each handler (bench-bundle.mjs, and the guard in
+// test/bundle-limit.integ.spec.ts): one ESM entry per handler that exports its class, bundled by esbuild with the
+// handler's own packages inside and every other package (the Smithy packages the SDK loads anyway, undici) external,
+// the same way for Sockeye and upstream, so the bytes compare code, not build setups.
 // =============================================================================
 
 import { readFileSync } from "node:fs";
@@ -8,44 +10,53 @@ import { join } from "node:path";
 import { build } from "esbuild";
 
 /**
- * The guard against weight creeping back: each Sockeye handler adds at most this many times upstream's bytes. Issue 24's
- * target was 4×; issue 35 retired minified bytes as a target (readable shipped code wins), and issue 33's input checks
- * (protocols, headers, content-length, body streams) took it past 4×, so the guard holds what that left.
+ * The guard against weight creeping back: each Sockeye handler adds at most this many times upstream's bytes. Not a
+ * target (issue 35 retired minified bytes as one: the dist ships its source names), only a ceiling a little above
+ * today's heaviest handler, to be lowered as code goes.
  */
-export const LIMIT_RATIO = 4.5;
+export const LIMIT_RATIO = 5.5;
 
-/** Each handler: how the app builds it, and the packages that are its weight. */
+/** Each handler: its entry, the packages that are its weight (bundled), and the upstream handler it is compared to. */
 export const HANDLERS = [
   {
     id: "upstream",
-    label: "@smithy/node-http-handler (upstream)",
-    source: `import { NodeHttpHandler } from "@smithy/node-http-handler"; const handler = new NodeHttpHandler();`,
+    label: "@smithy/node-http-handler NodeHttpHandler (upstream)",
+    source: `export { NodeHttpHandler } from "@smithy/node-http-handler";`,
+    packages: ["@smithy/node-http-handler"],
+  },
+  {
+    id: "upstream-h2",
+    label: "@smithy/node-http-handler NodeHttp2Handler",
+    source: `export { NodeHttp2Handler } from "@smithy/node-http-handler";`,
     packages: ["@smithy/node-http-handler"],
   },
   {
     id: "smithy-undici",
     label: "@smithy/undici-http-handler",
-    source: `import { UndiciHttpHandler } from "@smithy/undici-http-handler"; const handler = new UndiciHttpHandler();`,
+    source: `export { UndiciHttpHandler } from "@smithy/undici-http-handler";`,
     packages: ["@smithy/undici-http-handler"],
   },
   {
     id: "sockeye-node",
+    peer: "upstream",
     label: "Sockeye NodeHttpHandler",
-    source: `import { NodeHttpHandler } from "@sockeye/node-http-handler"; const handler = new NodeHttpHandler();`,
+    source: `export { NodeHttpHandler } from "@sockeye/node-http-handler";`,
     packages: ["@sockeye/node-http-handler", "@sockeye/pool-monitor"],
     sources: ["node-http-handler", "pool-monitor"],
   },
   {
     id: "sockeye-http2",
+    peer: "upstream-h2",
     label: "Sockeye NodeHttp2Handler",
-    source: `import { NodeHttp2Handler } from "@sockeye/node-http-handler"; const handler = new NodeHttp2Handler();`,
+    source: `export { NodeHttp2Handler } from "@sockeye/node-http-handler";`,
     packages: ["@sockeye/node-http-handler", "@sockeye/pool-monitor"],
     sources: ["node-http-handler", "pool-monitor"],
   },
   {
     id: "sockeye-undici",
+    peer: "smithy-undici",
     label: "Sockeye UndiciHttpHandler",
-    source: `import { UndiciHttpHandler } from "@sockeye/undici-http-handler"; const handler = new UndiciHttpHandler();`,
+    source: `export { UndiciHttpHandler } from "@sockeye/undici-http-handler";`,
     packages: ["@sockeye/undici-http-handler", "@sockeye/pool-monitor"],
     sources: ["undici-http-handler", "pool-monitor"],
   },
@@ -65,23 +76,35 @@ export function workspaceNames(repo) {
 }
 
 /**
- * The app's source for `handler` (one entry of `HANDLERS`).
+ * The entry's source for `handler` (one entry of `HANDLERS`).
  * @param {{ source: string }} handler
  */
 export function appSource(handler) {
-  return [
-    `import { S3Client } from "@aws-sdk/client-s3";`,
-    handler.source,
-    `export const client = new S3Client({ region: "us-east-1", requestHandler: handler });`,
-  ].join("\n");
+  return handler.source;
 }
 
+/** The packages some handler counts as its own: bundled; every other package stays an import. */
+const OWN = new Set(HANDLERS.flatMap((h) => h.packages));
+
+/** @type {import("esbuild").Plugin} */
+const othersExternal = {
+  name: "others-external",
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, ({ path }) => {
+      const parts = path.split("/");
+      const name = path.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
+      return OWN.has(name) ? undefined : { path, external: true };
+    });
+  },
+};
+
 /**
- * esbuild's metafile of `source` bundled as a Lambda build would be: minified, tree-shaken, ESM for Node, nothing
- * written. Packages resolve from `repo` (the workspace packages to their built dist unless `extra` aliases them).
- * @param {string} repo @param {string} source @param {import("esbuild").BuildOptions} [extra]
+ * `source` bundled minified, tree-shaken, ESM for Node, nothing written; packages no handler owns stay imports, the
+ * workspace packages resolve from `repo` to their built dist.
+ * @param {string} repo @param {string} source
+ * @returns {Promise<{ metafile: import("esbuild").Metafile, code: string }>}
  */
-export async function bundleApp(repo, source, extra = {}) {
+export async function bundleEntry(repo, source) {
   const result = await build({
     absWorkingDir: repo,
     stdin: { contents: source, resolveDir: repo, sourcefile: "app.mjs", loader: "js" },
@@ -93,8 +116,16 @@ export async function bundleApp(repo, source, extra = {}) {
     write: false,
     metafile: true,
     logLevel: "silent",
-    ...extra,
+    plugins: [othersExternal],
   });
   if (result.metafile === undefined) throw new Error("esbuild returned no metafile");
-  return result.metafile;
+  return { metafile: result.metafile, code: result.outputFiles[0].text };
+}
+
+/**
+ * esbuild's metafile of `source` bundled as `bundleEntry` does.
+ * @param {string} repo @param {string} source
+ */
+export async function bundleApp(repo, source) {
+  return (await bundleEntry(repo, source)).metafile;
 }

@@ -1,61 +1,28 @@
 // =============================================================================
-// load-server.mjs: the HTTP/1.1 keep-alive load server, run in its OWN process.
+// load-server.mjs: the keep-alive load server, always in its OWN process (forked by server-control.mjs), so that its
+// CPU, heap and native timers never show up in the client process being measured.
 //
-// What it is for
-//   Every benchmark and the timer-count test fork this file with
-//   child_process.fork() so that the server's CPU, heap and native timers never
-//   show up in the client process that is being measured.
+// Routes, over HTTP/1.1 and over cleartext HTTP/2 (prior knowledge, 4,096 streams per session, on a second port):
+//   /128, /65536    200 with a preallocated body of that many bytes (the request body, if any, is drained)
+//   /hold/<size>    HTTP/1.1 only: the same, but while the server is "holding", only once the parent sends "release"
 //
-// Protocol (IPC messages, parent <-> child)
-//   child  -> parent  { type: "ready", port }        once listening on 127.0.0.1:<port 0>
-//   parent -> child   { type: "hold", id }           from now on, hold /hold/* requests
-//   child  -> parent  { type: "holding", id }
-//   parent -> child   { type: "release", id }        answer every held request now and stop
-//                                                    holding (later /hold/* requests are
-//                                                    answered at once) until the next "hold"
-//   child  -> parent  { type: "released", id, count }
-//   parent -> child   { type: "stats", id }
-//   child  -> parent  { type: "stats", id, held, served, connections }
-//   parent -> child   { type: "close" }              close the server and exit
-//
-// Routes (GET; the request body, if any, is drained)
-//   /128                 answer 200 with a 128 B body
-//   /65536               answer 200 with a 64 KiB body
-//   /hold/<size>         the same body, but while the server is "holding" only after
-//                        the parent sends "release" (used to hold N requests in flight
-//                        for the heap pass)
-//   The size may also be chosen with an `x-body-size: <bytes>` header.
-//
-// Costs: bodies are preallocated Buffers written with one res.end(); the only
-// per-request allocations are Node's own.
+// IPC (parent <-> child):
+//   child  -> parent  { type: "ready", port, h2Port }  once both listen on 127.0.0.1 (ports chosen by the OS)
+//   parent -> child   { type: "hold" | "release" | "stats", id }, answered with the same id:
+//                     "holding"; "released" with the count answered; "stats" with { held, served, connections }
+//   parent -> child   { type: "close" }                close and exit (also when the parent goes away)
 // =============================================================================
 
 import http from "node:http";
+import http2 from "node:http2";
 
-// -----------------------------------------------------------------------------
-// Preallocated bodies
-// -----------------------------------------------------------------------------
 const BODIES = new Map([
   [128, Buffer.alloc(128, 0x61)],
   [65536, Buffer.alloc(65536, 0x62)],
 ]);
 
-/** @param {string} raw */
-function bodyFor(raw) {
-  const size = Number(raw);
-  const body = BODIES.get(size);
-  if (body === undefined)
-    throw new Error(`load-server: unsupported body size ${JSON.stringify(raw)} (use 128 or 65536)`);
-  return body;
-}
-
-// -----------------------------------------------------------------------------
-// Server
-// -----------------------------------------------------------------------------
-/** @type {import("node:http").ServerResponse[]} */
+/** @type {Array<[import("node:http").ServerResponse, Buffer]>} */
 let held = [];
-/** @type {Buffer[]} */
-let heldBodies = [];
 let served = 0;
 let holding = false;
 let connections = 0;
@@ -67,32 +34,16 @@ function answer(res, body) {
 }
 
 const server = http.createServer((req, res) => {
-  // Drain any request body so the connection stays reusable.
   req.resume();
-  let body;
-  let hold = false;
-  try {
-    const url = req.url ?? "/";
-    const header = req.headers["x-body-size"];
-    if (url.startsWith("/hold/")) {
-      hold = true;
-      body = bodyFor(header ?? url.slice(6));
-    } else {
-      body = bodyFor(header ?? url.slice(1));
-    }
-  } catch (err) {
+  const url = req.url ?? "/";
+  const hold = url.startsWith("/hold/");
+  const body = BODIES.get(Number(url.slice(hold ? 6 : 1)));
+  if (body === undefined) {
     res.writeHead(400, { "content-type": "text/plain" });
-    res.end(String(err.message));
-    return;
-  }
-  if (hold && holding) {
-    held.push(res);
-    heldBodies.push(body);
-  } else {
-    answer(res, body);
-  }
+    res.end(`load-server: unsupported path ${url} (use /128 or /65536)`);
+  } else if (hold && holding) held.push([res, body]);
+  else answer(res, body);
 });
-
 // Generous keep-alive so no benchmark ever pays for reconnects mid-run.
 server.keepAliveTimeout = 120_000;
 server.headersTimeout = 125_000;
@@ -104,9 +55,17 @@ server.on("connection", (socket) => {
   socket.on("close", () => connections--);
 });
 
-// -----------------------------------------------------------------------------
-// IPC
-// -----------------------------------------------------------------------------
+const h2 = http2.createServer({ settings: { maxConcurrentStreams: 4096 } });
+h2.on("session", (session) => session.on("error", () => {}));
+h2.on("stream", (stream, headers) => {
+  stream.on("error", () => {});
+  stream.resume();
+  const body = BODIES.get(Number(headers[":path"]?.slice(1))) ?? BODIES.get(128);
+  stream.respond({ ":status": 200, "content-length": body.length });
+  stream.end(body);
+  served++;
+});
+
 process.on("message", (msg) => {
   switch (msg?.type) {
     case "hold":
@@ -116,10 +75,8 @@ process.on("message", (msg) => {
     case "release": {
       holding = false;
       const toAnswer = held;
-      const bodies = heldBodies;
       held = [];
-      heldBodies = [];
-      for (let i = 0; i < toAnswer.length; i++) answer(toAnswer[i], bodies[i]);
+      for (const [res, body] of toAnswer) answer(res, body);
       process.send({ type: "released", id: msg.id, count: toAnswer.length });
       break;
     }
@@ -128,15 +85,15 @@ process.on("message", (msg) => {
       break;
     case "close":
       server.closeAllConnections();
+      h2.close();
       server.close(() => process.exit(0));
-      break;
-    default:
       break;
   }
 });
-// If the parent dies, do not linger.
 process.on("disconnect", () => process.exit(0));
 
 server.listen({ host: "127.0.0.1", port: 0, backlog: 4096 }, () => {
-  process.send({ type: "ready", port: server.address().port });
+  h2.listen(0, "127.0.0.1", () => {
+    process.send({ type: "ready", port: server.address().port, h2Port: h2.address().port });
+  });
 });

@@ -1,8 +1,6 @@
 // =============================================================================
-// server-control.mjs: fork load-server.mjs into its own process and talk to it.
-//
-// The server runs in a separate process so that the measured (client) process
-// only pays for client work: CPU, heap and native Timeout counts stay clean.
+// server-control.mjs: fork load-server.mjs into its own process and talk to it, so that the measured (client)
+// process only pays for client work: CPU, heap and native Timeout counts stay clean.
 // =============================================================================
 
 import { fork } from "node:child_process";
@@ -14,6 +12,7 @@ const SERVER_PATH = fileURLToPath(new URL("./load-server.mjs", import.meta.url))
  * @typedef {object} LoadServer
  * @property {number} port
  * @property {string} origin                       e.g. "http://127.0.0.1:40123"
+ * @property {string} h2Origin                     the same routes over cleartext HTTP/2
  * @property {() => Promise<void>} hold            hold /hold/* requests until release()
  * @property {() => Promise<number>} release       answer every held request and stop holding; resolves to how many
  * @property {() => Promise<{held:number, served:number, connections:number}>} stats
@@ -21,56 +20,47 @@ const SERVER_PATH = fileURLToPath(new URL("./load-server.mjs", import.meta.url))
  */
 
 /**
- * Start the load server in a child process on 127.0.0.1, port 0.
+ * Start the load server in a child process on 127.0.0.1 (it must not inherit --cpu-prof, --expose-gc or loaders).
  * @returns {Promise<LoadServer>}
  */
 export function startLoadServer() {
-  const child = fork(SERVER_PATH, [], {
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-    // The server must not inherit --cpu-prof / --expose-gc / loaders from the client.
-    execArgv: [],
-  });
+  const child = fork(SERVER_PATH, [], { stdio: ["ignore", "inherit", "inherit", "ipc"], execArgv: [] });
   let nextId = 1;
   /** @type {Map<number, (msg: any) => void>} */
   const waiting = new Map();
-
+  const request = (type) =>
+    new Promise((resolve) => {
+      const id = nextId++;
+      waiting.set(id, resolve);
+      child.send({ type, id });
+    });
+  const close = () =>
+    new Promise((done) => {
+      if (child.exitCode !== null) return done();
+      child.once("exit", () => done());
+      child.send({ type: "close" });
+    });
   return new Promise((resolve, reject) => {
     const onEarlyExit = (code) => reject(new Error(`load-server exited early with code ${code}`));
     child.once("exit", onEarlyExit);
     child.on("message", (msg) => {
-      if (msg.type === "ready") {
-        child.off("exit", onEarlyExit);
-        const port = msg.port;
-        resolve({
-          port,
-          origin: `http://127.0.0.1:${port}`,
-          hold: () => request("hold").then(() => undefined),
-          release: () => request("release").then((m) => m.count),
-          stats: () => request("stats"),
-          close: () =>
-            new Promise((done) => {
-              if (child.exitCode !== null) return done();
-              child.once("exit", () => done());
-              child.send({ type: "close" });
-            }),
-        });
+      if (msg.type !== "ready") {
+        waiting.get(msg.id)?.(msg);
+        waiting.delete(msg.id);
         return;
       }
-      const cb = waiting.get(msg.id);
-      if (cb) {
-        waiting.delete(msg.id);
-        cb(msg);
-      }
+      child.off("exit", onEarlyExit);
+      resolve({
+        port: msg.port,
+        origin: `http://127.0.0.1:${msg.port}`,
+        h2Origin: `http://127.0.0.1:${msg.h2Port}`,
+        hold: () => request("hold").then(() => undefined),
+        release: () => request("release").then((m) => m.count),
+        stats: () => request("stats"),
+        close,
+      });
     });
   });
-
-  function request(type) {
-    const id = nextId++;
-    return new Promise((resolve) => {
-      waiting.set(id, resolve);
-      child.send({ type, id });
-    });
-  }
 }
 
 /**

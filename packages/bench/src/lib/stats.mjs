@@ -1,5 +1,5 @@
 // =============================================================================
-// stats.mjs: small, dependency-free statistics used by the report.
+// stats.mjs: small, dependency-free statistics of the benchmarks.
 // =============================================================================
 
 /** @param {number[]} xs */
@@ -11,32 +11,12 @@ export function median(xs) {
 }
 
 /**
- * Quantile `p` (0..1) of `xs`, linearly interpolated between the two nearest order statistics.
- * @param {number[]} xs @param {number} p
- */
-export function quantile(xs, p) {
-  const a = xs.filter((x) => Number.isFinite(x)).sort((u, v) => u - v);
-  if (a.length === 0) return Number.NaN;
-  const pos = (a.length - 1) * p;
-  const lo = Math.floor(pos);
-  const hi = Math.min(lo + 1, a.length - 1);
-  return a[lo] + (a[hi] - a[lo]) * (pos - lo);
-}
-
-/**
- * Median, interquartile range (q1, q3), min, max and count of the finite values of `xs`.
- * @param {number[]} xs @returns {{median:number,q1:number,q3:number,min:number,max:number,n:number}}
+ * Median, min, max and count of the finite values of `xs`.
+ * @param {number[]} xs @returns {{ median: number, min: number, max: number, n: number }}
  */
 export function summary(xs) {
   const a = xs.filter((x) => Number.isFinite(x));
-  return {
-    median: median(a),
-    q1: quantile(a, 0.25),
-    q3: quantile(a, 0.75),
-    min: Math.min(...a),
-    max: Math.max(...a),
-    n: a.length,
-  };
+  return { median: median(a), min: Math.min(...a), max: Math.max(...a), n: a.length };
 }
 
 /** Paired ratios a[i] / b[i] for rounds where both exist. */

@@ -27,7 +27,8 @@ afterEach(() => {
 function make(socketMonitor: "interval" | "off", maxOrigins?: number): NodeHttp2Handler {
   const handler = new NodeHttp2Handler({
     nodeHttp2ConnectOptions: { lookup: loopbackLookup as never },
-    sessionTimeout: 50,
+    // Long enough that a loaded machine never finds a session silent under a stream (that fails it, as upstream).
+    sessionTimeout: 250,
     socketMonitor,
     ...(maxOrigins !== undefined ? { saturation: { maxOrigins } } : {}),
   });
@@ -88,7 +89,8 @@ describe("NodeHttp2Handler heap after many origins", () => {
       async (count) => {
         const handler = new NodeHttp2Handler({
           nodeHttp2ConnectOptions: { lookup: loopbackLookup as never },
-          sessionTimeout: 50,
+          // Long enough that a loaded machine never finds a session silent under a stream (that fails it, as upstream).
+          sessionTimeout: 250,
           socketMonitor: "off",
         });
         await visit(handler, 0, count);

@@ -14,6 +14,7 @@ import { HttpRequest } from "@smithy/protocol-http";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NodeHttp2Handler } from "../../src/index";
+import { waitFor } from "../servers";
 import { CA, type H2TestServer, readBody, startH2Server } from "./h2-servers";
 
 interface Scenario {
@@ -22,8 +23,13 @@ interface Scenario {
   init?: Partial<ConstructorParameters<typeof HttpRequest>[0]>;
   options?: Record<string, unknown>;
   handlerOptions?: Record<string, unknown>;
-  /** Abort this many ms after the call (0 = before). */
-  abortAfterMs?: number;
+  /** Abort before the call. */
+  abortBefore?: true;
+  /**
+   * Abort once the server has the stream (whatever the connect and TLS handshake took, so that both handlers are
+   * aborted at the same point).
+   */
+  abortAtServer?: true;
   /** Builds a fresh request body per run (a stream is consumed once). */
   body?: () => Readable;
   /** Fails as designed (both handlers). */
@@ -45,8 +51,8 @@ const SCENARIOS: Scenario[] = [
   { name: "large body", path: "/large?bytes=200000" },
   { name: "event stream (isolated session)", path: "/echo", options: { isEventStream: true } },
   { name: "disableConcurrentStreams", path: "/echo", handlerOptions: { disableConcurrentStreams: true } },
-  { name: "abort before the call", path: "/echo", abortAfterMs: 0 },
-  { name: "abort during the stream", path: "/never", abortAfterMs: 50 },
+  { name: "abort before the call", path: "/echo", abortBefore: true },
+  { name: "abort during the stream", path: "/never", abortAtServer: true },
   { name: "requestTimeout on a silent stream", path: "/never", handlerOptions: { requestTimeout: 200 } },
   { name: "per-call requestTimeout", path: "/never", options: { requestTimeout: 200 } },
   { name: "RST_STREAM before the response", path: "/rst", fails: true },
@@ -92,12 +98,17 @@ async function observe(kind: "upstream" | "sockeye", s: Scenario): Promise<unkno
   const handler =
     kind === "upstream" ? new UpstreamNodeHttp2Handler(options as never) : new NodeHttp2Handler(options as never);
   const controller = new AbortController();
-  if (s.abortAfterMs === 0) controller.abort();
-  else if (s.abortAfterMs !== undefined) setTimeout(() => controller.abort(), s.abortAfterMs);
+  const aborts = s.abortBefore === true || s.abortAtServer === true;
+  if (s.abortBefore) controller.abort();
+  if (s.abortAtServer) {
+    const seen = server.paths.length;
+    const abort = () => controller.abort();
+    waitFor(() => server.paths.length > seen, "the stream at the server", 5000).then(abort, abort);
+  }
   try {
     const { response } = await handler.handle(request(s, kind), {
       ...(s.options ?? {}),
-      ...(s.abortAfterMs !== undefined ? { abortSignal: controller.signal } : {}),
+      ...(aborts ? { abortSignal: controller.signal } : {}),
     } as never);
     const headers = { ...response.headers };
     delete headers.date;
@@ -135,7 +146,11 @@ describe("NodeHttp2Handler: Sockeye vs upstream 4.14.2 on the same h2 server", (
     const sockeye = await observe("sockeye", scenario);
     const sockeyePaths = server.paths.slice(middle);
     // Guard against two identical failures passing as "equal": each scenario must succeed or fail as designed.
-    const expectError = scenario.abortAfterMs !== undefined || scenario.path === "/never" || scenario.fails === true;
+    const expectError =
+      scenario.abortBefore === true ||
+      scenario.abortAtServer === true ||
+      scenario.path === "/never" ||
+      scenario.fails === true;
     expect("error" in (upstream as object)).toBe(expectError);
     expect(sockeye).toEqual(upstream);
     expect(sockeyePaths).toEqual(upstreamPaths);

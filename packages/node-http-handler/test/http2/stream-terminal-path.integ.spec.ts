@@ -21,7 +21,6 @@ import { CA, type H2TestServer, outcome, readBody, startH2Server, waitFor } from
 
 type Pool = {
   sharedScheduler: { size: number };
-  watch: { empty: boolean };
   inFlight: number;
   streamFinished(req: object, outcome: string, holdMs: number): void;
 };
@@ -85,7 +84,7 @@ async function expectReleased(t: Awaited<ReturnType<typeof oneSlot>>, sessionsBe
   await waitFor(() => pool.inFlight === 0);
   expect(h.getPoolStats().totals.inFlight).toBe(0);
   for (const session of origin(h).http2?.sessions ?? []) expect(session.activeStreams).toBe(0);
-  expect(pool.watch.empty).toBe(true);
+  expect(pool.sharedScheduler.size).toBe(0); // no idle watch, no request deadline
   const next = await h.handle(req(server, "/echo"));
   expect(await readBody(next.response.body)).toContain('"method":"GET"');
   await waitFor(() => pool.inFlight === 0);
@@ -241,7 +240,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
     expect(origin(h).sockets).toMatchObject({ created: 2, acquisitions: 3 });
     expect(origin(h).http2?.closed.goaway).toBe(1);
     expect(server.sessionsAccepted).toBe(2);
-    expect(pool.watch.empty).toBe(true);
+    expect(pool.sharedScheduler.size).toBe(0); // no idle watch, no request deadline
     h.destroy();
     expect(pool.sharedScheduler.size).toBe(0);
     await waitFor(() => server.sessionsOpen === 0);
