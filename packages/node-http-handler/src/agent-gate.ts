@@ -1,5 +1,5 @@
 /**
- * AgentGate: the handler-side queue in front of one `http.Agent` (issue 25).
+ * AgentGate: the handler-side queue in front of one `http.Agent`.
  *
  * Node's agent queues a request it has no socket for as a full `ClientRequest` in `agent.requests[name]` (several KB
  * each, its body already piped into it), and taking one out again on abort or timeout is an O(queue) splice. The
@@ -21,14 +21,12 @@
  * `setImmediate` per gate (one per event-loop turn, not per request), and that drain creates the `ClientRequest`s of
  * every slot freed in the turn in one loop. Node has meanwhile parked the freed sockets in `freeSockets`, so each new
  * request takes a free socket at once: no `agent.requests` push and `'free'` shift, no `AsyncResource` per queued
- * request. Why not dispatch inside the finished request's `'close'` (the first version of the gate): Node emits
- * `'close'` right before the socket's `'free'`, so the request created there waits in `agent.requests` for that tick;
- * worse, creating each `ClientRequest` on its own between response events cost 2–3x the self time of creating them
- * in one loop (`agent.addRequest`, `setHeader`, the `ClientRequest` constructor, in a `--cpu-prof` of raw
- * `http.request`: code and data are cold there). Measured in `bench:focus` (docs/perf/handler-queue.md): dispatch in
- * `'close'` 1.21x upstream's CPU at c = 1,000, the batched drain 0.75x. The exception: an agent whose
- * `maxFreeSockets` is below its `maxSockets` would destroy the sockets it cannot park (new connections each turn), so
- * for it the gate dispatches inside `leave()`, at once, as the first version did.
+ * request. (Dispatching inside the finished request's `'close'` instead would miss that: Node emits `'close'` right
+ * before the socket's `'free'`, so the request created there waits in `agent.requests` for that tick; and creating
+ * each `ClientRequest` on its own between response events is several times dearer than creating them in one loop,
+ * see docs/perf/handler-queue.md.) The exception: an agent whose `maxFreeSockets` is below its `maxSockets` would
+ * destroy the sockets it cannot park (new connections each turn), so for it the gate dispatches inside `leave()`, at
+ * once.
  *
  * Limits are read from the agent at each decision, so a caller changing `maxSockets` is honoured. An agent shared
  * with other code may still queue a dispatched request in `agent.requests` (its sockets are busy with the others', or
@@ -44,9 +42,12 @@
  * key `keyFor()` returns is valid for `admit()` until the next `keyFor()` (the caller admits at once): a key dropped
  * meanwhile would count requests that no other key's release drains.
  */
-import { timing } from "./hot-bindings";
+import { timing as importedTiming } from "@sockeye/pool-monitor/internal";
 import type { Agent } from "node:http";
 import { isIP } from "node:net";
+
+// Bound once: in this package's CommonJS build every use of another package's export is a getter call.
+const timing = importedTiming;
 
 /** A request the gate can hold and later dispatch: its own state object, with the gate's link fields. @internal */
 export interface GatedRequest {

@@ -164,7 +164,7 @@ describe("HandlerRuntime: live list and destroy()", () => {
   it("without telemetry (no monitor) the count and destroy() walk are the same", async () => {
     runtime.hostMonitor = undefined;
     const rs = [start(runtime, agent), start(runtime, agent), start(runtime, agent)];
-    expect(rs.every((r) => r.state.core === undefined)).toBe(true);
+    expect(rs.every((r) => r.state.monitor === undefined)).toBe(true);
     expect(runtime.inFlightCount).toBe(3);
     await serverSaw(2);
     expect(runtime.destroy()).toBe(3);

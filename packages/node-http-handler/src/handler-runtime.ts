@@ -7,13 +7,12 @@
  * - `idle` (`IdleWatchList`): the `socketTimeout` inactivity watch, one deadline per request on the scheduler,
  *   restarted by its socket's activity.
  * - `warning` (`SocketUsageWarning`): upstream's socket-usage warning in the three `socketMonitor` modes.
- * - `monitor` (`Http1PoolMonitor`, `@sockeye/pool-monitor`, the base of its `PoolMonitor`): per-origin telemetry and
- *   saturation detection. The monitor's per-request state is fields of the request's own state object (an
- *   `InFlightRequest` extends the monitor's `RequestState`: one object per request), fed by the monitor's functions
- *   (`trackStarted()`, `requestSocket()`, … of its `request-listeners.ts`) from the runtime and the request's own
- *   listeners (no second object, no second set of listeners, nothing hung on the `ClientRequest`); the owner tick
- *   calls `monitor.sample()` once per the monitor's `sampleIntervalMs` in `"interval"` mode (the period is read at
- *   each re-arm, so `configure()` applies from the next sample).
+ * - `monitor` (`Http1PoolMonitor`, `@sockeye/pool-monitor`): per-origin telemetry and saturation detection. Each
+ *   request counts itself on it from its own phases (`InFlightRequest`); the runtime hands it the origin entry
+ *   (memoised) and, as the monitor's `Http1Requests`, walks its live list for the ages and unread bodies a reading
+ *   needs (at sample and snapshot time only). The owner tick calls `monitor.sample()` once per the monitor's
+ *   `sampleIntervalMs` in `"interval"` mode (the period is read at each re-arm, so `configure()` applies from the
+ *   next sample).
  * - The live list: every request between `requestStarted` and `requestFinished` (an intrusive doubly linked list
  *   through the requests' state objects: O(1) link/unlink, no allocation). Its length is the handler's one
  *   in-flight count (`inFlightCount`), and `destroy()` walks it to end every request.
@@ -35,21 +34,17 @@
  */
 import type { Http1PoolMonitor } from "@sockeye/pool-monitor";
 import {
+  addActiveAge,
+  addUnreadResponse,
+  Deadline,
   type DeadlineOwner,
   DeadlineScheduler,
+  type Http1Requests,
   type OriginState,
+  type PoolReading,
   TICK_MS,
-  trackUnpooled,
+  timing as importedTiming,
 } from "@sockeye/pool-monitor/internal";
-import {
-  Deadline,
-  noteRequestOutcome,
-  requestClosed,
-  requestDispatched,
-  timing,
-  trackQueued,
-  trackStarted,
-} from "./hot-bindings";
 import { AgentGate, type GateOwner } from "./agent-gate";
 import type { Agent, ClientRequest } from "node:http";
 import type { Socket } from "node:net";
@@ -65,6 +60,9 @@ import {
 } from "./socket-lifecycle";
 import { SocketUsageWarning, type SocketUsageWarningSettings } from "./socket-usage-warning";
 
+// Bound once: in this package's CommonJS build every use of another package's export is a getter call.
+const timing = importedTiming;
+
 /** Settings the runtime re-reads whenever the handler's config is (re)resolved. @internal */
 export interface RuntimeSettings extends SocketUsageWarningSettings {
   /** Free-socket limits (`idleSocketTimeout`, `connectionLifetime`); both off = no sweeping at all. */
@@ -72,11 +70,10 @@ export interface RuntimeSettings extends SocketUsageWarningSettings {
 }
 
 /** @internal */
-export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwner<"sweep">, GateOwner {
+export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwner<"sweep">, GateOwner, Http1Requests {
   readonly hostScheduler: DeadlineScheduler;
   readonly socketWarning: SocketUsageWarning;
-  /** Per-origin telemetry and saturation detection; `undefined` with `telemetry: false`. */
-  hostMonitor: Http1PoolMonitor | undefined = undefined;
+  private monitor: Http1PoolMonitor | undefined = undefined;
   private currentSettings: RuntimeSettings | undefined = undefined;
   private readonly idle: IdleWatchList;
   /** The free-socket sweep, armed for the earliest expiry of a free socket. */
@@ -118,6 +115,19 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     return gate;
   }
 
+  /**
+   * Per-origin telemetry and saturation detection; `undefined` with `telemetry: false`. The monitor reads this
+   * runtime's live requests (`Http1Requests`) for their ages and unread bodies.
+   */
+  get hostMonitor(): Http1PoolMonitor | undefined {
+    return this.monitor;
+  }
+
+  set hostMonitor(monitor: Http1PoolMonitor | undefined) {
+    this.monitor = monitor;
+    if (monitor !== undefined) monitor.requests = this;
+  }
+
   /** The resolved settings (`undefined` before the first `handle()`). */
   get runtimeSettings(): RuntimeSettings | undefined {
     return this.currentSettings;
@@ -157,34 +167,25 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     const key = gate.keyFor(options.host, options.port);
     if (gate.admit(r, key)) return true;
     // Queued in the gate: counted by the monitor as a request queued under the agent's name for it.
-    if (monitor !== undefined && !monitor.coreDestroyed) {
-      const request = r.httpRequest;
-      const headers = request.headers;
-      r.trackedMethod = request.method;
-      r.requestBodySize = headers["content-length"] ?? headers["Content-Length"];
-      trackQueued(monitor, r, this.originOf(monitor, r.originKey), key.name);
-    }
+    if (monitor !== undefined && !monitor.coreDestroyed)
+      r.countQueued(monitor, this.originOf(monitor, r.originKey), key.name);
     return false;
   }
 
   requestDispatching(r: InFlightRequest, now: number): void {
-    if (r.requestPlan.swept) this.beforeDispatch(r.requestPlan.planAgent, now);
+    if (r.requestPlan.swept) this.beforeDispatch(r.requestPlan.agent, now);
   }
 
-  requestCreated(r: InFlightRequest, req: ClientRequest, _now: number): void {
-    if (r.core !== undefined) {
-      requestDispatched(r, req); // it waited in the gate: tracked since then
+  /** Its Node request was just created: counted from now (or, if it waited in the gate, since then). */
+  requestCreated(r: InFlightRequest, req: ClientRequest): void {
+    const tracking = r.monitor;
+    if (tracking !== undefined) {
+      r.countDispatched(tracking, r.originState!, req);
       return;
     }
     const monitor = this.hostMonitor;
-    if (monitor !== undefined && !monitor.coreDestroyed) {
-      // The request's own listeners feed the monitor's state for it (fields of the request's state object, which keeps
-      // its monitor, so a runtime `telemetry` switch never orphans a tracked request). A one-off 100-continue request is
-      // counted per origin outside the pool gauges and the detector (its agent has no socket limit).
-      const o = this.originOf(monitor, r.originKey);
-      if (r.requestPlan.oneOffAgent) trackUnpooled(monitor, r, o, req);
-      else trackStarted(monitor, r, o, req);
-    }
+    if (monitor !== undefined && !monitor.coreDestroyed)
+      r.countDispatched(monitor, this.originOf(monitor, r.originKey), req);
   }
 
   /** `monitor.originFor(key)`, memoised for the last key (a `Map` lookup saved per request). */
@@ -204,14 +205,14 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   requestFinished(r: InFlightRequest): void {
     this.idle.unwatch(r);
     this.socketWarning.clear(r);
-    const tracked = r.core !== undefined;
+    const tracked = r.monitor !== undefined;
     const lifecycle = this.currentSettings?.lifecycle;
     // Only a socket of a swept agent expires (a caller-owned agent without explicit limits is left alone).
     const socket = r.requestPlan.swept ? (r.req?.socket ?? undefined) : undefined;
     const expires = socket !== undefined && lifecycle !== undefined;
     // One clock reading for telemetry's hold time and the socket's expiry.
     const now = tracked || expires ? timing.now() : 0;
-    if (tracked) requestClosed(r, undefined, now); // r.error: the failure the caller saw
+    if (tracked) r.countClosed(now);
     if (r.livePrev !== undefined) r.livePrev.liveNext = r.liveNext;
     else if (this.liveHead === r) this.liveHead = r.liveNext;
     if (r.liveNext !== undefined) r.liveNext.livePrev = r.livePrev;
@@ -234,8 +235,24 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     if (r.gateKey !== undefined) r.requestPlan.agentGate?.leave(r);
   }
 
-  noteOutcome(r: InFlightRequest, outcome: "aborted" | "timed_out"): void {
-    if (r.core !== undefined) noteRequestOutcome(r, outcome);
+  /** Http1Requests: the ages of `o`'s live requests holding a socket or queued, on their links. O(live requests). */
+  addAges(o: OriginState, now: number): void {
+    for (let r = this.liveHead; r !== undefined; r = r.liveNext) {
+      const link = r.link;
+      if (r.originState !== o || link === undefined) continue;
+      if (r.isQueued) {
+        if (now - r.beganAt > link.ages.oldestQueuedMs) link.ages.oldestQueuedMs = now - r.beganAt;
+      } else if (r.acquiredAt >= 0 && r.socketState?.current === r) {
+        addActiveAge(link, now - r.acquiredAt);
+      }
+    }
+  }
+
+  /** Http1Requests: `o`'s live responses whose body is not being read. O(live requests). */
+  readUnread(o: OriginState, now: number, limitMs: number, reading: PoolReading): void {
+    for (let r = this.liveHead; r !== undefined; r = r.liveNext) {
+      if (r.originState === o && !r.isUnpooled) addUnreadResponse(reading, r, now, limitMs);
+    }
   }
 
   watchIdle(r: InFlightRequest, socket: Socket, now: number): void {

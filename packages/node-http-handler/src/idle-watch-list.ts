@@ -18,13 +18,9 @@
  * one property read per event.
  *
  * Cost: watch/unwatch O(1) (arm/cancel a deadline, two field writes). Per socket event (a read, a write dispatched,
- * a write completed) while watched: one `performance.now()` and a list move, measured at ~127 ns per event on this
- * 2-core VM, 88 ns of which is `performance.now()` itself (Node's own `_unrefTimer`: ~7 ns); on a socket nobody
- * watches the hook adds ~7 ns per event. A request moves a handful of events (headers written, write completed,
- * response chunks read: typically 3–6, i.e. under 1 µs per request, well under 1 % of a request's CPU), and a
- * 64 KiB read already costs several µs of syscall and copy. No allocation. Nothing walks the watched requests, so
- * the watch costs nothing per tick at 10,000 in flight (the sampling it replaces read every watched socket's
- * counters every 100 ms and could only see activity at that granularity).
+ * a write completed) while watched: one `performance.now()` and a list move; on a socket nobody watches, one property
+ * read. No allocation. Nothing walks the watched requests, so the watch costs nothing per tick however many are in
+ * flight.
 
  * Precision: the deadline fires `socketTimeout` after the last byte moved, no earlier, on the scheduler's native
  * timer (see `deadline-scheduler.ts`), i.e. as late as a native `socket.setTimeout()` would.
@@ -33,10 +29,13 @@
  * scheduler); bytes read during such a block call the hook, which re-arms the deadline, so the request is not failed.
  */
 import type { DeadlineOwner, DeadlineScheduler } from "@sockeye/pool-monitor/internal";
-import { Deadline, timing } from "./hot-bindings";
+import { Deadline, timing as importedTiming } from "@sockeye/pool-monitor/internal";
 import type { Socket } from "node:net";
 
 /** The watching request's `Deadline`, on the socket it watches. */
+// Bound once: in this package's CommonJS build every use of another package's export is a getter call.
+const timing = importedTiming;
+
 const kWatch = Symbol("sockeye.idleWatch");
 /** The socket's own `_unrefTimer` (Node's activity method), kept when the hook replaces it. */
 const kOriginal = Symbol("sockeye.unrefTimer");

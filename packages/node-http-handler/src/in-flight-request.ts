@@ -19,11 +19,11 @@
  * its Node request is created (from the same `beganAt`), and only if the agent did not hand it a free (connected)
  * socket (`req.reusedSocket`): on a warm pool it is never armed.
  *
- * The object is also the pool monitor's state for the request: it extends `RequestState` of `@sockeye/pool-monitor`
- * (queue-list and open-response links, timestamps, outcome, and `trackedError`, the error the promise rejected with,
- * which names the failure in `request:finished`), set up by the runtime when the request is tracked (`core`) and fed
- * by the listeners below through the monitor's functions (`requestSocket()`, `requestResponse()`, …): one object per
- * request.
+ * Telemetry: with the handler's monitor on, the request counts itself on it (`TelemetryCore`), from its own phases:
+ * started and queued where the gate queues it or at dispatch, acquired at `'socket'`, its body's progress from
+ * `'response'`, released and finished in `finish()`. Its fields below are what the monitor's reading reads of it
+ * (ages, unread bodies: the runtime walks its live list for them); a socket first seen gets the monitor's
+ * `SocketState` (`adoptSocket()`), whose connect this request's own listeners time.
  *
  * `settle()` resolves or rejects the promise once and cancels the deadlines that only matter until then.
  * `finish()` is idempotent and owns every other release: it settles first if needed (a request never ends with its
@@ -43,46 +43,67 @@
  * its piping creates. No native timer per request, except in
  * `socketMonitor: "per-request"` mode (upstream's warning timer, on purpose).
  */
+import type { Http1PoolMonitor } from "@sockeye/pool-monitor";
 import {
   acquisitionTimeoutError,
+  adoptSocket,
+  agentMaps as importedAgentMaps,
   assertNever,
+  attachUnpooledRequest,
   buildAbortError,
   closedBeforeResponseError,
   connectionTimeoutError,
+  Deadline as ImportedDeadline,
+  DeadlineKind as ImportedDeadlineKind,
   type DeadlineOwner,
   explainRefusal,
+  type FinishedHttp1Request,
   guardedWarn,
   handlerDestroyedError,
-  RequestState,
+  httpRequestFinishedEvent,
+  type OriginState,
+  outcomeOf as importedOutcomeOf,
+  type PoolLink,
   REQUEST_TIMEOUT_HINT,
   relabelSocketError,
+  type ResponseProgress,
+  requestFinishedChannel as importedFinishedChannel,
   requestTimeoutError,
   requestTimeoutMessage,
+  type SocketState,
   socketIdleTimeoutError,
+  socketStateOf as importedSocketStateOf,
+  timing as importedTiming,
+  type UnpooledRequest,
+  unpooledClosed,
+  writeBody as importedWriteBody,
 } from "@sockeye/pool-monitor/internal";
-import type { HttpRequest } from "@smithy/protocol-http";
+import { type HttpRequest, HttpResponse as ImportedHttpResponse } from "@smithy/protocol-http";
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { GatedRequest, GateKey } from "./agent-gate";
 import { describeAgentQueue, leaveAgentQueue } from "./agent-queue";
 import { MIN_CONTINUE_WAIT_MS, PACKAGE_PREFIX } from "./constants";
 import { getTransformedHeaders } from "./get-transformed-headers";
-import {
-  Deadline,
-  DeadlineKind,
-  HttpResponse,
-  requestError,
-  requestResponse,
-  requestSocket,
-  timing,
-  writeBody,
-} from "./hot-bindings";
 import type { IdleWatcher } from "./idle-watch-list";
 import type { RequestHost } from "./request-host";
 import type { RequestPlan } from "./request-plan";
 import { socketAge, stampSocket } from "./socket-lifecycle";
 import type { WarnedRequest } from "./socket-usage-warning";
 import { enableTcpKeepAlive } from "./tcp-keep-alive";
+
+// Bound once: in this package's CommonJS build every use of another package's export is a getter call.
+const Deadline = ImportedDeadline;
+type Deadline<K> = ImportedDeadline<K>;
+const DeadlineKind = ImportedDeadlineKind;
+type DeadlineKind = ImportedDeadlineKind;
+const HttpResponse = ImportedHttpResponse;
+const agentMaps = importedAgentMaps;
+const outcomeOf = importedOutcomeOf;
+const requestFinishedChannel = importedFinishedChannel;
+const socketStateOf = importedSocketStateOf;
+const timing = importedTiming;
+const writeBody = importedWriteBody;
 
 const kState = Symbol("sockeye.inFlightRequest");
 const kConnectingFor = Symbol("sockeye.connectingFor");
@@ -99,8 +120,14 @@ export interface NodeRequestOptions {
 
 /** @internal */
 export class InFlightRequest
-  extends RequestState
-  implements DeadlineOwner<DeadlineKind>, IdleWatcher, WarnedRequest, GatedRequest
+  implements
+    DeadlineOwner<DeadlineKind>,
+    IdleWatcher,
+    WarnedRequest,
+    GatedRequest,
+    FinishedHttp1Request,
+    ResponseProgress,
+    UnpooledRequest
 {
   /** The promise has been resolved or rejected. */
   hasSettled = false;
@@ -133,6 +160,31 @@ export class InFlightRequest
   /** Kept from `start()` until the Node request is created (at once, or when the gate dispatches it). */
   private requestFunc: ((options: object) => ClientRequest) | undefined = undefined;
   nodeOptions: NodeRequestOptions | undefined = undefined;
+  res: IncomingMessage | undefined = undefined;
+  /** The Node request emitted `'error'`. */
+  hasErrored = false;
+  /** Why the handler gave up on it (the first reason wins): counted so, not as failed. */
+  notedOutcome: "aborted" | "timed_out" | undefined = undefined;
+  /** The error the promise rejected with (`undefined` while pending or resolved); named by `request:finished`. */
+  trackedError: unknown = undefined;
+  // Telemetry: what the monitor counts and reads of the request (see the header); `monitor` unset = not counted.
+  monitor: Http1PoolMonitor | undefined = undefined;
+  originState: OriginState | undefined = undefined;
+  /** Its agent name's link in the monitor (the gate key's name), once known. */
+  link: PoolLink | undefined = undefined;
+  /** Sent on the one-off 100-continue agent: counted in its origin's `unpooled` block only. */
+  isUnpooled = false;
+  /** Waiting for a socket: in the gate, in `agent.requests`, or dispatched without one yet. */
+  isQueued = false;
+  /** Counted in its link's `gateQueued` (waiting in the gate). */
+  private gateCounted = false;
+  /** `timing.now()` ms at its socket and at its response (-1: none yet). */
+  acquiredAt = -1;
+  responseAt = -1;
+  /** `socket.bytesRead` when the body last made progress, and when that was (the unread-body rule). */
+  seenProgress = 0;
+  progressAt = 0;
+  socketState: SocketState | undefined = undefined;
 
   constructor(
     readonly host: RequestHost<InFlightRequest>,
@@ -141,13 +193,22 @@ export class InFlightRequest
     /** `scheme://host:port`, the only request detail telemetry ever sees ("" with telemetry off). */
     readonly originKey: string,
     readonly abortSignal: any
-  ) {
-    super();
+  ) {}
+
+  /** The plan's agent. */
+  get agent(): Agent {
+    return this.requestPlan.agent;
   }
 
-  /** RequestState: the plan's agent. */
-  get agent(): Agent {
-    return this.requestPlan.planAgent;
+  /** For `request:finished`: the method (as Node sent it, once the Node request exists). */
+  get trackedMethod(): string {
+    return this.req?.method ?? this.httpRequest.method;
+  }
+
+  /** For `request:finished`: the request's `Content-Length`. */
+  get requestBodySize(): unknown {
+    const headers = this.httpRequest.headers;
+    return this.req?.getHeader("content-length") ?? headers["content-length"] ?? headers["Content-Length"];
   }
 
   /**
@@ -215,7 +276,7 @@ export class InFlightRequest
       req.on("error", onRequestError);
       req.on("socket", onRequestSocket);
       req.on("close", onRequestClose);
-      host.requestCreated(this, req, now);
+      host.requestCreated(this, req);
       const plan = this.requestPlan;
       if (plan.expectContinue && !plan.callerAgent) {
         req.once("continue", onRequestContinue);
@@ -275,7 +336,7 @@ export class InFlightRequest
           const plan = this.requestPlan;
           const detail = req?.socket
             ? undefined
-            : `The request was still waiting for a free socket (${describeAgentQueue(plan.planAgent, plan.agentGate)}).`;
+            : `The request was still waiting for a free socket (${describeAgentQueue(plan.agent, plan.agentGate)}).`;
           this.giveUp(connectionTimeoutError(PACKAGE_PREFIX, plan.connectWaitMs, detail), "timed_out", false);
         }
         return;
@@ -285,7 +346,7 @@ export class InFlightRequest
           this.giveUp(requestTimeoutError(PACKAGE_PREFIX, this.requestPlan.requestMs), "timed_out", true);
         } else {
           guardedWarn(
-            this.requestPlan.planLogger ?? console,
+            this.requestPlan.logger ?? console,
             `${requestTimeoutMessage(PACKAGE_PREFIX, this.requestPlan.requestMs, false)} ${REQUEST_TIMEOUT_HINT}`
           );
         }
@@ -301,7 +362,7 @@ export class InFlightRequest
             plan.acquireMs,
             now - this.beganAt,
             "socket",
-            describeAgentQueue(plan.planAgent, plan.agentGate)
+            describeAgentQueue(plan.agent, plan.agentGate)
           );
           this.giveUp(error, "timed_out", true);
         }
@@ -344,11 +405,11 @@ export class InFlightRequest
    * if already settled), and finishes it now when no `'close'` will come.
    */
   private giveUp(error: unknown, outcome: "aborted" | "timed_out" | undefined, destroyWithError: boolean): void {
-    if (outcome !== undefined) this.host.noteOutcome(this, outcome);
+    if (outcome !== undefined) this.notedOutcome ??= outcome;
     const req = this.req;
     let noClose = req === undefined;
     if (req !== undefined) {
-      noClose = !req.socket && leaveAgentQueue(this.requestPlan.planAgent, req);
+      noClose = !req.socket && leaveAgentQueue(this.requestPlan.agent, req);
       if (destroyWithError) req.destroy(error as Error);
       else req.destroy();
     }
@@ -364,15 +425,14 @@ export class InFlightRequest
   destroyByHandler(): void {
     if (this.isFinished) return;
     const req = this.req;
-    const queued =
-      req === undefined ? this.inGateQueue : !req.socket && leaveAgentQueue(this.requestPlan.planAgent, req);
+    const queued = req === undefined ? this.inGateQueue : !req.socket && leaveAgentQueue(this.requestPlan.agent, req);
     const error = handlerDestroyedError(
       PACKAGE_PREFIX,
       queued
-        ? `while it was waiting for a free socket (${describeAgentQueue(this.requestPlan.planAgent, this.requestPlan.agentGate)})`
+        ? `while it was waiting for a free socket (${describeAgentQueue(this.requestPlan.agent, this.requestPlan.agentGate)})`
         : "while the request was in flight"
     );
-    this.host.noteOutcome(this, "aborted");
+    this.notedOutcome ??= "aborted";
     if (req !== undefined) {
       if (this.res !== undefined) req.socket?.destroy();
       else req.destroy(error);
@@ -452,18 +512,136 @@ export class InFlightRequest
   socketReady(): void {
     if (this.connection) this.host.hostScheduler.disarm(this.connection);
   }
+
+  // ---- Telemetry: the request's phases counted on the handler's monitor -------------------------------------
+
+  /** Queued in the gate under `name` at `start()`: counted as started and queued (under its agent name's link). */
+  countQueued(monitor: Http1PoolMonitor, o: OriginState, name: string): void {
+    this.monitor = monitor;
+    this.originState = o;
+    monitor.started(o);
+    const link = this.linkUnder(monitor, o, name);
+    if (link !== undefined) {
+      link.gateQueued++;
+      this.gateCounted = true;
+    }
+    this.markQueued(monitor, o);
+  }
+
+  /**
+   * Its Node request `req` was just created: counted from now on if the gate did not queue it (queued if the agent
+   * queued it, as it does when other users of a shared agent hold its sockets); it leaves the gate's count if it did.
+   */
+  countDispatched(monitor: Http1PoolMonitor, o: OriginState, req: ClientRequest): void {
+    if (this.monitor !== undefined) {
+      if (this.gateCounted) {
+        this.gateCounted = false;
+        this.link!.gateQueued--;
+      }
+      return;
+    }
+    this.monitor = monitor;
+    this.originState = o;
+    if (this.requestPlan.oneOffAgent) {
+      this.isUnpooled = true;
+      attachUnpooledRequest(this);
+      return;
+    }
+    monitor.started(o);
+    const key = this.gateKey;
+    if (key === undefined) return;
+    const link = this.linkUnder(monitor, o, key.name);
+    const queue = link === undefined ? undefined : agentMaps(link.agent).requests[link.name];
+    if (queue !== undefined && queue.length !== 0 && queue[queue.length - 1] === req) this.markQueued(monitor, o);
+  }
+
+  /** The origin's link for the agent name `name` (the origin's last one, else looked up or created). */
+  private linkUnder(monitor: Http1PoolMonitor, o: OriginState, name: string): PoolLink | undefined {
+    const agent = this.requestPlan.agent;
+    o.lastAgent = agent;
+    const last = o.lastQueueLink;
+    const link =
+      last !== undefined && last.agent === agent && last.name === name
+        ? last
+        : monitor.originLinks.link(o, agent, name);
+    if (link !== undefined) o.lastQueueLink = link;
+    return (this.link = link);
+  }
+
+  private markQueued(monitor: Http1PoolMonitor, o: OriginState): void {
+    this.isQueued = true;
+    o.queuedTracked++;
+    monitor.enqueued(o);
+  }
+
+  private leaveQueue(o: OriginState): void {
+    this.isQueued = false;
+    if (this.gateCounted) {
+      this.gateCounted = false;
+      this.link!.gateQueued--;
+    }
+    o.queueShrank(--o.queuedTracked);
+  }
+
+  /** `'socket'`: acquired after its wait; a socket first seen is adopted by the monitor (connection telemetry). */
+  countSocket(monitor: Http1PoolMonitor, socket: Socket, now: number): void {
+    if (this.acquiredAt >= 0 || monitor.coreDestroyed) return;
+    this.acquiredAt = now;
+    if (this.isUnpooled) return;
+    const o = this.originState!;
+    const wasQueued = this.isQueued;
+    if (wasQueued) this.leaveQueue(o);
+    let ss = socketStateOf(socket);
+    let reused = true;
+    if (ss === undefined) {
+      ss = adoptSocket(monitor, o, socket, now);
+      reused = !ss.opened;
+      ss.link = this.link ?? monitor.originLinks.learnSocket(o, this.requestPlan.agent, socket);
+    }
+    if (ss.core === monitor) {
+      ss.requests++;
+      ss.current = this;
+      this.socketState = ss;
+    }
+    monitor.acquired(o, now - this.beganAt, reused, wasQueued);
+  }
+
+  /** Its end (from `finish()`, `now`: the runtime's reading): released, finished, `request:finished`. */
+  countClosed(now: number): void {
+    const monitor = this.monitor!;
+    if (monitor.coreDestroyed) return;
+    if (monitor.wants(requestFinishedChannel)) monitor.emit(httpRequestFinishedEvent(this), requestFinishedChannel);
+    if (this.isUnpooled) {
+      unpooledClosed(this);
+      return;
+    }
+    const o = this.originState!;
+    if (this.isQueued) this.leaveQueue(o);
+    monitor.finished(o, outcomeOf(this));
+    if (this.acquiredAt < 0) return;
+    monitor.released(o, now - this.acquiredAt);
+    const ss = this.socketState;
+    if (ss !== undefined) {
+      if (ss.link !== undefined) ss.link.linkCompletions++;
+      ss.lastOutcome = this.notedOutcome;
+      if (ss.current === this) ss.current = undefined;
+    }
+  }
 }
 
 // ---- Node listeners: shared functions, `this` is the emitter ------------------------------------------------
 
 function onResponse(this: ClientRequest, res: IncomingMessage): void {
   const state: InFlightRequest = (this as any)[kState];
-  const tracked = state.core !== undefined;
+  const monitor = state.monitor;
   const lifetime = state.requestPlan.lifetimeMs;
   // One clock reading for telemetry and the socket's age.
-  const now = tracked || lifetime ? timing.now() : 0;
+  const now = monitor !== undefined || lifetime ? timing.now() : 0;
   state.res = res;
-  if (tracked) requestResponse(state, res, now);
+  if (monitor !== undefined && !state.isUnpooled && !monitor.coreDestroyed) {
+    state.responseAt = state.progressAt = now;
+    state.seenProgress = res.socket?.bytesRead ?? 0;
+  }
   const socket = this.socket;
   if (lifetime && socket && socketAge(socket, now) >= lifetime && this.shouldKeepAlive) {
     // Too old to reuse: Node closes it when this response ends instead of returning it to the pool.
@@ -482,7 +660,7 @@ function onResponse(this: ClientRequest, res: IncomingMessage): void {
 
 function onRequestError(this: ClientRequest, error: NodeJS.ErrnoException): void {
   const state: InFlightRequest = (this as any)[kState];
-  if (state.core !== undefined) requestError(state);
+  state.hasErrored = true;
   if (state.hasSettled) return;
   // ECONNRESET / EPIPE / ETIMEDOUT become TimeoutErrors, as upstream relabels them.
   state.settle(relabelSocketError(error), true);
@@ -499,14 +677,14 @@ function onRequestContinue(this: ClientRequest): void {
 function onRequestSocket(this: ClientRequest, socket: Socket): void {
   const state: InFlightRequest = (this as any)[kState];
   const plan = state.requestPlan;
-  const tracked = state.core !== undefined;
+  const monitor = state.monitor;
   const connecting = socket.connecting;
   // One clock reading for whatever wants one here: telemetry, the socket's age stamp, a connected socket's idle watch.
-  const now = tracked || plan.lifetimeMs || (!connecting && plan.socketIdleMs) ? timing.now() : 0;
-  if (tracked) requestSocket(state, socket, now);
+  const now = monitor !== undefined || plan.lifetimeMs || (!connecting && plan.socketIdleMs) ? timing.now() : 0;
+  if (monitor !== undefined) state.countSocket(monitor, socket, now);
   const acquire = state.acquireDeadline;
   if (acquire) state.host.hostScheduler.disarm(acquire);
-  enableTcpKeepAlive(socket, plan.planAgent);
+  enableTcpKeepAlive(socket, plan.agent);
   if (plan.lifetimeMs) stampSocket(socket, now);
   if (connecting) {
     (socket as any)[kConnectingFor] = state;
@@ -518,11 +696,23 @@ function onRequestSocket(this: ClientRequest, socket: Socket): void {
   }
 }
 
-/** TCP connected: bytes can move, so the inactivity timeout starts (it covers a stalled TLS handshake too). */
+/**
+ * TCP connected: timed for telemetry; bytes can move, so the inactivity timeout starts (it covers a stalled TLS
+ * handshake too).
+ */
 function onSocketConnected(this: Socket): void {
   const state: InFlightRequest | undefined = (this as any)[kConnectingFor];
-  if (state === undefined || state.req?.socket !== this) return;
-  state.connected(this);
+  if (state === undefined) return;
+  const now = timing.now();
+  const monitor = state.monitor;
+  if (monitor !== undefined) {
+    const ss = socketStateOf(this);
+    if (ss !== undefined && ss.core === monitor) ss.onConnect(now);
+    else if (state.isUnpooled && !monitor.coreDestroyed)
+      state.originState!.unpooledCounters?.connect.record(now - state.acquiredAt);
+  }
+  if (state.req?.socket !== this) return;
+  state.connected(this, now);
   if (!state.requestPlan.isSSL) {
     (this as any)[kConnectingFor] = undefined;
     state.socketReady();
@@ -533,6 +723,8 @@ function onSocketConnected(this: Socket): void {
 function onSocketSecureConnected(this: Socket): void {
   const state: InFlightRequest | undefined = (this as any)[kConnectingFor];
   (this as any)[kConnectingFor] = undefined;
+  const ss = socketStateOf(this);
+  if (ss !== undefined && state !== undefined && ss.core === state.monitor) ss.onSecureConnect(timing.now());
   if (state !== undefined && state.req?.socket === this) state.socketReady();
 }
 

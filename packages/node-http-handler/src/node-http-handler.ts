@@ -11,19 +11,22 @@ import {
   resolveDefaultSocketTimeout,
   SHARED_OPTIONS,
   timing,
+  validateRequest as importedValidateRequest,
 } from "@sockeye/pool-monitor/internal";
 import type { Agent, ClientRequest } from "node:http";
 import https from "node:https";
 import { checkSocketUsage } from "./check-socket-usage";
 import { PACKAGE_PREFIX } from "./constants";
 import { HandlerRuntime } from "./handler-runtime";
-import { validateRequest } from "./hot-bindings";
 import { InFlightRequest } from "./in-flight-request";
 import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
-import { RequestPlan } from "./request-plan";
+import type { RequestPlan } from "./request-plan";
 import { loadedHttp, ownedAgents, type ResolvedHandlerConfig, resolveHandlerConfig } from "./resolve-handler-config";
 
 type RequestFunc = (options: object) => ClientRequest;
+
+// Bound once: in this package's CommonJS build every use of another package's export is a getter call.
+const validateRequest = importedValidateRequest;
 
 /** Where a request was when `destroy()` ran during `handle()`'s first-time setup (before any Node request). */
 const SETUP_WHERE = "while handle() was still resolving the handler config or creating its http agent";
@@ -196,7 +199,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       !expectContinue && (requestTimeout === undefined || requestTimeout === config.requestTimeout)
         ? this.cachedPlan(config, isSSL)
         : this.buildPlan(config, isSSL, requestTimeout ?? config.requestTimeout, expectContinue);
-    const agent = plan.planAgent;
+    const agent = plan.agent;
     const origin = this.runtime.hostMonitor === undefined ? "" : this.originOf(isSSL, request.hostname, request.port);
 
     let path = request.path;
@@ -255,7 +258,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       cache.http = cache.https = undefined;
     }
     let plan = isSSL ? cache.https : cache.http;
-    if (plan === undefined || plan.planAgent !== (isSSL ? config.httpsAgent : config.httpAgent)) {
+    if (plan === undefined || plan.agent !== (isSSL ? config.httpsAgent : config.httpAgent)) {
       plan = this.buildPlan(config, isSSL, config.requestTimeout, false);
       if (isSSL) cache.https = plan;
       else cache.http = plan;
@@ -286,26 +289,28 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     }
     const serviceDefault = config.socketTimeout === undefined ? resolveDefaultSocketTimeout(config) : undefined;
     const socketTimeout = serviceDefault ?? config.socketTimeout;
-    return new RequestPlan(
+    return {
       agent,
       isSSL,
       oneOffAgent,
-      !oneOffAgent &&
+      swept:
+        !oneOffAgent &&
         !!(config.idleSocketTimeout || config.connectionLifetime) &&
         (config.lifecycleForExternalAgents || ownedAgents.has(agent)),
       expectContinue,
-      config.connectionTimeout,
-      requestTimeout,
-      config.throwOnRequestTimeout === true,
-      socketTimeout !== undefined && Number.isFinite(socketTimeout) && socketTimeout > 0 ? socketTimeout : undefined,
-      serviceDefault !== undefined,
-      config.socketAcquisitionTimeout,
-      config.connectionLifetime,
-      config.logger,
-      externalAgent,
+      connectWaitMs: config.connectionTimeout,
+      requestMs: requestTimeout,
+      requestTimeoutThrows: config.throwOnRequestTimeout === true,
+      socketIdleMs:
+        socketTimeout !== undefined && Number.isFinite(socketTimeout) && socketTimeout > 0 ? socketTimeout : undefined,
+      socketTimeoutIsServiceDefault: serviceDefault !== undefined,
+      acquireMs: config.socketAcquisitionTimeout,
+      lifetimeMs: config.connectionLifetime,
+      logger: config.logger,
+      callerAgent: externalAgent,
       // The one-off agent has no socket limit: nothing to wait for.
-      oneOffAgent ? undefined : this.runtime.gateFor(agent)
-    );
+      agentGate: oneOffAgent ? undefined : this.runtime.gateFor(agent),
+    };
   }
 
   /** `scheme://host:port` for telemetry; the last one is memoised (one endpoint per client is the common case). */

@@ -25,14 +25,15 @@ export interface RequestHost<R> {
   requestStarted(r: R, now: number): boolean;
   /** Right before the Node request is created: drop expired free sockets of its agent. */
   requestDispatching(r: R, now: number): void;
-  /** The Node request `req` exists: start telemetry and the socket-usage window. */
-  requestCreated(r: R, req: ClientRequest, now: number): void;
+  /** The Node request `req` exists: counted by telemetry from now (or since the gate queued it). */
+  requestCreated(r: R, req: ClientRequest): void;
   /** The promise settled: the socket-usage window no longer matters. */
   requestSettled(r: R): void;
-  /** The single way out: every per-request registration of the handler is released. Called once per request. */
+  /**
+   * The single way out: every per-request registration of the handler is released, and telemetry counts its end.
+   * Called once per request.
+   */
   requestFinished(r: R): void;
-  /** Tells telemetry why the handler ended the request (before or after it closed). */
-  noteOutcome(r: R, outcome: "aborted" | "timed_out"): void;
   /** The request's socket connected: start its inactivity watch (`socketTimeout`) from `now` (`timing.now()` ms). */
   watchIdle(r: R, socket: Socket, now: number): void;
   /** The request waited its whole socket-usage window without settling. */

@@ -4,25 +4,25 @@
  * any field.
  */
 import type { Agent } from "node:http";
-import { RequestPlan } from "./request-plan";
+import type { RequestPlan } from "./request-plan";
 
 export function testPlan(agent: Agent, overrides: Partial<RequestPlan> = {}): RequestPlan {
-  const plan = new RequestPlan(
+  return {
     agent,
-    false,
-    false,
-    false,
-    false,
-    5_000,
-    10_000,
-    true,
-    20_000,
-    false,
-    undefined,
-    undefined,
-    undefined,
-    false,
-    undefined
-  );
-  return Object.assign(plan, overrides);
+    isSSL: false,
+    oneOffAgent: false,
+    swept: false,
+    expectContinue: false,
+    connectWaitMs: 5_000,
+    requestMs: 10_000,
+    requestTimeoutThrows: true,
+    socketIdleMs: 20_000,
+    socketTimeoutIsServiceDefault: false,
+    acquireMs: undefined,
+    lifetimeMs: undefined,
+    logger: undefined,
+    callerAgent: false,
+    agentGate: undefined,
+    ...overrides,
+  };
 }

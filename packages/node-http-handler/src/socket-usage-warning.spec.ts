@@ -18,7 +18,7 @@ function busyAgent(active: number, queued: number): Agent {
 
 function request(agent: Agent, logger?: { warn: (m: string) => void }): WarnedRequest & { windows: number } {
   const r = {
-    requestPlan: testPlan(agent, { planLogger: logger as RequestPlan["planLogger"] }),
+    requestPlan: testPlan(agent, { logger: logger as RequestPlan["logger"] }),
     usageWarning: undefined,
     warningTimer: undefined,
     windows: 0,

@@ -76,7 +76,7 @@ export class SocketUsageWarning {
   arm(r: WarnedRequest, now: number, monitored: boolean): void {
     const settings = this.warningSettings;
     if (settings === undefined || settings.mode === "off" || r.requestPlan.oneOffAgent) return;
-    const maxSockets = r.requestPlan.planAgent.maxSockets;
+    const maxSockets = r.requestPlan.agent.maxSockets;
     if (typeof maxSockets !== "number" || maxSockets === Number.POSITIVE_INFINITY) return;
     if (settings.mode === "per-request") {
       r.warningTimer = timing.setTimeout(onPerRequestTimer, settings.warningWindowMs, this, r);
@@ -106,9 +106,9 @@ export class SocketUsageWarning {
     if (settings === undefined) return;
     if (settings.mode === "per-request") {
       this.timestamp = checkSocketUsage(
-        r.requestPlan.planAgent,
+        r.requestPlan.agent,
         this.timestamp,
-        r.requestPlan.planLogger,
+        r.requestPlan.logger,
         undefined,
         r.requestPlan.agentGate
       );

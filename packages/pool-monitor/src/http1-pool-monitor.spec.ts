@@ -33,21 +33,22 @@ async function bundledText(source: string): Promise<string> {
 }
 
 describe("tree-shaking", () => {
-  it("an app using only Http1PoolMonitor and the embedder functions bundles none of the standalone paths", async () => {
-    // What NodeHttpHandler imports: the base class and the per-request functions it feeds from its own object.
+  it("an app using only Http1PoolMonitor and what the handler counts with bundles none of the standalone paths", async () => {
+    // What NodeHttpHandler imports: the base class and the pieces it counts its own requests with on the core.
     const handlerOnly = await bundledText(
-      `import { Http1PoolMonitor, trackStarted, trackQueued, trackUnpooled, requestDispatched, requestSocket,
-         requestResponse, requestError, requestClosed, noteRequestOutcome } from ${JSON.stringify(INTERNAL)};
+      `import { Http1PoolMonitor, adoptSocket, attachUnpooledRequest, unpooledClosed, httpRequestFinishedEvent,
+         addUnreadResponse, addActiveAge, socketStateOf, agentMaps, outcomeOf } from ${JSON.stringify(INTERNAL)};
        export const m = new Http1PoolMonitor();
-       export const f = [trackStarted, trackQueued, trackUnpooled, requestDispatched, requestSocket, requestResponse,
-         requestError, requestClosed, noteRequestOutcome];`
+       export const f = [adoptSocket, attachUnpooledRequest, unpooledClosed, httpRequestFinishedEvent, addUnreadResponse, addActiveAge, socketStateOf, agentMaps, outcomeOf];`
     );
     const standalone = await bundledText(
       `import { PoolMonitor } from ${JSON.stringify(INTERNAL)}; export const m = new PoolMonitor();`
     );
     // Markers of request-forwarding.ts (its symbol, the handle methods of TrackedRequestState), pool-monitor.ts
-    // (public method names) and lazy-interval.ts.
+    // (public method names), lazy-interval.ts and request-listeners.ts (its connect listeners, its open-response list).
     for (const marker of [
+      "secureConnect",
+      "openPrev",
       "sockeye.pool-monitor.request",
       "trackRequest",
       "trackUnpooledRequest",
@@ -63,8 +64,8 @@ describe("tree-shaking", () => {
       expect(standalone, marker).toContain(marker);
       expect(handlerOnly, marker).not.toContain(marker);
     }
-    // The shared paths are in both: the socket listeners and the open-response list.
-    for (const marker of ["secureConnect", "openResponse"]) {
+    // The shared paths are in both: a socket's state in its slot, followed to its close (the close reasons).
+    for (const marker of ["sockeye.poolMonitor.socketState", "server_closed"]) {
       expect(standalone, marker).toContain(marker);
       expect(handlerOnly, marker).toContain(marker);
     }

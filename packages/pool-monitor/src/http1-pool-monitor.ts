@@ -1,19 +1,17 @@
 /**
  * `Http1PoolMonitor`: the node:http pool reader of `NodeHttpHandler` (the handler's monitor), and the base of the
- * standalone `PoolMonitor` (`pool-monitor.ts`), which adds what only a monitor of the user's own agents needs
- * (`trackRequest()` with its own listeners or forwarding by request, the `attach…()` handles, `start()`'s interval).
- * An app that uses only the handler therefore bundles none of that (a class's methods cannot be tree-shaken one by
- * one; its modules can): the handler feeds the monitor from its own per-request object, through the functions of
- * `request-listeners.ts` (`@sockeye/pool-monitor/internal`).
+ * standalone `PoolMonitor` (`pool-monitor.ts`), which adds its own request tracking for the user's own agents
+ * (`request-listeners.ts`, `request-forwarding.ts`). The handler counts its requests on the core itself, from its
+ * requests' own phases, and hands the monitor its live requests (`requests`) for the ages and unread bodies.
  *
  * Counting, sampling, delivery and snapshots are the shared `TelemetryCore` (`telemetry-core.ts`); this class is
- * its node:http reader: `read()` turns each busy origin's agent maps and open responses into the gauges and the
- * detector's evidence. Cost: O(busy origins × (agent names + open responses)).
+ * its node:http reader: `read()` turns each busy origin's agent maps and its tracker's requests into the gauges and
+ * the detector's evidence.
  */
 import type { Socket } from "node:net";
 import type { PoolReading } from "./pool-reading";
 import { TelemetryCore, UNREAD_WHILE_QUEUED_SAMPLES } from "./telemetry-core";
-import { AgentLinks, OriginState, socketStateOf } from "./tracking-state";
+import { AgentLinks, type Http1Requests, OriginState, socketStateOf } from "./tracking-state";
 
 /**
  * Socket-pool telemetry and saturation detection of `NodeHttpHandler` (`handler.poolMonitor`), fed by the handler;
@@ -23,6 +21,8 @@ import { AgentLinks, OriginState, socketStateOf } from "./tracking-state";
 export class Http1PoolMonitor extends TelemetryCore<OriginState> {
   /** Which origin each agent name belongs to. @internal */
   readonly originLinks = new AgentLinks();
+  /** The requests a reading covers (their ages and unread bodies), as their tracker keeps them. @internal */
+  requests: Http1Requests | undefined = undefined;
 
   /** @internal */
   protected newOrigin(key: string): OriginState {
@@ -31,9 +31,12 @@ export class Http1PoolMonitor extends TelemetryCore<OriginState> {
 
   /** @internal */
   protected read(o: OriginState, now: number, r: PoolReading): void {
-    o.poll(this.originLinks, this, now, r);
+    const requests = this.requests;
+    o.poll(this.originLinks, requests, now, r);
+    if (requests === undefined) return;
     const options = this.monitorOptions;
-    o.pollUnconsumed(now, options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs, r);
+    const limit = r.unreadLimit(options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs);
+    requests.readUnread(o, now, limit, r);
   }
 
   /**

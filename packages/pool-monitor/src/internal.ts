@@ -30,7 +30,7 @@ export {
   STALL_HOLD_FACTOR,
   TROUGHS,
 } from "./detector-tuning";
-export { CHANNEL_NAMES } from "./diagnostics";
+export { CHANNEL_NAMES, requestFinishedChannel } from "./diagnostics";
 export { formatSaturationMessage, type SaturationTerms } from "./format-saturation-message";
 export { LazyInterval } from "./lazy-interval";
 export { describeValue, invalidOption, MAX_SHOWN_CHARS } from "./invalid-option";
@@ -56,24 +56,22 @@ export { declaredLength, explainRefusal } from "./validate-headers";
 export { validateRequest } from "./validate-request";
 export { Http1PoolMonitor } from "./http1-pool-monitor";
 export {
-  noteRequestOutcome,
-  requestClosed,
-  requestDispatched,
-  requestError,
-  requestResponse,
-  requestSocket,
-  trackQueued,
-  trackStarted,
-  trackUnpooled,
-} from "./request-listeners";
-export {
+  addActiveAge,
+  addUnreadResponse,
+  adoptSocket,
+  agentMaps,
   type CountedAs,
+  type CountedRequest,
   type Http1Core,
+  type Http1Requests,
   OriginState,
+  outcomeOf,
   PoolLink,
-  RequestState,
+  type ResponseProgress,
   SocketState,
+  socketStateOf,
 } from "./tracking-state";
+export { attachUnpooledRequest, type UnpooledRequest, unpooledClosed } from "./unpooled-request";
 export { PoolMonitor } from "./pool-monitor";
 export {
   emptyPoolStats,
@@ -93,7 +91,14 @@ export {
 } from "./origin-telemetry";
 export { PoolReading, SampleEvidence, type UnreadBody, type UnreadWatch } from "./pool-reading";
 export { DurationHistogram } from "./duration-histogram";
-export { type RequestFacts, requestFinishedEvent, schemeOf, type WireFacts } from "./request-finished";
+export {
+  type FinishedHttp1Request,
+  httpRequestFinishedEvent,
+  type RequestFacts,
+  requestFinishedEvent,
+  schemeOf,
+  type WireFacts,
+} from "./request-finished";
 export {
   POOL_MONITOR_DEFAULTS,
   SATURATION,

@@ -6,8 +6,8 @@
  * - `trackRequest()` (hot path, once per request) hangs a small state object on the request and
  *   registers four shared module-level listeners (`request-forwarding.ts`; per-request costs in
  *   `request-listeners.ts`); `attachRequest()` returns that state instead, for an embedder that forwards the
- *   request's events (`NodeHttpHandler` needs neither: it feeds its `Http1PoolMonitor`, the base class, from its own
- *   per-request object).
+ *   request's events. This tracking is the standalone monitor's own: `NodeHttpHandler` counts its requests on its
+ *   `Http1PoolMonitor` (the base class) itself.
  * - Listeners update per-origin counters and histograms as the request gets a socket, a response and
  *   closes; sockets are followed from first sight to `'close'` (connect/TLS timings, close reason).
  * - Counting, sampling, delivery and snapshots are the shared `TelemetryCore` (`telemetry-core.ts`); its
@@ -29,7 +29,7 @@ import { Http1PoolMonitor } from "./http1-pool-monitor";
 import { LazyInterval } from "./lazy-interval";
 import type { PoolMonitorOptions, ResolvedPoolMonitorOptions } from "./pool-monitor-options";
 import { hangOnRequest, requestEventHandlers, stateOnRequest, TrackedRequestState } from "./request-forwarding";
-import { trackQueued, trackStarted, trackUnpooled } from "./request-listeners";
+import { trackedRequests, trackQueued, trackStarted, trackUnpooled } from "./request-listeners";
 import { timing } from "./timing";
 import type { RequestTracking, TrackedRequest } from "./tracking-state";
 
@@ -57,6 +57,7 @@ export class PoolMonitor extends Http1PoolMonitor {
    */
   constructor(options?: PoolMonitorOptions) {
     super(options);
+    this.requests = trackedRequests;
     // Sampling stops while nothing happens (`wantsSamples`): the next event restarts the interval.
     this.onResume = () => {
       if (this.standalone) this.ensureTicking();

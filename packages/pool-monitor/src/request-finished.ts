@@ -17,7 +17,21 @@ import type { ClientRequest } from "node:http";
 import { requestFinishedChannel } from "./diagnostics";
 import type { RequestOutcome } from "./origin-telemetry";
 import type { RequestFinishedEvent } from "./pool-stats";
-import { outcomeOf, type RequestState } from "./tracking-state";
+import { type CountedRequest, type OriginState, outcomeOf, type RequestState } from "./tracking-state";
+
+/** What `request:finished` reads of a finished node:http request (the handler's, or the standalone monitor's). @internal */
+export interface FinishedHttp1Request extends CountedRequest {
+  readonly originState: OriginState | undefined;
+  readonly isUnpooled: boolean;
+  /** Its agent (its `protocol` names the scheme; not read for an unpooled request). */
+  readonly agent: unknown;
+  readonly beganAt: number;
+  readonly trackedMethod: string | undefined;
+  readonly trackedError: unknown;
+  readonly requestBodySize: unknown;
+  readonly isQueued: boolean;
+  readonly acquiredAt: number;
+}
 import { timing } from "./timing";
 
 /** OpenTelemetry's default known HTTP methods (RFC 9110, PATCH, QUERY); case-sensitive. */
@@ -168,7 +182,7 @@ export function requestFinishedEvent(f: RequestFacts): RequestFinishedEvent {
  * or its response's own, except after a noted outcome (see below).
  * @internal
  */
-export function httpRequestFinishedEvent(st: RequestState): RequestFinishedEvent {
+export function httpRequestFinishedEvent(st: FinishedHttp1Request): RequestFinishedEvent {
   const res = st.res;
   const outcome = outcomeOf(st);
   const now = timing.now();

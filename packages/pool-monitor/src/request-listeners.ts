@@ -1,45 +1,34 @@
 /**
- * Hot path: tracking a request and the shared, module-level socket listeners.
- *
- * The functions below take the object that carries the request's `RequestState` fields (`tracking-state.ts`): the
- * handler's own `InFlightRequest` (it calls them from its own request listeners: one object and one set of listeners
- * per request), or the standalone `PoolMonitor`'s `TrackedRequestState` (`request-forwarding.ts`, a module only
- * `PoolMonitor` imports, so a handler-only bundle leaves it out, with its `trackRequest()` listeners and its
- * `attachRequest()` handles). Cost per request: no allocation, a look at `agent.requests` (empty unless something is
- * queued) and three `timing.now()` reads (socket, response, close; none when the caller passes its own readings:
- * each read is ~250 instructions, `performance` being a global accessor).
- * A queued request is appended to its link's queue list and a responded one to its origin's open-response list
- * (intrusive lists, O(1), see `tracking-state.ts`). Per new connection: up to six listeners on the socket plus
- * one `lastIndexOf` to learn its agent name; per closed connection, an O(1) check that drops its agent link once the
- * name holds nothing. Events are built only if `subscribe()` listeners or diagnostics-channel subscribers exist.
- *
- * Requests sent outside the pool (`trackUnpooled()`, one-off agents) go through the same paths and
- * leave at the first branch for `unpooled-request.ts`; socket completion also records the longest
- * hold time of the sample (the detector's expected hold) and counts the completion on the socket's
- * link (per-link evidence, see `tracking-state.ts`).
- *
- * Socket errors are observed through `events.errorMonitor`, which does not count as handling the error.
+ * The standalone `PoolMonitor`'s request tracking (only `pool-monitor.ts` and `request-forwarding.ts` import it, so a
+ * handler-only bundle leaves it out; `NodeHttpHandler` counts its own requests on the core). The functions take the
+ * request's `RequestState` (`tracking-state.ts`), kept on a `TrackedRequestState`. Cost per request: no allocation, a
+ * look at `agent.requests` (empty unless something is queued) and three `timing.now()` reads (socket, response,
+ * close; none when the caller passes its own readings). A queued request is appended to its link's queue list and a
+ * responded one to its origin's open-response list (intrusive lists, O(1)): `trackedRequests` reads both. Per new
+ * connection: the socket's state and listeners (`adoptSocket()`), its connect listeners here, and one `lastIndexOf`
+ * to learn its agent name. Requests sent outside the pool (`trackUnpooled()`) leave at the first branch of each path
+ * for `unpooled-request.ts`.
  */
-import { errorMonitor } from "node:events";
 import type { Agent, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
-import type { TLSSocket } from "node:tls";
 import { requestFinishedChannel } from "./diagnostics";
-import type { CloseReason } from "./pool-stats";
+import type { PoolReading } from "./pool-reading";
 import { httpRequestFinishedEvent, noteRequestFacts } from "./request-finished";
 import { timing } from "./timing";
 import {
+  addActiveAge,
+  addUnreadResponse,
+  adoptSocket,
   agentMaps,
   dequeueFromLink,
-  dropLinkIfIdle,
   enqueueOnLink,
   type Http1Core,
+  type Http1Requests,
   type OriginState,
   outcomeOf,
   type PoolLink,
+  queueHead,
   type RequestState,
-  SocketState,
-  setSocketState,
   socketStateOf,
   type TrackedRequest,
 } from "./tracking-state";
@@ -185,23 +174,11 @@ export function requestSocket(st: RequestState, socket: Socket, at?: number): vo
   let reused = true;
   let ss = socketStateOf(socket);
   if (ss === undefined) {
-    const connecting = socket.connecting;
-    ss = new SocketState(core, o, now, connecting, (socket as TLSSocket).encrypted === true);
-    setSocketState(socket, ss);
-    socket.on("close", onSocketClose);
-    (socket as NodeJS.EventEmitter).on(errorMonitor, onSocketError);
-    socket.on("end", onSocketEnd);
-    socket.on("timeout", onSocketTimeout);
-    if (connecting) {
+    ss = adoptSocket(core, o, socket, now);
+    reused = !ss.opened;
+    if (ss.connecting) {
       socket.on("connect", onSocketConnect);
       if (ss.tls) socket.on("secureConnect", onSocketSecureConnect);
-    } else {
-      ss.readyAt = now;
-    }
-    // A socket first seen here is new unless it already carried traffic (adopted from before tracking began).
-    if (connecting || (socket.bytesWritten === 0 && socket.bytesRead === 0)) {
-      core.connectionOpened(o);
-      reused = false;
     }
     ss.link = core.originLinks.learnSocket(o, st.agent, socket);
   }
@@ -218,9 +195,9 @@ export function requestResponse(st: RequestState, res: IncomingMessage, now?: nu
   if (st.core!.coreDestroyed) return;
   st.res = res;
   if (st.isUnpooled || st.closeCounted) return;
-  st.responseAt = st.progressedAt = now ?? timing.now();
-  st.lastBytes = res.socket?.bytesRead ?? 0;
-  st.originState!.openResponse(st);
+  st.responseAt = st.progressAt = now ?? timing.now();
+  st.seenProgress = res.socket?.bytesRead ?? 0;
+  openResponse(st.originState!, st);
 }
 
 /** The request's `'error'` event (call it before handling the error); `error`: the request's error, if known. @internal */
@@ -243,12 +220,12 @@ export function requestClosed(st: RequestState, error?: unknown, now?: number): 
   if (core.coreDestroyed) return;
   if (core.wants(requestFinishedChannel)) core.emit(httpRequestFinishedEvent(st), requestFinishedChannel);
   if (st.isUnpooled) {
-    unpooledClosed(st);
+    st.countedUnder = unpooledClosed(st);
     return;
   }
   const o = st.originState!;
   if (st.isQueued) leaveQueue(st, o);
-  o.closeResponse(st);
+  closeResponse(o, st);
   const counted = outcomeOf(st);
   st.countedUnder = counted;
   core.finished(o, counted);
@@ -290,65 +267,58 @@ export function noteRequestOutcome(st: RequestState, outcome: "aborted" | "timed
 }
 
 function onSocketConnect(this: Socket): void {
-  const ss = socketStateOf(this);
-  if (ss === undefined || ss.core.coreDestroyed) return;
-  const now = timing.now();
-  ss.tcpAt = now;
-  const connectMs = now - ss.createdAt;
-  ss.core.connected(ss.origin, connectMs);
-  if (!ss.tls) {
-    ss.readyAt = now;
-    ss.core.connectionReady(ss.origin, connectMs, null);
-  }
+  socketStateOf(this)?.onConnect(timing.now());
 }
 
 function onSocketSecureConnect(this: Socket): void {
-  const ss = socketStateOf(this);
-  if (ss === undefined || ss.core.coreDestroyed) return;
-  const now = timing.now();
-  const tcpAt = ss.tcpAt >= 0 ? ss.tcpAt : ss.createdAt;
-  const tlsMs = now - tcpAt;
-  ss.readyAt = now;
-  ss.core.connectionReady(ss.origin, tcpAt - ss.createdAt, tlsMs);
+  socketStateOf(this)?.onSecureConnect(timing.now());
 }
 
-function onSocketError(this: Socket): void {
-  const ss = socketStateOf(this);
-  if (ss === undefined || ss.core.coreDestroyed) return;
-  ss.errored = true;
-  ss.core.connectionErrored(ss.origin);
+/** Puts a request whose response arrived on its origin's open-response list. O(1). */
+function openResponse(o: OriginState, st: RequestState): void {
+  st.open = true;
+  st.openPrev = undefined;
+  const head = o.openHead;
+  st.openNext = head;
+  if (head !== undefined) head.openPrev = st;
+  o.openHead = st;
 }
 
-function onSocketEnd(this: Socket): void {
-  const ss = socketStateOf(this);
-  if (ss !== undefined) ss.remoteEnded = true;
+/** Takes a request off its origin's open-response list (no-op if it is not on it). O(1). */
+function closeResponse(o: OriginState, st: RequestState): void {
+  if (!st.open) return;
+  st.open = false;
+  const prev = st.openPrev;
+  const next = st.openNext;
+  if (prev !== undefined) prev.openNext = next;
+  else o.openHead = next;
+  if (next !== undefined) next.openPrev = prev;
+  st.openPrev = st.openNext = undefined;
 }
 
-function onSocketTimeout(this: Socket): void {
-  const ss = socketStateOf(this);
-  if (ss !== undefined) ss.timedOut = true;
-}
-
-function onSocketClose(this: Socket): void {
-  const ss = socketStateOf(this);
-  if (ss === undefined || ss.closed) return;
-  ss.closed = true;
-  setSocketState(this, undefined);
-  if (ss.core.coreDestroyed) return;
-  ss.core.connectionClosed(ss.origin, timing.now() - ss.createdAt, ss.readyAt >= 0, ss.requests, closeReason(ss));
-  // Node's agent removed the socket from its maps in its own 'close' listener (added before this one): the name's
-  // last socket gone, its link goes too (see tracking-state.ts).
-  dropLinkIfIdle(ss.core, ss.link);
-}
-
-function closeReason(ss: SocketState): CloseReason {
-  if (ss.closedBy !== undefined) return ss.closedBy;
-  if (ss.errored && ss.connecting && ss.readyAt < 0) return "connect_error";
-  const outcome = ss.current?.notedOutcome ?? ss.lastOutcome;
-  if (outcome === "aborted") return "aborted";
-  if (outcome === "timed_out") return "timed_out";
-  if (ss.errored) return "error";
-  if (ss.timedOut) return "timeout";
-  if (ss.remoteEnded) return "server_closed";
-  return "local";
-}
+/**
+ * The standalone monitor's requests as its reading sees them: the queue lists of its links and the requests on their
+ * busy sockets (ages), and each origin's open-response list (unread bodies).
+ * @internal
+ */
+export const trackedRequests: Http1Requests = {
+  addAges(o: OriginState, now: number): void {
+    for (const l of o.poolLinks) {
+      const sockets = agentMaps(l.agent).sockets[l.name];
+      if (sockets !== undefined) {
+        for (let j = 0; j < sockets.length; j++) {
+          // `current` may be another tracker's request (the socket belongs to the first monitor that saw it).
+          const st = socketStateOf(sockets[j])?.current as RequestState | undefined;
+          if (st === undefined || st.originState !== o || st.acquiredAt < 0) continue;
+          addActiveAge(l, now - st.acquiredAt);
+        }
+      }
+      // The head of the link's queue list is this monitor's oldest request queued under the name.
+      const head = queueHead(l);
+      if (head !== undefined) l.ages.oldestQueuedMs = now - head.beganAt;
+    }
+  },
+  readUnread(o: OriginState, now: number, limitMs: number, r: PoolReading): void {
+    for (let st = o.openHead; st !== undefined; st = st.openNext) addUnreadResponse(r, st, now, limitMs);
+  },
+};

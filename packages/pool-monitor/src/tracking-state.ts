@@ -1,59 +1,33 @@
 /**
- * The monitor's bookkeeping objects.
+ * The node:http monitor's bookkeeping objects.
  *
- * Node's agent keys its maps (`sockets`, `freeSockets`, `requests`) by `agent.getName(options)`
- * (`host:port:localAddress:family`, plus TLS options for https), which cannot be parsed back into an
- * origin. Each `OriginState` therefore keeps the (agent, name) pairs it was seen under (`links`),
- * learned cheaply:
- * - at `trackRequest()`, a request that had to queue is the *last* element of `agent.requests[name]`
- *   for exactly one name, and `agent.requests` only holds names with a non-empty queue (Node deletes
- *   drained keys), so scanning the last element of each key is O(#queued names), usually 0 or 1;
- * - at the request's `'socket'` event, a socket never seen before is looked up in the origin's known
- *   `agent.sockets[name]` arrays first and in the other names second. That is O(sockets) once per
- *   *connection*, never per reused request.
- * Reading active / idle / queued for an origin is then O(links) array-length reads, plus one property
- * load per busy socket for the age of the requests holding them, done only at sample or snapshot
- * time. A link that holds no socket and no queued request any more is dropped (and re-learned as
- * above if its name carries traffic again), so a replaced agent, or a host of the `_OTHER` aggregate
- * gone quiet, is not kept alive or counted forever: at that read, and also when its name's last
- * socket closes (`dropLinkIfIdle()`), since with `socketMonitor: "off"` / `"per-request"`, or once
- * the handler is idle, no read may come. (A request queues under a name behind busy sockets of that
- * name, but for an agent's `maxTotalSockets`, so the last socket closing is when a name empties; a
- * link kept then for a queued request that later ends without a socket goes at the next read.)
- * `poolLinks` is a `Set`, so that drop is an O(1) delete after three keyed loads of the agent's maps,
- * per connection closed, never per request; `_OTHER` keeps O(hosts with a socket or a queued
- * request), not one link per host ever seen.
+ * Node's agent keys its maps (`sockets`, `freeSockets`, `requests`) by `agent.getName(options)`, which cannot be
+ * parsed back into an origin, so each `OriginState` keeps the (agent, name) pairs it was seen under (`poolLinks`):
+ * the handler knows a request's name from its gate; the standalone monitor learns it from the last element of
+ * `agent.requests[name]` (a request that just queued) or, once per connection, from the `agent.sockets[name]` array
+ * holding a new socket. Reading an origin is O(links) array-length reads plus what its tracker's `Http1Requests`
+ * costs, at sample or snapshot time only. A link that holds no socket and no queued request is dropped, at that
+ * read and when its name's last socket closes (`dropLinkIfIdle()`), so a replaced agent or a host of `_OTHER` gone
+ * quiet is not kept or counted forever.
  *
- * `maxSockets` (Node applies it per agent name) is summed over the *live* links, those with a busy
- * socket or a queued request, and is the latest request's agent's limit when none is live: an agent
- * swapped out by `updateHttpClientConfig("httpAgent", …)` stops counting once its requests are done.
- * The detector is fed per-link evidence: when some link is full (busy sockets >= its maxSockets) with
- * a queue, the sample covers those links only (their sockets, queue, ages and completions), so one
- * saturated host of `_OTHER`, or the new agent of a swapped pair, is judged on its own; otherwise the
- * sample is the origin's sum, which then cannot be saturated.
+ * `maxSockets` (Node applies it per agent name) is summed over the links with a busy socket or a queued request, and
+ * is the latest request's agent's limit when none is. When some link is full (busy sockets >= its maxSockets) with a
+ * queue, the detector's sample covers those links only, so one saturated host of `_OTHER`, or the new agent of a
+ * swapped pair, is judged on its own; otherwise the sample is the origin's sum.
  *
- * Per request: the fields of `RequestState` (about twenty-five), the base class of the embedder's own per-request
- * object (the handler's `InFlightRequest`: one object per request, not two) and, for the standalone `PoolMonitor`, of
- * the `TrackedRequestState` that `trackRequest()` hangs on the request under a symbol and `attachRequest()` returns
- * (`request-forwarding.ts`). Per socket: one `SocketState` in a symbol-keyed slot on the socket (`socketStateOf()`).
- * Both die with their owner. Two intrusive lists (no allocation, no hashing):
- * - while queued, a request is on its link's FIFO queue list (singly linked through `qNext`), whose head gives the
- *   oldest queued age at sample time. Node serves a name's queue in order, so the request that gets a socket is
- *   normally the head and leaves in O(1) without touching its neighbours; one that leaves from elsewhere (aborted
- *   while queued) is only flagged (`queued = false`) and skipped once it reaches the head (at the next head
- *   removal or sample), so its small state may stay reachable until the requests queued before it are served. An
- *   entry leaving the list drops its `qNext` (see `dequeueFromLink()`: a dead entry the GC has promoted must not
- *   keep the younger queue alive);
- * - from its response until it closes, on its origin's list of responses whose body is still open (doubly linked
- *   through `openPrev` / `openNext`, O(1) unlink; bounded by the sockets in use).
- * Per origin: counters, four `perf_hooks` histograms (a few KB each, fixed; a fifth for requests
- * sent outside the pool, created on the first one), the open-response list and one `SaturationDetector`.
+ * Per request, the tracker keeps its own fields (the handler's `InFlightRequest`; the standalone monitor's
+ * `RequestState`, on its link's FIFO queue list while queued and on its origin's open-response list from its
+ * response to its close). Per socket, whoever tracks it: one `SocketState` in a symbol-keyed slot on the socket.
  */
+import { errorMonitor } from "node:events";
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
+import type { TLSSocket } from "node:tls";
 import { OriginTelemetry, type RequestOutcome } from "./origin-telemetry";
-import { type PoolReading, SampleEvidence } from "./pool-reading";
+import type { CloseReason } from "./pool-stats";
+import { PoolReading, SampleEvidence, type UnreadWatch } from "./pool-reading";
 import type { TelemetryCore } from "./telemetry-core";
+import { timing } from "./timing";
 
 /** A tracked request (`trackRequest()` also hangs its state on it, see `request-forwarding.ts`). @internal */
 export type TrackedRequest = ClientRequest;
@@ -140,6 +114,8 @@ export class PoolLink {
    */
   queueHead: RequestState | undefined = undefined;
   queueTail: RequestState | undefined = undefined;
+  /** During a reading: the ages its tracker added (`Http1Requests.addAges()`). */
+  readonly ages = new SampleEvidence();
 
   constructor(
     readonly agent: Agent,
@@ -180,11 +156,50 @@ export interface RequestTracking {
 }
 
 /**
- * The fields the monitor keeps for one tracked request, declared once with their initial values: the base class of
- * every per-request object the monitor's functions (`request-listeners.ts`) feed, i.e. the node:http handler's
- * `InFlightRequest` (so a request is one object, not two) and the standalone monitor's `TrackedRequestState`
- * (`request-forwarding.ts`). A subclass supplies `agent` and `beganAt`. The origin's reading (`OriginState.poll()`
- * and `pollUnconsumed()`) walks the lists threaded through it. @internal
+ * The requests an `Http1PoolMonitor` reading covers, as their tracker keeps them: the handler's own live requests
+ * (`HandlerRuntime`), or the standalone `PoolMonitor`'s tracked ones (`request-listeners.ts`). Called at sample and
+ * snapshot time only. @internal
+ */
+export interface Http1Requests {
+  /**
+   * Adds to `o`'s links (`PoolLink.ages`, zeroed before the call) the ages of its requests holding a socket
+   * (`activeAgeSumMs`, `activeAgeCount`, `oldestActiveMs`) and of its oldest queued request (`oldestQueuedMs`).
+   */
+  addAges(o: OriginState, now: number): void;
+  /** Counts `o`'s unread response bodies into `r` (`addUnreadResponse()`). */
+  readUnread(o: OriginState, now: number, limitMs: number, r: PoolReading): void;
+}
+
+/** What the unread-body rule reads of a request whose response arrived. @internal */
+export interface ResponseProgress extends UnreadWatch {
+  readonly res: IncomingMessage | undefined;
+  /** `timing.now()` ms at its response (-1: none yet). */
+  readonly responseAt: number;
+}
+
+/**
+ * Counts `st`'s open response body into `r` by the one unread-body rule (`PoolReading.addUnread()`), its progress
+ * marker being its socket's `bytesRead`. @internal
+ */
+export function addUnreadResponse(r: PoolReading, st: ResponseProgress, now: number, limitMs: number): void {
+  const res = st.res;
+  if (res === undefined || st.responseAt < 0) return;
+  if (PoolReading.progressed(st, res.socket?.bytesRead ?? st.seenProgress, now)) return;
+  r.addUnread(now, limitMs, st.progressAt, st.responseAt, res);
+}
+
+/** Adds an active request's age to its link's figures of a reading. @internal */
+export function addActiveAge(link: PoolLink, ageMs: number): void {
+  const a = link.ages;
+  a.activeAgeSumMs += ageMs;
+  a.activeAgeCount++;
+  if (ageMs > a.oldestActiveMs) a.oldestActiveMs = ageMs;
+}
+
+/**
+ * The fields the standalone monitor keeps for one request it tracks, declared once with their initial values: the base
+ * of its `TrackedRequestState` (`request-forwarding.ts`), fed by `request-listeners.ts`, which also reads the lists
+ * threaded through it (`trackedRequests`). A subclass supplies `agent` and `beganAt`. @internal
  */
 export abstract class RequestState {
   /** The monitor tracking the request (`undefined`: not tracked; set by `trackStarted()` and its siblings). */
@@ -211,8 +226,8 @@ export abstract class RequestState {
   /** Its socket's state, while it counts on the socket. */
   socketState: SocketState | undefined = undefined;
   /** `socket.bytesRead` when the body last made progress, and when that was. */
-  lastBytes = 0;
-  progressedAt = 0;
+  seenProgress = 0;
+  progressAt = 0;
   /** Queued by the embedder (`trackQueued()`), not dispatched yet: counted in its link's `gateQueued`. */
   gated = false;
   /** Tracked as sent outside the pool (`trackUnpooled()`): counted in `origin.unpooled` only. */
@@ -234,23 +249,36 @@ export abstract class RequestState {
   openNext: RequestState | undefined = undefined;
 }
 
+/** What `outcomeOf()` reads of a request. @internal */
+export interface CountedRequest {
+  readonly notedOutcome: "aborted" | "timed_out" | undefined;
+  readonly hasErrored: boolean;
+  readonly res: IncomingMessage | undefined;
+}
+
 /**
  * What a closed request counts as: the outcome its caller noted, else failed (an error, no response, or a response
  * that errored) or completed. @internal
  */
-export function outcomeOf(st: RequestState): CountedAs {
+export function outcomeOf(st: CountedRequest): CountedAs {
   const res = st.res;
   return st.notedOutcome ?? (st.hasErrored || res === undefined || res.errored ? "failed" : "completed");
 }
 
-/** @internal */
+/**
+ * A socket's telemetry, from its first request to its `'close'`: the socket listeners of whoever tracks it (the
+ * handler's, or the standalone monitor's) call the methods below. @internal
+ */
 export class SocketState {
   requests = 0;
-  current: RequestState | undefined = undefined;
+  /** The request on it now (its noted outcome names the close reason). */
+  current: CountedRequest | undefined = undefined;
   /** Outcome noted for the last request that used the socket. */
   lastOutcome: "aborted" | "timed_out" | undefined = undefined;
   tcpAt = -1;
   readyAt = -1;
+  /** Counted as a new connection when first seen (not one that carried traffic before tracking began). */
+  opened = false;
   errored = false;
   timedOut = false;
   remoteEnded = false;
@@ -267,13 +295,104 @@ export class SocketState {
     readonly connecting: boolean,
     readonly tls: boolean
   ) {}
+
+  /** TCP connected at `now`. */
+  onConnect(now: number): void {
+    const core = this.core;
+    if (core.coreDestroyed) return;
+    this.tcpAt = now;
+    const connectMs = now - this.createdAt;
+    core.connected(this.origin, connectMs);
+    if (!this.tls) {
+      this.readyAt = now;
+      core.connectionReady(this.origin, connectMs, null);
+    }
+  }
+
+  /** TLS handshake done at `now`. */
+  onSecureConnect(now: number): void {
+    if (this.core.coreDestroyed) return;
+    const tcpAt = this.tcpAt >= 0 ? this.tcpAt : this.createdAt;
+    this.readyAt = now;
+    this.core.connectionReady(this.origin, tcpAt - this.createdAt, now - tcpAt);
+  }
+
+  /** The socket emitted an error. */
+  onError(): void {
+    if (this.core.coreDestroyed) return;
+    this.errored = true;
+    this.core.connectionErrored(this.origin);
+  }
+
+  /** The socket's `'close'` (idempotent): counted under its reason; its link goes if its name holds nothing now. */
+  onClose(socket: Socket, now: number): void {
+    if (this.closed) return;
+    this.closed = true;
+    setSocketState(socket, undefined);
+    const core = this.core;
+    if (core.coreDestroyed) return;
+    core.connectionClosed(this.origin, now - this.createdAt, this.readyAt >= 0, this.requests, this.closeReason());
+    // Node's agent removed the socket from its maps in its own 'close' listener (added before this one).
+    dropLinkIfIdle(core, this.link);
+  }
+
+  private closeReason(): CloseReason {
+    if (this.closedBy !== undefined) return this.closedBy;
+    if (this.errored && this.connecting && this.readyAt < 0) return "connect_error";
+    const outcome = this.current?.notedOutcome ?? this.lastOutcome;
+    if (outcome === "aborted") return "aborted";
+    if (outcome === "timed_out") return "timed_out";
+    if (this.errored) return "error";
+    if (this.timedOut) return "timeout";
+    if (this.remoteEnded) return "server_closed";
+    return "local";
+  }
+}
+
+/**
+ * First sight of `socket` by a tracked request of `o`: its state, put in the socket's slot, counted as a new
+ * connection unless it already carried traffic (adopted from before tracking began), with the listeners that follow
+ * it to its close (errors are observed through `events.errorMonitor`, which does not count as handling them). The
+ * tracker times its connect: it calls `onConnect()` / `onSecureConnect()` from its own listeners. @internal
+ */
+export function adoptSocket(core: Http1Core, o: OriginState, socket: Socket, now: number): SocketState {
+  const connecting = socket.connecting;
+  const ss = new SocketState(core, o, now, connecting, (socket as TLSSocket).encrypted === true);
+  setSocketState(socket, ss);
+  socket.on("close", onSocketClose);
+  (socket as NodeJS.EventEmitter).on(errorMonitor, onSocketError);
+  socket.on("end", onSocketEnd);
+  socket.on("timeout", onSocketTimeout);
+  if (!connecting) ss.readyAt = now;
+  if (connecting || (socket.bytesWritten === 0 && socket.bytesRead === 0)) {
+    core.connectionOpened(o);
+    ss.opened = true;
+  }
+  return ss;
+}
+
+function onSocketError(this: Socket): void {
+  socketStateOf(this)?.onError();
+}
+
+function onSocketEnd(this: Socket): void {
+  const ss = socketStateOf(this);
+  if (ss !== undefined) ss.remoteEnded = true;
+}
+
+function onSocketTimeout(this: Socket): void {
+  const ss = socketStateOf(this);
+  if (ss !== undefined) ss.timedOut = true;
+}
+
+function onSocketClose(this: Socket): void {
+  socketStateOf(this)?.onClose(this, timing.now());
 }
 
 /**
  * Socket bookkeeping, shared by every monitor (a socket is owned by the first monitor that saw it): one `SocketState`
- * in a symbol-keyed slot on the socket, read on every request that gets the socket. A slot is one property load; the
- * `WeakMap` it replaced was the hottest line of the per-request path in CPU profiles (an ephemeron-table lookup by
- * the socket's identity hash). The slot is cleared when the socket closes; the symbol is not enumerable by
+ * in a symbol-keyed slot on the socket, read on every request that gets the socket (one property load, where a
+ * `WeakMap` would hash the socket's identity). The slot is cleared when the socket closes; the symbol is not enumerable by
  * `Object.keys()` or `JSON.stringify()`, so the socket's owners never see it. It is a registered symbol
  * (`Symbol.for`): where the package is loaded twice (its CommonJS and ESM builds side by side, as under a test
  * runner), the copy whose functions the handler calls (`/internal`) and the copy of its monitor class (`.`) must see
@@ -304,7 +423,7 @@ export class OriginState extends OriginTelemetry {
   lastQueueLink: PoolLink | undefined = undefined;
   /** Tracked requests queued now. */
   queuedTracked = 0;
-  /** Responses whose body is still open (linked through `RequestState.openPrev/openNext`); see `openResponse()`. */
+  /** The standalone monitor's responses whose body is still open (linked through `RequestState.openPrev/openNext`). */
   openHead: RequestState | undefined = undefined;
 
   /** The next interval's queue floor starts from the tracked queue (this monitor's requests), not the agent's. */
@@ -314,11 +433,13 @@ export class OriginState extends OriginTelemetry {
   }
 
   /**
-   * Reads active / idle / queued / maxSockets, the oldest queued age and the ages of the requests holding sockets from
-   * the agents, per link, into `r` (the origin's sums) and `r.evidence` (see the header); drops links with no socket
-   * and no queue. O(links + busy sockets), allocation-free.
+   * Reads active / idle / queued / maxSockets from the agents per link, with the ages `requests` adds, into `r` (the
+   * origin's sums) and `r.evidence` (see the header); drops links with no socket and no queue. O(links), plus what
+   * `requests.addAges()` costs; allocation-free.
    */
-  poll(agentLinks: AgentLinks, core: Http1Core, now: number, r: PoolReading): void {
+  poll(agentLinks: AgentLinks, requests: Http1Requests | undefined, now: number, r: PoolReading): void {
+    for (const l of this.poolLinks) l.ages.zero();
+    requests?.addAges(this, now);
     const sum = scratchSum.zero();
     const full = r.evidence.zero();
     const link = scratchLink;
@@ -328,34 +449,24 @@ export class OriginState extends OriginTelemetry {
     for (const l of this.poolLinks) {
       const maps = agentMaps(l.agent);
       const name = l.name;
-      const sockets = maps.sockets[name];
+      const busy = maps.sockets[name]?.length ?? 0;
       const free = maps.freeSockets[name]?.length ?? 0;
-      const q = maps.requests[name];
-      const busy = sockets?.length ?? 0;
-      const waiting = (q?.length ?? 0) + l.gateQueued;
+      const waiting = (maps.requests[name]?.length ?? 0) + l.gateQueued;
       if (busy + free + waiting === 0) {
         agentLinks.unlink(l); // nothing left under this name: forget it (a replaced agent, a host gone quiet)
         continue;
       }
       idle += free;
+      const ages = l.ages;
       link.zero();
       link.active = busy;
       link.queued = waiting;
       link.completions = l.linkCompletions;
       if (busy + waiting !== 0) link.maxSockets = maps.maxSockets;
-      if (sockets !== undefined) {
-        for (let j = 0; j < sockets.length; j++) {
-          const st = socketStateOf(sockets[j])?.current;
-          if (st === undefined || st.core !== core || st.acquiredAt < 0) continue;
-          const age = now - st.acquiredAt;
-          link.activeAgeSumMs += age;
-          link.activeAgeCount++;
-          if (age > link.oldestActiveMs) link.oldestActiveMs = age;
-        }
-      }
-      // The head of the link's queue list is this monitor's oldest request queued under the name.
-      const head = queueHead(l);
-      if (waiting !== 0 && head !== undefined) link.oldestQueuedMs = now - head.beganAt;
+      link.activeAgeSumMs = ages.activeAgeSumMs;
+      link.activeAgeCount = ages.activeAgeCount;
+      link.oldestActiveMs = ages.oldestActiveMs;
+      if (waiting !== 0) link.oldestQueuedMs = ages.oldestQueuedMs;
       sum.add(link);
       if (waiting !== 0 && busy >= maps.maxSockets) {
         full.add(link);
@@ -372,57 +483,6 @@ export class OriginState extends OriginTelemetry {
     r.queuedCount = sum.queued;
     r.socketLimit = sum.maxSockets > 0 && sum.maxSockets !== Number.POSITIVE_INFINITY ? sum.maxSockets : null;
     r.queueAgeMs = sum.oldestQueuedMs;
-  }
-
-  /**
-   * Counts open responses whose body made no progress for `thresholdMs` and that the caller is not
-   * reading: never read (`readableFlowing === null`) or data left buffered (`readableLength > 0`). A
-   * consumer waiting on a slow server is not counted. While requests of this origin are queued, such
-   * a body counts after `queuedThresholdMs` already (when shorter): it holds a socket others wait
-   * for. O(open responses).
-   */
-  pollUnconsumed(now: number, thresholdMs: number, queuedThresholdMs: number, r: PoolReading): void {
-    const limit = r.queuedCount > 0 ? Math.min(thresholdMs, queuedThresholdMs) : thresholdMs;
-    let count = 0;
-    let oldest = 0;
-    for (let st = this.openHead; st !== undefined; st = st.openNext) {
-      const res = st.res!;
-      if (res.readableEnded || res.destroyed) continue;
-      const bytes = res.socket?.bytesRead ?? st.lastBytes;
-      if (bytes !== st.lastBytes) {
-        st.lastBytes = bytes;
-        st.progressedAt = now;
-        continue;
-      }
-      if (now - st.progressedAt < limit) continue;
-      if (res.readableFlowing !== null && res.readableLength === 0) continue;
-      count++;
-      if (now - st.responseAt > oldest) oldest = now - st.responseAt;
-    }
-    r.unreadCount = count;
-    r.unreadAgeMs = oldest;
-  }
-
-  /** Puts a request whose response arrived on the open-response list. O(1). */
-  openResponse(st: RequestState): void {
-    st.open = true;
-    st.openPrev = undefined;
-    const head = this.openHead;
-    st.openNext = head;
-    if (head !== undefined) head.openPrev = st;
-    this.openHead = st;
-  }
-
-  /** Takes a request off the open-response list (no-op if it is not on it). O(1). */
-  closeResponse(st: RequestState): void {
-    if (!st.open) return;
-    st.open = false;
-    const prev = st.openPrev;
-    const next = st.openNext;
-    if (prev !== undefined) prev.openNext = next;
-    else this.openHead = next;
-    if (next !== undefined) next.openPrev = prev;
-    st.openPrev = st.openNext = undefined;
   }
 }
 
@@ -459,9 +519,8 @@ export function enqueueOnLink(link: PoolLink, st: RequestState): void {
  *
  * An entry leaving the list has its `qNext` cleared. Left set, it would chain every request queued after it: a
  * request state the young-generation GC has already promoted stays a GC root for young objects until the next full
- * GC even once it is dead, so one such state kept the whole younger queue (each with its response) alive through
- * every scavenge while the queue never emptied (measured at c=200 with 50 sockets: about a quarter more executed
- * instructions per request, nearly all of it scavenging).
+ * GC even once it is dead, so one such state would keep the whole younger queue (each with its response) alive
+ * through every scavenge while the queue never empties.
  */
 export function dequeueFromLink(st: RequestState): void {
   const link = st.queueLink;

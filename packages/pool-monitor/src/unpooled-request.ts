@@ -4,20 +4,26 @@
  * agent's maps. They are counted per origin in `OriginState.unpooled` (started, in flight, outcomes, TCP connect
  * time) and stay out of the pool gauges, the hold-time accumulators and the saturation detector.
  *
- * Cost per request: its `RequestState` fields (flagged `unpooled`), the four shared request listeners when the monitor
- * listens itself (none when its embedder forwards them), and one `'connect'` listener (a module-level function, no closure) on the new socket, which is
- * found again through a module-level `WeakMap<Socket, RequestState>`. The request events reach the functions below
- * through the branch at the top of each shared request path (`request-listeners.ts`).
+ * The handler counts its own (`attachUnpooledRequest()`, `unpooledClosed()`, its connect listener times the connect);
+ * the standalone monitor's reach the functions below through the branch at the top of each of its request paths
+ * (`request-listeners.ts`), with one `'connect'` listener on the new socket, found again through a module-level
+ * `WeakMap<Socket, RequestState>`.
  */
 import type { Socket } from "node:net";
 import { timing } from "./timing";
 import { countOutcome, UnpooledCounters } from "./origin-telemetry";
-import { outcomeOf, type RequestState } from "./tracking-state";
+import { type CountedAs, type CountedRequest, type OriginState, outcomeOf, type RequestState } from "./tracking-state";
+
+/** What the unpooled counting reads and writes of a request (the handler's, or the standalone monitor's). @internal */
+export interface UnpooledRequest extends CountedRequest {
+  isUnpooled: boolean;
+  readonly originState: OriginState | undefined;
+}
 
 const connectingSockets = new WeakMap<Socket, RequestState>();
 
-/** Flags a new request state as unpooled and counts it in its origin's `unpooled` block. @internal */
-export function attachUnpooledRequest(st: RequestState): void {
+/** Flags a new request as unpooled and counts it in its origin's `unpooled` block. @internal */
+export function attachUnpooledRequest(st: UnpooledRequest): void {
   st.isUnpooled = true;
   const o = st.originState!;
   o.unpooledCounters ??= new UnpooledCounters();
@@ -43,10 +49,10 @@ function onUnpooledConnect(this: Socket): void {
 }
 
 /** `'close'` of an unpooled request. @internal */
-export function unpooledClosed(st: RequestState): void {
+export function unpooledClosed(st: UnpooledRequest): CountedAs {
   const u = st.originState!.unpooledCounters!;
   u.inFlight--;
   const counted = outcomeOf(st);
-  st.countedUnder = counted;
   countOutcome(u, counted, 1);
+  return counted;
 }
