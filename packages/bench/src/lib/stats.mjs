@@ -10,6 +10,15 @@ export function median(xs) {
   return a.length % 2 ? a[mid] : (a[mid - 1] + a[mid]) / 2;
 }
 
+/** The `q` quantile (0..1) of the finite values of `xs`, linearly interpolated. */
+export function quantile(xs, q) {
+  const a = xs.filter((x) => Number.isFinite(x)).sort((p, r) => p - r);
+  if (a.length === 0) return Number.NaN;
+  const at = (a.length - 1) * q;
+  const lo = Math.floor(at);
+  return a[lo] + (a[Math.min(lo + 1, a.length - 1)] - a[lo]) * (at - lo);
+}
+
 /**
  * Median, min, max and count of the finite values of `xs`.
  * @param {number[]} xs @returns {{ median: number, min: number, max: number, n: number }}
