@@ -1,9 +1,7 @@
 /**
- * Building blocks shared by Sockeye's handlers (`@sockeye/node-http-handler`, `@sockeye/undici-http-handler`),
- * published as the subpath `@sockeye/pool-monitor/internal` so that one implementation serves every handler: the
- * deadline scheduler, the error vocabulary's builders, the shared option rules, the detector and its tunables, the
- * timing seam. Not part of the public API: names and signatures may change in any release. It also exports the
- * public entry's runtime values (the public entry re-exports them from here, so the code is built once).
+ * Building blocks shared by the handlers, published as `@sockeye/pool-monitor/internal`. Not public API: names and
+ * signatures may change in any release. The public entry re-exports its runtime values from here, so the code is
+ * built once.
  * @internal
  */
 export { buildQueryString } from "./build-query-string";
