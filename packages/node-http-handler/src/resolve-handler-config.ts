@@ -27,8 +27,8 @@ export type ResolvedHandlerConfig = Omit<ResolvedSharedOptions, "logger" | "http
  */
 export const ownedAgents = new WeakSet<object>();
 
-/** An object counts as an Agent instance if it is one or has a `destroy` function (proxy agents). @internal */
-export function isAgentInstance(value: unknown, ctor: Function): boolean {
+/** An object counts as an Agent instance if it is one or has a `destroy` function (proxy agents). */
+function isAgentInstance(value: unknown, ctor: Function): boolean {
   return value instanceof ctor || typeof (value as { destroy?: unknown })?.destroy === "function";
 }
 

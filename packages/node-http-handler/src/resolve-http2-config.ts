@@ -14,11 +14,11 @@ import {
 import { PACKAGE_PREFIX } from "./constants";
 import type { NodeHttp2HandlerOptions } from "./node-http2-handler-options";
 
-/** Default `maxSessionsPerOrigin`. @internal */
-export const DEFAULT_MAX_SESSIONS_PER_ORIGIN = 4;
+/** Default `maxSessionsPerOrigin`. */
+const DEFAULT_MAX_SESSIONS_PER_ORIGIN = 4;
 
-/** Default `maxIsolatedSessionsPerOrigin` (the HTTP/1.1 handler's default `maxSockets`). @internal */
-export const DEFAULT_MAX_ISOLATED_SESSIONS_PER_ORIGIN = 50;
+/** Default `maxIsolatedSessionsPerOrigin` (the HTTP/1.1 handler's default `maxSockets`). */
+const DEFAULT_MAX_ISOLATED_SESSIONS_PER_ORIGIN = 50;
 
 /** The options only this handler has, in the order they are checked (before the shared ones). */
 const HTTP2_OWN_OPTIONS = {

@@ -23,8 +23,8 @@ export interface GatedRequest extends PoolRequestNode {
   dispatchFromGate(): void;
 }
 
-/** List tag of a gate-owned queue (1 = telemetry `waitList`, 2 = paused bodies). @internal */
-export const GATE_LIST_TAG = 3;
+/** List tag of a gate-owned queue (1 = telemetry `waitList`, 2 = paused bodies). */
+const GATE_LIST_TAG = 3;
 
 /** Where a gate left with nothing in use or queued reports (`OriginGates`). @internal */
 export interface OriginGateRegistry {
