@@ -31,19 +31,14 @@ export {
 export { CHANNEL_NAMES, requestFinishedChannel } from "./diagnostics";
 export { formatSaturationMessage, type SaturationTerms } from "./format-saturation-message";
 export { LazyInterval } from "./lazy-interval";
-export { describeValue, invalidOption, MAX_SHOWN_CHARS } from "./invalid-option";
+export { describeValue, invalidOption } from "./invalid-option";
 export {
   applyOptionRules,
   BOOLEAN,
   COUNT,
-  FUNCTION,
   LOGGER,
   MS,
-  MS_EXPECTED,
-  type OptionRule,
-  type OptionRules,
   type OptionSchema,
-  type OptionUpdate,
   objectRule,
   type ResolvedOptions,
   resolveOptions,
@@ -97,11 +92,7 @@ export {
   schemeOf,
   type WireFacts,
 } from "./request-finished";
-export {
-  POOL_MONITOR_DEFAULTS,
-  SATURATION,
-  SATURATION_OPTION_KEYS,
-} from "./pool-monitor-options";
+export { POOL_MONITOR_DEFAULTS, SATURATION_OPTION_KEYS } from "./pool-monitor-options";
 export {
   acquisitionTimeoutError,
   bodyAbortedError,
@@ -137,7 +128,7 @@ export {
 } from "./resolve-shared-options";
 export { guardedWarn } from "./guarded-warn";
 export { SaturationDetector, type SaturationDetectorOptions, type SaturationSample } from "./saturation-detector";
-export { SOCKET_MONITOR, SOCKET_MONITOR_ENV, SOCKET_MONITOR_MODES } from "./socket-monitor-mode";
+export { SOCKET_MONITOR_ENV } from "./socket-monitor-mode";
 export {
   ALL_HANDLERS_OPTIONS,
   type AllSharedOptions,

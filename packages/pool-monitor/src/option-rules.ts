@@ -20,8 +20,8 @@ export type OptionRule = readonly [
 /** Option name → its rule, in the order the checks run. @internal */
 export type OptionRules = Readonly<Record<string, OptionRule>>;
 
-/** The expectation every millisecond option's message states. @internal */
-export const MS_EXPECTED = "a number of milliseconds >= 0 (0 or undefined disables it)";
+/** The expectation every millisecond option's message states. */
+const MS_EXPECTED = "a number of milliseconds >= 0 (0 or undefined disables it)";
 
 /**
  * A millisecond option: a number >= 0 (`0` and `Infinity` kept). A numeric string is converted first, as upstream's
