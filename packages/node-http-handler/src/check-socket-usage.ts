@@ -7,16 +7,12 @@ import { SOCKET_WARNING_LOCKOUT_MS } from "./constants";
 const UPSTREAM_PACKAGE = "@smithy/node-http-handler";
 
 /**
- * Upstream's point-in-time socket check, same contract: returns `socketWarningTimestamp` unchanged when the agent
- * has no finite numeric `maxSockets` or within 15 s (wall clock) of the last warning; otherwise warns once for the
- * first agent key whose sockets in use are `>= maxSockets` while `>= 2 × maxSockets` requests are queued, and
- * returns `Date.now()`. The message is upstream's, byte for byte: by default its package name included too (the
- * check that `socketMonitor: "per-request"` and the static `NodeHttpHandler.checkSocketUsage` restore exactly), so
- * existing log alerts and parsers still match; `"interval"` mode without telemetry, Sockeye's own use of upstream's
- * criteria, names Sockeye instead. A throwing logger is ignored (`guardedWarn`).
+ * Upstream's point-in-time socket check, same contract: unless the agent has no finite `maxSockets` or the last
+ * warning is under 15 s old, warns once for the first agent key with sockets in use `>= maxSockets` and
+ * `>= 2 × maxSockets` queued, and returns `Date.now()`. The message is upstream's byte for byte, so existing log
+ * alerts still match. A throwing logger is ignored.
  * @param packageName - the package the message names. @defaultValue `"@smithy/node-http-handler"`
- * @param queue - the handler's own queue in front of the agent (`AgentGate`): its requests queued under a key count
- *   as enqueued there too, so the condition is upstream's (upstream queues them in `agent.requests`).
+ * @param queue - the handler's own queue in front of the agent (`AgentGate`), counted as enqueued too.
  * @internal
  */
 export function checkSocketUsage(

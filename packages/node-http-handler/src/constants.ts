@@ -1,9 +1,6 @@
 import { TICK_MS } from "@sockeye/pool-monitor/internal";
 
-/**
- * Default `requestTimeout`: `0` means "no request timeout", as upstream.
- * @public
- */
+/** Default `requestTimeout`: `0` means "no request timeout", as upstream. @public */
 export const DEFAULT_REQUEST_TIMEOUT = 0;
 
 /** Prefix of every error message and log line, so users can tell Sockeye's apart. @internal */
@@ -19,8 +16,8 @@ export const MIN_CONTINUE_WAIT_MS = 6_000;
 export const DEFAULT_MAX_SOCKETS = 50;
 
 /**
- * Minimum socket-usage window in `"interval"` mode, in ms: a `requestTimeout: 0, connectionTimeout: 0` config yields
- * upstream's 0 ms window, which must not re-arm the shared timer for every request in a busy loop.
+ * Minimum socket-usage window in `"interval"` mode, ms: upstream's is 0 when both timeouts are 0, which would re-arm
+ * the timer in a busy loop.
  * @internal
  */
 export const MIN_WARNING_WINDOW_MS = 2 * TICK_MS;

@@ -6,19 +6,14 @@
  *   isolated: head ─► [req] ⇄ [req] ◄─ tail                           (`disableConcurrentStreams` requests waiting
  *                                                                     for one of maxIsolatedSessionsPerOrigin)
  *
- * Both lists are intrusive (the links are fields of the requests); a request is on at most one of them, and which one
- * follows from its `isolated` flag. Event streams are never queued (they are long-lived: queueing one behind others
- * could wait forever), so they are not on either list and not counted in `isolatedOpen`.
+ * Both lists are intrusive (links are fields of the requests); a request is on at most one, per its `isolated` flag.
+ * Event streams are long-lived, so never queued and not counted in `isolatedOpen`.
  *
  * Costs: enqueue/dequeue/remove O(1) with no allocation (a request that ends while waiting unlinks itself); finding a
  * session with a free slot is O(sessions), i.e. O(maxSessionsPerOrigin) (4 by default).
  *
- * Lifetime: the pool keeps an origin while it has an open session or a stream in flight (`streamsInFlight`, queued
- * ones included) and forgets it (and its place among its telemetry entry's `members`, `memberIndex`) once it has
- * neither; the next request re-creates it. Its counters live in the telemetry entry, not here.
- *
- * Generic over the session type `S` and the request type `W` (the pool's `Http2SessionEntry` and
- * `Http2StreamRequest`), so this file imports neither and they can import it.
+ * Lifetime: the pool forgets an origin once it has no open session and no stream in flight; its counters live in
+ * the telemetry entry. Generic over the session and request types, so this file imports neither.
  */
 import type { Http2OriginTelemetry } from "./http2-pool-monitor";
 
@@ -47,19 +42,15 @@ export class Http2Origin<S extends { readonly available: boolean }, W extends Ht
   readonly open = new Set<S>();
   /** Pooled sessions still connecting. */
   connecting = 0;
-  /**
-   * Pooled sessions under a silence check (`Http2SessionPool.sessionSilent`): they take no stream until its verdict
-   * (the next poll phase), and streams wait for them as for a connecting session.
-   */
+  /** Pooled sessions under a silence check: no new stream until its verdict; streams wait as for a connecting one. */
   checking = 0;
   waitHead: W | undefined = undefined;
   waitTail: W | undefined = undefined;
   /** Pooled streams waiting for a stream slot. */
   queued = 0;
   /**
-   * Of those, the ones waiting only for a session that is still connecting (not yet counted as queued, as a node:http
-   * request assigned a connecting socket is not): `wasQueued` false. They count as queued once no session of the
-   * origin is connecting and they still wait (`countDeferred()`).
+   * Of those, the ones waiting only for a connecting session: not counted as queued (as node:http does not count a
+   * request assigned a connecting socket) until no session is connecting (`countDeferred()`).
    */
   deferred = 0;
   isolatedHead: W | undefined = undefined;
@@ -149,10 +140,7 @@ export class Http2Origin<S extends { readonly available: boolean }, W extends Ht
     this.counters?.queueShrank(this.waiting);
   }
 
-  /**
-   * No pooled session is connecting any more: the deferred requests still waiting are queued now (their queue wait
-   * still counts from `handle()`). Calls `counted` for each. O(deferred).
-   */
+  /** No pooled session is connecting any more: the deferred requests count as queued now. O(deferred). */
   countDeferred(counted: (req: W) => void): void {
     if (this.deferred === 0 || this.connecting > 0 || this.checking > 0) return;
     for (let req = this.waitHead; req !== undefined && this.deferred > 0; req = req.waitNext) {

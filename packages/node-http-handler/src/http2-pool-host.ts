@@ -1,8 +1,6 @@
 /**
- * What the parts of an HTTP/2 handler need from its session pool (implemented by `Http2SessionPool`), as
- * `RequestHost` is for HTTP/1.1: `Http2StreamRequest` depends on `Http2StreamHost` and `Http2SessionEntry` on
- * `Http2SessionHost` only, so neither imports the pool and the pool can import both: no import cycle. `R` is the
- * stream request type, `S` the session entry type (the pool's own classes).
+ * What a stream request and a session entry need from the HTTP/2 session pool (`Http2SessionPool`), so neither
+ * imports the pool: no import cycle.
  */
 import type { RequestOutcome } from "@sockeye/pool-monitor";
 import type { Settings } from "node:http2";
@@ -15,9 +13,8 @@ export interface Http2StreamHost<R, S> {
   /** Places `r` on a session or queues it. Throws only if `http2.connect()` throws. */
   acquire(r: R): void;
   /**
-   * The single way out, called exactly once per request by `Http2StreamRequest.finish()` (which counts `outcome`):
-   * takes `r` out of the queue, frees its stream slot (handing it on) or drops its isolated session, and takes it out
-   * of the in-flight count. `holdMs`: how long it held its slot (0 without a stream).
+   * Called once per request by `finish()`: takes `r` out of the queue, frees its slot (handing it on) or drops its
+   * isolated session. `holdMs`: how long it held its slot (0 without a stream).
    */
   streamFinished(r: R, outcome: RequestOutcome, holdMs: number): void;
   /** `r`'s isolated session `s` delivered its response: it takes no new stream. */

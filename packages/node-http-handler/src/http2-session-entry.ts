@@ -1,23 +1,16 @@
 /**
  * Http2SessionEntry: the pool's record of one `ClientHttp2Session`: its state (connecting → ready → closing →
- * closed, `http2-session-state.ts`), the streams open on it, its effective stream limit, its establishment deadline
- * and its idle watch.
+ * closed), its open streams, its effective stream limit, its establishment deadline and its idle watch.
  *
- * A session is `ready` once the server's first SETTINGS frame arrived (TCP, TLS and SETTINGS done): only then is its
- * `maxConcurrentStreams` known, so the pool never puts more streams on it than the peer allows. Streams wait in the
- * origin's queue until then.
+ * A session is `ready` once the server's first SETTINGS frame arrived: only then is `maxConcurrentStreams` known, so
+ * streams wait in the origin's queue until then.
  *
- * Listeners are shared module functions (the session and its socket point back to the entry through a symbol), so a
- * session costs its entry, one `Deadline` node (plus an `IdleWatch`, with `sessionTimeout`) and seven listener
- * slots: six on the session (`connect`, `remoteSettings`, `goaway`, `error`, `frameError`, `close`) and one `once`
- * on its socket (`connect`); nothing per stream. With `sessionTimeout`, Node's activity method of the session is
- * replaced by a shared one too (`observeActivity()`), so the idle watch sees each frame when it happens. The entry
- * reports to the pool through `Http2SessionHost` only
- * (`http2-pool-host.ts`), and is generic over the pool's request type `R`, so it imports neither the pool nor the
- * request.
+ * Listeners are shared module functions (session and socket point back to the entry through a symbol), so a session
+ * costs its entry, one `Deadline` node (plus an `IdleWatch` with `sessionTimeout`) and seven listener slots; nothing
+ * per stream. With `sessionTimeout`, Node's activity method of the session is replaced by a shared one
+ * (`observeActivity()`), so the idle watch sees each frame when it happens.
  *
- * Process lifetime: the session is `unref()`'d while it carries no stream and nobody waits for it, so an idle pooled
- * session never keeps a process alive (upstream does the same through its refcount).
+ * The session is `unref()`'d while it carries no stream and nobody waits for it (as upstream).
  */
 import type { Http2CloseReason } from "@sockeye/pool-monitor";
 import type { DeadlineScheduler } from "@sockeye/pool-monitor/internal";
@@ -83,10 +76,8 @@ function onSessionClose(this: ClientHttp2Session): void {
 }
 
 /**
- * Node's activity method of a session: `Http2Session.prototype[kUpdateTimer]`, what refreshes the timer of
- * `session.setTimeout()` (upstream's `sessionTimeout`). Node calls it for every frame it hands to JavaScript (headers,
- * each DATA chunk read by a stream, SETTINGS, PING, PRIORITY, ALTSVC, ORIGIN, frame errors) and for every stream
- * write, request and SETTINGS/GOAWAY sent. Looked up once, by its symbol's description (`null`: this Node has none).
+ * `Http2Session.prototype[kUpdateTimer]`, which refreshes `session.setTimeout()`: Node calls it for every frame it
+ * hands to JavaScript and every write. Looked up once by its symbol's description (`null`: this Node has none).
  */
 let activityKey: symbol | null | undefined;
 
@@ -150,10 +141,7 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
   socketActiveAt = 0;
   /** Frames received by streams on this session so far (what a pending silence check compares). */
   activitySeq = 0;
-  /**
-   * `activitySeq` when the pending silence check was scheduled (`Http2SessionPool.sessionSilent`), -1 for none. While
-   * one is pending the session takes no new stream: they wait for its verdict, as for a connecting session.
-   */
+  /** `activitySeq` when a pending silence check was scheduled, -1 for none; while pending it takes no stream. */
   silenceSeq = -1;
   /**
    * The session's own socket. `session.destroy()` only `end()`s it, which waits for a connect that may never come:
@@ -209,9 +197,8 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
   }
 
   /**
-   * From now on every activity Node sees on the session restarts its idle watch at that moment (see
-   * `onSessionActivity`), so `sessionTimeout` counts from the last frame exactly as Node's `session.setTimeout()`
-   * does. Once per session; without Node's method (not found), `activity()` falls back to the socket's byte counters.
+   * From now on every activity Node sees restarts the idle watch, as `session.setTimeout()` does. Without Node's
+   * method, `activity()` falls back to the socket's byte counters.
    */
   observeActivity(): void {
     if (this.nodeActivity !== undefined) return;
@@ -231,9 +218,8 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
   }
 
   /**
-   * What the watch compares when its limit passed: a constant once Node's activity method reports every activity at
-   * the moment it happens (`observeActivity()`); otherwise the socket's `bytesRead + bytesWritten` (-1 once the
-   * session is destroyed), whose change is only seen then (it restarts the watch: up to one more period).
+   * What the watch compares at its limit: a constant when activity is observed; otherwise the socket's byte counters
+   * (-1 once destroyed), whose change restarts the watch (up to one more period).
    */
   private activity(): number {
     if (this.nodeActivity !== undefined) return 0;

@@ -1,8 +1,4 @@
-/**
- * The life of one pooled HTTP/2 session (`Http2SessionEntry.state`): connecting → ready (the server's first SETTINGS
- * arrived) → closing (GOAWAY, an error, an isolated session whose stream got its response: no new stream) → closed.
- * A leaf module: the pool, the entry and the pool monitor read the states from here, not from each other.
- */
+/** The life of one pooled HTTP/2 session (`Http2SessionEntry.state`): connecting → ready → closing → closed. */
 
 /** TCP, TLS or the server's first SETTINGS still pending. @internal */
 export const SESSION_CONNECTING = 0;

@@ -1,28 +1,19 @@
 /**
- * Http2StreamRequest: one `NodeHttp2Handler.handle()` call, from the call until its stream closes, on `RequestCore`
- * (promise, `finish()`, abort, counting, `request:finished` and the deadlines of the plan: `requestTimeout` as the
- * stream's inactivity deadline `stream_idle`, and the 100-continue wait). It also holds its queue and slot links
- * (`Http2Origin`). Every listener it registers is a shared module function that finds the request through a symbol
- * (on the stream; on a `Readable` request body), so the hot path allocates no closure per request beyond the promise
- * executor.
+ * Http2StreamRequest: one `NodeHttp2Handler.handle()` call until its stream closes, on `RequestCore` (promise,
+ * abort, counting, deadlines: `requestTimeout` as `stream_idle`, and the 100-continue wait), plus its queue and slot
+ * links (`Http2Origin`). Every listener is a shared module function that finds the request through a symbol, so
+ * nothing but the promise executor is allocated per request.
  *
- * Progress (for `requestTimeout`): the stream's own activity only, as upstream's `stream.setTimeout`, which Node
- * refreshes on the stream's frames and writes. Four methods of the stream instance are replaced by shared module
- * functions that count and then call the prototype's: `push` (each DATA chunk received, and the end), `_write` /
- * `_writev` (each request-body chunk handed to the session); response and informational headers count too. Each one
- * records `lastActive` (`noteProgress`), so sibling streams on the same session never keep a silent stream alive. The
- * deadline runs from `handle()`: getting a stream is no progress, so the limit also bounds the wait for a session.
+ * Progress (for `requestTimeout`): the stream's own activity only, as upstream's `stream.setTimeout`. The stream's
+ * `push`, `_write` and `_writev` are replaced by shared functions that record `lastActive` and call the prototype's,
+ * so sibling streams never keep a silent stream alive. The deadline runs from `handle()`, so it also bounds the wait
+ * for a session.
  *
- * Truncated bodies: the fourth replaced method is `_destroy`. When a stream whose response arrived is destroyed
- * without an error before its body ended because it was reset with CANCEL or its session went away (Node then ends
- * the body as if it were complete), the body is destroyed with the abnormal-abort error instead, so a truncated body
- * is never mistaken for a whole one.
+ * Truncated bodies: `_destroy` is replaced too. Node ends the body of a stream reset with CANCEL, or whose session
+ * went away, as if complete; the body is destroyed with an error instead.
  *
- * One way out: every request ends in `finish()`, exactly once, called from the stream's `'close'`, or by `end()` for
- * a request that has no stream. `end()` is the one entry for every early end: it rejects once (the first cause wins;
- * "completed" turns into the later cause only while the body is still unread, never after its end), then finishes at
- * once without a stream or resets the live stream, whose `'close'` finishes. The request talks to the pool through
- * `Http2StreamHost` only (`http2-pool-host.ts`), so this file does not import the pool.
+ * One way out: `finish()` runs exactly once, from the stream's `'close'`, or from `end()` for a request with no
+ * stream. `end()` is the entry of every early end; the first cause wins.
  */
 import { HttpResponse, type HttpRequest } from "@smithy/protocol-http";
 import type { RequestOutcome } from "@sockeye/pool-monitor";
@@ -207,7 +198,7 @@ export class Http2StreamRequest
   activeNext: Http2StreamRequest | undefined = undefined;
   activePrev: Http2StreamRequest | undefined = undefined;
   slotAt = 0;
-  /** The stream's own progress events (see the header); each one records `lastActive` (`noteProgress`). */
+  /** The stream's own progress events (see the header). */
   progress = 0;
   /**
    * Unread-body watch of the monitor (`Http2PoolMonitor.read()`): when the response was handed out (`-1`: not yet),
@@ -289,8 +280,7 @@ export class Http2StreamRequest
     }
     this.stream = stream;
     this.streamStartedAt = this.host.now();
-    // The request's HEADERS go out: activity of the session (Node's `request()` refreshes the session's timer), not
-    // progress of the stream, whose limit keeps counting from handle() as upstream's `stream.setTimeout()` does.
+    // HEADERS out: session activity, not stream progress (the stream's limit counts from handle(), as upstream).
     noteSessionActivity(entry, this.streamStartedAt);
     instrument(stream, this);
     stream.on("response", onStreamResponse);
@@ -332,8 +322,7 @@ export class Http2StreamRequest
         this.end("failed", unusableBodyError(PACKAGE_PREFIX, problem), "cancel", "cancel");
         return;
       }
-      // Piped here rather than by writeBody, so that a body error reaches the request through a shared listener
-      // and rejects with the body's own error.
+      // Piped here so that a body error reaches the request through a shared listener, as itself.
       const owned = body as Readable & Owned;
       owned[kRequest] = this;
       this.pipedBody = owned;
@@ -349,10 +338,8 @@ export class Http2StreamRequest
   }
 
   /**
-   * The 100-continue wait ended without `100 Continue`: send the body anyway (upstream behaviour). `requestTimeout`
-   * passed with no progress of this stream: its pooled session is retired too when no stream on it made progress for
-   * at least half that long either, and none does before the next poll phase (a dead session; see
-   * `Http2SessionPool.sessionSilent`); a silent stream on a busy session leaves the session alone.
+   * The 100-continue wait ended: send the body anyway (as upstream). `requestTimeout` passed: the session is retired
+   * too when no stream on it made progress for half that long either (`Http2SessionPool.sessionSilent`).
    */
   protected override deadlineExpired(kind: DeadlineKind, ms: number, now: number): void {
     if (kind === DeadlineKind.Continue) {
@@ -401,11 +388,7 @@ export class Http2StreamRequest
     this.end("failed", error, "leave", "leave");
   }
 
-  /**
-   * The peer reset the stream (RST_STREAM) or the session went away mid-stream. Before the response: reject (as
-   * upstream). After it: Node ends the body as if it were complete; destroy it with the error instead, so a truncated
-   * body is never mistaken for a whole one.
-   */
+  /** The peer reset the stream or the session went away: reject, or fail the body (see "Truncated bodies"). */
   onAborted(error: Error): void {
     // Our own reset (abort, deadline, body error): Node reports it as 'aborted' from inside `close()`; the cause is
     // ours, and destroying the stream here would drop the RST_STREAM `close()` is about to send.
@@ -413,10 +396,7 @@ export class Http2StreamRequest
     this.end("failed", error, "leave", "destroy");
   }
 
-  /**
-   * The piped request body failed, or broke its `content-length` (`BodyLengthSink`): reject with the error (or fail the
-   * response body with it), reset the stream at once.
-   */
+  /** The piped request body failed or broke its `content-length`: reject (or fail the body), reset the stream. */
   onBodyError(error: Error): void {
     this.end("failed", error, "cancel", "cancel");
   }
@@ -431,10 +411,7 @@ export class Http2StreamRequest
     this.end("failed", error, "leave", "leave");
   }
 
-  /**
-   * Its session closed, or the handler was destroyed, while it held a stream slot: it ends now (rejected with `error`
-   * if given and still pending), whether or not Node ever emits its stream's `'close'`.
-   */
+  /** Its session closed, or the handler was destroyed, while it held a slot: it ends now, `'close'` or not. */
   sessionGone(error: Error | undefined): void {
     if (error !== undefined) this.end("failed", error, "destroy", "destroy");
     this.finish();
@@ -446,9 +423,8 @@ export class Http2StreamRequest
   }
 
   /**
-   * One progress event of this stream: restarts its inactivity deadline and its session's (`sessionTimeout`), and
-   * stamps the session's last activity. `received`: a frame from the peer (headers, DATA, the end), which also counts
-   * as the session's proof of life for a pending silence check (`activitySeq`). O(1), no allocation.
+   * One progress event: restarts the stream's and the session's deadlines. `received`: a frame from the peer, also
+   * the session's proof of life for a pending silence check (`activitySeq`).
    */
   noteProgress(received: boolean): void {
     if (this.wasReset) return;
@@ -462,14 +438,10 @@ export class Http2StreamRequest
   }
 
   /**
-   * Every way a request ends other than its stream closing: abort, a deadline, a stream, frame or request-body
-   * error, a session that failed, the handler's `destroy()`, Node refusing the request. Before the response it
-   * rejects (once) with `error` and counts `outcome`; then, without a stream, it finishes now, and with one it treats
-   * the stream as `beforeResponse` says (its `'close'` then finishes). After the response the promise stays resolved:
-   * the body gets `error` as `afterResponse` says and `outcome` replaces "completed" — unless the body was already
-   * read to its end: then the response is complete, its outcome stands and no error reaches the reader. After a
-   * rejection the first cause stands. In both of these cases the stream is only reset (without an error) when
-   * `afterResponse` asks for anything. No-op once finished.
+   * Every early end (abort, deadline, stream or body error, failed session, `destroy()`, refused request). Before the
+   * response: rejects once and treats the stream as `beforeResponse` says (no stream: finishes now). After it: the
+   * body gets `error` as `afterResponse` says, unless it was read to its end. The first cause wins. No-op once
+   * finished.
    */
   end(outcome: RequestOutcome, error: unknown, beforeResponse: StreamEnd, afterResponse: StreamEnd): void {
     if (this.isFinished) return;
@@ -491,9 +463,8 @@ export class Http2StreamRequest
   }
 
   /**
-   * Resets the live stream: `"cancel"` sends RST_STREAM(CANCEL) as upstream's `stream.close()`, then tears it down
-   * locally (on a session nghttp2 has already terminated, `close()` alone never emits `'close'`, which would leak
-   * the slot); `"destroy"` destroys it with `error` (RST_STREAM(INTERNAL_ERROR)). No-op once destroyed.
+   * Resets the live stream: `"cancel"` sends RST_STREAM(CANCEL), then destroys it locally (on a terminated session
+   * `close()` alone never emits `'close'`, leaking the slot); `"destroy"` destroys it with `error`.
    */
   private reset(how: StreamEnd, error?: Error): void {
     const stream = this.stream;
@@ -508,12 +479,7 @@ export class Http2StreamRequest
     }
   }
 
-  /**
-   * The single way out, idempotent: called when the stream closed, or at once by `end()` for a request that never
-   * got a stream. Removes the request body's and the stream's listeners, gives the slot back and tells the pool once
-   * (`Http2StreamHost.streamFinished`: the queue left, the slot handed on or the isolated session dropped), then the
-   * core's `finish()` (never a hung promise; deadlines, abort listener, outcome, `request:finished`).
-   */
+  /** The single way out, idempotent: removes listeners, tells the pool once (`streamFinished`), then the core's. */
   override finish(): void {
     if (this.isFinished) return;
     const unsettled = this.settled ? undefined : http2NoResponseError(this.entry?.session.destroyed === true);

@@ -13,13 +13,12 @@ export type { SaturationOptions };
  * - `requestTimeout`: time from `handle()` until response headers; warns on the logger unless
  *   `throwOnRequestTimeout` is true; overridable per call. `undefined`/`0` = none.
  * - `throwOnRequestTimeout`: turn a `requestTimeout` breach into a `TimeoutError` (`code: "ETIMEDOUT"`). Default false.
- *   Must be a boolean: anything else (`"true"`, `1`) is a `TypeError` naming the option and the value.
+ *   Must be a boolean (`"true"` is a `TypeError`).
  * - `socketTimeout`: socket inactivity timeout, armed through the response body. `undefined`/`0` = none.
  * - `socketAcquisitionWarningTimeout`: how long a request must wait before the socket-usage check may warn about
  *   it. Default `(requestTimeout ?? 2000) + (connectionTimeout ?? 1000)` (3000 ms when neither is set).
  * - `httpAgent` / `httpsAgent`: an Agent instance (used as is; "external") or Agent options merged over
- *   `{ keepAlive: true, maxSockets: 50 }`. `maxSockets` must be an integer >= 1 or `Infinity` (Node's agent
- *   accepts `-5` and then never hands out a socket); an options object's other limits are checked too.
+ *   `{ keepAlive: true, maxSockets: 50 }`. `maxSockets` must be an integer >= 1 or `Infinity`.
  * - `logger`: receives warnings; default: the client's logger, else `console`.
  * @public
  */

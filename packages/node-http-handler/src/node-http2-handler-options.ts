@@ -4,31 +4,23 @@ import type { Http2SharedOption } from "@sockeye/pool-monitor/internal";
 import type { ClientSessionOptions, SecureClientSessionOptions } from "node:http2";
 
 /**
- * Options of Sockeye's `NodeHttp2Handler`: every option of upstream 4.14.2's `NodeHttp2HandlerOptions` with the same
- * meaning and default, plus Sockeye's own; the options it shares with the HTTP/1.1 handlers (`telemetry`,
- * `socketMonitor`, `saturation`, `onSaturation`, `onRecovery`) are documented on `SharedHandlerOptions`. Durations are
- * milliseconds; `undefined`, `null` and `0` disable a timeout. A bad value throws a `TypeError` naming the option and
- * the value (at construction for an options object, from `handle()` for a provider).
+ * Options of `NodeHttp2Handler`: upstream's `NodeHttp2HandlerOptions` with the same meaning and default, plus
+ * Sockeye's own (shared ones documented on `SharedHandlerOptions`). `undefined`, `null` and `0` disable a timeout.
+ * A bad value throws a `TypeError` (at construction, or from `handle()` for a provider).
  * @public
  */
 export interface NodeHttp2HandlerOptions extends Pick<SharedHandlerOptions, Http2SharedOption> {
   /**
-   * Stream inactivity timeout, ms: a stream fails with a `TimeoutError` ("Stream timed out because of no activity
-   * for N ms") when the stream itself made no progress for this long (as upstream's `stream.setTimeout`: its response
-   * headers, its own DATA frames received, its own body chunks handed to the session; sibling streams on the same
-   * session do not count). Overridable per call (`handle(req, { requestTimeout })`). Each progress event restarts a
-   * deadline on the handler's shared scheduler (one native timer per handler), so it fires `requestTimeout` ms after
-   * the stream's last progress, as promptly as a native timer. It counts from `handle()` (getting a stream is no
-   * progress, as upstream), so it also bounds the wait for a session or a stream slot.
-   * `undefined`/`0` = none.
+   * Stream inactivity timeout, ms: a stream fails with a `TimeoutError` when it made no progress of its own (headers,
+   * DATA frames, body chunks written) for this long, as upstream's `stream.setTimeout`. Counts from `handle()`, so it
+   * also bounds the wait for a session or a stream slot. Overridable per call. `undefined`/`0` = none.
    * @defaultValue `undefined`
    */
   requestTimeout?: number;
   /**
-   * Session inactivity timeout, ms: a session with no activity for this long (no frame Node reports: headers, data,
-   * settings; no stream write) is destroyed (its streams fail), as upstream's `session.setTimeout()`.
-   * `undefined`/`0` = none. (Upstream also applies a 300 s safety timeout to event-stream sessions; Sockeye
-   * destroys such a session when its only stream closes instead.)
+   * Session inactivity timeout, ms: a session with no frame or stream write for this long is destroyed (its streams
+   * fail), as upstream's `session.setTimeout()`. `undefined`/`0` = none. An event-stream session closes with its
+   * stream instead of upstream's 300 s safety timeout.
    * @defaultValue `undefined`
    */
   sessionTimeout?: number;
@@ -39,9 +31,8 @@ export interface NodeHttp2HandlerOptions extends Pick<SharedHandlerOptions, Http
    */
   disableConcurrentStreams?: boolean;
   /**
-   * Client-side cap on concurrent streams per pooled session (an integer >= 1). The effective limit of a session is
-   * the smaller of this and the peer's `maxConcurrentStreams` from its SETTINGS frame. Unlike upstream it is not
-   * sent to the server as a local SETTINGS value (which only limits server-initiated streams).
+   * Client-side cap on concurrent streams per pooled session (an integer >= 1); a session's limit is the smaller of
+   * this and the peer's SETTINGS value. Unlike upstream it is not sent to the server.
    * @defaultValue `undefined` (the peer's limit only)
    */
   maxConcurrentStreams?: number;
@@ -55,20 +46,15 @@ export interface NodeHttp2HandlerOptions extends Pick<SharedHandlerOptions, Http
    */
   connectionTimeout?: number;
   /**
-   * Maximum pooled sessions per origin (an integer >= 1, or `Infinity`). When every session is at its stream limit
-   * and this many exist, new streams wait in a FIFO queue (reported as `queued`) for a stream slot instead of opening
-   * yet another session. Isolated sessions (event streams, `disableConcurrentStreams`) are bounded separately (see
-   * `maxIsolatedSessionsPerOrigin`).
+   * Maximum pooled sessions per origin (an integer >= 1, or `Infinity`). When all are at their stream limit, new
+   * streams wait in a FIFO (reported as `queued`). Isolated sessions are bounded by `maxIsolatedSessionsPerOrigin`.
    * @defaultValue 4
    */
   maxSessionsPerOrigin?: number;
   /**
-   * Maximum isolated sessions per origin for requests that are not event streams (an integer >= 1, or `Infinity`):
-   * with `disableConcurrentStreams: true` (the default of the Kinesis, Transcribe Streaming and Bedrock Runtime
-   * clients) every request opens a session of its own, like an HTTP/1.1 connection without keep-alive; beyond this
-   * many open, requests wait in a FIFO (reported as `queued`, seen by saturation detection) for one to close. Event
-   * streams (`isEventStream`) are long-lived, so they are never queued and not counted: a bound shared with them
-   * could hold a request behind streams that never end. Upstream bounds neither.
+   * Maximum isolated sessions per origin (an integer >= 1, or `Infinity`) for requests with
+   * `disableConcurrentStreams: true`; beyond it requests wait in a FIFO (reported as `queued`). Event streams are
+   * long-lived: never queued nor counted. Upstream bounds neither.
    * @defaultValue 50 (the HTTP/1.1 handler's default `maxSockets`)
    */
   maxIsolatedSessionsPerOrigin?: number;

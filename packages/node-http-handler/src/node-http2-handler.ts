@@ -21,14 +21,10 @@ import { HTTP2_OPTIONS, type ResolvedHttp2Config, resolveHttp2Config } from "./r
 type EventStreamSignal = { isEventStream?: boolean };
 
 /**
- * A drop-in replacement for `NodeHttp2Handler` from `@smithy/node-http-handler` 4.14.2 (HTTP/2): same constructor
- * forms, `create`, `handle` (with `abortSignal`, `requestTimeout`, `isEventStream`), `destroy`,
- * `updateHttpClientConfig`, `httpHandlerConfigs`, `metadata` and error shapes and messages. Sockeye adds a session
- * establishment timeout (`connectionTimeout`), a bound on pooled sessions per origin with a queue of waiting streams
- * (`maxSessionsPerOrigin`) and one on isolated sessions (`maxIsolatedSessionsPerOrigin`, event streams excepted), the
- * peer's `maxConcurrentStreams` honoured, session-pool telemetry (`getPoolStats()`,
- * `poolMonitor`) and saturation detection; every deadline runs on one shared scheduler per handler (one native
- * timer armed for the earliest expiry) instead of a native timer per stream and per session.
+ * A drop-in replacement for `NodeHttp2Handler` from `@smithy/node-http-handler` (same API, error shapes and
+ * messages). Sockeye adds `connectionTimeout`, bounds on pooled and isolated sessions per origin with FIFO queues,
+ * the peer's `maxConcurrentStreams` honoured, telemetry and saturation detection; every deadline runs on one native
+ * timer per handler.
  * @public
  */
 export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
@@ -42,10 +38,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
   private planIdleMs: number | undefined = undefined;
   private monitor: Http2PoolMonitor | undefined = undefined;
 
-  /**
-   * Returns `instanceOrOptions` unchanged when it already has a `handle` function (any handler class), otherwise a
-   * new `NodeHttp2Handler` built from it.
-   */
+  /** Returns `instanceOrOptions` unchanged when it already has `handle`, else a new `NodeHttp2Handler`. */
   public static create(
     instanceOrOptions?: HttpHandler<any> | NodeHttp2HandlerOptions | Provider<NodeHttp2HandlerOptions | void>
   ): NodeHttp2Handler | HttpHandler<any> {
@@ -56,16 +49,15 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
   }
 
   /**
-   * @param options - an options object (validated now: a bad value throws a `TypeError` naming the option and the
-   *   value), a provider function (called now; its rejection or a bad value rejects every `handle()`), or nothing.
+   * @param options - an options object (a bad value throws a `TypeError` now), a provider (called now; a rejection
+   *   or bad value rejects every `handle()`), or nothing.
    */
   constructor(options?: NodeHttp2HandlerOptions | Provider<NodeHttp2HandlerOptions | void>) {
     if (typeof options === "function") {
       this.configProvider = options().then((resolved) => resolveHttp2Config(resolved));
       // Surfaced by handle(); an unused handler must not raise an unhandled rejection.
       this.configProvider.catch(() => {});
-      // The telemetry source exists from construction here too (metrics can be registered before the first
-      // request); it is dropped at the first handle() if the provider's options say `telemetry: false`.
+      // Exists from construction; dropped at the first handle() if the provider says `telemetry: false`.
       this.monitor = this.pool.monitor = this.newMonitor(undefined, true);
     } else {
       const resolved = resolveHttp2Config(options);
@@ -82,9 +74,8 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
   }
 
   /**
-   * Sends `request` on an HTTP/2 stream and resolves once response headers arrived; the body is the stream.
-   * `isEventStream: true` (set by the SDK for event streams) puts the stream on an isolated session that is never
-   * queued; other isolated requests (`disableConcurrentStreams`) wait beyond `maxIsolatedSessionsPerOrigin`.
+   * Sends `request` on an HTTP/2 stream; resolves once response headers arrived, the body being the stream.
+   * `isEventStream: true` puts it on an isolated session that is never queued.
    */
   public handle(
     request: HttpRequest,
@@ -95,7 +86,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
     try {
       return this.dispatch(config, request, options);
     } catch (error) {
-      // Every failure of handle() is a rejection (e.g. a null request), never a synchronous throw.
+      // A rejection, never a synchronous throw.
       return Promise.reject(error);
     }
   }
@@ -187,11 +178,9 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
   }
 
   /**
-   * Updates one config key; the next `handle()` re-resolves the config, as upstream. An option is checked now by the
-   * rule the constructor applies (a bad value throws its one-line error and changes nothing); `"saturation"`,
-   * `"onSaturation"`, `"onRecovery"` are applied to the monitor at once (a `saturation` block replaces the old one:
-   * omitted fields return to their defaults). `Symbol.for("@smithy/defaultSocketTimeout")` sets the service default
-   * idle timeout unless one is set already.
+   * Updates one config key; the next `handle()` re-resolves the config, as upstream. A bad value throws and changes
+   * nothing; monitor options apply at once (a `saturation` block replaces the old one).
+   * `Symbol.for("@smithy/defaultSocketTimeout")` sets the service default idle timeout unless one is set.
    */
   public updateHttpClientConfig(key: keyof NodeHttp2HandlerOptions | symbol, value: unknown): void {
     value = checkHandlerUpdate(HTTP2_OPTIONS, key, value, PACKAGE_PREFIX, this.monitor).value;
@@ -209,10 +198,8 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
   }
 
   /**
-   * A plain, JSON-serialisable snapshot of the session pool, one entry per origin (`scheme://host:port` only), in
-   * `@sockeye/pool-monitor`'s `PoolStats` shape: sessions count as connections, streams as requests, and each origin
-   * carries an `http2` block (sessions open, active streams per session, the peer's `maxConcurrentStreams`, streams
-   * waiting, closes by reason and GOAWAY code). Empty before the first request or with `telemetry: false`.
+   * A JSON-serialisable snapshot per origin in `PoolStats` shape: sessions count as connections, streams as
+   * requests, plus an `http2` block per origin. Empty before the first request or with `telemetry: false`.
    * @param options - `{ resetSummaries: true }` restarts the duration summaries after reading them.
    */
   public getPoolStats(options?: { resetSummaries?: boolean }): PoolStats {
@@ -220,16 +207,15 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
   }
 
   /**
-   * The telemetry source (`getStats()`, `subscribe()`), e.g. for `registerPoolMetrics(handler.poolMonitor)` from
-   * `@sockeye/opentelemetry`. Exists from construction; `undefined` with `telemetry: false` (for a provider whose
-   * options say so: from the first `handle()` on, once they are known). It outlives `destroy()`.
+   * The telemetry source, e.g. for `registerPoolMetrics()` from `@sockeye/opentelemetry`. `undefined` with
+   * `telemetry: false` (for a provider: from the first `handle()`). It outlives `destroy()`.
    */
   public get poolMonitor(): Http2PoolMonitor | undefined {
     return this.monitor;
   }
 }
 
-/** `new NodeHttp2Handler()` outside the class body, so the build names the class `NodeHttp2Handler`, not `_NodeHttp2Handler` (see tsup.config.ts). */
+/** Outside the class body, so the build names the class `NodeHttp2Handler` (see tsup.config.ts). */
 function newNodeHttp2Handler(
   options?: NodeHttp2HandlerOptions | Provider<NodeHttp2HandlerOptions | void>
 ): NodeHttp2Handler {

@@ -6,8 +6,7 @@ import { DEFAULT_MAX_SOCKETS, PACKAGE_PREFIX } from "./constants";
 import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
 
 /**
- * The handler's resolved configuration, as `httpHandlerConfigs()` returns it (upstream returns its resolved config
- * too, agents and `httpAgentProvider` included): the shared options resolved, the agents built.
+ * The handler's resolved configuration, as `httpHandlerConfigs()` returns it (as upstream, agents included).
  * @internal
  */
 export type ResolvedHandlerConfig = Omit<ResolvedSharedOptions, "logger" | "httpAgent" | "httpsAgent"> & {
@@ -28,14 +27,13 @@ export type ResolvedHandlerConfig = Omit<ResolvedSharedOptions, "logger" | "http
  */
 export const ownedAgents = new WeakSet<object>();
 
-/** An object counts as an Agent instance if it is one or has a `destroy` function (proxy agents). @internal */
-export function isAgentInstance(value: unknown, ctor: Function): boolean {
+/** An object counts as an Agent instance if it is one or has a `destroy` function (proxy agents). */
+function isAgentInstance(value: unknown, ctor: Function): boolean {
   return value instanceof ctor || typeof (value as { destroy?: unknown })?.destroy === "function";
 }
 
 /**
- * Resolves options into the handler config: validates, picks the monitor mode, builds the https agent now and
- * prepares the lazily created http agent (node:http is loaded only when the first http: request needs it).
+ * Resolves options into the handler config: builds the https agent now, the http agent at the first http: request.
  * `onExternalAgent` is called when the caller supplied an agent instance.
  * @internal
  */
@@ -43,7 +41,6 @@ export function resolveHandlerConfig(
   options: NodeHttpHandlerOptions | void | undefined,
   onExternalAgent: () => void
 ): ResolvedHandlerConfig {
-  // The rules every Sockeye handler applies (`@sockeye/pool-monitor`), then this handler's own: its agents.
   const config = resolveSharedOptions(options, PACKAGE_PREFIX);
   const { httpAgent, httpsAgent } = config;
   let httpAgentPromise: Promise<HttpAgent> | undefined;
@@ -84,8 +81,8 @@ export function resolveHandlerConfig(
 let httpModule: typeof import("node:http") | undefined;
 
 /**
- * Loads node:http on first use (aws-sdk-js-v3#6914: most clients only speak https). The module's default export
- * object is kept, so `http.request` patches (nock, APM) installed at any time are seen at call time.
+ * Loads node:http on first use (most clients only speak https). The module's default export object is kept, so
+ * `http.request` patches (nock, APM) installed at any time are seen at call time.
  * @internal
  */
 export async function loadHttp(): Promise<typeof import("node:http")> {

@@ -14,11 +14,11 @@ import {
 import { PACKAGE_PREFIX } from "./constants";
 import type { NodeHttp2HandlerOptions } from "./node-http2-handler-options";
 
-/** Default `maxSessionsPerOrigin`. @internal */
-export const DEFAULT_MAX_SESSIONS_PER_ORIGIN = 4;
+/** Default `maxSessionsPerOrigin`. */
+const DEFAULT_MAX_SESSIONS_PER_ORIGIN = 4;
 
-/** Default `maxIsolatedSessionsPerOrigin` (the HTTP/1.1 handler's default `maxSockets`). @internal */
-export const DEFAULT_MAX_ISOLATED_SESSIONS_PER_ORIGIN = 50;
+/** Default `maxIsolatedSessionsPerOrigin` (the HTTP/1.1 handler's default `maxSockets`). */
+const DEFAULT_MAX_ISOLATED_SESSIONS_PER_ORIGIN = 50;
 
 /** The options only this handler has, in the order they are checked (before the shared ones). */
 const HTTP2_OWN_OPTIONS = {
@@ -38,9 +38,8 @@ const HTTP2_OWN_OPTIONS = {
 export const HTTP2_OPTIONS = { ...HTTP2_OWN_OPTIONS, ...ALL_HANDLERS_OPTIONS };
 
 /**
- * The validated, normalised HTTP/2 config: every option with its default (a timeout of `0` or `Infinity` is
- * `undefined`: off). `options` keeps what the caller gave (plus `defaultSocketTimeout`), as `httpHandlerConfigs()`
- * returns it.
+ * The validated HTTP/2 config with defaults (a timeout of `0` or `Infinity` is `undefined`). `options` keeps what
+ * the caller gave, for `httpHandlerConfigs()`.
  * @internal
  */
 export type ResolvedHttp2Config = ResolvedOptions<NodeHttp2HandlerOptions, typeof HTTP2_OPTIONS> & {
@@ -53,11 +52,7 @@ export type ResolvedHttp2Config = ResolvedOptions<NodeHttp2HandlerOptions, typeo
 const ms = (value: number | undefined): number | undefined =>
   value === 0 || value === Number.POSITIVE_INFINITY ? undefined : value;
 
-/**
- * Validates `options` (an options object, or `undefined`/`null`) and resolves every default. Throws a `TypeError`
- * naming the first bad option and its value.
- * @internal
- */
+/** Validates `options` and resolves every default; the first bad option throws a `TypeError`. @internal */
 export function resolveHttp2Config(options: NodeHttp2HandlerOptions | undefined | null | void): ResolvedHttp2Config {
   const raw = (options ?? {}) as Record<string, unknown>;
   // Upstream treats 0 as "unset" for maxConcurrentStreams; keep that, and reject what it would reject later.

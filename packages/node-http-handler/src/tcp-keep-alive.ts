@@ -4,9 +4,8 @@ import type { Socket } from "node:net";
 const kKeepAliveSet = Symbol("sockeye.keepAliveSet");
 
 /**
- * nodejs/node#47137: a keep-alive agent only enables TCP keep-alive on a socket when it is first pooled, so a long
- * first request runs without it. Upstream arms a 3 s timer per request to set it; here it is set synchronously,
- * once per socket (a symbol on the socket remembers it). No-op for agents without `keepAlive: true`.
+ * A keep-alive agent only enables TCP keep-alive on a socket when it is first pooled, so a long first request runs
+ * without it. Set here synchronously, once per socket (no timer per request). No-op without `keepAlive: true`.
  * @internal
  */
 export function enableTcpKeepAlive(socket: Socket, agent: Agent): void {

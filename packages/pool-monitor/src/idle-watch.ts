@@ -1,9 +1,7 @@
 /**
- * IdleWatch: one inactivity timeout (a session's, a socket's) on the handler's `DeadlineScheduler`, restarted lazily.
- * Activity only records the time (`lastActive = now`: one field write, no scheduler work); when the deadline comes
- * due it is re-armed at `lastActive + limitMs` if there was activity since, else the target is told. So it fires when
- * a timer restarted at every event would, never earlier and never later, for one scheduler touch per period instead
- * of one per event. It does not keep the process alive (as Node's own socket and session timeouts).
+ * IdleWatch: one inactivity timeout on the handler's `DeadlineScheduler`, restarted lazily. Activity only writes
+ * `lastActive`; when the deadline comes due it is re-armed at `lastActive + limitMs` if there was activity since,
+ * else the target is told. It fires when a timer restarted at every event would, for one scheduler touch per period.
  */
 import { Deadline, type DeadlineOwner, type DeadlineScheduler } from "./deadline-scheduler";
 

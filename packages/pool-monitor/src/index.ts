@@ -1,9 +1,4 @@
-/**
- * The public API of `@sockeye/pool-monitor`: the monitor for your own agents (and its base, the node:http handler's
- * monitor), its options, the stats and report types, the channel names, the shared handler options' type and the
- * error guards. Runtime values come from
- * `./internal`, which the build keeps as a separate file (see tsup.config.ts), so the package's code exists once.
- */
+/** The public API of `@sockeye/pool-monitor`. Runtime values come from `./internal`, so the code exists once. */
 export {
   CHANNEL_NAMES,
   Http1PoolMonitor,

@@ -1,9 +1,7 @@
 /**
- * Building blocks shared by Sockeye's handlers (`@sockeye/node-http-handler`, `@sockeye/undici-http-handler`),
- * published as the subpath `@sockeye/pool-monitor/internal` so that one implementation serves every handler: the
- * deadline scheduler, the error vocabulary's builders, the shared option rules, the detector and its tunables, the
- * timing seam. Not part of the public API: names and signatures may change in any release. It also exports the
- * public entry's runtime values (the public entry re-exports them from here, so the code is built once).
+ * Building blocks shared by the handlers, published as `@sockeye/pool-monitor/internal`. Not public API: names and
+ * signatures may change in any release. The public entry re-exports its runtime values from here, so the code is
+ * built once.
  * @internal
  */
 export { buildQueryString } from "./build-query-string";
@@ -33,19 +31,14 @@ export {
 export { CHANNEL_NAMES, requestFinishedChannel } from "./diagnostics";
 export { formatSaturationMessage, type SaturationTerms } from "./format-saturation-message";
 export { LazyInterval } from "./lazy-interval";
-export { describeValue, invalidOption, MAX_SHOWN_CHARS } from "./invalid-option";
+export { describeValue, invalidOption } from "./invalid-option";
 export {
   applyOptionRules,
   BOOLEAN,
   COUNT,
-  FUNCTION,
   LOGGER,
   MS,
-  MS_EXPECTED,
-  type OptionRule,
-  type OptionRules,
   type OptionSchema,
-  type OptionUpdate,
   objectRule,
   type ResolvedOptions,
   resolveOptions,
@@ -99,11 +92,7 @@ export {
   schemeOf,
   type WireFacts,
 } from "./request-finished";
-export {
-  POOL_MONITOR_DEFAULTS,
-  SATURATION,
-  SATURATION_OPTION_KEYS,
-} from "./pool-monitor-options";
+export { POOL_MONITOR_DEFAULTS, SATURATION_OPTION_KEYS } from "./pool-monitor-options";
 export {
   acquisitionTimeoutError,
   bodyAbortedError,
@@ -139,7 +128,7 @@ export {
 } from "./resolve-shared-options";
 export { guardedWarn } from "./guarded-warn";
 export { SaturationDetector, type SaturationDetectorOptions, type SaturationSample } from "./saturation-detector";
-export { SOCKET_MONITOR, SOCKET_MONITOR_ENV, SOCKET_MONITOR_MODES } from "./socket-monitor-mode";
+export { SOCKET_MONITOR_ENV } from "./socket-monitor-mode";
 export {
   ALL_HANDLERS_OPTIONS,
   type AllSharedOptions,

@@ -1,23 +1,16 @@
 /**
- * The one way every Sockeye package reports a bad option or argument: one line that names the package, the option
- * (with its path, e.g. `saturation.sampleIntervalMs` or `httpsAgent.maxSockets`) and the value, then what was
- * expected:
+ * How every package reports a bad option: one line naming the package, the option with its path, the value and what
+ * was expected:
  *
  *   @sockeye/node-http-handler - invalid option saturation.sampleIntervalMs: 50; expected a number from 100 to 60000 (milliseconds).
  *
- * The value is described, never dumped: strings are quoted and cut at `MAX_SHOWN_CHARS`, objects, arrays and functions
- * are named by kind (an agent class passed for an instance does not paste its source into the message), so a message
- * stays one line of bounded length whatever was passed.
+ * The value is described, never dumped (strings cut, objects and functions named by kind), so the line stays short.
  */
 
 /** Longest string value quoted in a message, in characters; a longer one is cut there and ends with `…`. */
 export const MAX_SHOWN_CHARS = 40;
 
-/**
- * A value as an error message shows it: strings quoted (JSON escapes, so one line) and cut at `MAX_SHOWN_CHARS`;
- * `null`; arrays, other objects and functions by kind; anything else as `String()` (numbers, booleans, `undefined`).
- * @internal
- */
+/** A value as an error message shows it: strings quoted and cut; objects and functions by kind. @internal */
 export function describeValue(value: unknown): string {
   if (typeof value === "string") {
     return JSON.stringify(value.length > MAX_SHOWN_CHARS ? `${value.slice(0, MAX_SHOWN_CHARS)}…` : value);

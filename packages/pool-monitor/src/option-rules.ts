@@ -1,20 +1,14 @@
 /**
- * Option rules: the one way every Sockeye package checks its options. A table maps each option's name to its rule
- * (`OptionRules`, in the order the checks run: the first bad value throws) and `applyOptionRules()` applies it, so a
- * handler's resolver is its table plus what its options mean; the handlers share the rows of the options they share
- * (resolve-shared-options.ts), and `new PoolMonitor()` applies its own (pool-monitor-options.ts). `null` counts as
- * unset for every option in a table (JSON-built configs).
- *
- * Cost: once per constructor / provider resolution / `updateHttpClientConfig()`; nothing per request.
+ * Option rules: how every package checks its options. A table maps each option to its rule, in check order (the
+ * first bad value throws); `null` counts as unset. Runs per constructor, provider resolution and update; never per
+ * request.
  */
 
 import { describeValue, invalidOption } from "./invalid-option";
 
 /**
- * One option's rule: `accepts(value, prefix, name)` says whether a set value (neither `null` nor `undefined`) is
- * valid (it may throw a more precise error itself, naming a nested option such as `httpAgent.maxSockets`);
- * `expected` ends the message (`…; expected <expected>.`); `range` makes a number of the right type that fails a
- * `RangeError` (else every failure is a `TypeError`).
+ * One option's rule: `accepts` says whether a set value is valid (it may throw its own error for a nested option);
+ * `expected` ends the message; `range` makes a failing number a `RangeError` (else `TypeError`).
  * @internal
  */
 export type OptionRule = readonly [
@@ -26,31 +20,23 @@ export type OptionRule = readonly [
 /** Option name → its rule, in the order the checks run. @internal */
 export type OptionRules = Readonly<Record<string, OptionRule>>;
 
-/** The expectation every millisecond option's message states. @internal */
-export const MS_EXPECTED = "a number of milliseconds >= 0 (0 or undefined disables it)";
+/** The expectation every millisecond option's message states. */
+const MS_EXPECTED = "a number of milliseconds >= 0 (0 or undefined disables it)";
 
 /**
- * A millisecond option: a number >= 0 (`0` and `Infinity` are kept: each handler decides what they mean). A numeric
- * string (e.g. from an environment variable) is converted first, as upstream's timers would coerce it; `NaN`, a
- * negative number, `"5s"` fail.
+ * A millisecond option: a number >= 0 (`0` and `Infinity` kept). A numeric string is converted first, as upstream's
+ * timers would coerce it; `NaN`, negatives and `"5s"` fail.
  * @internal
  */
 export const MS: OptionRule = [(value) => typeof value === "number" && value >= 0, MS_EXPECTED];
 
-/**
- * A boolean: `true` or `false` only (upstream's truthiness would make `"false"` true: a clear error is safer than a
- * guess).
- * @internal
- */
+/** `true` or `false` only (upstream's truthiness would make `"false"` true). @internal */
 export const BOOLEAN: OptionRule = [(value) => typeof value === "boolean", "a boolean (true or false)"];
 
 /** A function (a callback). @internal */
 export const FUNCTION: OptionRule = [(value) => typeof value === "function", "a function"];
 
-/**
- * An object (not an array) whose own options, if `rules` is given, follow `rules` (named `<name>.<option>`).
- * @internal
- */
+/** An object (not an array) whose options, if `rules` is given, follow them. @internal */
 export function objectRule(expected: string, rules?: OptionRules): OptionRule {
   return [
     (value, prefix, name) =>
@@ -72,31 +58,22 @@ export function countRule(min: number): OptionRule {
 /** An integer >= 1, or `Infinity`. @internal */
 export const COUNT: OptionRule = /* @__PURE__ */ countRule(1);
 
-/**
- * A logger: an object whose `warn`, if it has one, is a function (the Smithy `Logger`, `console`, pino…). The rule
- * `new PoolMonitor()` applies too.
- * @internal
- */
+/** A logger: an object whose `warn`, if any, is a function. @internal */
 export const LOGGER: OptionRule = /* @__PURE__ */ objectRule("an object with a warn(message) method", {
   warn: FUNCTION,
 });
 
 /**
- * What `updateHttpClientConfig(name, value)` does with an option once the value passed its rule (every handler;
- * a bad value throws and changes nothing):
- * - `"request"`: stored; requests started from then on read it;
- * - `"monitor"`: also applied to the handler's monitor at once (`applyHandlerOption()`);
- * - `"pool"`: the connection pool is built from it: `UndiciHttpHandler` closes its dispatcher gracefully and builds
- *   a new one, `NodeHttpHandler` takes an agent as given (as upstream), `NodeHttp2Handler` applies it to sessions
- *   opened from then on.
+ * What `updateHttpClientConfig()` does with a valid value: `"request"`: requests started later read it;
+ * `"monitor"`: also applied to the monitor at once; `"pool"`: the connection pool is built from it (undici: a new
+ * dispatcher; node:http: the agent as given; HTTP/2: sessions opened later).
  * @internal
  */
 export type OptionUpdate = "request" | "monitor" | "pool";
 
 /**
- * One option's declaration: `[rule, update, default, env?]` — its rule, what an update does, its default
- * (`undefined`: none) and, optionally, an environment variable read by the same rule when the option is unset (`null`
- * then counts as a bad value, not as unset). A tuple: the tables are shipped, and a row stays one short line.
+ * One option's declaration `[rule, update, default, env?]`; `env` is read by the same rule when the option is unset
+ * (`null` then counts as a bad value).
  * @internal
  */
 export type OptionSpec<T> = readonly [
@@ -106,11 +83,7 @@ export type OptionSpec<T> = readonly [
   env?: string,
 ];
 
-/**
- * The declaration of every option of `O`, in the order the checks run: a missing option, rule, default or update
- * kind fails to compile, and so does a row `O` does not have (used with `satisfies`).
- * @internal
- */
+/** The declaration of every option of `O`, in check order (used with `satisfies`). @internal */
 export type OptionSchema<O> = { readonly [K in keyof O]-?: OptionSpec<Exclude<O[K], null | undefined>> };
 
 /** The resolved options of schema `S` over options `O`: an option with a default is never `undefined`. @internal */
@@ -124,8 +97,7 @@ export type ResolvedOptions<O, S> = {
 export type AnySchema = { readonly [name: string]: OptionSpec<unknown> };
 
 /**
- * `raw` checked by `rule` and normalised (`null` → `undefined` unless `keepNull`, a numeric string of an `MS`
- * option → its number); a bad value throws the one-line error of `invalidOption()` naming `name`.
+ * `raw` checked by `rule` and normalised (`null` → `undefined` unless `keepNull`; numeric string → number for `MS`).
  * @internal
  */
 export function checkOption(rule: OptionRule, raw: unknown, prefix: string, name: string, keepNull = false): unknown {
@@ -140,8 +112,7 @@ export function checkOption(rule: OptionRule, raw: unknown, prefix: string, name
 }
 
 /**
- * Checks `options` (an options object, or `undefined`/`null`: nothing set) by `schema`, in its order (the first bad
- * value throws), and returns a copy of every option given with those of `schema` normalised and defaulted.
+ * Checks `options` by `schema` and returns a copy with the schema's options normalised and defaulted.
  * @param prefix - the package name starting every message, e.g. `@sockeye/node-http-handler`.
  * @internal
  */
@@ -175,10 +146,7 @@ export function resolveOptions<S extends object>(
 }
 
 /**
- * Checks `options` (an object, or `undefined`/`null`: nothing set) by `rules` and returns a copy with each option
- * of `rules` normalised: `null` → `undefined`, a numeric string of an `MS` option → its number; the other options
- * are copied unchecked. The first bad value throws the one-line error of `invalidOption()` naming `<path><name>` and
- * the value as given.
+ * Checks `options` by `rules` and returns a copy with those options normalised; others are copied unchecked.
  * @param path - put before each option's name in the message (`"saturation."` for a nested block).
  * @internal
  */

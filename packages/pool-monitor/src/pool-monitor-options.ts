@@ -1,9 +1,3 @@
-/**
- * `PoolMonitor` options, their defaults and validation.
- *
- * Validation runs in the constructor and in `PoolMonitor.configure()`; bad input throws a `TypeError`
- * or `RangeError` whose message names the option, the received value and the allowed range.
- */
 import { describeValue, MAX_SHOWN_CHARS } from "./invalid-option";
 import { applyOptionRules, FUNCTION, LOGGER, type OptionRule } from "./option-rules";
 import type { SaturationReport } from "./pool-stats";
@@ -39,9 +33,8 @@ export interface PoolMonitorOptions {
    */
   onSaturation?: (report: SaturationReport) => void;
   /**
-   * Called when a saturated or stalled origin has recovered: for `windowSamples` consecutive samples the queue was
-   * empty, sockets were completing (or all released) and, for `unconsumed_bodies`, no unread body was left. A
-   * throwing callback is caught.
+   * Called when a saturated or stalled origin has recovered: queue empty and sockets completing (or all released)
+   * for `windowSamples` samples. A throwing callback is caught.
    * @defaultValue none
    */
   onRecovery?: (report: SaturationReport) => void;
@@ -58,26 +51,22 @@ export interface PoolMonitorOptions {
    */
   windowSamples?: number;
   /**
-   * Minimum time between two log lines of the same cause for the same origin, milliseconds, across episodes (a
-   * pool that flaps logs once per lockout); a change of cause is logged at once. Callbacks and channels are not
-   * rate-limited. Range 0–86400000.
+   * Minimum milliseconds between two log lines of the same cause for one origin, across episodes; a change of cause
+   * is logged at once. Callbacks are not rate-limited. Range 0–86400000.
    * @defaultValue 15000
    */
   warningLockoutMs?: number;
   /**
-   * A response whose body was handed to the caller and has neither been read nor destroyed, and made no progress,
-   * for this many milliseconds counts as "unconsumed". While requests of the same origin are queued, such a body counts
-   * after 2 × `sampleIntervalMs` already, when that is shorter (it holds a socket others wait for). Range 1–86400000.
+   * Milliseconds after which a response body handed to the caller and neither read nor destroyed counts as
+   * "unconsumed" (after 2 × `sampleIntervalMs` if shorter, while requests of its origin queue). Range 1–86400000.
    * @defaultValue 10000
    */
   unconsumedBodyMs?: number;
   /**
    * Shortest stall deadline, milliseconds: with every socket busy, requests queued and nothing completing for
-   * `windowSamples` samples, a request held this long is a stall (`no_progress`); before that the pool is reported
-   * once as `pool_capacity` with trigger `long_holds` (a long poll looks exactly like a server that does not answer
-   * until it completes). An origin whose requests normally hold a socket longer gets 4 × that hold time instead. The
-   * default exceeds SQS's longest long poll (20 s); raise it for longer polls (e.g. Step Functions `GetActivityTask`,
-   * 60 s). Range 1000–86400000.
+   * `windowSamples` samples, a request held this long is a stall (`no_progress`); before that it is reported as
+   * `pool_capacity` (trigger `long_holds`). An origin whose requests normally hold longer gets 4 × that hold time.
+   * Raise it for long polls over 30 s (e.g. Step Functions `GetActivityTask`, 60 s). Range 1000–86400000.
    * @defaultValue 30000
    */
   stallAfterMs?: number;
@@ -90,8 +79,7 @@ export interface PoolMonitorOptions {
 }
 
 /**
- * The saturation detector's parameters: the subset of {@link PoolMonitorOptions} an embedding handler exposes as its
- * `saturation` option (each field documented there, with its range and default).
+ * The saturation detector's parameters: the subset of {@link PoolMonitorOptions} a handler takes as `saturation`.
  * @public
  */
 export type SaturationOptions = Pick<PoolMonitorOptions, (typeof SATURATION_OPTION_KEYS)[number]>;
@@ -164,8 +152,7 @@ const MONITOR_RULES = {
 } satisfies { readonly [K in keyof PoolMonitorOptions]-?: OptionRule };
 
 /**
- * Validates `options` and fills in the defaults (`null` counts as unset). Every bad value throws the one-line error
- * of `invalidOption()` (a `RangeError` for a number out of its range, else a `TypeError`).
+ * Validates `options` and fills in the defaults (`null` counts as unset); a bad value throws (`invalidOption()`).
  * @param prefix - the package named by the message (a handler passes its own for its `saturation` block).
  * @param path - put before each option's name in the message (`"saturation."` for a handler's block).
  * @internal
@@ -186,9 +173,8 @@ export function resolvePoolMonitorOptions(
 }
 
 /**
- * A handler's `saturation` block: an object whose keys are all {@link SATURATION_OPTION_KEYS} (a misspelt key would
- * otherwise be ignored in silence), each valid by the monitor's rules; the errors name `saturation.<key>` and the
- * handler's package.
+ * A handler's `saturation` block: only {@link SATURATION_OPTION_KEYS} (a misspelt key throws), each by the
+ * monitor's rules; errors name `saturation.<key>`.
  * @internal
  */
 export const SATURATION: OptionRule = [

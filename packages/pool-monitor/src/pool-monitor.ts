@@ -1,27 +1,13 @@
 /**
- * `PoolMonitor`: socket-pool telemetry and saturation detection for any `http.Agent` / `https.Agent`,
- * built on public Node APIs only (agent maps, request and socket events; no patching).
+ * `PoolMonitor`: telemetry and saturation detection for the user's own `http.Agent`s, from public Node APIs only.
  *
- * Data flow:
- * - `trackRequest()` (hot path, once per request) hangs a small state object on the request and
- *   registers four shared module-level listeners (`request-forwarding.ts`; per-request costs in
- *   `request-listeners.ts`); `attachRequest()` returns that state instead, for an embedder that forwards the
- *   request's events. This tracking is the standalone monitor's own: `NodeHttpHandler` counts its requests on its
- *   `Http1PoolMonitor` (the base class) itself.
- * - Listeners update per-origin counters and histograms as the request gets a socket, a response and
- *   closes; sockets are followed from first sight to `'close'` (connect/TLS timings, close reason).
- * - Counting, sampling, delivery and snapshots are the shared `TelemetryCore` (`telemetry-core.ts`); its
- *   node:http reader is the base class (`http1-pool-monitor.ts`): `read()` turns each busy origin's agent
- *   maps and open responses into the gauges and the detector's evidence. This class adds only what a
- *   monitor of the user's own agents needs, so a handler-only app does not bundle it.
- * - Origins are keyed `scheme://host:port` (`normalize-origin.ts`): a caller's `url.href` is reduced to
- *   its origin before anything is stored, so paths and presigned queries never reach stats or events.
- * - `configure()` swaps the resolved options at runtime; detectors are re-tuned in place (their window
- *   is cleared, episodes are kept), so a new sample interval never makes every sample a gap.
+ * `trackRequest()` hangs a small state object on the request and registers four shared module-level listeners
+ * (`request-forwarding.ts`); `attach*()` return that state instead, for an embedder that forwards the events.
+ * Counting, sampling and snapshots are `TelemetryCore`; reading agent maps is the base class `Http1PoolMonitor`.
+ * This class adds only what a standalone monitor needs, so a handler-only app does not bundle it.
  *
- * Standalone mode (`start()`): one `unref()`'d interval owned by the monitor, created on the first
- * `trackRequest()` and cleared at the first tick that finds the monitor not `busy`, so an idle
- * process has no timer and no wake-ups.
+ * Standalone mode (`start()`): one `unref()`'d interval, created on the first `trackRequest()` and cleared at the
+ * first tick that finds the monitor idle, so an idle process has no timer.
  */
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
@@ -52,8 +38,7 @@ export class PoolMonitor extends Http1PoolMonitor {
   private ticker: LazyInterval | undefined = undefined;
 
   /**
-   * @param options - see {@link PoolMonitorOptions}; validated here (a `TypeError`/`RangeError` names the option,
-   * the value received and the allowed range).
+   * @param options - see {@link PoolMonitorOptions}; a bad value throws a `TypeError`/`RangeError` naming it.
    */
   constructor(options?: PoolMonitorOptions) {
     super(options);
@@ -70,14 +55,11 @@ export class PoolMonitor extends Http1PoolMonitor {
    *
    * @param req - the request just created.
    * @param agent - the agent it was created with.
-   * @param origin - `scheme://host:port` (cheapest), or any absolute URL, which is reduced to `scheme://host:port`
-   *   (see `normalizeOrigin()`): only the origin is ever stored or reported, never paths, queries or headers.
+   * @param origin - `scheme://host:port`, or an absolute URL reduced to it: paths and queries are never stored.
    * @param startedAt - `timing.now()` / `performance.now()` ms taken when the caller began handling the request;
    *   queue wait is measured from it.
-   * @param listen - `true` (default): the monitor adds its own request listeners. `false`: the caller already
-   *   listens to the request and forwards `'socket'`, `'response'`, `'error'` and `'close'` through
-   *   `requestSocket()`, `requestResponse()`, `requestError()` and `requestClosed()` (saves four listener
-   *   registrations per request on the hot path).
+   * @param listen - `true` (default): the monitor adds its own listeners. `false`: the caller forwards `'socket'`,
+   *   `'response'`, `'error'` and `'close'` through `requestSocket()` … `requestClosed()`.
    * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
    */
   trackRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number, listen = true): void {
@@ -89,17 +71,14 @@ export class PoolMonitor extends Http1PoolMonitor {
   }
 
   /**
-   * Starts tracking one request for an embedder with its own per-request object: nothing is added to the request;
-   * the returned handle is the request's state, to keep and forward the request's `'socket'`, `'response'`,
-   * `'error'` and `'close'` events (and `noteOutcome()`) to. Call it right after `http.request()` returned (before
-   * any await), so that a request that had to queue is still the last entry of `agent.requests`. In standalone mode
-   * it also starts the interval.
+   * As `trackRequest()`, but nothing is added to the request: forward its `'socket'`, `'response'`, `'error'` and
+   * `'close'` events (and `noteOutcome()`) to the returned handle. Call it right after `http.request()` returned.
    *
    * @param req - the request just created (compared with the agent's queue, never stored).
    * @param agent - the agent it was created with.
    * @param origin - as for `trackRequest()`.
-   * @param startedAt - as for `trackRequest()`: queue wait is measured from it.
-   * @returns the handle, or `undefined` when the monitor is destroyed (nothing to forward then).
+   * @param startedAt - as for `trackRequest()`.
+   * @returns the handle, or `undefined` when the monitor is destroyed.
    * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
    */
   attachRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number): RequestTracking | undefined {
@@ -111,18 +90,15 @@ export class PoolMonitor extends Http1PoolMonitor {
   }
 
   /**
-   * Starts tracking a request its embedder queues itself before creating it (e.g. a per-agent gate that keeps
-   * requests beyond `maxSockets` out of `agent.requests`, as `NodeHttpHandler` does): it counts as queued exactly as a
-   * request waiting in `agent.requests[name]` does (the `queued` gauge, the oldest queued age, `request:enqueued`, the
-   * saturation detector's evidence for that agent name). Keep the returned handle; call its `dispatched(req)` right
-   * after the request is created, then forward the request's events to it as for `attachRequest()`; `onClose()` (and
-   * `noteOutcome()`) also when it ends without ever being created. In standalone mode it also starts the interval.
+   * Starts tracking a request its embedder queues itself before creating it (a gate in front of `agent.requests`):
+   * it counts as queued exactly as one waiting in `agent.requests[name]`. Call the handle's `dispatched(req)` once
+   * the request is created, then forward events as for `attachRequest()`; `onClose()` if it is never created.
    *
    * @param agent - the agent the request will be created with.
    * @param name - the agent's name for the request (`agent.getName(options)`), i.e. its `agent.requests` key.
    * @param origin - as for `trackRequest()`.
-   * @param startedAt - as for `trackRequest()`: queue wait is measured from it.
-   * @param method - the request's method (for `request:finished` of a request that ends before it is created).
+   * @param startedAt - as for `trackRequest()`.
+   * @param method - the request's method, for `request:finished` if it ends before it is created.
    * @param contentLength - its `Content-Length` header, if any (likewise).
    * @returns the handle, or `undefined` when the monitor is destroyed.
    * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
@@ -145,8 +121,7 @@ export class PoolMonitor extends Http1PoolMonitor {
   }
 
   /**
-   * As `trackUnpooledRequest(…, false)`, for an embedder with its own per-request object: nothing is added to the
-   * request; forward its events to the returned handle as for `attachRequest()`.
+   * As `trackUnpooledRequest()`, but nothing is added to the request: forward its events to the returned handle.
    *
    * @param req - the request just created.
    * @param origin - as for `trackRequest()`.
@@ -162,11 +137,8 @@ export class PoolMonitor extends Http1PoolMonitor {
   }
 
   /**
-   * Starts tracking a request sent outside the pool: on a one-off agent with no socket limit, e.g. the handler's
-   * `Expect: 100-continue` requests. It is counted in the origin's `unpooled` block of `getStats()` (started, in
-   * flight, outcomes, TCP connect time) and stays out of the pool gauges (`active`, `queued`, `inFlight`,
-   * `requests`, `sockets`, histograms) and the saturation detector. Forward its events (`requestSocket()`,
-   * `requestResponse()`, `requestError()`, `requestClosed()`) and outcome (`noteOutcome()`) as for `trackRequest()`.
+   * Starts tracking a request sent outside the pool (a one-off agent, e.g. `Expect: 100-continue`): counted in the
+   * origin's `unpooled` block of `getStats()`, never in the pool gauges, histograms or the saturation detector.
    *
    * @param req - the request just created.
    * @param origin - as for `trackRequest()`.
@@ -176,7 +148,6 @@ export class PoolMonitor extends Http1PoolMonitor {
    */
   trackUnpooledRequest(req: ClientRequest, origin: string, startedAt: number, listen = true): void {
     if (this.coreDestroyed) return;
-    // The agent is never read for an unpooled request: `undefined` as any stands for "no pool".
     const st = new TrackedRequestState(undefined as never, startedAt);
     trackUnpooled(this, st, this.originFor(origin), req as TrackedRequest);
     hangOnRequest(req as TrackedRequest, st, listen);
@@ -186,7 +157,7 @@ export class PoolMonitor extends Http1PoolMonitor {
   protected override configured(previous: ResolvedPoolMonitorOptions): void {
     if (this.monitorOptions.sampleIntervalMs !== previous.sampleIntervalMs && this.ticker !== undefined) {
       this.stopTicker();
-      this.ticker = undefined; // the next ensureTicking() creates it with the new period
+      this.ticker = undefined;
       if (this.standalone && this.busy) this.ensureTicking();
     }
   }
@@ -220,10 +191,7 @@ export class PoolMonitor extends Http1PoolMonitor {
     if (st !== undefined && st.core === this) st.noteOutcome(outcome);
   }
 
-  /**
-   * Standalone mode: the monitor samples itself every `sampleIntervalMs` on a lazy, `unref()`'d interval that
-   * exists only while the monitor is busy (created by `trackRequest()`, cleared by the first idle tick).
-   */
+  /** Standalone mode: samples every `sampleIntervalMs` on an `unref()`'d interval that exists only while busy. */
   start(): void {
     if (this.coreDestroyed) return;
     this.standalone = true;

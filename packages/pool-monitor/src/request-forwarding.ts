@@ -1,13 +1,8 @@
 /**
- * The standalone `PoolMonitor`'s per-request state and request paths. A request tracked with `trackRequest()`,
- * `trackUnpooledRequest()`, `attachRequest()`, `attachQueued()` or `attachUnpooledRequest()` gets one
- * `TrackedRequestState`: a `RequestState` (`tracking-state.ts`) plus the `RequestTracking` handle methods, each a call
- * of the shared functions of `request-listeners.ts` (the handler calls those on its own per-request object instead).
- * `attach…()` only return it (the embedder keeps it and forwards the request's events to it); `trackRequest()` hangs it
- * on the request under `kRequestState`, and the request's events reach it either through four `on()` registrations of
- * the *same* module functions below (no closures, no `once()` wrappers) or, with `listen = false`, through the caller's
- * `PoolMonitor.requestSocket()` etc., which find it there. Only `pool-monitor.ts` imports this module, so an app that
- * uses only a handler does not bundle it. Cost per request: this object (about twenty-five fields).
+ * The standalone `PoolMonitor`'s per-request state: one `TrackedRequestState` per tracked request (a `RequestState`
+ * plus the `RequestTracking` handle methods). `attach…()` return it; `trackRequest()` hangs it on the request under
+ * `kRequestState`, and the request's events reach it through four `on()` registrations of the same module functions
+ * (no closures) or, with `listen = false`, through `PoolMonitor.requestSocket()` etc. Cost per request: this object.
  *
  * Errors are observed through `events.errorMonitor`, which does not count as handling the error: an application that
  * relied on an unhandled `'error'` crashing the process keeps that behaviour.

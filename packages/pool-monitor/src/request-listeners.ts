@@ -1,13 +1,8 @@
 /**
- * The standalone `PoolMonitor`'s request tracking (only `pool-monitor.ts` and `request-forwarding.ts` import it, so a
- * handler-only bundle leaves it out; `NodeHttpHandler` counts its own requests on the core). The functions take the
- * request's `RequestState` (`tracking-state.ts`), kept on a `TrackedRequestState`. Cost per request: no allocation, a
- * look at `agent.requests` (empty unless something is queued) and three `timing.now()` reads (socket, response,
- * close; none when the caller passes its own readings). A queued request is appended to its link's queue list and a
- * responded one to its origin's open-response list (intrusive lists, O(1)): `trackedRequests` reads both. Per new
- * connection: the socket's state and listeners (`adoptSocket()`), its connect listeners here, and one `lastIndexOf`
- * to learn its agent name. Requests sent outside the pool (`trackUnpooled()`) leave at the first branch of each path
- * for `unpooled-request.ts`.
+ * The standalone `PoolMonitor`'s request tracking (a handler-only bundle leaves it out). Cost per request: no
+ * allocation, a look at `agent.requests` (empty unless something is queued) and up to three `timing.now()` reads. A
+ * queued request joins its link's queue list, a responded one its origin's open-response list (intrusive, O(1)).
+ * Per new connection: the socket's state and listeners, and one `lastIndexOf` to learn its agent name.
  */
 import type { Agent, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
@@ -36,8 +31,8 @@ import { countOutcome } from "./origin-telemetry";
 import { attachUnpooledRequest, unpooledClosed, unpooledSocket } from "./unpooled-request";
 
 /**
- * Starts tracking `st`, whose request `req` was just created with `st.agent` (call it right after `http.request()`
- * returned, before any await, so that a request that had to queue is still the last entry of `agent.requests`).
+ * Starts tracking `st`, whose request `req` was just created with `st.agent` (before any await, so that a queued
+ * request is still the last entry of `agent.requests`).
  * @internal
  */
 export function trackStarted(core: Http1Core, st: RequestState, o: OriginState, req: TrackedRequest): void {
@@ -51,10 +46,8 @@ export function trackStarted(core: Http1Core, st: RequestState, o: OriginState, 
 }
 
 /**
- * Starts tracking a request its embedder queues itself (it has no `ClientRequest` yet) under agent name `name`:
- * counted as queued on that name's link (`gateQueued`, read with `agent.requests[name]`) and on the link's queue list
- * (oldest queued age), `request:enqueued` emitted. `requestDispatched()` follows when the embedder creates the request;
- * set `st.method` / `st.requestBodySize` for the `request:finished` of a request that ends before that.
+ * Starts tracking a request its embedder queues itself (no `ClientRequest` yet) under agent name `name`, counted as
+ * queued on that name's link. `requestDispatched()` follows when the embedder creates the request.
  * @internal
  */
 export function trackQueued(core: Http1Core, st: RequestState, o: OriginState, name: string): void {
@@ -63,8 +56,7 @@ export function trackQueued(core: Http1Core, st: RequestState, o: OriginState, n
   core.started(o);
   const agent = st.agent;
   o.lastAgent = agent;
-  // The name the origin's previous request was queued under first (one comparison; the embedder passes the same
-  // string each time), the agent's link map (a WeakMap lookup) only when it changes.
+  // The previous name first (one comparison); the agent's link map (a WeakMap lookup) only when it changes.
   const last = o.lastQueueLink;
   const link =
     last !== undefined && last.agent === agent && last.name === name ? last : core.originLinks.link(o, agent, name);
@@ -107,9 +99,7 @@ export function trackUnpooled(core: Http1Core, st: RequestState, o: OriginState,
 
 /**
  * Right after `http.request()`, a request that could not get a socket is the last element of one `agent.requests`
- * list (usually none: Node deletes drained keys). A queued request is counted and appended to its link's queue list.
- * The name the origin's previous request was queued under is checked first, without the `for…in` scan (which
- * enumerates the keys of an object Node keeps in dictionary mode) or the link lookup.
+ * list. The previous request's name is checked first, before a `for…in` scan of a dictionary-mode object.
  */
 function enqueueIfQueued(core: Http1Core, st: RequestState, req: TrackedRequest, agent: Agent, o: OriginState): void {
   const requests = agentMaps(agent).requests;
@@ -153,9 +143,7 @@ function leaveQueue(st: RequestState, o: OriginState): void {
 }
 
 /**
- * The request's `'socket'` event. `at`: the caller's `timing.now()` reading at the event, if it has one (one clock
- * read per event, not two); likewise for `requestResponse()` and `requestClosed()`. Tracked requests only (`st.core`
- * set), as every function below.
+ * The request's `'socket'` event. `at`: the caller's `timing.now()` reading, if it has one (likewise below).
  * @internal
  */
 export function requestSocket(st: RequestState, socket: Socket, at?: number): void {
@@ -207,9 +195,7 @@ export function requestError(st: RequestState, error?: unknown): void {
 }
 
 /**
- * The request's `'close'` (idempotent). `error`: the error the embedder's caller saw, when the request failed (e.g. the
- * handler's own timeout or abort error); it names the failure in `request:finished` (an embedder that keeps it in
- * `st.error` itself passes none).
+ * The request's `'close'` (idempotent). `error`: the error the caller saw, named in `request:finished`.
  * @internal
  */
 export function requestClosed(st: RequestState, error?: unknown, now?: number): void {
@@ -241,8 +227,7 @@ export function requestClosed(st: RequestState, error?: unknown, now?: number): 
 }
 
 /**
- * Why the caller destroyed a request: counted as aborted / timed out rather than failed (and its socket's close
- * reason says so). Before or after the request closed; the first outcome noted wins.
+ * Why the caller destroyed a request: counted as aborted / timed out rather than failed. The first outcome wins.
  * @internal
  */
 export function noteRequestOutcome(st: RequestState, outcome: "aborted" | "timed_out"): void {

@@ -1,11 +1,6 @@
 /**
- * The one resolver of the options the handlers share (`SHARED_OPTIONS`): each handler's resolver calls it first and
- * then adds only what its own options mean, so the same bad value fails the same way, in the same order, with the
- * same one-line message on each handler (only the package prefix differs). With it, the steps every handler's
- * `updateHttpClientConfig()` shares: `checkHandlerUpdate()` (the option checked by the same rule, a monitor option
- * applied at once) and `configEntry()` (the SDK's symbol keys).
- *
- * Cost: once per constructor / provider resolution / update; nothing per request.
+ * The one resolver of the shared options (`SHARED_OPTIONS`), called first by each handler's resolver, so a bad value
+ * fails the same way on each; and the steps every `updateHttpClientConfig()` shares. Never runs per request.
  */
 import { type AnySchema, checkOption, type OptionUpdate, resolveOptions } from "./option-rules";
 import type { PoolMonitorLogger, PoolMonitorOptions } from "./pool-monitor-options";
@@ -27,10 +22,9 @@ export function resolveDefaultSocketTimeout(
 }
 
 /**
- * The config entry an `updateHttpClientConfig(key, value)` sets, as upstream: `Symbol.for("logger")` (the client's
- * logger) sets `logger` unless `config` has one (and only to an object with a `warn` function);
- * `Symbol.for("@smithy/defaultSocketTimeout")` sets `defaultSocketTimeout` unless `config` has a valid one; any
- * other key sets itself to `value`.
+ * The config entry `updateHttpClientConfig(key, value)` sets, as upstream: `Symbol.for("logger")` sets `logger`
+ * unless set; `Symbol.for("@smithy/defaultSocketTimeout")` sets `defaultSocketTimeout` unless valid; any other key
+ * sets itself.
  * @internal
  */
 export function configEntry(
@@ -48,9 +42,8 @@ export function configEntry(
 }
 
 /**
- * Validates and resolves the shared options of `options` (an options object, `undefined` or `null`), in the order
- * of `SHARED_OPTIONS`; `socketMonitor` falls back to `SOCKEYE_SOCKET_MONITOR` of `env`. Every bad value throws a
- * `TypeError`/`RangeError` naming the option (or the variable) and the value.
+ * Validates and resolves the shared options, in the order of `SHARED_OPTIONS`; `socketMonitor` falls back to
+ * `SOCKEYE_SOCKET_MONITOR` of `env`.
  * @param prefix - the package name starting every message, e.g. `@sockeye/node-http-handler`.
  * @returns a normalised copy of every option (the handler's own included, unchecked) with the shared options
  * resolved.
@@ -70,11 +63,9 @@ interface UpdatableMonitor {
 }
 
 /**
- * The first step of every handler's `updateHttpClientConfig(key, value)`: an option of `schema` is checked by its
- * rule (a bad value throws the constructor's one-line error, and nothing has changed), and one whose `update` is
- * `"monitor"` is applied to `monitor` at once.
- * @returns the normalised value and what the option's update does (`undefined` for a symbol or a name `schema`
- * does not have: the value passes unchanged).
+ * The first step of every `updateHttpClientConfig(key, value)`: checks an option of `schema` (a bad value throws,
+ * nothing changed) and applies a `"monitor"` option to `monitor` at once.
+ * @returns the normalised value and its update kind (`undefined` for a key `schema` does not have).
  * @internal
  */
 export function checkHandlerUpdate(
@@ -92,9 +83,8 @@ export function checkHandlerUpdate(
 }
 
 /**
- * The options a handler gives its monitor: its `saturation` block (fields it leaves out at their defaults), its
- * callbacks, its message prefix, and a logger that asks `logger()` at warning time (the SDK hands its logger over
- * after construction; `console` when there is none).
+ * The options a handler gives its monitor: its `saturation` block, callbacks, prefix, and a logger that asks
+ * `logger()` at warning time (the SDK hands its logger over after construction; else `console`).
  * @param options - the handler's resolved options (`null` already unset), or nothing (every default).
  * @internal
  */

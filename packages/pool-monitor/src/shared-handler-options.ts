@@ -1,9 +1,7 @@
 /**
- * The options every Sockeye handler shares, each declared once: its type and TSDoc in `SharedHandlerOptions` (or,
- * for an option of upstream's `NodeHttpHandlerOptions`, in `UpstreamSharedOptions`) and its row in `SHARED_OPTIONS`:
- * rule, what `updateHttpClientConfig()` does with it, default; the group it is in says which handlers take it. The handlers' option
- * types, validation, resolved configs and the README tables are derived from these two declarations; a row without
- * its option, or an option without its row, fails to compile.
+ * The options every handler shares, each declared once: type and TSDoc in `SharedHandlerOptions` (upstream's in
+ * `UpstreamSharedOptions`), and a row in `SHARED_OPTIONS` (rule, update kind, default). Option types, validation,
+ * resolved configs and README tables derive from these; a row without its option, or the reverse, fails to compile.
  */
 import {
   applyOptionRules,
@@ -24,8 +22,7 @@ import { SOCKET_MONITOR, SOCKET_MONITOR_ENV, type SocketMonitorMode } from "./so
 
 /**
  * The options Sockeye adds to upstream's `NodeHttpHandler` options. `NodeHttpHandler` and `UndiciHttpHandler` take
- * them all (their options interfaces extend upstream's and this one, so a property is documented once);
- * `NodeHttp2Handler` takes those of `ALL_HANDLERS_OPTIONS`.
+ * them all; `NodeHttp2Handler` takes those of `ALL_HANDLERS_OPTIONS`.
  * @public
  */
 export interface SharedHandlerOptions {
@@ -46,12 +43,9 @@ export interface SharedHandlerOptions {
   socketAcquisitionTimeout?: number;
   /**
    * Milliseconds a pooled keep-alive socket may stay idle before the handler closes it, so that the server's own
-   * keep-alive timeout cannot close it just as a new request is written on it (`ECONNRESET`). The default, 4000 ms,
-   * is below the shortest common server keep-alive timeout (Node.js servers: 5 s; nginx 75 s, ALB 60 s, S3 and
-   * DynamoDB front ends longer) and matches undici's and agentkeepalive's free-socket timeouts. While requests are in
-   * flight, an expired socket is closed at its limit (a deadline on the handler's shared scheduler); an idle handler
-   * holds no timer for its free sockets and closes expired ones right before the next request is dispatched. `0`
-   * disables it.
+   * keep-alive timeout cannot close it just as a request is written on it (`ECONNRESET`). The default is below the
+   * shortest common server keep-alive timeout (Node.js servers: 5 s). An idle handler holds no timer: it closes
+   * expired sockets right before the next request is dispatched. `0` disables it.
    * @defaultValue 4000
    */
   idleSocketTimeout?: number;
@@ -63,40 +57,34 @@ export interface SharedHandlerOptions {
    */
   connectionLifetime?: number;
   /**
-   * Called when an origin's socket pool becomes saturated, and again when the cause of an ongoing episode changes,
-   * with a structured report: origin, active/maxSockets/queued, oldest queued age, throughput, trigger and cause
-   * (`pool_capacity` with a recommended `maxSockets` and how it was sized, `unconsumed_bodies` with their count and
-   * oldest age, or `no_progress` when requests are held far longer than this origin's requests normally are). Only
-   * in `socketMonitor: "interval"` mode. A throwing callback is ignored. Can be replaced at runtime with
-   * `updateHttpClientConfig("onSaturation", fn)`.
+   * Called when an origin's socket pool becomes saturated, and again when an episode's cause changes, with a
+   * `SaturationReport` (origin, gauges, trigger, and cause: `pool_capacity` with a recommended `maxSockets`,
+   * `unconsumed_bodies`, or `no_progress`). Only in `"interval"` mode. A throwing callback is ignored.
    * @defaultValue `undefined`
    */
   onSaturation?: (report: SaturationReport) => void;
   /**
-   * Called once when a saturated origin's episode ends: the queue drained to 0 and sockets complete again (and no
-   * unread body is left when the cause was `unconsumed_bodies`) for `saturation.windowSamples` consecutive samples.
-   * Only in `"interval"` mode. A throwing callback is ignored.
+   * Called once when a saturated origin's episode ends (queue empty and sockets completing for
+   * `saturation.windowSamples` samples). Only in `"interval"` mode. A throwing callback is ignored.
    * @defaultValue `undefined`
    */
   onRecovery?: (report: SaturationReport) => void;
   /**
-   * Saturation-detector parameters (`"interval"` mode), each validated and documented on {@link SaturationOptions}.
-   * A key the block does not take (a misspelling such as `sampleIntervallMs`) throws instead of being ignored.
+   * Saturation-detector parameters (`"interval"` mode), documented on {@link SaturationOptions}. An unknown key
+   * throws.
    * @defaultValue `{}` (every field at its default)
    */
   saturation?: SaturationOptions;
   /**
-   * Per-origin pool telemetry (`getPoolStats()`, `poolMonitor`, diagnostics_channel events, the OpenTelemetry
-   * bridge). `false` tracks nothing per request; `NodeHttpHandler`'s saturation detection in `"interval"` mode then
-   * falls back to upstream's criteria on the handler's shared scheduler.
+   * Per-origin pool telemetry (`getPoolStats()`, `poolMonitor`, diagnostics_channel events). `false` tracks nothing
+   * per request; `NodeHttpHandler`'s `"interval"` detection then uses upstream's criteria.
    * @defaultValue `true`
    */
   telemetry?: boolean;
 }
 
 /**
- * Upstream's `NodeHttpHandlerOptions` that every HTTP/1.1 handler validates the same way, typed as this package sees
- * them (it imports no Smithy type; the handlers check that their options type has no other upstream option).
+ * Upstream's `NodeHttpHandlerOptions` every HTTP/1.1 handler validates alike, typed without Smithy imports.
  * @internal
  */
 export interface UpstreamSharedOptions {
@@ -113,15 +101,12 @@ export interface UpstreamSharedOptions {
 /** Every option the HTTP/1.1 handlers share. @internal */
 export type AllSharedOptions = UpstreamSharedOptions & SharedHandlerOptions;
 
-/** Default `idleSocketTimeout`, ms (see the option's TSDoc). @internal */
+/** Default `idleSocketTimeout`, ms. @internal */
 export const DEFAULT_IDLE_SOCKET_TIMEOUT_MS = 4000;
 
 const AGENT_MS: OptionRule = [MS[0], "a number of milliseconds >= 0"];
 
-/**
- * An `http.Agent`'s options object: its numeric limits must be sane (`maxSockets: -5` would queue every request
- * forever on `node:http`).
- */
+/** An `http.Agent`'s options object (`maxSockets: -5` would queue every request forever on `node:http`). */
 const AGENT_OPTION_RULES: OptionRules = {
   maxSockets: COUNT,
   maxTotalSockets: COUNT,
@@ -133,9 +118,8 @@ const AGENT_OPTION_RULES: OptionRules = {
 };
 
 /**
- * `httpAgent` / `httpsAgent`: an Agent options object by the rules above, or an Agent instance (an object with a
- * `destroy` function: proxy agents too), which validated its own options; its `maxSockets` is still read (Node's
- * `Agent` accepts -5, and then never hands out a socket).
+ * `httpAgent` / `httpsAgent`: Agent options, or an instance (has `destroy`, proxy agents too) whose `maxSockets` is
+ * still checked: Node's `Agent` accepts -5.
  */
 const AGENT: OptionRule = [
   (agent, prefix, name) =>
@@ -158,13 +142,10 @@ const AGENT_POOL = [AGENT, "pool", undefined] as const;
 /** A callback the monitor calls. */
 const MONITOR_CALLBACK = [FUNCTION, "monitor", undefined] as const;
 
-/** Every shared option, typed as declared (a row of the wrong type fails to compile). */
+/** Every shared option's row, typed as its option. */
 type SharedRows = { readonly [K in keyof AllSharedOptions]?: OptionSpec<Exclude<AllSharedOptions[K], undefined>> };
 
-/**
- * The shared options every handler takes, `NodeHttp2Handler` included, in the order their checks run.
- * @internal
- */
+/** The shared options every handler takes, `NodeHttp2Handler` included, in check order. @internal */
 export const ALL_HANDLERS_OPTIONS = {
   telemetry: [BOOLEAN, "request", true],
   saturation: [SATURATION, "monitor", undefined],
@@ -173,12 +154,7 @@ export const ALL_HANDLERS_OPTIONS = {
   socketMonitor: [SOCKET_MONITOR, "request", "interval", SOCKET_MONITOR_ENV],
 } as const satisfies SharedRows;
 
-/**
- * Every shared option's declaration, in the order the checks run (the first bad value throws): the HTTP/1.1
- * handlers' own first, then `ALL_HANDLERS_OPTIONS`. An option of `AllSharedOptions` without its row fails to
- * compile.
- * @internal
- */
+/** Every shared option's row, in check order (the first bad value throws). @internal */
 export const SHARED_OPTIONS = {
   ...({
     connectionTimeout: MS_POOL,
@@ -200,8 +176,7 @@ export const SHARED_OPTIONS = {
 export type Http2SharedOption = keyof typeof ALL_HANDLERS_OPTIONS;
 
 /**
- * The shared options, validated and normalised (`null` = unset, numeric strings converted), with their defaults.
- * Millisecond values are as given (`0` and `Infinity` kept): what they mean is each handler's decision.
+ * The shared options, validated, normalised (`null` = unset) and defaulted; `0` and `Infinity` kept as given.
  * @internal
  */
 export type ResolvedSharedOptions = ResolvedOptions<AllSharedOptions, typeof SHARED_OPTIONS>;

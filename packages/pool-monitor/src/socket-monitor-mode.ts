@@ -2,11 +2,10 @@ import type { OptionRule } from "./option-rules";
 
 /**
  * How the handler watches socket-pool saturation:
- * - `"interval"` (default): the handler's deadline scheduler samples each origin's pool; no timer per request.
- * - `"per-request"`: `NodeHttpHandler` does what upstream does, exactly: one native warning timer per request,
- *   upstream's criteria, 15 s lockout and delay. `UndiciHttpHandler` samples as `"interval"` (and warns once);
- *   `NodeHttp2Handler` detects nothing (upstream's HTTP/2 handler has no socket-usage check).
- * - `"off"`: no saturation monitoring and no monitoring timer at all.
+ * - `"interval"` (default): sampled on the handler's deadline scheduler; no timer per request.
+ * - `"per-request"`: `NodeHttpHandler` does exactly what upstream does (one warning timer per request);
+ *   `UndiciHttpHandler` treats it as `"interval"`; `NodeHttp2Handler` detects nothing, as upstream.
+ * - `"off"`: no saturation monitoring and no monitoring timer.
  * @public
  */
 export type SocketMonitorMode = "interval" | "per-request" | "off";
@@ -14,8 +13,8 @@ export type SocketMonitorMode = "interval" | "per-request" | "off";
 /** Environment variable consulted when the `socketMonitor` option is absent. @public */
 export const SOCKET_MONITOR_ENV = "SOCKEYE_SOCKET_MONITOR";
 
-/** Allowed values of `socketMonitor` / `SOCKEYE_SOCKET_MONITOR`. @internal */
-export const SOCKET_MONITOR_MODES: readonly SocketMonitorMode[] = ["interval", "per-request", "off"];
+/** Allowed values of `socketMonitor` / `SOCKEYE_SOCKET_MONITOR`. */
+const SOCKET_MONITOR_MODES: readonly SocketMonitorMode[] = ["interval", "per-request", "off"];
 
 /** The rule of `socketMonitor` (and of its environment variable). @internal */
 export const SOCKET_MONITOR: OptionRule = [

@@ -1,13 +1,8 @@
 /**
- * Requests sent outside the pool: a handler sends `Expect: 100-continue` requests on a one-off agent with no socket
- * limit (as `@smithy/node-http-handler` does), so they never queue and their sockets never appear in the pooled
- * agent's maps. They are counted per origin in `OriginState.unpooled` (started, in flight, outcomes, TCP connect
- * time) and stay out of the pool gauges, the hold-time accumulators and the saturation detector.
- *
- * The handler counts its own (`attachUnpooledRequest()`, `unpooledClosed()`, its connect listener times the connect);
- * the standalone monitor's reach the functions below through the branch at the top of each of its request paths
- * (`request-listeners.ts`), with one `'connect'` listener on the new socket, found again through a module-level
- * `WeakMap<Socket, RequestState>`.
+ * Requests sent outside the pool (`Expect: 100-continue` on a one-off agent, as `@smithy/node-http-handler`): counted
+ * per origin in `OriginState.unpooled`, never in the pool gauges, hold times or the saturation detector. The
+ * standalone monitor times their connect with one `'connect'` listener, finding the request again through a
+ * module-level `WeakMap<Socket, RequestState>`.
  */
 import type { Socket } from "node:net";
 import { timing } from "./timing";

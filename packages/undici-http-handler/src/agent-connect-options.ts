@@ -1,6 +1,5 @@
 /**
- * Maps `NodeHttpHandler`'s `httpAgent` / `httpsAgent` (options, or an `Agent` whose `.options` are read) to undici,
- * so that `httpsAgent: { ca }` works as it does on `NodeHttpHandler`. Every key ends in one of four places:
+ * Maps `httpAgent` / `httpsAgent` (options, or an `Agent`'s `.options`) to undici. Every key ends in one of four places:
  * - undici pool settings: `maxSockets` (read by `resolveUndiciConfig`), `keepAlive: false` (a connection per
  *   request), `localAddress`;
  * - undici `connect` options: every `tls.connect()` / `net.connect()` option, and `keepAliveMsecs` as
@@ -8,12 +7,9 @@
  * - ignored with one warning (`IGNORED`, `noDelay: false`): undici has no such setting;
  * - dropped silently (`DROPPED`): keys Node adds itself, and request-level keys that would redirect every connection.
  *
- * An instance that makes its connections itself (`createConnection`, `addRequest`, an `agent-base` `connect`, as in
- * `https-proxy-agent`) is rejected: reading only its options would send its requests around it. `agentkeepalive` is
- * the exception: its `createConnection` is Node's own with counting around it.
- *
- * Only values the caller chose are warned about: `agentkeepalive` writes defaults into the options object it is given,
- * so a value of an ignored key that its class writes anyway (`classDefault`) is not reported.
+ * An instance that makes its own connections (`https-proxy-agent`) is rejected: its requests would bypass it.
+ * `agentkeepalive` is the exception (Node's own connections, counted), and the defaults it writes into its options
+ * are not warned about (`classDefault`).
  */
 import http from "node:http";
 import https from "node:https";
@@ -105,9 +101,8 @@ export function agentConnectOptions(name: string, agent: unknown): AgentConnectO
 const NODE_AGENTS = new Set<unknown>([http.Agent, https.Agent]);
 
 /**
- * Whether `options[key]` is what `agent`'s class writes when `key` is not given, found by building a probe agent of
- * the same class without it (one construction per ignored key present, once per config). A class that throws for
- * those options: the value counts as chosen.
+ * Whether `options[key]` is what `agent`'s class writes when `key` is not given, by building a probe agent without it
+ * (once per ignored key per config). A class that throws: the value counts as chosen.
  */
 function classDefault(agent: http.Agent, options: Record<string, unknown>, key: string): boolean {
   const AgentClass = agent.constructor as new (options: Record<string, unknown>) => http.Agent;

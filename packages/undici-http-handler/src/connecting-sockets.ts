@@ -1,9 +1,7 @@
 /**
- * ConnectingSockets: the handler's sockets still connecting (TCP or TLS), per origin, so that `destroy()` can end
- * them all and an abandoned attempt ends at once, as on `NodeHttpHandler`. undici's `destroy()` only ends
- * connections it has; a handshake in progress would outlive the handler until undici's connect timeout.
- * `abandon(origin)` runs when no request of the origin waits any more; `CONNECT_ABANDONED` is not one of undici's
- * recoverable codes, so undici fails the (already settled) requests queued on that attempt instead of reconnecting.
+ * ConnectingSockets: the handler's sockets still connecting, per origin, so that `destroy()` and an abandoned attempt
+ * end them at once (undici's `destroy()` leaves a handshake in progress running). `CONNECT_ABANDONED` is not one of
+ * undici's recoverable codes, so undici fails the (already settled) requests of that attempt instead of reconnecting.
  *
  * Structure: `Map` origin → `Set` of sockets, an entry only while the origin has a socket connecting. Cost per
  * connection: a Map lookup, a Set insert and delete, one closure; nothing per request.

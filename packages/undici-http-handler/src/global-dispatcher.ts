@@ -3,11 +3,9 @@
  * undici 7 and 8 store it at `Symbol.for("undici.globalDispatcher.2")`; older 7 releases and Node's bundled undici
  * only at `.1` (where undici 8 puts a legacy-API wrapper), so `.2` is read first.
  *
- * Every undici copy installs a default `new Agent()` on load, so the slot is never empty; with that default the
- * handler keeps its own `Agent`. It is recognised by shape: a class named `Agent`, all construction options unset,
- * undici's default factory, and the class's own `dispatch` (`agent.compose()` returns a Proxy with interceptors in
- * `dispatch`). Anything else, including a shape that cannot be read, counts as the user's: when in doubt the global
- * dispatcher is followed, never bypassed. The slot is read per request; `isUserSetDispatcher()` runs when it changed.
+ * Every undici copy installs a default `new Agent()` on load; with that default the handler keeps its own `Agent`.
+ * It is recognised by shape (class `Agent`, no options, default factory, own `dispatch`); anything else counts as the
+ * user's, so when in doubt the global dispatcher is followed.
  */
 import { isDispatcher } from "./resolve-undici-config";
 

@@ -1,8 +1,7 @@
 /**
- * LegacyUndiciRequest: the request as undici 7's native handler (`onConnect` / `onHeaders` / `onData` /
- * `onComplete` / `onError`), used for undici 7 dispatchers. undici 7 runs a controller-API handler through an
- * adapter that allocates per request and parses headers this handler does not use; here the request is its own
- * controller (`abort` / `pause` / `resume` over undici's functions). The logic is `UndiciRequestCore`'s.
+ * LegacyUndiciRequest: the request as undici 7's native handler, for undici 7 dispatchers, which would otherwise
+ * wrap a controller-API handler in an adapter allocated per request. The request is its own controller; the logic
+ * is `UndiciRequestCore`'s.
  */
 import type { DispatchControllerLike } from "./dispatcher-like";
 import { UndiciRequestCore } from "./undici-request";

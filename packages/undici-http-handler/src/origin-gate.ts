@@ -1,23 +1,17 @@
 /**
  * OriginGate: the handler-side FIFO in front of one origin's pool of the handler-owned undici `Agent`.
  *
- * Why: undici drops a queued request that was aborted or timed out only when its turn comes; until then it sits in
- * undici's queue, and a request still waiting when a connection is being opened for it keeps that connection
- * busy. With the gate, a request beyond the origin's connection limit (`maxSockets`) never reaches undici: it waits
- * here, and rejecting it (abort, `socketAcquisitionTimeout`, `connectionTimeout`, `destroy()`) is an O(1) unlink
- * that never closes or opens a connection. undici only ever sees at most `limit` requests of the origin, each of
- * which has (or is opening) a connection of its own.
+ * Why: undici drops an aborted queued request only when its turn comes. With the gate, a request beyond the
+ * origin's limit never reaches undici: rejecting it is an O(1) unlink that never touches a connection, and undici
+ * sees at most `limit` requests of the origin.
  *
  *   handle() ─► inUse < limit ? ─yes─► dispatched to undici (inUse++, awaitingConn++) ─► onRequestStart (awaitingConn--)
  *                     └─no──► queue (intrusive FIFO: the request object is the node; head = oldest)
  *   end / error / failure before a connection ─► inUse-- ─► head of the queue dispatched
  *
- * The queue is the telemetry's `OriginPoolState.waitList` when the origin has a telemetry entry of its own (one
- * list, read for `queued` and the oldest queued age); an origin aggregated under `_OTHER`, or any origin with
- * `telemetry: false`, has a list of its own, registered with its `_OTHER` entry. Cost per request: two counter
- * updates, plus an O(1) push/unlink when it has to wait. One gate per exact origin (`scheme://host:port`) while the
- * origin has a request in use, awaiting a connection or queued: a gate left with none tells its registry
- * (`OriginGates`, origin-gates.ts), which drops it unless it is the gate of the handler's cached origin.
+ * The queue is the telemetry entry's `waitList` when the origin has an entry of its own, else a list of its own
+ * (registered with `_OTHER`). Cost per request: two counter updates, plus an O(1) push/unlink when it waits. A gate
+ * left idle tells its registry (`OriginGates`).
  */
 import type { ConnectingSockets } from "./connecting-sockets";
 import type { DispatcherLike } from "./dispatcher-like";
@@ -29,8 +23,8 @@ export interface GatedRequest extends PoolRequestNode {
   dispatchFromGate(): void;
 }
 
-/** List tag of a gate-owned queue (1 = telemetry `waitList`, 2 = paused bodies). @internal */
-export const GATE_LIST_TAG = 3;
+/** List tag of a gate-owned queue (1 = telemetry `waitList`, 2 = paused bodies). */
+const GATE_LIST_TAG = 3;
 
 /** Where a gate left with nothing in use or queued reports (`OriginGates`). @internal */
 export interface OriginGateRegistry {
@@ -111,10 +105,7 @@ export class OriginGate {
     return this.inUse === 0 && this.fifoQueue.nodeCount === 0;
   }
 
-  /**
-   * Dispatches queued requests, oldest first, while the limit allows. Not re-entrant: a dispatch that fails
-   * synchronously releases its slot inside this loop, which then simply continues (no recursion per queued request).
-   */
+  /** Dispatches queued requests, oldest first, while the limit allows. Not re-entrant: no recursion per request. */
   drainQueue(): void {
     if (this.draining) return;
     this.draining = true;

@@ -2,22 +2,17 @@
  * OriginGates: the handler's `OriginGate`s by exact origin (`scheme://host:port`), kept only while they hold
  * something.
  *
- * Why: a client of many hosts (S3 virtual-hosted buckets, one host name per bucket) would otherwise keep a gate, and
- * for an origin aggregated under telemetry's `_OTHER` entry a `gateQueues` entry there, for every origin it ever
- * reached. A gate with nothing in use, awaiting a connection or queued tells the registry (`gateIdle()`, from its
- * `freeSlot()` / `unlinkWaiter()`), which drops it from `byOrigin` and from its `_OTHER` entry's `gateQueues` at once;
- * the origin's next request creates a new one.
+ * Why: a client of many hosts (S3 buckets, one host each) would otherwise keep a gate for every origin it ever
+ * reached. An idle gate tells the registry (`gateIdle()`), which drops it at once.
  *
  *   byOrigin: "http://bucket-7.s3.test:80" ─► gate (inUse 2, queued 5)     busy gates only, plus
  *   pinned:   the gate of the handler's one-entry origin cache (`UndiciHttpHandler.originOf()`)
  *
- * The pinned gate is never dropped while pinned: the handler hands it to each request of the cached origin without a
- * lookup, so a dropped one would count requests in a gate nobody drains (its slots would not be those of the origin's
- * next gate). Pinning another gate (a request to another origin) drops the previous one if it is idle; otherwise it
- * goes when it empties. So one endpoint keeps its gate, allocation-free, and many origins cost O(busy origins).
+ * The pinned gate is never dropped: the handler hands it out without a lookup, so a dropped one would count
+ * requests nobody drains. So one endpoint keeps its gate, allocation-free, and many origins cost O(busy origins).
  *
- * Costs: `pinGate()` is one `Map` lookup (creation: a gate and, for `_OTHER`, a list, one `Map` insert each), on a cache
- * miss only; `gateIdle()` one comparison per request that leaves its origin idle, an O(1) `Map` delete when it drops.
+ * Costs: `pinGate()` is one `Map` lookup, on an origin-cache miss only; `gateIdle()` one comparison, plus an O(1)
+ * `Map` delete when it drops.
  */
 import type { ConnectingSockets } from "./connecting-sockets";
 import type { DispatcherLike } from "./dispatcher-like";
@@ -33,11 +28,7 @@ export class OriginGates implements OriginGateRegistry {
 
   constructor(private readonly connecting: ConnectingSockets) {}
 
-  /**
-   * The gate of `origin` (created if it has none: limit `limit`, FIFO the telemetry entry `o`'s `waitList` when the
-   * entry is the origin's own, else a list of its own registered in `o.gateQueues`), pinned; the gate pinned before
-   * is dropped if idle.
-   */
+  /** The gate of `origin` (created if it has none), pinned; the gate pinned before is dropped if idle. */
   pinGate(
     origin: string,
     limit: number | null,

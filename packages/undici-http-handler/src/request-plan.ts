@@ -3,11 +3,7 @@ import type { Logger } from "@smithy/types";
 import type { ResolvedUndiciConfig } from "./resolve-undici-config";
 import type { UndiciPoolMonitor } from "./undici-pool-monitor";
 
-/**
- * Per-config request settings and deadlines, shared by every request made with them (the handler keeps one for its
- * own `requestTimeout` and one for the latest call-level `requestTimeout`).
- * @internal
- */
+/** Per-config request settings and deadlines, shared by every request made with them. @internal */
 export class RequestPlan extends DeadlinePlan<"undici"> {
   /** `connectionTimeout`, ms. */
   readonly connectLimitMs: number | undefined;

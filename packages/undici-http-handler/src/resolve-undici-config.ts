@@ -13,10 +13,7 @@ import { type AgentConnectOptions, agentConnectOptions } from "./agent-connect-o
 import { DEFAULT_MAX_SOCKETS, PACKAGE_PREFIX } from "./constants";
 import type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
 
-/**
- * The handler's resolved configuration (what `httpHandlerConfigs()` returns after the first `handle()`).
- * @internal
- */
+/** The handler's resolved configuration (what `httpHandlerConfigs()` returns). @internal */
 export type ResolvedUndiciConfig = Omit<ResolvedSharedOptions, "logger" | "socketMonitor" | "dispatcher"> & {
   defaultSocketTimeout?: number;
   logger?: Logger;
@@ -64,14 +61,8 @@ const OFF_WHEN_ZERO = [
   "connectionLifetime",
 ] as const;
 
-/**
- * Resolves and validates options. Every bad value throws a `TypeError`/`RangeError` naming the option and the
- * value; `saturation.*` is validated by `@sockeye/pool-monitor`'s own rules.
- * @internal
- */
+/** Resolves and validates options; a bad value throws a `TypeError`/`RangeError` naming it. @internal */
 export function resolveUndiciConfig(options: UndiciHttpHandlerOptions | void | undefined): ResolvedUndiciConfig {
-  // The rules every Sockeye handler applies (`@sockeye/pool-monitor`), then this handler's own: its dispatcher and
-  // how its agents' options map to undici.
   const opts = resolveOptions(UNDICI_OPTIONS, options, PACKAGE_PREFIX) as unknown as ResolvedSharedOptions & {
     dispatcher: unknown;
   };

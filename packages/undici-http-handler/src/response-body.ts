@@ -1,8 +1,7 @@
 /**
- * The response body handed to the SDK: a plain `node:stream` `Readable` (what `sdkStreamMixin` and the stream
- * collector require), fed by undici's `onResponseData` with backpressure: `push()` returning false pauses the
- * socket, `read` resumes it. Destroying it before the end aborts the request, so an abandoned body never pins a
- * connection.
+ * The response body handed to the SDK: a plain `Readable` fed by undici's `onResponseData` with backpressure
+ * (`push()` false pauses the socket, `read` resumes it). Destroying it early aborts the request, so an abandoned body
+ * never pins a connection.
  *
  * Errors behave as Node's `IncomingMessage` does for the SDK, so an unobserved error never crashes the process and
  * a later reader still gets it:
@@ -12,15 +11,13 @@
  *                                      listener (the stream collector's pipe, an async iterator, pipeline,
  *                                      finished) makes it destroy(error) on the next tick
  *
- * and `destroy(error)` emits `'error'` only when an `'error'` listener exists at that moment (as
- * `IncomingMessage._destroy` does); otherwise the body closes with `errored` set (what `finished()` / `pipeline()`
- * / async iterators report) and emits `'aborted'`. The `'newListener'` hook is attached only to a body whose error
- * nobody observed yet (the error path): nothing on the normal path.
+ * and `destroy(error)` emits `'error'` only when an `'error'` listener exists (as `IncomingMessage._destroy`);
+ * otherwise the body closes with `errored` set and emits `'aborted'`. The `'newListener'` hook exists only on the
+ * error path.
  *
- * Why not `class extends Readable`: the build keeps class names (tsup `keepNames`), which redefines `name` on each
- * class; on a `Readable` subclass instantiated per request that made every request ~4 µs more expensive (measured
- * in the paired bench, c = 50). A base `Readable` with shared `read`/`destroy` functions (no per-request closure)
- * and the source on a symbol costs the same as undici's own body.
+ * Not `class extends Readable`: the build keeps class names (tsup `keepNames`), which makes a `Readable` subclass
+ * costly to instantiate per request. A base `Readable` with shared `read`/`destroy` functions and the source on a
+ * symbol allocates no closure.
  */
 import { Readable } from "node:stream";
 
@@ -35,10 +32,7 @@ export interface BodySource {
 const kSource = Symbol("sockeye.bodySource");
 const kPendingError = Symbol("sockeye.bodyPendingError");
 
-/**
- * Buffered bytes before the socket is paused: undici's own body uses 64 KiB; Node's 16 KiB default would pause and
- * resume the connection four times per 64 KiB response.
- */
+/** Buffered bytes before the socket is paused, as undici's own body (Node's 16 KiB would pause four times as often). */
 const HIGH_WATER_MARK = 64 * 1024;
 
 type SourcedReadable = Readable & { [kSource]: BodySource; [kPendingError]?: Error };

@@ -31,8 +31,7 @@ import { RequestPlan } from "./request-plan";
 import { type AbortSignalLike, UndiciRequest, type UndiciRequestCore } from "./undici-request";
 import { UndiciPoolMonitor } from "./undici-pool-monitor";
 
-// Read on every request, bound once (see the note in undici-request.ts: in the CommonJS build every read of another
-// package's export is two getter calls).
+// Bound once (see undici-request.ts).
 const checkRequest = validateRequest;
 const queryStringOf = buildQueryString;
 
@@ -49,11 +48,9 @@ const WARNED_PER_REQUEST = 2;
 const WARNED_GLOBAL_IGNORES_AGENTS = 4;
 
 /**
- * A Smithy `HttpHandler` on undici with `NodeHttpHandler`'s options, error shapes, socket-pool telemetry and
- * saturation detection; switching from `@sockeye/node-http-handler` (or `@smithy/node-http-handler`) is one import.
- * Deadlines run on one native timer per handler (no native timer per request). Every request goes through
- * the one undici dispatcher: `Expect: 100-continue` is removed and the body sent at once (undici's HTTP/1.1 client
- * cannot wait for `100 Continue`), as `@smithy/undici-http-handler` does.
+ * A Smithy `HttpHandler` on undici with `NodeHttpHandler`'s options, error shapes, telemetry and saturation
+ * detection. Deadlines run on one native timer per handler. `Expect: 100-continue` is removed and the body sent at
+ * once (undici's HTTP/1.1 client cannot wait for `100 Continue`), as `@smithy/undici-http-handler` does.
  * @public
  */
 export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> {
@@ -69,41 +66,31 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   private callPlan: RequestPlan | undefined;
   private currentDispatcher: DispatcherLike | undefined;
   private ownsDispatcher = false;
-  /**
-   * The dispatcher is an instance of this package's undici 7: requests use undici 7's native callbacks
-   * (`LegacyUndiciRequest`, no adapter per request); any other (undici 8, another copy) gets the controller API.
-   */
+  /** The dispatcher is this package's undici 7: `LegacyUndiciRequest` (native callbacks, no adapter per request). */
   private legacyHandlers = false;
-  /** Whether undici reports request-body progress to the handler (own `Agent`, no caller `factory`): see UndiciRequestCore. */
+  /** undici reports request-body progress (own `Agent`, no caller `factory`). */
   private uploadObserved = false;
   /** Sockets of the handler-owned dispatcher still connecting: `destroy()` ends them (undici would not). */
   private readonly pendingConnects = new ConnectingSockets();
-  /**
-   * Per exact origin with a request in use or queued (and the cached origin), the FIFO in front of the handler-owned
-   * dispatcher's pool (see origin-gate.ts, origin-gates.ts). Kept across a rebuilt dispatcher (limits refreshed);
-   * emptied by `destroy()`. A caller's dispatcher has none.
-   */
+  /** The FIFO per busy origin in front of the handler-owned dispatcher's pools (see origin-gates.ts). */
   private readonly gates = new OriginGates(this.pendingConnects);
   /** `maxSockets` per scheme of the handler-owned dispatcher (`undefined`: unknown, e.g. a caller's `factory`). */
   private gateLimits: { http: number | null; https: number | null } | undefined;
-  /**
-   * The global dispatcher slot's value when the dispatcher was chosen (checked per request: a change re-chooses),
-   * or `NOT_FOLLOWED` when a `dispatcher` option decides.
-   */
+  /** The global dispatcher slot when the dispatcher was chosen (a change re-chooses), or `NOT_FOLLOWED`. */
   private globalSeen: unknown = NOT_FOLLOWED;
-  /** The dispatcher is the user's global one: shared, so never closed or destroyed by the handler. */
+  /** The dispatcher is the user's global one: never closed or destroyed by the handler. */
   private viaGlobal = false;
   private telemetryMonitor: UndiciPoolMonitor | undefined;
   private lastSampleAt = Number.NEGATIVE_INFINITY;
-  /** Its recurring owner tick runs once per the monitor's `sampleIntervalMs` (read at each re-arm). */
+  /** Its owner tick runs once per the monitor's `sampleIntervalMs`. */
   private readonly scheduler = new DeadlineScheduler(
     (now) => this.sampleTick(now),
     () => this.telemetryMonitor?.sampleIntervalMs ?? TICK_MS
   );
-  /** `connecting.demand`: whether a request of the origin waits for a connection (origins without a gate: yes). */
+  /** Whether a request of the origin waits for a connection (no gate: yes). */
   private readonly originNeedsConnection = (origin: string): boolean =>
     this.gates.byOrigin.get(origin)?.needsConnection() ?? true;
-  /** The `OnceWarning`s already logged (a bit each). */
+  /** The `OnceWarning` bits already logged. */
   private warned = 0;
   /** Incremented by `destroy()`: a `handle()` awaiting the config provider meanwhile rejects, sending nothing. */
   private destroyGeneration = 0;
@@ -130,8 +117,8 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   }
 
   /**
-   * @param options - an options object (validated now: a bad value throws a `TypeError` naming the option and the
-   *   value), a provider function (called now; a rejection or bad value rejects every `handle()`), or nothing.
+   * @param options - an options object (a bad value throws a `TypeError` now), a provider (called now; a rejection
+   *   or bad value rejects every `handle()`), or nothing.
    */
   constructor(options?: UndiciHttpHandlerOptions | Provider<UndiciHttpHandlerOptions | void>) {
     this.pendingConnects.demand = this.originNeedsConnection;
@@ -205,8 +192,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const abortSignal = options?.abortSignal as AbortSignalLike | undefined;
     if (abortSignal?.aborted) return Promise.reject(buildAbortError(abortSignal));
     try {
-      // Header names and values: undici's own check at dispatch (`mapError` words its refusal as the other handlers
-      // do); a stream body: undici holds it to its content-length.
+      // Header names and values are checked by undici at dispatch.
       const https = checkRequest(request, PACKAGE_PREFIX) === "https:";
       let headers = request.headers;
       if (
@@ -218,7 +204,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       )
         headers = withoutRefusedHeaders(headers);
       if ((request.username != null || request.password != null) && !hasHeader(headers, "authorization")) {
-        // As Node's `http.request` with `auth`: user info only when the caller sent no Authorization header.
+        // As Node's `http.request` with `auth`: only without an Authorization header.
         const credentials = Buffer.from(`${request.username ?? ""}:${request.password ?? ""}`).toString("base64");
         headers = { ...headers, authorization: `Basic ${credentials}` };
       }
@@ -227,7 +213,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         const qs = queryStringOf(request.query);
         if (qs) path += `?${qs}`;
       }
-      // request.fragment is not sent: a fragment never leaves the client (RFC 9110 §7.1), as upstream's undici handler.
+      // request.fragment never leaves the client (RFC 9110 §7.1).
       const plan = options?.requestTimeout != null ? this.callPlanFor(config, options.requestTimeout) : this.plan!;
       const origin = this.originOf(https, request);
       const requestTimeout = options?.requestTimeout ?? config.requestTimeout;
@@ -241,9 +227,8 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         method: request.method,
         headers,
         body: request.body ?? null,
-        // socketTimeout runs on the scheduler (UndiciRequestCore). undici's own headersTimeout (fast timers, ~1 s
-        // resolution) stays only as the backstop of a caller's dispatcher, whose interceptors may not forward
-        // request-body progress; the body phase is always observed (onResponseData).
+        // socketTimeout runs on the scheduler; undici's headersTimeout is only the backstop of a caller's dispatcher,
+        // whose interceptors may not forward request-body progress.
         headersTimeout: observed ? 0 : plan.idleMs,
         bodyTimeout: 0,
       };
@@ -254,10 +239,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     }
   }
 
-  /**
-   * `scheme://host:port` (`https`: the request's validated scheme), cached for consecutive requests to one endpoint;
-   * also selects the telemetry state.
-   */
+  /** `scheme://host:port`, cached for consecutive requests to one endpoint; also selects telemetry state and gate. */
   private originOf(https: boolean, request: HttpRequest): string {
     const protocol = https ? "https:" : "http:";
     const hostname = request.hostname;
@@ -275,11 +257,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     return origin;
   }
 
-  /**
-   * The origin's `OriginGate` (created when it has none) when the handler owns the dispatcher and knows its limit,
-   * pinned while the origin is the cached one (see origin-gates.ts); its FIFO is the telemetry entry's list of
-   * waiting requests when the entry is the origin's own (see origin-gate.ts).
-   */
+  /** The origin's `OriginGate`, pinned while cached, when the handler owns the dispatcher and knows its limit. */
   private gateFor(origin: string, https: boolean, o: OriginPoolState | undefined): OriginGate | undefined {
     const limits = this.gateLimits;
     if (!this.ownsDispatcher || limits === undefined) {
@@ -353,9 +331,8 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   }
 
   /**
-   * Precedence: the `dispatcher` option (an instance, or options for a handler-owned `Agent`) > a global dispatcher
-   * the user set (`setGlobalDispatcher`; see global-dispatcher.ts) > a handler-owned `Agent`. Returns the global
-   * dispatcher when it decides, else `undefined`; records what the global slot held either way.
+   * Precedence: the `dispatcher` option > a global dispatcher the user set > a handler-owned `Agent`. Returns the
+   * global dispatcher when it decides; records the global slot either way.
    */
   private followGlobal(config: ResolvedUndiciConfig): DispatcherLike | undefined {
     this.viaGlobal = false;
@@ -412,9 +389,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     this.uploadObserved = (config.dispatcherOptions as { factory?: unknown } | undefined)?.factory === undefined;
     const idle = config.idleSocketTimeout > 0 ? config.idleSocketTimeout : 600_000;
     const user = (config.dispatcherOptions ?? {}) as Agent.Options & Record<string, unknown>;
-    // The gates enforce the pools' own limit: requests per origin = connections × requests per connection (undici's
-    // `pipelining`, default 1, also caps the streams of an HTTP/2 connection). A caller's `factory` builds pools of
-    // unknown limits: undici's own queue then, as for a caller's dispatcher.
+    // Gate limit = connections × `pipelining` (which also caps HTTP/2 streams). A caller's `factory`: unknown limits.
     if (user.factory !== undefined) this.gateLimits = undefined;
     else {
       const perConnection = typeof user.pipelining === "number" && user.pipelining > 1 ? user.pipelining : 1;
@@ -512,12 +487,9 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   }
 
   /**
-   * Destroys the dispatcher (a caller's too, as upstream; never a global dispatcher, which is shared: requests in
-   * flight through it finish on their own), and stops the scheduler (its one timer). Every queued or in-flight request of a
-   * destroyed dispatcher rejects (a response body still streaming fails) with a
-   * `HandlerDestroyedError` (`code: "ERR_HANDLER_DESTROYED"`, as `NodeHttpHandler`), never undici's
-   * `ClientDestroyedError`; a `handle()` still awaiting an options provider rejects the same way without sending.
-   * A later `handle()` creates a new handler-owned dispatcher.
+   * Destroys the dispatcher (a caller's too, as upstream; never a global one) and stops the scheduler. Every queued
+   * or in-flight request rejects (or its body fails) with a `HandlerDestroyedError` (`code: "ERR_HANDLER_DESTROYED"`);
+   * so does a `handle()` still awaiting an options provider. A later `handle()` creates a new dispatcher.
    */
   public destroy(): void {
     this.destroyGeneration++;
@@ -534,9 +506,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         (n as UndiciRequestCore).failQueuedOnDestroy();
     }
     this.gates.clear();
-    // undici errors every queued and running request with the error given here; each maps it to its own
-    // HandlerDestroyedError (see handler-destroyed-error.ts).
-    // A global dispatcher is shared (fetch, other clients): never destroyed here.
+    // undici errors every request with this error; each maps it to its own HandlerDestroyedError.
     const destroyed = dispatcher !== undefined && !this.viaGlobal ? dispatcher : this.config?.dispatcher;
     if (destroyed !== undefined) void destroyed.destroy(DESTROYED_BY_HANDLER).catch(ignoreRejection);
     this.pendingConnects.destroyAll(DESTROYED_BY_HANDLER);
@@ -546,13 +516,10 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   }
 
   /**
-   * Updates one config key; the next `handle()` uses it. `Symbol.for("logger")` sets the logger unless the handler
-   * has its own; `Symbol.for("@smithy/defaultSocketTimeout")` sets the service default inactivity timeout unless a
-   * valid one is set (as `NodeHttpHandler`); an option is checked now by the rule the constructor applies (a bad
-   * value throws naming it, and changes nothing); `"saturation"`, `"onSaturation"`, `"onRecovery"` are applied to
-   * the monitor at once; an option whose `update` is `"pool"` (`dispatcher`, `httpAgent`, `httpsAgent`,
-   * `idleSocketTimeout`, `connectionTimeout`, `connectionLifetime`) closes the handler's dispatcher gracefully and
-   * builds a new one.
+   * Updates one config key; the next `handle()` uses it. A bad value throws and changes nothing. `Symbol.for("logger")`
+   * and `Symbol.for("@smithy/defaultSocketTimeout")` apply unless set by the handler's options, as `NodeHttpHandler`;
+   * monitor options apply at once; a pool option (`dispatcher`, agents, `idleSocketTimeout`, `connectionTimeout`,
+   * `connectionLifetime`) closes the dispatcher gracefully and builds a new one.
    */
   public updateHttpClientConfig(key: keyof UndiciHttpHandlerOptions | symbol, value: unknown): void {
     const update = checkHandlerUpdate(UNDICI_OPTIONS, key, value, PACKAGE_PREFIX, this.telemetryMonitor);
@@ -598,11 +565,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
 /** `catch` handler of a close or destroy nobody awaits: its outcome is not the caller's concern. */
 function ignoreRejection(): void {}
 
-/**
- * The request headers without `Expect` and `Transfer-Encoding` (a copy; the caller's bag is left alone). undici refuses
- * both: its HTTP/1.1 client cannot wait for `100 Continue` (the body is sent with the headers, as upstream does), and
- * it frames a body of unknown length itself.
- */
+/** A copy of the headers without `Expect` and `Transfer-Encoding`, which undici refuses. */
 function withoutRefusedHeaders(headers: HttpRequest["headers"]): HttpRequest["headers"] {
   const copy = { ...headers };
   delete copy.Expect;
@@ -621,7 +584,7 @@ function hasHeader(headers: HttpRequest["headers"] | undefined, lowerName: strin
   return false;
 }
 
-/** `new UndiciHttpHandler()` outside the class body, so the build names the class `UndiciHttpHandler`, not `_UndiciHttpHandler` (see tsup.config.ts). */
+/** Outside the class body, so the build names the class `UndiciHttpHandler` (see tsup.config.ts). */
 function newUndiciHttpHandler(
   options?: UndiciHttpHandlerOptions | Provider<UndiciHttpHandlerOptions | void>
 ): UndiciHttpHandler {

@@ -1,24 +1,16 @@
 /**
- * UndiciRequest: one `handle()` call as undici's dispatch handler, on `RequestCore` (promise, `finish()`, abort,
- * counting, `request:finished` and the deadlines of the plan: `connectionTimeout`, `socketAcquisitionTimeout`,
- * `requestTimeout`, `socketTimeout`). It is undici's handler in the controller API (`onRequestStart` /
- * `onResponseStart` / `onResponseData` / `onResponseEnd` / `onResponseError`, which undici 7 and 8 both accept), the
- * body's `BodySource` and the gate's `GatedRequest`; while it waits in its origin's `OriginGate` it is linked in the
- * gate's FIFO (`listPrev`/`listNext`: a request is in one list at a time).
+ * UndiciRequest: one `handle()` call as undici's dispatch handler, on `RequestCore` (promise, abort, counting,
+ * deadlines). It is undici's handler (controller API, accepted by undici 7 and 8), the body's `BodySource` and the
+ * gate's `GatedRequest`, linked in the gate's FIFO while it waits (`listPrev`/`listNext`).
  *
- * Lifecycle (`requestPhase`): Created → Queued (in the gate's FIFO, handler-owned dispatcher only) → Dispatched (handed
- * to undici, no connection yet) → Connected (`onRequestStart`) → `onResponseStart` (resolved) → `onResponseData`* →
- * `onResponseEnd` | `onResponseError` → Done. A failure while Queued unlinks it (O(1)): undici never sees it. A
- * failure while Dispatched rejects at once and becomes Abandoned: it keeps its slot (the connection being opened for
- * it will serve the next queued request), and when no other request of the origin waits for a connection the
- * origin's connection attempts end now (see connecting-sockets.ts). When undici later hands it a connection,
- * `onRequestStart` throws `REQUEST_GONE`, which undici answers by dropping the request unsent and keeping the
- * connection; the slot is given back then, or when undici fails it.
+ * Lifecycle (`requestPhase`): Created → Queued (gate FIFO) → Dispatched (no connection yet) → Connected →
+ * response → Done. A failure while Queued unlinks it in O(1). A failure while Dispatched rejects at once and leaves
+ * it Abandoned: it keeps its slot until undici hands it a connection, which `onRequestStart` refuses with
+ * `REQUEST_GONE` (undici drops the request unsent and keeps the connection for the next one).
  *
- * `socketTimeout` is the core's idle deadline (`socket_idle`): every activity undici reports (the connection, when
- * request-body progress is known to be reported; each request-body chunk, the request sent, the headers, each body
- * chunk) only records `lastActive`; suspended while the body is paused for its reader. It fires as undici's timeout
- * error of the phase would, through `controller.abort`.
+ * `socketTimeout` is the core's idle deadline (`socket_idle`): each activity only records `lastActive`; it is
+ * suspended while the body is paused for its reader, and fires through `controller.abort` with undici's error for
+ * the phase.
  */
 import {
   type AbortSignalLike,
@@ -56,8 +48,8 @@ import type { RequestPlan } from "./request-plan";
 
 export type { AbortSignalLike };
 
-// Imported values read on every request, bound once: in the CommonJS build each read of another package's export is
-// a getter call (esbuild's live-binding shims). The `timing` object is the seam's singleton: spies on it still apply.
+// Bound once: in the CommonJS build each read of another package's export is a getter call. Spies on `timing` still
+// apply (it is the seam's singleton).
 const clock = timing;
 const SmithyResponse = HttpResponse;
 const Connected = RequestPhase.Connected;
@@ -90,8 +82,8 @@ export const REQUEST_GONE: Error = Object.assign(new Error(`${PACKAGE_PREFIX} - 
 });
 
 /**
- * Everything of a request but the names undici calls it by: `UndiciRequest` (undici's controller API, undici 7 and
- * 8) and `LegacyUndiciRequest` (undici 7's native callbacks, see legacy-undici-request.ts) only map them.
+ * Everything of a request but the names undici calls it by, which `UndiciRequest` (controller API) and
+ * `LegacyUndiciRequest` (undici 7's native callbacks) map.
  * @internal
  */
 export abstract class UndiciRequestCore
@@ -118,9 +110,8 @@ export abstract class UndiciRequestCore
     callerSignal: AbortSignalLike | undefined,
     private readonly requestTimeoutMs: number | undefined,
     /**
-     * Whether undici is known to report request-body progress to this handler (`onBodySent` / `onRequestSent`: the
-     * handler-owned `Agent`): `socketTimeout` then starts with the connection. Otherwise it starts at the first
-     * progress event undici reports, and undici's own `headersTimeout` stays the backstop of the phase before.
+     * undici reports request-body progress (handler-owned `Agent`): `socketTimeout` starts with the connection.
+     * Otherwise it starts at the first progress event, and undici's `headersTimeout` is the backstop before.
      */
     private readonly uploadObserved: boolean
   ) {
@@ -393,9 +384,8 @@ export abstract class UndiciRequestCore
   }
 
   /**
-   * `socketTimeout` fired: aborts the exchange with undici's own timeout error for the phase (code
-   * `UND_ERR_HEADERS_TIMEOUT` before the headers, `UND_ERR_BODY_TIMEOUT` after), so the rejection or body error takes
-   * exactly the path (and the `TimeoutError` message) of undici's headersTimeout / bodyTimeout.
+   * `socketTimeout` fired: aborts with undici's own timeout error for the phase (`UND_ERR_HEADERS_TIMEOUT` /
+   * `UND_ERR_BODY_TIMEOUT`), so it takes the path and message of undici's headersTimeout / bodyTimeout.
    */
   private socketTimedOut(): void {
     const headers = !this.settled;
@@ -434,9 +424,8 @@ export abstract class UndiciRequestCore
   }
 
   /**
-   * The error a body fails with after the headers. A transport failure (reset, FIN or truncation mid-body, an
-   * abort, `destroy()`) has `NodeHttpHandler`'s shape, `Error("aborted")` with `code: "ECONNRESET"` (the SDK
-   * retries it the same way), what happened as `cause`; a body inactivity timeout stays a `TimeoutError`.
+   * The error a body fails with after the headers: a transport failure has `NodeHttpHandler`'s shape,
+   * `Error("aborted")` with `code: "ECONNRESET"` and the cause; a body inactivity timeout stays a `TimeoutError`.
    */
   private bodyError(raw: Error & { code?: string }, mapped: Error, outcomeBefore: RequestOutcome | undefined): Error {
     if (outcomeBefore === "aborted" || outcomeBefore === "timed_out") return bodyAbortedError(raw);
