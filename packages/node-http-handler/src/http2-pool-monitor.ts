@@ -8,9 +8,9 @@
  * `idle` = open sessions carrying none, `maxSockets` = `maxSessionsPerOrigin`), a stream is a request (`queued` =
  * streams waiting for a stream slot or, with `disableConcurrentStreams`, for an isolated session below
  * `maxIsolatedSessionsPerOrigin`; `inFlight` = streams open or waiting). `connectMs` is TCP connect time and
- * `tlsMs` the TLS handshake plus the server's SETTINGS. Close reasons map onto `CloseReason` by `HTTP2_CLOSE_REASONS` (`goaway` →
- * `server_closed`, `connect_timeout` → `connect_error`, …); the exact HTTP/2 reason
- * and GOAWAY codes are in `http2.closed` / `http2.goawayCodes`.
+ * `tlsMs` the TLS handshake plus the server's SETTINGS. Close reasons map onto `CloseReason` by `HTTP2_CLOSE_REASONS`
+ * (`goaway` → `server_closed`, `connect_timeout` → `connect_error`, …); the exact HTTP/2 reason and GOAWAY codes are
+ * in `http2.closed` / `http2.goawayCodes`.
  *
  * Events: the core's (`request:enqueued`, `request:acquired`, `connection:created`, `connection:closed`,
  * `pool:saturated`, `pool:recovered`), on `subscribe()` listeners and the `sockeye:*` channels. Origins only, never

@@ -1,6 +1,7 @@
 /**
  * Public data shapes: the `getStats()` snapshot, the saturation report and the events. All plain JSON-serialisable
  * data (no `Infinity`, `Map` or class instance). Durations are ms, rates per second, timestamps `performance.now()` ms.
+ * The only values here are the two close-reason tables (internal) that the reason types derive from.
  */
 
 /** How a finished request is counted. @public */
@@ -162,10 +163,7 @@ export interface OriginSaturation {
   episodes: number;
 }
 
-/**
- * The gauges of an origin that its transport reads from its own pool, at sample and snapshot time
- * (`PoolReading.setGauges()`, which every transport's reader calls with all of them). @public
- */
+/** The gauges of an origin, read from its transport's own pool when sampled and in each snapshot. @public */
 export interface PoolGauges {
   /**
    * Socket limit: the sum of `agent.maxSockets` over this origin's pools holding a busy socket or a queued request,
