@@ -8,9 +8,9 @@
  * `idle` = open sessions carrying none, `maxSockets` = `maxSessionsPerOrigin`), a stream is a request (`queued` =
  * streams waiting for a stream slot or, with `disableConcurrentStreams`, for an isolated session below
  * `maxIsolatedSessionsPerOrigin`; `inFlight` = streams open or waiting). `connectMs` is TCP connect time and
- * `tlsMs` the TLS handshake plus the server's SETTINGS. Close reasons map onto `CloseReason` (`goaway` →
- * `server_closed`, `connect_timeout` → `connect_error`, `idle_timeout` → `idle_timeout`); the exact HTTP/2 reason
- * and GOAWAY codes are in `http2.closed` / `http2.goawayCodes`.
+ * `tlsMs` the TLS handshake plus the server's SETTINGS. Close reasons map onto `CloseReason` by `HTTP2_CLOSE_REASONS`
+ * (`goaway` → `server_closed`, `connect_timeout` → `connect_error`, …); the exact HTTP/2 reason and GOAWAY codes are
+ * in `http2.closed` / `http2.goawayCodes`.
  *
  * Events: the core's (`request:enqueued`, `request:acquired`, `connection:created`, `connection:closed`,
  * `pool:saturated`, `pool:recovered`), on `subscribe()` listeners and the `sockeye:*` channels. Origins only, never
@@ -24,15 +24,11 @@
  * cause names the bound to raise, in the core's message with HTTP/2 words ("stream slot usage at capacity"). A
  * drained batch only shrinks the queue, so it never warns.
  */
-import type {
-  CloseReason,
-  Http2CloseReason,
-  Http2SessionStats,
-  OriginStats,
-  PoolMonitorOptions,
-} from "@sockeye/pool-monitor";
+import type { Http2CloseReason, Http2SessionStats, OriginStats, PoolMonitorOptions } from "@sockeye/pool-monitor";
 import {
   type DetectorTuning,
+  emptyCloseCounts,
+  HTTP2_CLOSE_REASONS,
   OriginTelemetry,
   PoolReading,
   type SaturationTerms,
@@ -41,27 +37,6 @@ import {
   type UnreadBody,
   type UnreadWatch,
 } from "@sockeye/pool-monitor/internal";
-
-/**
- * The shared close reason of each HTTP/2 one (the exact reason stays in `http2.closed`); its key order is the order of
- * `http2.closed`'s counters.
- */
-const SHARED_CLOSE_REASON: Readonly<Record<Http2CloseReason, CloseReason>> = {
-  connect_timeout: "connect_error",
-  connect_error: "connect_error",
-  goaway: "server_closed",
-  idle_timeout: "idle_timeout",
-  error: "error",
-  server_closed: "server_closed",
-  local: "local",
-};
-
-/** Closed-session counters, every reason present. @internal */
-export function emptyHttp2Closed(): Record<Http2CloseReason, number> {
-  const closed = {} as Record<Http2CloseReason, number>;
-  for (const reason in SHARED_CLOSE_REASON) closed[reason as Http2CloseReason] = 0;
-  return closed;
-}
 
 const STATE_NAMES = ["connecting", "ready", "closing", "closing"] as const;
 
@@ -122,7 +97,7 @@ export class Http2OriginTelemetry extends OriginTelemetry {
    * `detach()`, when the pool forgets it, so `_OTHER` does not keep one per host ever seen). Unordered.
    */
   readonly members: Http2OriginView[] = [];
-  readonly http2Closed = emptyHttp2Closed();
+  readonly http2Closed = emptyCloseCounts(HTTP2_CLOSE_REASONS);
   readonly goawayCodes: Record<string, number> = {};
 
   constructor(
@@ -185,7 +160,7 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
     reason: Http2CloseReason
   ): void {
     t.http2Closed[reason]++;
-    this.connectionClosed(t, ageMs, ready, streams, SHARED_CLOSE_REASON[reason]);
+    this.connectionClosed(t, ageMs, ready, streams, HTTP2_CLOSE_REASONS[reason]);
   }
 
   /** A session received GOAWAY with `code`. @internal */
@@ -220,12 +195,15 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
     let oldestSlotAt = Number.POSITIVE_INFINITY;
     let slots = 0;
     let capacity = 0;
+    let active = 0;
+    let idle = 0;
+    let queued = 0;
     for (const m of t.members) {
       for (const entry of m.open) {
-        if (entry.active > 0) r.activeCount++;
-        else r.idleCount++;
+        if (entry.active > 0) active++;
+        else idle++;
       }
-      r.queuedCount += m.waiting;
+      queued += m.waiting;
       const head = m.oldestWaiting;
       if (head !== undefined && head.begunAt < oldestQueuedAt) oldestQueuedAt = head.begunAt;
       const held = m.activeHead;
@@ -248,13 +226,13 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
       }
       capacity += cap;
     }
-    r.socketLimit = Number.isFinite(maxSessions) ? maxSessions : null;
-    r.queueAgeMs = oldestQueuedAt === Number.POSITIVE_INFINITY ? 0 : now - oldestQueuedAt;
+    const queueAgeMs = oldestQueuedAt === Number.POSITIVE_INFINITY ? 0 : now - oldestQueuedAt;
+    r.setGauges(Number.isFinite(maxSessions) ? maxSessions : null, active, idle, queued, queueAgeMs);
     this.readUnconsumed(t, now, r);
     e.active = slots;
     e.maxSockets = capacity;
-    e.queued = r.queuedCount;
-    e.oldestQueuedMs = r.queueAgeMs;
+    e.queued = queued;
+    e.oldestQueuedMs = queueAgeMs;
     e.oldestActiveMs = oldestSlotAt === Number.POSITIVE_INFINITY ? 0 : now - oldestSlotAt;
   }
 

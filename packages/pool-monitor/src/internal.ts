@@ -83,6 +83,7 @@ export {
   UnpooledCounters,
 } from "./origin-telemetry";
 export { PoolReading, SampleEvidence, type UnreadBody, type UnreadWatch } from "./pool-reading";
+export { CLOSE_REASONS, type CloseReasonOf, HTTP2_CLOSE_REASONS } from "./pool-stats";
 export { DurationHistogram } from "./duration-histogram";
 export {
   type FinishedHttp1Request,

@@ -8,7 +8,7 @@
  * `SaturationDetector` (a ring of `windowSamples` samples). Updating it is a few field writes per request event.
  */
 import { DurationHistogram } from "./duration-histogram";
-import type { CloseReason, RequestOutcome, SaturationCause } from "./pool-stats";
+import { CLOSE_REASONS, type RequestOutcome, type SaturationCause } from "./pool-stats";
 import { SaturationDetector } from "./saturation-detector";
 
 export type { RequestOutcome };
@@ -20,19 +20,11 @@ export interface DetectorTuning {
   readonly stallAfterMs: number;
 }
 
-/** Every close reason at 0: the one list of close reasons, so a new reason that is not counted does not compile. */
-export function emptyCloseCounts(): Record<CloseReason, number> {
-  return {
-    connect_error: 0,
-    aborted: 0,
-    timed_out: 0,
-    error: 0,
-    timeout: 0,
-    server_closed: 0,
-    idle_timeout: 0,
-    max_lifetime: 0,
-    local: 0,
-  };
+/** Counters at 0 for every key of `reasons` (`CLOSE_REASONS`, `HTTP2_CLOSE_REASONS`), in its order. @internal */
+export function emptyCloseCounts<R extends string>(reasons: Readonly<Record<R, unknown>>): Record<R, number> {
+  const counts = {} as Record<R, number>;
+  for (const reason in reasons) counts[reason] = 0;
+  return counts;
 }
 
 /** The four outcome counters, as `OriginTelemetry` and `UnpooledCounters` both keep them. @internal */
@@ -89,7 +81,7 @@ export class OriginTelemetry {
   socketErrors = 0;
   acquisitions = 0;
   reusedAcquisitions = 0;
-  readonly closed = emptyCloseCounts();
+  readonly closed = emptyCloseCounts(CLOSE_REASONS);
   readonly queueWait = new DurationHistogram();
   readonly connect = new DurationHistogram();
   readonly tls = new DurationHistogram();

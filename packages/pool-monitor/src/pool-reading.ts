@@ -4,12 +4,14 @@
  * nothing.
  *
  * Two sets of figures:
- * - the gauges of `getStats()` (`active`, `idle`, `queued`, `maxSockets`, `oldestQueuedMs`, unread bodies);
+ * - the gauges of `getStats()` (`PoolGauges`, through `setGauges()`) and its unread bodies;
  * - the detector's evidence (`evidence`): the same figures by default, or those of only the sub-pools that are full
  *   with a queue (agent names under one origin, the pools of an `_OTHER` entry, HTTP/2 stream slots), so one
  *   saturated part is not diluted by idle capacity elsewhere. Its `maxSockets` is the capacity the detector compares
  *   with (`Infinity`: unbounded, never saturated), which for HTTP/2 counts stream slots, not sessions.
  */
+import { round3 } from "./duration-histogram";
+import type { PoolGauges } from "./pool-stats";
 
 /** The detector's figures for one sample. @internal */
 export class SampleEvidence {
@@ -69,25 +71,31 @@ export interface UnreadWatch {
 
 /** @internal */
 export class PoolReading {
-  /** Connections carrying a request, connecting ones included. */
-  activeCount = 0;
-  /** Open connections carrying none. */
-  idleCount = 0;
-  /** Requests waiting for a connection (or a stream slot). */
-  queuedCount = 0;
-  /** The connection limit reported in `getStats()`; `null` = unlimited or unknown. */
-  socketLimit: number | null = null;
-  queueAgeMs = 0;
+  /** The gauges of `getStats()`, as `setGauges()` left them. */
+  readonly gauges: PoolGauges = { maxSockets: null, active: 0, idle: 0, queued: 0, oldestQueuedMs: 0 };
   unreadCount = 0;
   unreadAgeMs = 0;
   readonly evidence = new SampleEvidence();
 
   /**
+   * Sets every gauge of `PoolGauges` (see there): each transport's reader calls it once per reading, so a reader
+   * that does not pass a new gauge does not compile. `oldestQueuedMs` is rounded to the snapshot's 3 decimals.
+   */
+  setGauges(maxSockets: number | null, active: number, idle: number, queued: number, oldestQueuedMs: number): void {
+    const g = this.gauges;
+    g.maxSockets = maxSockets;
+    g.active = active;
+    g.idle = idle;
+    g.queued = queued;
+    g.oldestQueuedMs = round3(oldestQueuedMs);
+  }
+
+  /**
    * The unread-body threshold of this reading: `thresholdMs` (`unconsumedBodyMs`), or `queuedThresholdMs` when shorter
-   * while requests are queued (such a body holds a connection others wait for). Read after `queuedCount`.
+   * while requests are queued (such a body holds a connection others wait for). Read after `setGauges()`.
    */
   unreadLimit(thresholdMs: number, queuedThresholdMs: number): number {
-    return this.queuedCount > 0 && queuedThresholdMs < thresholdMs ? queuedThresholdMs : thresholdMs;
+    return this.gauges.queued > 0 && queuedThresholdMs < thresholdMs ? queuedThresholdMs : thresholdMs;
   }
 
   /**
@@ -116,10 +124,9 @@ export class PoolReading {
     if (now - since > this.unreadAgeMs) this.unreadAgeMs = now - since;
   }
 
+  /** Before a reading: no unread body, the evidence's defaults (the reader sets every gauge). */
   clear(): void {
-    this.activeCount = this.idleCount = this.queuedCount = this.queueAgeMs = 0;
     this.unreadCount = this.unreadAgeMs = 0;
-    this.socketLimit = null;
     this.evidence.clear();
   }
 }

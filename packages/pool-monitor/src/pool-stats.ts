@@ -1,6 +1,7 @@
 /**
  * Public data shapes: the `getStats()` snapshot, the saturation report and the events. All plain JSON-serialisable
  * data (no `Infinity`, `Map` or class instance). Durations are ms, rates per second, timestamps `performance.now()` ms.
+ * The only values here are the two close-reason tables (internal) that the reason types derive from.
  */
 
 /** How a finished request is counted. @public */
@@ -53,22 +54,35 @@ export interface SaturationSizing {
 }
 
 /**
+ * Every close reason with the transports that produce it (`http1`: `NodeHttpHandler` and the standalone monitor,
+ * `http2`: `NodeHttp2Handler` through `HTTP2_CLOSE_REASONS`, `undici`); key order is the order of `sockets.closed`.
+ * `CloseReason`, the empty counters and each transport's classifier type derive from it. @internal
+ */
+export const CLOSE_REASONS = {
+  connect_error: ["http1", "http2", "undici"],
+  aborted: ["http1", "undici"],
+  timed_out: ["http1"],
+  error: ["http1", "http2", "undici"],
+  timeout: ["http1"],
+  server_closed: ["http1", "http2", "undici"],
+  idle_timeout: ["http1", "http2", "undici"],
+  max_lifetime: ["http1", "undici"],
+  local: ["http1", "http2", "undici"],
+} as const satisfies Record<string, readonly ("http1" | "http2" | "undici")[]>;
+
+/**
  * Reason a socket closed, first match wins: `idle_timeout` / `max_lifetime` (closed by its owner through
  * `noteSocketClose()`), `connect_error` (before TCP connect or the TLS handshake finished), `aborted` / `timed_out`
  * (its request was reported so through `noteOutcome()`), `error` (any other socket error), `timeout` (after a
  * `'timeout'` event), `server_closed` (FIN received), `local` (closed locally without error).
  * @public
  */
-export type CloseReason =
-  | "connect_error"
-  | "aborted"
-  | "timed_out"
-  | "error"
-  | "timeout"
-  | "server_closed"
-  | "idle_timeout"
-  | "max_lifetime"
-  | "local";
+export type CloseReason = keyof typeof CLOSE_REASONS;
+
+/** The close reasons transport `T` produces: its classifier's result type. @internal */
+export type CloseReasonOf<T extends "http1" | "http2" | "undici"> = {
+  [R in CloseReason]: T extends (typeof CLOSE_REASONS)[R][number] ? R : never;
+}[CloseReason];
 
 /** A duration distribution: fields in ms (3 decimals) except `count`; all zero when `count` is 0. @public */
 export interface DurationSummary {
@@ -149,10 +163,8 @@ export interface OriginSaturation {
   episodes: number;
 }
 
-/** Snapshot of one origin. @public */
-export interface OriginStats {
-  /** `scheme://host:port`, or `_OTHER` for origins beyond `maxOrigins`. */
-  origin: string;
+/** The gauges of an origin, read from its transport's own pool when sampled and in each snapshot. @public */
+export interface PoolGauges {
   /**
    * Socket limit: the sum of `agent.maxSockets` over this origin's pools holding a busy socket or a queued request,
    * else the latest request's agent's; `null` = unlimited.
@@ -166,6 +178,12 @@ export interface OriginStats {
   queued: number;
   /** Age of the oldest tracked queued request, ms (0 when none). */
   oldestQueuedMs: number;
+}
+
+/** Snapshot of one origin: its gauges (`PoolGauges`), then its counters and summaries. @public */
+export interface OriginStats extends PoolGauges {
+  /** `scheme://host:port`, or `_OTHER` for origins beyond `maxOrigins`. */
+  origin: string;
   /** Tracked requests not yet closed (queued + on a socket + body still open). */
   inFlight: number;
   /** Request counters since creation; every started request ends in exactly one of the four outcomes. */
@@ -215,19 +233,26 @@ export interface OriginStats {
 }
 
 /**
+ * Every HTTP/2 close reason with the shared `CloseReason` it counts as; key order is the order of `http2.closed`.
+ * `Http2CloseReason` and the empty counters derive from it. @internal
+ */
+export const HTTP2_CLOSE_REASONS = {
+  connect_timeout: "connect_error",
+  connect_error: "connect_error",
+  goaway: "server_closed",
+  idle_timeout: "idle_timeout",
+  error: "error",
+  server_closed: "server_closed",
+  local: "local",
+} as const satisfies Record<string, CloseReasonOf<"http2">>;
+
+/**
  * Why an HTTP/2 session closed (first match wins): `connect_timeout` (TCP + TLS + SETTINGS not done within
  * `connectionTimeout`), `connect_error`, `goaway` (code counted in `goawayCodes`), `idle_timeout` (`sessionTimeout`),
  * `error` after establishment, `server_closed` (no GOAWAY or error), `local` (isolated session done, `destroy()`).
  * @public
  */
-export type Http2CloseReason =
-  | "connect_timeout"
-  | "connect_error"
-  | "goaway"
-  | "idle_timeout"
-  | "error"
-  | "server_closed"
-  | "local";
+export type Http2CloseReason = keyof typeof HTTP2_CLOSE_REASONS;
 
 /** One open HTTP/2 session. @public */
 export interface Http2SessionStats {

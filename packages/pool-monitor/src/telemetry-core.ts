@@ -542,11 +542,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     const d = o.detector;
     const stats: OriginStats = {
       origin: o.origin,
-      maxSockets: r.socketLimit,
-      active: r.activeCount,
-      idle: r.idleCount,
-      queued: r.queuedCount,
-      oldestQueuedMs: round3(r.queueAgeMs),
+      ...r.gauges,
       inFlight: o.inFlightCount,
       requests: { started: o.started, ...outcomeCounts(o) },
       sockets: {

@@ -24,7 +24,7 @@ import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { OriginTelemetry, type RequestOutcome } from "./origin-telemetry";
-import type { CloseReason } from "./pool-stats";
+import type { CloseReasonOf } from "./pool-stats";
 import { PoolReading, SampleEvidence, type UnreadWatch } from "./pool-reading";
 import type { TelemetryCore } from "./telemetry-core";
 import { timing } from "./timing";
@@ -285,7 +285,7 @@ export class SocketState {
   /** The origin's link (agent name) the socket lives under, once learned. */
   link: PoolLink | undefined = undefined;
   /** Set by `PoolMonitor.noteSocketClose()`: the owner closed it on purpose. */
-  closedBy: "idle_timeout" | "max_lifetime" | undefined = undefined;
+  closedBy: Extract<Http1CloseReason, "idle_timeout" | "max_lifetime"> | undefined = undefined;
   closed = false;
 
   constructor(
@@ -336,18 +336,35 @@ export class SocketState {
     dropLinkIfIdle(core, this.link);
   }
 
-  private closeReason(): CloseReason {
-    if (this.closedBy !== undefined) return this.closedBy;
-    if (this.errored && this.connecting && this.readyAt < 0) return "connect_error";
-    const outcome = this.current?.notedOutcome ?? this.lastOutcome;
-    if (outcome === "aborted") return "aborted";
-    if (outcome === "timed_out") return "timed_out";
-    if (this.errored) return "error";
-    if (this.timedOut) return "timeout";
-    if (this.remoteEnded) return "server_closed";
+  /** The outcome noted for the request on it now, else for the last one. */
+  notedOutcome(): "aborted" | "timed_out" | undefined {
+    return this.current?.notedOutcome ?? this.lastOutcome;
+  }
+
+  private closeReason(): Http1CloseReason {
+    for (const reason in HTTP1_CLOSE_RULES)
+      if (HTTP1_CLOSE_RULES[reason as Http1CloseReason](this)) return reason as Http1CloseReason;
     return "local";
   }
 }
+
+type Http1CloseReason = CloseReasonOf<"http1">;
+
+/**
+ * When a socket closed for each reason HTTP/1 produces, tried in key order (first match wins). A `Record` over
+ * `CloseReasonOf<"http1">`, so a reason added to `CLOSE_REASONS` for `http1` does not compile without its rule.
+ */
+const HTTP1_CLOSE_RULES: Readonly<Record<Http1CloseReason, (s: SocketState) => boolean>> = {
+  idle_timeout: (s) => s.closedBy === "idle_timeout",
+  max_lifetime: (s) => s.closedBy === "max_lifetime",
+  connect_error: (s) => s.errored && s.connecting && s.readyAt < 0,
+  aborted: (s) => s.notedOutcome() === "aborted",
+  timed_out: (s) => s.notedOutcome() === "timed_out",
+  error: (s) => s.errored,
+  timeout: (s) => s.timedOut,
+  server_closed: (s) => s.remoteEnded,
+  local: () => true,
+};
 
 /**
  * First sight of `socket` by a tracked request of `o`: its state, put in the socket's slot, counted as a new
@@ -478,11 +495,8 @@ export class OriginState extends OriginTelemetry {
       full.zero().add(sum);
       full.completions = -1; // the origin's own count
     }
-    r.activeCount = sum.active;
-    r.idleCount = idle;
-    r.queuedCount = sum.queued;
-    r.socketLimit = sum.maxSockets > 0 && sum.maxSockets !== Number.POSITIVE_INFINITY ? sum.maxSockets : null;
-    r.queueAgeMs = sum.oldestQueuedMs;
+    const limit = sum.maxSockets > 0 && sum.maxSockets !== Number.POSITIVE_INFINITY ? sum.maxSockets : null;
+    r.setGauges(limit, sum.active, idle, sum.queued, sum.oldestQueuedMs);
   }
 }
 

@@ -4,8 +4,7 @@
  * listeners are attached before any event. Per connection: one state object, one closure, four shared listeners.
  */
 import type { Socket } from "node:net";
-import type { CloseReason } from "@sockeye/pool-monitor";
-import { timing } from "@sockeye/pool-monitor/internal";
+import { type CloseReasonOf, timing } from "@sockeye/pool-monitor/internal";
 import type buildConnectorType from "undici/types/connector";
 import { CONNECT_ABANDONED } from "./connecting-sockets";
 import type { OriginPoolState } from "./origin-pool-state";
@@ -22,7 +21,7 @@ class ConnectionState {
   readonly begunAt = timing.now();
   tcpDoneAt = 0;
   connectedAt = 0;
-  closeReason: CloseReason | undefined;
+  closeReason: CloseReasonOf<"undici"> | undefined;
   /** The connect attempt ended (connected or failed): `o.attemptsOpen` no longer counts it. */
   attemptEnded = false;
 

@@ -37,11 +37,10 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
   /** @internal */
   protected read(o: OriginPoolState, now: number, r: PoolReading): void {
     o.refreshPools();
-    r.activeCount = o.activeNow;
-    r.idleCount = o.idle;
-    r.queuedCount = o.queuedNow;
-    r.socketLimit = o.connLimit;
-    r.queueAgeMs = o.oldestWaitMs(now);
+    const active = o.activeNow;
+    const queued = o.queuedNow;
+    const queueAgeMs = o.oldestWaitMs(now);
+    r.setGauges(o.connLimit, active, o.idle, queued, queueAgeMs);
     const options = this.monitorOptions;
     o.readUnconsumed(now, options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs, r);
     // Per-pool evidence (an `_OTHER` entry has one pool per overflowed origin): when some pool is full with a queue,
@@ -49,11 +48,11 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
     // and unconsumed bodies stay the entry's totals: the request bookkeeping is per entry, not per pool.
     const e = r.evidence;
     if (!o.poolEvidence(e)) {
-      e.active = r.activeCount;
+      e.active = active;
       e.maxSockets = o.connLimit ?? Number.POSITIVE_INFINITY;
-      e.queued = r.queuedCount;
+      e.queued = queued;
     }
-    e.oldestQueuedMs = r.queueAgeMs;
+    e.oldestQueuedMs = queueAgeMs;
     o.activeAges(now, e);
   }
 
