@@ -177,7 +177,6 @@ export class InFlightRequest
     abortSignal: any
   ) {
     super(deadlinePlanOf(requestPlan, host.hostScheduler), undefined, undefined, abortSignal);
-    this.monitor = undefined;
   }
 
   get errorPrefix(): string {
