@@ -4,11 +4,11 @@
  * States and the one way out:
  *
  *   start() ─┬─► dispatched ─'socket'─► assigned ─connect/secureConnect─► connected ─'response'─► responded
- *            │   (Node request created;                                                      │ settle(resolve)
+ *            │   (Node request created;                                                      │ resolve()
  *            │    queued in agent.requests, or connecting)                                    ▼
  *            └─► gated (queued in the handler's AgentGate: no Node     body streams to the caller
  *                request, body not read) ─slot freed─► dispatched
- *   any state ── error, abort, deadline, body write failure ─► settle(reject)
+ *   any state ── error, abort, deadline, body write failure ─► reject()
  *
  *   'close' │ left the gate or the agent queue (abort / timeout while queued) │ handler destroy() │ http.request threw
  *          └──────────────────────────────► finish() ─► finished (terminal)
