@@ -432,7 +432,11 @@ export class InFlightRequest
    */
   override finish(error?: unknown): void {
     if (this.isFinished) return;
-    super.finish("failed", (error ?? closedBeforeResponseError(PACKAGE_PREFIX)) as Error);
+    // The error is built only when it will be used (an error's stack trace is costly).
+    const unsettled = this.settled
+      ? undefined
+      : ((error as Error | undefined) ?? closedBeforeResponseError(PACKAGE_PREFIX));
+    super.finish("failed", unsettled);
     this.host.requestFinished(this);
   }
 
