@@ -91,7 +91,7 @@ function start(
 /** Everything the request held is released: asserted on the real runtime, scheduler, monitor and signal. */
 function expectReleased(s: Setup, r: Started, signal?: AbortSignal): void {
   expect(r.state.isFinished).toBe(true);
-  expect(r.state.hasSettled).toBe(true);
+  expect(r.state.settled).toBe(true);
   expect(s.finished.filter((x) => x === r.state)).toHaveLength(1);
   // Telemetry's fields of the request: its close counted (by the one release above: the runtime counts it there), out
   // of the queued count and off its socket; the monitor's readings walk the live list, which it left (below).
@@ -159,8 +159,9 @@ describe("InFlightRequest.finish(): one way out, reached from each entry point",
     const controller = new AbortController();
     const r = start(s, "/ok", controller.signal);
     expect(s.runtime.inFlightCount).toBe(1);
-    // connection, request and acquisition deadlines armed on the shared scheduler; the abort listener is on.
-    expect(s.runtime.hostScheduler.size).toBeGreaterThanOrEqual(3);
+    // connection, request and acquisition deadlines armed (one node on the shared scheduler); the abort listener is on.
+    for (const kind of ["connection", "request", "acquire"] as const) expect(r.state.deadlineArmed(kind)).toBe(true);
+    expect(s.runtime.hostScheduler.size).toBeGreaterThanOrEqual(1);
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(1);
     await until(() => r.outcome !== undefined);
     const { response } = r.outcome!.value as { response: { statusCode: number; body: http.IncomingMessage } };
@@ -457,17 +458,16 @@ describe("connectionTimeout is armed only for a request that has no connected so
     const s = setup({ maxSockets: 2 });
     vi.advanceTimersByTime(250); // the clock is not at 0: `at` below is measured from start()
     const cold = start(s, "/ok", undefined, http.request, gatedPlan(s));
-    expect(cold.state.connection?.armed).toBe(true);
-    expect(cold.state.connection!.at).toBe(cold.state.beganAt + 5_000);
+    expect(cold.state.deadlineDueAt("connection")).toBe(cold.state.beganAt + 5_000);
     await completed(cold);
-    expect(cold.state.connection!.armed).toBe(false);
+    expect(cold.state.deadlineArmed("connection")).toBe(false);
     expect(Object.values(s.agent.freeSockets).flat()).toHaveLength(1);
 
     const warm = start(s, "/ok", undefined, http.request, gatedPlan(s));
     expect(warm.state.req?.reusedSocket).toBe(true);
-    expect(warm.state.connection).toBeUndefined();
+    expect(warm.state.deadlineArmed("connection")).toBe(false);
     await completed(warm);
-    expect(warm.state.connection).toBeUndefined();
+    expect(warm.state.deadlineArmed("connection")).toBe(false);
     expect((warm.outcome!.value as { response: { statusCode: number } }).response.statusCode).toBe(200);
     expect(s.monitor.getStats().origins[0].requests).toMatchObject({ started: 2, completed: 2 });
     runtimeIdle(s);
@@ -481,10 +481,9 @@ describe("connectionTimeout is armed only for a request that has no connected so
     vi.advanceTimersByTime(100);
     const r = start(s, "/ok", undefined, http.request, gatedPlan(s));
     expect(Object.values(s.agent.freeSockets).flat()).toHaveLength(0);
-    expect(r.state.connection?.armed).toBe(true);
-    expect(r.state.connection!.at).toBe(r.state.beganAt + 5_000);
+    expect(r.state.deadlineDueAt("connection")).toBe(r.state.beganAt + 5_000);
     await completed(r);
-    expect(r.state.connection!.armed).toBe(false);
+    expect(r.state.deadlineArmed("connection")).toBe(false);
     expect(s.monitor.getStats().origins[0].sockets.created).toBe(2);
     runtimeIdle(s);
   });
@@ -494,11 +493,11 @@ describe("connectionTimeout is armed only for a request that has no connected so
     await completed(start(s, "/ok"));
     const warm = start(s, "/hold");
     expect(warm.state.gateKey).toBeUndefined();
-    expect(warm.state.connection).toBeUndefined();
+    expect(warm.state.deadlineArmed("connection")).toBe(false);
     await serverSaw(2);
     // The one socket is busy: the next request waits in the agent's queue, with connectionTimeout running.
     const queued = start(s, "/ok");
-    expect(queued.state.connection?.armed).toBe(true);
+    expect(queued.state.deadlineArmed("connection")).toBe(true);
     vi.advanceTimersByTime(4_999);
     expect(queued.outcome).toBeUndefined();
     vi.advanceTimersByTime(1);
@@ -514,6 +513,6 @@ describe("connectionTimeout is armed only for a request that has no connected so
       Object.defineProperty(req, "reusedSocket", { value: undefined });
       return req;
     });
-    expect(r.state.connection?.armed).toBe(true);
+    expect(r.state.deadlineArmed("connection")).toBe(true);
   });
 });

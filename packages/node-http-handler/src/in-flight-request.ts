@@ -4,20 +4,26 @@
  * States and the one way out:
  *
  *   start() ─┬─► dispatched ─'socket'─► assigned ─connect/secureConnect─► connected ─'response'─► responded
- *            │   (Node request created;                                                      │ settle(resolve)
+ *            │   (Node request created;                                                      │ resolve()
  *            │    queued in agent.requests, or connecting)                                    ▼
  *            └─► gated (queued in the handler's AgentGate: no Node     body streams to the caller
  *                request, body not read) ─slot freed─► dispatched
- *   any state ── error, abort, deadline, body write failure ─► settle(reject)
+ *   any state ── error, abort, deadline, body write failure ─► reject()
  *
  *   'close' │ left the gate or the agent queue (abort / timeout while queued) │ handler destroy() │ http.request threw
  *          └──────────────────────────────► finish() ─► finished (terminal)
  *
- * Deadlines and the abort listener are armed at `start()`, so every clock runs from `handle()` whether the request
- * waits in the gate or not; while gated (`req` undefined) each of them still acts and ends it through `finish()`,
- * which unlinks it from the gate in O(1). `connectionTimeout` of a request dispatched at once is armed right after
- * its Node request is created (from the same `beganAt`), and only if the agent did not hand it a free (connected)
- * socket (`req.reusedSocket`): on a warm pool it is never armed.
+ * The promise, `finish()`, the abort listener and the deadlines are `RequestCore`'s (`request-core.ts`), on the
+ * request plan's `DeadlinePlan` (`deadlinePlanOf`): one `Deadline` node per request, whatever the number of kinds.
+ * They start at `start()`, so every clock runs from `handle()` whether the request waits in the gate or not; while
+ * gated (`req` undefined) each deadline still acts and ends the request through `finish()`, which unlinks it from the
+ * gate in O(1). The request reports its phases: `Acquired` at `'socket'`, `Connected` at connect (TLS included, or at
+ * once on a connected socket), `Headers` at the response. `connectionTimeout` is armed by the request itself: at
+ * `start()` for a gated request, else right after its Node request is created (from the same `begunAt`), and only if
+ * the agent did not hand it a free (connected) socket (`req.reusedSocket`): on a warm pool it is never armed.
+ * `deadlineExpired` acts only until the promise settles: the continue wait sends the body, a request timeout without
+ * `throwOnRequestTimeout` only warns, the others reject with their rule's error. The socket-usage warning window is
+ * `SocketUsageWarning`'s own node, owned by this request (`onDeadline` hands it over).
  *
  * Telemetry: with the handler's monitor on, the request counts itself on it (`TelemetryCore`), from its own phases:
  * started and queued where the gate queues it or at dispatch, acquired at `'socket'`, its body's progress from
@@ -25,37 +31,33 @@
  * (ages, unread bodies: the runtime walks its live list for them); a socket first seen gets the monitor's
  * `SocketState` (`adoptSocket()`), whose connect this request's own listeners time.
  *
- * `settle()` resolves or rejects the promise once and cancels the deadlines that only matter until then.
- * `finish()` is idempotent and owns every other release: it settles first if needed (a request never ends with its
- * promise pending), cancels every deadline, removes the abort listener and hands the request back to the
- * `RequestHost` (`requestFinished`: idle watch, warning timer, monitor accounting, the one in-flight count). A request
- * that leaves the gate or the agent queue never emits `'close'` (see `agent-queue.ts`), so that path calls `finish()`
- * itself.
+ * `resolve()` / `reject()` settle the promise once (the core's `resolveWith` / `rejectWith`) and tell the host.
+ * `finish()` is idempotent and owns every other release: the core's `finish()` (settles first if needed: a request
+ * never ends with its promise pending; cancels the deadlines; removes the abort listener), then it hands the request
+ * back to the `RequestHost` (`requestFinished`: idle watch, warning timer, monitor accounting, the one in-flight
+ * count). A request that leaves the gate or the agent queue never emits `'close'` (see `agent-queue.ts`), so that path
+ * calls `finish()` itself. The core's own counting is off (no origin telemetry is given to it): the request counts
+ * itself on the handler's monitor (below).
  *
  * Allocations per request: this object, the Node options object and path string built by the handler (kept here
  * while gated, with the request function, and dropped at dispatch; the
- * `RequestPlan` is shared, see `request-plan.ts`; the origin string is memoised), one
- * `Deadline` node per configured deadline (up to five; nodes are reused, arming allocates nothing), the promise and
+ * `RequestPlan` and its `DeadlinePlan` are shared, see `request-plan.ts`; the origin string is memoised), one
+ * `Deadline` node and one small array when a deadline is configured (arming allocates nothing), the promise and
  * its resolvers, and error objects on failure paths only. Node listeners are module-level functions that find the
  * state through a symbol on the request (`this[kState]`); the abort signal gets the state itself as an
- * EventListener object (`handleEvent`). Closures: the promise executor (one per request), one for a legacy signal
- * without `addEventListener` (`onabort`), one error forwarder for a `Readable` body (`write-body.ts`) plus whatever
+ * EventListener object (`handleEvent`; a legacy signal's `onabort` is one shared function). Closures: the promise
+ * executor (one per request), one error forwarder for a `Readable` body (`write-body.ts`) plus whatever
  * its piping creates. No native timer per request, except in
  * `socketMonitor: "per-request"` mode (upstream's warning timer, on purpose).
  */
-import type { Http1PoolMonitor } from "@sockeye/pool-monitor";
+import type { Http1PoolMonitor, RequestOutcome } from "@sockeye/pool-monitor";
 import {
-  acquisitionTimeoutError,
   adoptSocket,
   agentMaps as importedAgentMaps,
-  assertNever,
   attachUnpooledRequest,
-  buildAbortError,
   closedBeforeResponseError,
-  connectionTimeoutError,
-  Deadline as ImportedDeadline,
+  type Deadline,
   DeadlineKind as ImportedDeadlineKind,
-  type DeadlineOwner,
   explainRefusal,
   type FinishedHttp1Request,
   guardedWarn,
@@ -65,10 +67,11 @@ import {
   outcomeOf as importedOutcomeOf,
   type PoolLink,
   REQUEST_TIMEOUT_HINT,
+  RequestCore,
+  RequestPhase as ImportedRequestPhase,
   relabelSocketError,
   type ResponseProgress,
   requestFinishedChannel as importedFinishedChannel,
-  requestTimeoutError,
   requestTimeoutMessage,
   type SocketState,
   socketIdleTimeoutError,
@@ -76,6 +79,7 @@ import {
   timing as importedTiming,
   type UnpooledRequest,
   unpooledClosed,
+  type WireFacts,
   writeBody as importedWriteBody,
 } from "@sockeye/pool-monitor/internal";
 import { type HttpRequest, HttpResponse as ImportedHttpResponse } from "@smithy/protocol-http";
@@ -83,23 +87,22 @@ import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { GatedRequest, GateKey } from "./agent-gate";
 import { describeAgentQueue, leaveAgentQueue } from "./agent-queue";
-import { MIN_CONTINUE_WAIT_MS, PACKAGE_PREFIX } from "./constants";
+import { PACKAGE_PREFIX } from "./constants";
 import { getTransformedHeaders } from "./get-transformed-headers";
 import type { IdleWatcher } from "./idle-watch-list";
 import type { RequestHost } from "./request-host";
-import type { RequestPlan } from "./request-plan";
+import { deadlinePlanOf, type RequestPlan } from "./request-plan";
 import { socketAge, stampSocket } from "./socket-lifecycle";
 import type { WarnedRequest } from "./socket-usage-warning";
 import { enableTcpKeepAlive } from "./tcp-keep-alive";
 
 // Bound once: in this package's CommonJS build every use of another package's export is a getter call.
-const Deadline = ImportedDeadline;
-type Deadline<K> = ImportedDeadline<K>;
 const DeadlineKind = ImportedDeadlineKind;
 type DeadlineKind = ImportedDeadlineKind;
 const HttpResponse = ImportedHttpResponse;
 const agentMaps = importedAgentMaps;
 const outcomeOf = importedOutcomeOf;
+const RequestPhase = ImportedRequestPhase;
 const requestFinishedChannel = importedFinishedChannel;
 const socketStateOf = importedSocketStateOf;
 const timing = importedTiming;
@@ -120,38 +123,18 @@ export interface NodeRequestOptions {
 
 /** @internal */
 export class InFlightRequest
-  implements
-    DeadlineOwner<DeadlineKind>,
-    IdleWatcher,
-    WarnedRequest,
-    GatedRequest,
-    FinishedHttp1Request,
-    ResponseProgress,
-    UnpooledRequest
+  extends RequestCore<OriginState>
+  implements IdleWatcher, WarnedRequest, GatedRequest, FinishedHttp1Request, ResponseProgress, UnpooledRequest
 {
-  /** The promise has been resolved or rejected. */
-  hasSettled = false;
-  /** `finish()` ran: nothing of this request is registered anywhere any more. */
-  isFinished = false;
   req: ClientRequest | undefined = undefined;
-  /** `timing.now()` ms at `start()`. */
-  beganAt = 0;
-  private resolveFn: Settle | undefined = undefined;
-  private rejectFn: Settle | undefined = undefined;
-  connection: Deadline<DeadlineKind> | undefined = undefined;
-  private request: Deadline<DeadlineKind> | undefined = undefined;
-  continueWait: Deadline<DeadlineKind> | undefined = undefined;
-  acquireDeadline: Deadline<DeadlineKind> | undefined = undefined;
-  usageWarning: Deadline<DeadlineKind> | undefined = undefined;
   warningTimer: ReturnType<typeof setTimeout> | undefined = undefined;
+  usageWarning: Deadline<DeadlineKind> | undefined = undefined;
   // IdleWatcher fields (the host's idle watch, `socketTimeout`).
   idleDeadline: Deadline<IdleWatcher> | undefined = undefined;
   idleOn: Socket | undefined = undefined;
   // The host's live list.
   liveNext: InFlightRequest | undefined = undefined;
   livePrev: InFlightRequest | undefined = undefined;
-  /** The `onabort` handler installed on a legacy signal (no `addEventListener`); cleared by `finish()`. */
-  private legacyOnAbort: (() => void) | undefined = undefined;
   // GatedRequest fields (the plan's `AgentGate`): the key counted under and, while queued, the FIFO links.
   gateKey: GateKey | undefined = undefined;
   inGateQueue = false;
@@ -165,10 +148,9 @@ export class InFlightRequest
   hasErrored = false;
   /** Why the handler gave up on it (the first reason wins): counted so, not as failed. */
   notedOutcome: "aborted" | "timed_out" | undefined = undefined;
-  /** The error the promise rejected with (`undefined` while pending or resolved); named by `request:finished`. */
-  trackedError: unknown = undefined;
   // Telemetry: what the monitor counts and reads of the request (see the header); `monitor` unset = not counted.
-  monitor: Http1PoolMonitor | undefined = undefined;
+  // (The core's own counting is off: it is given no origin telemetry.)
+  declare monitor: Http1PoolMonitor | undefined;
   originState: OriginState | undefined = undefined;
   /** Its agent name's link in the monitor (the gate key's name), once known. */
   link: PoolLink | undefined = undefined;
@@ -192,8 +174,28 @@ export class InFlightRequest
     readonly requestPlan: RequestPlan,
     /** `scheme://host:port`, the only request detail telemetry ever sees ("" with telemetry off). */
     readonly originKey: string,
-    readonly abortSignal: any
-  ) {}
+    abortSignal: any
+  ) {
+    super(deadlinePlanOf(requestPlan, host.hostScheduler), undefined, undefined, abortSignal);
+  }
+
+  get errorPrefix(): string {
+    return PACKAGE_PREFIX;
+  }
+
+  get waitsFor(): "socket" {
+    return "socket";
+  }
+
+  /** `timing.now()` ms at `handle()` (the core's `begunAt`, under telemetry's name). */
+  get beganAt(): number {
+    return this.begunAt;
+  }
+
+  /** The error the promise rejected with (`undefined` while pending or resolved); named by `request:finished`. */
+  get trackedError(): unknown {
+    return this.failure;
+  }
 
   /** The plan's agent. */
   get agent(): Agent {
@@ -212,8 +214,9 @@ export class InFlightRequest
   }
 
   /**
-   * Promise executor body: arms the deadlines and the abort listener (the clocks start now, whether or not the request
-   * has to wait in the handler's gate), then creates the Node request now or queues it in the gate. Never throws.
+   * Promise executor body: counts it in flight, starts the core (abort listener, deadlines: the clocks start now,
+   * whether or not the request has to wait in the handler's gate), then creates the Node request now or queues it in
+   * the gate. Never throws.
    */
   start(
     resolve: Settle,
@@ -221,21 +224,21 @@ export class InFlightRequest
     requestFunc: (options: object) => ClientRequest,
     options: NodeRequestOptions
   ): void {
-    this.resolveFn = resolve;
-    this.rejectFn = reject;
     this.requestFunc = requestFunc;
     this.nodeOptions = options;
-    const now = (this.beganAt = timing.now());
+    const now = this.begunAt;
     const dispatchNow = this.host.requestStarted(this, now);
     try {
-      this.arm(now);
+      this.begin(resolve, reject);
+      // Upstream's race: send the body on '100 Continue' or after max(6 s, requestTimeout); never on response/error.
+      this.armDeadline(DeadlineKind.Continue, now);
     } catch (error) {
       this.finish(error);
       return;
     }
-    // `connectionTimeout`: a gated request is timed from now on (from `beganAt`); one dispatched now, by `dispatch()`.
+    // `connectionTimeout`: a gated request is timed from now on (from `begunAt`); one dispatched now, by `dispatch()`.
     if (dispatchNow) this.dispatch(now);
-    else if (this.requestPlan.connectWaitMs) this.armConnection();
+    else this.armDeadline(DeadlineKind.Connection, now);
   }
 
   /** GatedRequest: the handler's gate lets the request go. */
@@ -261,13 +264,13 @@ export class InFlightRequest
       this.finish(explainRefusal(error, this.httpRequest.headers, PACKAGE_PREFIX));
       return;
     }
-    // `connectionTimeout` of a request dispatched at `start()` is armed now, from `beganAt`, unless the agent handed
+    // `connectionTimeout` of a request dispatched at `start()` is armed now, from `begunAt`, unless the agent handed
     // it one of its free sockets, which are connected: Node's `Agent` sets `reusedSocket` synchronously in
     // `addRequest()` when it does (Node 20–24), so a request that gets a new socket or waits in `agent.requests` is
     // timed as before. An agent that does not set it (its own `addRequest`) or an intercepted `http.request` gets
-    // the deadline. `0` or `undefined` means off.
-    if (this.requestPlan.connectWaitMs && this.connection === undefined && req.reusedSocket !== true)
-      this.armConnection();
+    // the deadline. (A gated request's is armed since `start()`.)
+    if (req.reusedSocket !== true && !this.deadlineArmed(DeadlineKind.Connection))
+      this.armDeadline(DeadlineKind.Connection, this.begunAt);
     this.req = req;
     (req as any)[kState] = this;
     try {
@@ -288,94 +291,62 @@ export class InFlightRequest
     }
   }
 
+  /** Connection timeout detail: where the request still was. */
+  override connectionDetail(): string | undefined {
+    if (this.req?.socket) return undefined;
+    return `The request was still waiting for a free socket (${this.describeQueue()}).`;
+  }
+
+  override describeQueue(): string {
+    return describeAgentQueue(this.requestPlan.agent, this.requestPlan.agentGate);
+  }
+
+  /** DeadlineOwner: the core's deadline node, or this request's socket-usage window (`SocketUsageWarning`). */
+  override onDeadline(kind: DeadlineKind, now: number): void {
+    if (kind !== DeadlineKind.Warning) super.onDeadline(kind, now);
+    else if (!this.settled && !this.isFinished) this.host.onWarningWindow(this);
+  }
+
   /**
-   * The abort listener and the deadlines, from `start()` (before the Node request exists), but `connectionTimeout`:
-   * `start()` arms it for a request the gate queues; for one dispatched now, `dispatch()` arms it right after (the
-   * same clock: from `beganAt`) unless the agent handed the request one of its free sockets (connected: the usual
-   * case of a warm pool). (Kept out of this function: a branch only the gated requests take would deoptimise it the
-   * first time a burst queues.)
+   * A deadline expired (only until the promise settles, gated or not): the continue wait sends the body; a request
+   * timeout without `throwOnRequestTimeout` only warns; the others reject with their rule's error (acquisition and
+   * request timeouts destroy the Node request with it, as upstream does).
    */
-  private arm(now: number): void {
-    const plan = this.requestPlan;
-    const host = this.host;
-    const signal = this.abortSignal;
-    if (signal) {
-      if (typeof signal.addEventListener === "function") signal.addEventListener("abort", this, { once: true });
-      else signal.onabort = this.legacyOnAbort = () => this.handleEvent();
-    }
-
-    const scheduler = host.hostScheduler;
-    if (plan.requestMs) {
-      this.request = new Deadline(this, DeadlineKind.Request);
-      scheduler.arm(this.request, now, plan.requestMs);
-    }
-    if (plan.acquireMs) {
-      this.acquireDeadline = new Deadline(this, DeadlineKind.Acquire);
-      scheduler.arm(this.acquireDeadline, now, plan.acquireMs);
-    }
-    if (plan.expectContinue && !plan.callerAgent) {
-      // Upstream's race: send the body on '100 Continue' or after max(6 s, requestTimeout); never on response/error.
-      this.continueWait = new Deadline(this, DeadlineKind.Continue);
-      scheduler.arm(this.continueWait, now, Math.max(MIN_CONTINUE_WAIT_MS, plan.requestMs ?? MIN_CONTINUE_WAIT_MS));
-    }
-  }
-
-  /** EventListener interface: the abort signal fired. */
-  handleEvent(): void {
-    if (this.isFinished) return;
-    this.giveUp(buildAbortError(this.abortSignal), "aborted", false);
-  }
-
-  onDeadline(kind: DeadlineKind, now: number): void {
-    // `req` is undefined while the request waits in the handler's gate (every deadline acts then too).
+  protected override deadlineExpired(kind: DeadlineKind, ms: number, now: number): void {
     const req = this.req;
-    if (this.isFinished || (req === undefined && !this.inGateQueue)) return;
-    switch (kind) {
-      case DeadlineKind.Connection:
-        if (!this.hasSettled) {
-          const plan = this.requestPlan;
-          const detail = req?.socket
-            ? undefined
-            : `The request was still waiting for a free socket (${describeAgentQueue(plan.agent, plan.agentGate)}).`;
-          this.giveUp(connectionTimeoutError(PACKAGE_PREFIX, plan.connectWaitMs, detail), "timed_out", false);
-        }
-        return;
-      case DeadlineKind.Request:
-        if (this.hasSettled) return;
-        if (this.requestPlan.requestTimeoutThrows) {
-          this.giveUp(requestTimeoutError(PACKAGE_PREFIX, this.requestPlan.requestMs), "timed_out", true);
-        } else {
-          guardedWarn(
-            this.requestPlan.logger ?? console,
-            `${requestTimeoutMessage(PACKAGE_PREFIX, this.requestPlan.requestMs, false)} ${REQUEST_TIMEOUT_HINT}`
-          );
-        }
-        return;
-      case DeadlineKind.Continue:
-        if (req !== undefined && !req.destroyed && !this.res) this.writeBodyOrFail();
-        return;
-      case DeadlineKind.Acquire:
-        if (!this.hasSettled && !req?.socket) {
-          const plan = this.requestPlan;
-          const error = acquisitionTimeoutError(
-            PACKAGE_PREFIX,
-            plan.acquireMs,
-            now - this.beganAt,
-            "socket",
-            describeAgentQueue(plan.agent, plan.agentGate)
-          );
-          this.giveUp(error, "timed_out", true);
-        }
-        return;
-      case DeadlineKind.Warning:
-        if (!this.hasSettled) this.host.onWarningWindow(this);
-        return;
-      case DeadlineKind.SocketIdle:
-      case DeadlineKind.StreamIdle:
-        return; // Not armed by HTTP/1.1.
-      default:
-        assertNever(kind);
+    if (this.settled || (req === undefined && !this.inGateQueue)) return;
+    if (kind === DeadlineKind.Continue) {
+      if (req !== undefined && !req.destroyed && !this.res) this.writeBodyOrFail();
+      return;
     }
+    if (kind === DeadlineKind.Request && !this.requestPlan.requestTimeoutThrows) {
+      guardedWarn(
+        this.requestPlan.logger ?? console,
+        `${requestTimeoutMessage(PACKAGE_PREFIX, ms, false)} ${REQUEST_TIMEOUT_HINT}`
+      );
+      return;
+    }
+    const error = this.deadlineError(kind, ms, now);
+    if (error !== undefined)
+      this.giveUp(error, "timed_out", kind === DeadlineKind.Acquire || kind === DeadlineKind.Request);
+  }
+
+  /** Core: tears the exchange down (abort, deadline). */
+  fail(error: Error, outcome: RequestOutcome): void {
+    this.giveUp(error, outcome === "aborted" || outcome === "timed_out" ? outcome : undefined, false);
+  }
+
+  protected wireFacts(): WireFacts {
+    const res = this.res;
+    return {
+      scheme: this.requestPlan.isSSL ? "https" : "http",
+      method: this.trackedMethod,
+      statusCode: res?.statusCode,
+      protocolVersion: "1.1",
+      requestBodySize: this.requestBodySize,
+      responseBodySize: res?.headers["content-length"],
+      error: res?.errored,
+    };
   }
 
   /** IdleWatcher: the `socketTimeout` limit, ms. */
@@ -413,7 +384,7 @@ export class InFlightRequest
       if (destroyWithError) req.destroy(error as Error);
       else req.destroy();
     }
-    this.settle(error, true);
+    this.reject(error);
     if (noClose) this.finish();
   }
 
@@ -440,46 +411,33 @@ export class InFlightRequest
     this.finish(error);
   }
 
-  /** Resolves or rejects once; cancels every deadline that only matters until settlement. */
-  settle(value: unknown, isError: boolean): void {
-    if (this.hasSettled) return;
-    this.hasSettled = true;
-    this.cancelDeadlines();
+  /** Rejects once (the core's `rejectWith`): the deadlines no longer act, the socket-usage window no longer matters. */
+  reject(error: unknown): void {
+    if (this.settled) return;
+    this.rejectWith(error, "failed");
     this.host.requestSettled(this);
-    if (isError) this.trackedError = value;
-    const fn = isError ? this.rejectFn : this.resolveFn;
-    this.resolveFn = this.rejectFn = undefined;
-    fn?.(value);
+  }
+
+  /** Resolves once with the response (`Headers`: the deadlines until the response end); `now` as `enterPhase`. */
+  resolve(value: unknown, now: number): void {
+    if (this.settled) return;
+    this.resolveWith(value, now);
+    this.host.requestSettled(this);
   }
 
   /**
-   * The single way out (idempotent): settles if still pending (with `error`, or "closed before a response"),
-   * removes the abort listener (on a legacy signal: clears `onabort` if it is still the one `arm()` installed, so the
-   * signal does not keep this request alive) and releases everything the host holds for the request.
+   * The single way out (idempotent): the core's `finish()` (settles if still pending, with `error` or "closed before
+   * a response"; cancels every deadline; removes the abort listener), then the host releases everything it holds
+   * for the request.
    */
-  finish(error?: unknown): void {
+  override finish(error?: unknown): void {
     if (this.isFinished) return;
-    this.isFinished = true;
-    if (!this.hasSettled) this.settle(error ?? closedBeforeResponseError(PACKAGE_PREFIX), true);
-    else this.cancelDeadlines();
-    const signal = this.abortSignal;
-    if (signal) {
-      if (typeof signal.removeEventListener === "function") signal.removeEventListener("abort", this);
-      const legacy = this.legacyOnAbort;
-      if (legacy !== undefined) {
-        this.legacyOnAbort = undefined;
-        if (signal.onabort === legacy) signal.onabort = null;
-      }
-    }
+    // The error is built only when it will be used (an error's stack trace is costly).
+    const unsettled = this.settled
+      ? undefined
+      : ((error as Error | undefined) ?? closedBeforeResponseError(PACKAGE_PREFIX));
+    super.finish("failed", unsettled);
     this.host.requestFinished(this);
-  }
-
-  private cancelDeadlines(): void {
-    const scheduler = this.host.hostScheduler;
-    if (this.connection) scheduler.disarm(this.connection);
-    if (this.request) scheduler.disarm(this.request);
-    if (this.acquireDeadline) scheduler.disarm(this.acquireDeadline);
-    if (this.continueWait) scheduler.disarm(this.continueWait);
   }
 
   writeBodyOrFail(): void {
@@ -500,17 +458,6 @@ export class InFlightRequest
     if (this.requestPlan.socketIdleMs && !this.isFinished && !this.req?.destroyed) {
       this.host.watchIdle(this, socket, now ?? timing.now());
     }
-  }
-
-  /** Arms `connectionTimeout` from `beganAt` (the clock runs from `handle()` wherever it is armed). */
-  armConnection(): void {
-    const d = (this.connection ??= new Deadline(this, DeadlineKind.Connection));
-    this.host.hostScheduler.arm(d, this.beganAt, this.requestPlan.connectWaitMs as number);
-  }
-
-  /** The connection is established (TCP, plus TLS for https): `connectionTimeout` no longer applies. */
-  socketReady(): void {
-    if (this.connection) this.host.hostScheduler.disarm(this.connection);
   }
 
   // ---- Telemetry: the request's phases counted on the handler's monitor -------------------------------------
@@ -603,7 +550,7 @@ export class InFlightRequest
       ss.current = this;
       this.socketState = ss;
     }
-    monitor.acquired(o, now - this.beganAt, reused, wasQueued);
+    monitor.acquired(o, now - this.begunAt, reused, wasQueued);
   }
 
   /** Its end (from `finish()`, `now`: the runtime's reading): released, finished, `request:finished`. */
@@ -635,8 +582,8 @@ function onResponse(this: ClientRequest, res: IncomingMessage): void {
   const state: InFlightRequest = (this as any)[kState];
   const monitor = state.monitor;
   const lifetime = state.requestPlan.lifetimeMs;
-  // One clock reading for telemetry and the socket's age.
-  const now = monitor !== undefined || lifetime ? timing.now() : 0;
+  // One clock reading for telemetry, the socket's age and the deadlines' phase.
+  const now = monitor !== undefined || lifetime || state.plan.entries.length !== 0 ? timing.now() : 0;
   state.res = res;
   if (monitor !== undefined && !state.isUnpooled && !monitor.coreDestroyed) {
     state.responseAt = state.progressAt = now;
@@ -648,29 +595,28 @@ function onResponse(this: ClientRequest, res: IncomingMessage): void {
     this.shouldKeepAlive = false;
     state.host.socketClosedByLimit(socket, "max_lifetime");
   }
-  if (state.hasSettled) return;
+  if (state.settled) return;
   const response = new HttpResponse({
     statusCode: res.statusCode || -1,
     reason: res.statusMessage,
     headers: getTransformedHeaders(res.headers),
     body: res,
   });
-  state.settle({ response }, false);
+  state.resolve({ response }, now);
 }
 
 function onRequestError(this: ClientRequest, error: NodeJS.ErrnoException): void {
   const state: InFlightRequest = (this as any)[kState];
   state.hasErrored = true;
-  if (state.hasSettled) return;
+  if (state.settled) return;
   // ECONNRESET / EPIPE / ETIMEDOUT become TimeoutErrors, as upstream relabels them.
-  state.settle(relabelSocketError(error), true);
+  state.reject(relabelSocketError(error));
 }
 
 function onRequestContinue(this: ClientRequest): void {
   const state: InFlightRequest = (this as any)[kState];
-  const deadline = state.continueWait;
-  if (deadline === undefined || !deadline.armed) return;
-  state.host.hostScheduler.disarm(deadline);
+  if (!state.deadlineArmed(DeadlineKind.Continue)) return;
+  state.endDeadline(DeadlineKind.Continue);
   if (!this.destroyed && !state.res) state.writeBodyOrFail();
 }
 
@@ -679,11 +625,14 @@ function onRequestSocket(this: ClientRequest, socket: Socket): void {
   const plan = state.requestPlan;
   const monitor = state.monitor;
   const connecting = socket.connecting;
-  // One clock reading for whatever wants one here: telemetry, the socket's age stamp, a connected socket's idle watch.
-  const now = monitor !== undefined || plan.lifetimeMs || (!connecting && plan.socketIdleMs) ? timing.now() : 0;
+  // One clock reading for whatever wants one here: telemetry, the socket's age stamp, a connected socket's idle
+  // watch, the deadlines' phase.
+  const now =
+    monitor !== undefined || plan.lifetimeMs || (!connecting && plan.socketIdleMs) || state.plan.entries.length !== 0
+      ? timing.now()
+      : 0;
   if (monitor !== undefined) state.countSocket(monitor, socket, now);
-  const acquire = state.acquireDeadline;
-  if (acquire) state.host.hostScheduler.disarm(acquire);
+  state.enterPhase(RequestPhase.Acquired, now);
   enableTcpKeepAlive(socket, plan.agent);
   if (plan.lifetimeMs) stampSocket(socket, now);
   if (connecting) {
@@ -692,7 +641,7 @@ function onRequestSocket(this: ClientRequest, socket: Socket): void {
     if (plan.isSSL) socket.once("secureConnect", onSocketSecureConnected);
   } else {
     state.connected(socket, now);
-    state.socketReady();
+    state.enterPhase(RequestPhase.Connected, now);
   }
 }
 
@@ -715,7 +664,7 @@ function onSocketConnected(this: Socket): void {
   state.connected(this, now);
   if (!state.requestPlan.isSSL) {
     (this as any)[kConnectingFor] = undefined;
-    state.socketReady();
+    state.enterPhase(RequestPhase.Connected, now);
   }
 }
 
@@ -723,9 +672,11 @@ function onSocketConnected(this: Socket): void {
 function onSocketSecureConnected(this: Socket): void {
   const state: InFlightRequest | undefined = (this as any)[kConnectingFor];
   (this as any)[kConnectingFor] = undefined;
+  if (state === undefined) return;
+  const now = timing.now();
   const ss = socketStateOf(this);
-  if (ss !== undefined && state !== undefined && ss.core === state.monitor) ss.onSecureConnect(timing.now());
-  if (state !== undefined && state.req?.socket === this) state.socketReady();
+  if (ss !== undefined && ss.core === state.monitor) ss.onSecureConnect(now);
+  if (state.req?.socket === this) state.enterPhase(RequestPhase.Connected, now);
 }
 
 /** The Node request closed: the common way out. */

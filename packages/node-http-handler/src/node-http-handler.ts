@@ -310,6 +310,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       callerAgent: externalAgent,
       // The one-off agent has no socket limit: nothing to wait for.
       agentGate: oneOffAgent ? undefined : this.runtime.gateFor(agent),
+      deadlines: undefined,
     };
   }
 

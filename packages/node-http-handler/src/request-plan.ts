@@ -1,6 +1,8 @@
 import type { Logger } from "@smithy/types";
+import { DeadlineKind, DeadlinePlan, type DeadlineScheduler } from "@sockeye/pool-monitor/internal";
 import type { Agent } from "node:http";
 import type { AgentGate } from "./agent-gate";
+import { MIN_CONTINUE_WAIT_MS } from "./constants";
 
 /**
  * What the handler resolves for a request before `InFlightRequest.start()`: which agent and which deadlines (ms,
@@ -41,4 +43,32 @@ export interface RequestPlan {
    * `agent.requests`. `undefined`: none (the one-off 100-continue agent; unit specs): created at once.
    */
   readonly agentGate: AgentGate | undefined;
+  /** Its deadlines on the handler's scheduler, built on first use (`deadlinePlanOf`); `undefined` until then. */
+  deadlines?: DeadlinePlan<"http1"> | undefined;
+}
+
+/**
+ * The deadlines of `plan`'s requests on `scheduler`, built once and kept on the plan (rebuilt only if the plan is
+ * used with another scheduler): `connectionTimeout` (armed by the request itself: not for a free, connected socket),
+ * `socketAcquisitionTimeout`, `requestTimeout`, and upstream's `100 Continue` wait, max(6 s, requestTimeout), when
+ * the request waits for it on its one-off agent. The socket-usage warning window is `SocketUsageWarning`'s.
+ * @internal
+ */
+export function deadlinePlanOf(plan: RequestPlan, scheduler: DeadlineScheduler): DeadlinePlan<"http1"> {
+  const cached = plan.deadlines;
+  if (cached !== undefined && cached.scheduler === scheduler) return cached;
+  const requestMs = plan.requestMs;
+  const continueMs =
+    plan.expectContinue && !plan.callerAgent
+      ? Math.max(MIN_CONTINUE_WAIT_MS, requestMs ?? MIN_CONTINUE_WAIT_MS)
+      : undefined;
+  const durations = {
+    connection: plan.connectWaitMs,
+    acquire: plan.acquireMs,
+    request: requestMs,
+    continue: continueMs,
+    warning: undefined,
+  };
+  plan.deadlines = new DeadlinePlan<"http1">(scheduler, durations, [DeadlineKind.Connection]);
+  return plan.deadlines;
 }

@@ -258,6 +258,14 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     return i >= 0 && this.dues !== undefined && this.dues[i] >= 0;
   }
 
+  /** When `kind` is due (`timing.now()` ms; an idle one from the last activity), -1 when it is not armed. */
+  deadlineDueAt(kind: DeadlineKind): number {
+    const i = this.plan.indexOf(kind);
+    if (i < 0 || this.dues === undefined || this.dues[i] < 0) return -1;
+    const e = this.plan.entries[i];
+    return (e.idle ? this.lastActive : this.dues[i]) + e.ms;
+  }
+
   /** Suspends the idle deadlines (a body paused for its reader). */
   pauseIdle(): void {
     if (this.idlePaused) return;
@@ -296,9 +304,13 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
    * handles otherwise (and calls `super` for the rest).
    */
   protected deadlineExpired(kind: DeadlineKind, ms: number, now: number): void {
-    const i = this.plan.indexOf(kind);
-    const error = this.plan.entries[i].rule.error(this, ms, now);
+    const error = this.deadlineError(kind, ms, now);
     if (error !== undefined) this.fail(error, "timed_out");
+  }
+
+  /** The error of `kind`'s rule (`ms` long, expired at `now`); `undefined`: the rule only tells the transport. */
+  protected deadlineError(kind: DeadlineKind, ms: number, now: number): Error | undefined {
+    return this.plan.entries[this.plan.indexOf(kind)].rule.error(this, ms, now);
   }
 
   private duesOf(): number[] {
