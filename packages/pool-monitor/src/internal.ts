@@ -8,20 +8,16 @@ export { buildQueryString } from "./build-query-string";
 export { assertNever } from "./assert-never";
 export {
   DEADLINE_RULES,
-  type DeadlineContext,
   DeadlineKind,
-  type DeadlineKindOf,
-  type DeadlineRule,
   type Transport,
 } from "./deadline-kind";
 export { IdleWatch, type IdleTarget } from "./idle-watch";
 export { type AbortSignalLike, RequestCore } from "./request-core";
-export { DeadlinePlan, type PlanEntry } from "./request-core-plan";
-export { type PhaseOf, RequestPhase } from "./request-core-phase";
+export { DeadlinePlan } from "./request-core-plan";
+export { RequestPhase } from "./request-core-phase";
 export { Deadline, type DeadlineOwner, DeadlineScheduler, TICK_MS } from "./deadline-scheduler";
 export {
   CAUSE_CONFIRM_SAMPLES,
-  DEFAULT_STALL_AFTER_MS,
   GAP_PERIODS,
   HOLD_DECAY,
   SIZING_HEADROOM,
@@ -53,9 +49,6 @@ export {
   addUnreadResponse,
   adoptSocket,
   agentMaps,
-  type CountedAs,
-  type CountedRequest,
-  type Http1Core,
   type Http1Requests,
   OriginState,
   outcomeOf,
@@ -69,10 +62,8 @@ export { PoolMonitor } from "./pool-monitor";
 export {
   emptyPoolStats,
   type GetStatsOptions,
-  type MonitorHandlerOption,
   OVERFLOW_ORIGIN,
   type PoolTelemetry,
-  saturationFields,
   TelemetryCore,
   UNREAD_WHILE_QUEUED_SAMPLES,
 } from "./telemetry-core";
@@ -80,16 +71,12 @@ export {
   type DetectorTuning,
   emptyCloseCounts,
   OriginTelemetry,
-  UnpooledCounters,
 } from "./origin-telemetry";
 export { PoolReading, SampleEvidence, type UnreadBody, type UnreadWatch } from "./pool-reading";
 export { CLOSE_REASONS, type CloseReasonOf, HTTP2_CLOSE_REASONS } from "./pool-stats";
-export { DurationHistogram } from "./duration-histogram";
 export {
   type FinishedHttp1Request,
   httpRequestFinishedEvent,
-  type RequestFacts,
-  requestFinishedEvent,
   schemeOf,
   type WireFacts,
 } from "./request-finished";
@@ -128,7 +115,7 @@ export {
   resolveSharedOptions,
 } from "./resolve-shared-options";
 export { guardedWarn } from "./guarded-warn";
-export { SaturationDetector, type SaturationDetectorOptions, type SaturationSample } from "./saturation-detector";
+export { SaturationDetector } from "./saturation-detector";
 export { SOCKET_MONITOR_ENV } from "./socket-monitor-mode";
 export {
   ALL_HANDLERS_OPTIONS,
