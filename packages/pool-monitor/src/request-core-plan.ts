@@ -73,10 +73,4 @@ export class DeadlinePlan<T extends Transport = Transport> {
     for (let i = 0; i < entries.length; i++) if (entries[i].kind === kind) return i;
     return -1;
   }
-
-  /** The duration of `kind`, ms (`undefined`: not configured). */
-  msOf(kind: DeadlineKind): number | undefined {
-    const i = this.indexOf(kind);
-    return i < 0 ? undefined : this.entries[i].ms;
-  }
 }

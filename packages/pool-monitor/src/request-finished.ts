@@ -17,6 +17,7 @@ import type { ClientRequest } from "node:http";
 import { requestFinishedChannel } from "./diagnostics";
 import type { RequestOutcome } from "./origin-telemetry";
 import type { RequestFinishedEvent } from "./pool-stats";
+import { timing } from "./timing";
 import { type CountedRequest, type OriginState, outcomeOf, type RequestState } from "./tracking-state";
 
 /** What `request:finished` reads of a finished node:http request (the handler's, or the standalone monitor's). @internal */
@@ -32,7 +33,6 @@ export interface FinishedHttp1Request extends CountedRequest {
   readonly isQueued: boolean;
   readonly acquiredAt: number;
 }
-import { timing } from "./timing";
 
 /** OpenTelemetry's default known HTTP methods (RFC 9110, PATCH, QUERY); case-sensitive. */
 const DEFAULT_KNOWN_METHODS: readonly string[] = [
