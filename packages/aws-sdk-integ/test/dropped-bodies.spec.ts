@@ -15,9 +15,9 @@ import { NodeHttpHandler as SmithyNodeHttpHandler } from "@smithy/node-http-hand
 import { NodeHttpHandler } from "@sockeye/node-http-handler";
 import { UndiciHttpHandler } from "@sockeye/undici-http-handler";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collectGarbage } from "../../pool-monitor/test/heap-after-gc";
+import { collectGarbage } from "../../pool-monitor/test/heap-after-gc.js";
 import { s3Client, uniqueName } from "./support/aws-clients.js";
-import { processFaultCapture } from "../../node-http-handler/test/process-fault-capture";
+import { processFaultCapture } from "../../node-http-handler/test/process-fault-capture.js";
 import type { HandlerInstance } from "./support/handlers-under-test.js";
 import { failOnUnhandledRejections } from "./support/unhandled-rejections.js";
 
