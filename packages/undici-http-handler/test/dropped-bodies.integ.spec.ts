@@ -18,6 +18,7 @@ import { HttpRequest } from "@smithy/protocol-http";
 import { CHANNEL_NAMES, type PoolEvent, type PoolStats, type SaturationReport } from "@sockeye/pool-monitor";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NodeHttpHandler } from "../../node-http-handler/src/index";
+import { activeResources } from "../../node-http-handler/test/active-resources";
 import { collectGarbage } from "../../pool-monitor/test/heap-after-gc";
 import { UndiciHttpHandler } from "../src/index";
 
@@ -142,6 +143,13 @@ async function collectUntil(count: () => number | undefined, target: number): Pr
   for (let i = 0; i < 50 && (i < 3 || count() !== target); i++) await collectGarbage();
 }
 
+/** Deadlines armed on the handler's scheduler (`NodeHttpHandler`: its runtime's). */
+function armedDeadlines(handler: Sockeye): number {
+  const scheduler =
+    handler instanceof NodeHttpHandler ? (handler as any).runtime.hostScheduler : (handler as any).scheduler;
+  return scheduler.size;
+}
+
 function originStats(stats: PoolStats) {
   return stats.origins.find((o) => o.origin === `http://127.0.0.1:${port}`);
 }
@@ -164,6 +172,7 @@ for (const [name, create] of Object.entries(SOCKEYE)) {
   describe(`${name}: four responses dropped unread on a pool of ${POOL}`, () => {
     for (const cell of CELLS) {
       it(`${cell.label}: the next request is served after gc(); ${cell.reclaimed} bodies reclaimed, counted and announced`, async () => {
+        const before = activeResources();
         const handler = create();
         const reclaims = listenReclaims();
         try {
@@ -181,12 +190,16 @@ for (const [name, create] of Object.entries(SOCKEYE)) {
           );
           // Nothing left: no request in flight, no deadline armed, at most the pool's connections open.
           expect(handler.getPoolStats().totals.inFlight).toBe(0);
-          expect((handler as any).scheduler?.size ?? (handler as any).runtime?.hostScheduler?.size ?? 0).toBe(0);
+          expect(armedDeadlines(handler)).toBe(0);
           expect(open.size).toBeLessThanOrEqual(POOL);
         } finally {
           reclaims.stop();
           handler.destroy();
         }
+        // No ref'd timer left behind; the pool's sockets close with the handler.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(activeResources().timers).toBeLessThanOrEqual(before.timers);
+        expect(open.size).toBe(0);
       });
     }
 
