@@ -128,6 +128,9 @@ export function openResponseBody(source: BodySource): Readable {
     destroy: destroyBody,
   }) as SourcedReadable;
   body[kSource] = source;
+  // As `IncomingMessage`: the transport pushes whatever arrives, so the stream's own read-ahead after each push (a
+  // `process.nextTick` and a `_read`) has nothing to ask for. `_read` still runs on every read of the consumer.
+  (body as unknown as { _readableState: { readingMore: boolean } })._readableState.readingMore = true;
   source.heldBody = body;
   return body;
 }
