@@ -12,6 +12,12 @@
  * Truncated bodies: `_destroy` is replaced too. Node ends the body of a stream reset with CANCEL, or whose session
  * went away, as if complete; the body is destroyed with an error instead.
  *
+ * Refused streams: a peer that refuses a stream before answering it (RST_STREAM with REFUSED_STREAM, or
+ * ENHANCE_YOUR_CALM: what Node's server sends for every new stream while an unread body keeps more than its
+ * `maxSessionMemory` queued on that connection) did not process it. A pooled request whose body can be sent again
+ * (none, a string or bytes) is then placed again, up to `MAX_REFUSALS` times (`Http2SessionPool.streamRefused`),
+ * instead of failing; a streamed body, an isolated session or a further refusal fails it as before.
+ *
  * One way out: `finish()` runs exactly once, from the stream's `'close'`, or from `end()` for a request with no
  * stream. `end()` is the entry of every early end; the first cause wins.
  */
@@ -49,7 +55,10 @@ import type { Http2SessionEntry } from "./http2-session-entry";
 
 export type { AbortSignalLike };
 
-const { NGHTTP2_CANCEL } = http2.constants;
+const { NGHTTP2_CANCEL, NGHTTP2_ENHANCE_YOUR_CALM, NGHTTP2_REFUSED_STREAM } = http2.constants;
+
+/** Times one request is placed again after a refused stream: a peer that refuses every stream fails it instead. */
+const MAX_REFUSALS = 3;
 const kRequest = Symbol("sockeye.http2StreamRequest");
 
 type StreamWithRequest = ClientHttp2Stream & { [kRequest]?: Http2StreamRequest };
@@ -212,6 +221,8 @@ export class Http2StreamRequest
   responseHeaders: IncomingHttpHeaders | undefined = undefined;
   private awaitingContinue = false;
   private bodySent = false;
+  /** Times the peer refused this request's stream (see "Refused streams" in the header). */
+  private refusals = 0;
   /** Inside `reset()`: the `'aborted'` Node emits for our own reset is not the peer's. */
   private resetting = false;
   /** `reset()` ran: what the stream does from then on (its end pushed while it is torn down) is no progress. */
@@ -385,7 +396,30 @@ export class Http2StreamRequest
 
   /** The stream emitted `'error'` (Node is destroying it). */
   onError(error: Error): void {
-    this.end("failed", error, "leave", "leave");
+    if (this.mayPlaceAgain()) this.placeAgain();
+    else this.end("failed", error, "leave", "leave");
+  }
+
+  /** The peer refused the stream before answering, and the request can be sent again as it was (see the header). */
+  private mayPlaceAgain(): boolean {
+    const stream = this.stream;
+    if (stream === undefined || this.settled || this.isolated || this.refusals >= MAX_REFUSALS) return false;
+    const code = stream.rstCode;
+    return (code === NGHTTP2_REFUSED_STREAM || code === NGHTTP2_ENHANCE_YOUR_CALM) && replayable(this.request.body);
+  }
+
+  /** Lets go of the refused stream (Node closes it) and its slot, and asks the pool for another. */
+  private placeAgain(): void {
+    this.refusals++;
+    detachStream(this.stream as ClientHttp2Stream);
+    this.stream = undefined;
+    this.bodySent = false;
+    if (this.awaitingContinue) {
+      this.awaitingContinue = false;
+      this.endDeadline(DeadlineKind.Continue);
+    }
+    this.countReleased(this.host.now());
+    this.host.streamRefused(this);
   }
 
   /** The peer reset the stream or the session went away: reject, or fail the body (see "Truncated bodies"). */
@@ -514,6 +548,17 @@ export class Http2StreamRequest
       error: this.stream?.errored,
     };
   }
+}
+
+/** A request body that can be sent again as it was: none, a string or bytes (a stream is consumed as it is sent). */
+function replayable(body: unknown): boolean {
+  return (
+    body === undefined ||
+    body === null ||
+    typeof body === "string" ||
+    ArrayBuffer.isView(body) ||
+    body instanceof ArrayBuffer
+  );
 }
 
 /** Activity of `entry` at `now` (not of a stream): restarts its `sessionTimeout` and stamps its last activity. */
