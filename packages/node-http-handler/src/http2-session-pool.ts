@@ -159,6 +159,7 @@ export class Http2SessionPool
     origin.holdEnd(req);
     entry.active--;
     entry.refusing = entry.active > 0;
+    if (entry.state === SESSION_CLOSING) this.closeWhenDrained(entry);
     this.updateRef(entry);
     try {
       this.placePooled(origin, req, true);
