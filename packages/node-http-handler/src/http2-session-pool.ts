@@ -19,8 +19,9 @@
  * returns connection-level flow-control credit as DATA arrives; only that stream's window waits for its reader). But
  * a server may keep the rest of that body queued on the connection and refuse every new stream there (Node's server
  * does past its `maxSessionMemory`: RST_STREAM ENHANCE_YOUR_CALM). A session that refuses a stream while others are
- * open on it takes no new stream until one of them ends, and the refused request goes back to the head of the queue,
- * so it runs on another session (opened if the bound allows) instead of failing.
+ * open on it takes no new stream until one of them ends; one that refuses with no other stream open is retired
+ * (closed once drained). The refused request goes back to the head of the queue, so it runs on another session
+ * (opened if the bound allows) instead of failing.
  *
  * Session life: connecting → ready (first SETTINGS received) → closing (GOAWAY, or an isolated session whose stream
  * got its response) → closed. A connecting session is bounded by `connectionTimeout` (a `Deadline`); ready sessions
@@ -149,7 +150,7 @@ export class Http2SessionPool
 
   /**
    * The peer refused `req`'s stream before answering it (see "Refused streams" in the header): frees its slot, keeps
-   * the session from taking new streams while others are still open on it, and places `req` again.
+   * the session from taking new streams while others are still open on it (else retires it), and places `req` again.
    */
   streamRefused(req: Http2StreamRequest): void {
     const entry = req.entry as Http2PoolSession;
@@ -158,7 +159,14 @@ export class Http2SessionPool
     req.entry = undefined;
     origin.holdEnd(req);
     entry.active--;
-    entry.refusing = entry.active > 0;
+    if (entry.active > 0) {
+      entry.refusing = true;
+    } else {
+      // Nothing of ours explains it (Node's server never takes back the memory of a reset stream's queued body):
+      // a fresh session serves the request instead.
+      entry.closeReason ??= "local";
+      this.retire(entry);
+    }
     if (entry.state === SESSION_CLOSING) this.closeWhenDrained(entry);
     this.updateRef(entry);
     try {

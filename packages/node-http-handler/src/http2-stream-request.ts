@@ -18,6 +18,14 @@
  * (none, a string or bytes) is then placed again, up to `MAX_REFUSALS` times (`Http2SessionPool.streamRefused`),
  * instead of failing; a streamed body, an isolated session or a further refusal fails it as before.
  *
+ * The response body is pool-monitor's shared `Readable` (`openResponseBody`), fed from the stream by module-level
+ * listeners (the stream paused while the body's buffer is full, resumed by `readMore()`; Node's flow control then
+ * stops the peer once the stream's window is full). The request holds the body strongly only while it asks for data:
+ * a body its caller dropped is collected, and `bodyCollected()` resets the stream with CANCEL, which frees its slot
+ * and its flow-control credit, and counts it (`bodiesReclaimed`). A body that fits in the body's buffer is received
+ * in full and its stream closes at once, freeing the slot, as on the other transports. A stream error, reset or cut
+ * reaches the body as the stream's own error (`failSourceBody`).
+ *
  * One way out: `finish()` runs exactly once, from the stream's `'close'`, or from `end()` for a request with no
  * stream. `end()` is the entry of every early end; the first cause wins.
  */
@@ -29,14 +37,19 @@ import { Readable } from "node:stream";
 import {
   type AbortSignalLike,
   type BodyLengthSink,
+  type BodySource,
   buildQueryString,
   DeadlineKind,
   type DeadlinePlan,
   declaredLength,
+  endResponseBody,
+  failSourceBody,
   http2FrameError,
   http2NoResponseError,
   http2StreamAbortedError,
+  openResponseBody,
   pipeBody,
+  pushBody,
   RequestCore,
   RequestPhase,
   schemeOf,
@@ -101,6 +114,19 @@ function onStreamClose(this: ClientHttp2Stream): void {
 
 function onStreamContinue(this: ClientHttp2Stream): void {
   requestOf(this)?.sendBody();
+}
+
+/** A chunk of the response: into the body; the stream pauses while the body's buffer is full (or the body is gone). */
+function onStreamData(this: ClientHttp2Stream, chunk: Buffer): void {
+  const req = requestOf(this);
+  if (req === undefined || pushBody(req, chunk)) return;
+  req.streamPaused = true;
+  this.pause();
+}
+
+function onStreamEnd(this: ClientHttp2Stream): void {
+  const req = requestOf(this);
+  if (req !== undefined) endResponseBody(req);
 }
 
 function onStreamHeaders(this: ClientHttp2Stream): void {
@@ -175,6 +201,8 @@ function detachStream(stream: ClientHttp2Stream): void {
   stream.removeListener("frameError", onStreamFrameError);
   stream.removeListener("close", onStreamClose);
   stream.removeListener("continue", onStreamContinue);
+  stream.removeListener("data", onStreamData);
+  stream.removeListener("end", onStreamEnd);
 }
 
 /** The pool's session entry and origin types, as the request sees them. @internal */
@@ -191,12 +219,18 @@ type StreamEnd = "leave" | "destroy" | "cancel";
 /** @internal */
 export class Http2StreamRequest
   extends RequestCore<Http2OriginTelemetry>
-  implements Http2Waiter<Http2StreamRequest>, BodyLengthSink
+  implements Http2Waiter<Http2StreamRequest>, BodyLengthSink, BodySource
 {
   entry: Http2PoolSession | undefined = undefined;
   stream: ClientHttp2Stream | undefined = undefined;
-  /** It settled with the response: the stream is the caller's body now. */
+  /** It settled with the response: the stream feeds the caller's body now. */
   responded = false;
+  // BodySource links to the body handed out (see the header); the stream is paused while the body's buffer is full.
+  heldBody: Readable | undefined = undefined;
+  bodyRef: WeakRef<Readable> | undefined = undefined;
+  streamPaused = false;
+  /** Its body was collected unread and the stream reset for it: what the stream reports from then on reaches nobody. */
+  private reclaimed = false;
   /** Holds a stream slot on `entry`. */
   onSession = false;
   // Queue links (Http2Origin).
@@ -382,20 +416,54 @@ export class Http2StreamRequest
     const entry = this.entry;
     if (entry?.isolated) this.host.isolatedResponded(entry);
     const status = headers[":status"];
+    const stream = this.stream as ClientHttp2Stream;
+    const body = openResponseBody(this);
+    stream.on("data", onStreamData);
+    stream.on("end", onStreamEnd);
     this.resolveWith(
       {
         response: new HttpResponse({
           statusCode: typeof status === "number" ? status : -1,
           headers: getTransformedHeaders(headers),
-          body: this.stream,
+          body,
         }),
       },
       now
     );
   }
 
-  /** The stream emitted `'error'` (Node is destroying it). */
+  // ---- BodySource: the response body handed out (see the header) ------------------------------------------------
+
+  readMore(): void {
+    if (!this.streamPaused) return;
+    this.streamPaused = false;
+    this.stream?.resume();
+  }
+
+  /** The caller destroyed the body before its end: destroy the stream, as destroying the stream itself did. */
+  bodyDestroyed(error: Error | null): void {
+    if (this.bodyRef === undefined) return;
+    this.bodyRef = undefined;
+    const stream = this.stream;
+    if (stream === undefined || stream.destroyed) return;
+    if (error === null) stream.destroy();
+    else stream.destroy(error);
+  }
+
+  bodyCollected(): void {
+    if (this.isFinished || this.bodyRef === undefined) return;
+    this.bodyRef = undefined;
+    this.reclaimed = true;
+    const monitor = this.monitor;
+    const telemetry = this.telemetry;
+    if (monitor !== undefined && telemetry !== undefined && !monitor.coreDestroyed) monitor.bodyReclaimed(telemetry);
+    this.reset("cancel");
+  }
+
+  /** The stream emitted `'error'` (Node is destroying it): so does the body, if it was handed out. */
   onError(error: Error): void {
+    if (this.reclaimed) return;
+    if (this.responded) failSourceBody(this, error);
     if (this.mayPlaceAgain()) this.placeAgain();
     else this.end("failed", error, "leave", "leave");
   }
@@ -527,12 +595,24 @@ export class Http2StreamRequest
     const stream = this.stream;
     const host = this.host;
     const now = host.now();
-    if (stream !== undefined) detachStream(stream);
+    if (stream !== undefined) {
+      detachStream(stream);
+      if (this.bodyRef !== undefined) this.bodyEndsWith(stream);
+    }
     const holdMs = stream === undefined ? 0 : now - this.streamStartedAt;
     if (this.onSession) this.countReleased(now);
     const outcome = this.outcome ?? "failed";
     host.streamFinished(this, outcome, holdMs);
     super.finish(outcome, unsettled);
+  }
+
+  /**
+   * `finish()` let go of the stream before it ended or failed the body (its session went away, `destroy()`): the body
+   * ends as the stream did, or is cut with the stream's error (a body cut without one: see "Truncated bodies").
+   */
+  private bodyEndsWith(stream: ClientHttp2Stream): void {
+    if (stream.readableEnded) endResponseBody(this);
+    else failSourceBody(this, stream.errored ?? http2StreamAbortedError(NGHTTP2_CANCEL));
   }
 
   protected wireFacts(): WireFacts {
