@@ -229,8 +229,11 @@ export class Http2StreamRequest
   heldBody: Readable | undefined = undefined;
   bodyRef: WeakRef<Readable> | undefined = undefined;
   streamPaused = false;
-  /** Its body was collected unread and the stream reset for it: what the stream reports from then on reaches nobody. */
-  private reclaimed = false;
+  /**
+   * Its body was collected unread, or destroyed by its reader without an error, and the stream reset for it: what the
+   * stream reports from then on reaches nobody.
+   */
+  private bodyGone = false;
   /** Holds a stream slot on `entry`. */
   onSession = false;
   // Queue links (Http2Origin).
@@ -440,20 +443,25 @@ export class Http2StreamRequest
     this.stream?.resume();
   }
 
-  /** The caller destroyed the body before its end: destroy the stream, as destroying the stream itself did. */
+  /**
+   * The caller destroyed the body before its end: reset the stream with CANCEL (so the peer stops sending and frees
+   * it), counted as destroying the stream itself was: completed, or failed with the caller's error.
+   */
   bodyDestroyed(error: Error | null): void {
     if (this.bodyRef === undefined) return;
     this.bodyRef = undefined;
-    const stream = this.stream;
-    if (stream === undefined || stream.destroyed) return;
-    if (error === null) stream.destroy();
-    else stream.destroy(error);
+    if (error !== null) {
+      this.end("failed", error, "cancel", "cancel");
+      return;
+    }
+    this.bodyGone = true;
+    this.reset("cancel");
   }
 
   bodyCollected(): void {
     if (this.isFinished || this.bodyRef === undefined) return;
     this.bodyRef = undefined;
-    this.reclaimed = true;
+    this.bodyGone = true;
     const monitor = this.monitor;
     const telemetry = this.telemetry;
     if (monitor !== undefined && telemetry !== undefined && !monitor.coreDestroyed) monitor.bodyReclaimed(telemetry);
@@ -462,7 +470,7 @@ export class Http2StreamRequest
 
   /** The stream emitted `'error'` (Node is destroying it): so does the body, if it was handed out. */
   onError(error: Error): void {
-    if (this.reclaimed) return;
+    if (this.bodyGone) return;
     if (this.responded) failSourceBody(this, error);
     if (this.mayPlaceAgain()) this.placeAgain();
     else this.end("failed", error, "leave", "leave");

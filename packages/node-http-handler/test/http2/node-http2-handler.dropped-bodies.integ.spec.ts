@@ -182,6 +182,32 @@ describe(`NodeHttp2Handler: ${DROPPED} responses dropped unread on ${SESSIONS} s
     }
   }, 60_000);
 
+  it("destroying a body, or leaving a for await early, resets its stream at once; an error reaches the body's listener", async () => {
+    const handler = newHandler();
+    try {
+      const path = `/paced?bytes=${32 * MIB}`;
+      const first = (await handler.handle(request(path))).response.body as Readable;
+      await waitFor(() => server.openStreams === 1);
+      first.destroy();
+      await waitFor(() => server.openStreams === 0 && handler.getPoolStats().totals.inFlight === 0);
+      const second = (await handler.handle(request(path))).response.body as Readable;
+      const seen: Error[] = [];
+      second.on("error", (error) => seen.push(error));
+      second.destroy(new Error("caller gave up"));
+      await waitFor(() => server.openStreams === 0 && handler.getPoolStats().totals.inFlight === 0);
+      expect(seen.map((e) => e.message)).toEqual(["caller gave up"]);
+      const third = (await handler.handle(request(path))).response.body as Readable;
+      for await (const chunk of third) {
+        expect((chunk as Buffer).length).toBeGreaterThan(0);
+        break;
+      }
+      await waitFor(() => server.openStreams === 0 && handler.getPoolStats().totals.inFlight === 0);
+      expect(originStats(handler.getPoolStats())?.bodiesReclaimed).toBe(0);
+    } finally {
+      handler.destroy();
+    }
+  }, 30_000);
+
   it("a dropped body on a session that refuses new streams: once reclaimed, the waiting request is served", async () => {
     const handler = newHandler({ maxSessionsPerOrigin: 1 });
     try {
