@@ -18,9 +18,10 @@
  * (none, a string or bytes) is then placed again, up to `MAX_REFUSALS` times (`Http2SessionPool.streamRefused`),
  * instead of failing; a streamed body, an isolated session or a further refusal fails it as before.
  *
- * The response body is pool-monitor's shared `Readable` (`openResponseBody`), fed from the stream by module-level
- * listeners (the stream paused while the body's buffer is full, resumed by `readMore()`; Node's flow control then
- * stops the peer once the stream's window is full). The request holds the body strongly only while it asks for data:
+ * The response body is pool-monitor's shared `Readable` (`openResponseBody`), fed by the stream's instrumented `push`
+ * (`bodyChunk`: each chunk goes straight into the body, never through the stream's own buffer; a full body makes Node
+ * stop reading the stream, `readMore()` restarts it, and Node's flow control stops the peer once the stream's window
+ * is full). The request holds the body strongly only while it asks for data:
  * a body its caller dropped is collected, and `bodyCollected()` resets the stream with CANCEL, which frees its slot
  * and its flow-control credit, and counts it (`bodiesReclaimed`). A body that fits in the body's buffer is received
  * in full and its stream closes at once, freeing the slot, as on the other transports. A stream error, reset or cut
@@ -116,19 +117,6 @@ function onStreamContinue(this: ClientHttp2Stream): void {
   requestOf(this)?.sendBody();
 }
 
-/** A chunk of the response: into the body; the stream pauses while the body's buffer is full (or the body is gone). */
-function onStreamData(this: ClientHttp2Stream, chunk: Buffer): void {
-  const req = requestOf(this);
-  if (req === undefined || pushBody(req, chunk)) return;
-  req.streamPaused = true;
-  this.pause();
-}
-
-function onStreamEnd(this: ClientHttp2Stream): void {
-  const req = requestOf(this);
-  if (req !== undefined) endResponseBody(req);
-}
-
 function onStreamHeaders(this: ClientHttp2Stream): void {
   const req = requestOf(this);
   if (req !== undefined) req.noteProgress(true);
@@ -143,7 +131,10 @@ function onRequestBodyError(this: Readable & Owned, error: Error): void {
 
 function countingPush(this: StreamWithRequest, chunk: unknown, encoding?: BufferEncoding): boolean {
   const req = this[kRequest];
-  if (req !== undefined) req.noteProgress(true);
+  if (req !== undefined) {
+    req.noteProgress(true);
+    if (req.responded) return req.bodyChunk(this, chunk as Buffer | null);
+  }
   return (protoMethods as StreamInternals).push.call(this, chunk, encoding);
 }
 
@@ -201,8 +192,6 @@ function detachStream(stream: ClientHttp2Stream): void {
   stream.removeListener("frameError", onStreamFrameError);
   stream.removeListener("close", onStreamClose);
   stream.removeListener("continue", onStreamContinue);
-  stream.removeListener("data", onStreamData);
-  stream.removeListener("end", onStreamEnd);
 }
 
 /** The pool's session entry and origin types, as the request sees them. @internal */
@@ -229,6 +218,8 @@ export class Http2StreamRequest
   heldBody: Readable | undefined = undefined;
   bodyRef: WeakRef<Readable> | undefined = undefined;
   streamPaused = false;
+  /** The whole response body arrived (in the body's buffer, read or not): an early end no longer touches it. */
+  private bodyReceived = false;
   /**
    * Its body was collected unread, or destroyed by its reader without an error, and the stream reset for it: what the
    * stream reports from then on reaches nobody.
@@ -419,10 +410,9 @@ export class Http2StreamRequest
     const entry = this.entry;
     if (entry?.isolated) this.host.isolatedResponded(entry);
     const status = headers[":status"];
-    const stream = this.stream as ClientHttp2Stream;
     const body = openResponseBody(this);
-    stream.on("data", onStreamData);
-    stream.on("end", onStreamEnd);
+    // The chunks bypass the stream (`bodyChunk`); flowing, it ends (and Node closes it) as soon as Node pushes its end.
+    this.stream?.resume();
     this.resolveWith(
       {
         response: new HttpResponse({
@@ -437,10 +427,31 @@ export class Http2StreamRequest
 
   // ---- BodySource: the response body handed out (see the header) ------------------------------------------------
 
+  /**
+   * A chunk (or the end, `null`) Node pushes on the stream once the response is handed out: straight into the body,
+   * so it is buffered once. `false` (the body's buffer is full, or the body is gone) makes Node stop reading the
+   * stream, so flow control holds the peer; `readMore()` restarts it. Node also pushes `null` while it destroys a
+   * stream: a cut body gets the stream's error instead (`onError`, `finish()`).
+   */
+  bodyChunk(stream: ClientHttp2Stream, chunk: Buffer | null): boolean {
+    if (chunk === null) {
+      if (!stream.destroyed) {
+        this.bodyReceived = true;
+        endResponseBody(this);
+      }
+      return (protoMethods as StreamInternals).push.call(stream, null);
+    }
+    if (pushBody(this, chunk)) return true;
+    this.streamPaused = true;
+    return false;
+  }
+
+  /** The body wants data: Node reads the stream again (its `_read` restarts reading on the session). */
   readMore(): void {
     if (!this.streamPaused) return;
     this.streamPaused = false;
-    this.stream?.resume();
+    const stream = this.stream;
+    if (stream !== undefined && !stream.destroyed) (stream as unknown as Readable)._read(0);
   }
 
   /**
@@ -550,7 +561,7 @@ export class Http2StreamRequest
   /**
    * Every early end (abort, deadline, stream or body error, failed session, `destroy()`, refused request). Before the
    * response: rejects once and treats the stream as `beforeResponse` says (no stream: finishes now). After it: the
-   * body gets `error` as `afterResponse` says, unless it was read to its end. The first cause wins. No-op once
+   * body gets `error` as `afterResponse` says, unless it arrived in full. The first cause wins. No-op once
    * finished.
    */
   end(outcome: RequestOutcome, error: unknown, beforeResponse: StreamEnd, afterResponse: StreamEnd): void {
@@ -564,7 +575,7 @@ export class Http2StreamRequest
     }
     const stream = this.stream;
     if (stream === undefined) return;
-    if (!this.responded || stream.readableEnded) {
+    if (!this.responded || this.bodyReceived) {
       if (afterResponse !== "leave") this.reset("cancel");
       return;
     }
@@ -619,7 +630,7 @@ export class Http2StreamRequest
    * ends as the stream did, or is cut with the stream's error (a body cut without one: see "Truncated bodies").
    */
   private bodyEndsWith(stream: ClientHttp2Stream): void {
-    if (stream.readableEnded) endResponseBody(this);
+    if (this.bodyReceived || stream.readableEnded) endResponseBody(this);
     else failSourceBody(this, stream.errored ?? http2StreamAbortedError(NGHTTP2_CANCEL));
   }
 

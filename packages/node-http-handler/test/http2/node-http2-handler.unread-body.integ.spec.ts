@@ -62,11 +62,16 @@ async function fetchText(handler: Handler, path: string): Promise<string> {
   return bounded(readBody(response.body));
 }
 
-/** Sends `path` and resolves with the response, its body unread, once the body's flow-control window is full. */
+/**
+ * Sends `path` and resolves with the response, its body unread, once the body's flow-control window is full. Flow
+ * control holds the rest at the server: what the client buffers stays within a few windows.
+ */
 async function unread(handler: Handler, path: string): Promise<HttpResponse> {
   const { response } = await bounded(handler.handle(get(path)));
   const body = response.body as Readable;
   await waitFor(() => body.readableLength >= 65535, BOUND_MS);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  expect(body.readableLength).toBeLessThan(512 * 1024);
   return response;
 }
 
