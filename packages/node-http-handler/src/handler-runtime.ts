@@ -36,6 +36,7 @@ import type { Http1PoolMonitor } from "@sockeye/pool-monitor";
 import {
   addActiveAge,
   addUnreadResponse,
+  bodyOf,
   Deadline,
   type DeadlineOwner,
   DeadlineScheduler,
@@ -250,12 +251,12 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
 
   /**
    * Http1Requests: `o`'s live responses whose body is not being read. O(live requests). A body received in full
-   * (`bodyRef` dropped) pins nothing; one already collected is being reclaimed.
+   * (its links dropped) pins nothing; one already collected is being reclaimed.
    */
   readUnread(o: OriginState, now: number, limitMs: number, reading: PoolReading): void {
     for (let r = this.liveHead; r !== undefined; r = r.liveNext) {
       if (r.originState !== o || r.isUnpooled) continue;
-      const body = r.bodyRef?.deref();
+      const body = bodyOf(r);
       if (body !== undefined) addUnreadResponse(reading, r, now, limitMs, body);
     }
   }

@@ -63,6 +63,7 @@ import {
   attachUnpooledRequest,
   closedBeforeResponseError,
   type BodySource,
+  bodyOpen as importedBodyOpen,
   type Deadline,
   DeadlineKind as ImportedDeadlineKind,
   endResponseBody as importedEndResponseBody,
@@ -123,6 +124,7 @@ const openResponseBody = importedOpenResponseBody;
 const pushBody = importedPushBody;
 const endResponseBody = importedEndResponseBody;
 const failSourceBody = importedFailSourceBody;
+const bodyOpen = importedBodyOpen;
 
 const kState = Symbol("sockeye.inFlightRequest");
 const kConnectingFor = Symbol("sockeye.connectingFor");
@@ -497,14 +499,14 @@ export class InFlightRequest
 
   /** The caller destroyed the body before its end: destroy the response, as destroying it did (frees the socket). */
   bodyDestroyed(error: Error | null): void {
-    if (this.bodyRef === undefined) return;
+    if (!bodyOpen(this)) return;
     const res = this.res as IncomingMessage;
     if (error === null) res.destroy();
     else res.destroy(error);
   }
 
   bodyCollected(): void {
-    if (this.isFinished || this.bodyRef === undefined) return;
+    if (this.isFinished || !bodyOpen(this)) return;
     this.bodyRef = undefined;
     const monitor = this.monitor;
     const o = this.originState;

@@ -135,6 +135,7 @@ export { timing } from "./timing";
 export {
   type BodySource,
   bodyOf,
+  bodyOpen,
   endResponseBody,
   failResponseBody,
   failSourceBody,

@@ -3,11 +3,14 @@
  * backpressure (`pushBody()` false: pause the transport; `read` → `readMore()`: resume it). Destroying it early aborts
  * the exchange, so an abandoned body never pins a connection.
  *
- * Reachability: the transport holds the body strongly only while the body asks for data (from `_read` until
- * `pushBody()` returns false) and weakly otherwise (`bodyRef`, to fail or end it). A body that waits for its reader is
- * therefore reachable only through whoever will read it; once nothing does, it is collected and `bodyCollected()`
- * frees its connection (`body-reclaim.ts`). Listeners on Node objects (the `IncomingMessage`, a stream) reach the
- * source through state on those objects, never the body.
+ * Reachability: the transport holds the body strongly only while the body asks for data: from its opening (a new
+ * body reads ahead up to its high-water mark) and from each `_read`, until `pushBody()` returns false (its buffer is
+ * full). Then it holds it weakly (`bodyRef`, to fail or end it) and watches it for collection: a body that waits for
+ * its reader is reachable only through whoever will read it; once nothing does, it is collected and
+ * `bodyCollected()` frees its connection (`body-reclaim.ts`). A body that is read as it arrives, or whose response
+ * ends before its buffer fills, never waits: it gets no `WeakRef` and no registration, which cost the garbage
+ * collector far more than the rest of the body (a registered or weakly referenced object survives minor GCs). Listeners
+ * on Node objects (the `IncomingMessage`, a stream) reach the source through state on those objects, never the body.
  *
  * Errors behave as Node's `IncomingMessage` does for the SDK, so an unobserved error never crashes the process and
  * a later reader still gets it:
@@ -44,9 +47,9 @@ export interface BodySource extends ReclaimableSource {
    * do nothing. Runs in a finalization task, never inside another call; a throw is swallowed.
    */
   bodyCollected(): void;
-  /** The body while it asks for data (set by `_read`, cleared when `pushBody()` returns false). */
+  /** The body while it asks for data (set at its opening and by `_read`, cleared when `pushBody()` returns false). */
   heldBody: Readable | undefined;
-  /** The body, weakly (from `openResponseBody()` until `endResponseBody()`). */
+  /** The body, weakly, once it first waited for its reader (until `endResponseBody()` / `failSourceBody()`). */
   bodyRef: WeakRef<Readable> | undefined;
 }
 
@@ -66,8 +69,10 @@ function readBody(this: Readable): void {
 
 function destroyBody(this: Readable, error: Error | null, callback: (error?: Error | null) => void): void {
   const source = (this as SourcedReadable)[kSource];
-  source.heldBody = undefined;
   source.bodyDestroyed(error);
+  // Destroyed: nothing more to feed, fail or reclaim.
+  source.heldBody = undefined;
+  source.bodyRef = undefined;
   if (error === null || this.listenerCount("error") > 0) {
     callback(error);
     return;
@@ -112,8 +117,8 @@ export function failResponseBody(body: Readable, error: Error): void {
 }
 
 /**
- * A new response body reading from `source`, linked to it weakly (`bodyRef`) and watched for reclaim: hand it to the
- * caller and keep no other reference to it.
+ * A new response body reading from `source`, held by it until it first waits for its reader: hand it to the caller
+ * and keep no other reference to it.
  * @internal
  */
 export function openResponseBody(source: BodySource): Readable {
@@ -123,27 +128,35 @@ export function openResponseBody(source: BodySource): Readable {
     destroy: destroyBody,
   }) as SourcedReadable;
   body[kSource] = source;
-  source.bodyRef = new WeakRef(body);
-  watchForReclaim(body, source);
+  source.heldBody = body;
   return body;
 }
 
-/** `source`'s body, if it is still alive (held, or not yet collected). @internal */
+/** Whether `source` has a body open (handed out, neither ended nor failed by the transport). @internal */
+export function bodyOpen(source: BodySource): boolean {
+  return source.heldBody !== undefined || source.bodyRef !== undefined;
+}
+
+/** `source`'s body, if it is open and alive (held, or waiting for its reader and not collected). @internal */
 export function bodyOf(source: BodySource): Readable | undefined {
   return source.heldBody ?? source.bodyRef?.deref();
 }
 
 /**
- * Pushes a chunk into `source`'s body. Returns false when the transport should pause: the body's buffer is full (the
- * body is then no longer held strongly: only its reader keeps it alive) or the body is gone (destroyed, or collected
- * and about to be reclaimed).
+ * Pushes a chunk into `source`'s body (a destroyed one drops it: its exchange is being aborted). Returns false when the
+ * transport should pause: the body's buffer is full (the body is then held weakly and watched for collection: only
+ * its reader keeps it alive) or it is gone (collected; its reclaim is pending).
  * @internal
  */
 export function pushBody(source: BodySource, chunk: Buffer): boolean {
   const body = source.heldBody ?? source.bodyRef?.deref();
-  if (body === undefined || body.destroyed) return false;
-  if (body.push(chunk)) return true;
+  if (body === undefined) return false;
+  if (body.destroyed || body.push(chunk)) return true;
   source.heldBody = undefined;
+  if (source.bodyRef === undefined) {
+    source.bodyRef = new WeakRef(body);
+    watchForReclaim(body, source);
+  }
   return false;
 }
 

@@ -21,6 +21,7 @@ import {
   type BodySource,
   bodyAbortedError,
   bodyDestroyedError,
+  bodyOpen,
   connectionTimeoutError,
   contentLengthMismatchError,
   DeadlineKind,
@@ -243,7 +244,7 @@ export abstract class UndiciRequestCore
 
   /** A body chunk; pauses `controller` when the body's buffer is full. */
   protected dataReceived(controller: DispatchControllerLike, chunk: Buffer): void {
-    if (this.bodyRef === undefined) return;
+    if (!bodyOpen(this)) return;
     if (this.plan.idleMs > 0) this.lastActive = clock.now();
     if (pushBody(this, chunk)) return;
     this.pausedForReader = true;
@@ -276,7 +277,7 @@ export abstract class UndiciRequestCore
     if (!this.settled) this.rejectWith(mapped, "failed");
     else {
       this.failure ??= mapped;
-      if (this.bodyRef !== undefined) failSourceBody(this, this.bodyError(error, mapped, outcome));
+      if (bodyOpen(this)) failSourceBody(this, this.bodyError(error, mapped, outcome));
     }
     this.end("failed");
   }
@@ -332,7 +333,7 @@ export abstract class UndiciRequestCore
 
   bodyCollected(): void {
     // Ended or failed: the body pinned nothing.
-    if (this.isFinished || this.bodyRef === undefined) return;
+    if (this.isFinished || !bodyOpen(this)) return;
     this.bodyRef = undefined;
     const o = this.telemetry;
     const monitor = this.monitor;
