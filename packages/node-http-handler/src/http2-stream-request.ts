@@ -38,6 +38,7 @@ import { Readable } from "node:stream";
 import {
   type AbortSignalLike,
   type BodyLengthSink,
+  bodyOpen,
   type BodySource,
   buildQueryString,
   DeadlineKind,
@@ -459,8 +460,8 @@ export class Http2StreamRequest
    * it), counted as destroying the stream itself was: completed, or failed with the caller's error.
    */
   bodyDestroyed(error: Error | null): void {
-    if (this.bodyRef === undefined) return;
-    this.bodyRef = undefined;
+    if (!bodyOpen(this)) return;
+    this.heldBody = this.bodyRef = undefined;
     if (error !== null) {
       this.end("failed", error, "cancel", "cancel");
       return;
@@ -470,8 +471,8 @@ export class Http2StreamRequest
   }
 
   bodyCollected(): void {
-    if (this.isFinished || this.bodyRef === undefined) return;
-    this.bodyRef = undefined;
+    if (this.isFinished || !bodyOpen(this)) return;
+    this.heldBody = this.bodyRef = undefined;
     this.bodyGone = true;
     const monitor = this.monitor;
     const telemetry = this.telemetry;
@@ -616,7 +617,7 @@ export class Http2StreamRequest
     const now = host.now();
     if (stream !== undefined) {
       detachStream(stream);
-      if (this.bodyRef !== undefined) this.bodyEndsWith(stream);
+      if (bodyOpen(this)) this.bodyEndsWith(stream);
     }
     const holdMs = stream === undefined ? 0 : now - this.streamStartedAt;
     if (this.onSession) this.countReleased(now);
