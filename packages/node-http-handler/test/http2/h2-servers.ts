@@ -29,6 +29,7 @@
  * `mode: "silent"` never sends SETTINGS (a session that never gets established), `mode: "bad-frame"` sends SETTINGS
  * and answers the first request with a DATA frame on stream 0 (a connection PROTOCOL_ERROR).
  */
+import { HttpRequest } from "@smithy/protocol-http";
 import { readFileSync } from "node:fs";
 import http2 from "node:http2";
 import net from "node:net";
@@ -338,6 +339,27 @@ export async function startSilentTcp(): Promise<{ port: number; close(): Promise
         server.close(() => resolve());
       }),
   };
+}
+
+/** A GET of `path` (its query string parsed into `query`) on `server`, with `init` on top. */
+export function h2Request(
+  server: H2TestServer,
+  path: string,
+  init: Partial<ConstructorParameters<typeof HttpRequest>[0]> = {}
+): HttpRequest {
+  const [pathname, search] = path.split("?");
+  const query: Record<string, string> = {};
+  for (const [k, v] of new URLSearchParams(search ?? "")) query[k] = v;
+  return new HttpRequest({
+    protocol: server.protocol,
+    hostname: "localhost",
+    port: server.port,
+    method: "GET",
+    path: pathname,
+    query,
+    headers: {},
+    ...init,
+  });
 }
 
 /** Reads a body stream to a string; rejects with the stream's error. */

@@ -13,19 +13,25 @@
  */
 import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { NodeHttp2Handler as UpstreamNodeHttp2Handler } from "@smithy/node-http-handler";
-import { HttpRequest } from "@smithy/protocol-http";
-import { CHANNEL_NAMES, type PoolEvent, type PoolStats } from "@sockeye/pool-monitor";
+import type { HttpRequest } from "@smithy/protocol-http";
+import type { PoolStats } from "@sockeye/pool-monitor";
 import { createHash } from "node:crypto";
-import diagnosticsChannel from "node:diagnostics_channel";
 import { readFileSync } from "node:fs";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  collectUntil,
+  collectUntilSettled,
+  digest,
+  dropResponses,
+  listenReclaims,
+} from "../../../pool-monitor/test/dropped-bodies";
 import { collectGarbage } from "../../../pool-monitor/test/heap-after-gc";
 import { NodeHttp2Handler } from "../../src/index";
-import { CA, type H2TestServer, startH2Server, waitFor } from "./h2-servers";
+import { CA, type H2TestServer, h2Request, startH2Server, waitFor } from "./h2-servers";
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
@@ -42,18 +48,7 @@ afterAll(async () => {
 });
 
 function request(path: string): HttpRequest {
-  const [pathname, search] = path.split("?");
-  const query: Record<string, string> = {};
-  for (const [k, v] of new URLSearchParams(search ?? "")) query[k] = v;
-  return new HttpRequest({
-    protocol: "https:",
-    hostname: "localhost",
-    port: server.port,
-    method: "GET",
-    path: pathname,
-    query,
-    headers: {},
-  });
+  return h2Request(server, path);
 }
 
 /** What `/large` and `/paced` send: "abcdefghij" repeated. */
@@ -63,63 +58,8 @@ function expected(size: number): { sha: string; bytes: number } {
   return { sha: createHash("sha256").update(bytes).digest("hex"), bytes: size };
 }
 
-async function digest(body: Readable): Promise<{ sha: string; bytes: number }> {
-  const hash = createHash("sha256");
-  let bytes = 0;
-  for await (const chunk of body) {
-    hash.update(chunk as Buffer);
-    bytes += (chunk as Buffer).length;
-  }
-  return { sha: hash.digest("hex"), bytes };
-}
-
-/**
- * Sends `count` requests and lets go of every response once its headers are in: nothing of them survives this
- * function (kept out of the caller's frame so no local keeps a body alive).
- */
-async function dropResponses(
-  handler: { handle(request: HttpRequest, options?: object): Promise<{ response: any }> },
-  path: string,
-  count: number,
-  options?: object
-): Promise<void> {
-  const statuses: number[] = [];
-  await Promise.all(
-    Array.from({ length: count }, () =>
-      handler.handle(request(path), options).then(({ response }) => statuses.push(response.statusCode))
-    )
-  );
-  expect(statuses).toEqual(Array(count).fill(200));
-}
-
-/** Collects until `next` settles, at most `rounds` times (a pinned pool never serves it: the test then fails). */
-async function collectUntilSettled(next: Promise<unknown>, rounds: number): Promise<boolean> {
-  let settled = false;
-  next.then(
-    () => (settled = true),
-    () => (settled = true)
-  );
-  for (let i = 0; i < rounds && !settled; i++) {
-    await collectGarbage();
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return settled;
-}
-
-/** Collects until `count()` reaches `target` (at most 50 times, at least 3). */
-async function collectUntil(count: () => number | undefined, target: number): Promise<void> {
-  for (let i = 0; i < 50 && (i < 3 || count() !== target); i++) await collectGarbage();
-}
-
 function originStats(stats: PoolStats) {
   return stats.origins.find((o) => o.origin === `https://localhost:${server.port}`);
-}
-
-function listenReclaims(): { events: PoolEvent[]; stop(): void } {
-  const events: PoolEvent[] = [];
-  const onMessage = (message: unknown) => events.push(message as PoolEvent);
-  diagnosticsChannel.subscribe(CHANNEL_NAMES.bodyReclaimed, onMessage);
-  return { events, stop: () => diagnosticsChannel.unsubscribe(CHANNEL_NAMES.bodyReclaimed, onMessage) };
 }
 
 function newHandler(options: Record<string, unknown> = {}): NodeHttp2Handler {
@@ -139,7 +79,7 @@ describe(`NodeHttp2Handler: ${DROPPED} responses dropped unread on ${SESSIONS} s
       const handler = newHandler();
       const reclaims = listenReclaims();
       try {
-        await dropResponses(handler, cell.path, DROPPED);
+        await dropResponses(handler, () => request(cell.path), DROPPED);
         const next = handler.handle(request(cell.path));
         expect(await collectUntilSettled(next, 50)).toBe(true);
         const { response } = await next;
@@ -211,7 +151,7 @@ describe(`NodeHttp2Handler: ${DROPPED} responses dropped unread on ${SESSIONS} s
   it("a dropped body on a session that refuses new streams: once reclaimed, the waiting request is served", async () => {
     const handler = newHandler({ maxSessionsPerOrigin: 1 });
     try {
-      await dropResponses(handler, `/large?bytes=${32 * MIB}`, 1);
+      await dropResponses(handler, () => request(`/large?bytes=${32 * MIB}`), 1);
       const next = handler.handle(request(`/large?bytes=${KIB}`));
       expect(await collectUntilSettled(next, 50)).toBe(true);
       const { response } = await next;
@@ -240,7 +180,7 @@ describe(`upstream NodeHttp2Handler: ${DROPPED} responses dropped unread`, () =>
   it("1 KiB: the next request is served (Node frees a stream's slot at END_STREAM; upstream counts none)", async () => {
     const handler = await upstreamHandler();
     try {
-      await dropResponses(handler, `/large?bytes=${KIB}`, DROPPED);
+      await dropResponses(handler, () => request(`/large?bytes=${KIB}`), DROPPED);
       const { response } = await handler.handle(request(`/large?bytes=${KIB}`), {
         abortSignal: AbortSignal.timeout(1000) as any,
       });
@@ -255,7 +195,7 @@ describe(`upstream NodeHttp2Handler: ${DROPPED} responses dropped unread`, () =>
     try {
       const signal = AbortSignal.timeout(1000);
       await expect(
-        dropResponses(handler, `/paced?bytes=${32 * MIB}`, DROPPED, { abortSignal: signal })
+        dropResponses(handler, () => request(`/paced?bytes=${32 * MIB}`), DROPPED, { abortSignal: signal })
       ).rejects.toMatchObject({
         name: "AbortError",
       });

@@ -11,12 +11,11 @@
  * Then the unread body is read in full: it only waited. Every wait is bounded, so a regression fails rather than hangs.
  */
 import { NodeHttp2Handler as UpstreamNodeHttp2Handler } from "@smithy/node-http-handler";
-import { HttpRequest } from "@smithy/protocol-http";
-import type { HttpResponse } from "@smithy/protocol-http";
+import type { HttpRequest, HttpResponse } from "@smithy/protocol-http";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NodeHttp2Handler } from "../../src/index";
-import { CA, type H2TestServer, outcome, readBody, startH2Server, waitFor } from "./h2-servers";
+import { CA, type H2TestServer, h2Request, outcome, readBody, startH2Server, waitFor } from "./h2-servers";
 
 const BIG = 32 * 1024 * 1024;
 const BOUND_MS = 5000;
@@ -32,19 +31,7 @@ afterAll(async () => {
 });
 
 function get(path: string, body?: unknown): HttpRequest {
-  const [pathname, search] = path.split("?");
-  const query: Record<string, string> = {};
-  for (const [k, v] of new URLSearchParams(search ?? "")) query[k] = v;
-  return new HttpRequest({
-    protocol: "https:",
-    hostname: "localhost",
-    port: server.port,
-    method: body === undefined ? "GET" : "POST",
-    path: pathname,
-    query,
-    headers: {},
-    body,
-  });
+  return h2Request(server, path, body === undefined ? {} : { method: "POST", body });
 }
 
 /** `promise`, or a rejection once `ms` passed (so that a stall fails the test instead of hanging it). */
