@@ -438,7 +438,9 @@ export class Http2StreamRequest
     if (chunk === null) {
       if (!stream.destroyed) {
         this.bodyReceived = true;
-        endResponseBody(this);
+        // The request side done too: the stream closes next, and the body ends after it (`finish()`), so whoever
+        // waits for the body's end sees the slot free, as when the stream was the body. Else it ends now.
+        if (!stream.writableFinished) endResponseBody(this);
       }
       return (protoMethods as StreamInternals).push.call(stream, null);
     }
