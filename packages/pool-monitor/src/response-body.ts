@@ -4,12 +4,14 @@
  * the exchange, so an abandoned body never pins a connection.
  *
  * Reachability: the transport holds the body strongly only while the body asks for data: from its opening (a new
- * body reads ahead up to its high-water mark) and from each `_read`, until `pushBody()` returns false (its buffer is
- * full). Then it holds it weakly (`bodyRef`, to fail or end it) and watches it for collection: a body that waits for
+ * body reads ahead up to its high-water mark) and from each `_read`, until its buffer is full (`pushBody()` returns
+ * false) and stays full to the end of that event-loop turn (one `setImmediate` for every body that filled in the
+ * turn). Then it holds it weakly (`bodyRef`, to fail or end it) and watches it for collection: a body that waits for
  * its reader is reachable only through whoever will read it; once nothing does, it is collected and
- * `bodyCollected()` frees its connection (`body-reclaim.ts`). A body that is read as it arrives, or whose response
- * ends before its buffer fills, never waits: it gets no `WeakRef` and no registration, which cost the garbage
- * collector far more than the rest of the body (a registered or weakly referenced object survives minor GCs). Listeners
+ * `bodyCollected()` frees its connection (`body-reclaim.ts`). A body that is read as it arrives, whose response ends
+ * before its buffer fills, or whose reader attaches in the turn it filled (the SDK's, after its `await`) never waits:
+ * it gets no `WeakRef` and no registration, which cost the garbage collector far more than the rest of the body (a
+ * registered or weakly referenced object survives minor GCs). Listeners
  * on Node objects (the `IncomingMessage`, a stream) reach the source through state on those objects, never the body.
  *
  * Errors behave as Node's `IncomingMessage` does for the SDK, so an unobserved error never crashes the process and
@@ -30,6 +32,7 @@
  */
 import { Readable } from "node:stream";
 import { type ReclaimableSource, watchForReclaim } from "./body-reclaim";
+import { timing } from "./timing";
 
 /**
  * What the body needs from its transport (the request feeding it), and the transport's two links to it, which only
@@ -47,7 +50,7 @@ export interface BodySource extends ReclaimableSource {
    * do nothing. Runs in a finalization task, never inside another call; a throw is swallowed.
    */
   bodyCollected(): void;
-  /** The body while it asks for data (set at its opening and by `_read`, cleared when `pushBody()` returns false). */
+  /** The body while it asks for data (set at its opening and by `_read`, cleared once it waits for its reader). */
   heldBody: Readable | undefined;
   /** The body, weakly, once it first waited for its reader (until `endResponseBody()` / `failSourceBody()`). */
   bodyRef: WeakRef<Readable> | undefined;
@@ -128,6 +131,9 @@ export function openResponseBody(source: BodySource): Readable {
     destroy: destroyBody,
   }) as SourcedReadable;
   body[kSource] = source;
+  // As `IncomingMessage`: the transport pushes whatever arrives, so the stream's own read-ahead after each push (a
+  // `process.nextTick` and a `_read`) has nothing to ask for. `_read` still runs on every read of the consumer.
+  (body as unknown as { _readableState: { readingMore: boolean } })._readableState.readingMore = true;
   source.heldBody = body;
   return body;
 }
@@ -152,12 +158,27 @@ export function pushBody(source: BodySource, chunk: Buffer): boolean {
   const body = source.heldBody ?? source.bodyRef?.deref();
   if (body === undefined) return false;
   if (body.destroyed || body.push(chunk)) return true;
-  source.heldBody = undefined;
-  if (source.bodyRef === undefined) {
-    source.bodyRef = new WeakRef(body);
-    watchForReclaim(body, source);
-  }
+  filled.push(source);
+  if (filled.length === 1) timing.afterPoll(weakenFilled);
   return false;
+}
+
+/** Sources whose body filled its buffer during this turn (see the header). */
+const filled: BodySource[] = [];
+
+/** End of the turn: a body still full waits for its reader, held weakly and watched from now on. */
+function weakenFilled(): void {
+  for (let i = 0; i < filled.length; i++) {
+    const source = filled[i];
+    const body = source.heldBody;
+    if (body === undefined || body.destroyed || body.readableLength < body.readableHighWaterMark) continue;
+    source.heldBody = undefined;
+    if (source.bodyRef === undefined) {
+      source.bodyRef = new WeakRef(body);
+      watchForReclaim(body, source);
+    }
+  }
+  filled.length = 0;
 }
 
 /** The response ended: ends `source`'s body (if alive) and drops both links. @internal */
