@@ -9,7 +9,7 @@
  * Both lists are intrusive (links are fields of the requests); a request is on at most one, per its `isolated` flag.
  * Event streams are long-lived, so never queued and not counted in `isolatedOpen`.
  *
- * Costs: enqueue/dequeue/remove O(1) with no allocation (a request that ends while waiting unlinks itself); finding a
+ * Costs: enqueue/enqueueFirst/dequeue/remove O(1) with no allocation (a request that ends while waiting unlinks itself); finding a
  * session with a free slot is O(sessions), i.e. O(maxSessionsPerOrigin) (4 by default).
  *
  * Lifetime: the pool forgets an origin once it has no open session and no stream in flight; its counters live in
@@ -116,6 +116,22 @@ export class Http2Origin<S extends { readonly available: boolean }, W extends Ht
     if (this.waitTail) this.waitTail.waitNext = req;
     else this.waitHead = req;
     this.waitTail = req;
+    this.queued++;
+  }
+
+  /**
+   * Puts pooled `req` back at the head of the pooled list: it waited its turn already (a stream the peer refused,
+   * placed again). `deferred` as for `enqueue()`.
+   */
+  enqueueFirst(req: W, deferred: boolean): void {
+    req.queued = true;
+    req.wasQueued = !deferred;
+    if (deferred) this.deferred++;
+    req.waitPrev = undefined;
+    req.waitNext = this.waitHead;
+    if (this.waitHead) this.waitHead.waitPrev = req;
+    else this.waitTail = req;
+    this.waitHead = req;
     this.queued++;
   }
 

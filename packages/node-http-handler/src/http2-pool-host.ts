@@ -17,6 +17,8 @@ export interface Http2StreamHost<R, S> {
    * isolated session. `holdMs`: how long it held its slot (0 without a stream).
    */
   streamFinished(r: R, outcome: RequestOutcome, holdMs: number): void;
+  /** The peer refused `r`'s stream on a pooled session before answering it: free the slot and place `r` again. */
+  streamRefused(r: R): void;
   /** `r`'s isolated session `s` delivered its response: it takes no new stream. */
   isolatedResponded(s: S): void;
   /** A stream on `s` timed out while no stream on `s` made progress either: retire `s` unless one does by the poll phase. */

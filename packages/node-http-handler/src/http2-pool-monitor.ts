@@ -54,11 +54,12 @@ export interface Http2SessionView {
   readonly createdAt: number;
 }
 
-/** What the monitor reads of a request holding a stream slot (its response body is the stream). @internal */
+/** What the monitor reads of a request holding a stream slot (its `BodySource` links to the body handed out). @internal */
 export interface Http2HolderView extends UnreadWatch {
   readonly slotAt: number;
   readonly activeNext: Http2HolderView | undefined;
-  readonly stream: UnreadBody | undefined;
+  readonly heldBody: UnreadBody | undefined;
+  readonly bodyRef: WeakRef<UnreadBody> | undefined;
   /** When the response was handed out, `-1` before. */
   readonly respondedAt: number;
   /** The stream's own progress events so far. */
@@ -239,7 +240,8 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
   /**
    * Response bodies handed out that pin their stream slot: no progress of the stream for `unconsumedBodyMs` (or
    * `UNREAD_WHILE_QUEUED_SAMPLES` periods while streams wait) and not being read (never read, or data left
-   * buffered), as the node:http reader counts them. HTTP/2 flow control stops a peer once an unread stream's window
+   * buffered), as the node:http reader counts them. The body is read weakly: one collected is being reclaimed, not
+   * counted. HTTP/2 flow control stops a peer once an unread stream's window
    * is full, so its progress count stands still. O(slot holders).
    */
   private readUnconsumed(t: Http2OriginTelemetry, now: number, r: PoolReading): void {
@@ -247,7 +249,7 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
     const limit = r.unreadLimit(options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs);
     for (const m of t.members) {
       for (let h = m.activeHead; h !== undefined; h = h.activeNext) {
-        const body = h.stream;
+        const body = h.heldBody ?? h.bodyRef?.deref();
         if (h.respondedAt < 0 || body === undefined || PoolReading.progressed(h, h.progress, now)) continue;
         r.addUnread(now, limit, h.progressAt, h.respondedAt, body);
       }

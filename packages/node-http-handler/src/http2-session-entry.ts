@@ -144,6 +144,11 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
   /** `activitySeq` when a pending silence check was scheduled, -1 for none; while pending it takes no stream. */
   silenceSeq = -1;
   /**
+   * The peer refused a stream while others were open on the session (`Http2SessionPool.streamRefused`): it takes no
+   * new stream until one of its streams ends.
+   */
+  refusing = false;
+  /**
    * The session's own socket. `session.destroy()` only `end()`s it, which waits for a connect that may never come:
    * the pool destroys it when it lets go of a session that never became ready.
    */
@@ -191,6 +196,7 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
       this.state === SESSION_READY &&
       this.active < this.streamLimit &&
       this.silenceSeq < 0 &&
+      !this.refusing &&
       !this.session.destroyed &&
       !this.session.closed
     );

@@ -15,6 +15,14 @@
  *      `maxSessionsPerOrigin` sessions exist and the connecting ones cannot absorb the queue, a new session is
  *      opened. A stream that closes hands its slot to the head of the queue; a session that becomes ready drains it.
  *
+ * Refused streams (`streamRefused`): one unread response body never stalls a whole session on the client side (Node
+ * returns connection-level flow-control credit as DATA arrives; only that stream's window waits for its reader). But
+ * a server may keep the rest of that body queued on the connection and refuse every new stream there (Node's server
+ * does past its `maxSessionMemory`: RST_STREAM ENHANCE_YOUR_CALM). A session that refuses a stream while others are
+ * open on it takes no new stream until one of them ends; one that refuses with no other stream open is retired
+ * (closed once drained). The refused request goes back to the head of the queue, so it runs on another session
+ * (opened if the bound allows) instead of failing.
+ *
  * Session life: connecting → ready (first SETTINGS received) → closing (GOAWAY, or an isolated session whose stream
  * got its response) → closed. A connecting session is bounded by `connectionTimeout` (a `Deadline`); ready sessions
  * by `sessionTimeout` (the idle watch). A pooled session that fails before it is ready fails the queued streams
@@ -118,6 +126,14 @@ export class Http2SessionPool
       this.openIsolated(origin, req);
       return;
     }
+    this.placePooled(origin, req, false);
+  }
+
+  /**
+   * Starts pooled `req` on the first session with a free slot, or queues it (at the head when `again`: it waited its
+   * turn already) and opens a session if the queue needs one.
+   */
+  private placePooled(origin: Http2PoolOrigin, req: Http2StreamRequest, again: boolean): void {
     const entry = origin.available();
     if (entry !== undefined) {
       this.startOn(entry, req);
@@ -127,8 +143,37 @@ export class Http2SessionPool
     // Waiting only for a session still connecting (or under a silence check) is not being queued (as a node:http
     // request given a connecting socket is not); it is, once none is and it still waits (`countDeferred`).
     const deferred = origin.connecting > 0 || origin.checking > 0;
-    origin.enqueue(req, deferred);
+    if (again) origin.enqueueFirst(req, deferred);
+    else origin.enqueue(req, deferred);
     if (!deferred) req.countQueued();
+  }
+
+  /**
+   * The peer refused `req`'s stream before answering it (see "Refused streams" in the header): frees its slot, keeps
+   * the session from taking new streams while others are still open on it (else retires it), and places `req` again.
+   */
+  streamRefused(req: Http2StreamRequest): void {
+    const entry = req.entry as Http2PoolSession;
+    const origin = req.origin;
+    req.onSession = false;
+    req.entry = undefined;
+    origin.holdEnd(req);
+    entry.active--;
+    if (entry.active > 0) {
+      entry.refusing = true;
+    } else {
+      // Nothing of ours explains it (Node's server never takes back the memory of a reset stream's queued body):
+      // a fresh session serves the request instead.
+      entry.closeReason ??= "local";
+      this.retire(entry);
+    }
+    if (entry.state === SESSION_CLOSING) this.closeWhenDrained(entry);
+    this.updateRef(entry);
+    try {
+      this.placePooled(origin, req, true);
+    } catch (error) {
+      req.sessionFailed(error as Error);
+    }
   }
 
   /** The deferred streams of `origin` that still wait once no session is connecting are queued now. */
@@ -207,6 +252,8 @@ export class Http2SessionPool
     req.onSession = false;
     origin.holdEnd(req);
     entry.active--;
+    // A stream ended: whatever made the peer refuse streams may be gone with it.
+    entry.refusing = false;
     if (entry.isolated) {
       this.destroySession(entry, "local");
       return;

@@ -12,6 +12,21 @@
  * Truncated bodies: `_destroy` is replaced too. Node ends the body of a stream reset with CANCEL, or whose session
  * went away, as if complete; the body is destroyed with an error instead.
  *
+ * Refused streams: a peer that refuses a stream before answering it (RST_STREAM with REFUSED_STREAM, or
+ * ENHANCE_YOUR_CALM: what Node's server sends for every new stream while an unread body keeps more than its
+ * `maxSessionMemory` queued on that connection) did not process it. A pooled request whose body can be sent again
+ * (none, a string or bytes) is then placed again, up to `MAX_REFUSALS` times (`Http2SessionPool.streamRefused`),
+ * instead of failing; a streamed body, an isolated session or a further refusal fails it as before.
+ *
+ * The response body is pool-monitor's shared `Readable` (`openResponseBody`), fed by the stream's instrumented `push`
+ * (`bodyChunk`: each chunk goes straight into the body, never through the stream's own buffer; a full body makes Node
+ * stop reading the stream, `readMore()` restarts it, and Node's flow control stops the peer once the stream's window
+ * is full). The request holds the body strongly only while it asks for data:
+ * a body its caller dropped is collected, and `bodyCollected()` resets the stream with CANCEL, which frees its slot
+ * and its flow-control credit, and counts it (`bodiesReclaimed`). A body that fits in the body's buffer is received
+ * in full and its stream closes at once, freeing the slot, as on the other transports. A stream error, reset or cut
+ * reaches the body as the stream's own error (`failSourceBody`).
+ *
  * One way out: `finish()` runs exactly once, from the stream's `'close'`, or from `end()` for a request with no
  * stream. `end()` is the entry of every early end; the first cause wins.
  */
@@ -23,14 +38,20 @@ import { Readable } from "node:stream";
 import {
   type AbortSignalLike,
   type BodyLengthSink,
+  bodyOpen,
+  type BodySource,
   buildQueryString,
   DeadlineKind,
   type DeadlinePlan,
   declaredLength,
+  endResponseBody,
+  failSourceBody,
   http2FrameError,
   http2NoResponseError,
   http2StreamAbortedError,
+  openResponseBody,
   pipeBody,
+  pushBody,
   RequestCore,
   RequestPhase,
   schemeOf,
@@ -49,7 +70,10 @@ import type { Http2SessionEntry } from "./http2-session-entry";
 
 export type { AbortSignalLike };
 
-const { NGHTTP2_CANCEL } = http2.constants;
+const { NGHTTP2_CANCEL, NGHTTP2_ENHANCE_YOUR_CALM, NGHTTP2_REFUSED_STREAM } = http2.constants;
+
+/** Times one request is placed again after a refused stream: a peer that refuses every stream fails it instead. */
+const MAX_REFUSALS = 3;
 const kRequest = Symbol("sockeye.http2StreamRequest");
 
 type StreamWithRequest = ClientHttp2Stream & { [kRequest]?: Http2StreamRequest };
@@ -108,7 +132,10 @@ function onRequestBodyError(this: Readable & Owned, error: Error): void {
 
 function countingPush(this: StreamWithRequest, chunk: unknown, encoding?: BufferEncoding): boolean {
   const req = this[kRequest];
-  if (req !== undefined) req.noteProgress(true);
+  if (req !== undefined) {
+    req.noteProgress(true);
+    if (req.responded) return req.bodyChunk(this, chunk as Buffer | null);
+  }
   return (protoMethods as StreamInternals).push.call(this, chunk, encoding);
 }
 
@@ -182,12 +209,23 @@ type StreamEnd = "leave" | "destroy" | "cancel";
 /** @internal */
 export class Http2StreamRequest
   extends RequestCore<Http2OriginTelemetry>
-  implements Http2Waiter<Http2StreamRequest>, BodyLengthSink
+  implements Http2Waiter<Http2StreamRequest>, BodyLengthSink, BodySource
 {
   entry: Http2PoolSession | undefined = undefined;
   stream: ClientHttp2Stream | undefined = undefined;
-  /** It settled with the response: the stream is the caller's body now. */
+  /** It settled with the response: the stream feeds the caller's body now. */
   responded = false;
+  // BodySource links to the body handed out (see the header); the stream is paused while the body's buffer is full.
+  heldBody: Readable | undefined = undefined;
+  bodyRef: WeakRef<Readable> | undefined = undefined;
+  streamPaused = false;
+  /** The whole response body arrived (in the body's buffer, read or not): an early end no longer touches it. */
+  private bodyReceived = false;
+  /**
+   * Its body was collected unread, or destroyed by its reader without an error, and the stream reset for it: what the
+   * stream reports from then on reaches nobody.
+   */
+  private bodyGone = false;
   /** Holds a stream slot on `entry`. */
   onSession = false;
   // Queue links (Http2Origin).
@@ -212,6 +250,8 @@ export class Http2StreamRequest
   responseHeaders: IncomingHttpHeaders | undefined = undefined;
   private awaitingContinue = false;
   private bodySent = false;
+  /** Times the peer refused this request's stream (see "Refused streams" in the header). */
+  private refusals = 0;
   /** Inside `reset()`: the `'aborted'` Node emits for our own reset is not the peer's. */
   private resetting = false;
   /** `reset()` ran: what the stream does from then on (its end pushed while it is torn down) is no progress. */
@@ -371,21 +411,105 @@ export class Http2StreamRequest
     const entry = this.entry;
     if (entry?.isolated) this.host.isolatedResponded(entry);
     const status = headers[":status"];
+    const body = openResponseBody(this);
+    // The chunks bypass the stream (`bodyChunk`); flowing, it ends (and Node closes it) as soon as Node pushes its end.
+    this.stream?.resume();
     this.resolveWith(
       {
         response: new HttpResponse({
           statusCode: typeof status === "number" ? status : -1,
           headers: getTransformedHeaders(headers),
-          body: this.stream,
+          body,
         }),
       },
       now
     );
   }
 
-  /** The stream emitted `'error'` (Node is destroying it). */
+  // ---- BodySource: the response body handed out (see the header) ------------------------------------------------
+
+  /**
+   * A chunk (or the end, `null`) Node pushes on the stream once the response is handed out: straight into the body,
+   * so it is buffered once. `false` (the body's buffer is full, or the body is gone) makes Node stop reading the
+   * stream, so flow control holds the peer; `readMore()` restarts it. Node also pushes `null` while it destroys a
+   * stream: a cut body gets the stream's error instead (`onError`, `finish()`).
+   */
+  bodyChunk(stream: ClientHttp2Stream, chunk: Buffer | null): boolean {
+    if (chunk === null) {
+      if (!stream.destroyed) {
+        this.bodyReceived = true;
+        // The request side done too: the stream closes next, and the body ends after it (`finish()`), so whoever
+        // waits for the body's end sees the slot free, as when the stream was the body. Else it ends now.
+        if (!stream.writableFinished) endResponseBody(this);
+      }
+      return (protoMethods as StreamInternals).push.call(stream, null);
+    }
+    if (pushBody(this, chunk)) return true;
+    this.streamPaused = true;
+    return false;
+  }
+
+  /** The body wants data: Node reads the stream again (its `_read` restarts reading on the session). */
+  readMore(): void {
+    if (!this.streamPaused) return;
+    this.streamPaused = false;
+    const stream = this.stream;
+    if (stream !== undefined && !stream.destroyed) (stream as unknown as Readable)._read(0);
+  }
+
+  /**
+   * The caller destroyed the body before its end: reset the stream with CANCEL (so the peer stops sending and frees
+   * it), counted as destroying the stream itself was: completed, or failed with the caller's error.
+   */
+  bodyDestroyed(error: Error | null): void {
+    if (!bodyOpen(this)) return;
+    this.heldBody = this.bodyRef = undefined;
+    if (error !== null) {
+      this.end("failed", error, "cancel", "cancel");
+      return;
+    }
+    this.bodyGone = true;
+    this.reset("cancel");
+  }
+
+  bodyCollected(): void {
+    if (this.isFinished || !bodyOpen(this)) return;
+    this.heldBody = this.bodyRef = undefined;
+    this.bodyGone = true;
+    const monitor = this.monitor;
+    const telemetry = this.telemetry;
+    if (monitor !== undefined && telemetry !== undefined && !monitor.coreDestroyed) monitor.bodyReclaimed(telemetry);
+    this.reset("cancel");
+  }
+
+  /** The stream emitted `'error'` (Node is destroying it): so does the body, if it was handed out. */
   onError(error: Error): void {
-    this.end("failed", error, "leave", "leave");
+    if (this.bodyGone) return;
+    if (this.responded) failSourceBody(this, error);
+    if (this.mayPlaceAgain()) this.placeAgain();
+    else this.end("failed", error, "leave", "leave");
+  }
+
+  /** The peer refused the stream before answering, and the request can be sent again as it was (see the header). */
+  private mayPlaceAgain(): boolean {
+    const stream = this.stream;
+    if (stream === undefined || this.settled || this.isolated || this.refusals >= MAX_REFUSALS) return false;
+    const code = stream.rstCode;
+    return (code === NGHTTP2_REFUSED_STREAM || code === NGHTTP2_ENHANCE_YOUR_CALM) && replayable(this.request.body);
+  }
+
+  /** Lets go of the refused stream (Node closes it) and its slot, and asks the pool for another. */
+  private placeAgain(): void {
+    this.refusals++;
+    detachStream(this.stream as ClientHttp2Stream);
+    this.stream = undefined;
+    this.bodySent = false;
+    if (this.awaitingContinue) {
+      this.awaitingContinue = false;
+      this.endDeadline(DeadlineKind.Continue);
+    }
+    this.countReleased(this.host.now());
+    this.host.streamRefused(this);
   }
 
   /** The peer reset the stream or the session went away: reject, or fail the body (see "Truncated bodies"). */
@@ -440,7 +564,7 @@ export class Http2StreamRequest
   /**
    * Every early end (abort, deadline, stream or body error, failed session, `destroy()`, refused request). Before the
    * response: rejects once and treats the stream as `beforeResponse` says (no stream: finishes now). After it: the
-   * body gets `error` as `afterResponse` says, unless it was read to its end. The first cause wins. No-op once
+   * body gets `error` as `afterResponse` says, unless it arrived in full. The first cause wins. No-op once
    * finished.
    */
   end(outcome: RequestOutcome, error: unknown, beforeResponse: StreamEnd, afterResponse: StreamEnd): void {
@@ -454,7 +578,7 @@ export class Http2StreamRequest
     }
     const stream = this.stream;
     if (stream === undefined) return;
-    if (!this.responded || stream.readableEnded) {
+    if (!this.responded || this.bodyReceived) {
       if (afterResponse !== "leave") this.reset("cancel");
       return;
     }
@@ -493,12 +617,24 @@ export class Http2StreamRequest
     const stream = this.stream;
     const host = this.host;
     const now = host.now();
-    if (stream !== undefined) detachStream(stream);
+    if (stream !== undefined) {
+      detachStream(stream);
+      if (bodyOpen(this)) this.bodyEndsWith(stream);
+    }
     const holdMs = stream === undefined ? 0 : now - this.streamStartedAt;
     if (this.onSession) this.countReleased(now);
     const outcome = this.outcome ?? "failed";
     host.streamFinished(this, outcome, holdMs);
     super.finish(outcome, unsettled);
+  }
+
+  /**
+   * `finish()` let go of the stream before it ended or failed the body (its session went away, `destroy()`): the body
+   * ends as the stream did, or is cut with the stream's error (a body cut without one: see "Truncated bodies").
+   */
+  private bodyEndsWith(stream: ClientHttp2Stream): void {
+    if (this.bodyReceived || stream.readableEnded) endResponseBody(this);
+    else failSourceBody(this, stream.errored ?? http2StreamAbortedError(NGHTTP2_CANCEL));
   }
 
   protected wireFacts(): WireFacts {
@@ -514,6 +650,17 @@ export class Http2StreamRequest
       error: this.stream?.errored,
     };
   }
+}
+
+/** A request body that can be sent again as it was: none, a string or bytes (a stream is consumed as it is sent). */
+function replayable(body: unknown): boolean {
+  return (
+    body === undefined ||
+    body === null ||
+    typeof body === "string" ||
+    ArrayBuffer.isView(body) ||
+    body instanceof ArrayBuffer
+  );
 }
 
 /** Activity of `entry` at `now` (not of a stream): restarts its `sessionTimeout` and stamps its last activity. */

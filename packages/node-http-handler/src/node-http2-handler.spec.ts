@@ -66,7 +66,7 @@ async function silentTcp(): Promise<{ port: number; connections: () => number }>
 /**
  * `/never` reads the body and never answers; `/ok` answers at once; `/large` answers 100 KB at once (enough for the
  * client to send WINDOW_UPDATE frames as it reads); `/held` answers and then writes only when the test calls
- * `write()`; `/trickle` answers, then writes "." on every (possibly fake) 50 ms interval tick until the client goes
+ * `write()`; `/refuse` resets the stream with REFUSED_STREAM before answering; `/trickle` answers, then writes "." on every (possibly fake) 50 ms interval tick until the client goes
  * away. `settings()` sends a SETTINGS frame on every server session (a control frame, no stream) and resolves once
  * the client acknowledged it. `tls: false`: cleartext h2c (its client socket counts every byte the session moves; over TLS the
  * counters miss some control frames).
@@ -101,6 +101,8 @@ async function neverAnsweringH2({ tls = true } = {}): Promise<{
     } else if (headers[":path"] === "/large") {
       stream.respond({ ":status": 200 });
       stream.end(Buffer.alloc(100_000, "x"));
+    } else if (headers[":path"] === "/refuse") {
+      stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
     } else if (headers[":path"] === "/held") {
       stream.respond({ ":status": 200 });
       held.add(stream);
@@ -457,6 +459,43 @@ describe("deadlines on the shared scheduler (fake timers)", () => {
     expect(stats.http2?.sessionsOpen).toBe(1);
     expect(server.sessions()).toBe(1);
     expect(stats.requests.timedOut).toBe(1);
+  });
+
+  it("requestTimeout bounds a refused request waiting for its refusing session: it fails at the limit from handle()", async () => {
+    const server = await neverAnsweringH2();
+    vi.useFakeTimers(FAKE);
+    const setTimeoutSpy = vi.spyOn(timing, "setTimeout");
+    const h = new NodeHttp2Handler({
+      requestTimeout: 1000,
+      maxSessionsPerOrigin: 1,
+      nodeHttp2ConnectOptions: { ca: CA },
+    });
+    cleanups.push(() => h.destroy());
+    // A body held open (no timeout of its own) keeps a stream open on the one session.
+    const heldPending = h.handle(request(server.port, "/held"), { requestTimeout: 0 });
+    await until(() => server.streams() === 1);
+    await vi.advanceTimersByTimeAsync(0);
+    const held = await heldPending;
+    // Refused while that stream is open: the session takes no new stream, so the request waits (queued), not fails.
+    const refused = settled(h.handle(request(server.port, "/refuse")));
+    await until(() => server.streams() === 2 && h.getPoolStats().totals.queued === 1);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(refused.done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    await until(() => refused.done);
+    expect(refused.error?.name).toBe("TimeoutError");
+    expect(refused.error?.message).toBe("Stream timed out because of no activity for 1000 ms");
+    expect(server.streams()).toBe(2);
+    expect(h.getPoolStats().totals.queued).toBe(0);
+    expect(onlySchedulerTimers(setTimeoutSpy, h)).toBe(true);
+    // The held stream ends: the session takes streams again (no second session).
+    held.response.body.destroy();
+    await until(() => h.getPoolStats().totals.inFlight === 0);
+    const next = h.handle(request(server.port, "/ok"));
+    await until(() => server.streams() === 3);
+    await vi.advanceTimersByTimeAsync(0);
+    expect((await next).response.statusCode).toBe(200);
+    expect(server.sessions()).toBe(1);
   });
 
   it("sessionTimeout: an idle session is destroyed at the limit, not before", async () => {

@@ -6,10 +6,13 @@
  *   /echo                200, JSON `{ method, path, headers, body }` once the whole request body arrived
  *   /status/<code>       <code>, body "status <code>"
  *   /repeat-headers      two `set-cookie` values and `x-dup: a, b`
- *   /large?bytes=N       N bytes of "abcdefghij…"
+ *   /large?bytes=N       N bytes of "abcdefghij…", handed to the stream at once (the server queues what the client's
+ *                        flow-control window does not take yet: past `maxSessionMemory` it refuses new streams)
+ *   /paced?bytes=N       the same bytes written 64 KiB at a time, each after the last drained (flow-controlled)
  *   /delay?ms=N          echo after N ms
  *   /never               reads the body, never answers
  *   /rst                 RST_STREAM (INTERNAL_ERROR) before any response
+ *   /refuse              RST_STREAM (REFUSED_STREAM) before any response
  *   /rst-mid-body        headers + "part", then RST_STREAM (INTERNAL_ERROR, no END_STREAM: the body is cut)
  *   /goaway              GOAWAY (INTERNAL_ERROR, last stream 0) before answering, then the session is closed
  *   /goaway-mid-body     headers + "part", then GOAWAY and the connection destroyed
@@ -26,6 +29,7 @@
  * `mode: "silent"` never sends SETTINGS (a session that never gets established), `mode: "bad-frame"` sends SETTINGS
  * and answers the first request with a DATA frame on stream 0 (a connection PROTOCOL_ERROR).
  */
+import { HttpRequest } from "@smithy/protocol-http";
 import { readFileSync } from "node:fs";
 import http2 from "node:http2";
 import net from "node:net";
@@ -134,6 +138,26 @@ export async function startH2Server(options: H2ServerOptions = {}): Promise<H2Te
         stream.end(buf);
         return;
       }
+      case "/paced": {
+        const n = Number(url.searchParams.get("bytes") ?? 0);
+        stream.respond({ ":status": 200 });
+        let sent = 0;
+        const more = (): void => {
+          while (sent < n && !stream.destroyed) {
+            const size = Math.min(65536, n - sent);
+            const chunk = Buffer.alloc(size);
+            for (let i = 0; i < size; i++) chunk[i] = 97 + ((sent + i) % 10);
+            sent += size;
+            if (!stream.write(chunk)) return void stream.once("drain", more);
+          }
+          if (!stream.destroyed) stream.end();
+        };
+        more();
+        return;
+      }
+      case "/refuse":
+        stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+        return;
       case "/never":
         stream.resume();
         return;
@@ -315,6 +339,27 @@ export async function startSilentTcp(): Promise<{ port: number; close(): Promise
         server.close(() => resolve());
       }),
   };
+}
+
+/** A GET of `path` (its query string parsed into `query`) on `server`, with `init` on top. */
+export function h2Request(
+  server: H2TestServer,
+  path: string,
+  init: Partial<ConstructorParameters<typeof HttpRequest>[0]> = {}
+): HttpRequest {
+  const [pathname, search] = path.split("?");
+  const query: Record<string, string> = {};
+  for (const [k, v] of new URLSearchParams(search ?? "")) query[k] = v;
+  return new HttpRequest({
+    protocol: server.protocol,
+    hostname: "localhost",
+    port: server.port,
+    method: "GET",
+    path: pathname,
+    query,
+    headers: {},
+    ...init,
+  });
 }
 
 /** Reads a body stream to a string; rejects with the stream's error. */
