@@ -27,16 +27,19 @@ import {
   DeadlineKind,
   type DeadlinePlan,
   declaredLength,
+  deliverBodyErrorLate,
   http2FrameError,
   http2NoResponseError,
   http2StreamAbortedError,
   pipeBody,
+  queueFullError,
   RequestCore,
   RequestPhase,
   schemeOf,
   streamIdleTimeoutError,
   unusableBody,
   unusableBodyError,
+  watchBodyRead,
   type WireFacts,
   writeBody,
 } from "@sockeye/pool-monitor/internal";
@@ -252,6 +255,14 @@ export class Http2StreamRequest
     }
   }
 
+  /** `maxQueuedRequests` (`max`) refused it: `waiting` streams wait already. It fails now (counted queue-full). */
+  queueFull(max: number, waiting: number): void {
+    const o = this.telemetry;
+    const m = this.monitor;
+    if (o !== undefined && m !== undefined && !m.coreDestroyed) m.queueFullRejected(o);
+    this.end("failed", queueFullError(PACKAGE_PREFIX, max, waiting, "stream slot"), "leave", "leave");
+  }
+
   /** It waits behind others for a stream slot (counted queued). */
   countQueued(): void {
     this.enterQueue(this.host.now());
@@ -346,6 +357,13 @@ export class Http2StreamRequest
       this.sendBody();
       return;
     }
+    if (kind === DeadlineKind.UnreadBody) {
+      // Nobody read the body: reset the stream (its slot goes to the next stream); a later reader gets the error.
+      const stream = this.stream;
+      this.end("timed_out", this.deadlineError(kind, ms, now), "cancel", "cancel");
+      if (stream !== undefined) deliverBodyErrorLate(stream);
+      return;
+    }
     const entry = this.entry;
     if (entry !== undefined && this.onSession && now - entry.socketActiveAt >= ms / 2) this.host.sessionSilent(entry);
     // Before the response: reject and reset the stream; after it (the body stalled): the body reader gets the error.
@@ -370,6 +388,7 @@ export class Http2StreamRequest
     this.seenProgress = this.progress;
     const entry = this.entry;
     if (entry?.isolated) this.host.isolatedResponded(entry);
+    if (this.plan.unreadBodyIndex >= 0) watchBodyRead(this.stream as ClientHttp2Stream, this);
     const status = headers[":status"];
     this.resolveWith(
       {

@@ -58,6 +58,7 @@ import {
   closedBeforeResponseError,
   type Deadline,
   DeadlineKind as ImportedDeadlineKind,
+  deliverBodyErrorLate,
   explainRefusal,
   type FinishedHttp1Request,
   guardedWarn,
@@ -66,6 +67,7 @@ import {
   type OriginState,
   outcomeOf as importedOutcomeOf,
   type PoolLink,
+  queueFullError,
   REQUEST_TIMEOUT_HINT,
   RequestCore,
   RequestPhase as ImportedRequestPhase,
@@ -79,6 +81,7 @@ import {
   timing as importedTiming,
   type UnpooledRequest,
   unpooledClosed,
+  watchBodyRead as importedWatchBodyRead,
   type WireFacts,
   writeBody as importedWriteBody,
 } from "@sockeye/pool-monitor/internal";
@@ -106,6 +109,7 @@ const RequestPhase = ImportedRequestPhase;
 const requestFinishedChannel = importedFinishedChannel;
 const socketStateOf = importedSocketStateOf;
 const timing = importedTiming;
+const watchBodyRead = importedWatchBodyRead;
 const writeBody = importedWriteBody;
 
 const kState = Symbol("sockeye.inFlightRequest");
@@ -227,18 +231,27 @@ export class InFlightRequest
     this.requestFunc = requestFunc;
     this.nodeOptions = options;
     const now = this.begunAt;
-    const dispatchNow = this.host.requestStarted(this, now);
+    const admission = this.host.requestStarted(this, now);
     try {
       this.begin(resolve, reject);
       // Upstream's race: send the body on '100 Continue' or after max(6 s, requestTimeout); never on response/error.
-      this.armDeadline(DeadlineKind.Continue, now);
+      if (admission !== "full") this.armDeadline(DeadlineKind.Continue, now);
     } catch (error) {
       this.finish(error);
       return;
     }
     // `connectionTimeout`: a gated request is timed from now on (from `begunAt`); one dispatched now, by `dispatch()`.
-    if (dispatchNow) this.dispatch(now);
-    else this.armDeadline(DeadlineKind.Connection, now);
+    if (admission === "dispatch") this.dispatch(now);
+    else if (admission === "queued") this.armDeadline(DeadlineKind.Connection, now);
+    else this.finish(this.queueFullError());
+  }
+
+  /** `maxQueuedRequests` refused it: the error names the option and its gate key's queue length. */
+  private queueFullError(): Error {
+    const plan = this.requestPlan;
+    const options = this.nodeOptions!;
+    const queued = plan.agentGate?.keyFor(options.host, options.port).size ?? 0;
+    return queueFullError(PACKAGE_PREFIX, plan.maxQueued, queued, "socket");
   }
 
   /** GatedRequest: the handler's gate lets the request go. */
@@ -314,6 +327,10 @@ export class InFlightRequest
    */
   protected override deadlineExpired(kind: DeadlineKind, ms: number, now: number): void {
     const req = this.req;
+    if (kind === DeadlineKind.UnreadBody) {
+      this.unreadBodyExpired(ms, now);
+      return;
+    }
     if (this.settled || (req === undefined && !this.inGateQueue)) return;
     if (kind === DeadlineKind.Continue) {
       if (req !== undefined && !req.destroyed && !this.res) this.writeBodyOrFail();
@@ -329,6 +346,19 @@ export class InFlightRequest
     const error = this.deadlineError(kind, ms, now);
     if (error !== undefined)
       this.giveUp(error, "timed_out", kind === DeadlineKind.Acquire || kind === DeadlineKind.Request);
+  }
+
+  /**
+   * `unreadBodyTimeout`: the body was handed out and nobody read it. Destroying it with the error destroys its socket
+   * (an unread response is never complete for Node), so `'close'` finishes the request and frees its slot; a later
+   * reader gets the error (`deliverBodyErrorLate`).
+   */
+  private unreadBodyExpired(ms: number, now: number): void {
+    const res = this.res;
+    if (res === undefined || res.destroyed) return;
+    this.notedOutcome ??= "timed_out";
+    res.destroy(this.deadlineError(DeadlineKind.UnreadBody, ms, now));
+    deliverBodyErrorLate(res);
   }
 
   /** Core: tears the exchange down (abort, deadline). */
@@ -461,6 +491,14 @@ export class InFlightRequest
   }
 
   // ---- Telemetry: the request's phases counted on the handler's monitor -------------------------------------
+
+  /** Refused at `start()` (`maxQueuedRequests`): counted as started, then failed by `finish()` as queue-full. */
+  countRefused(monitor: Http1PoolMonitor, o: OriginState): void {
+    this.monitor = monitor;
+    this.originState = o;
+    monitor.started(o);
+    monitor.queueFullRejected(o);
+  }
 
   /** Queued in the gate under `name` at `start()`: counted as started and queued (under its agent name's link). */
   countQueued(monitor: Http1PoolMonitor, o: OriginState, name: string): void {
@@ -596,6 +634,7 @@ function onResponse(this: ClientRequest, res: IncomingMessage): void {
     state.host.socketClosedByLimit(socket, "max_lifetime");
   }
   if (state.settled) return;
+  if (state.plan.unreadBodyIndex >= 0) watchBodyRead(res, state);
   const response = new HttpResponse({
     statusCode: res.statusCode || -1,
     reason: res.statusMessage,

@@ -95,6 +95,8 @@ export {
   http2NoResponseError,
   http2SessionClosedError,
   http2StreamAbortedError,
+  isUnreadBodyError,
+  queueFullError,
   REQUEST_TIMEOUT_HINT,
   relabelSocketError,
   requestTimeoutError,
@@ -103,6 +105,7 @@ export {
   socketHangUpError,
   socketIdleTimeoutError,
   streamIdleTimeoutError,
+  unreadBodyTimeoutError,
   unusableBodyError,
 } from "./request-errors";
 export {
@@ -127,9 +130,12 @@ export {
 export {
   isConnectionResetError,
   isHandlerDestroyedError,
+  isQueueFullError,
   isSockeyeAbortError,
   isSockeyeTimeoutError,
   sockeyeErrorKind,
 } from "./sockeye-error-kind";
 export { timing } from "./timing";
+export { type BodyReader, watchBodyRead } from "./watch-body-read";
+export { deliverBodyErrorLate } from "./deliver-body-error-late";
 export { type BodyLengthSink, pipeBody, writeBody } from "./write-body";

@@ -21,6 +21,8 @@ import {
   DeadlineKind,
   explainRefusal,
   guardedWarn,
+  isUnreadBodyError,
+  queueFullError,
   REQUEST_TIMEOUT_HINT,
   RequestCore,
   RequestPhase,
@@ -32,6 +34,7 @@ import {
   timing,
   unusableBody,
   unusableBodyError,
+  watchBodyRead,
   type WireFacts,
 } from "@sockeye/pool-monitor/internal";
 import { HttpResponse } from "@smithy/protocol-http";
@@ -142,6 +145,13 @@ export abstract class UndiciRequestCore
       this.dispatchFromGate();
       return;
     }
+    const queued = gate.fifoQueue.nodeCount;
+    if (queued >= plan.maxQueued) {
+      // `maxQueuedRequests`: rejected now, never queued (counted as a failed request, and as queue-full).
+      if (o !== undefined) plan.poolTelemetry?.queueFullRejected(o);
+      this.fail(queueFullError(PACKAGE_PREFIX, plan.maxQueued, queued, "connection"), "failed");
+      return;
+    }
     this.requestPhase = Phase.Queued;
     gate.enqueueWaiter(this);
     this.enterQueue(clock.now());
@@ -220,6 +230,7 @@ export abstract class UndiciRequestCore
     if (statusCode < 200 || this.settled) return;
     const body = createResponseBody(this);
     this.responseBody = body;
+    if (this.plan.unreadBodyIndex >= 0) watchBodyRead(body, this);
     this.httpResponse = new SmithyResponse({
       statusCode,
       reason: statusText,
@@ -274,6 +285,12 @@ export abstract class UndiciRequestCore
   // ---- deadlines, body -----------------------------------------------------------------------------------------
 
   protected override deadlineExpired(kind: DeadlineKind, ms: number, now: number): void {
+    if (kind === DeadlineKind.UnreadBody) {
+      // Nobody read the body: abort the exchange (undici closes the connection, the gate slot frees); the body keeps
+      // the error for its first reader (`failResponseBody`).
+      if (this.requestPhase === Phase.Connected) this.fail(this.deadlineError(kind, ms, now)!, "timed_out");
+      return;
+    }
     if (kind === SocketIdle) {
       // Not after a rejection before the headers (the exchange is being aborted already).
       if (this.requestPhase === Phase.Connected && (this.httpResponse !== undefined || !this.settled)) {
@@ -428,6 +445,7 @@ export abstract class UndiciRequestCore
    * `Error("aborted")` with `code: "ECONNRESET"` and the cause; a body inactivity timeout stays a `TimeoutError`.
    */
   private bodyError(raw: Error & { code?: string }, mapped: Error, outcomeBefore: RequestOutcome | undefined): Error {
+    if (isUnreadBodyError(raw)) return raw;
     if (outcomeBefore === "aborted" || outcomeBefore === "timed_out") return bodyAbortedError(raw);
     if (raw === DESTROYED_BY_HANDLER) return bodyAbortedError(mapped);
     const code = raw?.code;
