@@ -21,7 +21,7 @@ describe("deliverBodyErrorLate", () => {
     const error = new Error("late");
     const body = destroyedBody(error);
     await new Promise((resolve) => setImmediate(resolve));
-    const collected = new Promise((resolve, reject) => {
+    const collected = new Promise((_resolve, reject) => {
       body.pipe(new Writable({ write: (_c, _e, cb) => cb() }));
       body.on("error", reject);
     });
