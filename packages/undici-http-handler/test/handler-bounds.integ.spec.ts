@@ -208,6 +208,23 @@ describe.each(LANES)("maxQueuedRequests on $name", (lane) => {
     expect(unbounded.getPoolStats().origins[0].requests.queueFull).toBe(0);
   });
 
+  it("updateHttpClientConfig() sets the bound for the requests started after it", async () => {
+    const s = server();
+    const handler = (await warmHandler(lane, s, {})) as Handler & {
+      updateHttpClientConfig(k: string, v: unknown): void;
+    };
+    handler.updateHttpClientConfig("maxQueuedRequests", 1);
+    const admitted = Array.from({ length: SLOTS + 1 }, () => text(handler.handle(get(s))));
+    await until(() => s.held === SLOTS && handler.getPoolStats().origins[0].queued === 1, "a full queue");
+    await expect(handler.handle(get(s))).rejects.toThrow(/\(maxQueuedRequests=1\)/);
+    expect(() => handler.updateHttpClientConfig("maxQueuedRequests", -1)).toThrow(/maxQueuedRequests/);
+    for (let served = 0; served < admitted.length; ) {
+      await until(() => s.held > 0, "a held request");
+      served += s.release();
+    }
+    expect(await Promise.all(admitted)).toEqual(Array(admitted.length).fill("ok"));
+  });
+
   it("an S3Client with the standard retry strategy gets the rejection after one attempt", async () => {
     const s = server();
     const handler = await warmHandler(lane, s, { maxQueuedRequests: MAX_QUEUED });
