@@ -208,6 +208,17 @@ describe.each(LANES)("maxQueuedRequests on $name", (lane) => {
     expect(unbounded.getPoolStats().origins[0].requests.queueFull).toBe(0);
   });
 
+  it("a cold pool: requests that get a connection being opened (HTTP/2: a session's expected slots) are not waiting", async () => {
+    const s = server();
+    const handler = lane.make(SLOTS, { maxQueuedRequests: 0 });
+    cleanups.push(() => handler.destroy());
+    const first = Array.from({ length: SLOTS }, () => text(handler.handle(get(s))));
+    await until(() => s.held === SLOTS, "the first requests");
+    s.release();
+    expect(await Promise.all(first)).toEqual(Array(SLOTS).fill("ok"));
+    expect(handler.getPoolStats().origins[0].requests.queueFull).toBe(0);
+  });
+
   it("updateHttpClientConfig() sets the bound for the requests started after it", async () => {
     const s = server();
     const handler = (await warmHandler(lane, s, {})) as Handler & {
