@@ -13,7 +13,7 @@
  * of another key's).
  *
  *   admit(): inUse < maxSockets && total < maxTotalSockets && nobody queued ─yes─► dispatched (inUse++, total++)
- *                                     └─no──► enqueue (tail)
+ *                                     └─no──► enqueue (tail), or "full" when the key queues `maxQueuedRequests`
  *   leave(): queued ─► O(1) unlink;  dispatched ─► inUse--, total-- ─► drain scheduled (setImmediate, once per turn)
  *   drain: heads first, while the limits allow (the key freed last first, then the others)
  *

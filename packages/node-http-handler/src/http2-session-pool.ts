@@ -14,6 +14,7 @@
  *   3. else the stream waits in the origin's FIFO (counted as `queued`) and, while fewer than
  *      `maxSessionsPerOrigin` sessions exist and the connecting ones cannot absorb the queue, a new session is
  *      opened. A stream that closes hands its slot to the head of the queue; a session that becomes ready drains it.
+ *      A stream that would wait beyond `maxQueuedRequests` (pooled and isolated together) fails at once instead.
  *
  * Session life: connecting → ready (first SETTINGS received) → closing (GOAWAY, or an isolated session whose stream
  * got its response) → closed. A connecting session is bounded by `connectionTimeout` (a `Deadline`); ready sessions

@@ -6,8 +6,9 @@
  *   start() ─┬─► dispatched ─'socket'─► assigned ─connect/secureConnect─► connected ─'response'─► responded
  *            │   (Node request created;                                                      │ resolve()
  *            │    queued in agent.requests, or connecting)                                    ▼
- *            └─► gated (queued in the handler's AgentGate: no Node     body streams to the caller
- *                request, body not read) ─slot freed─► dispatched
+ *            ├─► gated (queued in the handler's AgentGate: no Node     body streams to the caller
+ *            │   request, body not read) ─slot freed─► dispatched
+ *            └─► refused (the gate key already queues `maxQueuedRequests`) ─► finish() at once
  *   any state ── error, abort, deadline, body write failure ─► reject()
  *
  *   'close' │ left the gate or the agent queue (abort / timeout while queued) │ handler destroy() │ http.request threw
@@ -22,7 +23,8 @@
  * `start()` for a gated request, else right after its Node request is created (from the same `begunAt`), and only if
  * the agent did not hand it a free (connected) socket (`req.reusedSocket`): on a warm pool it is never armed.
  * `deadlineExpired` acts only until the promise settles: the continue wait sends the body, a request timeout without
- * `throwOnRequestTimeout` only warns, the others reject with their rule's error. The socket-usage warning window is
+ * `throwOnRequestTimeout` only warns, the others reject with their rule's error; except `unreadBodyTimeout`, armed at
+ * the response and ended by the first read of its body (`watchBodyRead`), which destroys the unread body. The socket-usage warning window is
  * `SocketUsageWarning`'s own node, owned by this request (`onDeadline` hands it over).
  *
  * Telemetry: with the handler's monitor on, the request counts itself on it (`TelemetryCore`), from its own phases:

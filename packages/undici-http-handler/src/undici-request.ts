@@ -3,8 +3,9 @@
  * deadlines). It is undici's handler (controller API, accepted by undici 7 and 8), the body's `BodySource` and the
  * gate's `GatedRequest`, linked in the gate's FIFO while it waits (`listPrev`/`listNext`).
  *
- * Lifecycle (`requestPhase`): Created → Queued (gate FIFO) → Dispatched (no connection yet) → Connected →
- * response → Done. A failure while Queued unlinks it in O(1). A failure while Dispatched rejects at once and leaves
+ * Lifecycle (`requestPhase`): Created → Queued (gate FIFO; a gate already queuing `maxQueuedRequests` rejects it at
+ * once instead) → Dispatched (no connection yet) → Connected → response → Done. A failure while Queued unlinks it in
+ * O(1). A failure while Dispatched rejects at once and leaves
  * it Abandoned: it keeps its slot until undici hands it a connection, which `onRequestStart` refuses with
  * `REQUEST_GONE` (undici drops the request unsent and keeps the connection for the next one).
  *
