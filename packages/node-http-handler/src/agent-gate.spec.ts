@@ -26,6 +26,8 @@ class Node implements GatedRequest {
 }
 
 const owner = { destroying: false };
+/** `maxQueuedRequests` unset. */
+const UNBOUNDED = Number.POSITIVE_INFINITY;
 /** One event-loop turn: the gate's batched drain (a `setImmediate`) has run. */
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 const pendingImmediates = () => process.getActiveResourcesInfo().filter((r) => r === "Immediate").length;
@@ -37,7 +39,13 @@ describe("AgentGate", () => {
     const key = gate.keyFor("127.0.0.1", 8080);
     const log: number[] = [];
     const nodes = Array.from({ length: 5 }, (_, i) => new Node(i, log));
-    expect(nodes.map((n) => gate.admit(n, key))).toEqual([true, true, false, false, false]);
+    expect(nodes.map((n) => gate.admit(n, key, UNBOUNDED))).toEqual([
+      "dispatch",
+      "dispatch",
+      "queued",
+      "queued",
+      "queued",
+    ]);
     expect(gate).toMatchObject({ total: 2, queued: 3 });
     gate.leave(nodes[0]);
     expect(log).toEqual([]); // the drain comes in the same turn's check phase, not inside leave()
@@ -55,15 +63,36 @@ describe("AgentGate", () => {
     expect(gate.total).toBe(0);
   });
 
+  it("refuses a request beyond maxQueued per key (left outside the gate); the others keep their order", async () => {
+    const gate = new AgentGate(new http.Agent({ maxSockets: 1 }), owner);
+    const key = gate.keyFor("h", 1);
+    const log: number[] = [];
+    const nodes = Array.from({ length: 5 }, (_, i) => new Node(i, log));
+    const admitted = nodes.slice(0, 4).map((n) => gate.admit(n, key, 2));
+    const other = gate.keyFor("other", 1);
+    expect(admitted).toEqual(["dispatch", "queued", "queued", "full"]);
+    expect(nodes[3].gateKey).toBeUndefined();
+    expect(gate).toMatchObject({ total: 1, queued: 2 });
+    // The bound is per key: another origin still queues.
+    expect(gate.admit(nodes[4], other, 2)).toBe("dispatch");
+    gate.leave(nodes[3]); // no-op: it never entered
+    gate.leave(nodes[0]);
+    await turn();
+    expect(log).toEqual([1]);
+    expect(gate.admit(new Node(9, log), key, 0)).toBe("full"); // 0: never wait while a request waits already
+    for (const n of [nodes[1], nodes[2], nodes[4]]) gate.leave(n);
+    expect(gate).toMatchObject({ total: 0, queued: 0 });
+  });
+
   it("a released slot goes to the oldest waiting request; a new one queues behind it (FIFO)", async () => {
     const gate = new AgentGate(new http.Agent({ maxSockets: 1 }), owner);
     const key = gate.keyFor("h", 1);
     const log: number[] = [];
     const [a, b, c] = [new Node(0, log), new Node(1, log), new Node(2, log)];
-    gate.admit(a, key);
-    gate.admit(b, key);
+    gate.admit(a, key, UNBOUNDED);
+    gate.admit(b, key, UNBOUNDED);
     gate.leave(a); // b takes the slot in the next drain; c, admitted before it, queues behind b
-    expect(gate.admit(c, key)).toBe(false);
+    expect(gate.admit(c, key, UNBOUNDED)).toBe("queued");
     await turn();
     expect(log).toEqual([1]);
     gate.leave(c); // c leaves the queue: b keeps its slot
@@ -75,7 +104,7 @@ describe("AgentGate", () => {
     const key = gate.keyFor("h", 1);
     const log: number[] = [];
     const nodes = Array.from({ length: 5 }, (_, i) => new Node(i, log));
-    for (const n of nodes) gate.admit(n, key);
+    for (const n of nodes) gate.admit(n, key, UNBOUNDED);
     gate.leave(nodes[2]);
     gate.leave(nodes[4]);
     gate.leave(nodes[1]);
@@ -93,8 +122,8 @@ describe("AgentGate", () => {
     const log: number[] = [];
     const nodes = Array.from({ length: 6 }, (_, i) => new Node(i, log));
     // A key is admitted into right after keyFor() returned it (the handler's order).
-    const admitted = nodes.map((n, i) => gate.admit(n, gate.keyFor(i % 2 === 0 ? "a" : "b", 1)));
-    expect(admitted).toEqual([true, true, true, false, false, false]);
+    const admitted = nodes.map((n, i) => gate.admit(n, gate.keyFor(i % 2 === 0 ? "a" : "b", 1), UNBOUNDED));
+    expect(admitted).toEqual(["dispatch", "dispatch", "dispatch", "queued", "queued", "queued"]);
     gate.leave(nodes[0]); // key a frees a slot: the total allows one more, the oldest of a key with room
     await turn();
     expect(log).toEqual([4]);
@@ -107,7 +136,7 @@ describe("AgentGate", () => {
     const log: number[] = [];
     const failing = (n: Node) => gate.leave(n);
     const nodes = [new Node(0, log), ...Array.from({ length: 1000 }, (_, i) => new Node(i + 1, log, failing))];
-    for (const n of nodes) gate.admit(n, key);
+    for (const n of nodes) gate.admit(n, key, UNBOUNDED);
     gate.leave(nodes[0]);
     await turn();
     expect(log).toHaveLength(1000);
@@ -121,8 +150,8 @@ describe("AgentGate", () => {
     const key = gate.keyFor("h", 1);
     const log: number[] = [];
     const [a, b] = [new Node(0, log), new Node(1, log)];
-    gate.admit(a, key);
-    gate.admit(b, key);
+    gate.admit(a, key, UNBOUNDED);
+    gate.admit(b, key, UNBOUNDED);
     gate.leave(a);
     gate.leave(b);
     await turn();
@@ -135,7 +164,7 @@ describe("AgentGate", () => {
     const key = gate.keyFor("h", 1);
     const log: number[] = [];
     const nodes = Array.from({ length: 8 }, (_, i) => new Node(i, log));
-    for (const n of nodes) gate.admit(n, key);
+    for (const n of nodes) gate.admit(n, key, UNBOUNDED);
     const before = pendingImmediates();
     for (const n of nodes.slice(0, 3)) gate.leave(n);
     expect(pendingImmediates()).toBe(before + 1); // one drain for the three slots
@@ -158,7 +187,7 @@ describe("AgentGate", () => {
     const key = gate.keyFor("h", 1);
     const log: number[] = [];
     const nodes = Array.from({ length: 4 }, (_, i) => new Node(i, log));
-    for (const n of nodes) gate.admit(n, key);
+    for (const n of nodes) gate.admit(n, key, UNBOUNDED);
     gate.leave(nodes[0]);
     gate.leave(nodes[1]);
     expect(log).toEqual([2, 3]);
@@ -176,7 +205,7 @@ describe("AgentGate", () => {
     expect(gate.keyFor("127.0.0.1", 443)).toBe(key);
     // A key with a request in it is kept while other endpoints are asked for.
     const busy = new Node(0, []);
-    gate.admit(busy, key);
+    gate.admit(busy, key, UNBOUNDED);
     expect(gate.keyFor("localhost", 443)).not.toBe(key);
     expect(gate.keyFor("127.0.0.1", 443)).toBe(key);
     gate.leave(busy);
@@ -193,7 +222,7 @@ describe("AgentGate", () => {
       for (let i = 0; i < 3; i++) {
         const n = new Node(nodes.length, log);
         nodes.push(n);
-        gate.admit(n, gate.keyFor(`bucket-${host}.s3.test`, 443));
+        gate.admit(n, gate.keyFor(`bucket-${host}.s3.test`, 443), UNBOUNDED);
       }
     }
     expect(keys.size).toBe(100);
@@ -215,7 +244,7 @@ describe("AgentGate", () => {
     // One endpoint: its key is kept across requests (nothing re-created per request).
     const key = gate.keyFor("bucket-99.s3.test", 443);
     const n = new Node(0, log);
-    gate.admit(n, key);
+    gate.admit(n, key, UNBOUNDED);
     gate.leave(n);
     expect(gate.keyFor("bucket-99.s3.test", 443)).toBe(key);
     // Another endpoint: the idle memoised key goes.

@@ -13,7 +13,7 @@
  * of another key's).
  *
  *   admit(): inUse < maxSockets && total < maxTotalSockets && nobody queued ─yes─► dispatched (inUse++, total++)
- *                                     └─no──► enqueue (tail)
+ *                                     └─no──► enqueue (tail), or "full" when the key queues `maxQueuedRequests`
  *   leave(): queued ─► O(1) unlink;  dispatched ─► inUse--, total-- ─► drain scheduled (setImmediate, once per turn)
  *   drain: heads first, while the limits allow (the key freed last first, then the others)
  *
@@ -61,6 +61,9 @@ export interface GatedRequest {
   /** Creates the Node request (the gate has counted it in `inUse` already). Never throws. */
   dispatchFromGate(): void;
 }
+
+/** What `admit()` did with a request: dispatch it now, queued it, or refused it (its key's queue was full). @internal */
+export type Admission = "dispatch" | "queued" | "full";
 
 /** One agent key's count and queue. @internal */
 export class GateKey {
@@ -133,17 +136,20 @@ export class AgentGate {
   }
 
   /**
-   * Counts `r` under `key` and returns true when it may be dispatched now; otherwise queues it (tail) and returns
-   * false. O(1).
+   * Counts `r` under `key` and returns `"dispatch"` when it may be dispatched now; otherwise queues it (tail):
+   * `"queued"`, unless `key` already queues `maxQueued` requests (`maxQueuedRequests`, `Infinity` = unbounded):
+   * `"full"`, and `r` is left outside the gate. O(1).
    */
-  admit(r: GatedRequest, key: GateKey): boolean {
-    r.gateKey = key;
+  admit(r: GatedRequest, key: GateKey, maxQueued: number): Admission {
     if (key.size === 0 && this.hasRoom(key)) {
+      r.gateKey = key;
       r.inGateQueue = false;
       key.inUse++;
       this.total++;
-      return true;
+      return "dispatch";
     }
+    if (key.size >= maxQueued) return "full";
+    r.gateKey = key;
     r.inGateQueue = true;
     r.gateNext = undefined;
     r.gatePrev = key.tail;
@@ -152,7 +158,7 @@ export class AgentGate {
     key.tail = r;
     key.size++;
     this.queued++;
-    return false;
+    return "queued";
   }
 
   /**

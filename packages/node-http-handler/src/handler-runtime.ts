@@ -46,7 +46,7 @@ import {
   TICK_MS,
   timing as importedTiming,
 } from "@sockeye/pool-monitor/internal";
-import { AgentGate, type GateOwner } from "./agent-gate";
+import { type Admission, AgentGate, type GateOwner } from "./agent-gate";
 import type { Agent, ClientRequest } from "node:http";
 import type { Socket } from "node:net";
 import { IdleWatchList } from "./idle-watch-list";
@@ -149,7 +149,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     return !this.idle.empty;
   }
 
-  requestStarted(r: InFlightRequest, now: number): boolean {
+  requestStarted(r: InFlightRequest, now: number): Admission {
     r.livePrev = undefined;
     r.liveNext = this.liveHead;
     if (this.liveHead !== undefined) this.liveHead.livePrev = r;
@@ -163,14 +163,16 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     const monitor = this.hostMonitor;
     this.socketWarning.arm(r, now, monitor !== undefined);
     const gate = r.requestPlan.agentGate;
-    if (gate === undefined) return true;
+    if (gate === undefined) return "dispatch";
     const options = r.nodeOptions!;
     const key = gate.keyFor(options.host, options.port);
-    if (gate.admit(r, key)) return true;
+    const admission = gate.admit(r, key, r.requestPlan.maxQueued);
+    if (admission === "dispatch" || monitor === undefined || monitor.coreDestroyed) return admission;
+    const o = this.originOf(monitor, r.originKey);
     // Queued in the gate: counted by the monitor as a request queued under the agent's name for it.
-    if (monitor !== undefined && !monitor.coreDestroyed)
-      r.countQueued(monitor, this.originOf(monitor, r.originKey), key.name);
-    return false;
+    if (admission === "queued") r.countQueued(monitor, o, key.name);
+    else r.countRefused(monitor, o);
+    return admission;
   }
 
   requestDispatching(r: InFlightRequest, now: number): void {

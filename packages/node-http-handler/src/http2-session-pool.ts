@@ -14,6 +14,7 @@
  *   3. else the stream waits in the origin's FIFO (counted as `queued`) and, while fewer than
  *      `maxSessionsPerOrigin` sessions exist and the connecting ones cannot absorb the queue, a new session is
  *      opened. A stream that closes hands its slot to the head of the queue; a session that becomes ready drains it.
+ *      A stream that would wait beyond `maxQueuedRequests` (pooled and isolated together) fails at once instead.
  *
  * Refused streams (`streamRefused`): one unread response body never stalls a whole session on the client side (Node
  * returns connection-level flow-control credit as DATA arrives; only that stream's window waits for its reader). But
@@ -118,6 +119,7 @@ export class Http2SessionPool
       if (!req.eventStream) {
         const max = this.poolConfig?.maxIsolatedSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
         if (origin.isolatedOpen >= max || origin.isolatedQueued > 0) {
+          if (this.refusedFull(origin, req)) return;
           origin.enqueue(req);
           req.countQueued();
           return;
@@ -139,6 +141,8 @@ export class Http2SessionPool
       this.startOn(entry, req);
       return;
     }
+    // A refused stream placed again had its turn already: the bound is checked once, on arrival.
+    if (!again && this.refusedFull(origin, req)) return;
     this.maybeOpen(origin, 1);
     // Waiting only for a session still connecting (or under a silence check) is not being queued (as a node:http
     // request given a connecting socket is not); it is, once none is and it still waits (`countDeferred`).
@@ -174,6 +178,29 @@ export class Http2SessionPool
     } catch (error) {
       req.sessionFailed(error as Error);
     }
+  }
+
+  /**
+   * `maxQueuedRequests`: when `req` would wait behind that many streams of `origin` (pooled and isolated), it fails
+   * at once (`queueFull`) and this returns true. A pooled stream a session being opened is expected to take (as many
+   * as its stream limit, `ASSUMED_STREAMS_PER_SESSION` before one is known) is not waiting, as a node:http request
+   * given a connecting socket is not: neither it nor those already deferred so count.
+   */
+  private refusedFull(origin: Http2PoolOrigin, req: Http2StreamRequest): boolean {
+    const config = this.poolConfig;
+    const max = config?.maxQueuedRequests;
+    if (max === undefined || max === null || max === Number.POSITIVE_INFINITY) return false;
+    const perSession = Math.min(
+      config?.maxConcurrentStreams ?? Number.POSITIVE_INFINITY,
+      origin.streamLimitHint ?? ASSUMED_STREAMS_PER_SESSION
+    );
+    const capacity = (origin.connecting + origin.checking) * perSession;
+    const maxSessions = config?.maxSessionsPerOrigin ?? Number.POSITIVE_INFINITY;
+    if (!req.isolated && (origin.deferred < capacity || origin.sessions.length < maxSessions)) return false;
+    const waiting = origin.queued + origin.isolatedQueued - Math.min(origin.deferred, capacity);
+    if (waiting < max) return false;
+    req.queueFull(max, waiting);
+    return true;
   }
 
   /** The deferred streams of `origin` that still wait once no session is connecting are queued now. */

@@ -134,7 +134,7 @@ describe("deadlines end a stream request once (fake timers)", () => {
     await until(() => pool.inFlight === 0 && server.openStreams === 0);
     expect(toldOnce(2)).toEqual(["timed_out", "timed_out"]);
     const stats = h.getPoolStats().origins[0];
-    expect(stats.requests).toEqual({ started: 2, completed: 0, failed: 0, aborted: 0, timedOut: 2 });
+    expect(stats.requests).toEqual({ started: 2, completed: 0, failed: 0, aborted: 0, timedOut: 2, queueFull: 0 });
     // The waiting one never held the slot.
     expect(stats.sockets.acquisitions).toBe(1);
     for (const session of stats.http2?.sessions ?? []) expect(session.activeStreams).toBe(0);
@@ -198,6 +198,7 @@ describe("deadlines end a stream request once (fake timers)", () => {
       failed: 0,
       aborted: 0,
       timedOut: 1,
+      queueFull: 0,
     });
   });
 
@@ -224,7 +225,7 @@ describe("deadlines end a stream request once (fake timers)", () => {
     expect(await waiting).toMatchObject({ ok: false, error: { message: expect.stringMatching(/destroyed/) } });
     expect(toldOnce(2)).toEqual(["failed", "timed_out"]);
     const stats = h.getPoolStats().origins[0];
-    expect(stats.requests).toEqual({ started: 2, completed: 0, failed: 1, aborted: 0, timedOut: 1 });
+    expect(stats.requests).toEqual({ started: 2, completed: 0, failed: 1, aborted: 0, timedOut: 1, queueFull: 0 });
     // No session was opened for the waiting request after destroy(); the one that was is closed once.
     expect(stats.sockets.created).toBe(1);
     expect(stats.http2?.closed.local).toBe(1);

@@ -52,12 +52,14 @@ import {
   openResponseBody,
   pipeBody,
   pushBody,
+  queueFullError,
   RequestCore,
   RequestPhase,
   schemeOf,
   streamIdleTimeoutError,
   unusableBody,
   unusableBodyError,
+  watchBodyRead,
   type WireFacts,
   writeBody,
 } from "@sockeye/pool-monitor/internal";
@@ -292,6 +294,14 @@ export class Http2StreamRequest
     }
   }
 
+  /** `maxQueuedRequests` (`max`) refused it: `waiting` streams wait already. It fails now (counted queue-full). */
+  queueFull(max: number, waiting: number): void {
+    const o = this.telemetry;
+    const m = this.monitor;
+    if (o !== undefined && m !== undefined && !m.coreDestroyed) m.queueFullRejected(o);
+    this.end("failed", queueFullError(PACKAGE_PREFIX, max, waiting, "stream slot"), "leave", "leave");
+  }
+
   /** It waits behind others for a stream slot (counted queued). */
   countQueued(): void {
     this.enterQueue(this.host.now());
@@ -386,6 +396,12 @@ export class Http2StreamRequest
       this.sendBody();
       return;
     }
+    if (kind === DeadlineKind.UnreadBody) {
+      // Nobody read the body: reset the stream (its slot goes to the next stream); the body keeps the error for its
+      // first reader (`onError` → `failSourceBody`).
+      this.end("timed_out", this.deadlineError(kind, ms, now), "cancel", "cancel");
+      return;
+    }
     const entry = this.entry;
     if (entry !== undefined && this.onSession && now - entry.socketActiveAt >= ms / 2) this.host.sessionSilent(entry);
     // Before the response: reject and reset the stream; after it (the body stalled): the body reader gets the error.
@@ -412,6 +428,7 @@ export class Http2StreamRequest
     if (entry?.isolated) this.host.isolatedResponded(entry);
     const status = headers[":status"];
     const body = openResponseBody(this);
+    if (this.plan.unreadBodyIndex >= 0) watchBodyRead(body, this);
     // The chunks bypass the stream (`bodyChunk`); flowing, it ends (and Node closes it) as soon as Node pushes its end.
     this.stream?.resume();
     this.resolveWith(

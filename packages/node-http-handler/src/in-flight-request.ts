@@ -6,8 +6,9 @@
  *   start() ─┬─► dispatched ─'socket'─► assigned ─connect/secureConnect─► connected ─'response'─► responded
  *            │   (Node request created;                                                      │ resolve()
  *            │    queued in agent.requests, or connecting)                                    ▼
- *            └─► gated (queued in the handler's AgentGate: no Node     body streams to the caller
- *                request, body not read) ─slot freed─► dispatched
+ *            ├─► gated (queued in the handler's AgentGate: no Node     body streams to the caller
+ *            │   request, body not read) ─slot freed─► dispatched
+ *            └─► refused (the gate key already queues `maxQueuedRequests`) ─► finish() at once
  *   any state ── error, abort, deadline, body write failure ─► reject()
  *
  *   'close' │ left the gate or the agent queue (abort / timeout while queued) │ handler destroy() │ http.request threw
@@ -22,8 +23,9 @@
  * `start()` for a gated request, else right after its Node request is created (from the same `begunAt`), and only if
  * the agent did not hand it a free (connected) socket (`req.reusedSocket`): on a warm pool it is never armed.
  * `deadlineExpired` acts only until the promise settles: the continue wait sends the body, a request timeout without
- * `throwOnRequestTimeout` only warns, the others reject with their rule's error. The socket-usage warning window is
- * `SocketUsageWarning`'s own node, owned by this request (`onDeadline` hands it over).
+ * `throwOnRequestTimeout` only warns, the others reject with their rule's error; except `unreadBodyTimeout`, armed at
+ * the response and ended by the first read of its body (`watchBodyRead`), which destroys the unread body. The
+ * socket-usage warning window is `SocketUsageWarning`'s own node, owned by this request (`onDeadline` hands it over).
  *
  * Telemetry: with the handler's monitor on, the request counts itself on it (`TelemetryCore`), from its own phases:
  * started and queued where the gate queues it or at dispatch, acquired at `'socket'`, its body's progress from
@@ -78,6 +80,7 @@ import {
   outcomeOf as importedOutcomeOf,
   pushBody as importedPushBody,
   type PoolLink,
+  queueFullError,
   REQUEST_TIMEOUT_HINT,
   RequestCore,
   RequestPhase as ImportedRequestPhase,
@@ -91,6 +94,7 @@ import {
   timing as importedTiming,
   type UnpooledRequest,
   unpooledClosed,
+  watchBodyRead as importedWatchBodyRead,
   type WireFacts,
   writeBody as importedWriteBody,
 } from "@sockeye/pool-monitor/internal";
@@ -119,6 +123,7 @@ const RequestPhase = ImportedRequestPhase;
 const requestFinishedChannel = importedFinishedChannel;
 const socketStateOf = importedSocketStateOf;
 const timing = importedTiming;
+const watchBodyRead = importedWatchBodyRead;
 const writeBody = importedWriteBody;
 const openResponseBody = importedOpenResponseBody;
 const pushBody = importedPushBody;
@@ -256,18 +261,27 @@ export class InFlightRequest
     this.requestFunc = requestFunc;
     this.nodeOptions = options;
     const now = this.begunAt;
-    const dispatchNow = this.host.requestStarted(this, now);
+    const admission = this.host.requestStarted(this, now);
     try {
       this.begin(resolve, reject);
       // Upstream's race: send the body on '100 Continue' or after max(6 s, requestTimeout); never on response/error.
-      this.armDeadline(DeadlineKind.Continue, now);
+      if (admission !== "full") this.armDeadline(DeadlineKind.Continue, now);
     } catch (error) {
       this.finish(error);
       return;
     }
     // `connectionTimeout`: a gated request is timed from now on (from `begunAt`); one dispatched now, by `dispatch()`.
-    if (dispatchNow) this.dispatch(now);
-    else this.armDeadline(DeadlineKind.Connection, now);
+    if (admission === "dispatch") this.dispatch(now);
+    else if (admission === "queued") this.armDeadline(DeadlineKind.Connection, now);
+    else this.finish(this.queueFullError());
+  }
+
+  /** `maxQueuedRequests` refused it: the error names the option and its gate key's queue length. */
+  private queueFullError(): Error {
+    const plan = this.requestPlan;
+    const options = this.nodeOptions!;
+    const queued = plan.agentGate?.keyFor(options.host, options.port).size ?? 0;
+    return queueFullError(PACKAGE_PREFIX, plan.maxQueued, queued, "socket");
   }
 
   /** GatedRequest: the handler's gate lets the request go. */
@@ -343,6 +357,10 @@ export class InFlightRequest
    */
   protected override deadlineExpired(kind: DeadlineKind, ms: number, now: number): void {
     const req = this.req;
+    if (kind === DeadlineKind.UnreadBody) {
+      this.unreadBodyExpired(ms, now);
+      return;
+    }
     if (this.settled || (req === undefined && !this.inGateQueue)) return;
     if (kind === DeadlineKind.Continue) {
       if (req !== undefined && !req.destroyed && !this.res) this.writeBodyOrFail();
@@ -358,6 +376,18 @@ export class InFlightRequest
     const error = this.deadlineError(kind, ms, now);
     if (error !== undefined)
       this.giveUp(error, "timed_out", kind === DeadlineKind.Acquire || kind === DeadlineKind.Request);
+  }
+
+  /**
+   * `unreadBodyTimeout`: the body was handed out and nobody read it. Destroying it with the error destroys its socket
+   * (an unread response is never complete for Node), so `'close'` finishes the request and frees its slot; the
+   * response's `'error'` fails the body, which keeps the error for its first reader (`failSourceBody`).
+   */
+  private unreadBodyExpired(ms: number, now: number): void {
+    const res = this.res;
+    if (res === undefined || res.destroyed) return;
+    this.notedOutcome ??= "timed_out";
+    res.destroy(this.deadlineError(DeadlineKind.UnreadBody, ms, now));
   }
 
   /** Core: tears the exchange down (abort, deadline). */
@@ -516,6 +546,14 @@ export class InFlightRequest
 
   // ---- Telemetry: the request's phases counted on the handler's monitor -------------------------------------
 
+  /** Refused at `start()` (`maxQueuedRequests`): counted as started, then failed by `finish()` as queue-full. */
+  countRefused(monitor: Http1PoolMonitor, o: OriginState): void {
+    this.monitor = monitor;
+    this.originState = o;
+    monitor.started(o);
+    monitor.queueFullRejected(o);
+  }
+
   /** Queued in the gate under `name` at `start()`: counted as started and queued (under its agent name's link). */
   countQueued(monitor: Http1PoolMonitor, o: OriginState, name: string): void {
     this.monitor = monitor;
@@ -654,11 +692,13 @@ function onResponse(this: ClientRequest, res: IncomingMessage): void {
   res.on("data", onResponseData);
   res.on("end", onResponseEnd);
   res.on("error", onResponseError);
+  const body = openResponseBody(state);
+  if (state.plan.unreadBodyIndex >= 0) watchBodyRead(body, state);
   const response = new HttpResponse({
     statusCode: res.statusCode || -1,
     reason: res.statusMessage,
     headers: getTransformedHeaders(res.headers),
-    body: openResponseBody(state),
+    body,
   });
   state.resolve({ response }, now);
 }

@@ -9,8 +9,10 @@ export type { NodeHttp2HandlerOptions } from "./node-http2-handler-options";
 export {
   type ConnectionResetError,
   type HandlerDestroyedError,
+  type QueueFullError,
   isConnectionResetError,
   isHandlerDestroyedError,
+  isQueueFullError,
   isSockeyeAbortError,
   isSockeyeTimeoutError,
   SOCKET_MONITOR_ENV,

@@ -305,6 +305,8 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
         socketTimeout !== undefined && Number.isFinite(socketTimeout) && socketTimeout > 0 ? socketTimeout : undefined,
       socketTimeoutIsServiceDefault: serviceDefault !== undefined,
       acquireMs: config.socketAcquisitionTimeout,
+      maxQueued: config.maxQueuedRequests ?? Number.POSITIVE_INFINITY,
+      unreadBodyMs: config.unreadBodyTimeout,
       lifetimeMs: config.connectionLifetime,
       logger: config.logger,
       callerAgent: externalAgent,

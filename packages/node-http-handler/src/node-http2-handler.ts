@@ -36,6 +36,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
   /** The deadline plan of the last request (see `planFor`). */
   private plan: DeadlinePlan<"http2"> | undefined = undefined;
   private planIdleMs: number | undefined = undefined;
+  private planUnreadMs: number | undefined = undefined;
   private monitor: Http2PoolMonitor | undefined = undefined;
 
   /** Returns `instanceOrOptions` unchanged when it already has `handle`, else a new `NodeHttp2Handler`. */
@@ -161,19 +162,32 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
     const isolated = config.disableConcurrentStreams || eventStream;
     const pool = this.pool;
     const target = origin;
-    const req = new Http2StreamRequest(pool, target, request, isolated, eventStream, abortSignal, this.planFor(idleMs));
+    const req = new Http2StreamRequest(
+      pool,
+      target,
+      request,
+      isolated,
+      eventStream,
+      abortSignal,
+      this.planFor(idleMs, config.unreadBodyTimeout)
+    );
     return new Promise((resolve, reject) => req.start(resolve, reject));
   }
 
-  /** The deadlines of a request whose inactivity limit is `idleMs` (kept for the next request with the same one). */
-  private planFor(idleMs: number | undefined): DeadlinePlan<"http2"> {
+  /**
+   * The deadlines of a request whose inactivity limit is `idleMs` and `unreadBodyTimeout` `unreadMs` (kept for the
+   * next request with the same ones).
+   */
+  private planFor(idleMs: number | undefined, unreadMs: number | undefined): DeadlinePlan<"http2"> {
     const plan = this.plan;
-    if (plan !== undefined && this.planIdleMs === idleMs) return plan;
+    if (plan !== undefined && this.planIdleMs === idleMs && this.planUnreadMs === unreadMs) return plan;
     this.planIdleMs = idleMs;
+    this.planUnreadMs = unreadMs;
     const continueMs = Math.max(MIN_CONTINUE_WAIT_MS, idleMs ?? MIN_CONTINUE_WAIT_MS);
     return (this.plan = new DeadlinePlan<"http2">(this.pool.sharedScheduler, {
       stream_idle: idleMs,
       continue: continueMs,
+      unread_body: unreadMs,
     }));
   }
 

@@ -2,6 +2,7 @@ import type { Http1PoolMonitor } from "@sockeye/pool-monitor";
 import type { ClientRequest } from "node:http";
 import type { Socket } from "node:net";
 import type { DeadlineScheduler } from "@sockeye/pool-monitor/internal";
+import type { Admission } from "./agent-gate";
 import type { LifecycleCloseReason } from "./socket-lifecycle";
 
 /**
@@ -19,10 +20,11 @@ export interface RequestHost<R> {
   /** Per-origin telemetry; `undefined` with `telemetry: false`. */
   readonly hostMonitor: Http1PoolMonitor | undefined;
   /**
-   * At `start()`: count it in flight and ask the plan's gate (if any) for a slot. Returns true when the Node request
-   * may be created now; false: it waits in the gate, which calls `dispatchFromGate()` when its turn comes.
+   * At `start()`: count it in flight and ask the plan's gate (if any) for a slot. Returns `"dispatch"` when the Node
+   * request may be created now; `"queued"`: it waits in the gate, which calls `dispatchFromGate()` when its turn
+   * comes; `"full"`: the gate's queue for it held `maxQueuedRequests` (counted so), it must fail at once.
    */
-  requestStarted(r: R, now: number): boolean;
+  requestStarted(r: R, now: number): Admission;
   /** Right before the Node request is created: drop expired free sockets of its agent. */
   requestDispatching(r: R, now: number): void;
   /** The Node request `req` exists: counted by telemetry from now (or since the gate queued it). */

@@ -19,6 +19,8 @@ export function testPlan(agent: Agent, overrides: Partial<RequestPlan> = {}): Re
     socketIdleMs: 20_000,
     socketTimeoutIsServiceDefault: false,
     acquireMs: undefined,
+    maxQueued: Number.POSITIVE_INFINITY,
+    unreadBodyMs: undefined,
     lifetimeMs: undefined,
     logger: undefined,
     callerAgent: false,

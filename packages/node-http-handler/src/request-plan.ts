@@ -33,6 +33,10 @@ export interface RequestPlan {
   readonly socketTimeoutIsServiceDefault: boolean;
   /** `socketAcquisitionTimeout`. */
   readonly acquireMs: number | undefined;
+  /** `maxQueuedRequests`: requests a gate key may queue (`Infinity`: unbounded). */
+  readonly maxQueued: number;
+  /** `unreadBodyTimeout`. */
+  readonly unreadBodyMs: number | undefined;
   /** `connectionLifetime`. */
   readonly lifetimeMs: number | undefined;
   readonly logger: Logger | undefined;
@@ -50,8 +54,8 @@ export interface RequestPlan {
 /**
  * The deadlines of `plan`'s requests on `scheduler`, built once and kept on the plan (rebuilt only if the plan is
  * used with another scheduler): `connectionTimeout` (armed by the request itself: not for a free, connected socket),
- * `socketAcquisitionTimeout`, `requestTimeout`, and upstream's `100 Continue` wait, max(6 s, requestTimeout), when
- * the request waits for it on its one-off agent. The socket-usage warning window is `SocketUsageWarning`'s.
+ * `socketAcquisitionTimeout`, `requestTimeout`, upstream's `100 Continue` wait, max(6 s, requestTimeout), when
+ * the request waits for it on its one-off agent, and `unreadBodyTimeout`. The socket-usage warning window is `SocketUsageWarning`'s.
  * @internal
  */
 export function deadlinePlanOf(plan: RequestPlan, scheduler: DeadlineScheduler): DeadlinePlan<"http1"> {
@@ -68,6 +72,7 @@ export function deadlinePlanOf(plan: RequestPlan, scheduler: DeadlineScheduler):
     request: requestMs,
     continue: continueMs,
     warning: undefined,
+    unread_body: plan.unreadBodyMs,
   };
   plan.deadlines = new DeadlinePlan<"http1">(scheduler, durations, [DeadlineKind.Connection]);
   return plan.deadlines;

@@ -40,7 +40,7 @@ describe("telemetry through the built dist", () => {
       inFlight: 0,
       oldestQueuedMs: 0,
       created: 1,
-      requests: { started: 4, completed: 3, failed: 0, aborted: 1, timedOut: 0 },
+      requests: { started: 4, completed: 3, failed: 0, aborted: 1, timedOut: 0, queueFull: 0 },
     });
     // In agent.requests behind another user's request: counted as queued there, then completed.
     expect(out.agentRequests).toBe(1);
@@ -50,7 +50,7 @@ describe("telemetry through the built dist", () => {
     expect(out.agentAfter).toMatchObject({
       queued: 0,
       inFlight: 0,
-      requests: { started: 1, completed: 1, failed: 0, aborted: 0, timedOut: 0 },
+      requests: { started: 1, completed: 1, failed: 0, aborted: 0, timedOut: 0, queueFull: 0 },
     });
   });
 });

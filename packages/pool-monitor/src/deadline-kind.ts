@@ -13,6 +13,7 @@ import {
   requestTimeoutError,
   socketIdleTimeoutError,
   streamIdleTimeoutError,
+  unreadBodyTimeoutError,
 } from "./request-errors";
 
 export { RequestPhase } from "./request-core-phase";
@@ -36,6 +37,8 @@ export const DeadlineKind = {
   SocketIdle: "socket_idle",
   /** HTTP/2's `requestTimeout`: inactivity of the stream, from `handle()` to its close. */
   StreamIdle: "stream_idle",
+  /** `unreadBodyTimeout`: from the response handed out until the caller first reads its body (`bodyReadStarted`). */
+  UnreadBody: "unread_body",
 } as const;
 
 /** @internal */
@@ -125,6 +128,13 @@ export const DEADLINE_RULES = {
     endAt: Done,
     idle: true,
     error: (_r, ms) => streamIdleTimeoutError(ms),
+  },
+  unread_body: {
+    on: ["http1", "http2", "undici"],
+    armAt: Headers,
+    endAt: Done,
+    idle: false,
+    error: (r, ms) => unreadBodyTimeoutError(r.errorPrefix, ms),
   },
 } as const satisfies Record<DeadlineKind, DeadlineRule>;
 

@@ -63,7 +63,8 @@ function describeReport(r: SaturationReport, terms: SaturationTerms): string {
       return (
         `${head} Cause: ${r.unconsumed.count} responses handed to the caller have not been read or destroyed ` +
         `(oldest ${Math.round(r.unconsumed.oldestMs)} ms) and pin their ${slot}s. Consume or destroy every response body ` +
-        `(e.g. S3 GetObject Body); raising ${terms.raise} would only delay the exhaustion.`
+        `(e.g. S3 GetObject Body), or set unreadBodyTimeout on a Sockeye handler so a body left unread that long is ` +
+        `destroyed and its ${slot} freed; raising ${terms.raise} would only delay the exhaustion.`
       );
     case "no_progress":
       return (

@@ -139,7 +139,7 @@ describe("Http1PoolMonitor tracks as the handler feeds it", () => {
     };
     expect(figures(base)).toEqual({
       origin,
-      requests: { started: 2, completed: 2, failed: 0, aborted: 0, timedOut: 0 },
+      requests: { started: 2, completed: 2, failed: 0, aborted: 0, timedOut: 0, queueFull: 0 },
       inFlight: 0,
       acquisitions: 2,
     });

@@ -4,6 +4,7 @@ export {
   Http1PoolMonitor,
   isConnectionResetError,
   isHandlerDestroyedError,
+  isQueueFullError,
   isSockeyeAbortError,
   isSockeyeTimeoutError,
   normalizeOrigin,
@@ -40,6 +41,7 @@ export type { SocketMonitorMode } from "./socket-monitor-mode";
 export type {
   ConnectionResetError,
   HandlerDestroyedError,
+  QueueFullError,
   SockeyeAbortError,
   SockeyeErrorKind,
   SockeyeTimeoutError,

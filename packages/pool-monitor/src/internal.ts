@@ -95,6 +95,8 @@ export {
   http2NoResponseError,
   http2SessionClosedError,
   http2StreamAbortedError,
+  isUnreadBodyError,
+  queueFullError,
   REQUEST_TIMEOUT_HINT,
   relabelSocketError,
   requestTimeoutError,
@@ -103,6 +105,7 @@ export {
   socketHangUpError,
   socketIdleTimeoutError,
   streamIdleTimeoutError,
+  unreadBodyTimeoutError,
   unusableBodyError,
 } from "./request-errors";
 export {
@@ -127,6 +130,7 @@ export {
 export {
   isConnectionResetError,
   isHandlerDestroyedError,
+  isQueueFullError,
   isSockeyeAbortError,
   isSockeyeTimeoutError,
   sockeyeErrorKind,
@@ -142,4 +146,5 @@ export {
   openResponseBody,
   pushBody,
 } from "./response-body";
+export { type BodyReader, watchBodyRead } from "./watch-body-read";
 export { type BodyLengthSink, pipeBody, writeBody } from "./write-body";

@@ -75,6 +75,8 @@ export class OriginTelemetry {
   failed = 0;
   aborted = 0;
   timedOut = 0;
+  /** Of the failed ones: rejected at once because the queue held `maxQueuedRequests` already. */
+  queueFull = 0;
   /** Requests started and not yet finished (queued, on a connection, or their body still open). */
   inFlightCount = 0;
   socketsCreated = 0;

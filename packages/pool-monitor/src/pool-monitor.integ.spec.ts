@@ -128,7 +128,7 @@ describe("PoolMonitor with a real keep-alive http.Agent (maxSockets 2)", () => {
     monitor.sample(timing.now());
     s = origin(monitor, server.origin);
     expect(s).toMatchObject({ active: 0, idle: 2, queued: 0, inFlight: 0, oldestQueuedMs: 0 });
-    expect(s.requests).toEqual({ started: 6, completed: 5, failed: 0, aborted: 1, timedOut: 0 });
+    expect(s.requests).toEqual({ started: 6, completed: 5, failed: 0, aborted: 1, timedOut: 0, queueFull: 0 });
     expect(s.sockets).toMatchObject({ created: 2, errors: 0 });
     expect(monitor.busy).toBe(false);
   });
@@ -196,7 +196,7 @@ describe("PoolMonitor with a real keep-alive http.Agent (maxSockets 2)", () => {
 
     s = origin(monitor, server.origin);
     expect(s).toMatchObject({ active: 0, idle: 2, queued: 0, inFlight: 0, oldestQueuedMs: 0 });
-    expect(s.requests).toEqual({ started: 6, completed: 6, failed: 0, aborted: 0, timedOut: 0 });
+    expect(s.requests).toEqual({ started: 6, completed: 6, failed: 0, aborted: 0, timedOut: 0, queueFull: 0 });
     expect(s.sockets).toMatchObject({ created: 2, acquisitions: 6, reusedAcquisitions: 4, errors: 0 });
     // Node's own flag misses the 'free' hand-off to queued requests: that is why reuse is counted per socket.
     expect(fired.filter((f) => f.req.reusedSocket).length).toBe(0);

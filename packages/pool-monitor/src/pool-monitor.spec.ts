@@ -131,7 +131,14 @@ describe("PoolMonitor (fake clock)", () => {
     expect(s.queueWaitMs.p50).toBe(0.001); // the first request got its socket at once (recorded as 1 µs)
     server.release();
     await Promise.all(fired.map((f) => f.closed));
-    expect(stats(monitor).requests).toEqual({ started: 2, completed: 2, failed: 0, aborted: 0, timedOut: 0 });
+    expect(stats(monitor).requests).toEqual({
+      started: 2,
+      completed: 2,
+      failed: 0,
+      aborted: 0,
+      timedOut: 0,
+      queueFull: 0,
+    });
     expect(stats(monitor).sockets).toMatchObject({ created: 1, acquisitions: 2, reusedAcquisitions: 1 });
   });
 
@@ -486,7 +493,7 @@ describe("PoolMonitor runtime configuration, origin keys, unpooled requests and 
     expect(s.unpooled).toMatchObject({ started: 2, inFlight: 0, completed: 1, failed: 0, aborted: 1, timedOut: 0 });
     expect(s.unpooled!.connectMs.count).toBe(2); // both connected (b while a was in flight)
     // The pool's own figures only count the pooled request.
-    expect(s.requests).toEqual({ started: 1, completed: 1, failed: 0, aborted: 0, timedOut: 0 });
+    expect(s.requests).toEqual({ started: 1, completed: 1, failed: 0, aborted: 0, timedOut: 0, queueFull: 0 });
     expect(s.sockets).toMatchObject({ created: 1, acquisitions: 1 });
     expect(s.inFlight).toBe(0);
     expect(monitor.busy).toBe(false);

@@ -203,6 +203,11 @@ export interface OriginStats extends PoolGauges {
     aborted: number;
     /** Ended by one of the handler's deadlines (standalone: `noteOutcome(req, "timed_out")`). */
     timedOut: number;
+    /**
+     * Of `failed`: rejected at once because the origin's queue held `maxQueuedRequests` requests already (always 0
+     * for the standalone monitor).
+     */
+    queueFull: number;
   };
   /** Socket counters since creation. */
   sockets: {

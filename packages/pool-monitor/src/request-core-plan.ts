@@ -1,10 +1,4 @@
-import {
-  DEADLINE_RULES,
-  type DeadlineKind,
-  type DeadlineKindOf,
-  type DeadlineRule,
-  type Transport,
-} from "./deadline-kind";
+import { DEADLINE_RULES, DeadlineKind, type DeadlineKindOf, type DeadlineRule, type Transport } from "./deadline-kind";
 import type { DeadlineScheduler } from "./deadline-scheduler";
 import type { PhaseOf } from "./request-core-phase";
 
@@ -32,6 +26,8 @@ export class DeadlinePlan<T extends Transport = Transport> {
   readonly nodeKind: DeadlineKind | undefined;
   /** Bit `p` set: some entry is armed or ended at phase `p` (other phase changes skip the entries). */
   readonly phaseMask: number;
+  /** The index of the `unread_body` entry, -1 when `unreadBodyTimeout` is off (read per body read: kept here). */
+  readonly unreadBodyIndex: number;
 
   /**
    * @param scheduler - the handler's scheduler.
@@ -65,6 +61,7 @@ export class DeadlinePlan<T extends Transport = Transport> {
     for (const e of entries) mask |= (e.armAt >= 0 ? 1 << e.armAt : 0) | (1 << e.endAt);
     this.phaseMask = mask;
     this.nodeKind = entries[0]?.kind;
+    this.unreadBodyIndex = this.indexOf(DeadlineKind.UnreadBody);
   }
 
   /** The index of `kind`'s entry, -1 when it is not configured. */

@@ -77,7 +77,14 @@ function setup(durations: Partial<Durations>, transportArmed: ("socket_idle" | "
   const scheduler = new DeadlineScheduler();
   const plan = new DeadlinePlan<"undici">(
     scheduler,
-    { connection: undefined, acquire: undefined, request: undefined, socket_idle: undefined, ...durations },
+    {
+      connection: undefined,
+      acquire: undefined,
+      request: undefined,
+      socket_idle: undefined,
+      unread_body: undefined,
+      ...durations,
+    },
     transportArmed
   );
   const monitor = new Monitor();
@@ -169,6 +176,54 @@ describe("RequestCore", () => {
     expect(r.deadlineArmed(DeadlineKind.SocketIdle)).toBe(true);
     r.endDeadline(DeadlineKind.SocketIdle);
     vi.advanceTimersByTime(500);
+    expect(r.failures).toEqual([]);
+  });
+
+  it("unread_body runs from the response until bodyReadStarted(), then never fires; unread, it fails with its rule's error", async () => {
+    const { scheduler, plan, make } = setup({ unread_body: 200 });
+    expect(plan.unreadBodyIndex).toBe(0);
+    const read = make();
+    const p1 = read.start();
+    read.connect();
+    vi.advanceTimersByTime(1000); // not armed before the response
+    expect(read.deadlineArmed(DeadlineKind.UnreadBody)).toBe(false);
+    read.respond();
+    await p1;
+    expect(read.deadlineDueAt(DeadlineKind.UnreadBody)).toBe(timing.now() + 200);
+    vi.advanceTimersByTime(150);
+    read.bodyReadStarted();
+    read.bodyReadStarted(); // each later read: a no-op
+    expect(scheduler.size).toBe(0);
+    vi.advanceTimersByTime(1000);
+    expect(read.failures).toEqual([]);
+    read.end();
+
+    const unread = make();
+    const p2 = unread.start();
+    unread.connect();
+    unread.respond();
+    await p2;
+    vi.advanceTimersByTime(199);
+    expect(unread.failures).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(unread.failures.map((f) => [f.outcome, f.error.message])).toEqual([
+      [
+        "timed_out",
+        "@test/transport - the response body was not read within unreadBodyTimeout=200 ms, so it was destroyed and its connection freed.",
+      ],
+    ]);
+    expect(unread.failures[0].error).toMatchObject({ name: "TimeoutError", deadline: "unread_body" });
+  });
+
+  it("bodyReadStarted() is a no-op when unreadBodyTimeout is off", async () => {
+    const { plan, make } = setup({ request: 500 });
+    expect(plan.unreadBodyIndex).toBe(-1);
+    const r = make();
+    const p = r.start();
+    r.respond();
+    await p;
+    r.bodyReadStarted();
+    r.end();
     expect(r.failures).toEqual([]);
   });
 

@@ -252,6 +252,19 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     if (!this.isFinished) this.schedule();
   }
 
+  /**
+   * The caller started reading the response body: ends `unreadBodyTimeout` (see `watchBodyRead`). A field test and
+   * nothing else when the option is off or the deadline already ended, so a transport may call it on every read.
+   */
+  bodyReadStarted(): void {
+    const i = this.plan.unreadBodyIndex;
+    if (i < 0) return;
+    const dues = this.dues;
+    if (dues === undefined || dues[i] < 0) return;
+    dues[i] = -1;
+    if (!this.isFinished) this.schedule();
+  }
+
   /** Whether `kind` is armed. */
   deadlineArmed(kind: DeadlineKind): boolean {
     const i = this.plan.indexOf(kind);

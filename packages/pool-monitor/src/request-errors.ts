@@ -9,6 +9,7 @@ import {
   brandTimeout,
   type ConnectionResetError,
   type HandlerDestroyedError,
+  type QueueFullError,
   type SockeyeAbortError,
   type SockeyeTimeoutError,
   sockeyeErrorKind,
@@ -117,6 +118,37 @@ export function buildAbortError(abortSignal?: unknown): SockeyeAbortError {
   error.name = "AbortError";
   if (reason instanceof Error) error.cause = reason;
   return brand(error, "abort");
+}
+
+/**
+ * `maxQueuedRequests` refused a request: `queued` requests already wait for a free `what` of its origin. Not a name
+ * or code the SDK's retry strategy retries (a retry would only join the same full queue). @internal
+ */
+export function queueFullError(
+  prefix: string,
+  max: number,
+  queued: number,
+  what: "socket" | "connection" | "stream slot"
+): QueueFullError {
+  const error = new Error(
+    `${prefix} - the request was rejected at once: ${queued} requests already wait for a free ${what} of this origin (maxQueuedRequests=${max}). Raise maxQueuedRequests or maxSockets, or lower concurrency.`
+  ) as QueueFullError;
+  error.name = "QueueFullError";
+  error.code = "ERR_SOCKEYE_QUEUE_FULL";
+  return brand(error, "queue_full");
+}
+
+/** `unreadBodyTimeout` expired: the response body was destroyed unread; the error of its later read. @internal */
+export function unreadBodyTimeoutError(prefix: string, ms: number): SockeyeTimeoutError {
+  return timeoutError(
+    `${prefix} - the response body was not read within unreadBodyTimeout=${ms} ms, so it was destroyed and its connection freed.`,
+    "unread_body"
+  );
+}
+
+/** Whether `error` is the one `unreadBodyTimeoutError()` builds. @internal */
+export function isUnreadBodyError(error: unknown): boolean {
+  return sockeyeErrorKind(error) === "timeout" && (error as SockeyeTimeoutError).deadline === "unread_body";
 }
 
 /** The caller destroyed a response body before its end (handed to the transport, not to a caller). @internal */

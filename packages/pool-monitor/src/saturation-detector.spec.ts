@@ -358,6 +358,7 @@ describe("SaturationDetector rules on hand-written samples", () => {
     expect(r.recommendedMaxSockets).toBeNull();
     expect(r.message).toContain("socket usage at capacity=4 and 2 additional requests are enqueued");
     expect(r.message).toContain("3 responses handed to the caller have not been read or destroyed");
+    expect(r.message).toContain("or set unreadBodyTimeout on a Sockeye handler");
   });
 
   it("unread bodies: kept while they stay unread (no recovery, even with the queue drained), one recovery after", () => {

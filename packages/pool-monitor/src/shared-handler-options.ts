@@ -81,6 +81,23 @@ export interface SharedHandlerOptions {
    * @defaultValue `true`
    */
   telemetry?: boolean;
+  /**
+   * Requests that may wait per origin for a free connection in the handler's own queue (HTTP/2: for a stream slot).
+   * A request that would wait beyond it is rejected at once (a rejection of `handle()`, never a throw) with a
+   * `QueueFullError` (`code: "ERR_SOCKEYE_QUEUE_FULL"`) naming the option and the queue length, which the SDK's
+   * retry strategy does not retry; `getPoolStats()` counts them in `requests.queueFull`. `0`: never wait.
+   * `UndiciHttpHandler` applies it to its own `Agent` only (a caller's `dispatcher` keeps its own queue).
+   * @defaultValue `undefined` (unlimited)
+   */
+  maxQueuedRequests?: number;
+  /**
+   * Milliseconds a response body handed to the caller may stay unread (not one read, pipe, `for await` or
+   * `transformTo*()` started) before the handler destroys it and frees its connection (HTTP/2: resets its stream); a
+   * later read fails with a one-line `TimeoutError` naming the option. For programs that keep a response they never
+   * read. Runs on the handler's deadline scheduler (no timer per request). `undefined`/`0` = off.
+   * @defaultValue `undefined` (off)
+   */
+  unreadBodyTimeout?: number;
 }
 
 /**
@@ -152,6 +169,8 @@ export const ALL_HANDLERS_OPTIONS = {
   onSaturation: MONITOR_CALLBACK,
   onRecovery: MONITOR_CALLBACK,
   socketMonitor: [SOCKET_MONITOR, "request", "interval", SOCKET_MONITOR_ENV],
+  maxQueuedRequests: [/* @__PURE__ */ countRule(0), "request", undefined],
+  unreadBodyTimeout: MS_REQUEST,
 } as const satisfies SharedRows;
 
 /** Every shared option's row, in check order (the first bad value throws). @internal */

@@ -10,10 +10,13 @@ import {
   acquisitionTimeoutError,
   streamIdleTimeoutError,
   sessionConnectTimeoutError,
+  queueFullError,
+  unreadBodyTimeoutError,
 } from "./request-errors";
 import {
   isConnectionResetError,
   isHandlerDestroyedError,
+  isQueueFullError,
   isSockeyeAbortError,
   isSockeyeTimeoutError,
   sockeyeErrorKind,
@@ -46,6 +49,7 @@ describe("isSockeyeTimeoutError", () => {
       [socketIdleTimeoutError(P, 1, false), "idle"],
       [streamIdleTimeoutError(1), "idle"],
       [acquisitionTimeoutError(P, 1, 2, "socket", "q"), "acquisition"],
+      [unreadBodyTimeoutError(P, 1), "unread_body"],
     ];
     for (const [error, deadline] of cases) {
       expect(isSockeyeTimeoutError(error), error.message).toBe(true);
@@ -93,6 +97,25 @@ describe("isConnectionResetError", () => {
     expect(isConnectionResetError(closedBeforeResponseError(P))).toBe(true);
     for (const e of [buildAbortError(), requestTimeoutError(P, 1), handlerDestroyedError(P, "x"), ...LOOK_ALIKES]) {
       expect(isConnectionResetError(e)).toBe(false);
+    }
+  });
+});
+
+describe("isQueueFullError", () => {
+  it("accepts maxQueuedRequests' rejection: one line naming the option and the queue length; rejects the others", () => {
+    const error = queueFullError(P, 10, 10, "socket");
+    expect(isQueueFullError(error)).toBe(true);
+    expect(error).toMatchObject({ name: "QueueFullError", code: "ERR_SOCKEYE_QUEUE_FULL" });
+    expect(error.message).toBe(
+      "@sockeye/x - the request was rejected at once: 10 requests already wait for a free socket of this origin (maxQueuedRequests=10). Raise maxQueuedRequests or maxSockets, or lower concurrency."
+    );
+    expect(isSockeyeTimeoutError(error)).toBe(false);
+    const lookAlike = Object.assign(new Error(error.message), {
+      name: "QueueFullError",
+      code: "ERR_SOCKEYE_QUEUE_FULL",
+    });
+    for (const e of [buildAbortError(), requestTimeoutError(P, 1), lookAlike, ...LOOK_ALIKES]) {
+      expect(isQueueFullError(e)).toBe(false);
     }
   });
 });

@@ -5,15 +5,16 @@
  */
 
 /** What kind of failure a branded error stands for. @public */
-export type SockeyeErrorKind = "timeout" | "abort" | "handler_destroyed" | "connection_reset";
+export type SockeyeErrorKind = "timeout" | "abort" | "handler_destroyed" | "connection_reset" | "queue_full";
 
 /**
  * Which deadline a timeout error stands for: `connectionTimeout` (TCP + TLS, or an HTTP/2 session's SETTINGS),
  * `requestTimeout` with `throwOnRequestTimeout` (no response headers), an inactivity timeout (`socketTimeout`, or
- * `NodeHttp2Handler`'s `requestTimeout`), or `socketAcquisitionTimeout`.
+ * `NodeHttp2Handler`'s `requestTimeout`), `socketAcquisitionTimeout`, or `unreadBodyTimeout` (a response body nobody
+ * started reading; the error of its later read).
  * @public
  */
-export type TimeoutDeadline = "connection" | "request" | "idle" | "acquisition";
+export type TimeoutDeadline = "connection" | "request" | "idle" | "acquisition" | "unread_body";
 
 /** A timeout a Sockeye handler raised: `name` `"TimeoutError"`, `code` `"ETIMEDOUT"` where upstream sets it. @public */
 export interface SockeyeTimeoutError extends Error {
@@ -43,6 +44,14 @@ export interface ConnectionResetError extends Error {
   code?: string;
 }
 
+/**
+ * A request rejected at once because its origin's queue held `maxQueuedRequests` requests already: `name`
+ * `"QueueFullError"`, `code` `"ERR_SOCKEYE_QUEUE_FULL"` (neither is one the SDK's retry strategy retries). @public
+ */
+export interface QueueFullError extends Error {
+  code?: string;
+}
+
 const KIND: unique symbol = Symbol.for("@sockeye/error-kind") as never;
 
 /** Brands `error` as `kind`. @internal */
@@ -66,6 +75,7 @@ export function sockeyeErrorKind(error: unknown): SockeyeErrorKind | undefined {
     case "abort":
     case "handler_destroyed":
     case "connection_reset":
+    case "queue_full":
       return kind;
     default:
       return undefined;
@@ -93,4 +103,9 @@ export function isHandlerDestroyedError(error: unknown): error is HandlerDestroy
 /** True for a connection closed or reset under a request before its response (retried by the SDK). @public */
 export function isConnectionResetError(error: unknown): error is ConnectionResetError {
   return sockeyeErrorKind(error) === "connection_reset";
+}
+
+/** True for a request rejected at once because its origin's queue was full (`maxQueuedRequests`). @public */
+export function isQueueFullError(error: unknown): error is QueueFullError {
+  return sockeyeErrorKind(error) === "queue_full";
 }

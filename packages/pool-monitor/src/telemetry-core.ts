@@ -233,6 +233,11 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     countOutcome(o, outcome, 1);
   }
 
+  /** A request of `o` was rejected at once: its queue held `maxQueuedRequests` (it still finishes as failed). @internal */
+  queueFullRejected(o: O): void {
+    o.queueFull++;
+  }
+
   /** A finished request is counted as `to` instead of `from` (its owner said why it ended, after it closed). @internal */
   recount(o: O, from: RequestOutcome, to: RequestOutcome): void {
     countOutcome(o, from, -1);
@@ -560,7 +565,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
       origin: o.origin,
       ...r.gauges,
       inFlight: o.inFlightCount,
-      requests: { started: o.started, ...outcomeCounts(o) },
+      requests: { started: o.started, ...outcomeCounts(o), queueFull: o.queueFull },
       sockets: {
         created: o.socketsCreated,
         closed: { ...o.closed },

@@ -5,8 +5,10 @@ export type { DispatcherLike } from "./dispatcher-like";
 export {
   type ConnectionResetError,
   type HandlerDestroyedError,
+  type QueueFullError,
   isConnectionResetError,
   isHandlerDestroyedError,
+  isQueueFullError,
   isSockeyeAbortError,
   isSockeyeTimeoutError,
   type SockeyeAbortError,

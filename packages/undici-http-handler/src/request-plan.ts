@@ -14,6 +14,8 @@ export class RequestPlan extends DeadlinePlan<"undici"> {
   /** `idleMs` is the service's default (`Symbol.for("@smithy/defaultSocketTimeout")`), not an option. */
   readonly idleIsServiceDefault: boolean;
   readonly warnLogger: Logger | undefined;
+  /** `maxQueuedRequests`: requests an origin's gate may queue (`Infinity`: unbounded). */
+  readonly maxQueued: number;
   /** Whether the monitor samples on the scheduler (socketMonitor "interval"). */
   readonly samplesOnTick: boolean;
 
@@ -43,6 +45,7 @@ export class RequestPlan extends DeadlinePlan<"undici"> {
         acquire: config.socketAcquisitionTimeout,
         request: requestTimeoutMs,
         socket_idle: idleMs,
+        unread_body: config.unreadBodyTimeout,
       },
       // Armed at the connection, or at the first progress undici reports (see UndiciRequestCore).
       ["socket_idle"]
@@ -52,6 +55,7 @@ export class RequestPlan extends DeadlinePlan<"undici"> {
     this.idleMs = idleMs;
     this.idleIsServiceDefault = serviceDefault !== undefined;
     this.warnLogger = config.logger;
+    this.maxQueued = config.maxQueuedRequests ?? Number.POSITIVE_INFINITY;
     this.samplesOnTick = poolTelemetry !== undefined && config.socketMonitor === "interval";
   }
 }

@@ -348,7 +348,7 @@ describe("telemetry", () => {
     const o = stats.origins[0];
     expect(o.origin).toBe(`https://127.0.0.1:${server.port}`);
     expect(o.maxSockets).toBe(3);
-    expect(o.requests).toEqual({ started: 10, completed: 10, failed: 0, aborted: 0, timedOut: 0 });
+    expect(o.requests).toEqual({ started: 10, completed: 10, failed: 0, aborted: 0, timedOut: 0, queueFull: 0 });
     expect(o.sockets.created).toBe(3);
     expect(o.sockets.acquisitions).toBe(10);
     expect(o.sockets.reusedAcquisitions).toBe(7);

@@ -3,8 +3,9 @@
  * deadlines). It is undici's handler (controller API, accepted by undici 7 and 8), the body's `BodySource` and the
  * gate's `GatedRequest`, linked in the gate's FIFO while it waits (`listPrev`/`listNext`).
  *
- * Lifecycle (`requestPhase`): Created → Queued (gate FIFO) → Dispatched (no connection yet) → Connected →
- * response → Done. A failure while Queued unlinks it in O(1). A failure while Dispatched rejects at once and leaves
+ * Lifecycle (`requestPhase`): Created → Queued (gate FIFO; a gate already queuing `maxQueuedRequests` rejects it at
+ * once instead) → Dispatched (no connection yet) → Connected → response → Done. A failure while Queued unlinks it in
+ * O(1). A failure while Dispatched rejects at once and leaves
  * it Abandoned: it keeps its slot until undici hands it a connection, which `onRequestStart` refuses with
  * `REQUEST_GONE` (undici drops the request unsent and keeps the connection for the next one).
  *
@@ -31,6 +32,8 @@ import {
   guardedWarn,
   openResponseBody,
   pushBody,
+  isUnreadBodyError,
+  queueFullError,
   REQUEST_TIMEOUT_HINT,
   RequestCore,
   RequestPhase,
@@ -42,6 +45,7 @@ import {
   timing,
   unusableBody,
   unusableBodyError,
+  watchBodyRead,
   type WireFacts,
 } from "@sockeye/pool-monitor/internal";
 import { HttpResponse } from "@smithy/protocol-http";
@@ -154,6 +158,13 @@ export abstract class UndiciRequestCore
       this.dispatchFromGate();
       return;
     }
+    const queued = gate.fifoQueue.nodeCount;
+    if (queued >= plan.maxQueued) {
+      // `maxQueuedRequests`: rejected now, never queued (counted as a failed request, and as queue-full).
+      if (o !== undefined) plan.poolTelemetry?.queueFullRejected(o);
+      this.fail(queueFullError(PACKAGE_PREFIX, plan.maxQueued, queued, "connection"), "failed");
+      return;
+    }
     this.requestPhase = Phase.Queued;
     gate.enqueueWaiter(this);
     this.enterQueue(clock.now());
@@ -233,11 +244,13 @@ export abstract class UndiciRequestCore
     const parsed = parseResponseHeaders(Array.isArray(raw) ? raw : flattenHeaders(headers));
     this.responseStatus = statusCode;
     this.responseLength = parsed["content-length"];
+    const body = openResponseBody(this);
+    if (this.plan.unreadBodyIndex >= 0) watchBodyRead(body, this);
     const response = new SmithyResponse({
       statusCode,
       reason: statusText,
       headers: parsed,
-      body: openResponseBody(this),
+      body,
     });
     this.resolveWith({ response }, clock.now());
   }
@@ -285,6 +298,12 @@ export abstract class UndiciRequestCore
   // ---- deadlines, body -----------------------------------------------------------------------------------------
 
   protected override deadlineExpired(kind: DeadlineKind, ms: number, now: number): void {
+    if (kind === DeadlineKind.UnreadBody) {
+      // Nobody read the body: abort the exchange (undici closes the connection, the gate slot frees); the body keeps
+      // the error for its first reader (`failResponseBody`).
+      if (this.requestPhase === Phase.Connected) this.fail(this.deadlineError(kind, ms, now)!, "timed_out");
+      return;
+    }
     if (kind === SocketIdle) {
       // Not after a rejection before the headers (the exchange is being aborted already).
       if (this.requestPhase === Phase.Connected && (this.responseStatus !== 0 || !this.settled)) {
@@ -450,6 +469,7 @@ export abstract class UndiciRequestCore
    * `Error("aborted")` with `code: "ECONNRESET"` and the cause; a body inactivity timeout stays a `TimeoutError`.
    */
   private bodyError(raw: Error & { code?: string }, mapped: Error, outcomeBefore: RequestOutcome | undefined): Error {
+    if (isUnreadBodyError(raw)) return raw;
     if (outcomeBefore === "aborted" || outcomeBefore === "timed_out") return bodyAbortedError(raw);
     if (raw === DESTROYED_BY_HANDLER) return bodyAbortedError(mapped);
     const code = raw?.code;

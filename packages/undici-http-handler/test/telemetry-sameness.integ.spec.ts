@@ -183,7 +183,7 @@ const ROWS: Row[] = [
         queued: 0,
         oldestQueuedMs: 0,
         inFlight: 0,
-        requests: { started: 20, completed: 20, failed: 0, aborted: 0, timedOut: 0 },
+        requests: { started: 20, completed: 20, failed: 0, aborted: 0, timedOut: 0, queueFull: 0 },
         unconsumed: { count: 0, oldestMs: 0 },
         saturation: {
           state: "ok",

@@ -107,7 +107,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
     expect(bodies.every((b) => b.includes('"method":"GET"'))).toBe(true);
     await waitFor(() => t.pool.inFlight === 0);
     expect(toldOnce(finished, 2)).toEqual(["completed", "completed"]);
-    expect(origin(h).requests).toEqual({ started: 2, completed: 2, failed: 0, aborted: 0, timedOut: 0 });
+    expect(origin(h).requests).toEqual({ started: 2, completed: 2, failed: 0, aborted: 0, timedOut: 0, queueFull: 0 });
     expect(origin(h).sockets).toMatchObject({ created: 1, acquisitions: 2, reusedAcquisitions: 1, errors: 0 });
     await expectReleased(t, 1);
     expect(origin(h).requests.completed).toBe(3);
@@ -137,7 +137,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
     expect(body.errored).toBeNull();
     // Before: the abort turned the complete response into "aborted" and destroyed its body with an AbortError.
     expect(toldOnce(finished, 1)).toEqual(["completed"]);
-    expect(origin(h).requests).toEqual({ started: 1, completed: 1, failed: 0, aborted: 0, timedOut: 0 });
+    expect(origin(h).requests).toEqual({ started: 1, completed: 1, failed: 0, aborted: 0, timedOut: 0, queueFull: 0 });
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
     expect(body.listenerCount("aborted") + body.listenerCount("frameError")).toBe(0);
     await expectReleased(t, 1);
@@ -167,7 +167,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
     await waitFor(() => t.pool.inFlight === 0);
     expect(failing.listenerCount("error")).toBe(0);
     expect(toldOnce(finished, 3)).toEqual(["aborted", "aborted", "failed"]);
-    expect(origin(h).requests).toEqual({ started: 3, completed: 0, failed: 1, aborted: 2, timedOut: 0 });
+    expect(origin(h).requests).toEqual({ started: 3, completed: 0, failed: 1, aborted: 2, timedOut: 0, queueFull: 0 });
     expect(getEventListeners(holding.signal, "abort")).toHaveLength(0);
     expect(getEventListeners(waiting.signal, "abort")).toHaveLength(0);
     // The waiting request never held the slot: two acquisitions, one session.
@@ -193,7 +193,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
     await waitFor(() => server.openStreams === 0);
     await waitFor(() => t.pool.inFlight === 0);
     expect(toldOnce(finished, 1)).toEqual(["aborted"]);
-    expect(origin(h).requests).toEqual({ started: 1, completed: 0, failed: 0, aborted: 1, timedOut: 0 });
+    expect(origin(h).requests).toEqual({ started: 1, completed: 0, failed: 0, aborted: 1, timedOut: 0, queueFull: 0 });
     expect(body.listenerCount("error")).toBe(0);
     await expectReleased(t, 1);
   });
@@ -218,7 +218,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
     expect(Date.now() - startedAt).toBeLessThan(4000);
     await waitFor(() => t.pool.inFlight === 0);
     expect(toldOnce(finished, 2)).toEqual(["aborted", "failed"]);
-    expect(origin(h).requests).toEqual({ started: 2, completed: 0, failed: 1, aborted: 1, timedOut: 0 });
+    expect(origin(h).requests).toEqual({ started: 2, completed: 0, failed: 1, aborted: 1, timedOut: 0, queueFull: 0 });
     await expectReleased(t, 1);
   });
 
@@ -236,7 +236,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
     expect(results.map((r) => r.ok)).toEqual([false, false, true]);
     if (results[2].ok) await readBody((results[2].value as { response: { body: unknown } }).response.body);
     await waitFor(() => pool.inFlight === 0);
-    expect(origin(h).requests).toEqual({ started: 3, completed: 1, failed: 2, aborted: 0, timedOut: 0 });
+    expect(origin(h).requests).toEqual({ started: 3, completed: 1, failed: 2, aborted: 0, timedOut: 0, queueFull: 0 });
     expect(origin(h).sockets).toMatchObject({ created: 2, acquisitions: 3 });
     expect(origin(h).http2?.closed.goaway).toBe(1);
     expect(server.sessionsAccepted).toBe(2);
@@ -259,7 +259,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
     expect(!results[1].ok && results[1].error.message).toMatch(/destroyed before a stream slot was free/);
     await waitFor(() => t.pool.inFlight === 0);
     expect(toldOnce(finished, 2)).toEqual(["failed", "failed"]);
-    expect(origin(h).requests).toEqual({ started: 2, completed: 0, failed: 2, aborted: 0, timedOut: 0 });
+    expect(origin(h).requests).toEqual({ started: 2, completed: 0, failed: 2, aborted: 0, timedOut: 0, queueFull: 0 });
     expect(t.pool.sharedScheduler.size).toBe(0);
     await waitFor(() => server.sessionsOpen === 0 && origin(h).http2?.closed.local === 1);
     await expectReleased(t, 2);
@@ -284,7 +284,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
     expect(!results[1].ok && results[1].error).toMatchObject({ code: "ERR_HTTP2_INVALID_PSEUDOHEADER" });
     await waitFor(() => t.pool.inFlight === 0);
     expect(toldOnce(finished, 4)).toEqual(["completed", "completed", "completed", "failed"]);
-    expect(origin(h).requests).toEqual({ started: 4, completed: 3, failed: 1, aborted: 0, timedOut: 0 });
+    expect(origin(h).requests).toEqual({ started: 4, completed: 3, failed: 1, aborted: 0, timedOut: 0, queueFull: 0 });
     // Refused before nghttp2 sees it: the session serves the next stream.
     expect(origin(h).http2?.closed.error).toBe(0);
     expect(origin(h).sockets).toMatchObject({ created: 1, acquisitions: 4 });
