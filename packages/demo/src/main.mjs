@@ -21,7 +21,7 @@ import { BodyHolder, getAndRead, OpenLoop, runBatch } from "./load.mjs";
 import { renderTimelineSvg } from "./render-timeline-svg.mjs";
 import { startS3Server } from "./s3-server.mjs";
 import { Timeline } from "./timeline.mjs";
-import { UpstreamCheckEmulator } from "./upstream-check.mjs";
+import { queuedPerAgentKey, UpstreamCheckEmulator } from "./upstream-check.mjs";
 
 // ---- Story parameters ---------------------------------------------------------------------------------------
 const MAX_SOCKETS = 8;
@@ -144,6 +144,7 @@ const upstreamW =
   config.socketAcquisitionWarningTimeout ?? (config.requestTimeout ?? 2000) + (config.connectionTimeout ?? 1000);
 const upstream = new UpstreamCheckEmulator({
   getAgent: () => agent,
+  queuedUnder: queuedPerAgentKey(handler),
   warningTimeoutMs: upstreamW,
   onEvent: (e) => {
     const t = secs(e.at);
@@ -260,7 +261,8 @@ view.log(
     `    unconsumedBodyMs: ${UNCONSUMED_BODY_MS} }: warns on queue growth, stalls, unread bodies`,
     `  upstream, emulated exactly: setTimeout(${upstreamW} ms) per request, then the real`,
     "    NodeHttpHandler.checkSocketUsage() of @smithy/node-http-handler on the same",
-    '    agent, one 15 s lockout; its lines are labelled "upstream would say:"',
+    "    sockets, with the requests Sockeye queues as agent.requests (where upstream",
+    '    queues them), one 15 s lockout; its lines are labelled "upstream would say:"',
     '  status: "idle (kept-alive)" counts kept-alive sockets waiting for a request;',
     `    after a warning, "recovering: clear for n/${WINDOW_SAMPLES}" counts the samples the origin`,
     `    has stayed clear: it recovers at ${WINDOW_SAMPLES}/${WINDOW_SAMPLES}.`,
