@@ -6,7 +6,7 @@
  * Top to bottom:
  * - title, subtitle (wrapped at " · " when too long);
  * - a phase row: the phase titles, each inside its shaded band;
- * - the Sockeye lane (two text rows): ▼ saturation, ▲ recovery, with their labels;
+ * - the Sockeye lane (three text rows): ▼ saturation, ▲ recovery, with their labels;
  * - the upstream lane (three text rows): ◆ a warning upstream would log (first row); ◇ runs of checks whose criteria
  *   held but that its 15 s lockout silenced (second row), each run labelled "silenced by 15 s lockout (n)";
  * - a notes row ("batch drained", "load stops");
@@ -26,17 +26,17 @@
  */
 
 export const W = 1200;
-export const H = 728;
+export const H = 744;
 const LEFT = 78;
 const RIGHT = 28;
 const PLOT_W = W - LEFT - RIGHT;
 const FONT = "DejaVu Sans, Helvetica, Arial, sans-serif";
 const PHASE_ROW = 76;
-const S_ROWS = [98, 114];
-const U_ROWS = [138, 154, 170];
-const NOTE_ROW = 192;
-const QA = { top: 204, bottom: 428 };
-const SB = { top: 454, bottom: 604 };
+const S_ROWS = [98, 114, 130];
+const U_ROWS = [154, 170, 186];
+const NOTE_ROW = 208;
+const QA = { top: 220, bottom: 444 };
+const SB = { top: 470, bottom: 620 };
 /** Largest gap, px, between a label and its marker (or run) when they share a row. */
 export const NEAR_GAP = 16;
 const LABEL_SIZE = 11.5;
@@ -202,7 +202,7 @@ export function layoutTimeline({ samples, markers, phases, maxSockets, title, su
     anchor: "end",
     color: COLORS.upstream,
   });
-  for (const sy of [(S_ROWS[1] + U_ROWS[0]) / 2, (U_ROWS[2] + NOTE_ROW) / 2 - 1]) {
+  for (const sy of [(S_ROWS[2] + U_ROWS[0]) / 2, (U_ROWS[2] + NOTE_ROW) / 2 - 1]) {
     lines.push({ x1: LEFT, x2: LEFT + PLOT_W, y1: sy, y2: sy, color: COLORS.grid, width: 1 });
   }
 
