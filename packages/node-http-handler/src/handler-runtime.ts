@@ -248,10 +248,15 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     }
   }
 
-  /** Http1Requests: `o`'s live responses whose body is not being read. O(live requests). */
+  /**
+   * Http1Requests: `o`'s live responses whose body is not being read. O(live requests). A body received in full
+   * (`bodyRef` dropped) pins nothing; one already collected is being reclaimed.
+   */
   readUnread(o: OriginState, now: number, limitMs: number, reading: PoolReading): void {
     for (let r = this.liveHead; r !== undefined; r = r.liveNext) {
-      if (r.originState === o && !r.isUnpooled) addUnreadResponse(reading, r, now, limitMs);
+      if (r.originState !== o || r.isUnpooled) continue;
+      const body = r.bodyRef?.deref();
+      if (body !== undefined) addUnreadResponse(reading, r, now, limitMs, body);
     }
   }
 

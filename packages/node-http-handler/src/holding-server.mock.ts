@@ -1,9 +1,13 @@
 /**
  * A loopback http server for the handler's unit specs: it counts the requests it saw, lets a test wait until it
  * has seen N (event-driven, no sleeps), and holds the responses `hold(url)` selects until the test releases them.
+ * `/big` is answered with `BIG_BODY_BYTES`: more than the client buffers, so its response stays open until read.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+
+/** Size of the `/big` response body: far beyond what the socket, the response and the body buffer. */
+export const BIG_BODY_BYTES = 4 * 1024 * 1024;
 
 export class HoldingServer {
   /** Port on 127.0.0.1, set by `start()`. */
@@ -24,6 +28,7 @@ export class HoldingServer {
       for (const w of due) w.resolve();
       req.resume();
       if (hold(req.url ?? "")) this.held.push(res);
+      else if (req.url === "/big") res.end(Buffer.alloc(BIG_BODY_BYTES));
       else res.end("ok");
     });
   }

@@ -157,7 +157,8 @@ describe("InFlightRequest.finish(): one way out, reached from each entry point",
   it("'close': a completed request finishes once, with every deadline, listener and count released", async () => {
     const s = setup();
     const controller = new AbortController();
-    const r = start(s, "/ok", controller.signal);
+    // A body larger than the client buffers: its response stays open until it is read (a small one ends at once).
+    const r = start(s, "/big", controller.signal);
     expect(s.runtime.inFlightCount).toBe(1);
     // connection, request and acquisition deadlines armed (one node on the shared scheduler); the abort listener is on.
     for (const kind of ["connection", "request", "acquire"] as const) expect(r.state.deadlineArmed(kind)).toBe(true);

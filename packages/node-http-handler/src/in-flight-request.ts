@@ -39,6 +39,12 @@
  * calls `finish()` itself. The core's own counting is off (no origin telemetry is given to it): the request counts
  * itself on the handler's monitor (below).
  *
+ * The response body is pool-monitor's shared `Readable` (`openResponseBody`), fed from the `IncomingMessage` by
+ * module-level listeners (`res` paused while the body's buffer is full, resumed by `readMore()`). The request holds
+ * the body strongly only while it asks for data: a body its caller dropped is collected, and `bodyCollected()`
+ * destroys the `IncomingMessage`, which frees the socket. A small body moves into the body's buffer at once and its
+ * socket returns to the pool, as undici does.
+ *
  * Allocations per request: this object, the Node options object and path string built by the handler (kept here
  * while gated, with the request function, and dropped at dispatch; the
  * `RequestPlan` and its `DeadlinePlan` are shared, see `request-plan.ts`; the origin string is memoised), one
@@ -56,15 +62,20 @@ import {
   agentMaps as importedAgentMaps,
   attachUnpooledRequest,
   closedBeforeResponseError,
+  type BodySource,
   type Deadline,
   DeadlineKind as ImportedDeadlineKind,
+  endResponseBody as importedEndResponseBody,
   explainRefusal,
+  failSourceBody as importedFailSourceBody,
   type FinishedHttp1Request,
   guardedWarn,
   handlerDestroyedError,
   httpRequestFinishedEvent,
+  openResponseBody as importedOpenResponseBody,
   type OriginState,
   outcomeOf as importedOutcomeOf,
+  pushBody as importedPushBody,
   type PoolLink,
   REQUEST_TIMEOUT_HINT,
   RequestCore,
@@ -85,6 +96,7 @@ import {
 import { type HttpRequest, HttpResponse as ImportedHttpResponse } from "@smithy/protocol-http";
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
+import type { Readable } from "node:stream";
 import type { GatedRequest, GateKey } from "./agent-gate";
 import { describeAgentQueue, leaveAgentQueue } from "./agent-queue";
 import { PACKAGE_PREFIX } from "./constants";
@@ -107,6 +119,10 @@ const requestFinishedChannel = importedFinishedChannel;
 const socketStateOf = importedSocketStateOf;
 const timing = importedTiming;
 const writeBody = importedWriteBody;
+const openResponseBody = importedOpenResponseBody;
+const pushBody = importedPushBody;
+const endResponseBody = importedEndResponseBody;
+const failSourceBody = importedFailSourceBody;
 
 const kState = Symbol("sockeye.inFlightRequest");
 const kConnectingFor = Symbol("sockeye.connectingFor");
@@ -124,7 +140,14 @@ export interface NodeRequestOptions {
 /** @internal */
 export class InFlightRequest
   extends RequestCore<OriginState>
-  implements IdleWatcher, WarnedRequest, GatedRequest, FinishedHttp1Request, ResponseProgress, UnpooledRequest
+  implements
+    IdleWatcher,
+    WarnedRequest,
+    GatedRequest,
+    FinishedHttp1Request,
+    ResponseProgress,
+    UnpooledRequest,
+    BodySource
 {
   req: ClientRequest | undefined = undefined;
   warningTimer: ReturnType<typeof setTimeout> | undefined = undefined;
@@ -144,6 +167,10 @@ export class InFlightRequest
   private requestFunc: ((options: object) => ClientRequest) | undefined = undefined;
   nodeOptions: NodeRequestOptions | undefined = undefined;
   res: IncomingMessage | undefined = undefined;
+  // BodySource links to the body handed out (see the header); `res` is paused while the body's buffer is full.
+  heldBody: Readable | undefined = undefined;
+  bodyRef: WeakRef<Readable> | undefined = undefined;
+  resPaused = false;
   /** The Node request emitted `'error'`. */
   hasErrored = false;
   /** Why the handler gave up on it (the first reason wins): counted so, not as failed. */
@@ -460,6 +487,31 @@ export class InFlightRequest
     }
   }
 
+  // ---- BodySource: the response body handed out ---------------------------------------------------------------
+
+  readMore(): void {
+    if (!this.resPaused) return;
+    this.resPaused = false;
+    this.res?.resume();
+  }
+
+  /** The caller destroyed the body before its end: destroy the response, as destroying it did (frees the socket). */
+  bodyDestroyed(error: Error | null): void {
+    if (this.bodyRef === undefined) return;
+    const res = this.res as IncomingMessage;
+    if (error === null) res.destroy();
+    else res.destroy(error);
+  }
+
+  bodyCollected(): void {
+    if (this.isFinished || this.bodyRef === undefined) return;
+    this.bodyRef = undefined;
+    const monitor = this.monitor;
+    const o = this.originState;
+    if (monitor !== undefined && o !== undefined && !monitor.coreDestroyed) monitor.bodyReclaimed(o);
+    this.res?.destroy();
+  }
+
   // ---- Telemetry: the request's phases counted on the handler's monitor -------------------------------------
 
   /** Queued in the gate under `name` at `start()`: counted as started and queued (under its agent name's link). */
@@ -596,13 +648,34 @@ function onResponse(this: ClientRequest, res: IncomingMessage): void {
     state.host.socketClosedByLimit(socket, "max_lifetime");
   }
   if (state.settled) return;
+  (res as any)[kState] = state;
+  res.on("data", onResponseData);
+  res.on("end", onResponseEnd);
+  res.on("error", onResponseError);
   const response = new HttpResponse({
     statusCode: res.statusCode || -1,
     reason: res.statusMessage,
     headers: getTransformedHeaders(res.headers),
-    body: res,
+    body: openResponseBody(state),
   });
   state.resolve({ response }, now);
+}
+
+/** A chunk of the response: into the body; the response pauses while the body's buffer is full. */
+function onResponseData(this: IncomingMessage, chunk: Buffer): void {
+  const state: InFlightRequest = (this as any)[kState];
+  if (pushBody(state, chunk)) return;
+  state.resPaused = true;
+  this.pause();
+}
+
+function onResponseEnd(this: IncomingMessage): void {
+  endResponseBody((this as any)[kState]);
+}
+
+/** The response failed (the socket closed mid-body, a deadline, the handler's `destroy()`): so does the body. */
+function onResponseError(this: IncomingMessage, error: Error): void {
+  failSourceBody((this as any)[kState], error);
 }
 
 function onRequestError(this: ClientRequest, error: NodeJS.ErrnoException): void {

@@ -13,7 +13,7 @@ import http from "node:http";
 import type { LookupAddress, LookupOptions } from "node:dns";
 import type net from "node:net";
 import { HttpRequest } from "@smithy/protocol-http";
-import { heapUsedAfterGc } from "../../undici-http-handler/test/heap-after-gc";
+import { heapUsedAfterGc } from "../../pool-monitor/test/heap-after-gc";
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 

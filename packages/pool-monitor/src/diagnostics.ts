@@ -14,6 +14,7 @@ export const CHANNEL_NAMES = {
   poolSaturated: "sockeye:pool:saturated",
   poolRecovered: "sockeye:pool:recovered",
   requestFinished: "sockeye:request:finished",
+  bodyReclaimed: "sockeye:body:reclaimed",
 } as const;
 
 /** The channel of each name, in the order of `CHANNEL_NAMES` (created once, at load). @internal */
@@ -25,4 +26,5 @@ export const [
   poolSaturatedChannel,
   poolRecoveredChannel,
   requestFinishedChannel,
+  bodyReclaimedChannel,
 ] = Object.values(CHANNEL_NAMES).map((name) => diagnosticsChannel.channel(name));

@@ -25,6 +25,19 @@ const SOCKET_TERMS: SaturationTerms = { slot: "socket", capacity: "maxSockets", 
  * @public
  */
 export function formatSaturationMessage(r: SaturationReport, terms: SaturationTerms = SOCKET_TERMS): string {
+  const line = describeReport(r, terms);
+  return r.reclaimed > 0 ? `${line} ${reclaimedLine(r.reclaimed, terms.slot)}` : line;
+}
+
+/** The episode's reclaimed bodies, e.g. "3 responses were dropped unread; their connections were reclaimed." */
+function reclaimedLine(count: number, slot: string): string {
+  const what = slot === "socket" ? "connections" : `${slot}s`;
+  return count === 1
+    ? `1 response was dropped unread; its ${what.slice(0, -1)} was reclaimed.`
+    : `${count} responses were dropped unread; their ${what} were reclaimed.`;
+}
+
+function describeReport(r: SaturationReport, terms: SaturationTerms): string {
   const slot = terms.slot;
   const limit = `${terms.capacity}=${r.maxSockets ?? "Infinity"}`;
   if (r.state === "ok") {

@@ -132,4 +132,13 @@ export {
   sockeyeErrorKind,
 } from "./sockeye-error-kind";
 export { timing } from "./timing";
+export {
+  type BodySource,
+  bodyOf,
+  endResponseBody,
+  failResponseBody,
+  failSourceBody,
+  openResponseBody,
+  pushBody,
+} from "./response-body";
 export { type BodyLengthSink, pipeBody, writeBody } from "./write-body";

@@ -81,6 +81,10 @@ export class OriginTelemetry {
   socketErrors = 0;
   acquisitions = 0;
   reusedAcquisitions = 0;
+  /** Response bodies collected unread while their response was open: their connections were reclaimed. */
+  bodiesReclaimed = 0;
+  /** Of those, the ones reclaimed during the current (or last) saturation episode. */
+  episodeReclaimed = 0;
   readonly closed = emptyCloseCounts(CLOSE_REASONS);
   readonly queueWait = new DurationHistogram();
   readonly connect = new DurationHistogram();

@@ -146,6 +146,11 @@ export interface SaturationReport {
   sizing: SaturationSizing | null;
   /** Responses whose body made no progress, unread and not destroyed, for `unconsumedBodyMs`. */
   unconsumed: { count: number; oldestMs: number };
+  /**
+   * Responses dropped unread whose connections were reclaimed during this episode (`OriginStats.bodiesReclaimed`),
+   * so far; named by the message when not 0.
+   */
+  reclaimed: number;
   /** The human-readable line (also what the logger receives, without the prefix). */
   message: string;
 }
@@ -219,6 +224,12 @@ export interface OriginStats extends PoolGauges {
   connectionAgeMs: DurationSummary;
   /** Open responses whose body was not consumed for `unconsumedBodyMs` (see `SaturationReport.unconsumed`). */
   unconsumed: { count: number; oldestMs: number };
+  /**
+   * Response bodies the caller dropped unread (garbage-collected with nothing referencing them) while their response
+   * was still open: each one's exchange was aborted and its connection (HTTP/2: stream) freed. Bodies that had been
+   * received in full pinned nothing and are not counted.
+   */
+  bodiesReclaimed: number;
   saturation: OriginSaturation;
   /**
    * Requests sent on a one-off agent outside the pool (`NodeHttpHandler`'s `Expect: 100-continue` requests,
@@ -326,6 +337,7 @@ export type PoolEvent =
   | { type: "connection:closed"; origin: string; ageMs: number; requests: number; reason: CloseReason }
   | { type: "pool:saturated"; origin: string; report: SaturationReport }
   | { type: "pool:recovered"; origin: string; report: SaturationReport }
+  | { type: "body:reclaimed"; origin: string }
   | RequestFinishedEvent;
 
 /**

@@ -474,6 +474,7 @@ export class SaturationDetector {
       recommendedMaxSockets: sizing === null ? null : sizing.recommended,
       sizing,
       unconsumed: { count: s.unconsumedCount ?? 0, oldestMs: round3(s.unconsumedOldestMs ?? 0) },
+      reclaimed: 0,
       message: "",
     };
     report.message = formatSaturationMessage(report);

@@ -26,6 +26,7 @@ import {
   poolSaturatedChannel,
   requestAcquiredChannel,
   requestEnqueuedChannel,
+  bodyReclaimedChannel,
 } from "./diagnostics";
 import { round3 } from "./duration-histogram";
 import { formatSaturationMessage, type SaturationTerms } from "./format-saturation-message";
@@ -276,6 +277,16 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     }
   }
 
+  /**
+   * A response body of `o` was collected unread while its response was open; its transport freed the connection.
+   * Counted for `getStats()` and, during a saturation episode, for that episode's reports. @internal
+   */
+  bodyReclaimed(o: O): void {
+    o.bodiesReclaimed++;
+    if (o.detector.detectorState !== "ok") o.episodeReclaimed++;
+    if (this.wants(bodyReclaimedChannel)) this.emit({ type: "body:reclaimed", origin: o.origin }, bodyReclaimedChannel);
+  }
+
   /** True when someone would receive an event published on `channel`. @internal */
   wants(channel: Channel): boolean {
     return this.eventListeners.length !== 0 || channel.hasSubscribers;
@@ -461,6 +472,9 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
 
   /** The report in the transport's words (see `terms()`). */
   private worded(o: O, report: SaturationReport): SaturationReport {
+    // An episode starts counting its reclaimed bodies afresh; its later reports (reminders, recovery) carry them.
+    if (report.previousState === "ok") o.episodeReclaimed = 0;
+    report.reclaimed = o.episodeReclaimed;
     const terms = this.terms(o);
     if (terms !== undefined) {
       if (!terms.sizing) {
@@ -468,6 +482,8 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
         report.sizing = null;
       }
       report.message = formatSaturationMessage(report, terms);
+    } else if (report.reclaimed !== 0) {
+      report.message = formatSaturationMessage(report);
     }
     return report;
   }
@@ -557,6 +573,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
       tlsMs: o.tls.summary(),
       connectionAgeMs: o.connectionAge.summary(),
       unconsumed: { count: r.unreadCount, oldestMs: round3(r.unreadAgeMs) },
+      bodiesReclaimed: o.bodiesReclaimed,
       saturation: {
         state: d.detectorState,
         since: d.stateSince,

@@ -25,7 +25,7 @@ import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { OriginTelemetry, type RequestOutcome } from "./origin-telemetry";
 import type { CloseReasonOf } from "./pool-stats";
-import { PoolReading, SampleEvidence, type UnreadWatch } from "./pool-reading";
+import { PoolReading, SampleEvidence, type UnreadBody, type UnreadWatch } from "./pool-reading";
 import type { TelemetryCore } from "./telemetry-core";
 import { timing } from "./timing";
 
@@ -179,13 +179,20 @@ export interface ResponseProgress extends UnreadWatch {
 
 /**
  * Counts `st`'s open response body into `r` by the one unread-body rule (`PoolReading.addUnread()`), its progress
- * marker being its socket's `bytesRead`. @internal
+ * marker being its socket's `bytesRead`. `body`: what the caller reads (the `IncomingMessage` unless the handler
+ * hands out its own body). @internal
  */
-export function addUnreadResponse(r: PoolReading, st: ResponseProgress, now: number, limitMs: number): void {
+export function addUnreadResponse(
+  r: PoolReading,
+  st: ResponseProgress,
+  now: number,
+  limitMs: number,
+  body: UnreadBody | undefined = st.res
+): void {
   const res = st.res;
   if (res === undefined || st.responseAt < 0) return;
   if (PoolReading.progressed(st, res.socket?.bytesRead ?? st.seenProgress, now)) return;
-  r.addUnread(now, limitMs, st.progressAt, st.responseAt, res);
+  r.addUnread(now, limitMs, st.progressAt, st.responseAt, body);
 }
 
 /** Adds an active request's age to its link's figures of a reading. @internal */

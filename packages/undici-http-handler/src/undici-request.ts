@@ -11,16 +11,25 @@
  * `socketTimeout` is the core's idle deadline (`socket_idle`): each activity only records `lastActive`; it is
  * suspended while the body is paused for its reader, and fires through `controller.abort` with undici's error for
  * the phase.
+ *
+ * The response body is pool-monitor's shared one (`openResponseBody`): the request holds it strongly only while it
+ * asks for data, so a body the caller dropped is collected and `bodyCollected()` aborts the exchange, freeing the
+ * connection. Nothing else of the request references the body (the response's status and length are kept apart).
  */
 import {
   type AbortSignalLike,
+  type BodySource,
   bodyAbortedError,
   bodyDestroyedError,
   connectionTimeoutError,
   contentLengthMismatchError,
   DeadlineKind,
+  endResponseBody,
   explainRefusal,
+  failSourceBody,
   guardedWarn,
+  openResponseBody,
+  pushBody,
   REQUEST_TIMEOUT_HINT,
   RequestCore,
   RequestPhase,
@@ -42,7 +51,6 @@ import { DESTROYED_BY_HANDLER, handlerDestroyedError } from "./handler-destroyed
 import type { GatedRequest, OriginGate } from "./origin-gate";
 import type { OriginPoolState, PoolRequestNode } from "./origin-pool-state";
 import { parseResponseHeaders } from "./parse-response-headers";
-import { type BodySource, createResponseBody, failResponseBody } from "./response-body";
 import type { RequestOutcome } from "./undici-pool-monitor";
 import type { RequestPlan } from "./request-plan";
 
@@ -98,10 +106,13 @@ export abstract class UndiciRequestCore
 
   private controller: DispatchControllerLike | undefined;
   private pausedForReader = false;
-  private responseBody: Readable | undefined;
+  heldBody: Readable | undefined = undefined;
+  bodyRef: WeakRef<Readable> | undefined = undefined;
   private targetDispatcher: DispatcherLike | undefined;
   private dispatchOptions: DispatchOptionsLike | undefined;
-  private httpResponse: HttpResponse | undefined;
+  /** The response's status (0: none yet) and `content-length` header, for `request:finished`. */
+  private responseStatus = 0;
+  private responseLength: string | undefined = undefined;
 
   constructor(
     override readonly plan: RequestPlan,
@@ -218,23 +229,23 @@ export abstract class UndiciRequestCore
   ): void {
     this.requestProgress();
     if (statusCode < 200 || this.settled) return;
-    const body = createResponseBody(this);
-    this.responseBody = body;
-    this.httpResponse = new SmithyResponse({
+    const parsed = parseResponseHeaders(Array.isArray(raw) ? raw : flattenHeaders(headers));
+    this.responseStatus = statusCode;
+    this.responseLength = parsed["content-length"];
+    const response = new SmithyResponse({
       statusCode,
       reason: statusText,
-      headers: parseResponseHeaders(Array.isArray(raw) ? raw : flattenHeaders(headers)),
-      body,
+      headers: parsed,
+      body: openResponseBody(this),
     });
-    this.resolveWith({ response: this.httpResponse }, clock.now());
+    this.resolveWith({ response }, clock.now());
   }
 
   /** A body chunk; pauses `controller` when the body's buffer is full. */
   protected dataReceived(controller: DispatchControllerLike, chunk: Buffer): void {
-    const body = this.responseBody;
-    if (body === undefined || body.destroyed) return;
+    if (this.bodyRef === undefined) return;
     if (this.plan.idleMs > 0) this.lastActive = clock.now();
-    if (body.push(chunk)) return;
+    if (pushBody(this, chunk)) return;
     this.pausedForReader = true;
     // Paused for the reader: no inactivity timeout while undici reads nothing (as undici's bodyTimeout).
     this.pauseIdle();
@@ -246,7 +257,7 @@ export abstract class UndiciRequestCore
   /** The response ended. */
   protected responseEnded(): void {
     this.releaseSlot();
-    this.responseBody?.push(null);
+    endResponseBody(this);
     this.end("completed");
   }
 
@@ -265,8 +276,7 @@ export abstract class UndiciRequestCore
     if (!this.settled) this.rejectWith(mapped, "failed");
     else {
       this.failure ??= mapped;
-      const body = this.responseBody;
-      if (body !== undefined && !body.destroyed) failResponseBody(body, this.bodyError(error, mapped, outcome));
+      if (this.bodyRef !== undefined) failSourceBody(this, this.bodyError(error, mapped, outcome));
     }
     this.end("failed");
   }
@@ -276,7 +286,7 @@ export abstract class UndiciRequestCore
   protected override deadlineExpired(kind: DeadlineKind, ms: number, now: number): void {
     if (kind === SocketIdle) {
       // Not after a rejection before the headers (the exchange is being aborted already).
-      if (this.requestPhase === Phase.Connected && (this.httpResponse !== undefined || !this.settled)) {
+      if (this.requestPhase === Phase.Connected && (this.responseStatus !== 0 || !this.settled)) {
         this.socketTimedOut();
       }
       return;
@@ -318,6 +328,18 @@ export abstract class UndiciRequestCore
     // Destroyed by the caller before the end: free the connection (undici then calls onResponseError).
     if (this.outcome === undefined) this.outcome = error ? "failed" : "completed";
     this.controller?.abort(error ?? bodyDestroyedError(PACKAGE_PREFIX));
+  }
+
+  bodyCollected(): void {
+    // Ended or failed: the body pinned nothing.
+    if (this.isFinished || this.bodyRef === undefined) return;
+    this.bodyRef = undefined;
+    const o = this.telemetry;
+    const monitor = this.monitor;
+    if (o !== undefined && monitor !== undefined && !monitor.coreDestroyed) monitor.bodyReclaimed(o);
+    // As a caller's `destroy()`: counted completed; undici calls onResponseError and closes the connection.
+    if (this.outcome === undefined) this.outcome = "completed";
+    this.controller?.abort(bodyDestroyedError(PACKAGE_PREFIX));
   }
 
   /** `UndiciHttpHandler.destroy()` reached this request while it waited in its gate (undici never saw it). */
@@ -412,14 +434,13 @@ export abstract class UndiciRequestCore
   protected wireFacts(): WireFacts {
     const options = this.dispatchOptions;
     const headers = options?.headers;
-    const response = this.httpResponse;
     return {
       scheme: schemeOf(options?.origin ?? this.telemetry?.origin),
       method: options?.method,
-      statusCode: response?.statusCode,
+      statusCode: this.responseStatus === 0 ? undefined : this.responseStatus,
       protocolVersion: null,
       requestBodySize: headers === undefined ? undefined : (headers["content-length"] ?? headers["Content-Length"]),
-      responseBodySize: response?.headers["content-length"],
+      responseBodySize: this.responseLength,
     };
   }
 

@@ -13,7 +13,7 @@ import { activeResources } from "../../node-http-handler/test/active-resources";
 import { processFaultCapture } from "../../node-http-handler/test/process-fault-capture";
 import { startServer, type TestServer, waitFor } from "../../node-http-handler/test/servers";
 import { UndiciHttpHandler } from "../src/index";
-import { heapUsedAfterGc } from "./heap-after-gc";
+import { heapUsedAfterGc } from "../../pool-monitor/test/heap-after-gc";
 import { ABORTING_KINDS, runSoakLoad, type SoakTally } from "./soak-load";
 
 const TOTAL = 3000;

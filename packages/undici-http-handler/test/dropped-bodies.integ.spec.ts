@@ -1,0 +1,223 @@
+/**
+ * Issue 36's table, through `handle()`: a pool of 4 connections, four responses whose body the caller drops with no
+ * reference kept, a full garbage collection, then one more request. Sockeye's `NodeHttpHandler` and
+ * `UndiciHttpHandler` serve it (at once when the small bodies were received in full, else once the collected bodies
+ * are reclaimed), count the reclaimed bodies in `getPoolStats()` and on the `sockeye:body:reclaimed` channel, and
+ * leave nothing behind; upstream's `NodeHttpHandler` never serves it (bounded by an abort). A body the caller holds
+ * is never touched: read after many collections and other traffic, it reads in full, byte-exact.
+ *
+ * Real servers on 127.0.0.1; `gc()` through `collectGarbage()` (the flag is set at run time).
+ */
+import { createHash } from "node:crypto";
+import diagnosticsChannel from "node:diagnostics_channel";
+import http from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import type { Readable } from "node:stream";
+import { NodeHttpHandler as SmithyNodeHttpHandler } from "@smithy/node-http-handler";
+import { HttpRequest } from "@smithy/protocol-http";
+import { CHANNEL_NAMES, type PoolEvent, type PoolStats } from "@sockeye/pool-monitor";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NodeHttpHandler } from "../../node-http-handler/src/index";
+import { collectGarbage } from "../../pool-monitor/test/heap-after-gc";
+import { UndiciHttpHandler } from "../src/index";
+
+const KIB = 1024;
+const MIB = 1024 * KIB;
+const POOL = 4;
+
+/** The bytes served for `/bytes/<n>`: a pattern, so a byte out of place changes the digest. */
+function payload(size: number): Buffer {
+  const bytes = Buffer.allocUnsafe(size);
+  for (let i = 0; i < size; i++) bytes[i] = (i * 31 + (i >>> 8)) & 0xff;
+  return bytes;
+}
+
+const PAYLOADS = new Map<number, Buffer>();
+function payloadOf(size: number): Buffer {
+  let bytes = PAYLOADS.get(size);
+  if (bytes === undefined) PAYLOADS.set(size, (bytes = payload(size)));
+  return bytes;
+}
+
+let server: http.Server;
+let port = 0;
+const open = new Set<Socket>();
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    req.resume();
+    const size = Number(/^\/bytes\/(\d+)/.exec(req.url ?? "")?.[1] ?? 2);
+    res.writeHead(200, { "content-length": size, "content-type": "application/octet-stream" });
+    res.end(payloadOf(size));
+  });
+  server.on("connection", (socket) => {
+    open.add(socket);
+    socket.on("close", () => open.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  port = (server.address() as AddressInfo).port;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+function request(size: number): HttpRequest {
+  return new HttpRequest({
+    protocol: "http:",
+    hostname: "127.0.0.1",
+    port,
+    method: "GET",
+    path: `/bytes/${size}`,
+    headers: { host: `127.0.0.1:${port}` },
+  });
+}
+
+type Sockeye = NodeHttpHandler | UndiciHttpHandler;
+
+const SOCKEYE: Record<string, () => Sockeye> = {
+  NodeHttpHandler: () => new NodeHttpHandler({ httpAgent: { maxSockets: POOL } }),
+  UndiciHttpHandler: () => new UndiciHttpHandler({ httpAgent: { maxSockets: POOL } }),
+};
+
+/**
+ * Sends `count` requests and lets go of every response once its headers are in: nothing of them survives this
+ * function (kept out of the caller's frame so no local keeps a body alive).
+ */
+async function dropResponses(
+  handler: { handle(request: HttpRequest): Promise<{ response: any }> },
+  size: number,
+  count: number
+): Promise<void> {
+  const statuses: number[] = [];
+  await Promise.all(
+    Array.from({ length: count }, () =>
+      handler.handle(request(size)).then(({ response }) => statuses.push(response.statusCode))
+    )
+  );
+  expect(statuses).toEqual(Array(count).fill(200));
+}
+
+/** The digest and length of everything `body` yields. */
+async function digest(body: Readable): Promise<{ sha: string; bytes: number }> {
+  const hash = createHash("sha256");
+  let bytes = 0;
+  for await (const chunk of body) {
+    hash.update(chunk as Buffer);
+    bytes += (chunk as Buffer).length;
+  }
+  return { sha: hash.digest("hex"), bytes };
+}
+
+function expected(size: number): { sha: string; bytes: number } {
+  return { sha: createHash("sha256").update(payloadOf(size)).digest("hex"), bytes: size };
+}
+
+/** Collects until `next` settles, at most `rounds` times (a pinned pool never serves it: the test then fails). */
+async function collectUntilSettled(next: Promise<unknown>, rounds: number): Promise<boolean> {
+  let settled = false;
+  next.then(
+    () => (settled = true),
+    () => (settled = true)
+  );
+  for (let i = 0; i < rounds && !settled; i++) {
+    await collectGarbage();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return settled;
+}
+
+/**
+ * Collects a few more times (the next request may be served as soon as one connection is reclaimed; a body last
+ * touched in the job a collection ran in survives it) until `count()` reaches `target`, and at least 3 times.
+ */
+async function collectUntil(count: () => number | undefined, target: number): Promise<void> {
+  for (let i = 0; i < 50 && (i < 3 || count() !== target); i++) await collectGarbage();
+}
+
+function originStats(stats: PoolStats) {
+  return stats.origins.find((o) => o.origin === `http://127.0.0.1:${port}`);
+}
+
+function listenReclaims(): { events: PoolEvent[]; stop(): void } {
+  const events: PoolEvent[] = [];
+  const onMessage = (message: unknown) => events.push(message as PoolEvent);
+  diagnosticsChannel.subscribe(CHANNEL_NAMES.bodyReclaimed, onMessage);
+  return { events, stop: () => diagnosticsChannel.unsubscribe(CHANNEL_NAMES.bodyReclaimed, onMessage) };
+}
+
+const CELLS = [
+  // Received in full into the body's buffer: the connection went back to the pool at once, nothing to reclaim.
+  { label: "1 KiB", size: KIB, reclaimed: 0 },
+  // Still on the wire: each pins its connection until its body is collected and reclaimed.
+  { label: "32 MiB", size: 32 * MIB, reclaimed: POOL },
+];
+
+for (const [name, create] of Object.entries(SOCKEYE)) {
+  describe(`${name}: four responses dropped unread on a pool of ${POOL}`, () => {
+    for (const cell of CELLS) {
+      it(`${cell.label}: the next request is served after gc(); ${cell.reclaimed} bodies reclaimed, counted and announced`, async () => {
+        const handler = create();
+        const reclaims = listenReclaims();
+        try {
+          await dropResponses(handler, cell.size, POOL);
+          const next = handler.handle(request(cell.size));
+          expect(await collectUntilSettled(next, 50)).toBe(true);
+          const { response } = await next;
+          expect(await digest(response.body)).toEqual(expected(cell.size));
+          await collectUntil(() => originStats(handler.getPoolStats())?.bodiesReclaimed, cell.reclaimed);
+          const o = originStats(handler.getPoolStats());
+          expect(o?.bodiesReclaimed).toBe(cell.reclaimed);
+          expect(o?.requests.started).toBe(POOL + 1);
+          expect(reclaims.events).toEqual(
+            Array(cell.reclaimed).fill({ type: "body:reclaimed", origin: `http://127.0.0.1:${port}` })
+          );
+          // Nothing left: no request in flight, no deadline armed, at most the pool's connections open.
+          expect(handler.getPoolStats().totals.inFlight).toBe(0);
+          expect((handler as any).scheduler?.size ?? (handler as any).runtime?.hostScheduler?.size ?? 0).toBe(0);
+          expect(open.size).toBeLessThanOrEqual(POOL);
+        } finally {
+          reclaims.stop();
+          handler.destroy();
+        }
+      });
+    }
+
+    it("a held body is never reclaimed: read after many gc() and other traffic, it reads in full, byte-exact", async () => {
+      const handler = create();
+      try {
+        const size = 32 * MIB;
+        const { response } = await handler.handle(request(size));
+        const held: Readable = response.body;
+        for (let i = 0; i < 10; i++) {
+          await collectGarbage();
+          // Other traffic on the pool's other connections meanwhile.
+          const { response: other } = await handler.handle(request(KIB));
+          expect(await digest(other.body)).toEqual(expected(KIB));
+        }
+        expect(await digest(held)).toEqual(expected(size));
+        expect(originStats(handler.getPoolStats())?.bodiesReclaimed).toBe(0);
+        expect(handler.getPoolStats().totals.inFlight).toBe(0);
+      } finally {
+        handler.destroy();
+      }
+    });
+  });
+}
+
+describe(`upstream @smithy/node-http-handler: four responses dropped unread on a pool of ${POOL}`, () => {
+  for (const cell of CELLS) {
+    it(`${cell.label}: the next request is never served, even after gc() (aborted after 1 s)`, async () => {
+      const handler = new SmithyNodeHttpHandler({ httpAgent: { maxSockets: POOL } } as any);
+      try {
+        await dropResponses(handler, cell.size, POOL);
+        const next = handler.handle(request(cell.size), { abortSignal: AbortSignal.timeout(1000) as any });
+        await collectGarbage();
+        await expect(next).rejects.toMatchObject({ name: "AbortError" });
+      } finally {
+        handler.destroy();
+      }
+    });
+  }
+});
