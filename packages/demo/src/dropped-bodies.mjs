@@ -16,6 +16,7 @@ import { NodeHttpHandler as UpstreamNodeHttpHandler } from "@smithy/node-http-ha
  * @typedef {object} ProbeResult
  * @property {boolean} served the probe's response arrived and its body was read in full
  * @property {number} ms from the probe's start to its end (served, or given up), ms
+ * @property {number} endedAt `performance.now()` at its end, ms
  * @property {string} [error] the error's name when not served (`AbortError` at the deadline)
  */
 
@@ -70,9 +71,11 @@ export async function probe(s3, object, deadlineMs) {
   try {
     const res = await s3.send(new GetObjectCommand(object), { abortSignal: controller.signal });
     await res.Body?.transformToByteArray();
-    return { served: true, ms: performance.now() - started };
+    const endedAt = performance.now();
+    return { served: true, ms: endedAt - started, endedAt };
   } catch (error) {
-    return { served: false, ms: performance.now() - started, error: /** @type {Error} */ (error).name };
+    const endedAt = performance.now();
+    return { served: false, ms: endedAt - started, endedAt, error: /** @type {Error} */ (error).name };
   } finally {
     clearTimeout(deadline);
   }

@@ -40,7 +40,7 @@ const BACKGROUND_FACTOR = 0.4; // phase 3 background load, as a fraction of capa
 const LEAK_EVERY_MS = 350;
 const LEAK_MAX = MAX_SOCKETS - 1; // leave one socket serving, so the queue grows rather than freezes
 const LARGE_OBJECT_BYTES = 1024 * 1024; // held and dropped bodies: too large for the client's buffers, so they pin
-const DROP_DEADLINE_MS = 5000; // the dropped-body phase gives each client's next request this long
+const DROP_DEADLINE_MS = 4000; // the dropped-body phase gives each client's next request this long
 const WATCHDOG_MS = 150_000;
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -419,7 +419,8 @@ const bodiesReclaimed = droppedOrigin?.bodiesReclaimed;
 const fmtMs = (/** @type {number} */ ms) => `${(ms / 1000).toFixed(1)} s`;
 view.log(
   dropped.sockeye.served
-    ? `${stamp(nowS())} ${view.green("SOCKEYE")}: the next GetObject was served ${fmtMs(dropped.sockeye.ms)} after it was sent; ` +
+    ? `${stamp(nowS())} ${view.green("SOCKEYE")}: the next GetObject was served ${Math.round(dropped.sockeye.endedAt - dropped.gcAt)} ms ` +
+        `after the gc() (${fmtMs(dropped.sockeye.ms)} after it was sent); ` +
         `getPoolStats() counts ${bodiesReclaimed ?? "?"} bodiesReclaimed: the dropped bodies' connections were freed.`
     : `${stamp(nowS())} ${view.red("SOCKEYE")}: the next GetObject was not served in ${fmtMs(dropped.sockeye.ms)} ` +
         `(${dropped.sockeye.error}): this build does not reclaim dropped bodies.`
@@ -432,8 +433,9 @@ view.log(
         "by bodies nothing references; upstream never frees them, so this client is dead until the process restarts. " +
         `It logged nothing: one request waiting is below its 2 × maxSockets.`
 );
-if (!dropped.upstream.served) timeline.mark({ t: nowS(), kind: "note", label: "upstream dead" });
-await waitFor(() => firstEvent("recovered", p5) !== undefined, 4000);
+if (!dropped.upstream.served)
+  timeline.mark({ t: secs(dropped.upstream.endedAt), kind: "upstream-dead", label: "client dead" });
+await waitFor(() => firstEvent("recovered", p5) !== undefined, 3000);
 const reclaimLine = events
   .filter((e) => e.t >= p5)
   .map((e) => e.message ?? JSON.stringify(e.report ?? ""))
@@ -441,6 +443,7 @@ const reclaimLine = events
   .find((line) => line !== undefined);
 if (reclaimLine !== undefined)
   view.log(`${stamp(nowS())} ${view.green("SOCKEYE")} saturation report: "${reclaimLine}".`);
+await sleep(1000);
 const p5End = nowS();
 timeline.endPhase(p5End);
 
@@ -511,7 +514,8 @@ results.rows.push(
     sockeye:
       `${sockeyeSat(sat5, p5)}; ` +
       (dropped.sockeye.served
-        ? `after gc(): ${bodiesReclaimed ?? "?"} bodies reclaimed, the next request served in ${fmtMs(dropped.sockeye.ms)}`
+        ? `after gc(): ${bodiesReclaimed ?? "?"} bodies reclaimed, the next request served ` +
+          `${Math.round(dropped.sockeye.endedAt - dropped.gcAt)} ms later`
         : `the next request not served in ${fmtMs(dropped.sockeye.ms)} (no reclaim in this build)`),
     upstream: dropped.upstream.served
       ? `the next request served in ${fmtMs(dropped.upstream.ms)}`
