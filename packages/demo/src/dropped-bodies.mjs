@@ -12,6 +12,9 @@
 import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { NodeHttpHandler as UpstreamNodeHttpHandler } from "@smithy/node-http-handler";
 
+/** The collection runs at the latest this long before the probes' deadline, so a freed client can serve in time. */
+const COLLECT_MARGIN_MS = 1000;
+
 /**
  * @typedef {object} ProbeResult
  * @property {boolean} served the probe's response arrived and its body was read in full
@@ -92,7 +95,7 @@ export async function probe(s3, object, deadlineMs) {
  * @param {number} options.count bodies dropped per client: its `maxSockets`
  * @param {number} options.deadlineMs each probe is aborted after this long, ms
  * @param {() => Promise<unknown>} options.beforeCollect resolves when the garbage collection should run (the demo
- *   waits for Sockeye's warning first); the wait also ends when Sockeye's probe settles
+ *   waits for Sockeye's warning first); the wait also ends when Sockeye's probe settles, and 1 s before the deadline
  * @param {() => Promise<void>} options.collect runs a full garbage collection
  * @param {(step: "dropped" | "collecting", detail: { sizes: number[] }) => void} [options.onStep]
  * @returns {Promise<DroppedBodiesResult>}
@@ -115,7 +118,16 @@ export async function runDroppedBodies({
     onStep?.("dropped", { sizes });
     const sockeyeProbe = probe(sockeye, probed, deadlineMs);
     const upstreamProbe = probe(upstream, probed, deadlineMs);
-    await Promise.race([beforeCollect(), sockeyeProbe]);
+    /** @type {NodeJS.Timeout | undefined} */
+    let latest;
+    await Promise.race([
+      beforeCollect(),
+      sockeyeProbe,
+      new Promise((resolve) => {
+        latest = setTimeout(resolve, Math.max(0, deadlineMs - COLLECT_MARGIN_MS));
+      }),
+    ]);
+    clearTimeout(latest);
     onStep?.("collecting", { sizes });
     const gcAt = performance.now();
     await collect();

@@ -40,7 +40,7 @@ const BACKGROUND_FACTOR = 0.4; // phase 3 background load, as a fraction of capa
 const LEAK_EVERY_MS = 350;
 const LEAK_MAX = MAX_SOCKETS - 1; // leave one socket serving, so the queue grows rather than freezes
 const LARGE_OBJECT_BYTES = 1024 * 1024; // held and dropped bodies: too large for the client's buffers, so they pin
-const DROP_DEADLINE_MS = 4000; // the dropped-body phase gives each client's next request this long
+const DROP_DEADLINE_MS = 5000; // the dropped-body phase gives each client's next request this long
 const WATCHDOG_MS = 150_000;
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -125,15 +125,7 @@ const handler = new NodeHttpHandler({
   },
 });
 
-/** The client's configuration but its handler: the dropped-body phase's twin on upstream's handler shares it. */
-const clientConfig = {
-  region: "us-east-1",
-  endpoint: server.endpoint,
-  forcePathStyle: true,
-  credentials: { accessKeyId: "DEMOACCESSKEY", secretAccessKey: "demo-secret-not-a-secret" },
-  maxAttempts: 1,
-};
-const s3 = new S3Client({ ...clientConfig, requestHandler: handler });
+const s3 = new S3Client({ ...server.clientConfig, requestHandler: handler });
 const object = { Bucket: "sockeye-demo", Key: "data/object-16k.bin" };
 const largeObject = { Bucket: "sockeye-demo", Key: "data/object-1m.bin" };
 await s3.send(new CreateBucketCommand({ Bucket: object.Bucket }));
@@ -389,14 +381,14 @@ const p5 = beginPhase(
 );
 const dropped = await runDroppedBodies({
   sockeye: s3,
-  upstream: upstreamTwin(clientConfig, MAX_SOCKETS, (message) =>
+  upstream: upstreamTwin(server.clientConfig, MAX_SOCKETS, (message) =>
     view.log(`${stamp(nowS())} ${view.yellow("upstream (twin) says:")} ${message.replace(/\s*\n\s*/g, " ")}`)
   ),
   dropped: largeObject,
   probed: object,
   count: MAX_SOCKETS,
   deadlineMs: DROP_DEADLINE_MS,
-  beforeCollect: () => waitFor(() => firstEvent("saturated", p5) !== undefined, 4000),
+  beforeCollect: () => waitFor(() => firstEvent("saturated", p5) !== undefined, DROP_DEADLINE_MS),
   collect: collectGarbage,
   onStep: (step, { sizes }) => {
     if (step === "dropped") {

@@ -30,14 +30,7 @@ async function rig(warningTimeoutMs: number) {
   const server = await startS3Server({ latencyMs: SERVICE_MS });
   cleanups.push(() => server.close());
   const handler = new NodeHttpHandler({ httpAgent: { maxSockets: MAX_SOCKETS } });
-  const s3 = new S3Client({
-    region: "us-east-1",
-    endpoint: server.endpoint,
-    forcePathStyle: true,
-    credentials: { accessKeyId: "TESTKEY", secretAccessKey: "test-secret" },
-    maxAttempts: 1,
-    requestHandler: handler,
-  });
+  const s3 = new S3Client({ ...server.clientConfig, requestHandler: handler });
   cleanups.push(() => s3.destroy());
   await s3.send(new CreateBucketCommand({ Bucket: object.Bucket }));
   await s3.send(new PutObjectCommand({ ...object, Body: Buffer.alloc(16 * 1024, 7) }));
