@@ -35,14 +35,18 @@ describe.each(HANDLERS_UNDER_TEST)(
   ({ name, NodeHttpHandler }) => {
     let slow: SlowServer;
     let instant: SlowServer;
+    let large: SlowServer;
 
     beforeAll(async () => {
       slow = await startSlowServer(250);
       instant = await startSlowServer(0);
+      // Bodies larger than the client buffers: an unread one keeps its socket (a small one is received in full).
+      large = await startSlowServer(0, 4 * 1024 * 1024);
     });
     afterAll(async () => {
       await slow?.close();
       await instant?.close();
+      await large?.close();
     });
 
     it('6 concurrent calls on 2 sockets trigger the per-request capacity warning once ("per-request" mode)', async () => {
@@ -80,7 +84,7 @@ describe.each(HANDLERS_UNDER_TEST)(
           onRecovery: (report) => reports.push(report),
           logger,
         });
-        const s3 = s3Client(handler, { endpoint: instant.endpoint });
+        const s3 = s3Client(handler, { endpoint: large.endpoint });
         const get = (Key: string) => s3.send(new GetObjectCommand({ Bucket: "b", Key }));
         try {
           // Two responses whose bodies nobody reads: each keeps its keep-alive socket checked out of the agent.

@@ -21,6 +21,7 @@ export function namespacedMetrics(ns: string) {
     limit: `${ns}.pool.limit`,
     saturationState: `${ns}.pool.saturation.state`,
     unconsumedResponses: `${ns}.response.unconsumed`,
+    reclaimedResponses: `${ns}.response.reclaimed`,
     connectionsCreated: `${ns}.connection.created`,
     connectionsClosed: `${ns}.connection.closed`,
     connectionErrors: `${ns}.connection.errors`,

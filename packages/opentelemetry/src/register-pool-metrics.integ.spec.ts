@@ -108,6 +108,7 @@ describe("registerPoolMetrics with @opentelemetry/sdk-metrics", () => {
     ({ resourceMetrics: rm, errors } = await t.reader.collect());
     expect(errors).toEqual([]);
     expect(points(rm, "sockeye.connection.created").map((p) => p.value)).toEqual([1]);
+    expect(points(rm, "sockeye.response.reclaimed").map((p) => [p.attributes, p.value])).toEqual([[base, 0]]);
     expect(
       points(rm, "sockeye.connection.acquisitions").map((p) => [p.attributes["sockeye.connection.reused"], p.value])
     ).toEqual([
@@ -157,6 +158,25 @@ describe("registerPoolMetrics with @opentelemetry/sdk-metrics", () => {
     expect(points(rm, "com.example.http.connection.created").map((p) => p.value)).toEqual([1]);
     expect(points(rm, "sockeye.connection.created")).toEqual([]);
     expect(points(rm, "com.example.http.connection.connect.duration")).toEqual([]);
+  });
+
+  it("reports each origin's bodiesReclaimed as <ns>.response.reclaimed", async () => {
+    const t = await setup();
+    const registration = registerPoolMetrics(
+      {
+        getStats: () => {
+          const stats = t.monitor.getStats();
+          for (const o of stats.origins) o.bodiesReclaimed = 3;
+          return stats;
+        },
+      },
+      { meterProvider: t.provider }
+    );
+    cleanups.push(() => registration.unregister());
+    await t.send();
+    const { resourceMetrics: rm } = await t.reader.collect();
+    const base = { "server.address": "127.0.0.1", "server.port": t.port, "url.scheme": "http" };
+    expect(points(rm, "sockeye.response.reclaimed").map((p) => [p.attributes, p.value])).toEqual([[base, 3]]);
   });
 
   it("does not subscribe to monitor events when the meter is a no-op (no SDK registered)", () => {

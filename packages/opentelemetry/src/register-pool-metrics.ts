@@ -150,6 +150,11 @@ export function registerPoolMetrics(
     description: "Responses handed to the caller whose body was neither read nor destroyed for unconsumedBodyMs.",
     unit: "{response}",
   });
+  const reclaimed = meter.createObservableCounter(names.reclaimedResponses, {
+    description:
+      "Responses whose body was dropped unread and garbage-collected while still open; their connections were freed.",
+    unit: "{response}",
+  });
   const created = meter.createObservableCounter(names.connectionsCreated, {
     description: "Connections opened (attempts, successful or not).",
     unit: "{connection}",
@@ -178,6 +183,7 @@ export function registerPoolMetrics(
     limit,
     saturationState,
     unconsumed,
+    reclaimed,
     created,
     closed,
     errors,
@@ -218,6 +224,7 @@ export function registerPoolMetrics(
         sat.cause === null ? base : attrs.with(origin, names.causeAttr, sat.cause)
       );
       result.observe(unconsumed, o.unconsumed.count, base);
+      result.observe(reclaimed, o.bodiesReclaimed, base);
       result.observe(created, o.sockets.created, base);
       for (const reason of Object.keys(o.sockets.closed) as CloseReason[]) {
         const n = o.sockets.closed[reason];

@@ -9,9 +9,13 @@
  * sockets of a shared agent; one registry also costs nothing per handler. A body is never unregistered: the cell goes
  * with the body, and a finished source ignores the call.
  */
-import type { BodySource } from "./response-body";
+/** What a body is registered with: the request feeding it (`BodySource` extends it). @internal */
+export interface ReclaimableSource {
+  /** Its body was collected (see `BodySource.bodyCollected`). */
+  bodyCollected(): void;
+}
 
-function onBodyCollected(source: BodySource): void {
+function onBodyCollected(source: ReclaimableSource): void {
   try {
     source.bodyCollected();
   } catch {
@@ -19,9 +23,9 @@ function onBodyCollected(source: BodySource): void {
   }
 }
 
-const registry = new FinalizationRegistry<BodySource>(onBodyCollected);
+const registry = new FinalizationRegistry<ReclaimableSource>(onBodyCollected);
 
 /** Registers `body` for reclaim: `source.bodyCollected()` runs once it is collected. @internal */
-export function watchForReclaim(body: object, source: BodySource): void {
+export function watchForReclaim(body: object, source: ReclaimableSource): void {
   registry.register(body, source);
 }

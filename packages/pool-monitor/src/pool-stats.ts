@@ -364,8 +364,10 @@ export interface RequestFinishedEvent {
    */
   errorType: string | null;
   /**
-   * From `handle()` to the end of the response body (read, destroyed or failed) or to the failure, ms. A body never
-   * read nor destroyed never finishes (it counts in `unconsumed`).
+   * From `handle()` to the end of the response body or to the failure, ms. The body ends when the handler has
+   * received all of it (it buffers up to 64 KiB for its reader), or is destroyed, reclaimed or failed; a larger body
+   * never read nor destroyed ends only once it is garbage-collected and reclaimed (it counts in `unconsumed` until
+   * then).
    */
   durationMs: number;
   /** Negotiated HTTP version: `"1.1"` or `"2"`; `null` when the handler cannot know it (undici may negotiate h2). */

@@ -26,14 +26,14 @@
  * symbol allocates no closure.
  */
 import { Readable } from "node:stream";
-import { watchForReclaim } from "./body-reclaim";
+import { type ReclaimableSource, watchForReclaim } from "./body-reclaim";
 
 /**
  * What the body needs from its transport (the request feeding it), and the transport's two links to it, which only
  * this module's functions write.
  * @internal
  */
-export interface BodySource {
+export interface BodySource extends ReclaimableSource {
   /** The consumer wants more data: resume the transport if it was paused. Called on every `_read`. */
   readMore(): void;
   /** The consumer destroyed the body early: abort the exchange so its connection is freed. */

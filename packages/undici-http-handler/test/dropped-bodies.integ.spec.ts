@@ -15,7 +15,7 @@ import type { AddressInfo, Socket } from "node:net";
 import type { Readable } from "node:stream";
 import { NodeHttpHandler as SmithyNodeHttpHandler } from "@smithy/node-http-handler";
 import { HttpRequest } from "@smithy/protocol-http";
-import { CHANNEL_NAMES, type PoolEvent, type PoolStats } from "@sockeye/pool-monitor";
+import { CHANNEL_NAMES, type PoolEvent, type PoolStats, type SaturationReport } from "@sockeye/pool-monitor";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NodeHttpHandler } from "../../node-http-handler/src/index";
 import { collectGarbage } from "../../pool-monitor/test/heap-after-gc";
@@ -76,9 +76,9 @@ function request(size: number): HttpRequest {
 
 type Sockeye = NodeHttpHandler | UndiciHttpHandler;
 
-const SOCKEYE: Record<string, () => Sockeye> = {
-  NodeHttpHandler: () => new NodeHttpHandler({ httpAgent: { maxSockets: POOL } }),
-  UndiciHttpHandler: () => new UndiciHttpHandler({ httpAgent: { maxSockets: POOL } }),
+const SOCKEYE: Record<string, (options?: object) => Sockeye> = {
+  NodeHttpHandler: (options) => new NodeHttpHandler({ httpAgent: { maxSockets: POOL }, ...options }),
+  UndiciHttpHandler: (options) => new UndiciHttpHandler({ httpAgent: { maxSockets: POOL }, ...options }),
 };
 
 /**
@@ -97,6 +97,12 @@ async function dropResponses(
     )
   );
   expect(statuses).toEqual(Array(count).fill(200));
+}
+
+/** Sends `count` requests and returns their bodies (kept out of the caller's frame, as `dropResponses`). */
+async function holdBodies(handler: Sockeye, size: number, count: number): Promise<Readable[]> {
+  const outputs = await Promise.all(Array.from({ length: count }, () => handler.handle(request(size))));
+  return outputs.map(({ response }) => response.body as Readable);
 }
 
 /** The digest and length of everything `body` yields. */
@@ -183,6 +189,37 @@ for (const [name, create] of Object.entries(SOCKEYE)) {
         }
       });
     }
+
+    it("the saturation episode the reclaim ends says so: unconsumed_bodies, then a recovery naming the reclaimed bodies", async () => {
+      const reports: SaturationReport[] = [];
+      const handler = create({
+        socketMonitor: "interval",
+        saturation: { sampleIntervalMs: 100, windowSamples: 3, unconsumedBodyMs: 200 },
+        onSaturation: (report: SaturationReport) => reports.push(report),
+        onRecovery: (report: SaturationReport) => reports.push(report),
+        logger: { warn() {}, info() {}, debug() {}, error() {} },
+      });
+      try {
+        // Held at first (so they pin their sockets and are reported), then dropped. Filled by a helper: a suspended
+        // async frame can keep the last value it iterated alive.
+        const held = await holdBodies(handler, 32 * MIB, POOL);
+        const queued = Promise.all([handler.handle(request(KIB)), handler.handle(request(KIB))]);
+        for (let i = 0; i < 100 && reports.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(reports[0]).toMatchObject({ cause: "unconsumed_bodies", reclaimed: 0 });
+        held.length = 0;
+        expect(await collectUntilSettled(queued, 50)).toBe(true);
+        for (const { response } of await queued) expect(await digest(response.body)).toEqual(expected(KIB));
+        await collectUntil(() => originStats(handler.getPoolStats())?.bodiesReclaimed, POOL);
+        for (let i = 0; i < 100 && !reports.some((r) => r.state === "ok"); i++) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        const recovery = reports.find((r) => r.state === "ok");
+        expect(recovery).toMatchObject({ previousCause: "unconsumed_bodies", reclaimed: POOL });
+        expect(recovery?.message).toContain(`${POOL} responses were dropped unread; their connections were reclaimed.`);
+      } finally {
+        handler.destroy();
+      }
+    });
 
     it("a held body is never reclaimed: read after many gc() and other traffic, it reads in full, byte-exact", async () => {
       const handler = create();

@@ -1,7 +1,8 @@
 /**
  * A deliberately slow (or, with delay 0, merely local and keep-alive capable) HTTP endpoint (127.0.0.1, port 0) for timeout, abort and logger tests: every request
  * is read fully and answered `200 {}` (a valid empty answer for the JSON-protocol clients, e.g. DynamoDB GetItem)
- * after `delayMs`. The delay timer is cleared as soon as the client goes away, so an aborted or timed-out request
+ * after `delayMs` (or, with `bodyBytes`, `200` with that many bytes: a body larger than the client buffers keeps its
+ * connection until it is read). The delay timer is cleared as soon as the client goes away, so an aborted or timed-out request
  * leaves no timer behind on the server side either.
  */
 import { EventEmitter, once } from "node:events";
@@ -24,7 +25,8 @@ export interface SlowServer {
 }
 
 /** Starts a server that answers each request after `delayMs` milliseconds. @internal */
-export async function startSlowServer(delayMs: number): Promise<SlowServer> {
+export async function startSlowServer(delayMs: number, bodyBytes?: number): Promise<SlowServer> {
+  const big = bodyBytes === undefined ? undefined : Buffer.alloc(bodyBytes, 0x61);
   const events = new EventEmitter();
   let received = 0;
   let abandoned = 0;
@@ -34,6 +36,11 @@ export async function startSlowServer(delayMs: number): Promise<SlowServer> {
     events.emit("request");
     req.resume();
     const timer = setTimeout(() => {
+      if (big !== undefined) {
+        res.writeHead(200, { "content-type": "application/octet-stream", "content-length": big.length });
+        res.end(big);
+        return;
+      }
       res.writeHead(200, { "content-type": "application/x-amz-json-1.0", "x-amzn-requestid": "slow-server" });
       res.end("{}");
     }, delayMs);
