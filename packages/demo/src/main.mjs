@@ -2,9 +2,10 @@
  * `npm run demo`: Sockeye's saturation detection told as a one-minute story, on loopback only.
  *
  * A real `S3Client` (`@aws-sdk/client-s3`) uses Sockeye's `NodeHttpHandler` (maxSockets 8) against an embedded
- * S3-compatible endpoint with a fixed service time. Four phases: a healthy `Promise.all` batch, sustained overload,
- * unread GetObject bodies, and recovery. A live view shows the pool; Sockeye's warnings are printed next to what
- * upstream's per-request check (`@smithy/node-http-handler`, emulated exactly) would have said at the same moments.
+ * S3-compatible endpoint with a fixed service time. Five phases: a healthy `Promise.all` batch, sustained overload,
+ * unread GetObject bodies, recovery, and dropped GetObject bodies. A live view shows the pool; Sockeye's warnings are
+ * printed next to what upstream's per-request check (`@smithy/node-http-handler`, emulated exactly) would have said at
+ * the same moments. The dropped-body phase runs upstream's real handler on a twin client beside Sockeye's.
  * Every 250 ms the pool is recorded; at the end an SVG timeline is written to `out/pool-timeline.svg`.
  *
  * Every load is bounded (count and time) and a watchdog ends the process if anything hangs.
@@ -16,12 +17,14 @@ import { createHistogram } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { CreateBucketCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { NodeHttpHandler } from "@sockeye/node-http-handler";
+import { collectGarbage } from "./collect-garbage.mjs";
 import { ConsoleView, shorten, stamp } from "./console-view.mjs";
+import { runDroppedBodies, upstreamTwin } from "./dropped-bodies.mjs";
 import { BodyHolder, getAndRead, OpenLoop, runBatch } from "./load.mjs";
 import { renderTimelineSvg } from "./render-timeline-svg.mjs";
 import { startS3Server } from "./s3-server.mjs";
 import { Timeline } from "./timeline.mjs";
-import { UpstreamCheckEmulator } from "./upstream-check.mjs";
+import { queuedPerAgentKey, UpstreamCheckEmulator } from "./upstream-check.mjs";
 
 // ---- Story parameters ---------------------------------------------------------------------------------------
 const MAX_SOCKETS = 8;
@@ -36,6 +39,8 @@ const OVERLOAD_MS = 9000;
 const BACKGROUND_FACTOR = 0.4; // phase 3 background load, as a fraction of capacity: healthy on its own
 const LEAK_EVERY_MS = 350;
 const LEAK_MAX = MAX_SOCKETS - 1; // leave one socket serving, so the queue grows rather than freezes
+const LARGE_OBJECT_BYTES = 1024 * 1024; // held and dropped bodies: too large for the client's buffers, so they pin
+const DROP_DEADLINE_MS = 5000; // the dropped-body phase gives each client's next request this long
 const WATCHDOG_MS = 150_000;
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -120,17 +125,12 @@ const handler = new NodeHttpHandler({
   },
 });
 
-const s3 = new S3Client({
-  region: "us-east-1",
-  endpoint: server.endpoint,
-  forcePathStyle: true,
-  credentials: { accessKeyId: "DEMOACCESSKEY", secretAccessKey: "demo-secret-not-a-secret" },
-  maxAttempts: 1,
-  requestHandler: handler,
-});
+const s3 = new S3Client({ ...server.clientConfig, requestHandler: handler });
 const object = { Bucket: "sockeye-demo", Key: "data/object-16k.bin" };
+const largeObject = { Bucket: "sockeye-demo", Key: "data/object-1m.bin" };
 await s3.send(new CreateBucketCommand({ Bucket: object.Bucket }));
 await s3.send(new PutObjectCommand({ ...object, Body: Buffer.alloc(16 * 1024, 7) }));
+await s3.send(new PutObjectCommand({ ...largeObject, Body: Buffer.alloc(LARGE_OBJECT_BYTES, 9) }));
 for (let i = 0; i < 2 * MAX_SOCKETS; i++) await getAndRead(s3, object); // warm-up (JIT, first sockets)
 
 // ---- Upstream's per-request check, emulated exactly on the same agent ------------------------------------------------
@@ -144,6 +144,7 @@ const upstreamW =
   config.socketAcquisitionWarningTimeout ?? (config.requestTimeout ?? 2000) + (config.connectionTimeout ?? 1000);
 const upstream = new UpstreamCheckEmulator({
   getAgent: () => agent,
+  queuedUnder: queuedPerAgentKey(handler),
   warningTimeoutMs: upstreamW,
   onEvent: (e) => {
     const t = secs(e.at);
@@ -260,7 +261,8 @@ view.log(
     `    unconsumedBodyMs: ${UNCONSUMED_BODY_MS} }: warns on queue growth, stalls, unread bodies`,
     `  upstream, emulated exactly: setTimeout(${upstreamW} ms) per request, then the real`,
     "    NodeHttpHandler.checkSocketUsage() of @smithy/node-http-handler on the same",
-    '    agent, one 15 s lockout; its lines are labelled "upstream would say:"',
+    "    sockets, with the requests Sockeye queues as agent.requests (where upstream",
+    '    queues them), one 15 s lockout; its lines are labelled "upstream would say:"',
     '  status: "idle (kept-alive)" counts kept-alive sockets waiting for a request;',
     `    after a warning, "recovering: clear for n/${WINDOW_SAMPLES}" counts the samples the origin`,
     `    has stayed clear: it recovers at ${WINDOW_SAMPLES}/${WINDOW_SAMPLES}.`,
@@ -304,7 +306,7 @@ const fmt = (/** @type {number | null} */ d) => (d === null ? "—" : `+${d.toFi
 // Phase 1: healthy batch.
 const p1 = beginPhase(
   "healthy batch",
-  `Phase 1/4 · healthy batch: Promise.all of ${BATCH_SIZE} GetObjects (${BATCH_SIZE / MAX_SOCKETS} × maxSockets)`,
+  `Phase 1/5 · healthy batch: Promise.all of ${BATCH_SIZE} GetObjects (${BATCH_SIZE / MAX_SOCKETS} × maxSockets)`,
   "Bodies are read. The queue starts deep but only ever drains: nothing is wrong, so nobody should warn."
 );
 const batch = await runBatch(s3, object, BATCH_SIZE);
@@ -323,7 +325,7 @@ const p1End = nowS();
 const rate = OVERLOAD_FACTOR * capacity;
 const p2 = beginPhase(
   "overload",
-  `Phase 2/4 · overload: ${rate.toFixed(0)} GetObjects/s for ${OVERLOAD_MS / 1000} s (${OVERLOAD_FACTOR} × measured capacity)`,
+  `Phase 2/5 · overload: ${rate.toFixed(0)} GetObjects/s for ${OVERLOAD_MS / 1000} s (${OVERLOAD_FACTOR} × measured capacity)`,
   "Arrivals outpace what 8 sockets can serve: the queue grows and never drains. Then the load stops."
 );
 const overload = new OpenLoop(s3, object, rate, OVERLOAD_MS);
@@ -341,11 +343,11 @@ await sleep(500);
 // Phase 3: unread GetObject bodies.
 const p3 = beginPhase(
   "unread bodies",
-  `Phase 3/4 · unread GetObject bodies: healthy background load (${(BACKGROUND_FACTOR * capacity).toFixed(0)} req/s) + a code path that never reads its Body`,
-  `Every ${LEAK_EVERY_MS} ms one GetObject's Body is kept but never read nor destroyed (up to ${LEAK_MAX}); each one pins a socket.`
+  `Phase 3/5 · unread GetObject bodies: healthy background load (${(BACKGROUND_FACTOR * capacity).toFixed(0)} req/s) + a code path that never reads its Body`,
+  `Every ${LEAK_EVERY_MS} ms one GetObject's Body (${LARGE_OBJECT_BYTES / 1024 / 1024} MiB) is kept but never read nor destroyed (up to ${LEAK_MAX}); each one pins a socket.`
 );
 const background = new OpenLoop(s3, object, BACKGROUND_FACTOR * capacity, 20_000);
-const holder = new BodyHolder(s3, object);
+const holder = new BodyHolder(s3, largeObject);
 const leakTimer = setInterval(() => {
   if (holder.held.length + holder.pending < LEAK_MAX) holder.leakOne();
 }, LEAK_EVERY_MS);
@@ -358,7 +360,7 @@ clearInterval(leakTimer);
 // Phase 4: recovery.
 const p4 = beginPhase(
   "recovery",
-  "Phase 4/4 · recovery: destroy the held bodies and stop the load",
+  "Phase 4/5 · recovery: destroy the held bodies and stop the load",
   "The sockets come back, the queue drains; Sockeye reports the recovery. Upstream has no such signal."
 );
 background.stop();
@@ -368,7 +370,74 @@ await background.drain();
 await waitFor(() => sockeyeState() === "ok", 10_000);
 await sleep(1000);
 const p4End = nowS();
-timeline.endPhase(p4End);
+
+// Phase 5: a code path drops GetObject bodies, on Sockeye's client and on a twin on upstream's real handler.
+const p5 = beginPhase(
+  "dropped bodies",
+  `Phase 5/5 · dropped GetObject bodies: a code path reads the metadata and drops Body, ${MAX_SOCKETS} times`,
+  `Sockeye's client and a twin client on upstream's real NodeHttpHandler (maxSockets ${MAX_SOCKETS} too) each ` +
+    `drop ${MAX_SOCKETS} bodies of ${LARGE_OBJECT_BYTES / 1024 / 1024} MiB unread, keeping no reference, then send one more ` +
+    `GetObject (given up after ${DROP_DEADLINE_MS / 1000} s). A garbage collection runs while it waits.`
+);
+let twinWarnings = 0;
+const dropped = await runDroppedBodies({
+  sockeye: s3,
+  upstream: upstreamTwin(server.clientConfig, MAX_SOCKETS, (message) => {
+    twinWarnings++;
+    view.log(`${stamp(nowS())} ${view.yellow("upstream (twin) says:")} ${message.replace(/\s*\n\s*/g, " ")}`);
+  }),
+  dropped: largeObject,
+  probed: object,
+  count: MAX_SOCKETS,
+  deadlineMs: DROP_DEADLINE_MS,
+  beforeCollect: () => waitFor(() => firstEvent("saturated", p5) !== undefined, DROP_DEADLINE_MS),
+  collect: collectGarbage,
+  onStep: (step, { sizes }) => {
+    if (step === "dropped") {
+      view.log(
+        `${stamp(nowS())} each client: ${sizes.length} GetObjects answered (ContentLength ${sizes[0]}), Body dropped unread; ` +
+          "one more GetObject sent on each."
+      );
+      return;
+    }
+    timeline.mark({ t: nowS(), kind: "note", label: "gc()" });
+    view.log(
+      `${stamp(nowS())} gc(): a full garbage collection. The demo runs node with --expose-gc and collects now; ` +
+        "V8 would on its own, sooner or later. The dropped bodies are garbage."
+    );
+  },
+});
+const bodiesReclaimed = handler.getPoolStats().origins[0]?.bodiesReclaimed;
+const fmtMs = (/** @type {number} */ ms) => `${(ms / 1000).toFixed(1)} s`;
+view.log(
+  dropped.sockeye.served
+    ? `${stamp(nowS())} ${view.green("SOCKEYE")}: the next GetObject was served ${Math.round(dropped.sockeye.endedAt - dropped.gcAt)} ms ` +
+        `after the gc() (${fmtMs(dropped.sockeye.ms)} after it was sent); ` +
+        `getPoolStats() counts ${bodiesReclaimed ?? "?"} bodiesReclaimed: the dropped bodies' connections were freed.`
+    : `${stamp(nowS())} ${view.red("SOCKEYE")}: the next GetObject was not served in ${fmtMs(dropped.sockeye.ms)} ` +
+        `(${dropped.sockeye.error}); getPoolStats() counts ${bodiesReclaimed ?? "?"} bodiesReclaimed.`
+);
+view.log(
+  dropped.upstream.served
+    ? `${stamp(nowS())} ${view.yellow("upstream")}: the next GetObject was served in ${fmtMs(dropped.upstream.ms)}.`
+    : `${stamp(nowS())} ${view.yellow("upstream")} (its real handler): the next GetObject got no socket in ` +
+        `${fmtMs(dropped.upstream.ms)} and was given up. ${dropped.upstreamSocketsInUse}/${MAX_SOCKETS} sockets stay pinned ` +
+        "by bodies nothing references; upstream never frees them, so this client is dead until the process restarts." +
+        (twinWarnings === 0 ? " It logged nothing: one request waiting is below its 2 × maxSockets." : "")
+);
+if (!dropped.upstream.served)
+  timeline.mark({ t: secs(dropped.upstream.endedAt), kind: "upstream-dead", label: "client dead" });
+await waitFor(() => firstEvent("recovered", p5) !== undefined, 3000);
+const reclaimLine = events
+  .filter((e) => e.t >= p5)
+  .map((e) => e.message ?? JSON.stringify(e.report ?? ""))
+  .map((text) => /\d+ responses? (?:was|were) dropped unread; [^."\n]*/.exec(text)?.[0])
+  .find((line) => line !== undefined);
+if (reclaimLine !== undefined)
+  view.log(`${stamp(nowS())} ${view.green("SOCKEYE")} saturation report: "${reclaimLine}".`);
+await sleep(1000);
+const p5End = nowS();
+timeline.endPhase(p5End);
 
 // ---- Teardown ------------------------------------------------------------------------------------------------
 clearInterval(recorder);
@@ -383,7 +452,8 @@ await server.close();
 const sat2 = firstEvent("saturated", p2, p3);
 const sat3 = firstEvent("saturated", p3, p4);
 const rec2 = firstEvent("recovered", p2Stop, p3);
-const rec4 = firstEvent("recovered", p4);
+const rec4 = firstEvent("recovered", p4, p5);
+const sat5 = firstEvent("saturated", p5);
 const up = (/** @type {number} */ from, /** @type {number} */ to) => {
   const w = firstEvent("upstream-warn", from, to);
   const s = firstEvent("upstream-suppressed", from, to);
@@ -429,6 +499,20 @@ results.rows.push(
     start: p4,
     sockeye: rec4 === undefined ? "no recovery" : `recovered at ${fmt(delay(rec4, p4))}`,
     upstream: `${up(p4, p4End)} (no recovery signal)`,
+  },
+  {
+    name: "5 dropped bodies",
+    start: p5,
+    sockeye:
+      `${sockeyeSat(sat5, p5)}; ` +
+      (dropped.sockeye.served
+        ? `after gc(): ${bodiesReclaimed ?? "?"} bodies reclaimed, the next request served ` +
+          `${Math.round(dropped.sockeye.endedAt - dropped.gcAt)} ms later`
+        : `the next request not served in ${fmtMs(dropped.sockeye.ms)}`),
+    upstream: dropped.upstream.served
+      ? `the next request served in ${fmtMs(dropped.upstream.ms)}`
+      : `dead: the next request given up after ${fmtMs(dropped.upstream.ms)}, ${dropped.upstreamSocketsInUse}/${MAX_SOCKETS} ` +
+        `sockets pinned for ever${twinWarnings === 0 ? " (no warning)" : ""}`,
   }
 );
 

@@ -6,9 +6,10 @@
  * Top to bottom:
  * - title, subtitle (wrapped at " · " when too long);
  * - a phase row: the phase titles, each inside its shaded band;
- * - the Sockeye lane (two text rows): ▼ saturation, ▲ recovery, with their labels;
+ * - the Sockeye lane (three text rows): ▼ saturation, ▲ recovery, with their labels;
  * - the upstream lane (three text rows): ◆ a warning upstream would log (first row); ◇ runs of checks whose criteria
- *   held but that its 15 s lockout silenced (second row), each run labelled "silenced by 15 s lockout (n)";
+ *   held but that its 15 s lockout silenced (second row), each run labelled "silenced by 15 s lockout (n)"; ✕ the
+ *   moment upstream's own client was found dead (first row);
  * - a notes row ("batch drained", "load stops");
  * - panel "queued requests" and panel "sockets" (active, idle, unread bodies, the maxSockets limit), sharing one time
  *   axis; warnings, recoveries and notes draw a vertical guide line through both panels only;
@@ -26,17 +27,17 @@
  */
 
 export const W = 1200;
-export const H = 728;
+export const H = 744;
 const LEFT = 78;
 const RIGHT = 28;
 const PLOT_W = W - LEFT - RIGHT;
 const FONT = "DejaVu Sans, Helvetica, Arial, sans-serif";
 const PHASE_ROW = 76;
-const S_ROWS = [98, 114];
-const U_ROWS = [138, 154, 170];
-const NOTE_ROW = 192;
-const QA = { top: 204, bottom: 428 };
-const SB = { top: 454, bottom: 604 };
+const S_ROWS = [98, 114, 130];
+const U_ROWS = [154, 170, 186];
+const NOTE_ROW = 208;
+const QA = { top: 220, bottom: 444 };
+const SB = { top: 470, bottom: 620 };
 /** Largest gap, px, between a label and its marker (or run) when they share a row. */
 export const NEAR_GAP = 16;
 const LABEL_SIZE = 11.5;
@@ -73,7 +74,7 @@ const COLORS = {
  * A straight line; `series: true` marks a segment of a polyline (drawn as part of the polyline, listed for the checks).
  * @typedef {{ x1: number, y1: number, x2: number, y2: number, color: string, width: number, dash?: string, opacity?: number, series?: boolean }} Line
  */
-/** @typedef {{ kind: "down" | "up" | "diamond" | "hollow", cx: number, cy: number, r: number, color: string }} Glyph */
+/** @typedef {{ kind: "down" | "up" | "diamond" | "hollow" | "cross", cx: number, cy: number, r: number, color: string }} Glyph */
 /** @typedef {{ x0: number, y0: number, x1: number, y1: number }} Box */
 /**
  * @typedef {object} Layout
@@ -202,7 +203,7 @@ export function layoutTimeline({ samples, markers, phases, maxSockets, title, su
     anchor: "end",
     color: COLORS.upstream,
   });
-  for (const sy of [(S_ROWS[1] + U_ROWS[0]) / 2, (U_ROWS[2] + NOTE_ROW) / 2 - 1]) {
+  for (const sy of [(S_ROWS[2] + U_ROWS[0]) / 2, (U_ROWS[2] + NOTE_ROW) / 2 - 1]) {
     lines.push({ x1: LEFT, x2: LEFT + PLOT_W, y1: sy, y2: sy, color: COLORS.grid, width: 1 });
   }
 
@@ -278,6 +279,7 @@ export function layoutTimeline({ samples, markers, phases, maxSockets, title, su
       glyph({ kind: "up", cx: mx, cy: S_ROWS[0], r: 6, color: COLORS.recovered });
     else if (m.kind === "upstream-warn")
       glyph({ kind: "diamond", cx: mx, cy: U_ROWS[0], r: 6, color: COLORS.upstream });
+    else if (m.kind === "upstream-dead") glyph({ kind: "cross", cx: mx, cy: U_ROWS[0], r: 5, color: COLORS.upstream });
   }
 
   /**
@@ -343,7 +345,7 @@ export function layoutTimeline({ samples, markers, phases, maxSockets, title, su
       const color = m.kind === "sockeye-saturated" ? COLORS.sockeye : COLORS.recovered;
       lines.push({ x1: mx, x2: mx, y1: QA.top, y2: SB.bottom, color, width: 1.4, opacity: 0.85 });
       place(m.label, mx, S_ROWS, color);
-    } else if (m.kind === "upstream-warn") {
+    } else if (m.kind === "upstream-warn" || m.kind === "upstream-dead") {
       lines.push({
         x1: mx,
         x2: mx,
@@ -420,6 +422,7 @@ function legend(layout, maxSockets) {
     ["up", COLORS.recovered, "Sockeye recovery"],
     ["diamond", COLORS.upstream, "upstream warning"],
     ["hollow", COLORS.upstream, "upstream criteria met, silenced by its 15 s lockout"],
+    ["cross", COLORS.upstream, "upstream's client dead"],
   ];
   let lx = LEFT;
   let ly = SB.bottom + 46;
@@ -447,7 +450,7 @@ function legend(layout, maxSockets) {
         kind: /** @type {Glyph["kind"]} */ (kind),
         cx: lx + 9,
         cy,
-        r: kind === "hollow" ? 4.5 : 6,
+        r: kind === "hollow" ? 4.5 : kind === "cross" ? 5 : 6,
         color,
       });
     }
@@ -509,6 +512,11 @@ export function renderTimelineSvg(input) {
 /** @param {Glyph} g */
 function glyphSvg(g) {
   const { cx, cy, r } = g;
+  if (g.kind === "cross") {
+    const line = (/** @type {number} */ dy) =>
+      `<line x1="${f(cx - r)}" y1="${f(cy - dy)}" x2="${f(cx + r)}" y2="${f(cy + dy)}" stroke="${g.color}" stroke-width="2.4"/>`;
+    return `${line(r)}${line(-r)}`;
+  }
   if (g.kind === "diamond" || g.kind === "hollow") {
     const fill = g.kind === "hollow" ? "none" : g.color;
     return `<polygon points="${f(cx)},${f(cy - r)} ${f(cx + r)},${f(cy)} ${f(cx)},${f(cy + r)} ${f(cx - r)},${f(cy)}" fill="${fill}" stroke="${g.color}" stroke-width="1.5"/>`;

@@ -13,6 +13,9 @@ import http from "node:http";
 /**
  * @typedef {object} S3Server
  * @property {string} endpoint `http://127.0.0.1:<port>`
+ * @property {{ region: string, endpoint: string, forcePathStyle: true, credentials: { accessKeyId: string, secretAccessKey: string }, maxAttempts: number }} clientConfig
+ *   what an `S3Client` needs for this endpoint, but its request handler: path-style, fake static credentials (nothing
+ *   is checked), one attempt (the demo's requests are never retried)
  * @property {number} latencyMs fixed service time added to every response, ms
  * @property {() => number} served number of responses sent
  * @property {() => Promise<void>} close closes the server and every connection
@@ -125,8 +128,16 @@ export async function startS3Server(options = {}) {
     server.listen(0, "127.0.0.1", () => resolve(undefined));
   });
   const address = /** @type {import("node:net").AddressInfo} */ (server.address());
+  const endpoint = `http://127.0.0.1:${address.port}`;
   return {
-    endpoint: `http://127.0.0.1:${address.port}`,
+    endpoint,
+    clientConfig: {
+      region: "us-east-1",
+      endpoint,
+      forcePathStyle: true,
+      credentials: { accessKeyId: "DEMOACCESSKEY", secretAccessKey: "demo-secret-not-a-secret" },
+      maxAttempts: 1,
+    },
     latencyMs,
     served: () => served,
     close: () =>

@@ -17,7 +17,7 @@
 /**
  * @typedef {object} Marker
  * @property {number} t seconds
- * @property {"sockeye-saturated" | "sockeye-recovered" | "upstream-warn" | "upstream-suppressed" | "note"} kind
+ * @property {"sockeye-saturated" | "sockeye-recovered" | "upstream-warn" | "upstream-suppressed" | "upstream-dead" | "note"} kind
  * @property {string} label short text for the chart
  */
 
