@@ -12,11 +12,12 @@
  * Truncated bodies: `_destroy` is replaced too. Node ends the body of a stream reset with CANCEL, or whose session
  * went away, as if complete; the body is destroyed with an error instead.
  *
- * Refused streams: a peer that refuses a stream before answering it (RST_STREAM with REFUSED_STREAM, or
- * ENHANCE_YOUR_CALM: what Node's server sends for every new stream while an unread body keeps more than its
- * `maxSessionMemory` queued on that connection) did not process it. A pooled request whose body can be sent again
- * (none, a string or bytes) is then placed again, up to `MAX_REFUSALS` times (`Http2SessionPool.streamRefused`),
- * instead of failing; a streamed body, an isolated session or a further refusal fails it as before.
+ * Refused streams: a peer that refuses a stream before answering it with REFUSED_STREAM did not process it (RFC 9113
+ * §8.7); ENHANCE_YOUR_CALM (what Node's server sends for every new stream while an unread body keeps more than its
+ * `maxSessionMemory` queued on that connection) carries no such promise, so only an idempotent method (RFC 9110
+ * §9.2.2) is sent again after it. A pooled request whose body can be sent again (none, a string or bytes) is then
+ * placed again, up to `MAX_REFUSALS` times (`Http2SessionPool.streamRefused`), instead of failing; a streamed body,
+ * an isolated session or a further refusal fails it as before.
  *
  * The response body is pool-monitor's shared `Readable` (`openResponseBody`), fed by the stream's instrumented `push`
  * (`bodyChunk`: each chunk goes straight into the body, never through the stream's own buffer; a full body makes Node
@@ -512,7 +513,10 @@ export class Http2StreamRequest
     const stream = this.stream;
     if (stream === undefined || this.settled || this.isolated || this.refusals >= MAX_REFUSALS) return false;
     const code = stream.rstCode;
-    return (code === NGHTTP2_REFUSED_STREAM || code === NGHTTP2_ENHANCE_YOUR_CALM) && replayable(this.request.body);
+    const refused =
+      code === NGHTTP2_REFUSED_STREAM ||
+      (code === NGHTTP2_ENHANCE_YOUR_CALM && IDEMPOTENT_METHODS.has(this.request.method.toUpperCase()));
+    return refused && replayable(this.request.body);
   }
 
   /** Lets go of the refused stream (Node closes it) and its slot, and asks the pool for another. */
@@ -670,6 +674,9 @@ export class Http2StreamRequest
 }
 
 /** A request body that can be sent again as it was: none, a string or bytes (a stream is consumed as it is sent). */
+/** RFC 9110 §9.2.2: the methods a server must treat as if sent once, however often they arrive. */
+const IDEMPOTENT_METHODS = new Set(["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]);
+
 function replayable(body: unknown): boolean {
   return (
     body === undefined ||

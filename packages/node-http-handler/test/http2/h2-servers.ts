@@ -13,6 +13,7 @@
  *   /never               reads the body, never answers
  *   /rst                 RST_STREAM (INTERNAL_ERROR) before any response
  *   /refuse              RST_STREAM (REFUSED_STREAM) before any response
+ *   /calm                RST_STREAM (ENHANCE_YOUR_CALM) before any response
  *   /rst-mid-body        headers + "part", then RST_STREAM (INTERNAL_ERROR, no END_STREAM: the body is cut)
  *   /goaway              GOAWAY (INTERNAL_ERROR, last stream 0) before answering, then the session is closed
  *   /goaway-mid-body     headers + "part", then GOAWAY and the connection destroyed
@@ -157,6 +158,9 @@ export async function startH2Server(options: H2ServerOptions = {}): Promise<H2Te
       }
       case "/refuse":
         stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+        return;
+      case "/calm":
+        stream.close(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
         return;
       case "/never":
         stream.resume();

@@ -191,4 +191,24 @@ describe("NodeHttp2Handler: a stream the server refuses (REFUSED_STREAM) before 
       await drained(handler);
     }
   });
+
+  // ENHANCE_YOUR_CALM does not promise the stream went unprocessed (RFC 9113 §8.7): only an idempotent method is resent.
+  const calm: [string, number][] = [
+    ["GET", 4],
+    ["PUT", 4],
+    ["POST", 1],
+  ];
+  it.each(calm)("refused with ENHANCE_YOUR_CALM, a %s request is sent %i time(s)", async (method, times) => {
+    const handler = newHandler("sockeye") as NodeHttp2Handler;
+    try {
+      const before = server.paths.length;
+      const request = h2Request(server, "/calm", method === "GET" ? {} : { method, body: "payload" });
+      const result = await outcome(bounded(handler.handle(request)));
+      expect(result.ok).toBe(false);
+      if (!result.ok) expect(result.error.message).toContain("NGHTTP2_ENHANCE_YOUR_CALM");
+      expect(server.paths.length - before).toBe(times);
+    } finally {
+      await drained(handler);
+    }
+  });
 });
