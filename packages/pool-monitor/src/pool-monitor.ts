@@ -1,13 +1,8 @@
 /**
  * `PoolMonitor`: telemetry and saturation detection for the user's own `http.Agent`s, from public Node APIs only.
- *
- * `trackRequest()` hangs a small state object on the request and registers four shared module-level listeners
- * (`request-forwarding.ts`); `attach*()` return that state instead, for an embedder that forwards the events.
- * Counting, sampling and snapshots are `TelemetryCore`; reading agent maps is the base class `Http1PoolMonitor`.
- * This class adds only what a standalone monitor needs, so a handler-only app does not bundle it.
- *
- * Standalone mode (`start()`): one `unref()`'d interval, created on the first `trackRequest()` and cleared at the
- * first tick that finds the monitor idle, so an idle process has no timer.
+ * `trackRequest()` hangs a state object and four shared listeners on the request (`request-forwarding.ts`);
+ * `attach*()` return the state instead, for an embedder that forwards the events. What a handler does not need lives
+ * here, so a handler-only app does not bundle it.
  */
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
@@ -34,7 +29,7 @@ import type { RequestTracking, TrackedRequest } from "./tracking-state";
  */
 export class PoolMonitor extends Http1PoolMonitor {
   private standalone = false;
-  /** Standalone mode's lazy interval (see `lazy-interval.ts`); created on demand, never while idle. */
+  /** Standalone mode's interval; created on demand, never while idle. */
   private ticker: LazyInterval | undefined = undefined;
 
   /**
@@ -43,7 +38,6 @@ export class PoolMonitor extends Http1PoolMonitor {
   constructor(options?: PoolMonitorOptions) {
     super(options);
     this.requests = trackedRequests;
-    // Sampling stops while nothing happens (`wantsSamples`): the next event restarts the interval.
     this.onResume = () => {
       if (this.standalone) this.ensureTicking();
     };
@@ -56,11 +50,10 @@ export class PoolMonitor extends Http1PoolMonitor {
    * @param req - the request just created.
    * @param agent - the agent it was created with.
    * @param origin - `scheme://host:port`, or an absolute URL reduced to it: paths and queries are never stored.
-   * @param startedAt - `timing.now()` / `performance.now()` ms taken when the caller began handling the request;
-   *   queue wait is measured from it.
-   * @param listen - `true` (default): the monitor adds its own listeners. `false`: the caller forwards `'socket'`,
-   *   `'response'`, `'error'` and `'close'` through `requestSocket()` … `requestClosed()`.
-   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
+   * @param startedAt - `performance.now()` ms when the caller began handling the request (queue wait runs from it).
+   * @param listen - `true` (default): the monitor adds its own listeners; `false`: the caller forwards the events
+   *   through `requestSocket()` … `requestClosed()`.
+   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host (likewise below).
    */
   trackRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number, listen = true): void {
     if (this.coreDestroyed) return;
@@ -71,15 +64,8 @@ export class PoolMonitor extends Http1PoolMonitor {
   }
 
   /**
-   * As `trackRequest()`, but nothing is added to the request: forward its `'socket'`, `'response'`, `'error'` and
-   * `'close'` events (and `noteOutcome()`) to the returned handle. Call it right after `http.request()` returned.
-   *
-   * @param req - the request just created (compared with the agent's queue, never stored).
-   * @param agent - the agent it was created with.
-   * @param origin - as for `trackRequest()`.
-   * @param startedAt - as for `trackRequest()`.
-   * @returns the handle, or `undefined` when the monitor is destroyed.
-   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
+   * As `trackRequest()`, but nothing is added to the request: forward its events (and `noteOutcome()`) to the returned
+   * handle (`undefined` when the monitor is destroyed).
    */
   attachRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number): RequestTracking | undefined {
     if (this.coreDestroyed) return undefined;
@@ -96,12 +82,9 @@ export class PoolMonitor extends Http1PoolMonitor {
    *
    * @param agent - the agent the request will be created with.
    * @param name - the agent's name for the request (`agent.getName(options)`), i.e. its `agent.requests` key.
-   * @param origin - as for `trackRequest()`.
-   * @param startedAt - as for `trackRequest()`.
    * @param method - the request's method, for `request:finished` if it ends before it is created.
    * @param contentLength - its `Content-Length` header, if any (likewise).
    * @returns the handle, or `undefined` when the monitor is destroyed.
-   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
    */
   attachQueued(
     agent: Agent,
@@ -120,15 +103,7 @@ export class PoolMonitor extends Http1PoolMonitor {
     return st;
   }
 
-  /**
-   * As `trackUnpooledRequest()`, but nothing is added to the request: forward its events to the returned handle.
-   *
-   * @param req - the request just created.
-   * @param origin - as for `trackRequest()`.
-   * @param startedAt - `timing.now()` ms when the caller began handling the request.
-   * @returns the handle, or `undefined` when the monitor is destroyed.
-   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
-   */
+  /** As `trackUnpooledRequest()`, returning a handle to forward its events to (as `attachRequest()`). */
   attachUnpooledRequest(req: ClientRequest, origin: string, startedAt: number): RequestTracking | undefined {
     if (this.coreDestroyed) return undefined;
     const st = new TrackedRequestState(undefined as never, startedAt);
@@ -137,14 +112,8 @@ export class PoolMonitor extends Http1PoolMonitor {
   }
 
   /**
-   * Starts tracking a request sent outside the pool (a one-off agent, e.g. `Expect: 100-continue`): counted in the
-   * origin's `unpooled` block of `getStats()`, never in the pool gauges, histograms or the saturation detector.
-   *
-   * @param req - the request just created.
-   * @param origin - as for `trackRequest()`.
-   * @param startedAt - `timing.now()` ms when the caller began handling the request.
-   * @param listen - as for `trackRequest()`: `false` when the caller forwards the request's events itself.
-   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
+   * Starts tracking a request sent outside the pool (e.g. `Expect: 100-continue`): counted in the origin's `unpooled`
+   * block of `getStats()` only. Parameters as for `trackRequest()`.
    */
   trackUnpooledRequest(req: ClientRequest, origin: string, startedAt: number, listen = true): void {
     if (this.coreDestroyed) return;
@@ -216,7 +185,6 @@ export class PoolMonitor extends Http1PoolMonitor {
   };
 
   private ensureTicking(): void {
-    // LazyInterval also recreates the interval when the timer implementation changed (fake <-> real timers).
     this.ticker ??= new LazyInterval(this.onTick, this.monitorOptions.sampleIntervalMs);
     this.ticker.ensure();
   }

@@ -1,11 +1,7 @@
 /**
- * The standalone `PoolMonitor`'s per-request state: one `TrackedRequestState` per tracked request (a `RequestState`
- * plus the `RequestTracking` handle methods). `attach…()` return it; `trackRequest()` hangs it on the request under
- * `kRequestState`, and the request's events reach it through four `on()` registrations of the same module functions
- * (no closures) or, with `listen = false`, through `PoolMonitor.requestSocket()` etc. Cost per request: this object.
- *
- * Errors are observed through `events.errorMonitor`, which does not count as handling the error: an application that
- * relied on an unhandled `'error'` crashing the process keeps that behaviour.
+ * The standalone `PoolMonitor`'s per-request state (`TrackedRequestState`: a `RequestState` and its `RequestTracking`
+ * handle). `trackRequest()` hangs it on the request, whose events reach it through four shared module functions (no
+ * closures). Errors are observed through `events.errorMonitor`, so an unhandled `'error'` still crashes as before.
  */
 import { errorMonitor } from "node:events";
 import type { Agent, IncomingMessage } from "node:http";
@@ -77,8 +73,7 @@ export function stateOnRequest(req: TrackedRequest): TrackedRequestState | undef
 
 /**
  * The request listeners, for callers that already listen to the request and forward its events by request (one
- * listener registration per event instead of two). Each is called with the request as `this`.
- * @internal
+ * listener registration per event instead of two). Each is called with the request as `this`. @internal
  */
 export const requestEventHandlers = {
   socket: onRequestSocket,

@@ -32,8 +32,7 @@ import { attachUnpooledRequest, unpooledClosed, unpooledSocket } from "./unpoole
 
 /**
  * Starts tracking `st`, whose request `req` was just created with `st.agent` (before any await, so that a queued
- * request is still the last entry of `agent.requests`).
- * @internal
+ * request is still the last entry of `agent.requests`). @internal
  */
 export function trackStarted(core: Http1Core, st: RequestState, o: OriginState, req: TrackedRequest): void {
   st.core = core;
@@ -47,8 +46,7 @@ export function trackStarted(core: Http1Core, st: RequestState, o: OriginState, 
 
 /**
  * Starts tracking a request its embedder queues itself (no `ClientRequest` yet) under agent name `name`, counted as
- * queued on that name's link. `requestDispatched()` follows when the embedder creates the request.
- * @internal
+ * queued on that name's link. `requestDispatched()` follows when the embedder creates the request. @internal
  */
 export function trackQueued(core: Http1Core, st: RequestState, o: OriginState, name: string): void {
   st.core = core;
@@ -87,8 +85,7 @@ export function requestDispatched(st: RequestState, req: TrackedRequest): void {
 
 /**
  * Starts tracking a request sent outside the pool (a one-off agent with no socket limit). Its events go through the
- * same paths, which hand it to `unpooled-request.ts`.
- * @internal
+ * same paths, which hand it to `unpooled-request.ts`. @internal
  */
 export function trackUnpooled(core: Http1Core, st: RequestState, o: OriginState, req: TrackedRequest): void {
   st.core = core;
@@ -194,10 +191,7 @@ export function requestError(st: RequestState, error?: unknown): void {
   if (error !== undefined && st.notedOutcome === undefined) st.trackedError ??= error;
 }
 
-/**
- * The request's `'close'` (idempotent). `error`: the error the caller saw, named in `request:finished`.
- * @internal
- */
+/** The request's `'close'` (idempotent). `error`: the error the caller saw, named in `request:finished`. @internal */
 export function requestClosed(st: RequestState, error?: unknown, now?: number): void {
   if (st.closeCounted) return;
   st.closeCounted = true;
@@ -283,8 +277,7 @@ function closeResponse(o: OriginState, st: RequestState): void {
 
 /**
  * The standalone monitor's requests as its reading sees them: the queue lists of its links and the requests on their
- * busy sockets (ages), and each origin's open-response list (unread bodies).
- * @internal
+ * busy sockets (ages), and each origin's open-response list (unread bodies). @internal
  */
 export const trackedRequests: Http1Requests = {
   addAges(o: OriginState, now: number): void {
