@@ -12,7 +12,7 @@ import type { PoolMonitorOptions, ResolvedPoolMonitorOptions } from "./pool-moni
 import { hangOnRequest, requestEventHandlers, stateOnRequest, TrackedRequestState } from "./request-forwarding";
 import { trackedRequests, trackQueued, trackStarted, trackUnpooled } from "./request-listeners";
 import { timing } from "./timing";
-import type { RequestTracking, TrackedRequest } from "./tracking-state";
+import type { RequestTracking } from "./tracking-state";
 
 /**
  * Socket-pool telemetry and saturation detection for Node `http.Agent` / `https.Agent`.
@@ -58,8 +58,8 @@ export class PoolMonitor extends Http1PoolMonitor {
   trackRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number, listen = true): void {
     if (this.coreDestroyed) return;
     const st = new TrackedRequestState(agent, startedAt);
-    trackStarted(this, st, this.originFor(origin), req as TrackedRequest);
-    hangOnRequest(req as TrackedRequest, st, listen);
+    trackStarted(this, st, this.originFor(origin), req);
+    hangOnRequest(req, st, listen);
     if (this.standalone) this.ensureTicking();
   }
 
@@ -70,7 +70,7 @@ export class PoolMonitor extends Http1PoolMonitor {
   attachRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number): RequestTracking | undefined {
     if (this.coreDestroyed) return undefined;
     const st = new TrackedRequestState(agent, startedAt);
-    trackStarted(this, st, this.originFor(origin), req as TrackedRequest);
+    trackStarted(this, st, this.originFor(origin), req);
     if (this.standalone) this.ensureTicking();
     return st;
   }
@@ -107,7 +107,7 @@ export class PoolMonitor extends Http1PoolMonitor {
   attachUnpooledRequest(req: ClientRequest, origin: string, startedAt: number): RequestTracking | undefined {
     if (this.coreDestroyed) return undefined;
     const st = new TrackedRequestState(undefined as never, startedAt);
-    trackUnpooled(this, st, this.originFor(origin), req as TrackedRequest);
+    trackUnpooled(this, st, this.originFor(origin), req);
     return st;
   }
 
@@ -118,8 +118,8 @@ export class PoolMonitor extends Http1PoolMonitor {
   trackUnpooledRequest(req: ClientRequest, origin: string, startedAt: number, listen = true): void {
     if (this.coreDestroyed) return;
     const st = new TrackedRequestState(undefined as never, startedAt);
-    trackUnpooled(this, st, this.originFor(origin), req as TrackedRequest);
-    hangOnRequest(req as TrackedRequest, st, listen);
+    trackUnpooled(this, st, this.originFor(origin), req);
+    hangOnRequest(req, st, listen);
   }
 
   /** In standalone mode the interval is re-created with a new period. @internal */
@@ -133,22 +133,22 @@ export class PoolMonitor extends Http1PoolMonitor {
 
   /** Forwarded `'socket'` event of a request tracked with `listen = false`. */
   requestSocket(req: ClientRequest, socket: Socket): void {
-    requestEventHandlers.socket.call(req as TrackedRequest, socket);
+    requestEventHandlers.socket.call(req, socket);
   }
 
   /** Forwarded `'response'` event of a request tracked with `listen = false`. */
   requestResponse(req: ClientRequest, res: IncomingMessage): void {
-    requestEventHandlers.response.call(req as TrackedRequest, res);
+    requestEventHandlers.response.call(req, res);
   }
 
   /** Forwarded `'error'` event of a request tracked with `listen = false` (call it before handling the error). */
   requestError(req: ClientRequest): void {
-    requestEventHandlers.error.call(req as TrackedRequest);
+    requestEventHandlers.error.call(req);
   }
 
   /** Forwarded `'close'` event of a request tracked with `listen = false`. */
   requestClosed(req: ClientRequest): void {
-    requestEventHandlers.close.call(req as TrackedRequest);
+    requestEventHandlers.close.call(req);
   }
 
   /**
@@ -156,7 +156,7 @@ export class PoolMonitor extends Http1PoolMonitor {
    * failed (and its socket's close reason says so). May be called before or after the request closed.
    */
   noteOutcome(req: ClientRequest, outcome: "aborted" | "timed_out"): void {
-    const st = stateOnRequest(req as TrackedRequest);
+    const st = stateOnRequest(req);
     if (st !== undefined && st.core === this) st.noteOutcome(outcome);
   }
 

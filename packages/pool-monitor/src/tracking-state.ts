@@ -22,14 +22,11 @@ import { PoolReading, SampleEvidence, type UnreadBody, type UnreadWatch } from "
 import type { TelemetryCore } from "./telemetry-core";
 import { timing } from "./timing";
 
-/** A tracked request. @internal */
-export type TrackedRequest = ClientRequest;
-
 /** Node's agent maps, typed as they are at runtime. @internal */
 export interface AgentMaps {
   readonly sockets: Record<string, Socket[] | undefined>;
   readonly freeSockets: Record<string, Socket[] | undefined>;
-  readonly requests: Record<string, TrackedRequest[] | undefined>;
+  readonly requests: Record<string, ClientRequest[] | undefined>;
   readonly maxSockets: number;
 }
 
@@ -37,9 +34,6 @@ export interface AgentMaps {
 export function agentMaps(agent: Agent): AgentMaps {
   return agent as unknown as AgentMaps;
 }
-
-/** What a finished request was counted as. @internal */
-export type CountedAs = RequestOutcome;
 
 /** The node:http monitor as its request and socket listeners see it: the telemetry core plus its agent links. @internal */
 export type Http1Core = TelemetryCore<OriginState> & { readonly originLinks: AgentLinks };
@@ -187,7 +181,7 @@ export abstract class RequestState {
   hasErrored = false;
   /** Why its caller destroyed it (`noteRequestOutcome()`); the first note wins. */
   notedOutcome: "aborted" | "timed_out" | undefined = undefined;
-  countedUnder: CountedAs | undefined = undefined;
+  countedUnder: RequestOutcome | undefined = undefined;
   /** `timing.now()` ms at its socket (-1: none yet). */
   acquiredAt = -1;
   /** `timing.now()` ms at its response (-1: none yet). */
@@ -224,7 +218,7 @@ export interface CountedRequest {
 }
 
 /** What a closed request counts as: the outcome its caller noted, else failed or completed. @internal */
-export function outcomeOf(st: CountedRequest): CountedAs {
+export function outcomeOf(st: CountedRequest): RequestOutcome {
   const res = st.res;
   return st.notedOutcome ?? (st.hasErrored || res === undefined || res.errored ? "failed" : "completed");
 }
@@ -374,8 +368,8 @@ export function socketStateOf(socket: Socket): SocketState | undefined {
   return (socket as unknown as Record<symbol, SocketState | undefined>)[kSocketState];
 }
 
-/** Sets (or clears, with `undefined`) the socket's state. @internal */
-export function setSocketState(socket: Socket, state: SocketState | undefined): void {
+/** Sets (or clears, with `undefined`) the socket's state. */
+function setSocketState(socket: Socket, state: SocketState | undefined): void {
   (socket as unknown as Record<symbol, SocketState | undefined>)[kSocketState] = state;
 }
 
