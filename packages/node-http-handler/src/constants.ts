@@ -17,7 +17,6 @@ export const DEFAULT_MAX_SOCKETS = 50;
 
 /**
  * Minimum socket-usage window in `"interval"` mode, ms: upstream's is 0 when both timeouts are 0, which would re-arm
- * the timer in a busy loop.
- * @internal
+ * the timer in a busy loop. @internal
  */
 export const MIN_WARNING_WINDOW_MS = 2 * TICK_MS;

@@ -1,36 +1,18 @@
 /**
  * HandlerRuntime: what one handler owns while requests are in flight, and the only place they are counted.
  *
- * Owns (each concern in its own module):
- * - `hostScheduler` (`DeadlineScheduler`): every deadline of the handler on one native timer armed for the
- *   earliest expiry; its recurring owner tick (period: the monitor's `sampleIntervalMs`) calls `onTick` below.
- * - `idle` (`IdleWatchList`): the `socketTimeout` inactivity watch, one deadline per request on the scheduler,
- *   restarted by its socket's activity.
- * - `warning` (`SocketUsageWarning`): upstream's socket-usage warning in the three `socketMonitor` modes.
- * - `monitor` (`Http1PoolMonitor`, `@sockeye/pool-monitor`): per-origin telemetry and saturation detection. Each
- *   request counts itself on it from its own phases (`InFlightRequest`); the runtime hands it the origin entry
- *   (memoised) and, as the monitor's `Http1Requests`, walks its live list for the ages and unread bodies a reading
- *   needs (at sample and snapshot time only). The owner tick calls `monitor.sample()` once per the monitor's
- *   `sampleIntervalMs` in `"interval"` mode (the period is read at each re-arm, so `configure()` applies from the
- *   next sample).
- * - The live list: every request between `requestStarted` and `requestFinished` (an intrusive doubly linked list
- *   through the requests' state objects: O(1) link/unlink, no allocation). Its length is the handler's one
- *   in-flight count (`inFlightCount`), and `destroy()` walks it to end every request.
- * - The gates (`AgentGate`, one per agent in a `WeakMap`, handed out through the request plans): per agent key, the
- *   handler's requests dispatched to the agent; a request beyond `maxSockets` / `maxTotalSockets` waits in its
- *   key's FIFO with no Node request, and is dispatched once a request of the key finishes (`requestFinished` frees
- *   the slot; the gate's drain, one `setImmediate` per turn, hands out every slot freed in the turn). During
- *   `destroy()` nothing is dispatched.
- * - Free-socket sweeps (`sweepAgent` of `socket-lifecycle.ts`): right before a dispatch (at most once per `TICK_MS`
- *   per agent), so an expired socket is never handed to a request; and, while requests are in flight, one `sweep`
- *   deadline on the scheduler armed for the earliest expiry of a free socket (a dispatch-time sweep and each
- *   finishing request arm it unless it is armed earlier; each sweep re-arms it for the next), so a socket is closed
- *   at its limit. When the last request finishes it is cancelled: an idle handler keeps no timer for its free
- *   sockets (they cost nothing; Node `unref()`s them) and they are swept before the next dispatch. Only for a request
- *   whose plan is `swept` (a caller-owned agent without explicit limits is never swept: its requests do none of this).
- *
- * The owner tick runs only while the monitor is busy; an idle handler has no armed deadline, and its one native
- * timer lapses at its due time without being re-armed.
+ * - `hostScheduler`: every deadline of the handler on one native timer; its owner tick samples the monitor once per
+ *   `sampleIntervalMs` in `"interval"` mode, and runs only while the monitor is busy.
+ * - `idle` (`IdleWatchList`): the `socketTimeout` watches. `socketWarning`: upstream's socket-usage warning.
+ * - `monitor` (`Http1PoolMonitor`): each request counts itself on it (`InFlightRequest`); as its `Http1Requests`, the
+ *   runtime walks the live list for ages and unread bodies, at sample and snapshot time only.
+ * - The live list (intrusive, O(1) link/unlink): every request between `requestStarted` and `requestFinished`. Its
+ *   length is the handler's one in-flight count; `destroy()` walks it.
+ * - The gates (`AgentGate`, one per agent): a request beyond `maxSockets` / `maxTotalSockets` waits in its key's FIFO
+ *   with no Node request until a request of the key finishes, or is refused when `maxQueuedRequests` already wait.
+ * - Free-socket sweeps (`socket-lifecycle.ts`), for requests whose plan is `swept`: right before a dispatch (at most
+ *   once per `TICK_MS` per agent), and, while requests are in flight, one `sweep` deadline at the earliest expiry of a
+ *   free socket. An idle handler keeps no timer for its free sockets; they are swept before the next dispatch.
  */
 import type { Http1PoolMonitor } from "@sockeye/pool-monitor";
 import {
@@ -87,8 +69,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   private liveHead: InFlightRequest | undefined = undefined;
   private live = 0;
   private lastSampleAt = Number.NEGATIVE_INFINITY;
-  // One-entry memo of the monitor's origin entry for the last origin key (one endpoint per client is the common
-  // case): a monitor keeps its entries until it is destroyed, so the entry stays valid while the monitor is the same.
+  // One-entry memo of the monitor's origin entry (valid while the monitor is the same).
   private memoMonitor: Http1PoolMonitor | undefined = undefined;
   private memoKey = "";
   private memoOrigin: OriginState | undefined = undefined;
@@ -104,11 +85,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     this.socketWarning = new SocketUsageWarning(this.hostScheduler, (agent) => this.gates.get(agent));
   }
 
-  /**
-   * The handler's gate in front of `agent` (created on first use; lives as long as the agent). `undefined` for an
-   * agent that is not a Node `http.Agent` in shape (no `getName()` or no numeric `maxSockets`, e.g. a duck-typed one):
-   * its requests go to it at once, as before.
-   */
+  /** The handler's gate in front of `agent`; `undefined` for an agent not shaped as Node's (no gate, as upstream). */
   gateFor(agent: Agent): AgentGate | undefined {
     if (typeof agent?.getName !== "function" || typeof agent.maxSockets !== "number") return undefined;
     let gate = this.gates.get(agent);
@@ -116,10 +93,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     return gate;
   }
 
-  /**
-   * Per-origin telemetry and saturation detection; `undefined` with `telemetry: false`. The monitor reads this
-   * runtime's live requests (`Http1Requests`) for their ages and unread bodies.
-   */
+  /** Per-origin telemetry and saturation detection; `undefined` with `telemetry: false`. */
   get hostMonitor(): Http1PoolMonitor | undefined {
     return this.monitor;
   }
@@ -210,10 +184,8 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     this.socketWarning.clear(r);
     const tracked = r.monitor !== undefined;
     const lifecycle = this.currentSettings?.lifecycle;
-    // Only a socket of a swept agent expires (a caller-owned agent without explicit limits is left alone).
     const socket = r.requestPlan.swept ? (r.req?.socket ?? undefined) : undefined;
     const expires = socket !== undefined && lifecycle !== undefined;
-    // One clock reading for telemetry's hold time and the socket's expiry.
     const now = tracked || expires ? timing.now() : 0;
     if (tracked) r.countClosed(now);
     if (r.livePrev !== undefined) r.livePrev.liveNext = r.liveNext;
@@ -221,8 +193,6 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     if (r.liveNext !== undefined) r.liveNext.livePrev = r.livePrev;
     r.liveNext = r.livePrev = undefined;
     this.live--;
-    // While other requests run, a sweep comes at this socket's expiry; an idle handler keeps no timer for its free
-    // sockets (the dispatch-time sweep closes an expired one before the next request could get it).
     const at = expires ? socketExpiry(socket!, now, lifecycle!, now) : Number.POSITIVE_INFINITY;
     if (this.live > 0) {
       if (lifecycle !== undefined) this.armSweepAt(at, lifecycle);
@@ -234,7 +204,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
       );
       this.hostScheduler.disarm(this.sweep);
     }
-    // Last: its slot goes to the head of its gate key's queue (dispatched by the gate's drain, this turn).
+    // Last: its slot goes to the head of its gate key's queue.
     if (r.gateKey !== undefined) r.requestPlan.agentGate?.leave(r);
   }
 
@@ -277,9 +247,8 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   }
 
   /**
-   * Handler `destroy()`: ends every live request (queued ones leave the gate or the agent queue first, so Node never
-   * hands them a new socket, and the gates dispatch nothing meanwhile; each rejects with `HandlerDestroyedError` unless it had settled), then stops the timer
-   * and forgets every deadline and watch. Returns the number of requests it ended.
+   * Handler `destroy()`: ends every live request (the gates dispatch nothing meanwhile; a pending one rejects with
+   * `HandlerDestroyedError`), then stops the timer. Returns the number of requests it ended.
    */
   destroy(): number {
     let ended = 0;

@@ -16,13 +16,17 @@ async function until(predicate: () => boolean): Promise<void> {
   expect(predicate()).toBe(true);
 }
 
+let list: IdleWatchList;
+
+/** A watched request as `InFlightRequest` is one: when it times out, it ends, and its end unwatches it. */
 function watcher(limit: number, onTimeout: () => void = () => {}) {
   const w: IdleWatcher & { timeouts: number[] } = {
-    idleDeadline: undefined,
+    idleWatch: undefined,
     idleOn: undefined,
     idleLimitMs: limit,
     timeouts: [],
-    onIdleTimeout() {
+    onIdle() {
+      list.unwatch(w);
       w.timeouts.push(timing.now());
       onTimeout();
     },
@@ -37,7 +41,6 @@ function socket(): Socket & { _unrefTimer(): void } {
 
 describe("IdleWatchList", () => {
   let scheduler: DeadlineScheduler;
-  let list: IdleWatchList;
   beforeEach(() => {
     vi.useFakeTimers({ toFake: [...FAKE_TIMERS] });
     scheduler = new DeadlineScheduler();
@@ -142,6 +145,41 @@ describe("IdleWatchList", () => {
     expect(wb.timeouts).toEqual([]);
     vi.advanceTimersByTime(1);
     expect(wb.timeouts).toEqual([start + 900]);
+  });
+
+  it("activity only records the time: the scheduler is touched once per limit period, not per event", () => {
+    const s = socket();
+    const w = watcher(100);
+    const arm = vi.spyOn(scheduler, "arm");
+    const disarm = vi.spyOn(scheduler, "disarm");
+    list.watch(w, s, timing.now());
+    for (let i = 0; i < 300; i++) {
+      s._unrefTimer();
+      s._unrefTimer();
+      vi.advanceTimersByTime(1);
+    }
+    // 600 events over three periods: the first arm, then one re-arm from the last event each time it came due.
+    expect([arm.mock.calls.length, disarm.mock.calls.length]).toEqual([4, 0]);
+    expect(w.timeouts).toEqual([]);
+    expect(scheduler.size).toBe(1);
+  });
+
+  it("a stopped watch serves the next request and keeps nothing of the last one", () => {
+    const s = socket();
+    const first = watcher(200);
+    list.watch(first, s, timing.now());
+    const watch = first.idleWatch!;
+    list.unwatch(first);
+    expect(first.idleWatch).toBeUndefined();
+    expect(watch.target).not.toBe(first);
+    const next = watcher(300);
+    const start = timing.now();
+    list.watch(next, s, start);
+    expect(next.idleWatch).toBe(watch);
+    vi.advanceTimersByTime(299);
+    expect([first.timeouts, next.timeouts]).toEqual([[], []]);
+    vi.advanceTimersByTime(1);
+    expect([first.timeouts, next.timeouts]).toEqual([[], [start + 300]]);
   });
 
   it("one throwing watcher does not keep the others from timing out", () => {

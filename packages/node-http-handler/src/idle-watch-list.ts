@@ -1,67 +1,49 @@
 /**
- * IdleWatchList: the `socketTimeout` inactivity watch of every request of one handler, without a timer per request.
+ * IdleWatchList: HTTP/1's `socketTimeout` (inactivity, through the response body) on pool-monitor's `IdleWatch`, one
+ * per watched request on the handler's scheduler: it fires `socketTimeout` ms after the last byte its socket moved. A
+ * stopped watch is kept for the next request, so steady traffic allocates none; the spares never outnumber the peak
+ * of requests watched at once (each on a socket).
  *
- * `socketTimeout` is an inactivity timeout that stays armed through the response body: it fires `socketTimeout` ms
- * after the last byte the socket moved. Upstream calls `socket.setTimeout()` per request (a native `Timeout` plus a
- * bound function each time on Node 20). Here each watched request has one `Deadline` on the handler's shared
- * `DeadlineScheduler` (its own state object's node, created once per request), and activity restarts it.
- *
- * Activity, per socket and allocation-free: Node itself reports every activity of a socket through one method,
- * `socket._unrefTimer()` (called for every read — `onStreamRead` calls it through the `kUpdateTimer` getter, which
- * returns `this._unrefTimer` — for every write dispatched, in `_writeGeneric`, and for every write completed). It is
- * exactly what refreshes Node's own `socket.setTimeout()` timer, so "inactivity" here means what it means upstream.
- * The first time a socket is watched, its `_unrefTimer` is replaced by ONE shared module function (an own property
- * on the socket; the original is kept under a symbol and still called, so Node's own socket timeouts keep working).
- * While a request watches the socket, `socket[kWatch]` is the request's `Deadline`, and the hook restarts it
- * (`DeadlineScheduler.refresh`, O(1): the node moves to its list's tail). Sockets are reused across requests
- * (keep-alive), so the hook is installed once per connection, never per request; a socket no request watches pays
- * one property read per event.
- *
- * Cost: watch/unwatch O(1) (arm/cancel a deadline, two field writes). Per socket event (a read, a write dispatched,
- * a write completed) while watched: one `performance.now()` and a list move; on a socket nobody watches, one property
- * read. No allocation. Nothing walks the watched requests, so the watch costs nothing per tick however many are in
- * flight.
-
- * Precision: the deadline fires `socketTimeout` after the last byte moved, no earlier, on the scheduler's native
- * timer (see `deadline-scheduler.ts`), i.e. as late as a native `socket.setTimeout()` would.
- *
- * Event-loop stalls: an expiry collected more than `STALL_CONFIRM_MS` late is fired after the poll phase (see the
- * scheduler); bytes read during such a block call the hook, which re-arms the deadline, so the request is not failed.
+ * Activity: Node reports every read and write of a socket through `socket._unrefTimer()` (what refreshes its own
+ * `socket.setTimeout()`). The first time a socket is watched, that method is replaced by one shared hook that writes
+ * the watching request's `lastActive` (`socket[kWatch]`), then calls the original. Cost per socket event: one
+ * `timing.now()` while watched, one property read otherwise; the deadline is re-armed only when it comes due.
  */
-import type { DeadlineOwner, DeadlineScheduler } from "@sockeye/pool-monitor/internal";
-import { Deadline, timing as importedTiming } from "@sockeye/pool-monitor/internal";
+import type { DeadlineScheduler, IdleTarget } from "@sockeye/pool-monitor/internal";
+import { IdleWatch, timing as importedTiming } from "@sockeye/pool-monitor/internal";
 import type { Socket } from "node:net";
 
-/** The watching request's `Deadline`, on the socket it watches. */
 // Bound once: in this package's CommonJS build every use of another package's export is a getter call.
 const timing = importedTiming;
 
+/** The target of a spare watch (it holds no request). */
+const NO_TARGET: IdleTarget = { onIdle() {} };
+
+/** The watching request's `IdleWatch`, on the socket it watches. */
 const kWatch = Symbol("sockeye.idleWatch");
 /** The socket's own `_unrefTimer` (Node's activity method), kept when the hook replaces it. */
 const kOriginal = Symbol("sockeye.unrefTimer");
 
 interface HookedSocket {
   _unrefTimer?: () => void;
-  [kWatch]?: Deadline<IdleWatcher> | undefined;
+  [kWatch]?: IdleWatch | undefined;
   [kOriginal]?: () => void;
 }
 
-/** What the list needs from a watched request. @internal */
-export interface IdleWatcher {
-  /** The watch's deadline, created on first watch and reused (its `kind` is the watcher). */
-  idleDeadline: Deadline<IdleWatcher> | undefined;
+/** A watched request: `onIdle` runs when the limit passed with no byte moved; its end unwatches it. @internal */
+export interface IdleWatcher extends IdleTarget {
+  /** The request's watch while it is watched. */
+  idleWatch: IdleWatch | undefined;
   /** The socket being watched (`undefined` when not watched). */
   idleOn: Socket | undefined;
   /** The inactivity limit, ms. */
   readonly idleLimitMs: number;
-  /** Called once when the limit passed with no byte moved; the watcher is already unwatched. */
-  onIdleTimeout(): void;
 }
 
-/** Node's activity method on a hooked socket: restart the watching request's deadline, then Node's own. */
+/** Node's activity method on a hooked socket: note the activity on the watching request's `IdleWatch`, then Node's. */
 function onSocketActivity(this: HookedSocket): void {
-  const d = this[kWatch];
-  if (d !== undefined) d.armedOn?.refresh(d, timing.now());
+  const watch = this[kWatch];
+  if (watch !== undefined) watch.lastActive = timing.now();
   this[kOriginal]?.call(this);
 }
 
@@ -74,9 +56,11 @@ function hook(socket: HookedSocket): void {
   socket._unrefTimer = onSocketActivity;
 }
 
-/** @internal */
-export class IdleWatchList implements DeadlineOwner<IdleWatcher> {
+/** The handler's `socketTimeout` watches (see the file header). @internal */
+export class IdleWatchList {
   private watching = 0;
+  /** Stopped watches, for the next requests. */
+  private readonly spare: IdleWatch[] = [];
 
   constructor(private readonly sharedScheduler: DeadlineScheduler) {}
 
@@ -88,12 +72,15 @@ export class IdleWatchList implements DeadlineOwner<IdleWatcher> {
   /** Starts watching `w` on `socket` from `now`. No-op if already watched. */
   watch(w: IdleWatcher, socket: Socket, now: number): void {
     if (w.idleOn !== undefined) return;
-    const d = (w.idleDeadline ??= new Deadline<IdleWatcher>(this, w));
+    let watch = this.spare.pop();
+    if (watch === undefined) watch = new IdleWatch(this.sharedScheduler, w);
+    else watch.target = w;
+    w.idleWatch = watch;
     hook(socket as unknown as HookedSocket);
-    (socket as unknown as HookedSocket)[kWatch] = d;
+    (socket as unknown as HookedSocket)[kWatch] = watch;
     w.idleOn = socket;
     this.watching++;
-    this.sharedScheduler.arm(d, now, w.idleLimitMs);
+    watch.start(w.idleLimitMs, now);
   }
 
   /** Stops watching `w`. Idempotent. */
@@ -102,20 +89,17 @@ export class IdleWatchList implements DeadlineOwner<IdleWatcher> {
     if (socket === undefined) return;
     w.idleOn = undefined;
     if (this.watching > 0) this.watching--;
-    const d = w.idleDeadline!;
-    this.sharedScheduler.disarm(d);
-    if (socket[kWatch] === d) socket[kWatch] = undefined;
+    const watch = w.idleWatch!;
+    w.idleWatch = undefined;
+    watch.stop();
+    watch.target = NO_TARGET;
+    if (socket[kWatch] === watch) socket[kWatch] = undefined;
+    this.spare.push(watch);
   }
 
-  /** Forgets every watch count (handler `destroy()`, after every request was finished and unwatched). */
+  /** Forgets every watch count and spare (handler `destroy()`, after every request was finished and unwatched). */
   clear(): void {
     this.watching = 0;
-  }
-
-  /** DeadlineOwner: `w`'s limit passed with no byte moved (after the poll phase if the loop was blocked). */
-  onDeadline(w: IdleWatcher): void {
-    if (w.idleOn === undefined) return;
-    this.unwatch(w);
-    w.onIdleTimeout();
+    this.spare.length = 0;
   }
 }

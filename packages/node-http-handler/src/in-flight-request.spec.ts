@@ -102,7 +102,7 @@ function expectReleased(s: Setup, r: Started, signal?: AbortSignal): void {
   expect(r.state.liveNext).toBeUndefined();
   expect(r.state.livePrev).toBeUndefined();
   expect(r.state.idleOn).toBeUndefined();
-  expect(r.state.idleDeadline?.armed ?? false).toBe(false);
+  expect(r.state.idleWatch?.watching ?? false).toBe(false);
   if (signal !== undefined) expect(getEventListeners(signal, "abort")).toHaveLength(0);
 }
 

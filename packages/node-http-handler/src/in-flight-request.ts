@@ -75,6 +75,7 @@ import {
   guardedWarn,
   handlerDestroyedError,
   httpRequestFinishedEvent,
+  type IdleWatch,
   openResponseBody as importedOpenResponseBody,
   type OriginState,
   outcomeOf as importedOutcomeOf,
@@ -160,7 +161,7 @@ export class InFlightRequest
   warningTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   usageWarning: Deadline<DeadlineKind> | undefined = undefined;
   // IdleWatcher fields (the host's idle watch, `socketTimeout`).
-  idleDeadline: Deadline<IdleWatcher> | undefined = undefined;
+  idleWatch: IdleWatch | undefined = undefined;
   idleOn: Socket | undefined = undefined;
   // The host's live list.
   liveNext: InFlightRequest | undefined = undefined;
@@ -414,7 +415,7 @@ export class InFlightRequest
   }
 
   /** IdleWatcher: `socketTimeout` expired with no byte moved on the socket. */
-  onIdleTimeout(): void {
+  onIdle(): void {
     const req = this.req;
     if (req === undefined || this.isFinished) return;
     const res = this.res;

@@ -35,8 +35,7 @@ const SETUP_WHERE = "while handle() was still resolving the handler config or cr
  * A drop-in replacement for `NodeHttpHandler` from `@smithy/node-http-handler` (HTTP/1.1): same constructor forms,
  * `create`, `handle`, `destroy`, `updateHttpClientConfig`, `httpHandlerConfigs`, `metadata`, error shapes and
  * messages (prefixed `@sockeye/node-http-handler`). Per-request deadlines and the socket-usage check run on one
- * native timer per handler, armed for the earliest deadline, instead of native timers per request.
- * @public
+ * native timer per handler, armed for the earliest deadline, instead of native timers per request. @public
  */
 export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   /** Identifies the protocol to the SDK. */
@@ -46,19 +45,11 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   private lastConfig?: ResolvedHandlerConfig;
   private agentIsExternal = false;
   private readonly runtime = new HandlerRuntime();
-  /**
-   * Incremented by every `destroy()`. A `handle()` still in its first-time setup (config provider, lazily created
-   * http agent) records it on entry and compares it after each await: if `destroy()` ran meanwhile, it rejects with
-   * a `HandlerDestroyedError` and opens no connection.
-   */
+  /** Incremented by every `destroy()`: a `handle()` in its first-time setup rejects if it changed across an await. */
   private destroyGeneration = 0;
   /** The handler's monitor, also while `telemetry` is off (then the runtime has none). */
   private monitorInstance: Http1PoolMonitor | undefined = undefined;
-  /**
-   * Provider form only, until the provider resolves: the monitor updates made meanwhile through
-   * `updateHttpClientConfig()` (`saturation`, `onSaturation`, `onRecovery`, `telemetry`), re-applied over the
-   * provider's options so the later call wins, as upstream's config updates do. `undefined` once resolved.
-   */
+  /** Provider form, until it resolves: monitor updates made meanwhile, re-applied over its options (later wins). */
   private pendingMonitorUpdates: Record<string, unknown> | undefined = undefined;
   /** Shared plans of the current config (see `cachedPlan`). */
   private readonly plans: {
@@ -74,10 +65,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     origin: string;
   } = { isSSL: false, hostname: undefined, port: undefined, origin: "" };
 
-  /**
-   * Returns `instanceOrOptions` unchanged when it already has a `handle` function (any handler class), otherwise a
-   * new `NodeHttpHandler` built from it.
-   */
+  /** `instanceOrOptions` if it has a `handle` function, else a new `NodeHttpHandler` built from it. */
   public static create(
     instanceOrOptions?: HttpHandler<any> | NodeHttpHandlerOptions | Provider<NodeHttpHandlerOptions | void>
   ): HttpHandler<any> | NodeHttpHandler {
@@ -90,8 +78,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   /**
    * Upstream's static socket check, same signature and contract: warns (at most once per 15 s, per timestamp) when
    * some agent key has `>= maxSockets` sockets in use and `>= 2 × maxSockets` queued requests; returns the new
-   * warning timestamp (wall-clock ms), or the one given.
-   * @internal
+   * warning timestamp (wall-clock ms), or the one given. @internal
    */
   public static checkSocketUsage(agent: Agent, socketWarningTimestamp: number, logger: Logger = console): number {
     return checkSocketUsage(agent, socketWarningTimestamp, logger);
@@ -103,8 +90,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
    */
   constructor(options?: NodeHttpHandlerOptions | Provider<NodeHttpHandlerOptions | void>) {
     if (typeof options === "function") {
-      // The monitor exists from construction (with default options until the provider resolves), so `poolMonitor`
-      // and runtime monitor updates work before the first handle().
+      // The monitor exists from construction, so `poolMonitor` and monitor updates work before the first handle().
       this.pendingMonitorUpdates = {};
       this.monitorInstance = this.newMonitor(undefined);
       this.runtime.hostMonitor = this.monitorInstance;
@@ -118,13 +104,10 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   }
 
   /**
-   * Ends every request in flight or queued (each still pending rejects with a `HandlerDestroyedError`, code
-   * `ERR_HANDLER_DESTROYED`; a queued one leaves the agent queue, so no connection is opened for it; a response body
-   * still streaming fails as with upstream; a `handle()` still resolving the config or creating the http agent
-   * rejects the same way as soon as that step completes, without opening a connection — upstream sends it), then
-   * destroys both agents (caller-owned ones too, as upstream) and clears the handler's shared timer. Afterwards
-   * the handler holds no socket, timer or listener. As upstream, a `handle()` called after `destroy()` still works
-   * (with new connections).
+   * Ends every request in flight or queued (a pending one rejects with a `HandlerDestroyedError`, code
+   * `ERR_HANDLER_DESTROYED`, and a queued one opens no connection; a streaming body fails as with upstream), then
+   * destroys both agents (caller-owned ones too, as upstream). Afterwards the handler holds no socket, timer or
+   * listener; as upstream, a later `handle()` still works, with new connections.
    */
   public destroy(): void {
     this.destroyGeneration++;
@@ -134,14 +117,10 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     config?.httpsAgent?.destroy();
   }
 
-  /**
-   * Sends `request` and resolves with the response once its headers arrived; the body is the `IncomingMessage`.
-   */
+  /** Sends `request` and resolves with the response once its headers arrived; the body is the `IncomingMessage`. */
   public handle(request: HttpRequest, options?: HttpHandlerOptions | null): Promise<{ response: HttpResponse }> {
     const config = this.config;
-    // Fast path: config resolved and the agent exists. Not `async`: returning the request's own promise saves the
-    // promise adoption (two microtask hops) an async function pays when it returns a promise. Every failure,
-    // synchronous or not, is a rejection.
+    // Not `async`: returning the request's own promise saves two microtask hops. Every failure is a rejection.
     if (config !== undefined && (request?.protocol === "https:" || config.httpAgent !== undefined)) {
       return this.dispatch(config, request, options);
     }
@@ -161,7 +140,6 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       if (generation !== this.destroyGeneration) throw handlerDestroyedError(PACKAGE_PREFIX, SETUP_WHERE);
     }
     const config = this.config;
-    // Only a request that will go out as plain http needs the http agent (an invalid protocol is refused by dispatch).
     if (!config.httpAgent && typeof request?.protocol === "string" && request.protocol.toLowerCase() === "http:") {
       config.httpAgent = await config.httpAgentProvider();
       if (generation !== this.destroyGeneration) throw handlerDestroyedError(PACKAGE_PREFIX, SETUP_WHERE);
@@ -205,7 +183,6 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     let path = request.path;
     const query = request.query;
     if (query) {
-      // No sort, escaping or array when the bag is empty (the common case).
       for (const _ in query) {
         const queryString = buildQueryString(query);
         if (queryString) path += `?${queryString}`;
@@ -232,9 +209,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
       port: request.port,
       agent,
     };
-    // No `auth` key unless there are credentials: Node's agent copies every own key of these options into a
-    // null-prototype (dictionary) object per request, held while the request is queued; one key fewer keeps that
-    // dictionary a size class smaller (measured in the bench heap pass: ~370 B less heap per queued request).
+    // No `auth` key without credentials: Node's agent copies every own key into a per-request dictionary.
     if (request.username != null || request.password != null) {
       nodeOptions.auth = `${request.username ?? ""}:${request.password ?? ""}`;
     }
@@ -245,11 +220,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     return new Promise((resolve, reject) => state.start(resolve, reject, requestFunc, nodeOptions));
   }
 
-  /**
-   * The plan of a request without per-call overrides: built once per (resolved config, protocol) and shared by
-   * every such request, so the hot path allocates no plan. Rebuilt when the config is re-resolved or the agent
-   * changes.
-   */
+  /** The plan of a request without per-call overrides, shared per (resolved config, protocol, agent). */
   private cachedPlan(config: ResolvedHandlerConfig, isSSL: boolean): RequestPlan {
     const cache = this.plans;
     if (cache.planConfig !== config || cache.externalAgent !== this.agentIsExternal) {
@@ -276,9 +247,8 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     const externalAgent = this.agentIsExternal;
     let oneOffAgent = false;
     if (expectContinue && !externalAgent) {
-      // PR smithy-typescript#1754: wait for 100-continue on a private agent so pooled sockets are not held.
-      // It inherits the pooled agent's own options (TLS: `ca`, `cert`, `rejectUnauthorized`, `servername`…; `lookup`,
-      // `family`, `localAddress`) so a custom CA works for large uploads too; upstream's one-off agent drops them.
+      // Wait for 100-continue on a private agent so pooled sockets are not held (as upstream). It inherits the pooled
+      // agent's options (`ca`, `lookup`…), so a custom CA works for large uploads too; upstream's drops them.
       agent = new (isSSL ? https.Agent : loadedHttp().Agent)({
         ...(agent as Agent & { options?: object }).options,
         keepAlive: false,
@@ -328,13 +298,10 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   }
 
   /**
-   * A plain, JSON-serialisable snapshot of the socket pool, one entry per origin (`scheme://host:port`, never a
-   * path, query or header): sockets active/idle, queued requests, oldest queued age, request and socket counters,
-   * queue-wait and connect-time summaries, and the saturation state. See `@sockeye/pool-monitor`'s `PoolStats`
-   * for every field and its unit. Empty before the first request or with `telemetry: false`. Counters are updated
-   * by request/socket events, so right after a burst resolves they may trail it by an event-loop turn.
-   * @param options - `{ resetSummaries: true }` restarts the duration summaries after reading them (windowed
-   *   percentiles).
+   * A JSON-serialisable snapshot of the socket pool, one entry per origin (`scheme://host:port`); every field and its
+   * unit: `@sockeye/pool-monitor`'s `PoolStats`. Empty before the first request or with `telemetry: false`. Right
+   * after a burst resolves, counters may trail it by an event-loop turn.
+   * @param options - `{ resetSummaries: true }` restarts the duration summaries after reading them.
    */
   public getPoolStats(options?: GetStatsOptions): PoolStats {
     return (
@@ -347,28 +314,23 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   }
 
   /**
-   * The handler's `Http1PoolMonitor` (from `@sockeye/pool-monitor`), e.g. for `registerPoolMetrics(handler.poolMonitor)`
-   * from `@sockeye/opentelemetry` or `poolMonitor.subscribe(listener)`. `undefined` with `telemetry: false`. It
-   * outlives `destroy()`, so the final counters stay readable.
+   * The handler's `Http1PoolMonitor`, e.g. for `registerPoolMetrics(handler.poolMonitor)`; `undefined` with
+   * `telemetry: false`. It outlives `destroy()`, so the final counters stay readable.
    */
   public get poolMonitor(): Http1PoolMonitor | undefined {
     return this.runtime.hostMonitor;
   }
 
   /**
-   * Updates one config key; the next `handle()` re-resolves the config (upstream semantics). Keys:
-   * `Symbol.for("logger")` sets the logger unless the handler has its own; `Symbol.for("@smithy/defaultSocketTimeout")`
-   * sets the service default idle timeout unless the handler has a valid one. An option is checked now by the rule the
-   * constructor applies (a bad value throws its one-line error and changes nothing; an agent is then taken as
-   * given, as upstream); `"saturation"`, `"onSaturation"`, `"onRecovery"` are applied to the monitor at once (a new
-   * `saturation` object replaces the old one, omitted fields return to their defaults); `"telemetry"` switches
-   * tracking on or off for requests started from now on.
+   * Updates one config key; the next `handle()` re-resolves the config (upstream semantics). `Symbol.for("logger")`
+   * and `Symbol.for("@smithy/defaultSocketTimeout")` apply unless the handler has its own. An option is checked now (a
+   * bad value throws and changes nothing); `"saturation"`, `"onSaturation"`, `"onRecovery"` apply to the monitor at
+   * once (omitted `saturation` fields return to their defaults); `"telemetry"` applies to requests started from now.
    */
   public updateHttpClientConfig(key: keyof NodeHttpHandlerOptions | symbol, value: unknown): void {
     const update = checkHandlerUpdate(SHARED_OPTIONS, key, value, PACKAGE_PREFIX, this.monitorInstance);
     value = update.value;
     if (key === "telemetry") {
-      // Applies to requests started from now on; requests already tracked keep reporting to the monitor.
       this.runtime.hostMonitor = value === false ? undefined : this.monitorInstance;
       if (this.runtime.hostMonitor !== undefined && this.runtime.inFlightCount > 0)
         this.runtime.hostScheduler.ensureTicking();
@@ -398,8 +360,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     const config = resolveHandlerConfig(pending === undefined ? options : { ...options, ...pending }, () => {
       this.agentIsExternal = true;
     });
-    // Built even with `telemetry: false` (it holds no timer and tracks nothing until used): the saturation options
-    // are validated the same way in both cases, and `updateHttpClientConfig("telemetry", true)` can switch it on.
+    // Built even with `telemetry: false`, so the options are validated alike and telemetry can be switched on.
     if (this.monitorInstance === undefined) this.monitorInstance = this.newMonitor(config);
     else this.monitorInstance.configure(this.monitorOptions(config));
     this.runtime.hostMonitor = config.telemetry ? this.monitorInstance : undefined;
@@ -409,7 +370,6 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   private newMonitor(config: ResolvedHandlerConfig | undefined): Http1PoolMonitor {
     const runtime = this.runtime;
     const monitor = new Http1PoolMonitor(this.monitorOptions(config));
-    // Sampling stops while nothing happens (`wantsSamples`): the next event restarts the tick.
     monitor.onResume = () => runtime.hostScheduler.ensureTicking();
     return monitor;
   }

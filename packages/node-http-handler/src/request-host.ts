@@ -6,13 +6,8 @@ import type { Admission } from "./agent-gate";
 import type { LifecycleCloseReason } from "./socket-lifecycle";
 
 /**
- * What a request needs from the handler that runs it (implemented by `HandlerRuntime`). The request depends on
- * this interface only, so `in-flight-request.ts` does not import the runtime and the runtime can import the request:
- * no import cycle. `R` is the request's state type.
- *
- * The calls bracket a request's life: `requestStarted` (counted in flight) … `requestFinished` (its single way out,
- * called exactly once by `InFlightRequest.finish()`).
- * @internal
+ * What a request needs from the handler that runs it (`HandlerRuntime`), so the request does not import the runtime.
+ * Its life runs from `requestStarted` to `requestFinished` (called once). @internal
  */
 export interface RequestHost<R> {
   /** The handler's shared deadline scheduler. */
@@ -20,9 +15,8 @@ export interface RequestHost<R> {
   /** Per-origin telemetry; `undefined` with `telemetry: false`. */
   readonly hostMonitor: Http1PoolMonitor | undefined;
   /**
-   * At `start()`: count it in flight and ask the plan's gate (if any) for a slot. Returns `"dispatch"` when the Node
-   * request may be created now; `"queued"`: it waits in the gate, which calls `dispatchFromGate()` when its turn
-   * comes; `"full"`: the gate's queue for it held `maxQueuedRequests` (counted so), it must fail at once.
+   * Counts it in flight and asks the plan's gate (if any) for a slot: `"dispatch"` now, `"queued"` (the gate calls
+   * `dispatchFromGate()` later), or `"full"` (`maxQueuedRequests` already wait: it fails at once, counted so).
    */
   requestStarted(r: R, now: number): Admission;
   /** Right before the Node request is created: drop expired free sockets of its agent. */
@@ -31,10 +25,7 @@ export interface RequestHost<R> {
   requestCreated(r: R, req: ClientRequest): void;
   /** The promise settled: the socket-usage window no longer matters. */
   requestSettled(r: R): void;
-  /**
-   * The single way out: every per-request registration of the handler is released, and telemetry counts its end.
-   * Called once per request.
-   */
+  /** The single way out (once per request): every registration released, its end counted. */
   requestFinished(r: R): void;
   /** The request's socket connected: start its inactivity watch (`socketTimeout`) from `now` (`timing.now()` ms). */
   watchIdle(r: R, socket: Socket, now: number): void;

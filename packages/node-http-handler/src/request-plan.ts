@@ -5,21 +5,15 @@ import type { AgentGate } from "./agent-gate";
 import { MIN_CONTINUE_WAIT_MS } from "./constants";
 
 /**
- * What the handler resolves for a request before `InFlightRequest.start()`: which agent and which deadlines (ms,
- * `undefined` = off). Read-only and shared: one plan per (resolved config, protocol) serves every request without a
- * per-call `requestTimeout` override or `Expect: 100-continue` (those get their own).
- * @internal
+ * What the handler resolves for a request: its agent and deadlines (ms, `undefined` = off). Shared by every request of
+ * a (resolved config, protocol) without a per-call override or `Expect: 100-continue`. @internal
  */
 export interface RequestPlan {
   readonly agent: Agent;
   readonly isSSL: boolean;
   /** The agent is a one-off 100-continue agent: never swept, and counted as `unpooled` (outside the pool gauges). */
   readonly oneOffAgent: boolean;
-  /**
-   * The agent's free sockets are swept (`idleSocketTimeout` / `connectionLifetime`, see `socket-lifecycle.ts`): a
-   * limit is on and the handler created the agent, or the caller set a limit explicitly. Otherwise a request does no
-   * lifecycle work at dispatch or at its end.
-   */
+  /** The agent's free sockets are swept (`socket-lifecycle.ts`); otherwise no lifecycle work per request. */
   readonly swept: boolean;
   readonly expectContinue: boolean;
   /** `connectionTimeout`. */
@@ -42,21 +36,16 @@ export interface RequestPlan {
   readonly logger: Logger | undefined;
   /** The caller passed its own agent (`httpAgent` / `httpsAgent` instance). */
   readonly callerAgent: boolean;
-  /**
-   * The handler's gate in front of `agent` (`agent-gate.ts`): requests beyond its limits wait there, not in
-   * `agent.requests`. `undefined`: none (the one-off 100-continue agent; unit specs): created at once.
-   */
+  /** The handler's gate in front of `agent` (`undefined`: none, e.g. the one-off 100-continue agent). */
   readonly agentGate: AgentGate | undefined;
   /** Its deadlines on the handler's scheduler, built on first use (`deadlinePlanOf`); `undefined` until then. */
   deadlines?: DeadlinePlan<"http1"> | undefined;
 }
 
 /**
- * The deadlines of `plan`'s requests on `scheduler`, built once and kept on the plan (rebuilt only if the plan is
- * used with another scheduler): `connectionTimeout` (armed by the request itself: not for a free, connected socket),
- * `socketAcquisitionTimeout`, `requestTimeout`, upstream's `100 Continue` wait, max(6 s, requestTimeout), when
- * the request waits for it on its one-off agent, and `unreadBodyTimeout`. The socket-usage warning window is `SocketUsageWarning`'s.
- * @internal
+ * The deadlines of `plan`'s requests on `scheduler`, built once per plan and scheduler: `connectionTimeout` (armed by
+ * the request itself), `socketAcquisitionTimeout`, `requestTimeout`, upstream's `100 Continue` wait and
+ * `unreadBodyTimeout`. @internal
  */
 export function deadlinePlanOf(plan: RequestPlan, scheduler: DeadlineScheduler): DeadlinePlan<"http1"> {
   const cached = plan.deadlines;

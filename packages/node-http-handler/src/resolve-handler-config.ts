@@ -22,8 +22,7 @@ export type ResolvedHandlerConfig = Omit<ResolvedSharedOptions, "logger" | "http
 
 /**
  * Agents the handler created itself. Lifecycle limits with their defaults apply only to these; a caller-owned agent's
- * pool is left alone unless the caller set `idleSocketTimeout` / `connectionLifetime` explicitly.
- * @internal
+ * pool is left alone unless the caller set `idleSocketTimeout` / `connectionLifetime` explicitly. @internal
  */
 export const ownedAgents = new WeakSet<object>();
 
@@ -34,8 +33,7 @@ function isAgentInstance(value: unknown, ctor: Function): boolean {
 
 /**
  * Resolves options into the handler config: builds the https agent now, the http agent at the first http: request.
- * `onExternalAgent` is called when the caller supplied an agent instance.
- * @internal
+ * `onExternalAgent` is called when the caller supplied an agent instance. @internal
  */
 export function resolveHandlerConfig(
   options: NodeHttpHandlerOptions | void | undefined,
@@ -82,8 +80,7 @@ let httpModule: typeof import("node:http") | undefined;
 
 /**
  * Loads node:http on first use (most clients only speak https). The module's default export object is kept, so
- * `http.request` patches (nock, APM) installed at any time are seen at call time.
- * @internal
+ * `http.request` patches (nock, APM) installed at any time are seen at call time. @internal
  */
 export async function loadHttp(): Promise<typeof import("node:http")> {
   if (httpModule === undefined) {

@@ -39,8 +39,7 @@ export const HTTP2_OPTIONS = { ...HTTP2_OWN_OPTIONS, ...ALL_HANDLERS_OPTIONS };
 
 /**
  * The validated HTTP/2 config with defaults (a timeout of `0` or `Infinity` is `undefined`). `options` keeps what
- * the caller gave, for `httpHandlerConfigs()`.
- * @internal
+ * the caller gave, for `httpHandlerConfigs()`. @internal
  */
 export type ResolvedHttp2Config = ResolvedOptions<NodeHttp2HandlerOptions, typeof HTTP2_OPTIONS> & {
   options: NodeHttp2HandlerOptions & { defaultSocketTimeout?: number };

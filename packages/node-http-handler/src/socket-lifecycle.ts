@@ -1,22 +1,13 @@
 /**
  * Socket lifecycle limits for the handler's agents, with no timer of their own:
+ * - `idleSocketTimeout`: a free keep-alive socket idle this long is closed before the server's keep-alive timeout can
+ *   close it under a new request (the `ECONNRESET` race, nodejs/node#47130).
+ * - `connectionLifetime`: a socket older than this is not reused (DNS changes are picked up); a busy one is closed
+ *   when its response ends.
  *
- * - `idleSocketTimeout`: a pooled (free) keep-alive socket idle this long is closed before the server's own
- *   keep-alive timeout can close it under a new request (the `ECONNRESET` race, nodejs/node#47130).
- * - `connectionLifetime`: a socket older than this is not reused (the .NET `PooledConnectionLifetime` idea: DNS
- *   changes are picked up). A busy socket is never cut: it is closed when its response ends instead of returning to
- *   the pool.
- *
- * When: `sweepAgent()` runs for the request's agent right before a request is dispatched (at most once per `TICK_MS`
- * per agent, see `sweepDue()`), so an expired socket can never be handed to a new request; and, while requests are
- * in flight, for both agents on one deadline of the handler's shared scheduler armed for the earliest expiry of a
- * free socket (`sweepAgent()` returns that time), so a socket is closed when its limit passes, as precisely as any
- * deadline. An idle handler keeps no timer for its free sockets (Node `unref()`s them; they cost nothing). Applies to the agents the handler created (both the http and
- * the https one) and, only when a limit was set explicitly, to caller-owned agents.
- *
- * Cost: the sweep walks `agent.freeSockets` (at most maxFreeSockets per origin, usually a few), O(free sockets);
- * each socket carries two numbers under symbols (created-at, freed-at), stamped by one shared `'free'` listener per
- * agent and by the request's `'socket'` listener.
+ * `sweepAgent()` runs right before a dispatch (see `sweepDue()`) and on the runtime's sweep deadline (see
+ * `handler-runtime.ts`). Applies to the handler's own agents, and to caller-owned ones only for a limit set explicitly.
+ * Cost: O(free sockets) per sweep; each socket carries two stamps under symbols (created-at, freed-at).
  */
 import type { Agent } from "node:http";
 import type { Socket } from "node:net";
@@ -62,9 +53,8 @@ export function socketAge(socket: Socket, now: number): number {
 }
 
 /**
- * Closes the agent's free sockets that exceeded a limit. `onClose` is told each socket and why, before it is
- * destroyed. Returns when the first free socket left on the agent reaches a limit (monotonic ms; +Infinity if none).
- * @internal
+ * Closes the agent's free sockets past a limit (`onClose` is told each first). Returns when the next free socket
+ * reaches a limit (monotonic ms; +Infinity if none). @internal
  */
 export function sweepAgent(
   agent: Agent,
@@ -103,20 +93,15 @@ export function sweepAgent(
       }
       onClose(socket, reason);
       socket.destroy();
-      // Leave the agent now, through Node's own 'agentRemove' path: it drops the socket from `freeSockets`, lowers
-      // `totalSocketCount` and removes the agent's 'close' listener. Taking the socket out of the pool by hand
-      // instead left Node's 'close' listener armed, and that listener opens a replacement socket for every queued
-      // request, whatever maxSockets says: after an idle sweep, a burst ran on up to twice maxSockets connections.
+      // Leave through Node's own 'agentRemove' path: removed by hand, the agent's 'close' listener stays armed and
+      // opens a replacement socket per queued request, beyond maxSockets.
       socket.emit("agentRemove");
     }
   }
   return next;
 }
 
-/**
- * When a socket freed at `freedAt` reaches a limit (monotonic ms; +Infinity with both limits off).
- * @internal
- */
+/** When a socket freed at `freedAt` reaches a limit (monotonic ms; +Infinity with both limits off). @internal */
 export function socketExpiry(socket: Socket, freedAt: number, limits: SocketLifecycleLimits, now: number): number {
   let at = Number.POSITIVE_INFINITY;
   if (limits.idleSocketTimeout) at = freedAt + limits.idleSocketTimeout;

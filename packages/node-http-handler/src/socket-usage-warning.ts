@@ -1,17 +1,11 @@
 /**
- * SocketUsageWarning: upstream's "socket usage at capacity" warning, in the three `socketMonitor` modes.
- *
- * - `"per-request"`: upstream exactly: one native timer per request (`warningWindowMs`), cleared when the request
- *   settles; when it fires, `checkSocketUsage` runs on that request's agent with the request's logger.
- * - `"interval"` with telemetry: nothing per request; the `PoolMonitor`'s saturation detector samples the pool on
- *   the handler's shared tick (the runtime only keeps the interval running).
- * - `"interval"` without telemetry: upstream's criteria on the shared scheduler: a `Deadline` of the request,
- *   armed for max(`MIN_WARNING_WINDOW_MS`, `warningWindowMs`); when a request has waited the whole window, both
- *   agents are checked with the handler's logger.
+ * SocketUsageWarning: upstream's "socket usage at capacity" warning, in the `socketMonitor` modes:
+ * - `"per-request"`: upstream's native timer per request; on firing, `checkSocketUsage` on its agent;
+ * - `"interval"` with telemetry: nothing per request (the saturation detector samples on the shared tick);
+ * - `"interval"` without telemetry: a `Deadline` per request for max(`MIN_WARNING_WINDOW_MS`, `warningWindowMs`),
+ *   then both agents are checked;
  * - `"off"`: nothing.
- *
- * One warning timestamp per handler (wall clock, upstream's 15 s lockout) is shared by both agents. Loggers are
- * called through `guardedWarn` (inside `checkSocketUsage`).
+ * One warning timestamp per handler (upstream's 15 s lockout) is shared by both agents.
  */
 import {
   Deadline,
@@ -68,11 +62,7 @@ export class SocketUsageWarning {
     private readonly gateOf: (agent: Agent) => AgentGate | undefined = () => undefined
   ) {}
 
-  /**
-   * Arms the window of a new request according to the mode. Nothing is armed for agents without a finite
-   * `maxSockets` (the check could never warn), for one-off 100-continue agents, or when `monitored` (the pool
-   * monitor's detector does the job on the shared tick).
-   */
+  /** Arms a new request's window by the mode; none for an unlimited or one-off agent, or when `monitored`. */
   arm(r: WarnedRequest, now: number, monitored: boolean): void {
     const settings = this.warningSettings;
     if (settings === undefined || settings.mode === "off" || r.requestPlan.oneOffAgent) return;
@@ -83,7 +73,6 @@ export class SocketUsageWarning {
       return;
     }
     if (monitored) {
-      // The detector samples the pool on the shared tick: keep it ticking; nothing per request.
       this.sharedScheduler.ensureTicking();
       return;
     }

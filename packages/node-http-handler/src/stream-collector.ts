@@ -3,8 +3,7 @@ import { Readable } from "node:stream";
 
 /**
  * Collects a Node `Readable` (or a web `ReadableStream`) into one `Uint8Array`. AWS SDK clients import
- * `streamCollector` from the handler package, so a package-level replacement must provide it.
- * @public
+ * `streamCollector` from the handler package, so a package-level replacement must provide it. @public
  */
 export const streamCollector: StreamCollector = async (stream: unknown): Promise<Uint8Array> => {
   const source =

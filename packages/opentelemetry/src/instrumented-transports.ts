@@ -1,12 +1,9 @@
 /**
- * Which finished requests an OpenTelemetry HTTP instrumentation already records `http.client.request.duration` for
- * on the bridge's `MeterProvider`. instrumentation-http wraps `node:http(s)`'s `request` (which `NodeHttpHandler`
- * looks up per call), instrumentation-undici subscribes to `undici:request:*` (every `UndiciHttpHandler` request),
- * and nothing instruments `node:http2` (tried in `test/instrumentation-coexistence.integ.spec.ts`).
- *
- * A transport counts as recorded when the instrumentation's meter exists on the provider (read from the SDK's
- * `_sharedState.meterSharedStates`; otherwise `unreadable`) and it hooks the transport now (`request` is or wraps a
- * shimmer wrapper, or `undici:request:create` has subscribers). Cost per request: a few property reads.
+ * Which finished requests an OpenTelemetry HTTP instrumentation already records `http.client.request.duration` for on
+ * the bridge's `MeterProvider`: instrumentation-http (wraps `node:http(s)`'s `request`), instrumentation-undici
+ * (`undici:request:*`); nothing instruments `node:http2`. A transport counts as recorded when the instrumentation's
+ * meter exists on the provider (the SDK's `_sharedState.meterSharedStates`, else `unreadable`) and it hooks the
+ * transport now. Cost per request: a few property reads.
  */
 import diagnosticsChannel from "node:diagnostics_channel";
 import http from "node:http";

@@ -133,7 +133,7 @@ describe("DeadlineScheduler", () => {
     expect(setTimeout).toHaveBeenCalledTimes(2);
   });
 
-  it("re-arming moves a deadline; refresh() restarts it from now in O(1)", () => {
+  it("re-arming moves a deadline", () => {
     const scheduler = new DeadlineScheduler();
     const o = owner();
     const start = timing.now();
@@ -143,13 +143,12 @@ describe("DeadlineScheduler", () => {
     scheduler.arm(d, timing.now(), 1000); // moved: due at 1400
     expect(scheduler.size).toBe(1);
     vi.advanceTimersByTime(900);
-    scheduler.refresh(d, timing.now()); // at 1300: due at 2300
+    scheduler.arm(d, timing.now(), 1000); // at 1300: due at 2300
     expect(d.at).toBe(start + 2300);
     vi.advanceTimersByTime(999);
     expect(o.fired).toEqual([]);
     vi.advanceTimersByTime(1);
     expect(o.fired).toEqual([{ kind: 1, at: start + 2300 }]);
-    scheduler.refresh(d, timing.now()); // idle: no-op
     expect(scheduler.size).toBe(0);
   });
 
@@ -413,16 +412,16 @@ describe("DeadlineScheduler: event-loop stalls (a wake-up more than STALL_CONFIR
     vi.restoreAllMocks();
   });
 
-  it("fires after the poll phase, from Node's own setImmediate: a deadline cancelled or refreshed before it does not fire", async () => {
+  it("fires after the poll phase, from Node's own setImmediate: a deadline cancelled or re-armed before it does not fire", async () => {
     const clock = blockableClock();
     const afterPoll = vi.spyOn(timing, "afterPoll");
     const scheduler = new DeadlineScheduler();
     const o = owner();
     const start = timing.now();
     const cancelled = new Deadline(o, 0);
-    const refreshed = new Deadline(o, 1);
+    const rearmed = new Deadline(o, 1);
     const untouched = new Deadline(o, 2);
-    for (const d of [cancelled, refreshed, untouched]) scheduler.arm(d, start, 1000);
+    for (const d of [cancelled, rearmed, untouched]) scheduler.arm(d, start, 1000);
     vi.advanceTimersByTime(999);
     clock.block(STALL_CONFIRM_MS + 1); // the loop is blocked over the due time
     vi.advanceTimersByTime(1); // the wake-up, 251 ms late: collects all three, fires none
@@ -432,11 +431,11 @@ describe("DeadlineScheduler: event-loop stalls (a wake-up more than STALL_CONFIR
     expect(scheduler.size).toBe(3);
     // The poll phase: one response arrived during the block, another request's socket moved a byte.
     scheduler.disarm(cancelled);
-    scheduler.refresh(refreshed, timing.now());
+    scheduler.arm(rearmed, timing.now(), 1000);
     await afterPollPhase();
     expect(o.fired).toEqual([{ kind: 2, at: start + 1000 + STALL_CONFIRM_MS + 1 }]);
     expect(scheduler.size).toBe(1);
-    // The refreshed one restarted from the activity.
+    // The re-armed one restarted from the activity.
     vi.advanceTimersByTime(999);
     expect(o.fired.map((f) => f.kind)).toEqual([2]);
     vi.advanceTimersByTime(1);

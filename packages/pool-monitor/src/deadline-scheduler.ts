@@ -11,10 +11,10 @@
  *
  * Invariant: the nodes of a list share one duration and are appended with `at = start + duration` from a monotonic
  * clock, so each list stays sorted without being searched. A list's key `expiry` is its head's `at` or EARLIER:
- * cancelling or refreshing a head leaves it stale, so cancel stays O(1); a wake-up at a stale key re-keys and sleeps.
+ * cancelling a head leaves it stale, so cancel stays O(1); a wake-up at a stale key re-keys and sleeps.
  *
  * Costs: arm O(1) (Map lookup + append), O(log L) for a new duration or earliest head (L = durations, a handful),
- * plus a native re-arm only when the earliest expiry moves earlier. cancel and `refresh` O(1). A wake-up
+ * plus a native re-arm only when the earliest expiry moves earlier. cancel O(1). A wake-up
  * O(expired + re-keyed lists × log L). No allocation per arm. When the last deadline is cancelled the timer is left
  * to lapse at its due time: clearing it would cost a native timer per request for sequential traffic.
  *
@@ -60,14 +60,10 @@ const EXPIRING = 2;
 /** One deadline slot, created once per (request, concern) and re-armed as needed. @internal */
 export class Deadline<K = number> {
   at = 0;
-  /** The duration it was last armed with, ms (what `refresh()` re-applies). */
-  duration = 0;
   nextSlot: Deadline<any> | undefined;
   prevSlot: Deadline<any> | undefined;
   slotList: DeadlineList | undefined;
   slotState: DeadlineState = IDLE;
-  /** The scheduler it was last armed on (lets a shared hook refresh it without a closure). */
-  armedOn: DeadlineScheduler | undefined;
   readonly holds: boolean;
 
   constructor(
@@ -183,8 +179,6 @@ export class DeadlineScheduler {
     if (!(durationMs >= 0) || durationMs === Number.POSITIVE_INFINITY) return;
     const at = start + durationMs;
     d.at = at;
-    d.duration = durationMs;
-    d.armedOn = this;
     d.slotState = ARMED;
     this.armedCount++;
     if (d.holds && this.holding++ === 0) this.refTimer(true);
@@ -205,23 +199,6 @@ export class DeadlineScheduler {
     }
     if (this.waking) return;
     if (at < this.timerAt || this.timerImpl !== globalThis.setTimeout) this.schedule(this.heap[0].expiry, timing.now());
-  }
-
-  /**
-   * Restarts an armed `d` from `now` (Node's `timeout.refresh()`). One collected after a stall but not yet fired is
-   * re-armed, so activity seen in the poll phase wins.
-   */
-  refresh(d: Deadline<any>, now: number): void {
-    const list = d.slotList;
-    if (d.slotState === ARMED && list !== undefined) {
-      d.at = now + d.duration;
-      if (list.tail !== d) {
-        list.dropSlot(d);
-        list.insert(d);
-      }
-      return;
-    }
-    if (d.slotState === EXPIRING) this.arm(d, now, d.duration);
   }
 
   /** Cancels `d` if armed (or collected but not yet fired). O(1). */

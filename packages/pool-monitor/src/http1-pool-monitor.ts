@@ -1,12 +1,6 @@
 /**
- * `Http1PoolMonitor`: the node:http pool reader of `NodeHttpHandler` (the handler's monitor), and the base of the
- * standalone `PoolMonitor` (`pool-monitor.ts`), which adds its own request tracking for the user's own agents
- * (`request-listeners.ts`, `request-forwarding.ts`). The handler counts its requests on the core itself, from its
- * requests' own phases, and hands the monitor its live requests (`requests`) for the ages and unread bodies.
- *
- * Counting, sampling, delivery and snapshots are the shared `TelemetryCore` (`telemetry-core.ts`); this class is
- * its node:http reader: `read()` turns each busy origin's agent maps and its tracker's requests into the gauges and
- * the detector's evidence.
+ * `Http1PoolMonitor`: the node:http reader of the `TelemetryCore` (`read()`: agent maps and the tracker's requests into
+ * gauges and evidence); `NodeHttpHandler`'s monitor, and the base of the standalone `PoolMonitor`.
  */
 import type { Socket } from "node:net";
 import type { PoolReading } from "./pool-reading";
@@ -15,8 +9,7 @@ import { AgentLinks, type Http1Requests, OriginState, socketStateOf } from "./tr
 
 /**
  * Socket-pool telemetry and saturation detection of `NodeHttpHandler` (`handler.poolMonitor`), fed by the handler;
- * `PoolMonitor` extends it for your own agents.
- * @public
+ * `PoolMonitor` extends it for your own agents. @public
  */
 export class Http1PoolMonitor extends TelemetryCore<OriginState> {
   /** Which origin each agent name belongs to. @internal */
@@ -39,10 +32,7 @@ export class Http1PoolMonitor extends TelemetryCore<OriginState> {
     requests.readUnread(o, now, limit, r);
   }
 
-  /**
-   * Tells the monitor that the caller is closing `socket` on purpose (a pooled socket idle too long, or older than
-   * its allowed lifetime), so its close is counted under that reason. Unknown sockets are ignored.
-   */
+  /** The caller is closing `socket` on purpose (idle too long, or too old): its close counts under that reason. */
   noteSocketClose(socket: Socket, reason: "idle_timeout" | "max_lifetime"): void {
     const ss = socketStateOf(socket);
     if (ss !== undefined && ss.core === this && !ss.closed) ss.closedBy = reason;

@@ -19,9 +19,10 @@ export class IdleWatch implements DeadlineOwner<undefined> {
   limitMs = 0;
   private readonly deadline = new Deadline<undefined>(this, undefined);
 
+  /** @param target - told when the limit passed; may be replaced while the watch is stopped (a reused watch). */
   constructor(
     private readonly scheduler: DeadlineScheduler,
-    private readonly target: IdleTarget
+    public target: IdleTarget
   ) {}
 
   /** Whether the watch is running. */

@@ -1,8 +1,7 @@
 /**
  * Building blocks shared by the handlers, published as `@sockeye/pool-monitor/internal`. Not public API: names and
  * signatures may change in any release. The public entry re-exports its runtime values from here, so the code is
- * built once.
- * @internal
+ * built once. @internal
  */
 export { buildQueryString } from "./build-query-string";
 export { assertNever } from "./assert-never";

@@ -1,15 +1,10 @@
-/**
- * Option rules: how every package checks its options. A table maps each option to its rule, in check order (the
- * first bad value throws); `null` counts as unset. Runs per constructor, provider resolution and update; never per
- * request.
- */
+/** Option rules: each option's check, in order (the first bad value throws); `null` counts as unset. Never per request. */
 
 import { describeValue, invalidOption } from "./invalid-option";
 
 /**
  * One option's rule: `accepts` says whether a set value is valid (it may throw its own error for a nested option);
- * `expected` ends the message; `range` makes a failing number a `RangeError` (else `TypeError`).
- * @internal
+ * `expected` ends the message; `range` makes a failing number a `RangeError` (else `TypeError`). @internal
  */
 export type OptionRule = readonly [
   accepts: (value: any, prefix: string, name: string) => unknown,
@@ -23,11 +18,7 @@ export type OptionRules = Readonly<Record<string, OptionRule>>;
 /** The expectation every millisecond option's message states. */
 const MS_EXPECTED = "a number of milliseconds >= 0 (0 or undefined disables it)";
 
-/**
- * A millisecond option: a number >= 0 (`0` and `Infinity` kept). A numeric string is converted first, as upstream's
- * timers would coerce it; `NaN`, negatives and `"5s"` fail.
- * @internal
- */
+/** A millisecond option: a number >= 0 (`Infinity` too), or a numeric string (as upstream's timers coerce). @internal */
 export const MS: OptionRule = [(value) => typeof value === "number" && value >= 0, MS_EXPECTED];
 
 /** `true` or `false` only (upstream's truthiness would make `"false"` true). @internal */
@@ -66,15 +57,13 @@ export const LOGGER: OptionRule = /* @__PURE__ */ objectRule("an object with a w
 /**
  * What `updateHttpClientConfig()` does with a valid value: `"request"`: requests started later read it;
  * `"monitor"`: also applied to the monitor at once; `"pool"`: the connection pool is built from it (undici: a new
- * dispatcher; node:http: the agent as given; HTTP/2: sessions opened later).
- * @internal
+ * dispatcher; node:http: the agent as given; HTTP/2: sessions opened later). @internal
  */
 export type OptionUpdate = "request" | "monitor" | "pool";
 
 /**
  * One option's declaration `[rule, update, default, env?]`; `env` is read by the same rule when the option is unset
- * (`null` then counts as a bad value).
- * @internal
+ * (`null` then counts as a bad value). @internal
  */
 export type OptionSpec<T> = readonly [
   rule: OptionRule,
@@ -96,10 +85,7 @@ export type ResolvedOptions<O, S> = {
 /** Schema-agnostic view of an `OptionSchema` (for the resolvers). @internal */
 export type AnySchema = { readonly [name: string]: OptionSpec<unknown> };
 
-/**
- * `raw` checked by `rule` and normalised (`null` → `undefined` unless `keepNull`; numeric string → number for `MS`).
- * @internal
- */
+/** `raw` checked by `rule` and normalised (`null` → `undefined` unless `keepNull`; `MS` strings → numbers). @internal */
 export function checkOption(rule: OptionRule, raw: unknown, prefix: string, name: string, keepNull = false): unknown {
   let value = keepNull ? raw : (raw ?? undefined);
   if (rule === MS && typeof value === "string" && value.trim() !== "" && Number.isFinite(Number(value))) {

@@ -1,11 +1,7 @@
 /**
- * `OriginTelemetry`: what the telemetry core keeps for one origin (`scheme://host:port`, or `_OTHER`), whatever the
- * transport. Each transport's origin state extends it with the bookkeeping it needs to read its own pool (agent
- * names for node:http, sessions for HTTP/2, undici pools); the counters, histograms, sample accumulators, detector
- * and log lockout live here once, and only `TelemetryCore` writes them.
- *
- * Per origin: about thirty number fields, four `perf_hooks` histograms (a few KB each, fixed) and one
- * `SaturationDetector` (a ring of `windowSamples` samples). Updating it is a few field writes per request event.
+ * `OriginTelemetry`: what the telemetry core keeps for one origin, whatever the transport (each transport's origin
+ * state extends it to read its own pool); only `TelemetryCore` writes it. Per origin: about thirty numbers, four
+ * `perf_hooks` histograms (a few KB each) and one `SaturationDetector`; a few field writes per request event.
  */
 import { DurationHistogram } from "./duration-histogram";
 import { CLOSE_REASONS, type RequestOutcome, type SaturationCause } from "./pool-stats";

@@ -2,18 +2,12 @@ import { describeValue, MAX_SHOWN_CHARS } from "./invalid-option";
 import { applyOptionRules, FUNCTION, LOGGER, type OptionRule } from "./option-rules";
 import type { SaturationReport } from "./pool-stats";
 
-/**
- * Minimal logger: any object with an optional `warn` (the Smithy `Logger`, `console`, pino...).
- * @public
- */
+/** Minimal logger: any object with an optional `warn` (the Smithy `Logger`, `console`, pino...). @public */
 export interface PoolMonitorLogger {
   warn?: (message: string) => void;
 }
 
-/**
- * Options of `PoolMonitor`.
- * @public
- */
+/** Options of `PoolMonitor`. @public */
 export interface PoolMonitorOptions {
   /**
    * Receives one `warn` line per saturation episode and per change of its cause (and a reminder every
@@ -107,10 +101,7 @@ const SATURATION_RULES = {
   maxOrigins: rangeRule(1, 100_000, "origins"),
 } satisfies { readonly [K in keyof PoolMonitorOptions]?: OptionRule };
 
-/**
- * The keys of {@link SaturationOptions}, e.g. to replace all of them at once with `configure()`.
- * @public
- */
+/** The keys of {@link SaturationOptions}, e.g. to replace all of them at once with `configure()`. @public */
 export const SATURATION_OPTION_KEYS = Object.keys(SATURATION_RULES) as unknown as readonly [
   "sampleIntervalMs",
   "windowSamples",
@@ -127,10 +118,7 @@ export type ResolvedPoolMonitorOptions = {
     : PoolMonitorOptions[K];
 };
 
-/**
- * Defaults of every option.
- * @public
- */
+/** Defaults of every option. @public */
 export const POOL_MONITOR_DEFAULTS = {
   messagePrefix: "@sockeye/pool-monitor:WARN - ",
   sampleIntervalMs: 1000,
@@ -174,8 +162,7 @@ export function resolvePoolMonitorOptions(
 
 /**
  * A handler's `saturation` block: only {@link SATURATION_OPTION_KEYS} (a misspelt key throws), each by the
- * monitor's rules; errors name `saturation.<key>`.
- * @internal
+ * monitor's rules; errors name `saturation.<key>`. @internal
  */
 export const SATURATION: OptionRule = [
   (block: object, prefix) => {

@@ -1,13 +1,8 @@
 /**
  * `PoolMonitor`: telemetry and saturation detection for the user's own `http.Agent`s, from public Node APIs only.
- *
- * `trackRequest()` hangs a small state object on the request and registers four shared module-level listeners
- * (`request-forwarding.ts`); `attach*()` return that state instead, for an embedder that forwards the events.
- * Counting, sampling and snapshots are `TelemetryCore`; reading agent maps is the base class `Http1PoolMonitor`.
- * This class adds only what a standalone monitor needs, so a handler-only app does not bundle it.
- *
- * Standalone mode (`start()`): one `unref()`'d interval, created on the first `trackRequest()` and cleared at the
- * first tick that finds the monitor idle, so an idle process has no timer.
+ * `trackRequest()` hangs a state object and four shared listeners on the request (`request-forwarding.ts`);
+ * `attach*()` return the state instead, for an embedder that forwards the events. What a handler does not need lives
+ * here, so a handler-only app does not bundle it.
  */
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
@@ -17,7 +12,7 @@ import type { PoolMonitorOptions, ResolvedPoolMonitorOptions } from "./pool-moni
 import { hangOnRequest, requestEventHandlers, stateOnRequest, TrackedRequestState } from "./request-forwarding";
 import { trackedRequests, trackQueued, trackStarted, trackUnpooled } from "./request-listeners";
 import { timing } from "./timing";
-import type { RequestTracking, TrackedRequest } from "./tracking-state";
+import type { RequestTracking } from "./tracking-state";
 
 /**
  * Socket-pool telemetry and saturation detection for Node `http.Agent` / `https.Agent`.
@@ -34,7 +29,7 @@ import type { RequestTracking, TrackedRequest } from "./tracking-state";
  */
 export class PoolMonitor extends Http1PoolMonitor {
   private standalone = false;
-  /** Standalone mode's lazy interval (see `lazy-interval.ts`); created on demand, never while idle. */
+  /** Standalone mode's interval; created on demand, never while idle. */
   private ticker: LazyInterval | undefined = undefined;
 
   /**
@@ -43,7 +38,6 @@ export class PoolMonitor extends Http1PoolMonitor {
   constructor(options?: PoolMonitorOptions) {
     super(options);
     this.requests = trackedRequests;
-    // Sampling stops while nothing happens (`wantsSamples`): the next event restarts the interval.
     this.onResume = () => {
       if (this.standalone) this.ensureTicking();
     };
@@ -56,35 +50,27 @@ export class PoolMonitor extends Http1PoolMonitor {
    * @param req - the request just created.
    * @param agent - the agent it was created with.
    * @param origin - `scheme://host:port`, or an absolute URL reduced to it: paths and queries are never stored.
-   * @param startedAt - `timing.now()` / `performance.now()` ms taken when the caller began handling the request;
-   *   queue wait is measured from it.
-   * @param listen - `true` (default): the monitor adds its own listeners. `false`: the caller forwards `'socket'`,
-   *   `'response'`, `'error'` and `'close'` through `requestSocket()` … `requestClosed()`.
-   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
+   * @param startedAt - `performance.now()` ms when the caller began handling the request (queue wait runs from it).
+   * @param listen - `true` (default): the monitor adds its own listeners; `false`: the caller forwards the events
+   *   through `requestSocket()` … `requestClosed()`.
+   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host (likewise below).
    */
   trackRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number, listen = true): void {
     if (this.coreDestroyed) return;
     const st = new TrackedRequestState(agent, startedAt);
-    trackStarted(this, st, this.originFor(origin), req as TrackedRequest);
-    hangOnRequest(req as TrackedRequest, st, listen);
+    trackStarted(this, st, this.originFor(origin), req);
+    hangOnRequest(req, st, listen);
     if (this.standalone) this.ensureTicking();
   }
 
   /**
-   * As `trackRequest()`, but nothing is added to the request: forward its `'socket'`, `'response'`, `'error'` and
-   * `'close'` events (and `noteOutcome()`) to the returned handle. Call it right after `http.request()` returned.
-   *
-   * @param req - the request just created (compared with the agent's queue, never stored).
-   * @param agent - the agent it was created with.
-   * @param origin - as for `trackRequest()`.
-   * @param startedAt - as for `trackRequest()`.
-   * @returns the handle, or `undefined` when the monitor is destroyed.
-   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
+   * As `trackRequest()`, but nothing is added to the request: forward its events (and `noteOutcome()`) to the returned
+   * handle (`undefined` when the monitor is destroyed).
    */
   attachRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number): RequestTracking | undefined {
     if (this.coreDestroyed) return undefined;
     const st = new TrackedRequestState(agent, startedAt);
-    trackStarted(this, st, this.originFor(origin), req as TrackedRequest);
+    trackStarted(this, st, this.originFor(origin), req);
     if (this.standalone) this.ensureTicking();
     return st;
   }
@@ -96,12 +82,9 @@ export class PoolMonitor extends Http1PoolMonitor {
    *
    * @param agent - the agent the request will be created with.
    * @param name - the agent's name for the request (`agent.getName(options)`), i.e. its `agent.requests` key.
-   * @param origin - as for `trackRequest()`.
-   * @param startedAt - as for `trackRequest()`.
    * @param method - the request's method, for `request:finished` if it ends before it is created.
    * @param contentLength - its `Content-Length` header, if any (likewise).
    * @returns the handle, or `undefined` when the monitor is destroyed.
-   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
    */
   attachQueued(
     agent: Agent,
@@ -120,37 +103,23 @@ export class PoolMonitor extends Http1PoolMonitor {
     return st;
   }
 
-  /**
-   * As `trackUnpooledRequest()`, but nothing is added to the request: forward its events to the returned handle.
-   *
-   * @param req - the request just created.
-   * @param origin - as for `trackRequest()`.
-   * @param startedAt - `timing.now()` ms when the caller began handling the request.
-   * @returns the handle, or `undefined` when the monitor is destroyed.
-   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
-   */
+  /** As `trackUnpooledRequest()`, returning a handle to forward its events to (as `attachRequest()`). */
   attachUnpooledRequest(req: ClientRequest, origin: string, startedAt: number): RequestTracking | undefined {
     if (this.coreDestroyed) return undefined;
     const st = new TrackedRequestState(undefined as never, startedAt);
-    trackUnpooled(this, st, this.originFor(origin), req as TrackedRequest);
+    trackUnpooled(this, st, this.originFor(origin), req);
     return st;
   }
 
   /**
-   * Starts tracking a request sent outside the pool (a one-off agent, e.g. `Expect: 100-continue`): counted in the
-   * origin's `unpooled` block of `getStats()`, never in the pool gauges, histograms or the saturation detector.
-   *
-   * @param req - the request just created.
-   * @param origin - as for `trackRequest()`.
-   * @param startedAt - `timing.now()` ms when the caller began handling the request.
-   * @param listen - as for `trackRequest()`: `false` when the caller forwards the request's events itself.
-   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
+   * Starts tracking a request sent outside the pool (e.g. `Expect: 100-continue`): counted in the origin's `unpooled`
+   * block of `getStats()` only. Parameters as for `trackRequest()`.
    */
   trackUnpooledRequest(req: ClientRequest, origin: string, startedAt: number, listen = true): void {
     if (this.coreDestroyed) return;
     const st = new TrackedRequestState(undefined as never, startedAt);
-    trackUnpooled(this, st, this.originFor(origin), req as TrackedRequest);
-    hangOnRequest(req as TrackedRequest, st, listen);
+    trackUnpooled(this, st, this.originFor(origin), req);
+    hangOnRequest(req, st, listen);
   }
 
   /** In standalone mode the interval is re-created with a new period. @internal */
@@ -164,22 +133,22 @@ export class PoolMonitor extends Http1PoolMonitor {
 
   /** Forwarded `'socket'` event of a request tracked with `listen = false`. */
   requestSocket(req: ClientRequest, socket: Socket): void {
-    requestEventHandlers.socket.call(req as TrackedRequest, socket);
+    requestEventHandlers.socket.call(req, socket);
   }
 
   /** Forwarded `'response'` event of a request tracked with `listen = false`. */
   requestResponse(req: ClientRequest, res: IncomingMessage): void {
-    requestEventHandlers.response.call(req as TrackedRequest, res);
+    requestEventHandlers.response.call(req, res);
   }
 
   /** Forwarded `'error'` event of a request tracked with `listen = false` (call it before handling the error). */
   requestError(req: ClientRequest): void {
-    requestEventHandlers.error.call(req as TrackedRequest);
+    requestEventHandlers.error.call(req);
   }
 
   /** Forwarded `'close'` event of a request tracked with `listen = false`. */
   requestClosed(req: ClientRequest): void {
-    requestEventHandlers.close.call(req as TrackedRequest);
+    requestEventHandlers.close.call(req);
   }
 
   /**
@@ -187,7 +156,7 @@ export class PoolMonitor extends Http1PoolMonitor {
    * failed (and its socket's close reason says so). May be called before or after the request closed.
    */
   noteOutcome(req: ClientRequest, outcome: "aborted" | "timed_out"): void {
-    const st = stateOnRequest(req as TrackedRequest);
+    const st = stateOnRequest(req);
     if (st !== undefined && st.core === this) st.noteOutcome(outcome);
   }
 
@@ -216,7 +185,6 @@ export class PoolMonitor extends Http1PoolMonitor {
   };
 
   private ensureTicking(): void {
-    // LazyInterval also recreates the interval when the timer implementation changed (fake <-> real timers).
     this.ticker ??= new LazyInterval(this.onTick, this.monitorOptions.sampleIntervalMs);
     this.ticker.ensure();
   }

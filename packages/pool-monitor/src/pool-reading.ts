@@ -1,14 +1,8 @@
 /**
- * `PoolReading`: what a transport reads from its own pool for one origin, at sample and snapshot time only. The
- * telemetry core owns one instance and hands it to the transport's `read()` (cleared first), so reading allocates
- * nothing.
- *
- * Two sets of figures:
- * - the gauges of `getStats()` (`PoolGauges`, through `setGauges()`) and its unread bodies;
- * - the detector's evidence (`evidence`): the same figures by default, or those of only the sub-pools that are full
- *   with a queue (agent names under one origin, the pools of an `_OTHER` entry, HTTP/2 stream slots), so one
- *   saturated part is not diluted by idle capacity elsewhere. Its `maxSockets` is the capacity the detector compares
- *   with (`Infinity`: unbounded, never saturated), which for HTTP/2 counts stream slots, not sessions.
+ * `PoolReading`: what a transport reads from its own pool for one origin, at sample and snapshot time only (one
+ * instance per telemetry core, so reading allocates nothing): the gauges of `getStats()` and its unread bodies, and the
+ * detector's `evidence`: the same figures, or only those of the sub-pools full with a queue, so one saturated part is
+ * not diluted by idle capacity elsewhere (for HTTP/2 its capacity counts stream slots).
  */
 import { round3 } from "./duration-histogram";
 import type { PoolGauges } from "./pool-stats";
@@ -77,10 +71,7 @@ export class PoolReading {
   unreadAgeMs = 0;
   readonly evidence = new SampleEvidence();
 
-  /**
-   * Sets every gauge of `PoolGauges` (see there): each transport's reader calls it once per reading, so a reader
-   * that does not pass a new gauge does not compile. `oldestQueuedMs` is rounded to the snapshot's 3 decimals.
-   */
+  /** Sets every gauge, once per reading (a reader missing a new gauge does not compile). */
   setGauges(maxSockets: number | null, active: number, idle: number, queued: number, oldestQueuedMs: number): void {
     const g = this.gauges;
     g.maxSockets = maxSockets;
@@ -90,17 +81,12 @@ export class PoolReading {
     g.oldestQueuedMs = round3(oldestQueuedMs);
   }
 
-  /**
-   * The unread-body threshold of this reading: `thresholdMs` (`unconsumedBodyMs`), or `queuedThresholdMs` when shorter
-   * while requests are queued (such a body holds a connection others wait for). Read after `setGauges()`.
-   */
+  /** The unread-body threshold, ms: `queuedThresholdMs` if shorter while requests queue, else `thresholdMs`. */
   unreadLimit(thresholdMs: number, queuedThresholdMs: number): number {
     return this.gauges.queued > 0 && queuedThresholdMs < thresholdMs ? queuedThresholdMs : thresholdMs;
   }
 
-  /**
-   * Whether `w`'s body made progress since the last look (`progress`: its marker now); if so, notes it at `now`.
-   */
+  /** Whether `w`'s body made progress since the last look (`progress`: its marker now); if so, notes it at `now`. */
   static progressed(w: UnreadWatch, progress: number, now: number): boolean {
     if (progress === w.seenProgress) return false;
     w.seenProgress = progress;
@@ -109,10 +95,8 @@ export class PoolReading {
   }
 
   /**
-   * The one unread-body rule, for every transport: an open body counts as unread when it made no progress since
-   * `stillSince` for `limitMs` (`unreadLimit`) and its caller is not reading it: never read or data left buffered
-   * (`body`), or known to be paused by backpressure (`body` undefined). Its age runs from `since`. Ended or destroyed
-   * bodies do not count.
+   * The one unread-body rule: an open body is unread when it made no progress since `stillSince` for `limitMs` and its
+   * caller is not reading it (data left buffered in `body`, or paused: `body` undefined). Its age runs from `since`.
    */
   addUnread(now: number, limitMs: number, stillSince: number, since: number, body?: UnreadBody): void {
     if (now - stillSince < limitMs) return;

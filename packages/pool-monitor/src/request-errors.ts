@@ -106,8 +106,7 @@ export function streamIdleTimeoutError(ms: number): SockeyeTimeoutError {
 /**
  * The error a request rejects with when its abort signal fires, as upstream's: a new `AbortError` with an `Error`
  * reason as `cause`, or another truthy reason as the message. `name` and `cause` are assigned, not passed to the
- * constructor, so they are enumerable and structured loggers show the cause.
- * @internal
+ * constructor, so they are enumerable and structured loggers show the cause. @internal
  */
 export function buildAbortError(abortSignal?: unknown): SockeyeAbortError {
   const reason =
@@ -177,8 +176,7 @@ const CONTENT_LENGTH_MISMATCH_CODE = "ERR_HTTP_CONTENT_LENGTH_MISMATCH";
 /**
  * A request body of `actual` bytes that disagrees with its `content-length` of `declared`: a `TypeError` when `known`
  * before sending (nothing sent), else an `Error` for a stream cut off while sent; `actual` -1 when a transport
- * reported it without figures (`cause`). Its code is not retried by the SDK.
- * @internal
+ * reported it without figures (`cause`). Its code is not retried by the SDK. @internal
  */
 export function contentLengthMismatchError(
   prefix: string,

@@ -1,8 +1,5 @@
 /**
- * The `request:finished` event (`sockeye:request:finished`): one per request, built by `RequestCore.finish()` (and
- * for HTTP/1.1 at its `'close'`), and only when someone listens (the callers check first, as for every
- * other event), so an unobserved monitor pays nothing and no closure is made per request.
- *
+ * The `request:finished` event (`sockeye:request:finished`): one per request, built only when someone listens.
  * What goes in is reduced to bounded, secret-free values here, in one place for all handlers:
  * - the method to the known methods of OpenTelemetry's semantic conventions, anything else `_OTHER` (the list can be
  *   replaced with `OTEL_INSTRUMENTATION_HTTP_KNOWN_METHODS`, read once at load, as the conventions require);
@@ -53,8 +50,7 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /**
  * The known methods: `OTEL_INSTRUMENTATION_HTTP_KNOWN_METHODS` (a comma-separated, case-sensitive list that replaces
  * the defaults entirely, as the semantic conventions require; entries that are not method tokens are ignored, so an
- * empty value makes every method `_OTHER`) when set, else the defaults.
- * @internal
+ * empty value makes every method `_OTHER`) when set, else the defaults. @internal
  */
 export function knownMethodsFrom(env: string | undefined): ReadonlySet<string> {
   if (env === undefined) return new Set(DEFAULT_KNOWN_METHODS);
@@ -81,8 +77,7 @@ export function knownMethod(method: unknown): string {
 
 /**
  * OpenTelemetry `error.type` of a finished request (see `RequestFinishedEvent.errorType`): `null` for a completed
- * request below 400.
- * @internal
+ * request below 400. @internal
  */
 export function errorTypeOf(outcome: RequestOutcome, error: unknown, statusCode: number | null): string | null {
   if (outcome === "completed") return statusCode !== null && statusCode >= 400 ? String(statusCode) : null;
@@ -145,8 +140,7 @@ export interface RequestFacts extends WireFacts {
 
 /**
  * Builds a `request:finished` event from raw facts (see the header for how each is reduced). Call it only when
- * someone listens.
- * @internal
+ * someone listens. @internal
  */
 export function requestFinishedEvent(f: RequestFacts): RequestFinishedEvent {
   const { statusCode, method, outcome } = f;
@@ -176,11 +170,8 @@ export function requestFinishedEvent(f: RequestFacts): RequestFinishedEvent {
 }
 
 /**
- * The event of a Node `http` request tracked by `PoolMonitor`, built at its `'close'` from its state. The outcome is
- * the one `requestClosed` counts (the first outcome noted wins, as there); a request still queued never got a socket,
- * so its whole wait is its time in queue. The error is the one the embedder passed to `onClose()`, else the request's
- * or its response's own, except after a noted outcome (see below).
- * @internal
+ * The event of a Node `http` request tracked by `PoolMonitor`, built at its `'close'`: the outcome `requestClosed`
+ * counts; a request still queued waited its whole life in the queue. @internal
  */
 export function httpRequestFinishedEvent(st: FinishedHttp1Request): RequestFinishedEvent {
   const res = st.res;
@@ -193,8 +184,7 @@ export function httpRequestFinishedEvent(st: FinishedHttp1Request): RequestFinis
     method: st.trackedMethod,
     statusCode: res?.statusCode,
     outcome,
-    // After a noted outcome (aborted / timed out), Node's errors are consequences of the caller's destroy (a "socket
-    // hang up"): only an error the embedder named counts, else the outcome's class.
+    // After a noted outcome, Node's errors ("socket hang up") follow from the caller's destroy: only a named one counts.
     error: st.notedOutcome === undefined ? (st.trackedError ?? res?.errored) : st.trackedError,
     durationMs,
     protocolVersion: "1.1",
@@ -204,11 +194,7 @@ export function httpRequestFinishedEvent(st: FinishedHttp1Request): RequestFinis
   });
 }
 
-/**
- * Keeps what `request:finished` needs of a Node request at attach time: its method (one store), and its
- * `Content-Length` only when someone listens to `request:finished`.
- * @internal
- */
+/** Keeps what `request:finished` needs of a Node request: its method, and its `Content-Length` if listened. @internal */
 export function noteRequestFacts(st: RequestState, req: ClientRequest): void {
   st.trackedMethod = req.method;
   if (st.core!.wants(requestFinishedChannel)) st.requestBodySize = req.getHeader("content-length");

@@ -1,14 +1,10 @@
 /**
- * The standalone `PoolMonitor`'s per-request state: one `TrackedRequestState` per tracked request (a `RequestState`
- * plus the `RequestTracking` handle methods). `attach…()` return it; `trackRequest()` hangs it on the request under
- * `kRequestState`, and the request's events reach it through four `on()` registrations of the same module functions
- * (no closures) or, with `listen = false`, through `PoolMonitor.requestSocket()` etc. Cost per request: this object.
- *
- * Errors are observed through `events.errorMonitor`, which does not count as handling the error: an application that
- * relied on an unhandled `'error'` crashing the process keeps that behaviour.
+ * The standalone `PoolMonitor`'s per-request state (`TrackedRequestState`: a `RequestState` and its `RequestTracking`
+ * handle). `trackRequest()` hangs it on the request, whose events reach it through four shared module functions (no
+ * closures). Errors are observed through `events.errorMonitor`, so an unhandled `'error'` still crashes as before.
  */
 import { errorMonitor } from "node:events";
-import type { Agent, IncomingMessage } from "node:http";
+import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import {
   noteRequestOutcome,
@@ -18,7 +14,7 @@ import {
   requestResponse,
   requestSocket,
 } from "./request-listeners";
-import { RequestState, type RequestTracking, type TrackedRequest } from "./tracking-state";
+import { RequestState, type RequestTracking } from "./tracking-state";
 
 /** A request's state, and the handle an embedder forwards the request's events to. @internal */
 export class TrackedRequestState extends RequestState implements RequestTracking {
@@ -46,7 +42,7 @@ export class TrackedRequestState extends RequestState implements RequestTracking
     requestClosed(this, error, now);
   }
 
-  dispatched(req: TrackedRequest): void {
+  dispatched(req: ClientRequest): void {
     requestDispatched(this, req);
   }
 
@@ -58,10 +54,10 @@ export class TrackedRequestState extends RequestState implements RequestTracking
 /** Symbol under which a request tracked with `trackRequest()` carries its state. */
 const kRequestState = Symbol("sockeye.pool-monitor.request");
 
-type StatefulRequest = TrackedRequest & { [kRequestState]?: TrackedRequestState };
+type StatefulRequest = ClientRequest & { [kRequestState]?: TrackedRequestState };
 
 /** Hangs `st` on `req`; with `listen`, the module listeners below forward the request's events to it. @internal */
-export function hangOnRequest(req: TrackedRequest, st: TrackedRequestState, listen: boolean): void {
+export function hangOnRequest(req: ClientRequest, st: TrackedRequestState, listen: boolean): void {
   (req as StatefulRequest)[kRequestState] = st;
   if (!listen) return;
   req.on("socket", onRequestSocket);
@@ -71,14 +67,13 @@ export function hangOnRequest(req: TrackedRequest, st: TrackedRequestState, list
 }
 
 /** The state `trackRequest()` hung on `req`, if any. @internal */
-export function stateOnRequest(req: TrackedRequest): TrackedRequestState | undefined {
+export function stateOnRequest(req: ClientRequest): TrackedRequestState | undefined {
   return (req as StatefulRequest)[kRequestState];
 }
 
 /**
  * The request listeners, for callers that already listen to the request and forward its events by request (one
- * listener registration per event instead of two). Each is called with the request as `this`.
- * @internal
+ * listener registration per event instead of two). Each is called with the request as `this`. @internal
  */
 export const requestEventHandlers = {
   socket: onRequestSocket,
@@ -87,18 +82,18 @@ export const requestEventHandlers = {
   close: onRequestClose,
 } as const;
 
-function onRequestSocket(this: TrackedRequest, socket: Socket): void {
+function onRequestSocket(this: ClientRequest, socket: Socket): void {
   stateOnRequest(this)?.onSocket(socket);
 }
 
-function onRequestResponse(this: TrackedRequest, res: IncomingMessage): void {
+function onRequestResponse(this: ClientRequest, res: IncomingMessage): void {
   stateOnRequest(this)?.onResponse(res);
 }
 
-function onRequestError(this: TrackedRequest, error?: unknown): void {
+function onRequestError(this: ClientRequest, error?: unknown): void {
   stateOnRequest(this)?.onError(error);
 }
 
-function onRequestClose(this: TrackedRequest): void {
+function onRequestClose(this: ClientRequest): void {
   stateOnRequest(this)?.onClose();
 }

@@ -4,7 +4,7 @@
  * queued request joins its link's queue list, a responded one its origin's open-response list (intrusive, O(1)).
  * Per new connection: the socket's state and listeners, and one `lastIndexOf` to learn its agent name.
  */
-import type { Agent, IncomingMessage } from "node:http";
+import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import { requestFinishedChannel } from "./diagnostics";
 import type { PoolReading } from "./pool-reading";
@@ -25,17 +25,15 @@ import {
   queueHead,
   type RequestState,
   socketStateOf,
-  type TrackedRequest,
 } from "./tracking-state";
 import { countOutcome } from "./origin-telemetry";
 import { attachUnpooledRequest, unpooledClosed, unpooledSocket } from "./unpooled-request";
 
 /**
  * Starts tracking `st`, whose request `req` was just created with `st.agent` (before any await, so that a queued
- * request is still the last entry of `agent.requests`).
- * @internal
+ * request is still the last entry of `agent.requests`). @internal
  */
-export function trackStarted(core: Http1Core, st: RequestState, o: OriginState, req: TrackedRequest): void {
+export function trackStarted(core: Http1Core, st: RequestState, o: OriginState, req: ClientRequest): void {
   st.core = core;
   st.originState = o;
   noteRequestFacts(st, req);
@@ -47,8 +45,7 @@ export function trackStarted(core: Http1Core, st: RequestState, o: OriginState, 
 
 /**
  * Starts tracking a request its embedder queues itself (no `ClientRequest` yet) under agent name `name`, counted as
- * queued on that name's link. `requestDispatched()` follows when the embedder creates the request.
- * @internal
+ * queued on that name's link. `requestDispatched()` follows when the embedder creates the request. @internal
  */
 export function trackQueued(core: Http1Core, st: RequestState, o: OriginState, name: string): void {
   st.core = core;
@@ -73,7 +70,7 @@ export function trackQueued(core: Http1Core, st: RequestState, o: OriginState, n
  * queued until its `'socket'` (in `agent.requests` when the agent had to queue it too). No-op for other requests.
  * @internal
  */
-export function requestDispatched(st: RequestState, req: TrackedRequest): void {
+export function requestDispatched(st: RequestState, req: ClientRequest): void {
   if (!st.gated) return;
   st.gated = false;
   noteRequestFacts(st, req);
@@ -87,10 +84,9 @@ export function requestDispatched(st: RequestState, req: TrackedRequest): void {
 
 /**
  * Starts tracking a request sent outside the pool (a one-off agent with no socket limit). Its events go through the
- * same paths, which hand it to `unpooled-request.ts`.
- * @internal
+ * same paths, which hand it to `unpooled-request.ts`. @internal
  */
-export function trackUnpooled(core: Http1Core, st: RequestState, o: OriginState, req: TrackedRequest): void {
+export function trackUnpooled(core: Http1Core, st: RequestState, o: OriginState, req: ClientRequest): void {
   st.core = core;
   st.originState = o;
   noteRequestFacts(st, req);
@@ -101,7 +97,7 @@ export function trackUnpooled(core: Http1Core, st: RequestState, o: OriginState,
  * Right after `http.request()`, a request that could not get a socket is the last element of one `agent.requests`
  * list. The previous request's name is checked first, before a `for…in` scan of a dictionary-mode object.
  */
-function enqueueIfQueued(core: Http1Core, st: RequestState, req: TrackedRequest, agent: Agent, o: OriginState): void {
+function enqueueIfQueued(core: Http1Core, st: RequestState, req: ClientRequest, agent: Agent, o: OriginState): void {
   const requests = agentMaps(agent).requests;
   const last = o.lastQueueLink;
   if (last !== undefined && last.agent === agent && isLastQueued(requests[last.name], req)) {
@@ -119,7 +115,7 @@ function enqueueIfQueued(core: Http1Core, st: RequestState, req: TrackedRequest,
 }
 
 /** `req` is the last request of queue `q` (it was just appended there). */
-function isLastQueued(q: TrackedRequest[] | undefined, req: TrackedRequest): boolean {
+function isLastQueued(q: ClientRequest[] | undefined, req: ClientRequest): boolean {
   return q !== undefined && q.length !== 0 && q[q.length - 1] === req;
 }
 
@@ -194,10 +190,7 @@ export function requestError(st: RequestState, error?: unknown): void {
   if (error !== undefined && st.notedOutcome === undefined) st.trackedError ??= error;
 }
 
-/**
- * The request's `'close'` (idempotent). `error`: the error the caller saw, named in `request:finished`.
- * @internal
- */
+/** The request's `'close'` (idempotent). `error`: the error the caller saw, named in `request:finished`. @internal */
 export function requestClosed(st: RequestState, error?: unknown, now?: number): void {
   if (st.closeCounted) return;
   st.closeCounted = true;
@@ -283,8 +276,7 @@ function closeResponse(o: OriginState, st: RequestState): void {
 
 /**
  * The standalone monitor's requests as its reading sees them: the queue lists of its links and the requests on their
- * busy sockets (ages), and each origin's open-response list (unread bodies).
- * @internal
+ * busy sockets (ages), and each origin's open-response list (unread bodies). @internal
  */
 export const trackedRequests: Http1Requests = {
   addAges(o: OriginState, now: number): void {

@@ -1,7 +1,4 @@
-/**
- * The one resolver of the shared options (`SHARED_OPTIONS`), called first by each handler's resolver, so a bad value
- * fails the same way on each; and the steps every `updateHttpClientConfig()` shares. Never runs per request.
- */
+/** The one resolver of the shared options, and the steps every `updateHttpClientConfig()` shares. Never per request. */
 import { type AnySchema, checkOption, type OptionUpdate, resolveOptions } from "./option-rules";
 import type { PoolMonitorLogger, PoolMonitorOptions } from "./pool-monitor-options";
 import { type ResolvedSharedOptions, SHARED_OPTIONS, type SharedHandlerOptions } from "./shared-handler-options";
@@ -10,10 +7,7 @@ import { saturationFields } from "./telemetry-core";
 export type { ResolvedSharedOptions } from "./shared-handler-options";
 export { DEFAULT_IDLE_SOCKET_TIMEOUT_MS } from "./shared-handler-options";
 
-/**
- * `defaultSocketTimeout` counts only as a finite number > 0 (upstream's rule), else `undefined`.
- * @internal
- */
+/** `defaultSocketTimeout` counts only as a finite number > 0 (upstream's rule), else `undefined`. @internal */
 export function resolveDefaultSocketTimeout(
   config: { defaultSocketTimeout?: unknown } | undefined | null
 ): number | undefined {
@@ -21,12 +15,7 @@ export function resolveDefaultSocketTimeout(
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
 }
 
-/**
- * The config entry `updateHttpClientConfig(key, value)` sets, as upstream: `Symbol.for("logger")` sets `logger`
- * unless set; `Symbol.for("@smithy/defaultSocketTimeout")` sets `defaultSocketTimeout` unless valid; any other key
- * sets itself.
- * @internal
- */
+/** The config entry `updateHttpClientConfig(key, value)` sets (the two `Symbol.for` keys only if unset, as upstream). @internal */
 export function configEntry(
   config: { logger?: unknown; defaultSocketTimeout?: unknown },
   key: string | symbol,
@@ -42,12 +31,9 @@ export function configEntry(
 }
 
 /**
- * Validates and resolves the shared options, in the order of `SHARED_OPTIONS`; `socketMonitor` falls back to
- * `SOCKEYE_SOCKET_MONITOR` of `env`.
+ * Validates and resolves the shared options (`socketMonitor` falls back to `SOCKEYE_SOCKET_MONITOR` of `env`).
  * @param prefix - the package name starting every message, e.g. `@sockeye/node-http-handler`.
- * @returns a normalised copy of every option (the handler's own included, unchecked) with the shared options
- * resolved.
- * @internal
+ * @returns a normalised copy of every option (the handler's own unchecked). @internal
  */
 export function resolveSharedOptions<T extends object>(
   options: T | null | undefined | void,
@@ -63,10 +49,8 @@ interface UpdatableMonitor {
 }
 
 /**
- * The first step of every `updateHttpClientConfig(key, value)`: checks an option of `schema` (a bad value throws,
- * nothing changed) and applies a `"monitor"` option to `monitor` at once.
- * @returns the normalised value and its update kind (`undefined` for a key `schema` does not have).
- * @internal
+ * The first step of every `updateHttpClientConfig(key, value)`: checks an option of `schema` (a bad value throws) and
+ * applies a `"monitor"` option at once. Returns the value and its update kind (`undefined`: not in `schema`). @internal
  */
 export function checkHandlerUpdate(
   schema: object,
@@ -83,10 +67,8 @@ export function checkHandlerUpdate(
 }
 
 /**
- * The options a handler gives its monitor: its `saturation` block, callbacks, prefix, and a logger that asks
- * `logger()` at warning time (the SDK hands its logger over after construction; else `console`).
- * @param options - the handler's resolved options (`null` already unset), or nothing (every default).
- * @internal
+ * The options a handler gives its monitor; the logger is asked for at warning time (the SDK hands its own over late).
+ * @param options - the handler's resolved options, or nothing (every default). @internal
  */
 export function handlerMonitorOptions(
   options: Pick<SharedHandlerOptions, "saturation" | "onSaturation" | "onRecovery"> | null | undefined | void,

@@ -5,8 +5,7 @@ import type { OptionRule } from "./option-rules";
  * - `"interval"` (default): sampled on the handler's deadline scheduler; no timer per request.
  * - `"per-request"`: `NodeHttpHandler` does exactly what upstream does (one warning timer per request);
  *   `UndiciHttpHandler` treats it as `"interval"`; `NodeHttp2Handler` detects nothing, as upstream.
- * - `"off"`: no saturation monitoring and no monitoring timer.
- * @public
+ * - `"off"`: no saturation monitoring and no monitoring timer. @public
  */
 export type SocketMonitorMode = "interval" | "per-request" | "off";
 

@@ -1,7 +1,6 @@
 /**
- * The brand that tells Sockeye's errors apart without `instanceof` or message matching, and the guards that read it:
- * a non-enumerable property keyed by `Symbol.for` (so two copies of this package agree), so a branded error prints
- * and serialises exactly as an unbranded one.
+ * The brand that tells Sockeye's errors apart without `instanceof` or message matching, and its guards: a
+ * non-enumerable `Symbol.for` property, so copies of the package agree and a branded error prints as any other.
  */
 
 /** What kind of failure a branded error stands for. @public */
@@ -11,8 +10,7 @@ export type SockeyeErrorKind = "timeout" | "abort" | "handler_destroyed" | "conn
  * Which deadline a timeout error stands for: `connectionTimeout` (TCP + TLS, or an HTTP/2 session's SETTINGS),
  * `requestTimeout` with `throwOnRequestTimeout` (no response headers), an inactivity timeout (`socketTimeout`, or
  * `NodeHttp2Handler`'s `requestTimeout`), `socketAcquisitionTimeout`, or `unreadBodyTimeout` (a response body nobody
- * started reading; the error of its later read).
- * @public
+ * started reading; the error of its later read). @public
  */
 export type TimeoutDeadline = "connection" | "request" | "idle" | "acquisition" | "unread_body";
 

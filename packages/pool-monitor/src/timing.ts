@@ -8,8 +8,7 @@ export type Timing = ReturnType<typeof createTiming>;
  * object. Globals are resolved at call time, never captured at load, so objects created under fake timers see the
  * fakes and later ones the real timers. The `startedAt` given to `trackRequest()` must come from `timing.now()`.
  * One instance per process, registered under `Symbol.for("@sockeye/timing")`: both entry points and CommonJS and ESM
- * copies share it, so a spy is seen by every caller.
- * @public
+ * copies share it, so a spy is seen by every caller. @public
  */
 export const timing: Timing = registered();
 

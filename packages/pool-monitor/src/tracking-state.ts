@@ -1,23 +1,16 @@
 /**
  * The node:http monitor's bookkeeping objects.
  *
- * Node's agent keys its maps (`sockets`, `freeSockets`, `requests`) by `agent.getName(options)`, which cannot be
- * parsed back into an origin, so each `OriginState` keeps the (agent, name) pairs it was seen under (`poolLinks`):
- * the handler knows a request's name from its gate; the standalone monitor learns it from the last element of
- * `agent.requests[name]` (a request that just queued) or, once per connection, from the `agent.sockets[name]` array
- * holding a new socket. Reading an origin is O(links) array-length reads plus what its tracker's `Http1Requests`
- * costs, at sample or snapshot time only. A link that holds no socket and no queued request is dropped, at that
- * read and when its name's last socket closes (`dropLinkIfIdle()`), so a replaced agent or a host of `_OTHER` gone
- * quiet is not kept or counted forever.
+ * Node's agent keys its maps by `agent.getName(options)`, which cannot be parsed back into an origin, so each
+ * `OriginState` keeps the (agent, name) pairs it was seen under (`poolLinks`): the handler knows a request's name from
+ * its gate; the standalone monitor learns it from `agent.requests[name]` (a request that just queued) or, once per
+ * connection, from `agent.sockets[name]`. Reading an origin is O(links), at sample or snapshot time only. A link with
+ * no socket and no queued request is dropped (`dropLinkIfIdle()`), so a replaced agent is not counted forever.
  *
- * `maxSockets` (Node applies it per agent name) is summed over the links with a busy socket or a queued request, and
- * is the latest request's agent's limit when none is. When some link is full (busy sockets >= its maxSockets) with a
- * queue, the detector's sample covers those links only, so one saturated host of `_OTHER`, or the new agent of a
- * swapped pair, is judged on its own; otherwise the sample is the origin's sum.
+ * `maxSockets` (per agent name in Node) is summed over the busy links. When some link is full with a queue, the
+ * detector's sample covers those links only, so one saturated host of `_OTHER` is judged on its own.
  *
- * Per request, the tracker keeps its own fields (the handler's `InFlightRequest`; the standalone monitor's
- * `RequestState`, on its link's FIFO queue list while queued and on its origin's open-response list from its
- * response to its close). Per socket, whoever tracks it: one `SocketState` in a symbol-keyed slot on the socket.
+ * Per socket, whoever tracks it keeps one `SocketState` in a symbol-keyed slot on the socket.
  */
 import { errorMonitor } from "node:events";
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
@@ -29,14 +22,11 @@ import { PoolReading, SampleEvidence, type UnreadBody, type UnreadWatch } from "
 import type { TelemetryCore } from "./telemetry-core";
 import { timing } from "./timing";
 
-/** A tracked request (`trackRequest()` also hangs its state on it, see `request-forwarding.ts`). @internal */
-export type TrackedRequest = ClientRequest;
-
 /** Node's agent maps, typed as they are at runtime. @internal */
 export interface AgentMaps {
   readonly sockets: Record<string, Socket[] | undefined>;
   readonly freeSockets: Record<string, Socket[] | undefined>;
-  readonly requests: Record<string, TrackedRequest[] | undefined>;
+  readonly requests: Record<string, ClientRequest[] | undefined>;
   readonly maxSockets: number;
 }
 
@@ -45,9 +35,6 @@ export function agentMaps(agent: Agent): AgentMaps {
   return agent as unknown as AgentMaps;
 }
 
-/** What a finished request was counted as. @internal */
-export type CountedAs = RequestOutcome;
-
 /** The node:http monitor as its request and socket listeners see it: the telemetry core plus its agent links. @internal */
 export type Http1Core = TelemetryCore<OriginState> & { readonly originLinks: AgentLinks };
 
@@ -55,7 +42,7 @@ export type Http1Core = TelemetryCore<OriginState> & { readonly originLinks: Age
 export class AgentLinks {
   readonly agentNames = new WeakMap<Agent, Map<string, PoolLink>>();
 
-  /** Records that `name` in `agent` belongs to `o`; returns the link (`undefined` if another origin owns the name). */
+  /** Links `name` in `agent` to `o`; `undefined` if another origin owns the name. */
   link(o: OriginState, agent: Agent, name: string): PoolLink | undefined {
     let names = this.agentNames.get(agent);
     if (names === undefined) this.agentNames.set(agent, (names = new Map()));
@@ -67,10 +54,7 @@ export class AgentLinks {
     return link;
   }
 
-  /**
-   * Forgets a link (it holds no socket and no queued request), here and in its origin's `poolLinks`; the name is
-   * learned again if it carries traffic. O(1).
-   */
+  /** Forgets an idle link, here and in its origin's `poolLinks`. O(1). */
   unlink(link: PoolLink): void {
     const o = link.origin;
     o.poolLinks.delete(link);
@@ -81,7 +65,7 @@ export class AgentLinks {
     if (names.size === 0) this.agentNames.delete(link.agent);
   }
 
-  /** Learns which agent name a newly seen socket lives under (once per connection); returns its link. */
+  /** The link of a newly seen socket (once per connection). */
   learnSocket(o: OriginState, agent: Agent, socket: Socket): PoolLink | undefined {
     const sockets = agentMaps(agent).sockets;
     for (const link of o.poolLinks) {
@@ -103,15 +87,9 @@ export class AgentLinks {
 export class PoolLink {
   /** Requests on this link's sockets that released them since the last sample. */
   linkCompletions = 0;
-  /**
-   * Requests the embedder queues itself under this name (`PoolMonitor.attachQueued()`), not dispatched to the agent
-   * yet: counted as queued with `agent.requests[name]`.
-   */
+  /** Requests the embedder queues itself under this name (`PoolMonitor.attachQueued()`). */
   gateQueued = 0;
-  /**
-   * This monitor's requests queued under this name, oldest first (linked through `RequestState.qNext`); entries no
-   * longer `queued` are skipped lazily (see the header).
-   */
+  /** This monitor's requests queued under this name, oldest first (see `dequeueFromLink`). */
   queueHead: RequestState | undefined = undefined;
   queueTail: RequestState | undefined = undefined;
   /** During a reading: the ages its tracker added (`Http1Requests.addAges()`). */
@@ -126,45 +104,29 @@ export class PoolLink {
 
 /**
  * A tracked request as its embedder sees it (`PoolMonitor.attachRequest()`): the embedder keeps it on its own
- * per-request object and forwards the request's events to it, so the `ClientRequest` carries nothing extra.
- * @public
+ * per-request object and forwards the request's events to it, so the `ClientRequest` carries nothing extra. @public
  */
 export interface RequestTracking {
-  /**
-   * Forwarded `'socket'` event. `now`: the embedder's own `timing.now()` / `performance.now()` reading at the event, if
-   * it took one (the monitor then reads no clock of its own); likewise for `onResponse()` and `onClose()`.
-   */
+  /** Forwarded `'socket'` event. `now`: the embedder's `performance.now()` at the event, if it took one. */
   onSocket(socket: Socket, now?: number): void;
   /** Forwarded `'response'` event; `now` as for `onSocket()`. */
   onResponse(res: IncomingMessage, now?: number): void;
   /** Forwarded `'error'` event (call it before handling the error); `error`: the request's error. */
   onError(error?: unknown): void;
-  /**
-   * Forwarded `'close'` event (idempotent). `error`: the error the embedder's caller saw, when the request failed
-   * (e.g. the handler's own timeout or abort error); it names the failure in `request:finished`. `now` as for
-   * `onSocket()`.
-   */
+  /** Forwarded `'close'` event (idempotent). `error`: what the caller saw, if it failed (for `request:finished`). */
   onClose(error?: unknown, now?: number): void;
   /**
-   * A request tracked with `PoolMonitor.attachQueued()` left the embedder's queue: `req` was just created (call it
-   * right after `http.request()` returned). It stays counted as queued until its `'socket'` (its queue wait runs from
-   * `startedAt`), and in `agent.requests` if the agent had to queue it too. No-op for other requests.
+   * A request tracked with `PoolMonitor.attachQueued()` left the embedder's queue: call it right after `http.request()`
+   * returned `req`. It stays counted as queued until its `'socket'`. No-op for other requests.
    */
   dispatched(req: ClientRequest): void;
   /** Why the caller destroyed the request (see `PoolMonitor.noteOutcome()`); before or after `onClose()`. */
   noteOutcome(outcome: "aborted" | "timed_out"): void;
 }
 
-/**
- * The requests an `Http1PoolMonitor` reading covers, as their tracker keeps them: the handler's own live requests
- * (`HandlerRuntime`), or the standalone `PoolMonitor`'s tracked ones (`request-listeners.ts`). Called at sample and
- * snapshot time only. @internal
- */
+/** The requests an `Http1PoolMonitor` reading covers (the handler's, or the standalone monitor's). @internal */
 export interface Http1Requests {
-  /**
-   * Adds to `o`'s links (`PoolLink.ages`, zeroed before the call) the ages of its requests holding a socket
-   * (`activeAgeSumMs`, `activeAgeCount`, `oldestActiveMs`) and of its oldest queued request (`oldestQueuedMs`).
-   */
+  /** Adds to `o`'s links' `ages` the ages of its requests holding a socket and of its oldest queued one. */
   addAges(o: OriginState, now: number): void;
   /** Counts `o`'s unread response bodies into `r` (`addUnreadResponse()`). */
   readUnread(o: OriginState, now: number, limitMs: number, r: PoolReading): void;
@@ -178,9 +140,8 @@ export interface ResponseProgress extends UnreadWatch {
 }
 
 /**
- * Counts `st`'s open response body into `r` by the one unread-body rule (`PoolReading.addUnread()`), its progress
- * marker being its socket's `bytesRead`. `body`: what the caller reads (the `IncomingMessage` unless the handler
- * hands out its own body). @internal
+ * Counts `st`'s open response body into `r` (`PoolReading.addUnread()`; progress: `socket.bytesRead`). `body`: what
+ * the caller reads (the `IncomingMessage` unless the handler hands out its own). @internal
  */
 export function addUnreadResponse(
   r: PoolReading,
@@ -203,11 +164,7 @@ export function addActiveAge(link: PoolLink, ageMs: number): void {
   if (ageMs > a.oldestActiveMs) a.oldestActiveMs = ageMs;
 }
 
-/**
- * The fields the standalone monitor keeps for one request it tracks, declared once with their initial values: the base
- * of its `TrackedRequestState` (`request-forwarding.ts`), fed by `request-listeners.ts`, which also reads the lists
- * threaded through it (`trackedRequests`). A subclass supplies `agent` and `beganAt`. @internal
- */
+/** What the standalone monitor keeps for one tracked request (see `request-listeners.ts`). @internal */
 export abstract class RequestState {
   /** The monitor tracking the request (`undefined`: not tracked; set by `trackStarted()` and its siblings). */
   core: Http1Core | undefined = undefined;
@@ -224,7 +181,7 @@ export abstract class RequestState {
   hasErrored = false;
   /** Why its caller destroyed it (`noteRequestOutcome()`); the first note wins. */
   notedOutcome: "aborted" | "timed_out" | undefined = undefined;
-  countedUnder: CountedAs | undefined = undefined;
+  countedUnder: RequestOutcome | undefined = undefined;
   /** `timing.now()` ms at its socket (-1: none yet). */
   acquiredAt = -1;
   /** `timing.now()` ms at its response (-1: none yet). */
@@ -243,10 +200,7 @@ export abstract class RequestState {
   queueLink: PoolLink | undefined = undefined;
   /** Next (younger) request on the link's queue list. */
   qNext: RequestState | undefined = undefined;
-  /**
-   * For `request:finished` (`request-finished.ts`): the method, the error the caller's promise rejected with
-   * (`undefined` when it resolved), the raw request Content-Length.
-   */
+  /** For `request:finished`: the method, the caller's error, the raw request Content-Length. */
   trackedMethod: string | undefined = undefined;
   trackedError: unknown = undefined;
   requestBodySize: unknown = undefined;
@@ -263,19 +217,13 @@ export interface CountedRequest {
   readonly res: IncomingMessage | undefined;
 }
 
-/**
- * What a closed request counts as: the outcome its caller noted, else failed (an error, no response, or a response
- * that errored) or completed. @internal
- */
-export function outcomeOf(st: CountedRequest): CountedAs {
+/** What a closed request counts as: the outcome its caller noted, else failed or completed. @internal */
+export function outcomeOf(st: CountedRequest): RequestOutcome {
   const res = st.res;
   return st.notedOutcome ?? (st.hasErrored || res === undefined || res.errored ? "failed" : "completed");
 }
 
-/**
- * A socket's telemetry, from its first request to its `'close'`: the socket listeners of whoever tracks it (the
- * handler's, or the standalone monitor's) call the methods below. @internal
- */
+/** A socket's telemetry, from its first request to its `'close'`, fed by its tracker's listeners. @internal */
 export class SocketState {
   requests = 0;
   /** The request on it now (its noted outcome names the close reason). */
@@ -357,10 +305,7 @@ export class SocketState {
 
 type Http1CloseReason = CloseReasonOf<"http1">;
 
-/**
- * When a socket closed for each reason HTTP/1 produces, tried in key order (first match wins). A `Record` over
- * `CloseReasonOf<"http1">`, so a reason added to `CLOSE_REASONS` for `http1` does not compile without its rule.
- */
+/** HTTP/1's close reasons, tried in key order (first match wins); a reason without its rule does not compile. */
 const HTTP1_CLOSE_RULES: Readonly<Record<Http1CloseReason, (s: SocketState) => boolean>> = {
   idle_timeout: (s) => s.closedBy === "idle_timeout",
   max_lifetime: (s) => s.closedBy === "max_lifetime",
@@ -374,10 +319,9 @@ const HTTP1_CLOSE_RULES: Readonly<Record<Http1CloseReason, (s: SocketState) => b
 };
 
 /**
- * First sight of `socket` by a tracked request of `o`: its state, put in the socket's slot, counted as a new
- * connection unless it already carried traffic (adopted from before tracking began), with the listeners that follow
- * it to its close (errors are observed through `events.errorMonitor`, which does not count as handling them). The
- * tracker times its connect: it calls `onConnect()` / `onSecureConnect()` from its own listeners. @internal
+ * First sight of `socket` by a tracked request of `o`: its state, counted as a new connection unless it already
+ * carried traffic, with listeners to its close (errors through `events.errorMonitor`, which handles nothing). The
+ * tracker calls `onConnect()` / `onSecureConnect()` itself. @internal
  */
 export function adoptSocket(core: Http1Core, o: OriginState, socket: Socket, now: number): SocketState {
   const connecting = socket.connecting;
@@ -414,13 +358,8 @@ function onSocketClose(this: Socket): void {
 }
 
 /**
- * Socket bookkeeping, shared by every monitor (a socket is owned by the first monitor that saw it): one `SocketState`
- * in a symbol-keyed slot on the socket, read on every request that gets the socket (one property load, where a
- * `WeakMap` would hash the socket's identity). The slot is cleared when the socket closes; the symbol is not enumerable by
- * `Object.keys()` or `JSON.stringify()`, so the socket's owners never see it. It is a registered symbol
- * (`Symbol.for`): where the package is loaded twice (its CommonJS and ESM builds side by side, as under a test
- * runner), the copy whose functions the handler calls (`/internal`) and the copy of its monitor class (`.`) must see
- * the same slot.
+ * A socket's `SocketState` slot (owned by the first monitor that saw it; cleared at its close). A registered symbol:
+ * the package's CommonJS and ESM builds loaded side by side must see the same slot.
  */
 const kSocketState = Symbol.for("sockeye.poolMonitor.socketState");
 
@@ -429,21 +368,18 @@ export function socketStateOf(socket: Socket): SocketState | undefined {
   return (socket as unknown as Record<symbol, SocketState | undefined>)[kSocketState];
 }
 
-/** Sets (or clears, with `undefined`) the socket's state. @internal */
-export function setSocketState(socket: Socket, state: SocketState | undefined): void {
+/** Sets (or clears, with `undefined`) the socket's state. */
+function setSocketState(socket: Socket, state: SocketState | undefined): void {
   (socket as unknown as Record<symbol, SocketState | undefined>)[kSocketState] = state;
 }
 
 /** The node:http transport's state of one origin entry: its agent links, queue and open responses. @internal */
 export class OriginState extends OriginTelemetry {
-  /** Its agent links (a `Set`: O(1) delete when one empties, see the header). */
+  /** Its agent links. */
   readonly poolLinks = new Set<PoolLink>();
   /** Agent of the latest request (its `maxSockets` is the origin's while no link is live). */
   lastAgent: Agent | undefined = undefined;
-  /**
-   * Link of the latest request found queued. The next request checks that name's queue first (one keyed load)
-   * before it scans `agent.requests`: under saturation every request is queued, nearly always under the same name.
-   */
+  /** Link of the latest request found queued: checked first, as under saturation most queue under one name. */
   lastQueueLink: PoolLink | undefined = undefined;
   /** Tracked requests queued now. */
   queuedTracked = 0;
@@ -456,11 +392,7 @@ export class OriginState extends OriginTelemetry {
     for (const link of this.poolLinks) link.linkCompletions = 0;
   }
 
-  /**
-   * Reads active / idle / queued / maxSockets from the agents per link, with the ages `requests` adds, into `r` (the
-   * origin's sums) and `r.evidence` (see the header); drops links with no socket and no queue. O(links), plus what
-   * `requests.addAges()` costs; allocation-free.
-   */
+  /** Reads the agents' gauges per link into `r` and `r.evidence` (see the header); drops idle links. O(links). */
   poll(agentLinks: AgentLinks, requests: Http1Requests | undefined, now: number, r: PoolReading): void {
     for (const l of this.poolLinks) l.ages.zero();
     requests?.addAges(this, now);
@@ -469,7 +401,6 @@ export class OriginState extends OriginTelemetry {
     const link = scratchLink;
     let idle = 0;
     let fullLinks = 0;
-    // A link forgotten below is deleted from the set being iterated: the iteration goes on with the next one.
     for (const l of this.poolLinks) {
       const maps = agentMaps(l.agent);
       const name = l.name;
@@ -477,7 +408,7 @@ export class OriginState extends OriginTelemetry {
       const free = maps.freeSockets[name]?.length ?? 0;
       const waiting = (maps.requests[name]?.length ?? 0) + l.gateQueued;
       if (busy + free + waiting === 0) {
-        agentLinks.unlink(l); // nothing left under this name: forget it (a replaced agent, a host gone quiet)
+        agentLinks.unlink(l);
         continue;
       }
       idle += free;
@@ -507,10 +438,7 @@ export class OriginState extends OriginTelemetry {
   }
 }
 
-/**
- * Forgets `l` (if any) now when it holds no socket (busy or free) and no queued request, in the agent or the embedder's
- * queue (see the header); a later request under its name links it again. O(1). @internal
- */
+/** Forgets `l` when it holds no socket and no queued request. O(1). @internal */
 export function dropLinkIfIdle(core: Http1Core, l: PoolLink | undefined): void {
   if (l === undefined) return;
   const maps = agentMaps(l.agent);
@@ -534,14 +462,9 @@ export function enqueueOnLink(link: PoolLink, st: RequestState): void {
 }
 
 /**
- * A request left the queued state (`queued` already false). When it is the head (the usual case: Node serves the queue
- * in order), `queueHead()` drops it together with any entries right behind it that already left: amortised O(1),
- * each entry is dropped once. Otherwise it stays in the list until it reaches the head. @internal
- *
- * An entry leaving the list has its `qNext` cleared. Left set, it would chain every request queued after it: a
- * request state the young-generation GC has already promoted stays a GC root for young objects until the next full
- * GC even once it is dead, so one such state would keep the whole younger queue (each with its response) alive
- * through every scavenge while the queue never empties.
+ * A request left the queued state. At the head (Node serves in order), it and the entries behind it that left go
+ * (amortised O(1)); elsewhere it stays until it reaches the head. A leaving entry's `qNext` is cleared: a promoted dead
+ * state would otherwise keep the whole younger queue alive through every scavenge. @internal
  */
 export function dequeueFromLink(st: RequestState): void {
   const link = st.queueLink;
@@ -550,10 +473,7 @@ export function dequeueFromLink(st: RequestState): void {
   if (link.queueHead === st) queueHead(link);
 }
 
-/**
- * The oldest request still queued on `link`, dropping (and unlinking) entries that left from behind the head.
- * @internal
- */
+/** The oldest request still queued on `link`, dropping the entries that left. @internal */
 export function queueHead(link: PoolLink): RequestState | undefined {
   let head = link.queueHead;
   while (head !== undefined && !head.isQueued) {
@@ -566,6 +486,6 @@ export function queueHead(link: PoolLink): RequestState | undefined {
   return head;
 }
 
-// Scratch figures for poll() (single-threaded, never held across calls); the full links sum into the reading itself.
+// Scratch figures for poll(), never held across calls.
 const scratchSum = new SampleEvidence();
 const scratchLink = new SampleEvidence();

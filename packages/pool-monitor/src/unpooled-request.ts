@@ -7,7 +7,8 @@
 import type { Socket } from "node:net";
 import { timing } from "./timing";
 import { countOutcome, UnpooledCounters } from "./origin-telemetry";
-import { type CountedAs, type CountedRequest, type OriginState, outcomeOf, type RequestState } from "./tracking-state";
+import type { RequestOutcome } from "./origin-telemetry";
+import { type CountedRequest, type OriginState, outcomeOf, type RequestState } from "./tracking-state";
 
 /** What the unpooled counting reads and writes of a request (the handler's, or the standalone monitor's). @internal */
 export interface UnpooledRequest extends CountedRequest {
@@ -44,7 +45,7 @@ function onUnpooledConnect(this: Socket): void {
 }
 
 /** `'close'` of an unpooled request. @internal */
-export function unpooledClosed(st: UnpooledRequest): CountedAs {
+export function unpooledClosed(st: UnpooledRequest): RequestOutcome {
   const u = st.originState!.unpooledCounters!;
   u.inFlight--;
   const counted = outcomeOf(st);

@@ -24,8 +24,7 @@ const CONTENT_LENGTH = "content-length";
  * Checks every request header and returns the declared `content-length` (-1: none): names are tokens (HTTP/2
  * pseudo-headers are left to Node), values hold no `BAD_VALUE_CHAR`, HTTP/2 gets no connection-specific field, and
  * `content-length` is checked as by `declaredLength()`. Throws a one-line `TypeError` with Node's code for the fault,
- * naming the header but never showing a value (values carry credentials). One pass over names and values.
- * @internal
+ * naming the header but never showing a value (values carry credentials). One pass over names and values. @internal
  */
 export function validateHeaders(headers: unknown, prefix: string, http2: boolean): number {
   if (headers === null || typeof headers !== "object") return -1;

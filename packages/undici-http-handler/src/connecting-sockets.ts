@@ -1,10 +1,7 @@
 /**
- * ConnectingSockets: the handler's sockets still connecting, per origin, so that `destroy()` and an abandoned attempt
- * end them at once (undici's `destroy()` leaves a handshake in progress running). `CONNECT_ABANDONED` is not one of
- * undici's recoverable codes, so undici fails the (already settled) requests of that attempt instead of reconnecting.
- *
- * Structure: `Map` origin → `Set` of sockets, an entry only while the origin has a socket connecting. Cost per
- * connection: a Map lookup, a Set insert and delete, one closure; nothing per request.
+ * ConnectingSockets: the handler's sockets still connecting (`Map` origin → `Set`), so `destroy()` and an abandoned
+ * attempt end them at once (undici's `destroy()` leaves a handshake running). `CONNECT_ABANDONED` is not recoverable
+ * for undici, so it does not reconnect. Cost per connection: a Map lookup, a Set insert and delete, one closure.
  */
 import type { Socket } from "node:net";
 import type buildConnectorType from "undici/types/connector";

@@ -1,11 +1,7 @@
 /**
- * The global undici dispatcher, as `setGlobalDispatcher()` of any undici copy stores it, and whether the user set it.
- * undici 7 and 8 store it at `Symbol.for("undici.globalDispatcher.2")`; older 7 releases and Node's bundled undici
- * only at `.1` (where undici 8 puts a legacy-API wrapper), so `.2` is read first.
- *
- * Every undici copy installs a default `new Agent()` on load; with that default the handler keeps its own `Agent`.
- * It is recognised by shape (class `Agent`, no options, default factory, own `dispatch`); anything else counts as the
- * user's, so when in doubt the global dispatcher is followed.
+ * The global undici dispatcher, as any undici copy stores it (`Symbol.for("undici.globalDispatcher.2")`, else `.1` for
+ * older 7 releases and Node's bundled undici), and whether the user set it: the default `new Agent()` every copy
+ * installs is recognised by shape; anything else is the user's, so when in doubt the global dispatcher is followed.
  */
 import { isDispatcher } from "./resolve-undici-config";
 

@@ -1,42 +1,21 @@
 /**
  * OriginPoolState: everything the undici telemetry keeps for one origin (`scheme://host:port`).
  *
- * Request bookkeeping is intrusive: a request's state object carries `listPrev`/`listNext` and is linked into at
- * most one of two doubly linked lists of its origin at a time:
+ * A request's state is linked (O(1), no allocation) into at most one list of its origin:
  *
- *   waitList:   requests not yet given a connection, in start order ─► firstNode = oldest queued (oldestQueuedMs in O(1))
- *   pausedList: responses whose body is paused by backpressure (the caller is not reading) ─► unconsumed-body detection
+ *   waitList:   requests not yet given a connection, in start order ─► firstNode = oldest queued
+ *   pausedList: responses whose body is paused by backpressure ─► unread-body detection
  *
- * With the handler-owned dispatcher (`gatedHere`), `waitList` is the origin's `OriginGate` FIFO itself: only requests
- * held by the handler beyond `maxSockets` (the ones undici has were given a slot, and a connection or a connecting
- * one); an `_OTHER` entry has one gate per overflowed origin with a request in use or queued, each with a list of its
- * own, registered here (`gateQueues`) by `OriginGates`, which removes it when it drops the gate, and read at sample /
- * snapshot time.
+ * With the handler-owned dispatcher (`gatedHere`), `waitList` is the origin's `OriginGate` FIFO (requests beyond
+ * `maxSockets`); an `_OTHER` entry has one gate per overflowed origin, registered here (`gateQueues`) by `OriginGates`.
  *
- * Insert and remove are O(1) and allocate nothing. Connection state (attempts open, created, closed by reason, connect
- * and TLS times, age) is fed by the tracked connector; the pool's own gauges (connected / free / pending) come from
- * undici's `PoolStats` at read time. Counters only grow, except the per-sample ones the detector consumes.
- *
- * Pools: the handler's Agent factory registers each undici `Pool` it creates (`registerPool`) in a small map keyed by
- * the exact origin string:
- *
- *   "http://a:80" ─► { pool, limit }     a tracked origin: one entry
- *   _OTHER        ─► { pool, limit } × n  one entry per origin beyond maxOrigins (each has a Pool of its own)
- *
- * Registering again for an origin replaces its entry (undici's Agent closes a pool whose connections all went away
- * and creates a new one on the next request), so a replaced pool is never counted twice. A pool is live until undici
- * marks it `closed` or `destroyed`. A dead entry is dropped as soon as undici closes its pool: undici 7's `Agent`
- * closes and forgets an origin's `Pool` from its own `'disconnect'` / `'connectionError'` listener when the last
- * connection is gone, so each registered pool gets two listeners (closures, once per pool) that look at it on the next
- * tick (`process.nextTick`, once per connection closed; the Agent's listener runs after this entry's); and at the
- * latest by `refreshPools()` at each sample / snapshot, for any other way (a dispatcher closed or destroyed whole).
- * `releasePools()` forgets them all at once (the handler's `destroy()`). So the map holds at most one entry per origin
- * with a live pool: an `_OTHER` entry does not keep one per host ever seen. `connLimit` (the entry's `maxSockets`) is
- * a cached number (the hot path reads it per request), kept in O(1) per registration and drop from running counts
- * (live pools, the sum of their finite limits, how many are unlimited): no O(pools) walk per event, which would be
- * quadratic in an `_OTHER` entry holding thousands of origins. The gauges sum undici's stats over the live pools at
- * read time (one `PoolStats` object per pool and read: sample and snapshot time only).
- * A caller's own dispatcher registers no pool: the handler sets `statsReader` (and leaves `connLimit` null) instead.
+ * Pools: the handler's Agent factory registers each undici `Pool` it creates (`registerPool`), keyed by exact origin
+ * (an `_OTHER` entry: one per origin beyond maxOrigins). Registering again replaces the entry (undici's Agent replaces
+ * a pool whose connections all went away). A pool undici closes is dropped on the next tick of its last
+ * `'disconnect'` / `'connectionError'`, else by `refreshPools()` at sample time, so the map holds one entry per origin
+ * with a live pool. `connLimit`, read per request, is kept in O(1) from running counts: no walk per event, which would
+ * be quadratic in an `_OTHER` entry of thousands of origins. Gauges sum undici's `PoolStats` at read time only.
+ * A caller's own dispatcher registers no pool: the handler sets `statsReader` instead.
  */
 import { OriginTelemetry, type PoolReading, type SampleEvidence } from "@sockeye/pool-monitor/internal";
 
@@ -48,10 +27,7 @@ export interface PoolRequestNode {
   pausedAt: number;
   /** 0: in no list, 1: waiting, 2: paused, 3: an `OriginGate` queue of its own, 4: holding a connection. */
   listTag: number;
-  /**
-   * It waited behind others for a connection at its origin's limit (`request:enqueued` was emitted for it), as opposed
-   * to waiting only for a connection opened for it: the `queued` of its `request:acquired`.
-   */
+  /** It waited behind others at its origin's limit (`request:enqueued` was emitted): `request:acquired`'s `queued`. */
   wasQueued: boolean;
   listPrev: PoolRequestNode | undefined;
   listNext: PoolRequestNode | undefined;
@@ -66,10 +42,7 @@ export interface UndiciStatsLike {
   running?: number;
 }
 
-/**
- * What the registry reads of an undici `Pool` (`closed` / `destroyed`: undici's `DispatcherBase` getters; `on`: its
- * events). @internal
- */
+/** What the registry reads of an undici `Pool`. @internal */
 export interface PoolLike {
   readonly stats: UndiciStatsLike | undefined;
   readonly closed?: boolean;
@@ -130,10 +103,7 @@ export class RequestList {
 
 /** The undici transport's state of one origin entry: its pools, gates and request lists. @internal */
 export class OriginPoolState extends OriginTelemetry {
-  /**
-   * Connection limit: the sum of the live registered pools' limits (cached, see `refreshPools()`); `null` =
-   * unlimited (some live pool has no limit) or unknown (no pool registered: a caller's dispatcher).
-   */
+  /** Sum of the live registered pools' limits; `null`: unlimited, or unknown (a caller's dispatcher). */
   connLimit: number | null = null;
   /** Reads undici's stats of this entry's pools (summed over the registry), when reachable. */
   statsReader: (() => UndiciStatsLike | undefined) | undefined;
@@ -162,18 +132,13 @@ export class OriginPoolState extends OriginTelemetry {
   /** Connected sockets whose first request has not been dispatched yet (to tell reused acquisitions). */
   freshConns = 0;
 
-  /**
-   * Registers `pool` (connection limit `limit`, `null` = unlimited) as the pool of `origin` in this entry, replacing
-   * a previous pool of the same origin, and listens for its close (see the header); updates `connLimit`. O(1); once
-   * per pool creation.
-   */
+  /** Registers `pool` (limit `limit`, `null` = unlimited) for `origin`, replacing its previous one. O(1). */
   registerPool(origin: string, pool: PoolLike, limit: number | null): void {
     let pools = this.pools;
     if (pools === undefined) {
       pools = this.pools = new Map();
       this.statsReader = () => this.sumStats();
     }
-    // The running counts hold exactly the entries of the map: one replaced or removed leaves them at once.
     const previous = pools.get(origin);
     if (previous !== undefined) this.count(previous, -1);
     const entry: RegisteredPool = { origin, pool, limit };
@@ -188,10 +153,8 @@ export class OriginPoolState extends OriginTelemetry {
   }
 
   /**
-   * Drops registered pools that undici closed or destroyed without their close being seen yet, and updates the cached
-   * `connLimit`: the sum of the live pools' limits (`null` when one is unlimited), or the latest registered limit when
-   * none is live (the Agent dropped them all; the next request's pool gets that limit). O(pools); at sample / snapshot
-   * time. No-op without registered pools (`connLimit` stays as set, `null` for a caller's dispatcher).
+   * Drops pools undici closed unseen and updates `connLimit` (the latest registered limit when none is live).
+   * O(pools); at sample / snapshot time.
    */
   refreshPools(): void {
     const pools = this.pools;
@@ -199,10 +162,7 @@ export class OriginPoolState extends OriginTelemetry {
     for (const entry of pools.values()) if (!isLive(entry.pool)) this.dropIfClosed(entry);
   }
 
-  /**
-   * Forgets every registered pool now (the handler destroyed its dispatcher, or is closing it for good) and every
-   * gate queue (its gates are gone too); `connLimit` falls back to the latest registered limit. O(pools).
-   */
+  /** Forgets every registered pool and gate queue (the handler's `destroy()`). O(pools). */
   releasePools(): void {
     const pools = this.pools;
     if (pools !== undefined) {
@@ -237,10 +197,7 @@ export class OriginPoolState extends OriginTelemetry {
     this.connLimit = this.livePools === 0 ? this.latestLimit : this.unlimitedPools > 0 ? null : this.limitSum;
   }
 
-  /**
-   * undici's gauges the readers use (`connected`, `free`, `pending`) summed over the live registered pools; `undefined`
-   * when none is live. Allocates one object.
-   */
+  /** undici's gauges summed over the live registered pools; `undefined` when none is live. */
   private sumStats(): UndiciStatsLike | undefined {
     const pools = this.pools;
     if (pools === undefined) return undefined;
@@ -259,11 +216,8 @@ export class OriginPoolState extends OriginTelemetry {
   }
 
   /**
-   * Per-pool evidence for the detector: when more than one pool is live and some pool is full with a queue (`pending
-   * > 0` and `connected − free >= limit`), writes into `e` the active sockets, limit and queue summed over those full
-   * pools only and returns true, so one saturated host of `_OTHER` is not diluted by the idle capacity of the others.
-   * Otherwise false (and `e` is left to the caller): the sample covers the entry as a whole. Call after
-   * `refreshPools()`. O(pools), one `PoolStats` per live pool; sample time only.
+   * When several pools are live and some are full with a queue, writes those pools' sums into `e` and returns true, so
+   * one saturated host of `_OTHER` is not diluted by the others. Call after `refreshPools()`. O(pools).
    */
   poolEvidence(e: PoolEvidence): boolean {
     const pools = this.pools;
@@ -281,8 +235,7 @@ export class OriginPoolState extends OriginTelemetry {
       const busy = (s.connected ?? 0) - (s.free ?? 0);
       if (pending <= 0 || busy < limit) continue;
       full++;
-      // A full pool has every connection connected (busy >= limit), so none of the entry's connecting sockets is
-      // its own: its pending requests are all queued.
+      // A full pool has no connecting socket: its pending requests are all queued.
       e.active += busy;
       e.maxSockets += limit;
       e.queued += pending;
@@ -334,11 +287,7 @@ export class OriginPoolState extends OriginTelemetry {
     return head === undefined || this.queuedNow === 0 ? 0 : Math.max(0, now - head.begunAt);
   }
 
-  /**
-   * Ages of the requests holding a connection now (their bodies paused or not), into `s`: the oldest, the sum and
-   * the count (the detector's long-hold evidence and sizing, as `PoolMonitor` reads them from the agent's sockets).
-   * O(holding requests).
-   */
+  /** Ages of the requests holding a connection now into `s`: the oldest, the sum, the count. O(holding requests). */
   activeAges(now: number, s: SampleEvidence): void {
     let oldest = 0;
     let sum = 0;
@@ -357,10 +306,7 @@ export class OriginPoolState extends OriginTelemetry {
     s.activeAgeCount = count;
   }
 
-  /**
-   * Paused bodies (backpressure: the caller is not reading) as the one unread-body rule counts them
-   * (`PoolReading.addUnread`), into `r` (whose `queued` is already read). O(paused bodies).
-   */
+  /** Paused bodies, by the unread-body rule (`PoolReading.addUnread`), into `r`. O(paused bodies). */
   readUnconsumed(now: number, thresholdMs: number, queuedThresholdMs: number, r: PoolReading): void {
     const limit = r.unreadLimit(thresholdMs, queuedThresholdMs);
     for (let n = this.pausedList.firstNode; n !== undefined; n = n.listNext)

@@ -50,8 +50,7 @@ const WARNED_GLOBAL_IGNORES_AGENTS = 4;
 /**
  * A Smithy `HttpHandler` on undici with `NodeHttpHandler`'s options, error shapes, telemetry and saturation
  * detection. Deadlines run on one native timer per handler. `Expect: 100-continue` is removed and the body sent at
- * once (undici's HTTP/1.1 client cannot wait for `100 Continue`), as `@smithy/undici-http-handler` does.
- * @public
+ * once (undici's HTTP/1.1 client cannot wait for `100 Continue`), as `@smithy/undici-http-handler` does. @public
  */
 export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> {
   /** Identifies the protocol to the SDK. */
@@ -102,10 +101,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   private lastState: OriginPoolState | undefined;
   private lastGate: OriginGate | undefined;
 
-  /**
-   * Returns `instanceOrOptions` unchanged when it already is a handler (has `handle`), else a new
-   * `UndiciHttpHandler`.
-   */
+  /** `instanceOrOptions` if it has a `handle` function, else a new `UndiciHttpHandler` built from it. */
   public static create(
     instanceOrOptions?: HttpHandler<any> | UndiciHttpHandlerOptions | Provider<UndiciHttpHandlerOptions | void>
   ): HttpHandler<any> | UndiciHttpHandler {
@@ -139,10 +135,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     return p;
   }
 
-  /**
-   * Sends `request`; resolves once response headers arrived, with the body as a `node:stream` `Readable`.
-   * Every failure is a rejection.
-   */
+  /** Sends `request`; resolves once its headers arrived, the body a `Readable`. Every failure is a rejection. */
   public handle(request: HttpRequest, options?: HttpHandlerOptions): Promise<{ response: HttpResponse }> {
     const config = this.config;
     if (
@@ -287,7 +280,6 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.telemetryMonitor = new UndiciPoolMonitor(
         handlerMonitorOptions(config, PACKAGE_PREFIX, () => this.config?.logger)
       );
-      // Sampling stops while nothing happens (`wantsSamples`): the next event restarts the tick.
       this.telemetryMonitor.onResume = () => {
         if (this.plan?.samplesOnTick === true) this.scheduler.ensureTicking();
       };
@@ -380,7 +372,6 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.gateLimits = undefined;
       this.legacyHandlers = (external as unknown) instanceof Dispatcher;
       this.uploadObserved = false;
-      // Requests still held by the gates of the previous (own) dispatcher go to this one (handleAfterSetup).
       for (const gate of this.gates.byOrigin.values()) gate.gateLimit = null;
       return external;
     }
@@ -399,7 +390,6 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         this.gateLimits = { http: limit, https: limit };
       } else this.gateLimits = { http: times(config.httpMaxSockets), https: times(config.httpsMaxSockets) };
     }
-    // Drained once the new dispatcher is set (handleAfterSetup).
     for (const [origin, gate] of this.gates.byOrigin) {
       gate.gateLimit =
         this.gateLimits === undefined
@@ -506,7 +496,6 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         (n as UndiciRequestCore).failQueuedOnDestroy();
     }
     this.gates.clear();
-    // undici errors every request with this error; each maps it to its own HandlerDestroyedError.
     const destroyed = dispatcher !== undefined && !this.viaGlobal ? dispatcher : this.config?.dispatcher;
     if (destroyed !== undefined) void destroyed.destroy(DESTROYED_BY_HANDLER).catch(ignoreRejection);
     this.pendingConnects.destroyAll(DESTROYED_BY_HANDLER);

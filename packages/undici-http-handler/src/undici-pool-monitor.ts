@@ -1,20 +1,8 @@
 /**
- * UndiciPoolMonitor: the undici reader of the one telemetry core (`TelemetryCore` of `@sockeye/pool-monitor`, which
- * counts, samples, delivers and builds snapshots exactly as for `PoolMonitor`), for pools that undici owns.
- *
- * Data sources:
- * - undici's own `PoolStats` of each origin's `Pool` (connected, free, pending), read only in `getStats()` and
- *   `sample()`: active = busy + connecting connections, idle = free, queued = pending − connecting. The `_OTHER`
- *   entry registers one `Pool` per overflowed origin while undici keeps it open (origin-pool-state.ts): its gauges
- *   and `maxSockets` are sums over the live ones, and
- *   the detector is fed per-pool evidence (only the pools full with a queue, when some are; see `sampleOrigin`).
- * - the tracked connector (`tracked-connector.ts`): connection attempts, connect/TLS time, close reason and age.
- * - the handler's request state: list links per request through the methods below; each request counts itself
- *   through the core (`RequestCore`).
- *
- * Sampling (`sample(now)`, the core's) runs on the handler scheduler's recurring tick every `sampleIntervalMs` while a
- * request is in flight or an origin is not `ok`; `read()` below is O(pools + holding requests + paused bodies) per busy
- * origin. Origins only, never paths or headers.
+ * UndiciPoolMonitor: the undici reader of the one telemetry core (`TelemetryCore`). Gauges come from undici's
+ * `PoolStats` at read time (active = busy + connecting, idle = free, queued = pending − connecting; an `_OTHER` entry
+ * sums its origins' pools), connections from the tracked connector, request lists from the handler's requests.
+ * `read()` is O(pools + holding requests + paused bodies) per busy origin, at sample and snapshot time.
  */
 import type { RequestOutcome } from "@sockeye/pool-monitor";
 import { type PoolReading, TelemetryCore, UNREAD_WHILE_QUEUED_SAMPLES } from "@sockeye/pool-monitor/internal";
@@ -25,8 +13,7 @@ export type { RequestOutcome };
 /**
  * Telemetry and saturation detection of an `UndiciHttpHandler`'s pools: the one telemetry core with an undici reader.
  * Same `getStats()` / `subscribe()` contract as `PoolMonitor`, so `registerPoolMetrics(handler.poolMonitor)` works
- * unchanged.
- * @public
+ * unchanged. @public
  */
 export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
   /** @internal */
@@ -43,9 +30,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
     r.setGauges(o.connLimit, active, o.idle, queued, queueAgeMs);
     const options = this.monitorOptions;
     o.readUnconsumed(now, options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs, r);
-    // Per-pool evidence (an `_OTHER` entry has one pool per overflowed origin): when some pool is full with a queue,
-    // the sample covers those pools only; else the entry as a whole. Completions, arrivals, hold times, queue ages
-    // and unconsumed bodies stay the entry's totals: the request bookkeeping is per entry, not per pool.
+    // Per-pool evidence covers the gauges only; request figures stay the entry's (its bookkeeping is per entry).
     const e = r.evidence;
     if (!o.poolEvidence(e)) {
       e.active = active;
@@ -64,18 +49,14 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
     }
   }
 
-  /**
-   * The handler destroyed its dispatcher: every registered pool and gate queue is forgotten now (see
-   * `OriginPoolState.releasePools()`). O(origin entries). @internal
-   */
+  /** The handler destroyed its dispatcher: every registered pool and gate queue is forgotten. @internal */
   releasePools(): void {
     for (const o of this.origins.values()) o.releasePools();
   }
 
   /**
-   * The list bookkeeping of a request's life; the request counts itself (`RequestCore`). A request started (before
-   * dispatch): `gated`, its `OriginGate` admits or queues it; otherwise it waits in `waitList` until undici gives it
-   * a connection. Returns whether it waits behind others at the origin's limit. @internal
+   * A request started: its `OriginGate` admits or queues it (`gated`), else it waits in `waitList`. Returns whether it
+   * waits behind others at the origin's limit. @internal
    */
   requestStarted(o: OriginPoolState, n: PoolRequestNode, gated: boolean): boolean {
     if (this.coreDestroyed || gated) return false;
@@ -85,10 +66,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
     return queued;
   }
 
-  /**
-   * The request was given a connection (undici's `onRequestStart`); called once per request. Returns whether the
-   * connection carried a request before. @internal
-   */
+  /** The request was given a connection (once); returns whether the connection carried a request before. @internal */
   markAcquired(o: OriginPoolState, n: PoolRequestNode, now: number): boolean {
     if (this.coreDestroyed) return true;
     if (n.listTag === 1) {
