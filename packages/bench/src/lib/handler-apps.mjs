@@ -14,7 +14,7 @@ import { build } from "esbuild";
  * target (issue 35 retired minified bytes as one: the dist ships its source names), only a ceiling a little above
  * today's heaviest handler, to be lowered as code goes.
  */
-export const LIMIT_RATIO = 6.1;
+export const LIMIT_RATIO = 6.25;
 
 /** Each handler: its entry, the packages that are its weight (bundled), and the upstream handler it is compared to. */
 export const HANDLERS = [
