@@ -67,6 +67,8 @@ const TARGETS = Object.freeze({
   upstream: { subject: "sockeye-interval", base: "upstream", op: "<", limit: 1 },
   telemetry: { subject: "sockeye-interval", base: "sockeye-off", op: "<=", limit: 1.03 },
   floor: { subject: "sockeye-interval", base: "floor" },
+  // This build against another (BENCH_BEFORE_MODULE): what a change costs per request.
+  before: { subject: "sockeye-interval", base: "sockeye-before", op: "<=", limit: 1.02 },
   undici: { subject: "sockeye-undici", base: "smithy-undici", op: "<=", limit: 1 },
   "undici-raw": { subject: "sockeye-undici", base: "undici", op: "<=", limit: 1.05 },
   h2: { subject: "sockeye-h2", base: "upstream-h2", op: "<", limit: 1 },

@@ -9,16 +9,22 @@
  * Real servers on 127.0.0.1; `gc()` through `collectGarbage()` (the flag is set at run time).
  */
 import { createHash } from "node:crypto";
-import diagnosticsChannel from "node:diagnostics_channel";
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Readable } from "node:stream";
 import { NodeHttpHandler as SmithyNodeHttpHandler } from "@smithy/node-http-handler";
 import { HttpRequest } from "@smithy/protocol-http";
-import { CHANNEL_NAMES, type PoolEvent, type PoolStats, type SaturationReport } from "@sockeye/pool-monitor";
+import type { PoolStats, SaturationReport } from "@sockeye/pool-monitor";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NodeHttpHandler } from "../../node-http-handler/src/index";
 import { activeResources } from "../../node-http-handler/test/active-resources";
+import {
+  collectUntil,
+  collectUntilSettled,
+  digest,
+  dropResponses,
+  listenReclaims,
+} from "../../pool-monitor/test/dropped-bodies";
 import { collectGarbage } from "../../pool-monitor/test/heap-after-gc";
 import { UndiciHttpHandler } from "../src/index";
 
@@ -82,65 +88,14 @@ const SOCKEYE: Record<string, (options?: object) => Sockeye> = {
   UndiciHttpHandler: (options) => new UndiciHttpHandler({ httpAgent: { maxSockets: POOL }, ...options }),
 };
 
-/**
- * Sends `count` requests and lets go of every response once its headers are in: nothing of them survives this
- * function (kept out of the caller's frame so no local keeps a body alive).
- */
-async function dropResponses(
-  handler: { handle(request: HttpRequest): Promise<{ response: any }> },
-  size: number,
-  count: number
-): Promise<void> {
-  const statuses: number[] = [];
-  await Promise.all(
-    Array.from({ length: count }, () =>
-      handler.handle(request(size)).then(({ response }) => statuses.push(response.statusCode))
-    )
-  );
-  expect(statuses).toEqual(Array(count).fill(200));
-}
-
 /** Sends `count` requests and returns their bodies (kept out of the caller's frame, as `dropResponses`). */
 async function holdBodies(handler: Sockeye, size: number, count: number): Promise<Readable[]> {
   const outputs = await Promise.all(Array.from({ length: count }, () => handler.handle(request(size))));
   return outputs.map(({ response }) => response.body as Readable);
 }
 
-/** The digest and length of everything `body` yields. */
-async function digest(body: Readable): Promise<{ sha: string; bytes: number }> {
-  const hash = createHash("sha256");
-  let bytes = 0;
-  for await (const chunk of body) {
-    hash.update(chunk as Buffer);
-    bytes += (chunk as Buffer).length;
-  }
-  return { sha: hash.digest("hex"), bytes };
-}
-
 function expected(size: number): { sha: string; bytes: number } {
   return { sha: createHash("sha256").update(payloadOf(size)).digest("hex"), bytes: size };
-}
-
-/** Collects until `next` settles, at most `rounds` times (a pinned pool never serves it: the test then fails). */
-async function collectUntilSettled(next: Promise<unknown>, rounds: number): Promise<boolean> {
-  let settled = false;
-  next.then(
-    () => (settled = true),
-    () => (settled = true)
-  );
-  for (let i = 0; i < rounds && !settled; i++) {
-    await collectGarbage();
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return settled;
-}
-
-/**
- * Collects a few more times (the next request may be served as soon as one connection is reclaimed; a body last
- * touched in the job a collection ran in survives it) until `count()` reaches `target`, and at least 3 times.
- */
-async function collectUntil(count: () => number | undefined, target: number): Promise<void> {
-  for (let i = 0; i < 50 && (i < 3 || count() !== target); i++) await collectGarbage();
 }
 
 /** Deadlines armed on the handler's scheduler (`NodeHttpHandler`: its runtime's). */
@@ -152,13 +107,6 @@ function armedDeadlines(handler: Sockeye): number {
 
 function originStats(stats: PoolStats) {
   return stats.origins.find((o) => o.origin === `http://127.0.0.1:${port}`);
-}
-
-function listenReclaims(): { events: PoolEvent[]; stop(): void } {
-  const events: PoolEvent[] = [];
-  const onMessage = (message: unknown) => events.push(message as PoolEvent);
-  diagnosticsChannel.subscribe(CHANNEL_NAMES.bodyReclaimed, onMessage);
-  return { events, stop: () => diagnosticsChannel.unsubscribe(CHANNEL_NAMES.bodyReclaimed, onMessage) };
 }
 
 const CELLS = [
@@ -176,7 +124,7 @@ for (const [name, create] of Object.entries(SOCKEYE)) {
         const handler = create();
         const reclaims = listenReclaims();
         try {
-          await dropResponses(handler, cell.size, POOL);
+          await dropResponses(handler, () => request(cell.size), POOL);
           const next = handler.handle(request(cell.size));
           expect(await collectUntilSettled(next, 50)).toBe(true);
           const { response } = await next;
@@ -261,7 +209,7 @@ describe(`upstream @smithy/node-http-handler: four responses dropped unread on a
     it(`${cell.label}: the next request is never served, even after gc() (aborted after 1 s)`, async () => {
       const handler = new SmithyNodeHttpHandler({ httpAgent: { maxSockets: POOL } } as any);
       try {
-        await dropResponses(handler, cell.size, POOL);
+        await dropResponses(handler, () => request(cell.size), POOL);
         const next = handler.handle(request(cell.size), { abortSignal: AbortSignal.timeout(1000) as any });
         await collectGarbage();
         await expect(next).rejects.toMatchObject({ name: "AbortError" });

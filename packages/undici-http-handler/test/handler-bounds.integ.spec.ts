@@ -322,8 +322,15 @@ describe.each(LANES)("unreadBodyTimeout on $name", (lane) => {
     await until(() => handler.getPoolStats().origins[0].inFlight === 0, "both requests' end");
     const stats = handler.getPoolStats().origins[0];
     expect(stats.requests).toMatchObject({ started: 2, completed: 1, timedOut: 1 });
-    // HTTP/2: only the stream was reset; the session serves on.
-    if (lane.h2) expect(stats.http2?.sessionsCreated).toBe(1);
+    // HTTP/2: only the stream was reset; the session serves on. Node 22's server (one stream per session here) may
+    // still count the reset stream when the next one arrives and refuse it: that session is then retired ("local")
+    // and a fresh one serves the request, which the assertions above already saw succeed.
+    if (lane.h2) {
+      const h2 = stats.http2;
+      expect([1, 2]).toContain(h2?.sessionsCreated);
+      expect(h2?.closed.local).toBe((h2?.sessionsCreated ?? 0) - 1);
+      expect(h2?.sessionsOpen).toBe(1);
+    }
   });
 
   it("never fires once reading started, however slowly the rest is read", async () => {

@@ -18,6 +18,8 @@
 //   sockeye-interval    @sockeye/node-http-handler, defaults (socketMonitor "interval"), getPoolStats() read at the
 //                       start of each burst and then once a second
 //   sockeye-off         @sockeye/node-http-handler, socketMonitor "off" and telemetry false
+//   sockeye-before      sockeye-interval from another build: BENCH_BEFORE_MODULE names its
+//                       packages/node-http-handler/dist/index.mjs (e.g. a `git worktree add` of the commit before)
 //   undici              undici 7.30.2 Pool.request, 50 connections
 //   smithy-undici       @smithy/undici-http-handler 3.2.4 on an undici Agent of 50 connections
 //   sockeye-undici      @sockeye/undici-http-handler, defaults, getPoolStats() read like sockeye-interval
@@ -59,6 +61,7 @@ export const CLIENT_NAMES = Object.freeze([
   "upstream",
   "sockeye-interval",
   "sockeye-off",
+  "sockeye-before",
   "undici",
   "smithy-undici",
   "sockeye-undici",
@@ -225,6 +228,9 @@ export async function createClients({ origin, h2Origin }, { timeouts, only }) {
   const h2 = timeouts ? { ...H2_TIMEOUTS } : {};
   const Sockeye = await load("@sockeye/node-http-handler");
   const SockeyeUndici = await load("@sockeye/undici-http-handler");
+  const Before = process.env.BENCH_BEFORE_MODULE
+    ? await load(process.env.BENCH_BEFORE_MODULE)
+    : { unavailable: "sockeye-before needs BENCH_BEFORE_MODULE (another build's node-http-handler dist/index.mjs)" };
   const agentHandler = (name, Handler, options) => {
     const agent = newAgent();
     const handler = new Handler({ httpAgent: agent, logger: quietLogger, ...trio, ...options });
@@ -244,6 +250,10 @@ export async function createClients({ origin, h2Origin }, { timeouts, only }) {
     },
     "sockeye-off": () =>
       agentHandler("sockeye-off", Sockeye.NodeHttpHandler, { socketMonitor: "off", telemetry: false }).c,
+    "sockeye-before": () => {
+      const { handler, c } = agentHandler("sockeye-before", Before.NodeHttpHandler, { socketMonitor: "interval" });
+      return withTelemetryReader(c, handler);
+    },
     undici: () => undiciClient(origin, timeouts),
     "smithy-undici": () => {
       const dispatcher = {
@@ -268,7 +278,14 @@ export async function createClients({ origin, h2Origin }, { timeouts, only }) {
   const skipped = {};
   for (const name of CLIENT_NAMES) {
     if (only && !only.includes(name)) continue;
-    const module = name === "sockeye-undici" ? SockeyeUndici : name.startsWith("sockeye") ? Sockeye : undefined;
+    const module =
+      name === "sockeye-undici"
+        ? SockeyeUndici
+        : name === "sockeye-before"
+          ? Before
+          : name.startsWith("sockeye")
+            ? Sockeye
+            : undefined;
     if (module?.unavailable) skipped[name] = module.unavailable;
     else clients.push(factories[name]());
   }
