@@ -41,8 +41,11 @@
  * calls `finish()` itself. The core's own counting is off (no origin telemetry is given to it): the request counts
  * itself on the handler's monitor (below).
  *
- * The response body is pool-monitor's shared `Readable` (`openResponseBody`), fed from the `IncomingMessage` by
- * module-level listeners (`res` paused while the body's buffer is full, resumed by `readMore()`). The request holds
+ * The response body is pool-monitor's shared `Readable` (`openResponseBody`), fed by the `IncomingMessage`'s `push`,
+ * which the parser calls for each chunk: replaced per response by one module-level function (`pushResponse`), each
+ * chunk goes straight into the body, never through the message's own buffer or its `'data'` events. A full body
+ * returns false, so the parser stops reading the socket; `readMore()` restarts it through the message's `_read`.
+ * The end still goes through the message (`'end'` returns the socket to the agent). The request holds
  * the body strongly only while it asks for data: a body its caller dropped is collected, and `bodyCollected()`
  * destroys the `IncomingMessage`, which frees the socket. A small body moves into the body's buffer at once and its
  * socket returns to the pool, as undici does.
@@ -102,7 +105,7 @@ import {
 import { type HttpRequest, HttpResponse as ImportedHttpResponse } from "@smithy/protocol-http";
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
-import type { Readable } from "node:stream";
+import { Readable } from "node:stream";
 import type { GatedRequest, GateKey } from "./agent-gate";
 import { describeAgentQueue, leaveAgentQueue } from "./agent-queue";
 import { PACKAGE_PREFIX } from "./constants";
@@ -175,7 +178,7 @@ export class InFlightRequest
   private requestFunc: ((options: object) => ClientRequest) | undefined = undefined;
   nodeOptions: NodeRequestOptions | undefined = undefined;
   res: IncomingMessage | undefined = undefined;
-  // BodySource links to the body handed out (see the header); `res` is paused while the body's buffer is full.
+  // BodySource links to the body handed out (see the header); the socket is paused while the body's buffer is full.
   heldBody: Readable | undefined = undefined;
   bodyRef: WeakRef<Readable> | undefined = undefined;
   resPaused = false;
@@ -525,7 +528,9 @@ export class InFlightRequest
   readMore(): void {
     if (!this.resPaused) return;
     this.resPaused = false;
-    this.res?.resume();
+    const res = this.res as (IncomingMessage & { _read(size: number): void }) | undefined;
+    // IncomingMessage's own `_read`: resumes the socket the parser stopped.
+    if (res !== undefined && !res.destroyed) res._read(0);
   }
 
   /** The caller destroyed the body before its end: destroy the response, as destroying it did (frees the socket). */
@@ -690,8 +695,7 @@ function onResponse(this: ClientRequest, res: IncomingMessage): void {
   }
   if (state.settled) return;
   (res as any)[kState] = state;
-  res.on("data", onResponseData);
-  res.on("end", onResponseEnd);
+  res.push = pushResponse;
   res.on("error", onResponseError);
   const body = openResponseBody(state);
   if (state.plan.unreadBodyIndex >= 0) watchBodyRead(body, state);
@@ -704,16 +708,23 @@ function onResponse(this: ClientRequest, res: IncomingMessage): void {
   state.resolve({ response }, now);
 }
 
-/** A chunk of the response: into the body; the response pauses while the body's buffer is full. */
-function onResponseData(this: IncomingMessage, chunk: Buffer): void {
-  const state: InFlightRequest = (this as any)[kState];
-  if (pushBody(state, chunk)) return;
-  state.resPaused = true;
-  this.pause();
-}
+const protoPush = Readable.prototype.push;
 
-function onResponseEnd(this: IncomingMessage): void {
-  endResponseBody((this as any)[kState]);
+/**
+ * The parser's `push` of the response (see the header): a chunk goes into the body (false: the body is full or gone,
+ * the parser stops reading the socket); the end ends the body, then the message, and reads it so it emits `'end'`.
+ */
+function pushResponse(this: IncomingMessage, chunk: Buffer | null): boolean {
+  const state: InFlightRequest = (this as any)[kState];
+  if (chunk !== null) {
+    if (pushBody(state, chunk)) return true;
+    state.resPaused = true;
+    return false;
+  }
+  endResponseBody(state);
+  protoPush.call(this, null);
+  this.read(0);
+  return false;
 }
 
 /** The response failed (the socket closed mid-body, a deadline, the handler's `destroy()`): so does the body. */
