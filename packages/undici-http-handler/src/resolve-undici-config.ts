@@ -3,6 +3,7 @@ import { POOL_MONITOR_DEFAULTS } from "@sockeye/pool-monitor";
 import {
   type AllSharedOptions,
   type OptionSchema,
+  invalidOption,
   objectRule,
   type ResolvedSharedOptions,
   resolveOptions,
@@ -67,6 +68,16 @@ export function resolveUndiciConfig(options: UndiciHttpHandlerOptions | void | u
     dispatcher: unknown;
   };
   const dispatcher = opts.dispatcher;
+  const max = opts.maxQueuedRequests;
+  if (isDispatcher(dispatcher) && max !== undefined && max !== Number.POSITIVE_INFINITY) {
+    // A caller's dispatcher queues in undici, where the handler's bound cannot reach: say so rather than ignore it.
+    throw invalidOption(
+      PACKAGE_PREFIX,
+      "maxQueuedRequests",
+      max,
+      "no bound with a caller's dispatcher (its queue is undici's): pass Agent options as `dispatcher` instead"
+    );
+  }
   const dispatcherOptions = dispatcher && !isDispatcher(dispatcher) ? (dispatcher as Agent.Options) : undefined;
   let httpsConnect = agentConnectOptions("httpsAgent", opts.httpsAgent);
   if (dispatcherOptions?.allowH2 === true) {

@@ -252,6 +252,16 @@ describe("UndiciHttpHandler options", () => {
     expect(() => new UndiciHttpHandler(options as any)).toThrow(text);
   });
 
+  it("maxQueuedRequests with a caller's dispatcher (which queues in undici) is a one-line error, not ignored", () => {
+    const dispatcher = stubDispatcher();
+    expect(() => new UndiciHttpHandler({ dispatcher, maxQueuedRequests: 10 })).toThrow(
+      "invalid option maxQueuedRequests: 10; expected no bound with a caller's dispatcher"
+    );
+    // Unbounded, or Agent options (the handler's own Agent and gate), are fine.
+    new UndiciHttpHandler({ dispatcher, maxQueuedRequests: Number.POSITIVE_INFINITY }).destroy();
+    new UndiciHttpHandler({ dispatcher: { connections: 4 }, maxQueuedRequests: 10 }).destroy();
+  });
+
   it('socketMonitor: "per-request" is treated as "interval", with one warning', () => {
     const logger = quietLogger();
     const h = new UndiciHttpHandler({ socketMonitor: "per-request", logger });
