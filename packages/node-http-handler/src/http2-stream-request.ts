@@ -673,10 +673,10 @@ export class Http2StreamRequest
   }
 }
 
-/** A request body that can be sent again as it was: none, a string or bytes (a stream is consumed as it is sent). */
 /** RFC 9110 §9.2.2: the methods a server must treat as if sent once, however often they arrive. */
 const IDEMPOTENT_METHODS = new Set(["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]);
 
+/** A request body that can be sent again as it was: none, a string or bytes (a stream is consumed as it is sent). */
 function replayable(body: unknown): boolean {
   return (
     body === undefined ||
