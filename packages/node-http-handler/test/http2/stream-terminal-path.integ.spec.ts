@@ -11,13 +11,12 @@
  * the pool told exactly once per request, and nothing left: no abort or stream listener, no deadline, no session.
  * Deadlines (requestTimeout, connectionTimeout) are in `src/http2-stream-request.spec.ts` under fake timers.
  */
-import { HttpRequest } from "@smithy/protocol-http";
 import type { OriginStats } from "@sockeye/pool-monitor";
 import { getEventListeners } from "node:events";
 import { Readable } from "node:stream";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { NodeHttp2Handler, type NodeHttp2HandlerOptions } from "../../src/index";
-import { CA, type H2TestServer, outcome, readBody, startH2Server, waitFor } from "./h2-servers";
+import { CA, h2Request, outcome, readBody, startH2Server, waitFor } from "./h2-servers";
 
 type Pool = {
   sharedScheduler: { size: number };
@@ -48,21 +47,7 @@ async function oneSlot(options: NodeHttp2HandlerOptions = {}) {
   return { server, h, pool, finished };
 }
 
-function req(server: H2TestServer, path: string, init: Partial<ConstructorParameters<typeof HttpRequest>[0]> = {}) {
-  const [pathname, search] = path.split("?");
-  const query: Record<string, string> = {};
-  for (const [k, v] of new URLSearchParams(search ?? "")) query[k] = v;
-  return new HttpRequest({
-    protocol: "https:",
-    hostname: "localhost",
-    port: server.port,
-    method: "GET",
-    path: pathname,
-    query,
-    headers: {},
-    ...init,
-  });
-}
+const req = h2Request;
 
 function origin(h: NodeHttp2Handler): OriginStats {
   return h.getPoolStats().origins[0];
