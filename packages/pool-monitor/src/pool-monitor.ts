@@ -1,7 +1,3 @@
-/**
- * `PoolMonitor`: telemetry and saturation detection for the user's own `http.Agent`s, from public Node APIs only.
- * Each tracked request gets a `TrackedRequest` (`tracked-request.ts`); a handler-only app bundles neither.
- */
 import type { Agent, ClientRequest } from "node:http";
 import { Http1PoolMonitor } from "./http1-pool-monitor";
 import { LazyInterval } from "./lazy-interval";
@@ -10,7 +6,8 @@ import { TrackedRequest, trackedRequestOf, trackedRequests } from "./tracked-req
 import { timing } from "./timing";
 
 /**
- * Socket-pool telemetry and saturation detection for Node `http.Agent` / `https.Agent`.
+ * Socket-pool telemetry and saturation detection for your own Node `http.Agent` / `https.Agent`, from public Node APIs
+ * only. Each tracked request gets a `TrackedRequest`; an app that only uses a handler bundles neither.
  *
  * @example
  * ```ts
@@ -26,9 +23,7 @@ export class PoolMonitor extends Http1PoolMonitor {
   /** The sampling interval of standalone mode (`start()` to `stop()`); it runs only while busy. */
   private ticker: LazyInterval | undefined = undefined;
 
-  /**
-   * @param options - see {@link PoolMonitorOptions}; a bad value throws a `TypeError`/`RangeError` naming it.
-   */
+  /** @param options - see {@link PoolMonitorOptions}; a bad value throws a `TypeError`/`RangeError` naming it. */
   constructor(options?: PoolMonitorOptions) {
     super(options);
     this.requests = trackedRequests;

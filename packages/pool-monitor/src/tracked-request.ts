@@ -1,10 +1,8 @@
 /**
  * The standalone `PoolMonitor`'s per-request state (a handler-only bundle leaves it out). `trackRequest()` hangs one
  * `TrackedRequest` on the request under a symbol, and four module-level listeners find it there (no closures).
- * Errors are observed through `events.errorMonitor`, so an unhandled `'error'` still crashes as before.
- * Cost per request: this object, a look at `agent.requests` (empty unless something is queued) and up to three
- * `timing.now()` reads; per new connection, the socket's state and listeners, and one `lastIndexOf` for its agent name.
- * Nothing lists the requests: a reading finds them through its links' `agent.sockets` and `agent.requests`.
+ * Errors are observed through `events.errorMonitor`, so an unhandled `'error'` still crashes as before. Nothing lists
+ * the requests: a reading finds them through its links' `agent.sockets` and `agent.requests`.
  */
 import { errorMonitor } from "node:events";
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
@@ -19,6 +17,7 @@ import {
   addActiveAge,
   addUnreadResponse,
   adoptSocket,
+  type AgentMaps,
   agentMaps,
   type Http1Requests,
   type OriginState,
@@ -47,17 +46,14 @@ export class TrackedRequest implements FinishedHttp1Request, ResponseProgress {
   /** `socket.bytesRead` when the body last made progress, and when that was. */
   seenProgress = 0;
   progressAt = 0;
-  /** Counted in `origin.unpooled` only (set by `attachUnpooledRequest()`). */
+  /** Counted in `origin.unpooled` only. */
   isUnpooled = false;
   /** For `request:finished`: the method, the request's error, its raw `Content-Length`. */
   readonly trackedMethod: string | undefined;
   trackedError: unknown = undefined;
   readonly requestBodySize: unknown = undefined;
 
-  /**
-   * Starts tracking `req`, just created (before any await, so that a queued request is still the last entry of
-   * `agent.requests`). `agent`: `undefined` for a request sent outside the pool.
-   */
+  /** Starts tracking `req` right after its creation; `agent`: `undefined` for a request sent outside the pool. */
   constructor(
     readonly core: Http1PoolMonitor,
     readonly originState: OriginState,
@@ -90,13 +86,7 @@ export class TrackedRequest implements FinishedHttp1Request, ResponseProgress {
     const requests = agentMaps(agent).requests;
     const last = o.lastQueueLink;
     if (last === undefined || last.agent !== agent || !isLastQueued(requests[last.name], req)) {
-      let name: string | undefined;
-      for (const key in requests) {
-        if (isLastQueued(requests[key], req)) {
-          name = key;
-          break;
-        }
-      }
+      const name = queuedUnder(requests, req);
       if (name === undefined) return;
       const link = this.core.originLinks.link(o, agent, name);
       if (link !== undefined) o.lastQueueLink = link;
@@ -199,7 +189,6 @@ export class TrackedRequest implements FinishedHttp1Request, ResponseProgress {
   }
 }
 
-/** Symbol under which a tracked request carries its `TrackedRequest`. */
 const kTrackedRequest = Symbol("sockeye.pool-monitor.request");
 
 type TrackedClientRequest = ClientRequest & { [kTrackedRequest]?: TrackedRequest };
@@ -243,9 +232,13 @@ function onUnpooledConnect(this: Socket): void {
   st.originState.unpooledCounters?.connect.record(timing.now() - st.acquiredAt);
 }
 
-/** `req` is the last request of queue `q` (it was just appended there). */
 function isLastQueued(q: ClientRequest[] | undefined, req: ClientRequest): boolean {
   return q !== undefined && q.length !== 0 && q[q.length - 1] === req;
+}
+
+function queuedUnder(requests: AgentMaps["requests"], req: ClientRequest): string | undefined {
+  for (const name in requests) if (isLastQueued(requests[name], req)) return name;
+  return undefined;
 }
 
 /** `o`'s request on `socket`, if this monitor tracks it there. */
@@ -257,9 +250,8 @@ function trackedOn(socket: Socket, o: OriginState): TrackedRequest | undefined {
 const NONE: never[] = [];
 
 /**
- * The standalone monitor's requests as its reading sees them, per link of the origin: those on its busy sockets (their
- * ages, their unread bodies) and the oldest still queued in `agent.requests` (a request destroyed while queued stays
- * there until a socket frees up, so the ones no longer queued are skipped). Sample and snapshot time only. @internal
+ * The standalone monitor's requests as its reading sees them, per link of the origin: those on its busy sockets (ages,
+ * unread bodies) and its first still queued in `agent.requests` (oldest queued age). @internal
  */
 export const trackedRequests: Http1Requests = {
   addAges(o: OriginState, now: number): void {
