@@ -2,8 +2,8 @@
  * `Http1PoolMonitor` (the handler's monitor) against the standalone `PoolMonitor` built on it: an app that uses only
  * the base class must not bundle the standalone paths (`trackRequest()`'s `TrackedRequest` and listeners, `start()`'s
  * interval), and the base class, fed request by request as the handler feeds it, counts exactly as the subclass does.
- * Bundled with esbuild from
- * the sources, as a Lambda build would (minified, tree-shaken); real requests against a loopback server.
+ * Bundled with esbuild from the sources, as a Lambda build would (minified, tree-shaken); real requests against a
+ * loopback server.
  */
 import { once } from "node:events";
 import http from "node:http";
