@@ -48,6 +48,10 @@ export const RETIRED = [
     phrase: "still on undici's own",
     now: "UndiciHttpHandler runs socketTimeout on the handler's own scheduler, not on undici's ~1 s timers",
   },
+  ...["attachRequest", "attachQueued", "RequestTracking"].map((phrase) => ({
+    phrase,
+    now: "PoolMonitor tracks a request with trackRequest() / trackUnpooledRequest(), which add its listeners",
+  })),
   {
     phrase: "mangle-props",
     now: "the build ships the source's member names",

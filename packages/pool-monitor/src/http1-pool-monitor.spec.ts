@@ -1,9 +1,9 @@
 /**
  * `Http1PoolMonitor` (the handler's monitor) against the standalone `PoolMonitor` built on it: an app that uses only
- * the base class must not bundle the standalone paths (`trackRequest()`'s listeners and forwarding, `start()`'s
- * interval, the `attach…()` handles), and the base class, fed by the per-request functions as the handler feeds it, counts
- * exactly as the subclass does. Bundled with esbuild from
- * the sources, as a Lambda build would (minified, tree-shaken); real requests against a loopback server.
+ * the base class must not bundle the standalone paths (`trackRequest()`'s `TrackedRequest` and listeners, `start()`'s
+ * interval), and the base class, fed request by request as the handler feeds it, counts exactly as the subclass does.
+ * Bundled with esbuild from the sources, as a Lambda build would (minified, tree-shaken); real requests against a
+ * loopback server.
  */
 import { once } from "node:events";
 import http from "node:http";
@@ -13,8 +13,7 @@ import { build } from "esbuild";
 import { afterEach, describe, expect, it } from "vitest";
 import { Http1PoolMonitor } from "./http1-pool-monitor";
 import { PoolMonitor } from "./pool-monitor";
-import { TrackedRequestState } from "./request-forwarding";
-import { requestClosed, requestError, requestResponse, requestSocket, trackStarted } from "./request-listeners";
+import { TrackedRequest } from "./tracked-request";
 import { timing } from "./timing";
 
 const INTERNAL = join(__dirname, "internal.ts");
@@ -44,22 +43,17 @@ describe("tree-shaking", () => {
     const standalone = await bundledText(
       `import { PoolMonitor } from ${JSON.stringify(INTERNAL)}; export const m = new PoolMonitor();`
     );
-    // Markers of request-forwarding.ts (its symbol, the handle methods of TrackedRequestState), pool-monitor.ts
-    // (public method names), lazy-interval.ts and request-listeners.ts (its connect listeners, its open-response list).
+    // Markers of tracked-request.ts (its symbol, its connect listeners, its methods) and pool-monitor.ts (public
+    // method names).
     for (const marker of [
       "secureConnect",
-      "openPrev",
       "sockeye.pool-monitor.request",
       "trackRequest",
       "trackUnpooledRequest",
-      "requestSocket",
-      "attachRequest",
-      "attachQueued",
-      "attachUnpooledRequest",
       "onSocket",
       "onResponse",
       "noteOutcome",
-      "dispatched",
+      "enqueueIfQueued",
     ]) {
       expect(standalone, marker).toContain(marker);
       expect(handlerOnly, marker).not.toContain(marker);
@@ -86,32 +80,15 @@ describe("Http1PoolMonitor tracks as the handler feeds it", () => {
   });
 
   /**
-   * One request tracked by `monitor`: the base class as the handler feeds it (the functions on its own object, here
-   * a bare `TrackedRequestState`), the standalone monitor through the `attachRequest()` handle.
+   * One request tracked by `monitor`: the base class fed request by request (a bare `TrackedRequest`, which calls the
+   * counting methods the handler calls), the standalone monitor through `trackRequest()`.
    */
   async function oneRequest(monitor: Http1PoolMonitor, origin: string, port: number): Promise<void> {
     const startedAt = timing.now();
     const req = http.request({ host: "127.0.0.1", port, agent, path: "/secret?q=1" });
-    if (monitor instanceof PoolMonitor) {
-      const handle = monitor.attachRequest(req, agent!, origin, startedAt)!;
-      req.on("socket", (socket) => handle.onSocket(socket));
-      req.on("response", (res) => {
-        handle.onResponse(res);
-        res.resume();
-      });
-      req.on("error", (error) => handle.onError(error));
-      req.on("close", () => handle.onClose());
-    } else {
-      const st = new TrackedRequestState(agent!, startedAt);
-      trackStarted(monitor, st, monitor.originFor(origin), req);
-      req.on("socket", (socket) => requestSocket(st, socket));
-      req.on("response", (res) => {
-        requestResponse(st, res);
-        res.resume();
-      });
-      req.on("error", (error) => requestError(st, error));
-      req.on("close", () => requestClosed(st));
-    }
+    if (monitor instanceof PoolMonitor) monitor.trackRequest(req, agent!, origin, startedAt);
+    else new TrackedRequest(monitor, monitor.originFor(origin), agent, startedAt, req);
+    req.on("response", (res) => res.resume());
     req.end();
     await once(req, "close");
   }
@@ -127,7 +104,7 @@ describe("Http1PoolMonitor tracks as the handler feeds it", () => {
     const standalone = new PoolMonitor();
     monitors.push(base, standalone);
     expect("trackRequest" in base).toBe(false);
-    expect("attachRequest" in base).toBe(false);
+    expect("trackUnpooledRequest" in base).toBe(false);
     expect("start" in base).toBe(false);
     for (const monitor of [base, standalone]) {
       await oneRequest(monitor, origin, port);

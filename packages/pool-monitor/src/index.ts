@@ -47,4 +47,3 @@ export type {
   SockeyeTimeoutError,
   TimeoutDeadline,
 } from "./sockeye-error-kind";
-export type { RequestTracking } from "./tracking-state";

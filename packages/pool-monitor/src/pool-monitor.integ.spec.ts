@@ -93,25 +93,27 @@ async function step(server: TestServer, n: number, expectPending: number) {
 }
 
 describe("PoolMonitor with a real keep-alive http.Agent (maxSockets 2)", () => {
-  it("attachRequest(): the same counts and queue age through the returned handle, nothing hung on the request", async () => {
+  it("trackRequest(): counts and queue age; one state on the request, in a symbol slot nobody enumerates", async () => {
     const { server, agent, monitor, events } = await setup();
-    const fired = Array.from({ length: 6 }, () => fire(monitor, agent, server, true, "handle"));
+    const fired = Array.from({ length: 6 }, () => fire(monitor, agent, server));
     let s = origin(monitor, server.origin);
     expect(s).toMatchObject({ maxSockets: 2, active: 2, idle: 0, queued: 4, inFlight: 6 });
     expect(events.filter((e) => e.type === "request:enqueued")).toHaveLength(4);
-    // No monitor state on the ClientRequest: the embedder keeps the handle.
     const own = (req: http.ClientRequest) => Object.getOwnPropertySymbols(req).map((sym) => sym.description);
-    for (const f of fired) expect(own(f.req).filter((d) => d?.startsWith("sockeye"))).toEqual([]);
+    for (const f of fired) {
+      expect(own(f.req).filter((d) => d?.startsWith("sockeye"))).toEqual(["sockeye.pool-monitor.request"]);
+      expect(Object.keys(f.req).filter((k) => k.includes("sockeye"))).toEqual([]);
+    }
 
     await server.waitForPending(2);
     await new Promise((r) => setTimeout(r, 60));
     monitor.sample(timing.now());
     s = origin(monitor, server.origin);
     expect(s.oldestQueuedMs).toBeGreaterThanOrEqual(55);
-    // The last queued request is destroyed while queued and noted as aborted (as the handler does on abort): it is
-    // counted as aborted, not failed, and its 'close' (when Node hands it a freed socket) is forwarded once.
+    // The last queued request is destroyed while queued and noted as aborted (as a caller does on abort): it is
+    // counted as aborted, not failed, once.
     const last = fired[5];
-    last.tracking!.noteOutcome("aborted");
+    monitor.noteOutcome(last.req, "aborted");
     last.req.destroy();
     let settled = false;
     const all = Promise.all([...fired.map((f) => f.done), last.closed]).then(() => {
@@ -122,7 +124,6 @@ describe("PoolMonitor with a real keep-alive http.Agent (maxSockets 2)", () => {
       await tick();
     }
     await all;
-    last.tracking!.onClose(); // idempotent
     await tick();
 
     monitor.sample(timing.now());
@@ -133,32 +134,9 @@ describe("PoolMonitor with a real keep-alive http.Agent (maxSockets 2)", () => {
     expect(monitor.busy).toBe(false);
   });
 
-  it("attachRequest(): a clock reading forwarded with an event is the one used (the embedder's, not a second read)", async () => {
-    const { server, agent, monitor, events } = await setup({ autoRespond: true });
-    const startedAt = timing.now();
-    const req = http.request({ host: "127.0.0.1", port: server.port, path: "/", agent });
-    const tracking = monitor.attachRequest(req, agent, server.origin, startedAt)!;
-    req.on("socket", (socket) => tracking.onSocket(socket, startedAt + 5_000));
-    req.on("response", (res) => {
-      tracking.onResponse(res, startedAt + 5_001);
-      res.resume();
-    });
-    const closed = new Promise<void>((resolve) =>
-      req.on("close", () => {
-        tracking.onClose(undefined, startedAt + 5_002);
-        resolve();
-      })
-    );
-    req.end();
-    await closed;
-    const acquired = events.filter((e) => e.type === "request:acquired");
-    expect(acquired).toEqual([expect.objectContaining({ waitMs: 5_000 })]);
-    expect(origin(monitor, server.origin).requests).toMatchObject({ started: 1, completed: 1 });
-  });
-
   it("keeps one state per socket in a symbol slot nobody enumerates, and clears it when the socket closes", async () => {
     const { server, agent, monitor } = await setup({ autoRespond: true });
-    await Promise.all(Array.from({ length: 4 }, () => fire(monitor, agent, server, true, "handle").done));
+    await Promise.all(Array.from({ length: 4 }, () => fire(monitor, agent, server).done));
     const sockets = Object.values(agent.freeSockets).flat() as import("node:net").Socket[];
     expect(sockets).toHaveLength(2);
     const slot = (socket: import("node:net").Socket) =>

@@ -4,6 +4,7 @@
  * moves when the test advances it, so measured durations are exact.
  */
 import diagnosticsChannel from "node:diagnostics_channel";
+import { errorMonitor } from "node:events";
 import http from "node:http";
 import { afterEach, beforeEach, describe, expect, test as it, vi } from "vitest";
 import { CHANNEL_NAMES } from "./diagnostics";
@@ -35,11 +36,9 @@ async function setup(maxSockets = 1, options: ConstructorParameters<typeof PoolM
 }
 
 const stats = (monitor: PoolMonitor) => monitor.getStats().origins[0];
-/** Only the embedder's own 'socket' listener: the monitor added none. */
-const req0Listeners = (req: http.ClientRequest) => req.listenerCount("socket");
 
 describe("PoolMonitor (fake clock)", () => {
-  it("attachQueued: a request its embedder queues counts as one in agent.requests (gauges, events, detector, wait)", async () => {
+  it("a request queued in agent.requests counts in the gauges, events, detector and wait; one aborted while queued counts as aborted", async () => {
     const warnings: string[] = [];
     const saturations: SaturationReport[] = [];
     const { server, agent, monitor } = await setup(1, {
@@ -53,41 +52,29 @@ describe("PoolMonitor (fake clock)", () => {
     monitor.start();
     const held = fire(monitor, agent, server);
     await server.waitForPending(1);
-    const name = agent.getName({ host: "127.0.0.1", port: server.port });
-    const queued = [0, 1].map(() => monitor.attachQueued(agent, name, server.origin, timing.now())!);
-    expect(Object.keys(agent.requests)).toEqual([]);
+    const queued = [fire(monitor, agent, server), fire(monitor, agent, server)];
+    queued[1].response.catch(() => undefined);
     expect(events.filter((e) => e.type === "request:enqueued")).toHaveLength(2);
     vi.advanceTimersByTime(300);
     expect(stats(monitor)).toMatchObject({ active: 1, queued: 2, oldestQueuedMs: 300, inFlight: 3 });
-    vi.advanceTimersByTime(4700); // 5th sample: the same long-hold report as with agent.requests
+    vi.advanceTimersByTime(4700); // 5th sample: a long-hold report
     expect(saturations.map((r) => [r.state, r.cause, r.trigger])).toEqual([
       ["saturated", "pool_capacity", "long_holds"],
     ]);
     expect(warnings[0]).toMatch(/^\[pool\] socket usage at capacity=1 and 2 additional requests are enqueued/);
-    // One leaves the embedder's queue without ever being created (aborted), the other is dispatched.
-    queued[1].noteOutcome("aborted");
-    queued[1].onClose();
-    expect(stats(monitor)).toMatchObject({ queued: 1, inFlight: 2 });
-    const req = http.request({ host: "127.0.0.1", port: server.port, path: "/", agent });
-    queued[0].dispatched(req);
-    req.on("socket", (socket) => queued[0].onSocket(socket));
-    req.on("response", (res) => {
-      queued[0].onResponse(res);
-      res.resume();
-    });
-    req.on("close", () => queued[0].onClose());
-    req.end();
-    expect(stats(monitor).queued).toBe(1); // in agent.requests now, behind the held request
+    // One is aborted while queued: Node keeps it in agent.requests until a socket frees up, then it closes.
+    monitor.noteOutcome(queued[1].req, "aborted");
+    queued[1].req.destroy();
     vi.advanceTimersByTime(200);
     server.release();
     await held.closed;
     await server.waitForPending(1);
     server.release();
-    await new Promise<void>((resolve) => req.on("close", () => resolve()));
+    await Promise.all([queued[0].closed, queued[1].closed]);
     const s = stats(monitor);
     expect(s).toMatchObject({ queued: 0, inFlight: 0 });
     expect(s.requests).toMatchObject({ started: 3, completed: 2, aborted: 1 });
-    // Its wait ran from attachQueued(): 5,200 ms on the fake clock.
+    // Its wait ran from trackRequest(): 5,200 ms on the fake clock.
     expect(s.queueWaitMs.max).toBe(5200);
     const acquired = events.filter((e) => e.type === "request:acquired") as Extract<
       PoolEvent,
@@ -97,22 +84,47 @@ describe("PoolMonitor (fake clock)", () => {
     expect(s.sockets).toMatchObject({ created: 1, reusedAcquisitions: 1 });
   });
 
-  it("gives the same telemetry when the embedder forwards request events (listen = false)", async () => {
+  it("trackRequest() adds one listener per event and observes errors through errorMonitor (an unhandled 'error' still throws)", async () => {
     const { server, agent, monitor } = await setup(1);
-    const fired = [fire(monitor, agent, server, true, false), fire(monitor, agent, server, true, false)];
+    const req = http.request({ host: "127.0.0.1", port: server.port, agent });
+    monitor.trackRequest(req, agent, server.origin, timing.now());
+    expect(["socket", "response", "close", "error"].map((e) => req.listenerCount(e))).toEqual([1, 1, 1, 0]);
+    expect(req.listenerCount(errorMonitor)).toBe(1);
+    expect(() => req.emit("error", new Error("boom"))).toThrow("boom");
+    req.on("error", () => undefined);
+    req.destroy();
+    await new Promise((resolve) => req.on("close", resolve));
+    expect(stats(monitor).requests).toMatchObject({ started: 1, failed: 1 });
+  });
+
+  it("the oldest queued age is this monitor's oldest request still queued: an untracked one ahead of it is skipped, a destroyed one counts until Node hands it a socket", async () => {
+    const { server, agent, monitor } = await setup(1);
+    const held = fire(monitor, agent, server);
     await server.waitForPending(1);
-    vi.advanceTimersByTime(300);
-    expect(stats(monitor)).toMatchObject({ active: 1, queued: 1, oldestQueuedMs: 300, inFlight: 2 });
+    const untracked = http.request({ host: "127.0.0.1", port: server.port, agent });
+    untracked.on("response", (res) => res.resume());
+    untracked.end(); // queued at 0 ms
+    vi.advanceTimersByTime(100);
+    const queued = [fire(monitor, agent, server)]; // at 100 ms
+    queued[0].response.catch(() => undefined);
+    vi.advanceTimersByTime(100);
+    queued.push(fire(monitor, agent, server)); // at 200 ms
+    vi.advanceTimersByTime(100);
+    expect(stats(monitor)).toMatchObject({ queued: 3, oldestQueuedMs: 200, inFlight: 3 });
+    monitor.noteOutcome(queued[0].req, "aborted");
+    queued[0].req.destroy(); // still in agent.requests until a socket frees up
+    expect(stats(monitor)).toMatchObject({ queued: 3, oldestQueuedMs: 200 });
     server.release();
+    await held.closed;
+    await server.waitForPending(1); // the untracked request has the socket
+    expect(stats(monitor)).toMatchObject({ queued: 2, oldestQueuedMs: 200 });
+    server.release();
+    await queued[0].closed; // handed the freed socket, it closes and passes it on
     await server.waitForPending(1);
+    expect(stats(monitor)).toMatchObject({ queued: 0, oldestQueuedMs: 0, inFlight: 1 });
     server.release();
-    await Promise.all(fired.map((f) => f.closed));
-    const s = stats(monitor);
-    expect(s.requests).toMatchObject({ started: 2, completed: 2, failed: 0 });
-    expect(s.sockets.reusedAcquisitions).toBe(1);
-    expect(s.queueWaitMs.count).toBe(2);
-    expect(s.queueWaitMs.max).toBeGreaterThanOrEqual(300);
-    expect(req0Listeners(fired[0].req)).toBe(1);
+    await queued[1].closed;
+    expect(stats(monitor).requests).toMatchObject({ started: 3, completed: 2, aborted: 1 });
   });
 
   it("measures queue wait and oldest queued age exactly on the fake clock", async () => {
@@ -465,24 +477,18 @@ describe("PoolMonitor runtime configuration, origin keys, unpooled requests and 
   it("trackUnpooledRequest(): counted per origin outside the pool gauges and the detector", async () => {
     const { server, agent, monitor } = await setup(1, {}, true);
     await fire(monitor, agent, server).closed; // one pooled request
-    // What the handler does for `Expect: 100-continue`: a one-off agent, no socket limit, events forwarded.
-    const sendUnpooled = (forward: boolean) => {
+    // What the handler does for `Expect: 100-continue`: a one-off agent, no socket limit.
+    const sendUnpooled = () => {
       const oneOff = new http.Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
       const req = http.request({ host: "127.0.0.1", port: server.port, agent: oneOff, method: "PUT" });
-      monitor.trackUnpooledRequest(req, server.origin, timing.now(), !forward);
-      if (forward) {
-        req.on("socket", (socket) => monitor.requestSocket(req, socket));
-        req.on("response", (res) => monitor.requestResponse(req, res));
-        req.on("error", () => monitor.requestError(req));
-        req.on("close", () => monitor.requestClosed(req));
-      }
+      monitor.trackUnpooledRequest(req, server.origin, timing.now());
       req.on("response", (res) => res.resume());
       req.on("error", () => undefined);
       const closed = new Promise<void>((resolve) => req.on("close", () => resolve()));
       return { req, closed };
     };
-    const a = sendUnpooled(true);
-    const b = sendUnpooled(false);
+    const a = sendUnpooled();
+    const b = sendUnpooled();
     expect(stats(monitor).unpooled).toMatchObject({ started: 2, inFlight: 2 });
     a.req.end();
     await a.closed;

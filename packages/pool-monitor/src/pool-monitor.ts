@@ -1,21 +1,13 @@
-/**
- * `PoolMonitor`: telemetry and saturation detection for the user's own `http.Agent`s, from public Node APIs only.
- * `trackRequest()` hangs a state object and four shared listeners on the request (`request-forwarding.ts`);
- * `attach*()` return the state instead, for an embedder that forwards the events. What a handler does not need lives
- * here, so a handler-only app does not bundle it.
- */
-import type { Agent, ClientRequest, IncomingMessage } from "node:http";
-import type { Socket } from "node:net";
+import type { Agent, ClientRequest } from "node:http";
 import { Http1PoolMonitor } from "./http1-pool-monitor";
 import { LazyInterval } from "./lazy-interval";
 import type { PoolMonitorOptions, ResolvedPoolMonitorOptions } from "./pool-monitor-options";
-import { hangOnRequest, requestEventHandlers, stateOnRequest, TrackedRequestState } from "./request-forwarding";
-import { trackedRequests, trackQueued, trackStarted, trackUnpooled } from "./request-listeners";
+import { TrackedRequest, trackedRequestOf, trackedRequests } from "./tracked-request";
 import { timing } from "./timing";
-import type { RequestTracking } from "./tracking-state";
 
 /**
- * Socket-pool telemetry and saturation detection for Node `http.Agent` / `https.Agent`.
+ * Socket-pool telemetry and saturation detection for your own Node `http.Agent` / `https.Agent`, from public Node APIs
+ * only. Each tracked request gets a `TrackedRequest`; an app that only uses a handler bundles neither.
  *
  * @example
  * ```ts
@@ -28,127 +20,40 @@ import type { RequestTracking } from "./tracking-state";
  * @public
  */
 export class PoolMonitor extends Http1PoolMonitor {
-  private standalone = false;
-  /** Standalone mode's interval; created on demand, never while idle. */
+  /** The sampling interval of standalone mode (`start()` to `stop()`); it runs only while busy. */
   private ticker: LazyInterval | undefined = undefined;
 
-  /**
-   * @param options - see {@link PoolMonitorOptions}; a bad value throws a `TypeError`/`RangeError` naming it.
-   */
+  /** @param options - see {@link PoolMonitorOptions}; a bad value throws a `TypeError`/`RangeError` naming it. */
   constructor(options?: PoolMonitorOptions) {
     super(options);
     this.requests = trackedRequests;
-    this.onResume = () => {
-      if (this.standalone) this.ensureTicking();
-    };
+    this.onResume = () => this.ticker?.ensure();
   }
 
   /**
-   * Starts tracking one request. Call it right after `http.request()` / `https.request()` returned (before any
-   * await), so that a request that had to queue is still the last entry of `agent.requests`.
+   * Starts tracking one request: the monitor adds four listeners to it. Call it right after `http.request()` /
+   * `https.request()` returned (before any await), so that a request that had to queue is still the last entry of
+   * `agent.requests`.
    *
    * @param req - the request just created.
    * @param agent - the agent it was created with.
    * @param origin - `scheme://host:port`, or an absolute URL reduced to it: paths and queries are never stored.
    * @param startedAt - `performance.now()` ms when the caller began handling the request (queue wait runs from it).
-   * @param listen - `true` (default): the monitor adds its own listeners; `false`: the caller forwards the events
-   *   through `requestSocket()` … `requestClosed()`.
    * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host (likewise below).
    */
-  trackRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number, listen = true): void {
+  trackRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number): void {
     if (this.coreDestroyed) return;
-    const st = new TrackedRequestState(agent, startedAt);
-    trackStarted(this, st, this.originFor(origin), req);
-    hangOnRequest(req, st, listen);
-    if (this.standalone) this.ensureTicking();
+    new TrackedRequest(this, this.originFor(origin), agent, startedAt, req);
+    this.ticker?.ensure();
   }
 
   /**
-   * As `trackRequest()`, but nothing is added to the request: forward its events (and `noteOutcome()`) to the returned
-   * handle (`undefined` when the monitor is destroyed).
+   * Starts tracking a request sent outside the pool (e.g. `Expect: 100-continue` on a one-off agent): counted in the
+   * origin's `unpooled` block of `getStats()` only. Parameters as for `trackRequest()`.
    */
-  attachRequest(req: ClientRequest, agent: Agent, origin: string, startedAt: number): RequestTracking | undefined {
-    if (this.coreDestroyed) return undefined;
-    const st = new TrackedRequestState(agent, startedAt);
-    trackStarted(this, st, this.originFor(origin), req);
-    if (this.standalone) this.ensureTicking();
-    return st;
-  }
-
-  /**
-   * Starts tracking a request its embedder queues itself before creating it (a gate in front of `agent.requests`):
-   * it counts as queued exactly as one waiting in `agent.requests[name]`. Call the handle's `dispatched(req)` once
-   * the request is created, then forward events as for `attachRequest()`; `onClose()` if it is never created.
-   *
-   * @param agent - the agent the request will be created with.
-   * @param name - the agent's name for the request (`agent.getName(options)`), i.e. its `agent.requests` key.
-   * @param method - the request's method, for `request:finished` if it ends before it is created.
-   * @param contentLength - its `Content-Length` header, if any (likewise).
-   * @returns the handle, or `undefined` when the monitor is destroyed.
-   */
-  attachQueued(
-    agent: Agent,
-    name: string,
-    origin: string,
-    startedAt: number,
-    method?: string,
-    contentLength?: unknown
-  ): RequestTracking | undefined {
-    if (this.coreDestroyed) return undefined;
-    const st = new TrackedRequestState(agent, startedAt);
-    st.trackedMethod = method;
-    st.requestBodySize = contentLength;
-    trackQueued(this, st, this.originFor(origin), name);
-    if (this.standalone) this.ensureTicking();
-    return st;
-  }
-
-  /** As `trackUnpooledRequest()`, returning a handle to forward its events to (as `attachRequest()`). */
-  attachUnpooledRequest(req: ClientRequest, origin: string, startedAt: number): RequestTracking | undefined {
-    if (this.coreDestroyed) return undefined;
-    const st = new TrackedRequestState(undefined as never, startedAt);
-    trackUnpooled(this, st, this.originFor(origin), req);
-    return st;
-  }
-
-  /**
-   * Starts tracking a request sent outside the pool (e.g. `Expect: 100-continue`): counted in the origin's `unpooled`
-   * block of `getStats()` only. Parameters as for `trackRequest()`.
-   */
-  trackUnpooledRequest(req: ClientRequest, origin: string, startedAt: number, listen = true): void {
+  trackUnpooledRequest(req: ClientRequest, origin: string, startedAt: number): void {
     if (this.coreDestroyed) return;
-    const st = new TrackedRequestState(undefined as never, startedAt);
-    trackUnpooled(this, st, this.originFor(origin), req);
-    hangOnRequest(req, st, listen);
-  }
-
-  /** In standalone mode the interval is re-created with a new period. @internal */
-  protected override configured(previous: ResolvedPoolMonitorOptions): void {
-    if (this.monitorOptions.sampleIntervalMs !== previous.sampleIntervalMs && this.ticker !== undefined) {
-      this.stopTicker();
-      this.ticker = undefined;
-      if (this.standalone && this.busy) this.ensureTicking();
-    }
-  }
-
-  /** Forwarded `'socket'` event of a request tracked with `listen = false`. */
-  requestSocket(req: ClientRequest, socket: Socket): void {
-    requestEventHandlers.socket.call(req, socket);
-  }
-
-  /** Forwarded `'response'` event of a request tracked with `listen = false`. */
-  requestResponse(req: ClientRequest, res: IncomingMessage): void {
-    requestEventHandlers.response.call(req, res);
-  }
-
-  /** Forwarded `'error'` event of a request tracked with `listen = false` (call it before handling the error). */
-  requestError(req: ClientRequest): void {
-    requestEventHandlers.error.call(req);
-  }
-
-  /** Forwarded `'close'` event of a request tracked with `listen = false`. */
-  requestClosed(req: ClientRequest): void {
-    requestEventHandlers.close.call(req);
+    new TrackedRequest(this, this.originFor(origin), undefined, startedAt, req);
   }
 
   /**
@@ -156,21 +61,21 @@ export class PoolMonitor extends Http1PoolMonitor {
    * failed (and its socket's close reason says so). May be called before or after the request closed.
    */
   noteOutcome(req: ClientRequest, outcome: "aborted" | "timed_out"): void {
-    const st = stateOnRequest(req);
-    if (st !== undefined && st.core === this) st.noteOutcome(outcome);
+    const st = trackedRequestOf(req);
+    if (st?.core === this) st.noteOutcome(outcome);
   }
 
   /** Standalone mode: samples every `sampleIntervalMs` on an `unref()`'d interval that exists only while busy. */
   start(): void {
     if (this.coreDestroyed) return;
-    this.standalone = true;
-    if (this.busy) this.ensureTicking();
+    this.ticker ??= new LazyInterval(this.onTick, this.monitorOptions.sampleIntervalMs);
+    if (this.busy) this.ticker.ensure();
   }
 
   /** Leaves standalone mode and clears the interval. Tracking continues; `sample()` can still be called. */
   stop(): void {
-    this.standalone = false;
-    this.stopTicker();
+    this.ticker?.stop();
+    this.ticker = undefined;
   }
 
   /** Clears the interval and all state. Later calls are no-ops; requests still in flight are ignored. */
@@ -179,17 +84,15 @@ export class PoolMonitor extends Http1PoolMonitor {
     super.destroy();
   }
 
+  /** In standalone mode the interval is re-created with a new period. @internal */
+  protected override configured(previous: ResolvedPoolMonitorOptions): void {
+    if (this.ticker === undefined || this.monitorOptions.sampleIntervalMs === previous.sampleIntervalMs) return;
+    this.stop();
+    this.start();
+  }
+
   private readonly onTick = (): void => {
     this.sample(timing.now());
-    if (!this.wantsSamples) this.stopTicker();
+    if (!this.wantsSamples) this.ticker?.stop();
   };
-
-  private ensureTicking(): void {
-    this.ticker ??= new LazyInterval(this.onTick, this.monitorOptions.sampleIntervalMs);
-    this.ticker.ensure();
-  }
-
-  private stopTicker(): void {
-    this.ticker?.stop();
-  }
 }

@@ -193,7 +193,7 @@ export interface OriginStats extends PoolGauges {
   inFlight: number;
   /** Request counters since creation; every started request ends in exactly one of the four outcomes. */
   requests: {
-    /** `handle()` calls (standalone monitor: `trackRequest()` / `attachRequest()` calls). */
+    /** `handle()` calls (standalone monitor: `trackRequest()` calls). */
     started: number;
     /** Closed after response headers arrived, without a request or body error. */
     completed: number;
@@ -310,7 +310,7 @@ export interface Http2OriginStats {
 
 /**
  * Requests of one origin sent outside the pool (one-off agents, one new socket each), tracked by
- * `trackUnpooledRequest()` or `attachUnpooledRequest()`; outcomes counted as in `OriginStats.requests`. @public
+ * `trackUnpooledRequest()` (or a handler); outcomes counted as in `OriginStats.requests`. @public
  */
 export interface UnpooledStats {
   started: number;

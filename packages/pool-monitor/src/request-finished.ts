@@ -10,12 +10,10 @@
  *   `HEAD`, or 204 / 304) has size 0.
  * Cost when built: one object of twelve fields, two regular-expression tests on a failure.
  */
-import type { ClientRequest } from "node:http";
-import { requestFinishedChannel } from "./diagnostics";
 import type { RequestOutcome } from "./origin-telemetry";
 import type { RequestFinishedEvent } from "./pool-stats";
 import { timing } from "./timing";
-import { type CountedRequest, type OriginState, outcomeOf, type RequestState } from "./tracking-state";
+import { type CountedRequest, type OriginState, outcomeOf } from "./tracking-state";
 
 /** What `request:finished` reads of a finished node:http request (the handler's, or the standalone monitor's). @internal */
 export interface FinishedHttp1Request extends CountedRequest {
@@ -170,8 +168,8 @@ export function requestFinishedEvent(f: RequestFacts): RequestFinishedEvent {
 }
 
 /**
- * The event of a Node `http` request tracked by `PoolMonitor`, built at its `'close'`: the outcome `requestClosed`
- * counts; a request still queued waited its whole life in the queue. @internal
+ * The event of a Node `http` request (the handler's, or one `PoolMonitor` tracks), built at its `'close'`: the outcome
+ * its close counts; a request still queued waited its whole life in the queue. @internal
  */
 export function httpRequestFinishedEvent(st: FinishedHttp1Request): RequestFinishedEvent {
   const res = st.res;
@@ -192,10 +190,4 @@ export function httpRequestFinishedEvent(st: FinishedHttp1Request): RequestFinis
     responseBodySize: res?.headers["content-length"],
     queuedMs: st.isQueued && st.acquiredAt < 0 ? durationMs : null,
   });
-}
-
-/** Keeps what `request:finished` needs of a Node request: its method, and its `Content-Length` if listened. @internal */
-export function noteRequestFacts(st: RequestState, req: ClientRequest): void {
-  st.trackedMethod = req.method;
-  if (st.core!.wants(requestFinishedChannel)) st.requestBodySize = req.getHeader("content-length");
 }

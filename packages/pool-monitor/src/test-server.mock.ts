@@ -11,7 +11,6 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PoolMonitor } from "./pool-monitor";
-import type { RequestTracking } from "./tracking-state";
 import { timing } from "./timing";
 
 export interface TestServer {
@@ -108,38 +107,18 @@ export interface Fired {
   closed: Promise<void>;
 }
 
-/**
- * Sends a GET through `agent`, tracked by `monitor`; reads the body unless `consume` is false. `listen`: `true` the
- * monitor listens itself, `false` the events are forwarded by request (`requestSocket()` …), `"handle"` they are
- * forwarded to the `RequestTracking` handle of `attachRequest()` (an embedder with its own per-request object).
- */
+/** Sends a GET through `agent`, tracked by `monitor`; reads the body unless `consume` is false. */
 export function fire(
   monitor: PoolMonitor,
   agent: http.Agent,
   server: Pick<TestServer, "origin" | "port">,
-  consume = true,
-  listen: boolean | "handle" = true
-): Fired & { tracking?: RequestTracking } {
+  consume = true
+): Fired {
   const startedAt = timing.now();
   const secure = server.origin.startsWith("https:");
   const request = secure ? https.request : http.request;
   const req = request({ host: "127.0.0.1", port: server.port, path: "/secret/path?token=abc", agent });
-  let tracking: RequestTracking | undefined;
-  if (listen === "handle") {
-    tracking = monitor.attachRequest(req, agent, server.origin, startedAt)!;
-    const t = tracking;
-    req.on("socket", (socket) => t.onSocket(socket));
-    req.on("response", (res) => t.onResponse(res));
-    req.on("error", () => t.onError());
-    req.on("close", () => t.onClose());
-  } else monitor.trackRequest(req, agent, server.origin, startedAt, listen);
-  if (listen === false) {
-    // An embedder that forwards its own listeners' events by request.
-    req.on("socket", (socket) => monitor.requestSocket(req, socket));
-    req.on("response", (res) => monitor.requestResponse(req, res));
-    req.on("error", () => monitor.requestError(req));
-    req.on("close", () => monitor.requestClosed(req));
-  }
+  monitor.trackRequest(req, agent, server.origin, startedAt);
   const response = new Promise<http.IncomingMessage>((resolve, reject) => {
     req.on("response", resolve);
     req.on("error", reject);
@@ -156,7 +135,7 @@ export function fire(
   );
   const closed = new Promise<void>((resolve) => req.on("close", () => resolve()));
   req.end();
-  return { req, response, done, closed, tracking };
+  return { req, response, done, closed };
 }
 
 /** A self-signed certificate for 127.0.0.1 generated with `openssl` into a temp dir (removed at once). */

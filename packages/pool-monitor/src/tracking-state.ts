@@ -87,11 +87,8 @@ export class AgentLinks {
 export class PoolLink {
   /** Requests on this link's sockets that released them since the last sample. */
   linkCompletions = 0;
-  /** Requests the embedder queues itself under this name (`PoolMonitor.attachQueued()`). */
+  /** Requests the handler's gate queues under this name. */
   gateQueued = 0;
-  /** This monitor's requests queued under this name, oldest first (see `dequeueFromLink`). */
-  queueHead: RequestState | undefined = undefined;
-  queueTail: RequestState | undefined = undefined;
   /** During a reading: the ages its tracker added (`Http1Requests.addAges()`). */
   readonly ages = new SampleEvidence();
 
@@ -100,28 +97,6 @@ export class PoolLink {
     readonly name: string,
     readonly origin: OriginState
   ) {}
-}
-
-/**
- * A tracked request as its embedder sees it (`PoolMonitor.attachRequest()`): the embedder keeps it on its own
- * per-request object and forwards the request's events to it, so the `ClientRequest` carries nothing extra. @public
- */
-export interface RequestTracking {
-  /** Forwarded `'socket'` event. `now`: the embedder's `performance.now()` at the event, if it took one. */
-  onSocket(socket: Socket, now?: number): void;
-  /** Forwarded `'response'` event; `now` as for `onSocket()`. */
-  onResponse(res: IncomingMessage, now?: number): void;
-  /** Forwarded `'error'` event (call it before handling the error); `error`: the request's error. */
-  onError(error?: unknown): void;
-  /** Forwarded `'close'` event (idempotent). `error`: what the caller saw, if it failed (for `request:finished`). */
-  onClose(error?: unknown, now?: number): void;
-  /**
-   * A request tracked with `PoolMonitor.attachQueued()` left the embedder's queue: call it right after `http.request()`
-   * returned `req`. It stays counted as queued until its `'socket'`. No-op for other requests.
-   */
-  dispatched(req: ClientRequest): void;
-  /** Why the caller destroyed the request (see `PoolMonitor.noteOutcome()`); before or after `onClose()`. */
-  noteOutcome(outcome: "aborted" | "timed_out"): void;
 }
 
 /** The requests an `Http1PoolMonitor` reading covers (the handler's, or the standalone monitor's). @internal */
@@ -162,52 +137,6 @@ export function addActiveAge(link: PoolLink, ageMs: number): void {
   a.activeAgeSumMs += ageMs;
   a.activeAgeCount++;
   if (ageMs > a.oldestActiveMs) a.oldestActiveMs = ageMs;
-}
-
-/** What the standalone monitor keeps for one tracked request (see `request-listeners.ts`). @internal */
-export abstract class RequestState {
-  /** The monitor tracking the request (`undefined`: not tracked; set by `trackStarted()` and its siblings). */
-  core: Http1Core | undefined = undefined;
-  /** Its origin entry (set with `core`). */
-  originState: OriginState | undefined = undefined;
-  /** The agent it is (to be) created with; never read for an unpooled request. */
-  abstract readonly agent: Agent;
-  /** `timing.now()` ms when its caller began handling it: queue wait and `request:finished` duration run from it. */
-  abstract readonly beganAt: number;
-  /** Counted as queued (in `agent.requests`, the embedder's queue, or dispatched with no socket yet). */
-  isQueued = false;
-  /** Its close was counted (`requestClosed()` ran). */
-  closeCounted = false;
-  hasErrored = false;
-  /** Why its caller destroyed it (`noteRequestOutcome()`); the first note wins. */
-  notedOutcome: "aborted" | "timed_out" | undefined = undefined;
-  countedUnder: RequestOutcome | undefined = undefined;
-  /** `timing.now()` ms at its socket (-1: none yet). */
-  acquiredAt = -1;
-  /** `timing.now()` ms at its response (-1: none yet). */
-  responseAt = -1;
-  res: IncomingMessage | undefined = undefined;
-  /** Its socket's state, while it counts on the socket. */
-  socketState: SocketState | undefined = undefined;
-  /** `socket.bytesRead` when the body last made progress, and when that was. */
-  seenProgress = 0;
-  progressAt = 0;
-  /** Queued by the embedder (`trackQueued()`), not dispatched yet: counted in its link's `gateQueued`. */
-  gated = false;
-  /** Tracked as sent outside the pool (`trackUnpooled()`): counted in `origin.unpooled` only. */
-  isUnpooled = false;
-  /** The link whose queue list holds this request while `queued` (`undefined`: queued under no known link). */
-  queueLink: PoolLink | undefined = undefined;
-  /** Next (younger) request on the link's queue list. */
-  qNext: RequestState | undefined = undefined;
-  /** For `request:finished`: the method, the caller's error, the raw request Content-Length. */
-  trackedMethod: string | undefined = undefined;
-  trackedError: unknown = undefined;
-  requestBodySize: unknown = undefined;
-  /** On the origin's open-response list, between `openPrev` and `openNext`. */
-  open = false;
-  openPrev: RequestState | undefined = undefined;
-  openNext: RequestState | undefined = undefined;
 }
 
 /** What `outcomeOf()` reads of a request. @internal */
@@ -383,8 +312,6 @@ export class OriginState extends OriginTelemetry {
   lastQueueLink: PoolLink | undefined = undefined;
   /** Tracked requests queued now. */
   queuedTracked = 0;
-  /** The standalone monitor's responses whose body is still open (linked through `RequestState.openPrev/openNext`). */
-  openHead: RequestState | undefined = undefined;
 
   /** The next interval's queue floor starts from the tracked queue (this monitor's requests), not the agent's. */
   override resetSampleCounters(_queued: number): void {
@@ -450,40 +377,6 @@ export function dropLinkIfIdle(core: Http1Core, l: PoolLink | undefined): void {
     !maps.requests[name]?.length
   )
     core.originLinks.unlink(l);
-}
-
-/** Appends a queued request to its link's queue list. O(1). @internal */
-export function enqueueOnLink(link: PoolLink, st: RequestState): void {
-  st.queueLink = link;
-  const tail = link.queueTail;
-  if (tail !== undefined) tail.qNext = st;
-  else link.queueHead = st;
-  link.queueTail = st;
-}
-
-/**
- * A request left the queued state. At the head (Node serves in order), it and the entries behind it that left go
- * (amortised O(1)); elsewhere it stays until it reaches the head. A leaving entry's `qNext` is cleared: a promoted dead
- * state would otherwise keep the whole younger queue alive through every scavenge. @internal
- */
-export function dequeueFromLink(st: RequestState): void {
-  const link = st.queueLink;
-  if (link === undefined) return;
-  st.queueLink = undefined;
-  if (link.queueHead === st) queueHead(link);
-}
-
-/** The oldest request still queued on `link`, dropping the entries that left. @internal */
-export function queueHead(link: PoolLink): RequestState | undefined {
-  let head = link.queueHead;
-  while (head !== undefined && !head.isQueued) {
-    const next = head.qNext;
-    head.qNext = undefined;
-    head = next;
-  }
-  link.queueHead = head;
-  if (head === undefined) link.queueTail = undefined;
-  return head;
 }
 
 // Scratch figures for poll(), never held across calls.
