@@ -17,11 +17,11 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
+import { filesUnder, REPO_ROOT } from "./lib/published-packages.mjs";
 
 // Loaded as CommonJS: an ESM import of this 9 MB module first scans it for its export names (~0.5 s).
 const ts = createRequire(import.meta.url)("typescript");
-const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 /**
  * The module specifiers of one file's source text, in order.
@@ -70,20 +70,6 @@ export function importSpecifiers(text, fileName = "file.ts") {
   return found;
 }
 
-/** Every `.ts` file (not `.d.ts`) under `dir`, recursively. */
-function tsFiles(dir) {
-  const out = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (entry.name !== "node_modules" && entry.name !== "dist") out.push(...tsFiles(path));
-    } else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts")) {
-      out.push(path);
-    }
-  }
-  return out;
-}
-
 const isFile = (path) => existsSync(path) && statSync(path).isFile();
 
 /** The `.ts` file a relative specifier names, or `undefined`. */
@@ -114,7 +100,7 @@ export function importGraph(root = REPO_ROOT) {
       const name = JSON.parse(readFileSync(manifest, "utf8")).name;
       if (typeof name === "string") workspace.set(name, src);
     }
-    files.push(...tsFiles(src));
+    files.push(...filesUnder(src, (rel) => rel.endsWith(".ts") && !rel.endsWith(".d.ts")));
   }
   const resolveWorkspace = (specifier) => {
     for (const [name, src] of workspace) {
