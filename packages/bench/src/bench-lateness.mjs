@@ -6,10 +6,11 @@
 //   * a fresh handler configured for the kind, with an established connection to the probes' server first (`/128`),
 //     as a client in use has. The servers are the load server's (lib/load-server.mjs, in a child process), so
 //     answering the background traffic never runs on the measured event loop;
-//   * states: "alone" (nothing else); "under load" (LOAD_CONCURRENCY loops send GET /65536, a body read to its
-//     end, through the same handler back to back, from SETTLE_MS before the first probe until the last settled);
-//     "N in flight" (request kind only: MANY requests to /never through the same handler first, each with a per-call
-//     requestTimeout of 10 min, so MANY armed deadlines, most queued behind the pool's sockets);
+//   * states: "alone" (nothing else); "under load" (`loadConcurrency` (16) loops send GET /65536, a body read to its
+//     end, through the same handler back to back, from `settleMs` before the first probe until the last settled);
+//     "N in flight" (request kind only: `many` (10,000) requests to /never through the same handler first, each with a per-call
+//     requestTimeout of 10 min, so that many armed deadlines, most queued behind the pool's sockets, issued `manySettleMs`
+//     before the first probe);
 //   * `probes` probes, each paired with a native `setTimeout(d)` armed in the same tick (the floor: the event loop's
 //     own lateness at that moment). Request and socket probes are issued d / probes apart (their due times spread
 //     over one period); connection and session probes one after the other (each needs a connection of its own);
@@ -56,8 +57,9 @@ const CONFIG = {
   loadConcurrency: Number(process.env.BENCH_LATENESS_LOAD ?? 16),
   /** Requests in flight in the "N in flight" state. */
   many: Number(process.env.BENCH_LATENESS_MANY ?? 10_000),
-  /** Background traffic runs this long before the first probe, ms. */
+  /** Background traffic runs this long before the first probe, ms; `many` requests need longer to be issued. */
   settleMs: 300,
+  manySettleMs: 1500,
   /** Durations per kind, ms. */
   durations: { request: [10, 100, 1000], socket: [100], connection: [100], session: [200] },
 };
@@ -293,7 +295,7 @@ async function runCell(spec, kind, d, state, targets) {
     let stop;
     if (state === "under load") stop = startLoad(handler, cellTargets.probe, kind === "request" ? 10 * d : 0);
     if (state === "in flight") stop = startInFlight(handler, cellTargets.probe);
-    if (stop) await sleep(state === "in flight" ? 5 * CONFIG.settleMs : CONFIG.settleMs);
+    if (stop) await sleep(state === "in flight" ? CONFIG.manySettleMs : CONFIG.settleMs);
     const eluStart = performance.eventLoopUtilization();
     if (kind === "session" || kind === "connection") {
       for (let i = 0; i < CONFIG.probes; i++) results.push(await probe(handler, kind, d, cellTargets).catch(errorOf));
