@@ -6,11 +6,11 @@
 //   * a fresh handler configured for the kind, with an established connection to the probes' server first (`/128`),
 //     as a client in use has. The servers are the load server's (lib/load-server.mjs, in a child process), so
 //     answering the background traffic never runs on the measured event loop;
-//   * states: "alone" (nothing else); "under load" (`loadConcurrency` (16) loops send GET /65536, a body read to its
-//     end, through the same handler back to back, from `settleMs` before the first probe until the last settled);
-//     "N in flight" (request kind only: `many` (10,000) requests to /never through the same handler first, each with a per-call
-//     requestTimeout of 10 min, so that many armed deadlines, most queued behind the pool's sockets, issued `manySettleMs`
-//     before the first probe);
+//   * states: "alone" (nothing else); "under load" (`loadConcurrency` loops send GET /65536, a body read to its end,
+//     through the same handler back to back, from `settleMs` before the first probe until the last settled);
+//     "N in flight" (request kind only: `many` requests to /never through the same handler, `manySettleMs` before
+//     the first probe, each with a per-call requestTimeout of 10 min: that many armed deadlines, most queued for a
+//     socket);
 //   * `probes` probes, each paired with a native `setTimeout(d)` armed in the same tick (the floor: the event loop's
 //     own lateness at that moment). Request and socket probes are issued d / probes apart (their due times spread
 //     over one period); connection and session probes one after the other (each needs a connection of its own);
