@@ -24,26 +24,14 @@ import { filesUnder, REPO_ROOT } from "./lib/published-packages.mjs";
 
 /** @type {RetiredPhrase[]} */
 export const RETIRED = [
-  {
-    phrase: "shared, unref'd interval",
+  ...["shared, unref'd interval", "shared, lazy, unref'd interval", "unref'd interval per handler"].map((phrase) => ({
+    phrase,
     now: "deadlines are nodes on one native timer per handler, armed for the earliest deadline",
-  },
-  {
-    phrase: "shared, lazy, unref'd interval",
-    now: "deadlines are nodes on one native timer per handler, armed for the earliest deadline",
-  },
-  {
-    phrase: "unref'd interval per handler",
-    now: "deadlines are nodes on one native timer per handler, armed for the earliest deadline",
-  },
-  {
-    phrase: "native, unref'd timer",
+  })),
+  ...["native, unref'd timer", "unref'd native timer"].map((phrase) => ({
+    phrase,
     now: "the handler's timer is ref'd while a request waits on a deadline, unref'd otherwise",
-  },
-  {
-    phrase: "unref'd native timer",
-    now: "the handler's timer is ref'd while a request waits on a deadline, unref'd otherwise",
-  },
+  })),
   {
     phrase: "still on undici's own",
     now: "UndiciHttpHandler runs socketTimeout on the handler's own scheduler, not on undici's ~1 s timers",
