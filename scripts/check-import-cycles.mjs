@@ -10,19 +10,18 @@
  * `src/index.ts` or `src/<subpath>.ts`, so a cycle between packages is found too. Anything else (node builtins,
  * dependencies) is not an edge. An edge is marked `(type)` when it carries types only.
  *
- * Cycles: the strongly connected components of the graph (Tarjan); for each import between two files of one
- * component, the shortest cycle through that import, each cycle reported once (so every import that takes part in
- * a cycle is shown, without listing every cycle). Cost: one parse per file, O(files + edges) for the components,
- * one breadth-first search per import inside a component.
+ * Cycles: for each import, the shortest cycle through it (the import, then the shortest way back), each cycle
+ * reported once, so every import that takes part in a cycle is shown without listing every cycle. Cost: one parse
+ * per file, one breadth-first search per import (a few hundred files: milliseconds).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
+import { filesUnder, REPO_ROOT } from "./lib/published-packages.mjs";
 
 // Loaded as CommonJS: an ESM import of this 9 MB module first scans it for its export names (~0.5 s).
 const ts = createRequire(import.meta.url)("typescript");
-const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 /**
  * The module specifiers of one file's source text, in order.
@@ -71,20 +70,6 @@ export function importSpecifiers(text, fileName = "file.ts") {
   return found;
 }
 
-/** Every `.ts` file (not `.d.ts`) under `dir`, recursively. */
-function tsFiles(dir) {
-  const out = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (entry.name !== "node_modules" && entry.name !== "dist") out.push(...tsFiles(path));
-    } else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts")) {
-      out.push(path);
-    }
-  }
-  return out;
-}
-
 const isFile = (path) => existsSync(path) && statSync(path).isFile();
 
 /** The `.ts` file a relative specifier names, or `undefined`. */
@@ -115,7 +100,7 @@ export function importGraph(root = REPO_ROOT) {
       const name = JSON.parse(readFileSync(manifest, "utf8")).name;
       if (typeof name === "string") workspace.set(name, src);
     }
-    files.push(...tsFiles(src));
+    files.push(...filesUnder(src, (rel) => rel.endsWith(".ts") && !rel.endsWith(".d.ts")));
   }
   const resolveWorkspace = (specifier) => {
     for (const [name, src] of workspace) {
@@ -138,64 +123,25 @@ export function importGraph(root = REPO_ROOT) {
   return graph;
 }
 
-/** Strongly connected components with a cycle (more than one file, or a file importing itself). Tarjan. */
-function cyclicComponents(graph) {
-  let index = 0;
-  const indexOf = new Map();
-  const low = new Map();
-  const stack = [];
-  const onStack = new Set();
-  const out = [];
-  const strongConnect = (v) => {
-    indexOf.set(v, index);
-    low.set(v, index);
-    index++;
-    stack.push(v);
-    onStack.add(v);
-    for (const w of graph.get(v)?.keys() ?? []) {
-      if (!indexOf.has(w)) {
-        strongConnect(w);
-        low.set(v, Math.min(low.get(v), low.get(w)));
-      } else if (onStack.has(w)) {
-        low.set(v, Math.min(low.get(v), indexOf.get(w)));
-      }
-    }
-    if (low.get(v) === indexOf.get(v)) {
-      const component = [];
-      let w;
-      do {
-        w = stack.pop();
-        onStack.delete(w);
-        component.push(w);
-      } while (w !== v);
-      if (component.length > 1 || graph.get(v)?.has(v)) out.push(new Set(component));
-    }
-  };
-  for (const v of graph.keys()) if (!indexOf.has(v)) strongConnect(v);
-  return out;
-}
-
-/** The shortest path from `from` to `to` inside `component` (breadth-first), both ends included. */
-function shortestPath(graph, component, from, to) {
+/** The shortest import path from `from` to `to` (breadth-first), both ends included, or `undefined`. */
+function shortestPath(graph, from, to) {
   const previous = new Map([[from, from]]);
   const queue = [from];
-  for (let i = 0; i < queue.length; i++) {
-    const v = queue[i];
-    if (v === to) break;
-    for (const w of graph.get(v).keys()) {
-      if (!component.has(w) || previous.has(w)) continue;
-      previous.set(w, v);
+  for (let i = 0; i < queue.length && !previous.has(to); i++) {
+    for (const w of graph.get(queue[i])?.keys() ?? []) {
+      if (previous.has(w)) continue;
+      previous.set(w, queue[i]);
       queue.push(w);
     }
   }
+  if (!previous.has(to)) return undefined;
   const path = [to];
   while (path[0] !== from) path.unshift(previous.get(path[0]));
   return path;
 }
 
 /**
- * The import cycles under `<root>/packages/*\/src`: per cyclic component, the shortest cycle through each import
- * inside it (each cycle reported once). A cycle is its files in import order; the first one is imported again by the last.
+ * The import cycles under `<root>/packages/*\/src`: the shortest cycle through each import (each reported once). A cycle is its files in import order; the first one is imported again by the last.
  * @param {string} [root] repository root
  * @returns {Array<Array<{ file: string, typeOnly: boolean }>>} `file` relative to `root`; `typeOnly`: the edge
  *   from this file to the next one carries types only
@@ -204,25 +150,24 @@ export function findImportCycles(root = REPO_ROOT) {
   const graph = importGraph(root);
   const cycles = [];
   const seen = new Set();
-  for (const component of cyclicComponents(graph)) {
-    for (const v of [...component].sort()) {
-      for (const w of [...graph.get(v).keys()].filter((x) => component.has(x)).sort()) {
-        // The shortest cycle through the edge v → w: the edge, then back from w to v.
-        const files = v === w ? [v] : shortestPath(graph, component, w, v);
-        if (v !== w) files.unshift(files.pop());
-        // One rotation per cycle: start from the smallest file.
-        const first = files.indexOf([...files].sort()[0]);
-        const rotated = [...files.slice(first), ...files.slice(0, first)];
-        const key = rotated.join("\0");
-        if (seen.has(key)) continue;
-        seen.add(key);
-        cycles.push(
-          rotated.map((file, i) => ({
-            file: relative(root, file).split(sep).join("/"),
-            typeOnly: graph.get(file).get(rotated[(i + 1) % rotated.length]) === true,
-          }))
-        );
-      }
+  for (const v of [...graph.keys()].sort()) {
+    for (const w of [...graph.get(v).keys()].sort()) {
+      // The shortest cycle through the import v → w: the import, then the shortest way back from w to v.
+      const back = v === w ? [v] : shortestPath(graph, w, v);
+      if (back === undefined) continue;
+      const files = v === w ? back : [v, ...back.slice(0, -1)];
+      // One rotation per cycle: start from the smallest file.
+      const first = files.indexOf([...files].sort()[0]);
+      const rotated = [...files.slice(first), ...files.slice(0, first)];
+      const key = rotated.join("\0");
+      if (seen.has(key)) continue;
+      seen.add(key);
+      cycles.push(
+        rotated.map((file, i) => ({
+          file: relative(root, file).split(sep).join("/"),
+          typeOnly: graph.get(file).get(rotated[(i + 1) % rotated.length]) === true,
+        }))
+      );
     }
   }
   return cycles;

@@ -12,6 +12,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 
 const root = new URL("..", import.meta.url);
 const lockPath = new URL("package-lock.json", root);
+/** What `npm view` reads of each missing package for its lockfile entry. */
+const FIELDS = ["version", "dist.integrity", "os", "cpu", "libc", "license", "engines"];
 
 function missing() {
   try {
@@ -46,27 +48,8 @@ for (const name of names) {
   }
   let meta;
   try {
-    meta = JSON.parse(
-      execFileSync(
-        "npm",
-        [
-          "view",
-          `${name}@${version}`,
-          "--json",
-          "version",
-          "dist.integrity",
-          "os",
-          "cpu",
-          "libc",
-          "license",
-          "engines",
-        ],
-        {
-          encoding: "utf8",
-          stdio: ["ignore", "pipe", "ignore"],
-        }
-      )
-    );
+    const args = ["view", `${name}@${version}`, "--json", ...FIELDS];
+    meta = JSON.parse(execFileSync("npm", args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }));
   } catch {
     meta = { version };
   }

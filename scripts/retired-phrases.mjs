@@ -12,7 +12,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { REPO_ROOT } from "./lib/published-packages.mjs";
+import { filesUnder, REPO_ROOT } from "./lib/published-packages.mjs";
 
 /**
  * @typedef {object} RetiredPhrase
@@ -24,26 +24,14 @@ import { REPO_ROOT } from "./lib/published-packages.mjs";
 
 /** @type {RetiredPhrase[]} */
 export const RETIRED = [
-  {
-    phrase: "shared, unref'd interval",
+  ...["shared, unref'd interval", "shared, lazy, unref'd interval", "unref'd interval per handler"].map((phrase) => ({
+    phrase,
     now: "deadlines are nodes on one native timer per handler, armed for the earliest deadline",
-  },
-  {
-    phrase: "shared, lazy, unref'd interval",
-    now: "deadlines are nodes on one native timer per handler, armed for the earliest deadline",
-  },
-  {
-    phrase: "unref'd interval per handler",
-    now: "deadlines are nodes on one native timer per handler, armed for the earliest deadline",
-  },
-  {
-    phrase: "native, unref'd timer",
+  })),
+  ...["native, unref'd timer", "unref'd native timer"].map((phrase) => ({
+    phrase,
     now: "the handler's timer is ref'd while a request waits on a deadline, unref'd otherwise",
-  },
-  {
-    phrase: "unref'd native timer",
-    now: "the handler's timer is ref'd while a request waits on a deadline, unref'd otherwise",
-  },
+  })),
   {
     phrase: "still on undici's own",
     now: "UndiciHttpHandler runs socketTimeout on the handler's own scheduler, not on undici's ~1 s timers",
@@ -102,18 +90,6 @@ export function retiredPhrases(text, retired = RETIRED) {
   return found.sort((a, b) => a.line - b.line);
 }
 
-/** Files under `dir` (absolute) whose name passes `keep`, recursively; node_modules and dist skipped. */
-function filesUnder(dir, keep) {
-  const out = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.name === "node_modules" || entry.name === "dist") continue;
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...filesUnder(path, keep));
-    else if (keep(entry.name)) out.push(path);
-  }
-  return out;
-}
-
 /**
  * The files the check reads, relative to `root`: the docs that exist, and the published packages' sources.
  * @param {string} [root]
@@ -135,7 +111,7 @@ export function checkedFiles(root = REPO_ROOT) {
   });
   const sources = published.flatMap((p) =>
     existsSync(join(root, p, "src"))
-      ? filesUnder(join(root, p, "src"), (name) => name.endsWith(".ts") && !/\.(spec|mock)\.ts$/.test(name))
+      ? filesUnder(join(root, p, "src"), (rel) => rel.endsWith(".ts") && !/\.(spec|mock)\.ts$/.test(rel))
       : []
   );
   return [...docs, ...sources.map((f) => relative(root, f))];

@@ -32,3 +32,15 @@ export function publishedPackages() {
   }
   return out.sort((a, b) => a.relDir.localeCompare(b.relDir));
 }
+
+/**
+ * The files under `dir` (absolute paths, recursively) whose path relative to it passes `keep`; nothing under a
+ * `node_modules` or `dist` folder.
+ * @param {string} dir @param {(rel: string) => boolean} keep
+ */
+export function filesUnder(dir, keep) {
+  return readdirSync(dir, { recursive: true })
+    .map(String)
+    .filter((rel) => !/(^|[\\/])(node_modules|dist)([\\/]|$)/.test(rel) && keep(rel))
+    .map((rel) => join(dir, rel));
+}

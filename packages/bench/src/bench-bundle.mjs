@@ -25,7 +25,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { appSource, bundleEntry, HANDLERS } from "./lib/handler-apps.mjs";
+import { bundleHandler, HANDLERS } from "./lib/handler-apps.mjs";
 import { describeRun } from "./lib/machine.mjs";
 import { median, pairedRatios, quantile } from "./lib/stats.mjs";
 
@@ -68,7 +68,7 @@ async function main() {
   const startedAt = performance.now();
   const weights = [];
   for (const handler of HANDLERS) {
-    const { code } = await bundleEntry(REPO, appSource(handler));
+    const code = await bundleHandler(REPO, handler);
     const bytes = Buffer.byteLength(code);
     weights.push({
       id: handler.id,

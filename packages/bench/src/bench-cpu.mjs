@@ -9,31 +9,26 @@
 // default checks that start with it; no name runs the default checks (DEFAULT_CHECKS, about an hour on 2 cores).
 // `--quick` runs 2 cycles per check (1 repeat of 1,000 requests with --instr): proof that it runs, not a result.
 //
-// CPU time (default). Why not one long series: one burst's paired ratio swings by ±20-50 % on a shared 2-core VM,
-// and two instances of the same client can differ by a few % for as long as they live (an A/A ratio of 0.955 over
-// 121 rounds on one pair at c=1000), which no number of rounds on the same instances averages out. So a check runs
-// in cycles: each cycle creates three clients afresh (the subject, the baseline and a SECOND instance of the
-// baseline, the A/A control), gives each a warm-up burst, then runs one cycle of a Williams design
-// (lib/run-order.mjs: every client in every position and right after every other equally often). A round's ratio is
-// the subject's client CPU (process.cpuUsage, user + system; the server is another process) over the mean of the
-// two baseline instances'; a cycle's value is the median of its rounds; the result is the median over cycles with
-// its distribution-free 95 % interval (lib/focus-summary.mjs). 50 cycles, 20 at c >= 1000, 10 at c = 10000
-// (BENCH_CYCLES overrides). Verdict: "met" when the whole interval is within the limit, "missed" when all of it is
-// past, "unresolved" otherwise, "measured" for a check without a limit; "void" when the A/A interval does not hold 1
-// (about 1 check in 20 by chance alone: run it again).
+// CPU time (default). One burst's paired ratio swings by tens of % on a shared VM, and two instances of one client
+// can differ by a few % for as long as they live, so a check runs in cycles: each cycle creates three clients
+// afresh (the subject, the baseline and a SECOND instance of the baseline, the A/A control), warms each up, then runs
+// one cycle of a Williams design (lib/run-order.mjs). A round's ratio is the subject's client CPU (process.cpuUsage;
+// the server is another process) over the mean of the two baseline instances'; a cycle's value is the median of its
+// rounds; the result is the median over cycles with its distribution-free 95 % interval (lib/focus-summary.mjs).
+// 50 cycles, 20 at c >= 1000, 10 at c = 10000 (BENCH_CYCLES overrides). Verdict: "met" when the whole interval is
+// within the limit, "missed" when all of it is past, "unresolved" otherwise, "measured" without a limit; "void" when
+// the A/A interval does not hold 1 (about 1 check in 20 by chance alone: run it again).
 //
-// Instructions (--instr). An instruction count repeats to about 1 % between runs where CPU time swings by tens of
-// %, so a few runs tell a few-% difference; it is not time (no branch misses, no cache misses). Each run is one
-// client in its own process under `valgrind --tool=callgrind --instr-atstart=no`, with its own load server: a
-// warm-up of BENCH_INSTR_WARMUP requests (20,000: TurboFan has optimised the request path by then), a pause, a
-// tenth as many more, a pause, then the counted window of BENCH_INSTR_REQUESTS (3,000), switched on and off by the
-// parent with callgrind_control. A pause blocks the event loop (Atomics.wait on a flag file) so it leaves no new
-// type feedback for the window to deoptimise on; no gc() anywhere (a forced full GC re-optimises half the hot path
-// inside the next window). Every thread is counted. Time-driven work (the shared tick, the once-a-second
-// getPoolStats() read) runs far more often per request under valgrind's slowdown; BENCH_INSTR_READER=off leaves the
-// reader out. Subject and baseline alternate, BENCH_INSTR_REPEATS times (3); ratios are paired by repeat.
-// BENCH_INSTR_KEEP=<dir> keeps each callgrind file (with V8's perf map, to name JIT code) for callgrind_annotate.
-// The undici clients' windows are not stable under callgrind (±20 % between runs): read their min-max.
+// Instructions (--instr): they repeat to about 1 % between runs, so a few runs tell a few-% difference (they are
+// not time: no branch or cache misses). Each run is one client in its own process under `valgrind --tool=callgrind
+// --instr-atstart=no`, with its own load server: BENCH_INSTR_WARMUP requests (20,000, for TurboFan), a pause, a tenth
+// as many more, a pause, then the counted window of BENCH_INSTR_REQUESTS (3,000), switched on and off by the parent
+// with callgrind_control. A pause blocks the event loop (Atomics.wait on a flag file), leaving no new type feedback
+// for the window to deoptimise on; no gc() anywhere. Time-driven work (the shared tick, the once-a-second
+// getPoolStats() read) runs more often per request under valgrind; BENCH_INSTR_READER=off leaves the reader out.
+// Subject and baseline alternate, BENCH_INSTR_REPEATS times (3); ratios are paired by repeat.
+// BENCH_INSTR_KEEP=<dir> keeps each callgrind file (with V8's perf map) for callgrind_annotate. The undici clients'
+// windows vary by ±20 % under callgrind: read their min-max.
 //
 // Output: a markdown table on stdout, and packages/bench/out/bench-cpu-latest.json (a run replaces the results of
 // the checks it ran, in its mode, and keeps the others, each with its date and raw series).

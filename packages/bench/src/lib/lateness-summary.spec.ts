@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { percentile, summarizeProbes, underLoadMarkdown } from "./lateness-summary.mjs";
+import { latenessMarkdown, percentile, summarizeProbes } from "./lateness-summary.mjs";
 
 describe("summarizeProbes", () => {
   it("pairs each probe with its own floor: Δ is the p90 of the differences, not the difference of the p90s", () => {
@@ -22,7 +22,8 @@ describe("summarizeProbes", () => {
   });
 });
 
-describe("underLoadMarkdown", () => {
+describe("latenessMarkdown", () => {
+  const config = { probes: 8, loadConcurrency: 16, many: 10_000, states: ["alone", "under load", "in flight"] };
   const cell = (handler: string, state: string, deltaP90: number, n = 8) => ({
     handler,
     kind: "request",
@@ -37,22 +38,23 @@ describe("underLoadMarkdown", () => {
     errors: n === 0 ? ["answered"] : [],
   });
 
-  it("puts a handler's alone and under-load cells on one row, Δ signed", () => {
-    const lines = underLoadMarkdown([cell("A", "alone", 1.5), cell("A", "under load", -0.25), cell("B", "alone", 2)], {
-      loadConcurrency: 16,
-      loadProbes: 8,
-    });
+  it("puts a handler's cells of every state on one row, Δ signed, a missing state empty", () => {
+    const lines = latenessMarkdown(
+      [cell("A", "alone", 1.5), cell("A", "under load", -0.25), cell("A", "in flight", 3), cell("B", "alone", 2)],
+      config
+    );
+    expect(lines).toContain(
+      "| handler | deadline | alone p50 / p90 (floor) Δ | elu | under load p50 / p90 (floor) Δ | elu | 10,000 in flight p50 / p90 (floor) Δ | elu |"
+    );
     const rows = lines.filter((l) => l.startsWith("| A") || l.startsWith("| B"));
     expect(rows).toEqual([
-      "| A | requestTimeout 1 s | 1.0 / 2.0 (0.5) **+1.5** | 90 % | 1.0 / 2.0 (0.5) **-0.3** | 90 % |",
-      "| B | requestTimeout 1 s | 1.0 / 2.0 (0.5) **+2.0** | 90 % |  |  |",
+      "| A | requestTimeout 1 s | 1.0 / 2.0 (0.5) **+1.5** | 90 % | 1.0 / 2.0 (0.5) **-0.3** | 90 % | 1.0 / 2.0 (0.5) **+3.0** | 90 % |",
+      "| B | requestTimeout 1 s | 1.0 / 2.0 (0.5) **+2.0** | 90 % |  |  |  |  |",
     ]);
   });
 
   it("says why a cell has no sample", () => {
-    const [row] = underLoadMarkdown([cell("A", "alone", Number.NaN, 0)], { loadConcurrency: 1, loadProbes: 1 }).filter(
-      (l) => l.startsWith("| A")
-    );
+    const [row] = latenessMarkdown([cell("A", "alone", Number.NaN, 0)], config).filter((l) => l.startsWith("| A"));
     expect(row).toContain("no sample (answered)");
   });
 });

@@ -1,16 +1,11 @@
 // =============================================================================
 // run-order.mjs: the order in which the clients of one round run their bursts.
 //
-// Why not "rotate by one each round": rotation keeps the cyclic order, so every client always runs right after the
-// same other client. A burst leaves work behind (garbage the next burst's GC pays for, concurrent marking still
-// running on helper threads), and that carry-over then lands on the same client every round: with three clients at
-// c=1000, two identical instances of one client measured 0.955 (95 % interval 0.934-0.996) of each other.
-//
-// A Williams design balances it: over one full cycle of rows, every client runs in every position equally often,
-// and every client runs right after every other client equally often (once each for an even number of clients,
-// twice for an odd number, which needs 2n rows). Rows are handed out interleaved (for odd n: cyclic row 0, its
-// mirror, cyclic row 1, its mirror, ...) so that a number of rounds that is not a multiple of the cycle is still as
-// balanced as a prefix can be. Cost: O(n^2) per call (n = clients, 3 in the focused checks), once per round.
+// Not "rotate by one each round": rotation keeps the cyclic order, so the work a burst leaves behind (garbage, GC
+// marking on helper threads) always lands on the same next client. A Williams design balances it: over one cycle of
+// rows, every client runs in every position, and right after every other client, equally often (n rows for an even
+// n, 2n for an odd n). Rows are handed out interleaved (for odd n: row 0, its mirror, row 1, its mirror, ...) so a
+// prefix of a cycle is as balanced as it can be. Cost: O(n^2) per call (n = 3 in the focused checks).
 // =============================================================================
 
 /**

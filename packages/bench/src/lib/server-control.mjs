@@ -13,6 +13,7 @@ const SERVER_PATH = fileURLToPath(new URL("./load-server.mjs", import.meta.url))
  * @property {number} port
  * @property {string} origin                       e.g. "http://127.0.0.1:40123"
  * @property {string} h2Origin                     the same routes over cleartext HTTP/2
+ * @property {number} h2TlsPort                    the same routes over HTTP/2 with TLS (for "localhost")
  * @property {() => Promise<void>} hold            hold /hold/* requests until release()
  * @property {() => Promise<number>} release       answer every held request and stop holding; resolves to how many
  * @property {() => Promise<{held:number, served:number, connections:number}>} stats
@@ -54,6 +55,7 @@ export function startLoadServer() {
         port: msg.port,
         origin: `http://127.0.0.1:${msg.port}`,
         h2Origin: `http://127.0.0.1:${msg.h2Port}`,
+        h2TlsPort: msg.h2TlsPort,
         hold: () => request("hold").then(() => undefined),
         release: () => request("release").then((m) => m.count),
         stats: () => request("stats"),
