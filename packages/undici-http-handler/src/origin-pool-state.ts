@@ -79,6 +79,11 @@ export class RequestList {
 
   constructor(private readonly tag: number) {}
 
+  /** Whether `n` is linked in this list. */
+  has(n: PoolRequestNode): boolean {
+    return n.listTag === this.tag;
+  }
+
   linkTail(n: PoolRequestNode): void {
     n.listTag = this.tag;
     n.listPrev = this.lastNode;

@@ -26,9 +26,8 @@ import type { OriginPoolState } from "./origin-pool-state";
 import { type ResolvedUndiciConfig, resolveUndiciConfig, UNDICI_OPTIONS } from "./resolve-undici-config";
 import { trackedConnector } from "./tracked-connector";
 import type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
-import { LegacyUndiciRequest } from "./legacy-undici-request";
 import { RequestPlan } from "./request-plan";
-import { type AbortSignalLike, UndiciRequest, type UndiciRequestCore } from "./undici-request";
+import { type AbortSignalLike, LegacyUndiciRequest, UndiciRequest, type UndiciRequestCore } from "./undici-request";
 import { UndiciPoolMonitor } from "./undici-pool-monitor";
 
 // Bound once (see undici-request.ts).

@@ -13,11 +13,10 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { STALL_CONFIRM_MS } from "../../pool-monitor/src/deadline-scheduler";
 import { afterPollPhase, blockableClock } from "../../pool-monitor/src/fake-timers.mock";
 import type { DispatcherLike, DispatchOptionsLike } from "./dispatcher-like";
-import { LegacyUndiciRequest } from "./legacy-undici-request";
 import { type RecordedDispatch, stubDispatcher } from "./stub-dispatcher.mock";
 import { RequestPlan } from "./request-plan";
 import type { ResolvedUndiciConfig } from "./resolve-undici-config";
-import { UndiciRequest } from "./undici-request";
+import { LegacyUndiciRequest, UndiciRequest } from "./undici-request";
 
 const TIMEOUT = 100;
 const MESSAGE = `@sockeye/undici-http-handler - the request socket timed out after ${TIMEOUT} ms of inactivity (configured by client requestHandler).`;
