@@ -21,7 +21,6 @@ import { globalDispatcherSlot, isUserSetDispatcher } from "./global-dispatcher";
 import { DESTROYED_BY_HANDLER, handlerDestroyedError } from "./handler-destroyed-error";
 import type { OriginGate } from "./origin-gate";
 import { OriginGates } from "./origin-gates";
-import { pinServername } from "./pin-servername";
 import type { OriginPoolState } from "./origin-pool-state";
 import { type ResolvedUndiciConfig, resolveUndiciConfig, UNDICI_OPTIONS } from "./resolve-undici-config";
 import { trackedConnector } from "./tracked-connector";
@@ -40,11 +39,8 @@ const WARN_PREFIX = `${PACKAGE_PREFIX}:WARN - `;
 /** `globalSeen` when the handler does not follow the global dispatcher (a `dispatcher` option is set). */
 const NOT_FOLLOWED: unique symbol = Symbol("not followed");
 
-/** Warnings a handler logs once (bits of `warned`). */
-type OnceWarning = typeof WARNED_AGENT_OPTIONS | typeof WARNED_PER_REQUEST | typeof WARNED_GLOBAL_IGNORES_AGENTS;
-const WARNED_AGENT_OPTIONS = 1;
-const WARNED_PER_REQUEST = 2;
-const WARNED_GLOBAL_IGNORES_AGENTS = 4;
+/** Warnings a handler logs once. */
+type OnceWarning = "agent options" | "per-request" | "global ignores agents";
 
 /**
  * A Smithy `HttpHandler` on undici with `NodeHttpHandler`'s options, error shapes, telemetry and saturation
@@ -54,10 +50,9 @@ const WARNED_GLOBAL_IGNORES_AGENTS = 4;
 export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> {
   /** Identifies the protocol to the SDK. */
   public readonly metadata = { handlerProtocol: "http/1.1" };
+  /** The latest resolved config, once known (at once for an options object, when a provider settled). */
   private config: ResolvedUndiciConfig | undefined;
   private configPromise: Promise<ResolvedUndiciConfig>;
-  /** The latest resolved config when it is known synchronously (options object, or provider settled). */
-  private settledConfig: ResolvedUndiciConfig | undefined;
   private rawOptions: UndiciHttpHandlerOptions | undefined;
   private plan: RequestPlan | undefined;
   /** `plan` for the latest call with its own `requestTimeout`: that deadline rejects unless `throwOnRequestTimeout: false`. */
@@ -88,8 +83,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   /** Whether a request of the origin waits for a connection (no gate: yes). */
   private readonly originNeedsConnection = (origin: string): boolean =>
     this.gates.byOrigin.get(origin)?.needsConnection() ?? true;
-  /** The `OnceWarning` bits already logged. */
-  private warned = 0;
+  private readonly warned = new Set<OnceWarning>();
   /** Incremented by `destroy()`: a `handle()` awaiting the config provider meanwhile rejects, sending nothing. */
   private destroyGeneration = 0;
   // One-entry origin cache: consecutive requests to one endpoint skip building the origin string and the lookup.
@@ -120,18 +114,25 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     if (typeof options === "function") {
       this.configPromise = this.chain(options().then((o) => this.applyOptions(o ?? undefined)));
     } else {
-      this.settledConfig = this.applyOptions(options);
-      this.configPromise = Promise.resolve(this.settledConfig);
+      this.setConfig(this.applyOptions(options));
+      this.configPromise = Promise.resolve(this.config as ResolvedUndiciConfig);
     }
   }
 
-  /** Makes `p` the pending config; `settledConfig` is its value once it settles, unless a later one replaced it. */
+  /** Makes `p` the pending config: `config` is its value once it settles, unless a later one replaced it. */
   private chain(p: Promise<ResolvedUndiciConfig>): Promise<ResolvedUndiciConfig> {
-    this.settledConfig = undefined;
+    this.config = undefined;
     p.then((config) => {
-      if (this.configPromise === p) this.settledConfig = config;
+      if (this.configPromise === p) this.setConfig(config);
     }, ignoreRejection);
     return p;
+  }
+
+  /** `config` and the request plans built from it. */
+  private setConfig(config: ResolvedUndiciConfig): void {
+    this.config = config;
+    this.plan = new RequestPlan(config, this.scheduler, this.telemetryMonitor, config.throwOnRequestTimeout === true);
+    this.callPlan = undefined;
   }
 
   /** Sends `request`; resolves once its headers arrived, the body a `Readable`. Every failure is a rejection. */
@@ -150,25 +151,26 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     request: HttpRequest,
     options?: HttpHandlerOptions
   ): Promise<{ response: HttpResponse }> {
-    if (this.config === undefined) {
+    // A config updated while this one was pending replaces it: wait for the latest.
+    while (this.config === undefined) {
       const generation = this.destroyGeneration;
-      const config = await this.configPromise;
+      await this.configPromise;
       if (generation !== this.destroyGeneration) {
         throw handlerDestroyedError("while handle() was still resolving the handler config");
       }
-      this.config = config;
-      this.buildPlans(config);
     }
     if (this.globalSeen !== NOT_FOLLOWED && globalDispatcherSlot() !== this.globalSeen) this.globalDispatcherChanged();
     if (this.currentDispatcher === undefined) {
       this.currentDispatcher = this.createDispatcher(this.config);
-      // Requests a gate still holds go to the new dispatcher (the old one is closing).
-      for (const gate of this.gates.byOrigin.values()) {
+      // Requests a gate still holds go to the new dispatcher (the old one is closing), within its limits.
+      const limits = this.gateLimits;
+      for (const [origin, gate] of this.gates.byOrigin) {
         gate.dispatchTo = this.currentDispatcher;
+        gate.gateLimit = limits === undefined ? null : origin.startsWith("https:") ? limits.https : limits.http;
         gate.drainQueue();
       }
-      if (this.gateLimits === undefined && this.gates.byOrigin.size > 0) {
-        // The new dispatcher is not gated (pools of unknown limits): its gates drained (limit null) and go.
+      if (limits === undefined && this.gates.byOrigin.size > 0) {
+        // The new dispatcher is not gated (limits unknown): its gates drained (limit null) and go.
         this.gates.clear();
         this.telemetryMonitor?.ungateAll();
       }
@@ -286,14 +288,14 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const ignored = [...config.httpConnect.ignored, ...config.httpsConnect.ignored];
     if (ignored.length > 0) {
       this.warnOnce(
-        WARNED_AGENT_OPTIONS,
+        "agent options",
         config.logger,
         `${WARN_PREFIX}agent options without an undici equivalent are ignored: ${ignored.join("; ")}.`
       );
     }
     if (options?.socketMonitor === "per-request") {
       this.warnOnce(
-        WARNED_PER_REQUEST,
+        "per-request",
         config.logger,
         `${WARN_PREFIX}socketMonitor "per-request" has no undici equivalent; using "interval".`
       );
@@ -303,14 +305,9 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
 
   /** Logs `message` (to `logger`, else the console) unless `which` was logged before by this handler. */
   private warnOnce(which: OnceWarning, logger: Logger | undefined, message: string): void {
-    if ((this.warned & which) !== 0) return;
-    this.warned |= which;
+    if (this.warned.has(which)) return;
+    this.warned.add(which);
     guardedWarn(logger ?? console, message);
-  }
-
-  private buildPlans(config: ResolvedUndiciConfig): void {
-    this.plan = new RequestPlan(config, this.scheduler, this.telemetryMonitor, config.throwOnRequestTimeout === true);
-    this.callPlan = undefined;
   }
 
   /** The plan of a call with its own `requestTimeout` (kept for the next call with the same one). */
@@ -337,7 +334,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     this.viaGlobal = true;
     if (this.rawOptions?.httpsAgent != null || this.rawOptions?.httpAgent != null) {
       this.warnOnce(
-        WARNED_GLOBAL_IGNORES_AGENTS,
+        "global ignores agents",
         config.logger,
         `${WARN_PREFIX}requests go through the global undici dispatcher (setGlobalDispatcher); httpAgent / httpsAgent options (maxSockets, TLS) do not apply to it.`
       );
@@ -366,37 +363,26 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     this.lastProtocol = undefined;
     // A global dispatcher the user set, or the `dispatcher` option's instance: used as is (limit unknown, no gate).
     const external = this.followGlobal(config) ?? (config.dispatcher as unknown as DispatcherLike | undefined);
-    if (external !== undefined) {
-      this.ownsDispatcher = false;
-      this.gateLimits = undefined;
-      this.legacyHandlers = (external as unknown) instanceof Dispatcher;
-      this.uploadObserved = false;
-      for (const gate of this.gates.byOrigin.values()) gate.gateLimit = null;
-      return external;
-    }
-    this.ownsDispatcher = true;
-    this.legacyHandlers = true;
-    this.uploadObserved = (config.dispatcherOptions as { factory?: unknown } | undefined)?.factory === undefined;
-    const idle = config.idleSocketTimeout > 0 ? config.idleSocketTimeout : 600_000;
+    this.ownsDispatcher = external === undefined;
+    this.legacyHandlers = external === undefined || (external as unknown) instanceof Dispatcher;
+    this.gateLimits = undefined;
+    this.uploadObserved = false;
+    if (external !== undefined) return external;
     const user = (config.dispatcherOptions ?? {}) as Agent.Options & Record<string, unknown>;
-    // Gate limit = connections × `pipelining` (which also caps HTTP/2 streams). A caller's `factory`: unknown limits.
-    if (user.factory !== undefined) this.gateLimits = undefined;
-    else {
+    // Connections per origin: the `dispatcher` option's `connections`, else the agents' `maxSockets`.
+    const connections =
+      user.connections !== undefined
+        ? { http: user.connections ?? null, https: user.connections ?? null }
+        : { http: config.httpMaxSockets, https: config.httpsMaxSockets };
+    if (user.factory === undefined) {
+      // A caller's `factory`: limits unknown, upload progress unobserved. Else the gate limit is connections ×
+      // `pipelining` (which also caps HTTP/2 streams).
+      this.uploadObserved = true;
       const perConnection = typeof user.pipelining === "number" && user.pipelining > 1 ? user.pipelining : 1;
       const times = (n: number | null): number | null => (n === null ? null : n * perConnection);
-      if (user.connections !== undefined) {
-        const limit = times((user.connections as number | null) ?? null);
-        this.gateLimits = { http: limit, https: limit };
-      } else this.gateLimits = { http: times(config.httpMaxSockets), https: times(config.httpsMaxSockets) };
+      this.gateLimits = { http: times(connections.http), https: times(connections.https) };
     }
-    for (const [origin, gate] of this.gates.byOrigin) {
-      gate.gateLimit =
-        this.gateLimits === undefined
-          ? null
-          : origin.startsWith("https:")
-            ? this.gateLimits.https
-            : this.gateLimits.http;
-    }
+    const idle = config.idleSocketTimeout > 0 ? config.idleSocketTimeout : 600_000;
     const monitor = this.telemetryMonitor;
     const lifetime = config.connectionLifetime;
     const connecting = this.pendingConnects;
@@ -404,16 +390,14 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       const key = String(origin);
       const https = key.startsWith("https:");
       const o = opts as Pool.Options & Record<string, unknown>;
-      const maxSockets =
-        o.connections !== undefined ? (o.connections ?? null) : https ? config.httpsMaxSockets : config.httpMaxSockets;
+      const maxSockets = https ? connections.https : connections.http;
       const agent = https ? config.httpsConnect : config.httpConnect;
-      const connectOptions = typeof o.connect === "object" && o.connect !== null ? o.connect : {};
       let connector: buildConnector.connector;
       if (typeof o.connect === "function") connector = o.connect as buildConnector.connector;
       else {
         connector = buildConnector({
           ...agent.connect,
-          ...(connectOptions as object),
+          ...o.connect,
           timeout: config.connectionTimeout ?? 0,
         } as buildConnector.BuildOptions);
         const servername = agent.connect.servername;
@@ -526,18 +510,11 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.rawOptions = merged;
       return next;
     };
-    const known = this.settledConfig;
-    if (known !== undefined) {
+    if (this.config !== undefined) {
       // Applied now (as upstream's httpHandlerConfigs() shows it at once); a bad value throws here.
-      const next = apply(known);
-      this.settledConfig = next;
-      this.configPromise = Promise.resolve(next);
-      this.config = next;
-      this.buildPlans(next);
-    } else {
-      this.configPromise = this.chain(this.configPromise.then(apply));
-      this.config = undefined;
-    }
+      this.setConfig(apply(this.config));
+      this.configPromise = Promise.resolve(this.config);
+    } else this.configPromise = this.chain(this.configPromise.then(apply));
     if (update.update === "pool") this.retireDispatcher();
   }
 
@@ -546,7 +523,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
    * an update shows at once.
    */
   public httpHandlerConfigs(): UndiciHttpHandlerOptions {
-    return (this.config ?? this.settledConfig ?? {}) as UndiciHttpHandlerOptions;
+    return (this.config ?? {}) as UndiciHttpHandlerOptions;
   }
 }
 
@@ -570,6 +547,16 @@ function hasHeader(headers: HttpRequest["headers"] | undefined, lowerName: strin
     if (name.length === lowerName.length && name.toLowerCase() === lowerName) return true;
   }
   return false;
+}
+
+/**
+ * A connector that opens every TLS connection with `servername` (SNI and certificate check), as
+ * `httpsAgent.servername` does on `NodeHttpHandler`: undici's own applies only to requests to an IP address.
+ */
+function pinServername(connector: buildConnector.connector, servername: string): buildConnector.connector {
+  return function connect(options, callback) {
+    return connector({ ...options, servername }, callback);
+  } as buildConnector.connector;
 }
 
 /** Outside the class body, so the build names the class `UndiciHttpHandler` (see tsup.config.ts). */
