@@ -210,11 +210,10 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       // request.fragment never leaves the client (RFC 9110 §7.1).
       const plan = options?.requestTimeout != null ? this.callPlanFor(config, options.requestTimeout) : this.plan!;
       const origin = this.originOf(https, request);
-      const requestTimeout = options?.requestTimeout ?? config.requestTimeout;
       const observed = this.uploadObserved;
       const state = this.legacyHandlers
-        ? new LegacyUndiciRequest(plan, this.lastState, this.lastGate, abortSignal, requestTimeout, observed)
-        : new UndiciRequest(plan, this.lastState, this.lastGate, abortSignal, requestTimeout, observed);
+        ? new LegacyUndiciRequest(plan, this.lastState, this.lastGate, abortSignal, observed)
+        : new UndiciRequest(plan, this.lastState, this.lastGate, abortSignal, observed);
       const dispatchOptions: DispatchOptionsLike = {
         origin,
         path,

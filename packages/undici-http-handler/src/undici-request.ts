@@ -94,7 +94,6 @@ export abstract class UndiciRequestCore
   private holdsGateSlot = false;
   /** undici's controller, from the connection on. */
   private controller: DispatchControllerLike | undefined;
-  private pausedForReader = false;
   heldBody: Readable | undefined = undefined;
   bodyRef: WeakRef<Readable> | undefined = undefined;
   private targetDispatcher: DispatcherLike | undefined;
@@ -108,7 +107,6 @@ export abstract class UndiciRequestCore
     o: OriginPoolState | undefined,
     private readonly originGate: OriginGate | undefined,
     callerSignal: AbortSignalLike | undefined,
-    private readonly requestTimeoutMs: number | undefined,
     /**
      * undici reports request-body progress (handler-owned `Agent`): `socketTimeout` starts with the connection.
      * Otherwise it starts at the first progress event, and undici's `headersTimeout` is the backstop before.
@@ -239,7 +237,6 @@ export abstract class UndiciRequestCore
     if (!bodyOpen(this)) return;
     if (this.plan.idleMs > 0) this.lastActive = clock.now();
     if (pushBody(this, chunk)) return;
-    this.pausedForReader = true;
     // Paused for the reader: no inactivity timeout while undici reads nothing (as undici's bodyTimeout).
     this.pauseIdle();
     controller.pause();
@@ -296,7 +293,7 @@ export abstract class UndiciRequestCore
     if (kind === DeadlineKind.Request && !this.plan.throwsOnTimeout) {
       guardedWarn(
         this.plan.warnLogger ?? console,
-        `${requestTimeoutMessage(PACKAGE_PREFIX, this.requestTimeoutMs, false)} ${REQUEST_TIMEOUT_HINT}`
+        `${requestTimeoutMessage(PACKAGE_PREFIX, ms, false)} ${REQUEST_TIMEOUT_HINT}`
       );
       return;
     }
@@ -316,8 +313,7 @@ export abstract class UndiciRequestCore
   }
 
   readMore(): void {
-    if (!this.pausedForReader) return;
-    this.pausedForReader = false;
+    if (!this.idlePaused) return;
     const o = this.telemetry;
     if (o !== undefined) this.plan.poolTelemetry?.bodyResumed(o, this);
     this.resumeIdle(clock.now());

@@ -32,7 +32,7 @@ type Settled = { ok: true; response: HttpResponse } | { ok: false; error: any } 
 /** Starts a controller-API request on a recording dispatcher; `settled()` is its outcome so far. */
 function start(observed: boolean, socketTimeout = TIMEOUT) {
   const stub = stubDispatcher();
-  const request = new UndiciRequest(plan(socketTimeout), undefined, undefined, undefined, undefined, observed);
+  const request = new UndiciRequest(plan(socketTimeout), undefined, undefined, undefined, observed);
   let outcome: Settled;
   request.start(
     (value) => {
@@ -258,7 +258,7 @@ describe("socketTimeout on the deadline scheduler (fake timers)", () => {
   });
 
   it("undici 7's native callbacks (LegacyUndiciRequest) arm, restart and fire the same way", () => {
-    const request = new LegacyUndiciRequest(plan(), undefined, undefined, undefined, undefined, true);
+    const request = new LegacyUndiciRequest(plan(), undefined, undefined, undefined, true);
     let error: any;
     const aborts: unknown[] = [];
     const dispatcher = {
