@@ -20,7 +20,7 @@ import type { DispatcherLike, DispatchOptionsLike } from "./dispatcher-like";
 import { globalDispatcherSlot, isUserSetDispatcher } from "./global-dispatcher";
 import { DESTROYED_BY_HANDLER, handlerDestroyedError } from "./handler-destroyed-error";
 import type { OriginGate } from "./origin-gate";
-import { OriginGates } from "./origin-gates";
+import { OriginGates } from "./origin-gate";
 import type { OriginPoolState } from "./origin-pool-state";
 import { type ResolvedUndiciConfig, resolveUndiciConfig, UNDICI_OPTIONS } from "./resolve-undici-config";
 import { trackedConnector } from "./tracked-connector";
@@ -65,7 +65,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   private uploadObserved = false;
   /** Sockets of the handler-owned dispatcher still connecting: `destroy()` ends them (undici would not). */
   private readonly pendingConnects = new ConnectingSockets();
-  /** The FIFO per busy origin in front of the handler-owned dispatcher's pools (see origin-gates.ts). */
+  /** The FIFO per busy origin in front of the handler-owned dispatcher's pools (see origin-gate.ts). */
   private readonly gates = new OriginGates(this.pendingConnects);
   /** `maxSockets` per scheme of the handler-owned dispatcher (`undefined`: unknown, e.g. a caller's `factory`). */
   private gateLimits: { http: number | null; https: number | null } | undefined;
