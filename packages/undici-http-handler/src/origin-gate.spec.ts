@@ -17,7 +17,6 @@ function node(name: string, sent: string[]): GatedRequest & { name: string } {
     heldSince: -1,
     pausedAt: 0,
     listTag: 0,
-    wasQueued: false,
     listPrev: undefined,
     listNext: undefined,
     dispatchFromGate() {
@@ -110,7 +109,6 @@ function idleNode(): GatedRequest {
     heldSince: -1,
     pausedAt: 0,
     listTag: 0,
-    wasQueued: false,
     listPrev: undefined,
     listNext: undefined,
     dispatchFromGate() {},

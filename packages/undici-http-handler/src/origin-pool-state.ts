@@ -28,8 +28,6 @@ export interface PoolRequestNode {
   pausedAt: number;
   /** 0: in no list, 1: waiting, 2: paused, 3: an `OriginGate` queue of its own, 4: holding a connection. */
   listTag: number;
-  /** It waited behind others at its origin's limit (`request:enqueued` was emitted): `request:acquired`'s `queued`. */
-  wasQueued: boolean;
   listPrev: PoolRequestNode | undefined;
   listNext: PoolRequestNode | undefined;
 }
@@ -129,8 +127,11 @@ export class OriginPoolState extends OriginTelemetry {
   gatedHere = false;
   /** FIFO lists of the gates of origins aggregated in this entry (`_OTHER`), by exact origin (not `waitList`). */
   readonly gateQueues = new Map<string, RequestList>();
-  /** Requests holding a connection (given one, not yet finished with it). */
-  heldCount = 0;
+  /** Requests holding a connection (given one, not yet finished with it): their body is paused or not. */
+  get heldCount(): number {
+    return this.holders.nodeCount + this.pausedList.nodeCount;
+  }
+
   /** Connection attempts not yet connected or failed. */
   attemptsOpen = 0;
   /** Connected sockets whose first request has not been dispatched yet (to tell reused acquisitions). */

@@ -403,7 +403,6 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
           connector = pinServername(connector, servername);
         }
       }
-      const base = connecting.wrap(connector, key);
       const state: OriginPoolState | undefined = monitor?.originFor(key);
       const pool = new Pool(origin, {
         ...(agent.localAddress !== undefined ? { localAddress: agent.localAddress } : {}),
@@ -411,8 +410,10 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         ...(agent.keepAlive ? {} : { pipelining: 0 }),
         ...o,
         connections: maxSockets,
-        connect: connecting.onlyWhenNeeded(
-          state === undefined || monitor === undefined ? base : trackedConnector(base, monitor, state, lifetime),
+        connect: connecting.connector(
+          state === undefined || monitor === undefined
+            ? connector
+            : trackedConnector(connector, monitor, state, lifetime),
           key
         ),
         ...(lifetime !== undefined ? { clientTtl: lifetime } : {}),

@@ -74,7 +74,6 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
       o.queueShrank(o.waitList.nodeCount);
     }
     if (n.listTag === 0) o.holders.linkTail(n);
-    o.heldCount++;
     n.heldSince = now;
     if (o.freshConns > 0) {
       o.freshConns--;
@@ -87,7 +86,6 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
   requestReleased(o: OriginPoolState, n: PoolRequestNode): void {
     if (this.coreDestroyed || n.heldSince < 0) return;
     o.holders.unlinkNode(n);
-    o.heldCount--;
   }
 
   /** The request is over for the caller: it leaves its list. @internal */
