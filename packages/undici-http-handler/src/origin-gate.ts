@@ -26,7 +26,7 @@ export interface GatedRequest extends PoolRequestNode {
   dispatchFromGate(): void;
 }
 
-/** List tag of a gate-owned queue (1 = telemetry `waitList`, 2 = paused bodies). */
+/** List tag of a gate-owned queue (see `PoolRequestNode.listTag`). */
 const GATE_LIST_TAG = 3;
 
 /** @internal */
@@ -80,7 +80,7 @@ export class OriginGate {
     this.fifoQueue.linkTail(n);
   }
 
-  /** Removes a queued `n` (O(1)); no-op when it is not queued here. */
+  /** Removes a queued `n` (O(1)); no-op when it is not queued. */
   unlinkWaiter(n: GatedRequest): void {
     this.fifoQueue.unlinkNode(n);
     this.gateRegistry?.gateIdle(this);
@@ -153,7 +153,7 @@ export class OriginGates {
     return gate;
   }
 
-  /** No gate is pinned any more (the origin cache was reset); the one pinned before is dropped if idle. */
+  /** The origin cache was reset: the gate pinned before is dropped if idle. */
   unpin(): void {
     const previous = this.pinned;
     this.pinned = undefined;
@@ -166,7 +166,7 @@ export class OriginGates {
     this.drop(gate);
   }
 
-  /** Drops every gate (and its `gateQueues` entry) and unpins. */
+  /** Drops every gate (and its `gateQueues` entry). */
   clear(): void {
     for (const gate of this.byOrigin.values()) this.drop(gate);
     this.byOrigin.clear();

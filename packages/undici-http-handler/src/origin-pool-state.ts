@@ -1,22 +1,20 @@
 /**
  * OriginPoolState: everything the undici telemetry keeps for one origin (`scheme://host:port`).
  *
- * A request's state is linked (O(1), no allocation) into at most one list of its origin:
+ * A request is linked (O(1), no allocation) into at most one list of its origin:
  *
  *   waitList:   requests not yet given a connection, in start order ─► firstNode = oldest queued
+ *   holders:    requests holding a connection, body not paused ─► firstNode = oldest hold
  *   pausedList: responses whose body is paused by backpressure ─► unread-body detection
  *
  * With the handler-owned dispatcher (`gatedHere`), `waitList` is the origin's `OriginGate` FIFO (requests beyond
- * `maxSockets`); an `_OTHER` entry has one gate per overflowed origin, registered here (`gateQueues`) by `OriginGates`.
+ * `maxSockets`); an `_OTHER` entry has one gate per overflowed origin, registered here (`gateQueues`).
  *
- * Pools: the handler's Agent factory registers each undici `Pool` it creates (`registerPool`), keyed by exact origin
- * (an `_OTHER` entry: one per origin beyond maxOrigins). Registering again replaces the entry (undici's Agent replaces
- * a pool whose connections all went away). A pool undici closes is dropped on the next tick of its last
- * `'disconnect'` / `'connectionError'`, else by `refreshPools()`, so the map holds one entry per origin with a live
- * pool. `connLimit` and the gauges are summed over the pools at sample and snapshot time only (`refreshPools()`,
- * `statsReader`): no walk per event, which would be quadratic in an `_OTHER` entry of thousands of origins (its
- * requests are gated: no request reads `connLimit`). A caller's own dispatcher registers no pool: the handler sets
- * `statsReader` instead.
+ * Pools: the handler's Agent factory registers each undici `Pool` it creates, by exact origin, replacing the one
+ * before (undici's Agent replaces a pool whose connections all went away). A pool undici closes is dropped on the
+ * next tick of its last `'disconnect'` / `'connectionError'`, else by `refreshPools()`. `connLimit` and the gauges
+ * are summed over the pools at sample and snapshot time only, never per event, which would be quadratic in an
+ * `_OTHER` entry of thousands of origins. A caller's own dispatcher registers no pool: the handler sets `statsReader`.
  */
 import { OriginTelemetry, type PoolReading, type SampleEvidence } from "@sockeye/pool-monitor/internal";
 
@@ -112,18 +110,16 @@ export class OriginPoolState extends OriginTelemetry {
    * is live); `null`: unlimited, or unknown (a caller's dispatcher).
    */
   connLimit: number | null = null;
-  /** Reads undici's stats of this entry's pools (summed over the registry), when reachable. */
+  /** Reads undici's stats of this entry's pools, when reachable. */
   statsReader: (() => UndiciStatsLike | undefined) | undefined;
-  /** Registered pools by exact origin; `undefined` until the first `registerPool()`. */
   private pools: Map<string, RegisteredPool> | undefined;
   /** Limit of the latest registered pool: `connLimit` while no registered pool is live (the next one gets it). */
   private latestLimit: number | null = null;
 
   readonly waitList = new RequestList(1);
   readonly pausedList = new RequestList(2);
-  /** Requests holding a connection whose body is not paused (acquired order: firstNode = oldest hold). */
   readonly holders = new RequestList(HOLDING_LIST_TAG);
-  /** Requests of this entry are admitted by `OriginGate`s (the handler-owned dispatcher): see the header. */
+  /** Requests of this entry are admitted by `OriginGate`s (see the header). */
   gatedHere = false;
   /** FIFO lists of the gates of origins aggregated in this entry (`_OTHER`), by exact origin (not `waitList`). */
   readonly gateQueues = new Map<string, RequestList>();

@@ -93,7 +93,6 @@ export function resolveUndiciConfig(options: UndiciHttpHandlerOptions | void | u
     dispatcher: isDispatcher(dispatcher) ? dispatcher : undefined,
     dispatcherOptions,
   };
-  // 0 = off: undici's timers take no 0.
   for (const key of OFF_WHEN_ZERO) resolved[key] ||= undefined;
   return resolved;
 }

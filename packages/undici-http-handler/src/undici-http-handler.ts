@@ -32,13 +32,11 @@ import { UndiciPoolMonitor } from "./undici-pool-monitor";
 const checkRequest = validateRequest;
 const queryStringOf = buildQueryString;
 
-/** Prefix of this handler's warnings. */
 const WARN_PREFIX = `${PACKAGE_PREFIX}:WARN - `;
 
 /** `globalSeen` when the handler does not follow the global dispatcher (a `dispatcher` option is set). */
 const NOT_FOLLOWED: unique symbol = Symbol("not followed");
 
-/** Warnings a handler logs once. */
 type OnceWarning = "agent options" | "per-request" | "global ignores agents";
 
 /**
@@ -47,7 +45,6 @@ type OnceWarning = "agent options" | "per-request" | "global ignores agents";
  * once (undici's HTTP/1.1 client cannot wait for `100 Continue`), as `@smithy/undici-http-handler` does. @public
  */
 export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> {
-  /** Identifies the protocol to the SDK. */
   public readonly metadata = { handlerProtocol: "http/1.1" };
   /** The latest resolved config, once known (at once for an options object, when a provider settled). */
   private config: ResolvedUndiciConfig | undefined;
@@ -74,12 +71,10 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   private viaGlobal = false;
   private telemetryMonitor: UndiciPoolMonitor | undefined;
   private lastSampleAt = Number.NEGATIVE_INFINITY;
-  /** Its owner tick runs once per the monitor's `sampleIntervalMs`. */
   private readonly scheduler = new DeadlineScheduler(
     (now) => this.sampleTick(now),
     () => this.telemetryMonitor?.sampleIntervalMs ?? TICK_MS
   );
-  /** Whether a request of the origin waits for a connection (no gate: yes). */
   private readonly originNeedsConnection = (origin: string): boolean =>
     this.gates.byOrigin.get(origin)?.needsConnection() ?? true;
   private readonly warned = new Set<OnceWarning>();
@@ -118,7 +113,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     }
   }
 
-  /** Makes `p` the pending config: `config` is its value once it settles, unless a later one replaced it. */
+  /** Makes `p` the pending config, `config` once it settles unless a later one replaced it. */
   private chain(p: Promise<ResolvedUndiciConfig>): Promise<ResolvedUndiciConfig> {
     this.config = undefined;
     p.then((config) => {
@@ -127,7 +122,6 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     return p;
   }
 
-  /** `config` and the request plans built from it. */
   private setConfig(config: ResolvedUndiciConfig): void {
     this.config = config;
     this.plan = new RequestPlan(config, this.scheduler, this.telemetryMonitor, config.throwOnRequestTimeout === true);
@@ -185,7 +179,6 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const abortSignal = options?.abortSignal as AbortSignalLike | undefined;
     if (abortSignal?.aborted) return Promise.reject(buildAbortError(abortSignal));
     try {
-      // Header names and values are checked by undici at dispatch.
       const https = checkRequest(request, PACKAGE_PREFIX) === "https:";
       let headers = request.headers;
       if (
@@ -259,7 +252,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     return this.gates.pinGate(origin, https ? limits.https : limits.http, o, this.currentDispatcher);
   }
 
-  /** A caller's dispatcher: read its `stats` when it has them (Agent: keyed by origin; Pool/Client: its own). */
+  /** A caller's dispatcher: its `stats` feed the gauges (an Agent's keyed by origin; a Pool's or Client's its own). */
   private describeExternal(o: OriginPoolState, origin: string): void {
     const d = this.currentDispatcher as (Dispatcher & { stats?: unknown }) | undefined;
     if (d === undefined || o.statsReader !== undefined) return;
@@ -301,7 +294,6 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     return config;
   }
 
-  /** Logs `message` (to `logger`, else the console) unless `which` was logged before by this handler. */
   private warnOnce(which: OnceWarning, logger: Logger | undefined, message: string): void {
     if (this.warned.has(which)) return;
     this.warned.add(which);
@@ -350,7 +342,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     this.retireDispatcher();
   }
 
-  /** Forgets the dispatcher (the next `handle()` chooses one again); one the handler owns is closed gracefully. */
+  /** The next `handle()` chooses a dispatcher again; one the handler owns is closed gracefully. */
   private retireDispatcher(): void {
     const old = this.currentDispatcher;
     this.currentDispatcher = undefined;
@@ -418,7 +410,6 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         ),
         ...(lifetime !== undefined ? { clientTtl: lifetime } : {}),
       });
-      // Registered by exact origin: `_OTHER` sums the pools of its origins; a replacement pool replaces its entry.
       if (state !== undefined) state.registerPool(key, pool, maxSockets);
       return pool;
     };
@@ -481,7 +472,6 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const destroyed = dispatcher !== undefined && !this.viaGlobal ? dispatcher : this.config?.dispatcher;
     if (destroyed !== undefined) void destroyed.destroy(DESTROYED_BY_HANDLER).catch(ignoreRejection);
     this.pendingConnects.destroyAll(DESTROYED_BY_HANDLER);
-    // The telemetry forgets the destroyed pools now, not at its next read (an `_OTHER` entry holds one per origin).
     this.telemetryMonitor?.releasePools();
     if (this.config?.dispatcher !== undefined) this.config = { ...this.config, dispatcher: undefined };
   }
@@ -526,7 +516,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   }
 }
 
-/** `catch` handler of a close or destroy nobody awaits: its outcome is not the caller's concern. */
+/** `catch` handler of a close or destroy nobody awaits. */
 function ignoreRejection(): void {}
 
 /** A copy of the headers without `Expect` and `Transfer-Encoding`, which undici refuses. */

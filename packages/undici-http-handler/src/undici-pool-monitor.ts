@@ -30,7 +30,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
     r.setGauges(o.connLimit, active, o.idle, queued, queueAgeMs);
     const options = this.monitorOptions;
     o.readUnconsumed(now, options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs, r);
-    // Per-pool evidence covers the gauges only; request figures stay the entry's (its bookkeeping is per entry).
+    // Per-pool evidence covers the gauges only; request figures stay the entry's.
     const e = r.evidence;
     if (!o.poolEvidence(e)) {
       e.active = active;

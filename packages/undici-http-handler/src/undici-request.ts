@@ -55,8 +55,7 @@ import type { RequestPlan } from "./request-plan";
 
 export type { AbortSignalLike };
 
-// Bound once: in the CommonJS build each read of another package's export is a getter call. Spies on `timing` still
-// apply (it is the seam's singleton).
+// Bound once: in the CommonJS build each read of another package's export is a getter call.
 const clock = timing;
 const SmithyResponse = HttpResponse;
 const Connected = RequestPhase.Connected;
@@ -68,20 +67,12 @@ type Reject = (reason: unknown) => void;
 /** undici codes of a connection that closed under the request (before or during the response). */
 const SOCKET_CLOSED_CODES = new Set(["UND_ERR_SOCKET", "ECONNRESET", "EPIPE", "ETIMEDOUT", "UND_ERR_CLOSED"]);
 
-/**
- * Thrown from `onRequestStart` for a request that already failed: undici then drops it unsent and keeps the
- * connection for the next request (both undici 7 and 8). One shared object: never surfaces to a caller.
- * @internal
- */
+/** Thrown to refuse a connection (see the header); one shared object that never surfaces to a caller. @internal */
 export const REQUEST_GONE: Error = Object.assign(new Error(`${PACKAGE_PREFIX} - request already settled`), {
   code: "ERR_SOCKEYE_REQUEST_GONE",
 });
 
-/**
- * Everything of a request but the names undici calls it by, which `UndiciRequest` (controller API) and
- * `LegacyUndiciRequest` (undici 7's native callbacks) map.
- * @internal
- */
+/** Everything of a request but the names undici calls it by (see the two subclasses). @internal */
 export abstract class UndiciRequestCore
   extends RequestCore<OriginPoolState>
   implements BodySource, PoolRequestNode, GatedRequest
@@ -90,9 +81,8 @@ export abstract class UndiciRequestCore
   listTag = 0;
   listPrev: PoolRequestNode | undefined;
   listNext: PoolRequestNode | undefined;
-  /** Counted in its gate's `inUse`: from dispatch until it is done with the connection or undici lets go of it. */
+  /** See the header. */
   private holdsGateSlot = false;
-  /** undici's controller, from the connection on. */
   private controller: DispatchControllerLike | undefined;
   heldBody: Readable | undefined = undefined;
   bodyRef: WeakRef<Readable> | undefined = undefined;
@@ -158,7 +148,6 @@ export abstract class UndiciRequestCore
       this.holdsGateSlot = true;
       gate.awaitingConn++;
       const o = this.telemetry;
-      // A gated request left its gate's queue for undici: the origin's queue-depth floor follows.
       if (o !== undefined) o.queueShrank(gate.fifoQueue.nodeCount);
     }
     const body = this.dispatchOptions?.body;
@@ -174,13 +163,10 @@ export abstract class UndiciRequestCore
     }
   }
 
-  // ---- undici's events (named by the subclasses) ---------------------------------------------------------------
-
   /** undici gave the request a connection (`onRequestStart` / `onConnect`); throws `REQUEST_GONE` to refuse it. */
   protected connectionGiven(controller: DispatchControllerLike): void {
     if (this.isFinished) {
-      // Failed while waiting for this connection: undici drops the request unsent and keeps the connection, which
-      // the gate then gives to the next queued request (after undici's current call returns).
+      // The gate gives the kept connection to the next queued request after undici's current call returns.
       if (this.holdsGateSlot) {
         this.holdsGateSlot = false;
         process.nextTick(releaseGateSlot, this.originGate);
@@ -244,7 +230,6 @@ export abstract class UndiciRequestCore
     if (o !== undefined) this.plan.poolTelemetry?.bodyPaused(o, this, clock.now());
   }
 
-  /** The response ended. */
   protected responseEnded(): void {
     this.releaseSlot();
     endResponseBody(this);
@@ -255,7 +240,6 @@ export abstract class UndiciRequestCore
   protected requestFailed(error: Error): void {
     if (error === REQUEST_GONE) return;
     if (this.isFinished) {
-      // Failed while undici held it without a connection: undici let go of it now (see the header).
       if (this.holdsGateSlot) {
         this.holdsGateSlot = false;
         (this.originGate as OriginGate).freeSlot();
@@ -273,12 +257,9 @@ export abstract class UndiciRequestCore
     this.end("failed");
   }
 
-  // ---- deadlines, body -----------------------------------------------------------------------------------------
-
   protected override deadlineExpired(kind: DeadlineKind, ms: number, now: number): void {
     if (kind === DeadlineKind.UnreadBody) {
-      // Nobody read the body: abort the exchange (undici closes the connection, the gate slot frees); the body keeps
-      // the error for its first reader (`failResponseBody`).
+      // The body keeps the error for its first reader.
       if (this.controller !== undefined) this.fail(this.deadlineError(kind, ms, now)!, "timed_out");
       return;
     }
@@ -328,7 +309,6 @@ export abstract class UndiciRequestCore
   }
 
   bodyCollected(): void {
-    // Ended or failed: the body pinned nothing.
     if (this.isFinished || !bodyOpen(this)) return;
     this.bodyRef = undefined;
     const o = this.telemetry;
@@ -347,8 +327,6 @@ export abstract class UndiciRequestCore
     );
   }
 
-  // ---- internals -----------------------------------------------------------------------------------------------
-
   /** Rejects (before headers) or errors the body (after), aborts the exchange, and records the outcome. */
   fail(error: Error, outcome: RequestOutcome): void {
     if (this.isFinished) return;
@@ -365,13 +343,12 @@ export abstract class UndiciRequestCore
       // Dispatched: the slot stays taken until undici lets go (see the header). Queued: it leaves the queue.
       if (this.holdsGateSlot) gate.awaitingConn--;
       else gate.unlinkWaiter(this);
-      // The last one waiting: a connection still being opened for it serves nobody now.
       gate.abandonIfUnneeded();
     }
     this.end(this.outcome);
   }
 
-  /** The request is done with its slot and connection. */
+  /** Done with its connection: counted released, its gate slot freed. */
   private releaseSlot(): void {
     const o = this.telemetry;
     if (o !== undefined && this.heldSince >= 0) {
@@ -397,7 +374,6 @@ export abstract class UndiciRequestCore
         ? { name: "HeadersTimeoutError", code: "UND_ERR_HEADERS_TIMEOUT" }
         : { name: "BodyTimeoutError", code: "UND_ERR_BODY_TIMEOUT" }
     );
-    // undici calls onResponseError with it (errored → mapError) and closes the connection.
     (this.controller as DispatchControllerLike).abort(cause);
   }
 
@@ -448,7 +424,6 @@ export abstract class UndiciRequestCore
   /** undici error → the shape `NodeHttpHandler` users catch (before the headers). */
   private mapError(error: Error & { code?: string }): Error {
     if (error === DESTROYED_BY_HANDLER) {
-      // One error object per request: the SDK decorates the rejection ($metadata).
       return handlerDestroyedError(
         this.controller === undefined
           ? `while the request was waiting for a connection (${this.describeQueue()})`
