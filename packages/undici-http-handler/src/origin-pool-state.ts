@@ -65,9 +65,6 @@ function isLive(pool: PoolLike): boolean {
   return pool.closed !== true && pool.destroyed !== true;
 }
 
-/** List tag of the requests holding a connection (body not paused). @internal */
-export const HOLDING_LIST_TAG = 4;
-
 /** An intrusive doubly linked list of request nodes. @internal */
 export class RequestList {
   firstNode: PoolRequestNode | undefined;
@@ -118,7 +115,7 @@ export class OriginPoolState extends OriginTelemetry {
 
   readonly waitList = new RequestList(1);
   readonly pausedList = new RequestList(2);
-  readonly holders = new RequestList(HOLDING_LIST_TAG);
+  readonly holders = new RequestList(4);
   /** Requests of this entry are admitted by `OriginGate`s (see the header). */
   gatedHere = false;
   /** FIFO lists of the gates of origins aggregated in this entry (`_OTHER`), by exact origin (not `waitList`). */

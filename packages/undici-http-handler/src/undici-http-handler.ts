@@ -75,8 +75,6 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     (now) => this.sampleTick(now),
     () => this.telemetryMonitor?.sampleIntervalMs ?? TICK_MS
   );
-  private readonly originNeedsConnection = (origin: string): boolean =>
-    this.gates.byOrigin.get(origin)?.needsConnection() ?? true;
   private readonly warned = new Set<OnceWarning>();
   /** Incremented by `destroy()`: a `handle()` awaiting the config provider meanwhile rejects, sending nothing. */
   private destroyGeneration = 0;
@@ -104,7 +102,8 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
    *   or bad value rejects every `handle()`), or nothing.
    */
   constructor(options?: UndiciHttpHandlerOptions | Provider<UndiciHttpHandlerOptions | void>) {
-    this.pendingConnects.demand = this.originNeedsConnection;
+    // A connection attempt goes ahead only while a request of its origin waits for one (no gate: always).
+    this.pendingConnects.demand = (origin) => this.gates.byOrigin.get(origin)?.needsConnection() ?? true;
     if (typeof options === "function") {
       this.configPromise = this.chain(options().then((o) => this.applyOptions(o ?? undefined)));
     } else {

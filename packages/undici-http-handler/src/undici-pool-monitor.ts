@@ -6,7 +6,7 @@
  */
 import type { RequestOutcome } from "@sockeye/pool-monitor";
 import { type PoolReading, TelemetryCore, UNREAD_WHILE_QUEUED_SAMPLES } from "@sockeye/pool-monitor/internal";
-import { HOLDING_LIST_TAG, OriginPoolState, type PoolRequestNode } from "./origin-pool-state";
+import { OriginPoolState, type PoolRequestNode } from "./origin-pool-state";
 
 export type { RequestOutcome };
 
@@ -94,11 +94,10 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
     if (n.listTag === 1) {
       o.waitList.unlinkNode(n);
       o.queueShrank(o.waitList.nodeCount);
-    } else if (n.listTag === 2) {
-      o.pausedList.unlinkNode(n);
-    } else if (n.listTag === HOLDING_LIST_TAG) {
-      o.holders.unlinkNode(n);
     }
+    // Each list unlinks only its own nodes.
+    o.pausedList.unlinkNode(n);
+    o.holders.unlinkNode(n);
   }
 
   /** The body's consumer stopped reading (backpressure) / started again. @internal */
