@@ -103,18 +103,6 @@ describe("OriginGate", () => {
   });
 });
 
-function idleNode(): GatedRequest {
-  return {
-    begunAt: 0,
-    heldSince: -1,
-    pausedAt: 0,
-    listTag: 0,
-    listPrev: undefined,
-    listNext: undefined,
-    dispatchFromGate() {},
-  };
-}
-
 const other = () =>
   new OriginPoolState("_OTHER", { windowSamples: 5, sampleIntervalMs: 1000, stallAfterMs: 30_000 } as never);
 
@@ -139,7 +127,7 @@ describe("OriginGates", () => {
     expect(o.gateQueues.get("http://a:80")).toBe(a.fifoQueue);
     expect(a.admit()).toBe(true);
     expect(a.admit()).toBe(false);
-    const queued = idleNode();
+    const queued = node("queued", []);
     a.enqueueWaiter(queued);
     gates.pinGate("http://b:80", 1, o, undefined); // a is busy: kept
     expect(gates.byOrigin.get("http://a:80")).toBe(a);
@@ -157,7 +145,7 @@ describe("OriginGates", () => {
     const gates = new OriginGates(new ConnectingSockets());
     const a = gates.pinGate("http://a:80", 0, undefined, undefined);
     expect(a.admit()).toBe(false); // limit 0: everything waits
-    const queued = idleNode();
+    const queued = node("queued", []);
     a.enqueueWaiter(queued);
     gates.unpin(); // busy: kept
     expect(gates.byOrigin.get("http://a:80")).toBe(a);
