@@ -20,10 +20,18 @@ export class ConnectingSockets {
   /** Whether a request of `origin` waits for a connection (the handler's `OriginGate` knows); unset: always. */
   demand: ((origin: string) => boolean) | undefined;
 
-  /** Returns a connector that records each socket `base` creates for `origin` until it connected or failed. */
-  wrap(base: Connector, origin: string): Connector {
+  /**
+   * Wraps `base` for `origin`: each socket it creates is recorded until it connected or failed, and an attempt
+   * fails at once with `CONNECT_ABANDONED` when no request of `origin` waits (after an abort, undici reconnects for
+   * the aborted request, still at the head of its queue, before noticing it).
+   */
+  connector(base: Connector, origin: string): Connector {
     const owner = this;
     return function connect(options, callback) {
+      if (owner.demand !== undefined && !owner.demand(origin)) {
+        callback(CONNECT_ABANDONED as Error & null, null as any);
+        return null as any;
+      }
       let done = false;
       let socket: Socket | undefined;
       socket = base(options, (err, connected) => {
@@ -38,22 +46,6 @@ export class ConnectingSockets {
         s.once("close", () => owner.forget(origin, s));
       }
       return socket as any;
-    } as Connector;
-  }
-
-  /**
-   * Returns a connector that fails at once with `CONNECT_ABANDONED` when no request of `origin` waits: after an
-   * abort, undici reconnects for the aborted request (still at the head of its queue) before noticing it.
-   */
-  onlyWhenNeeded(connector: Connector, origin: string): Connector {
-    const owner = this;
-    return function connect(options, callback) {
-      const demand = owner.demand;
-      if (demand !== undefined && !demand(origin)) {
-        callback(CONNECT_ABANDONED as Error & null, null as any);
-        return null as any;
-      }
-      return connector(options, callback);
     } as Connector;
   }
 

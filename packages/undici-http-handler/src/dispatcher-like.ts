@@ -1,4 +1,3 @@
-/** Structural types, so that dispatchers of undici 7 and 8 (distinct classes) and composed ones are accepted. */
 /**
  * An undici 7 or 8 `Dispatcher` (`Agent`, `Pool`, `ProxyAgent`, a composed dispatcher…): what the handler calls on
  * it, with handlers in undici's controller API, which both versions accept. @public

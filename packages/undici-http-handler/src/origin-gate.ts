@@ -1,17 +1,20 @@
 /**
- * OriginGate: the handler-side FIFO in front of one origin's pool of the handler-owned undici `Agent`.
+ * OriginGate: the handler-side FIFO in front of one origin's pool of the handler-owned undici `Agent`, and
+ * OriginGates, the handler's gates by exact origin.
  *
  * Why: undici drops an aborted queued request only when its turn comes. With the gate, a request beyond the
- * origin's limit never reaches undici: rejecting it is an O(1) unlink that never touches a connection, and undici
- * sees at most `limit` requests of the origin.
+ * origin's limit never reaches undici: rejecting it is an O(1) unlink that never touches a connection.
  *
  *   handle() ─► inUse < limit ? ─yes─► dispatched to undici (inUse++, awaitingConn++) ─► onRequestStart (awaitingConn--)
  *                     └─no──► queue (intrusive FIFO: the request object is the node; head = oldest)
  *   end / error / failure before a connection ─► inUse-- ─► head of the queue dispatched
  *
  * The queue is the telemetry entry's `waitList` when the origin has an entry of its own, else a list of its own
- * (registered with `_OTHER`). Cost per request: two counter updates, plus an O(1) push/unlink when it waits. A gate
- * left idle tells its registry (`OriginGates`).
+ * (registered with `_OTHER`). Cost per request: two counter updates, plus an O(1) push/unlink when it waits.
+ *
+ * `OriginGates` keeps a gate only while it holds something, or while it is pinned (the gate of the handler's
+ * one-entry origin cache, handed out without a lookup): a client of many hosts keeps O(busy origins) gates, one
+ * endpoint keeps its gate allocation-free. A gate left idle tells its registry, which drops it in O(1).
  */
 import type { ConnectingSockets } from "./connecting-sockets";
 import type { DispatcherLike } from "./dispatcher-like";
@@ -23,13 +26,8 @@ export interface GatedRequest extends PoolRequestNode {
   dispatchFromGate(): void;
 }
 
-/** List tag of a gate-owned queue (1 = telemetry `waitList`, 2 = paused bodies). */
+/** List tag of a gate-owned queue (see `PoolRequestNode.listTag`). */
 const GATE_LIST_TAG = 3;
-
-/** Where a gate left with nothing in use or queued reports (`OriginGates`). @internal */
-export interface OriginGateRegistry {
-  gateIdle(gate: OriginGate): void;
-}
 
 /** @internal */
 export class OriginGate {
@@ -39,12 +37,11 @@ export class OriginGate {
   awaitingConn = 0;
   /** Set by `UndiciHttpHandler.destroy()`: nothing is dispatched any more. */
   gateClosed = false;
-  /** `drainQueue()` is running (see there). */
   private draining = false;
-  /** Where queued requests go when their turn comes: the handler's current dispatcher (updated on a rebuild). */
+  /** Where queued requests go when their turn comes: the handler's current dispatcher. */
   dispatchTo: DispatcherLike | undefined;
-  /** The registry holding the gate (told when it goes idle); `undefined` once dropped, or for a gate of its own. */
-  gateRegistry: OriginGateRegistry | undefined = undefined;
+  /** The registry holding the gate; `undefined` once dropped, or for a gate of its own. */
+  gateRegistry: OriginGates | undefined = undefined;
   /** The `_OTHER` entry whose `gateQueues` lists `fifoQueue` (an origin without a telemetry entry of its own). */
   queueEntry: OriginPoolState | undefined = undefined;
 
@@ -61,10 +58,7 @@ export class OriginGate {
     readonly fifoQueue: RequestList = new RequestList(GATE_LIST_TAG)
   ) {}
 
-  /**
-   * A request that had no connection yet gave up its slot: when no other request of the origin waits for a
-   * connection (none queued here, none dispatched without one), end the origin's connection attempts now.
-   */
+  /** A request without a connection gave up its slot: when nobody else waits for one, end the origin's attempts. */
   abandonIfUnneeded(): void {
     if (!this.needsConnection()) this.connectingSet.abandon(this.gateOrigin);
   }
@@ -82,22 +76,21 @@ export class OriginGate {
     return true;
   }
 
-  /** Queues `n` behind the others (O(1)). */
   enqueueWaiter(n: GatedRequest): void {
     this.fifoQueue.linkTail(n);
   }
 
-  /** Removes a queued `n` (O(1)); no-op when it is not queued here. */
+  /** Removes a queued `n` (O(1)); no-op when it is not queued. */
   unlinkWaiter(n: GatedRequest): void {
     this.fifoQueue.unlinkNode(n);
-    if (this.gateUnused) this.gateRegistry?.gateIdle(this);
+    this.gateRegistry?.gateIdle(this);
   }
 
   /** A request finished with its slot: dispatch queued requests while slots are free. */
   freeSlot(): void {
     if (this.inUse > 0) this.inUse--;
     this.drainQueue();
-    if (this.gateUnused) this.gateRegistry?.gateIdle(this);
+    this.gateRegistry?.gateIdle(this);
   }
 
   /** Nothing in use (awaiting a connection included: `awaitingConn <= inUse`) and nothing queued. */
@@ -120,6 +113,75 @@ export class OriginGate {
       }
     } finally {
       this.draining = false;
+    }
+  }
+}
+
+/** The handler's `OriginGate`s that hold something, plus the pinned one (see the header). @internal */
+export class OriginGates {
+  readonly byOrigin = new Map<string, OriginGate>();
+  private pinned: OriginGate | undefined = undefined;
+
+  constructor(private readonly connecting: ConnectingSockets) {}
+
+  /** The gate of `origin` (created if it has none), pinned; the gate pinned before is dropped if idle. */
+  pinGate(
+    origin: string,
+    limit: number | null,
+    o: OriginPoolState | undefined,
+    dispatchTo: DispatcherLike | undefined
+  ): OriginGate {
+    let gate = this.byOrigin.get(origin);
+    if (gate === undefined) {
+      if (o !== undefined && o.origin === origin) {
+        gate = new OriginGate(origin, limit, this.connecting, o.waitList);
+      } else {
+        gate = new OriginGate(origin, limit, this.connecting);
+        if (o !== undefined) {
+          o.gateQueues.set(origin, gate.fifoQueue);
+          gate.queueEntry = o;
+        }
+      }
+      if (o !== undefined) o.gatedHere = true;
+      gate.dispatchTo = dispatchTo;
+      gate.gateRegistry = this;
+      this.byOrigin.set(origin, gate);
+    }
+    const previous = this.pinned;
+    this.pinned = gate;
+    if (previous !== undefined && previous !== gate) this.gateIdle(previous);
+    return gate;
+  }
+
+  /** The origin cache was reset: the gate pinned before is dropped if idle. */
+  unpin(): void {
+    const previous = this.pinned;
+    this.pinned = undefined;
+    if (previous !== undefined) this.gateIdle(previous);
+  }
+
+  /** Drops `gate` if it has nothing in use or queued and is not pinned. O(1). */
+  gateIdle(gate: OriginGate): void {
+    if (gate === this.pinned || !gate.gateUnused) return;
+    this.drop(gate);
+  }
+
+  /** Drops every gate (and its `gateQueues` entry). */
+  clear(): void {
+    for (const gate of this.byOrigin.values()) this.drop(gate);
+    this.byOrigin.clear();
+    this.pinned = undefined;
+  }
+
+  private drop(gate: OriginGate): void {
+    if (gate.gateRegistry !== this) return;
+    gate.gateRegistry = undefined;
+    const origin = gate.gateOrigin;
+    if (this.byOrigin.get(origin) === gate) this.byOrigin.delete(origin);
+    const entry = gate.queueEntry;
+    if (entry !== undefined) {
+      gate.queueEntry = undefined;
+      if (entry.gateQueues.get(origin) === gate.fifoQueue) entry.gateQueues.delete(origin);
     }
   }
 }

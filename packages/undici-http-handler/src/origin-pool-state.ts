@@ -1,21 +1,20 @@
 /**
  * OriginPoolState: everything the undici telemetry keeps for one origin (`scheme://host:port`).
  *
- * A request's state is linked (O(1), no allocation) into at most one list of its origin:
+ * A request is linked (O(1), no allocation) into at most one list of its origin:
  *
  *   waitList:   requests not yet given a connection, in start order ─► firstNode = oldest queued
+ *   holders:    requests holding a connection, body not paused ─► firstNode = oldest hold
  *   pausedList: responses whose body is paused by backpressure ─► unread-body detection
  *
  * With the handler-owned dispatcher (`gatedHere`), `waitList` is the origin's `OriginGate` FIFO (requests beyond
- * `maxSockets`); an `_OTHER` entry has one gate per overflowed origin, registered here (`gateQueues`) by `OriginGates`.
+ * `maxSockets`); an `_OTHER` entry has one gate per overflowed origin, registered here (`gateQueues`).
  *
- * Pools: the handler's Agent factory registers each undici `Pool` it creates (`registerPool`), keyed by exact origin
- * (an `_OTHER` entry: one per origin beyond maxOrigins). Registering again replaces the entry (undici's Agent replaces
- * a pool whose connections all went away). A pool undici closes is dropped on the next tick of its last
- * `'disconnect'` / `'connectionError'`, else by `refreshPools()` at sample time, so the map holds one entry per origin
- * with a live pool. `connLimit`, read per request, is kept in O(1) from running counts: no walk per event, which would
- * be quadratic in an `_OTHER` entry of thousands of origins. Gauges sum undici's `PoolStats` at read time only.
- * A caller's own dispatcher registers no pool: the handler sets `statsReader` instead.
+ * Pools: the handler's Agent factory registers each undici `Pool` it creates, by exact origin, replacing the one
+ * before (undici's Agent replaces a pool whose connections all went away). A pool undici closes is dropped on the
+ * next tick of its last `'disconnect'` / `'connectionError'`, else by `refreshPools()`. `connLimit` and the gauges
+ * are summed over the pools at sample and snapshot time only, never per event, which would be quadratic in an
+ * `_OTHER` entry of thousands of origins. A caller's own dispatcher registers no pool: the handler sets `statsReader`.
  */
 import { OriginTelemetry, type PoolReading, type SampleEvidence } from "@sockeye/pool-monitor/internal";
 
@@ -27,8 +26,6 @@ export interface PoolRequestNode {
   pausedAt: number;
   /** 0: in no list, 1: waiting, 2: paused, 3: an `OriginGate` queue of its own, 4: holding a connection. */
   listTag: number;
-  /** It waited behind others at its origin's limit (`request:enqueued` was emitted): `request:acquired`'s `queued`. */
-  wasQueued: boolean;
   listPrev: PoolRequestNode | undefined;
   listNext: PoolRequestNode | undefined;
 }
@@ -68,9 +65,6 @@ function isLive(pool: PoolLike): boolean {
   return pool.closed !== true && pool.destroyed !== true;
 }
 
-/** List tag of the requests holding a connection (body not paused). @internal */
-export const HOLDING_LIST_TAG = 4;
-
 /** An intrusive doubly linked list of request nodes. @internal */
 export class RequestList {
   firstNode: PoolRequestNode | undefined;
@@ -78,6 +72,11 @@ export class RequestList {
   nodeCount = 0;
 
   constructor(private readonly tag: number) {}
+
+  /** Whether `n` is linked in this list. */
+  has(n: PoolRequestNode): boolean {
+    return n.listTag === this.tag;
+  }
 
   linkTail(n: PoolRequestNode): void {
     n.listTag = this.tag;
@@ -103,30 +102,29 @@ export class RequestList {
 
 /** The undici transport's state of one origin entry: its pools, gates and request lists. @internal */
 export class OriginPoolState extends OriginTelemetry {
-  /** Sum of the live registered pools' limits; `null`: unlimited, or unknown (a caller's dispatcher). */
+  /**
+   * Sum of the live registered pools' limits as of the last `refreshPools()` (the latest registered limit when none
+   * is live); `null`: unlimited, or unknown (a caller's dispatcher).
+   */
   connLimit: number | null = null;
-  /** Reads undici's stats of this entry's pools (summed over the registry), when reachable. */
+  /** Reads undici's stats of this entry's pools, when reachable. */
   statsReader: (() => UndiciStatsLike | undefined) | undefined;
-  /** Registered pools by exact origin; `undefined` until the first `registerPool()`. */
   private pools: Map<string, RegisteredPool> | undefined;
-  /** Registered pools not known to be dead (see the header). */
-  private livePools = 0;
-  /** Of those: the sum of the finite limits, and how many are unlimited. */
-  private limitSum = 0;
-  private unlimitedPools = 0;
   /** Limit of the latest registered pool: `connLimit` while no registered pool is live (the next one gets it). */
   private latestLimit: number | null = null;
 
   readonly waitList = new RequestList(1);
   readonly pausedList = new RequestList(2);
-  /** Requests holding a connection whose body is not paused (acquired order: firstNode = oldest hold). */
-  readonly holders = new RequestList(HOLDING_LIST_TAG);
-  /** Requests of this entry are admitted by `OriginGate`s (the handler-owned dispatcher): see the header. */
+  readonly holders = new RequestList(4);
+  /** Requests of this entry are admitted by `OriginGate`s (see the header). */
   gatedHere = false;
   /** FIFO lists of the gates of origins aggregated in this entry (`_OTHER`), by exact origin (not `waitList`). */
   readonly gateQueues = new Map<string, RequestList>();
-  /** Requests holding a connection (given one, not yet finished with it). */
-  heldCount = 0;
+  /** Requests holding a connection (given one, not yet finished with it): their body is paused or not. */
+  get heldCount(): number {
+    return this.holders.nodeCount + this.pausedList.nodeCount;
+  }
+
   /** Connection attempts not yet connected or failed. */
   attemptsOpen = 0;
   /** Connected sockets whose first request has not been dispatched yet (to tell reused acquisitions). */
@@ -139,62 +137,35 @@ export class OriginPoolState extends OriginTelemetry {
       pools = this.pools = new Map();
       this.statsReader = () => this.sumStats();
     }
-    const previous = pools.get(origin);
-    if (previous !== undefined) this.count(previous, -1);
     const entry: RegisteredPool = { origin, pool, limit };
     pools.set(origin, entry);
     this.latestLimit = limit;
-    this.count(entry, 1);
-    const check = (): void => this.dropIfClosed(entry);
+    const check = (): void => {
+      if (!isLive(pool) && this.pools?.get(origin) === entry) this.pools.delete(origin);
+    };
     // undici's Agent closes the pool in its own listener of the same event, added after this one.
     const onGone = (): void => process.nextTick(check);
     pool.on("disconnect", onGone);
     pool.on("connectionError", onGone);
   }
 
-  /**
-   * Drops pools undici closed unseen and updates `connLimit` (the latest registered limit when none is live).
-   * O(pools); at sample / snapshot time.
-   */
+  /** Drops pools undici closed unseen and sums `connLimit`. O(pools); at sample / snapshot time. */
   refreshPools(): void {
     const pools = this.pools;
     if (pools === undefined) return;
-    for (const entry of pools.values()) if (!isLive(entry.pool)) this.dropIfClosed(entry);
+    let sum: number | null = 0;
+    for (const entry of pools.values()) {
+      if (!isLive(entry.pool)) pools.delete(entry.origin);
+      else sum = sum === null || entry.limit === null ? null : sum + entry.limit;
+    }
+    this.connLimit = pools.size === 0 ? this.latestLimit : sum;
   }
 
   /** Forgets every registered pool and gate queue (the handler's `destroy()`). O(pools). */
   releasePools(): void {
-    const pools = this.pools;
-    if (pools !== undefined) {
-      pools.clear();
-      this.livePools = this.limitSum = this.unlimitedPools = 0;
-      this.updateLimit();
-    }
+    this.pools?.clear();
+    this.refreshPools();
     this.gateQueues.clear();
-  }
-
-  /** Registered pools not known to be dead. */
-  get poolCount(): number {
-    return this.livePools;
-  }
-
-  /** `entry`'s pool was closed or destroyed: dropped from the map and the counts, unless no longer there. O(1). */
-  private dropIfClosed(entry: RegisteredPool): void {
-    if (isLive(entry.pool) || this.pools?.get(entry.origin) !== entry) return;
-    this.pools.delete(entry.origin);
-    this.count(entry, -1);
-  }
-
-  /** Adds (`sign` 1) or removes (-1) `entry` in the running counts and updates `connLimit`. */
-  private count(entry: RegisteredPool, sign: 1 | -1): void {
-    this.livePools += sign;
-    if (entry.limit === null) this.unlimitedPools += sign;
-    else this.limitSum += sign * entry.limit;
-    this.updateLimit();
-  }
-
-  private updateLimit(): void {
-    this.connLimit = this.livePools === 0 ? this.latestLimit : this.unlimitedPools > 0 ? null : this.limitSum;
   }
 
   /** undici's gauges summed over the live registered pools; `undefined` when none is live. */
@@ -221,7 +192,7 @@ export class OriginPoolState extends OriginTelemetry {
    */
   poolEvidence(e: PoolEvidence): boolean {
     const pools = this.pools;
-    if (pools === undefined || this.livePools < 2) return false;
+    if (pools === undefined || pools.size < 2) return false;
     e.active = 0;
     e.maxSockets = 0;
     e.queued = 0;

@@ -47,7 +47,7 @@ export class RequestPlan extends DeadlinePlan<"undici"> {
         socket_idle: idleMs,
         unread_body: config.unreadBodyTimeout,
       },
-      // Armed at the connection, or at the first progress undici reports (see UndiciRequestCore).
+      // Armed at the connection, or at the first progress undici reports (see `UndiciRequestCore`).
       ["socket_idle"]
     );
     this.connectLimitMs = config.connectionTimeout;

@@ -1,5 +1,4 @@
 import type { Logger } from "@smithy/types";
-import { POOL_MONITOR_DEFAULTS } from "@sockeye/pool-monitor";
 import {
   type AllSharedOptions,
   type OptionSchema,
@@ -29,7 +28,6 @@ export type ResolvedUndiciConfig = Omit<ResolvedSharedOptions, "logger" | "socke
   dispatcher?: Dispatcher;
   /** Caller `Agent` options merged over the handler's. */
   dispatcherOptions?: Agent.Options;
-  sampleIntervalMs: number;
 };
 
 /** True for an undici `Dispatcher` or anything shaped like one (`dispatch`, `close`, `destroy`). @internal */
@@ -94,9 +92,7 @@ export function resolveUndiciConfig(options: UndiciHttpHandlerOptions | void | u
     httpsConnect,
     dispatcher: isDispatcher(dispatcher) ? dispatcher : undefined,
     dispatcherOptions,
-    sampleIntervalMs: opts.saturation?.sampleIntervalMs ?? POOL_MONITOR_DEFAULTS.sampleIntervalMs,
   };
-  // 0 = off: undici's timers take no 0.
   for (const key of OFF_WHEN_ZERO) resolved[key] ||= undefined;
   return resolved;
 }

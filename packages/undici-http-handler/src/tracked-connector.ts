@@ -11,8 +11,7 @@ import type { OriginPoolState } from "./origin-pool-state";
 import type { UndiciPoolMonitor } from "./undici-pool-monitor";
 
 type Connector = buildConnectorType.connector;
-type ConnectorOptions = buildConnectorType.Options;
-type ConnectCallback = buildConnectorType.Callback;
+type SocketError = Error & { code?: string };
 
 const kConn = Symbol("sockeye.connection");
 
@@ -21,7 +20,8 @@ class ConnectionState {
   readonly begunAt = timing.now();
   tcpDoneAt = 0;
   connectedAt = 0;
-  closeReason: CloseReasonOf<"undici"> | undefined;
+  /** What ended the connection first: the server's FIN (`"end"`), an error, or nothing yet. */
+  cause: SocketError | "end" | undefined;
   /** The connect attempt ended (connected or failed): `o.attemptsOpen` no longer counts it. */
   attemptEnded = false;
 
@@ -31,6 +31,43 @@ class ConnectionState {
     readonly isTls: boolean,
     readonly lifetimeMs: number | undefined
   ) {}
+
+  /** Records `err` unless something ended the connection before; a real failure counts as a connection error. */
+  noteError(err: SocketError): void {
+    if (this.cause !== undefined) return;
+    this.cause = err;
+    // undici closes connected sockets on purpose with an "informational" error: idle expiry, aborts, resets.
+    const onPurpose = err === CONNECT_ABANDONED || (this.connectedAt !== 0 && err?.code === "UND_ERR_INFO");
+    if (!onPurpose) this.ownerMonitor.connectionErrored(this.o);
+  }
+}
+
+/** Whether `cause` is undici's informational close whose message says `what`. */
+function infoSays(cause: ConnectionState["cause"], what: string): boolean {
+  return typeof cause === "object" && cause?.code === "UND_ERR_INFO" && String(cause.message).includes(what);
+}
+
+/**
+ * The undici close reasons, tried in key order (first match wins). A `Record` over `CloseReasonOf<"undici">`: a
+ * reason `CLOSE_REASONS` lists for undici without its rule, or a rule for a reason it does not list, fails to compile.
+ */
+const UNDICI_CLOSE_RULES: Readonly<Record<CloseReasonOf<"undici">, (c: ConnectionState, ageMs: number) => boolean>> = {
+  aborted: (c) => (c.connectedAt === 0 ? c.cause === CONNECT_ABANDONED : infoSays(c.cause, "aborted")),
+  connect_error: (c) =>
+    c.connectedAt === 0 || (typeof c.cause === "object" && c.cause?.code === "UND_ERR_CONNECT_TIMEOUT"),
+  server_closed: (c) => c.cause === "end",
+  idle_timeout: (c) => infoSays(c.cause, "idle timeout"),
+  error: (c) => typeof c.cause === "object" && c.cause?.code !== "UND_ERR_INFO",
+  max_lifetime: (c, ageMs) => c.lifetimeMs !== undefined && ageMs >= c.lifetimeMs,
+  local: () => true,
+};
+
+function closeReason(c: ConnectionState, ageMs: number): CloseReasonOf<"undici"> {
+  for (const reason in UNDICI_CLOSE_RULES) {
+    const r = reason as CloseReasonOf<"undici">;
+    if (UNDICI_CLOSE_RULES[r](c, ageMs)) return r;
+  }
+  return "local";
 }
 
 function onTcpConnect(this: Socket): void {
@@ -40,31 +77,11 @@ function onTcpConnect(this: Socket): void {
 
 function onSocketEnd(this: Socket): void {
   const c: ConnectionState | undefined = (this as any)[kConn];
-  if (c !== undefined && c.closeReason === undefined) c.closeReason = "server_closed";
+  if (c !== undefined && c.cause === undefined) c.cause = "end";
 }
 
-function onSocketError(this: Socket, err: Error & { code?: string }): void {
-  const c: ConnectionState | undefined = (this as any)[kConn];
-  if (c === undefined || c.closeReason !== undefined) return;
-  if (c.connectedAt === 0) {
-    if (err === CONNECT_ABANDONED) {
-      c.closeReason = "aborted";
-      return;
-    }
-    c.closeReason = "connect_error";
-    c.ownerMonitor.connectionErrored(c.o);
-    return;
-  }
-  // undici closes sockets on purpose with an "informational" error: idle keep-alive expiry, aborts, resets.
-  if (err?.code === "UND_ERR_INFO") {
-    const message = String(err.message);
-    if (message.includes("idle timeout")) c.closeReason = "idle_timeout";
-    else if (message.includes("aborted")) c.closeReason = "aborted";
-    else c.closeReason = "local";
-    return;
-  }
-  c.closeReason = err?.code === "UND_ERR_CONNECT_TIMEOUT" ? "connect_error" : "error";
-  c.ownerMonitor.connectionErrored(c.o);
+function onSocketError(this: Socket, err: SocketError): void {
+  (this as any)[kConn]?.noteError(err);
 }
 
 function onSocketClose(this: Socket): void {
@@ -72,15 +89,9 @@ function onSocketClose(this: Socket): void {
   if (c === undefined) return;
   (this as any)[kConn] = undefined;
   const o = c.o;
-  if (c.connectedAt === 0) {
-    if (!c.attemptEnded && o.attemptsOpen > 0) o.attemptsOpen--;
-    if (c.closeReason !== "aborted") c.closeReason = "connect_error";
-  }
-  let reason = c.closeReason ?? "local";
-  const now = timing.now();
-  const ageMs = c.connectedAt === 0 ? 0 : now - c.connectedAt;
-  if (reason === "local" && c.lifetimeMs !== undefined && ageMs >= c.lifetimeMs) reason = "max_lifetime";
-  c.ownerMonitor.connectionClosed(o, ageMs, c.connectedAt !== 0, 0, reason);
+  if (!c.attemptEnded && o.attemptsOpen > 0) o.attemptsOpen--;
+  const ageMs = c.connectedAt === 0 ? 0 : timing.now() - c.connectedAt;
+  c.ownerMonitor.connectionClosed(o, ageMs, c.connectedAt !== 0, 0, closeReason(c, ageMs));
 }
 
 /**
@@ -93,7 +104,7 @@ export function trackedConnector(
   o: OriginPoolState,
   lifetime: number | undefined
 ): Connector {
-  return function connect(options: ConnectorOptions, callback: ConnectCallback) {
+  return function connect(options, callback) {
     monitor.connectionOpened(o);
     o.attemptsOpen++;
     const state = new ConnectionState(monitor, o, options.protocol === "https:", lifetime);
@@ -108,15 +119,9 @@ export function trackedConnector(
         const tls = state.isTls && state.tcpDoneAt !== 0;
         const tcpEnd = tls ? state.tcpDoneAt : now;
         const connectMs = tcpEnd - state.begunAt;
-        const tlsMs = tls ? now - tcpEnd : null;
         monitor.connected(o, connectMs);
-        monitor.connectionReady(o, connectMs, tlsMs);
-      } else if (err === CONNECT_ABANDONED) {
-        state.closeReason = "aborted";
-      } else if (state.closeReason === undefined) {
-        state.closeReason = "connect_error";
-        monitor.connectionErrored(o);
-      }
+        monitor.connectionReady(o, connectMs, tls ? now - tcpEnd : null);
+      } else state.noteError(err as SocketError);
       callback(err as Error & null, connected as any);
     }) as unknown as Socket;
     (socket as any)[kConn] = state;

@@ -135,6 +135,18 @@ describe("UndiciHttpHandler deadlines (fake timers)", () => {
     h.destroy();
   });
 
+  it("a handle() started while the provider is pending uses an update made meanwhile", async () => {
+    const dispatcher = stubDispatcher();
+    const h = new UndiciHttpHandler(async () => ({ dispatcher, requestTimeout: 60_000, throwOnRequestTimeout: true }));
+    const p = outcome(h.handle(request()));
+    h.updateHttpClientConfig("requestTimeout", 500);
+    await flush();
+    expect(dispatcher.calls).toHaveLength(1);
+    vi.advanceTimersByTime(500 + TICK_MS);
+    expect(((await p) as any).error.message).toContain("500 ms");
+    h.destroy();
+  });
+
   it("connectionTimeout before undici gave a connection rejects at once; undici later drops the request unsent, keeping the connection", async () => {
     const dispatcher = stubDispatcher();
     const h = new UndiciHttpHandler({ dispatcher, connectionTimeout: 1000 });

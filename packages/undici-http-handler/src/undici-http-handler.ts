@@ -19,33 +19,25 @@ import { PACKAGE_PREFIX } from "./constants";
 import type { DispatcherLike, DispatchOptionsLike } from "./dispatcher-like";
 import { globalDispatcherSlot, isUserSetDispatcher } from "./global-dispatcher";
 import { DESTROYED_BY_HANDLER, handlerDestroyedError } from "./handler-destroyed-error";
-import type { OriginGate } from "./origin-gate";
-import { OriginGates } from "./origin-gates";
-import { pinServername } from "./pin-servername";
+import { type OriginGate, OriginGates } from "./origin-gate";
 import type { OriginPoolState } from "./origin-pool-state";
 import { type ResolvedUndiciConfig, resolveUndiciConfig, UNDICI_OPTIONS } from "./resolve-undici-config";
 import { trackedConnector } from "./tracked-connector";
 import type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
-import { LegacyUndiciRequest } from "./legacy-undici-request";
 import { RequestPlan } from "./request-plan";
-import { type AbortSignalLike, UndiciRequest, type UndiciRequestCore } from "./undici-request";
+import { type AbortSignalLike, LegacyUndiciRequest, UndiciRequest, type UndiciRequestCore } from "./undici-request";
 import { UndiciPoolMonitor } from "./undici-pool-monitor";
 
 // Bound once (see undici-request.ts).
 const checkRequest = validateRequest;
 const queryStringOf = buildQueryString;
 
-/** Prefix of this handler's warnings. */
 const WARN_PREFIX = `${PACKAGE_PREFIX}:WARN - `;
 
 /** `globalSeen` when the handler does not follow the global dispatcher (a `dispatcher` option is set). */
 const NOT_FOLLOWED: unique symbol = Symbol("not followed");
 
-/** Warnings a handler logs once (bits of `warned`). */
-type OnceWarning = typeof WARNED_AGENT_OPTIONS | typeof WARNED_PER_REQUEST | typeof WARNED_GLOBAL_IGNORES_AGENTS;
-const WARNED_AGENT_OPTIONS = 1;
-const WARNED_PER_REQUEST = 2;
-const WARNED_GLOBAL_IGNORES_AGENTS = 4;
+type OnceWarning = "agent options" | "per-request" | "global ignores agents";
 
 /**
  * A Smithy `HttpHandler` on undici with `NodeHttpHandler`'s options, error shapes, telemetry and saturation
@@ -53,12 +45,10 @@ const WARNED_GLOBAL_IGNORES_AGENTS = 4;
  * once (undici's HTTP/1.1 client cannot wait for `100 Continue`), as `@smithy/undici-http-handler` does. @public
  */
 export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> {
-  /** Identifies the protocol to the SDK. */
   public readonly metadata = { handlerProtocol: "http/1.1" };
+  /** The latest resolved config, once known (at once for an options object, when a provider settled). */
   private config: ResolvedUndiciConfig | undefined;
   private configPromise: Promise<ResolvedUndiciConfig>;
-  /** The latest resolved config when it is known synchronously (options object, or provider settled). */
-  private settledConfig: ResolvedUndiciConfig | undefined;
   private rawOptions: UndiciHttpHandlerOptions | undefined;
   private plan: RequestPlan | undefined;
   /** `plan` for the latest call with its own `requestTimeout`: that deadline rejects unless `throwOnRequestTimeout: false`. */
@@ -71,7 +61,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   private uploadObserved = false;
   /** Sockets of the handler-owned dispatcher still connecting: `destroy()` ends them (undici would not). */
   private readonly pendingConnects = new ConnectingSockets();
-  /** The FIFO per busy origin in front of the handler-owned dispatcher's pools (see origin-gates.ts). */
+  /** The FIFO per busy origin in front of the handler-owned dispatcher's pools (see origin-gate.ts). */
   private readonly gates = new OriginGates(this.pendingConnects);
   /** `maxSockets` per scheme of the handler-owned dispatcher (`undefined`: unknown, e.g. a caller's `factory`). */
   private gateLimits: { http: number | null; https: number | null } | undefined;
@@ -81,16 +71,11 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   private viaGlobal = false;
   private telemetryMonitor: UndiciPoolMonitor | undefined;
   private lastSampleAt = Number.NEGATIVE_INFINITY;
-  /** Its owner tick runs once per the monitor's `sampleIntervalMs`. */
   private readonly scheduler = new DeadlineScheduler(
     (now) => this.sampleTick(now),
     () => this.telemetryMonitor?.sampleIntervalMs ?? TICK_MS
   );
-  /** Whether a request of the origin waits for a connection (no gate: yes). */
-  private readonly originNeedsConnection = (origin: string): boolean =>
-    this.gates.byOrigin.get(origin)?.needsConnection() ?? true;
-  /** The `OnceWarning` bits already logged. */
-  private warned = 0;
+  private readonly warned = new Set<OnceWarning>();
   /** Incremented by `destroy()`: a `handle()` awaiting the config provider meanwhile rejects, sending nothing. */
   private destroyGeneration = 0;
   // One-entry origin cache: consecutive requests to one endpoint skip building the origin string and the lookup.
@@ -117,22 +102,29 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
    *   or bad value rejects every `handle()`), or nothing.
    */
   constructor(options?: UndiciHttpHandlerOptions | Provider<UndiciHttpHandlerOptions | void>) {
-    this.pendingConnects.demand = this.originNeedsConnection;
+    // A connection attempt goes ahead only while a request of its origin waits for one (no gate: always).
+    this.pendingConnects.demand = (origin) => this.gates.byOrigin.get(origin)?.needsConnection() ?? true;
     if (typeof options === "function") {
       this.configPromise = this.chain(options().then((o) => this.applyOptions(o ?? undefined)));
     } else {
-      this.settledConfig = this.applyOptions(options);
-      this.configPromise = Promise.resolve(this.settledConfig);
+      this.setConfig(this.applyOptions(options));
+      this.configPromise = Promise.resolve(this.config as ResolvedUndiciConfig);
     }
   }
 
-  /** Makes `p` the pending config; `settledConfig` is its value once it settles, unless a later one replaced it. */
+  /** Makes `p` the pending config, `config` once it settles unless a later one replaced it. */
   private chain(p: Promise<ResolvedUndiciConfig>): Promise<ResolvedUndiciConfig> {
-    this.settledConfig = undefined;
+    this.config = undefined;
     p.then((config) => {
-      if (this.configPromise === p) this.settledConfig = config;
+      if (this.configPromise === p) this.setConfig(config);
     }, ignoreRejection);
     return p;
+  }
+
+  private setConfig(config: ResolvedUndiciConfig): void {
+    this.config = config;
+    this.plan = new RequestPlan(config, this.scheduler, this.telemetryMonitor, config.throwOnRequestTimeout === true);
+    this.callPlan = undefined;
   }
 
   /** Sends `request`; resolves once its headers arrived, the body a `Readable`. Every failure is a rejection. */
@@ -151,25 +143,26 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     request: HttpRequest,
     options?: HttpHandlerOptions
   ): Promise<{ response: HttpResponse }> {
-    if (this.config === undefined) {
+    // A config updated while this one was pending replaces it: wait for the latest.
+    while (this.config === undefined) {
       const generation = this.destroyGeneration;
-      const config = await this.configPromise;
+      await this.configPromise;
       if (generation !== this.destroyGeneration) {
         throw handlerDestroyedError("while handle() was still resolving the handler config");
       }
-      this.config = config;
-      this.buildPlans(config);
     }
     if (this.globalSeen !== NOT_FOLLOWED && globalDispatcherSlot() !== this.globalSeen) this.globalDispatcherChanged();
     if (this.currentDispatcher === undefined) {
       this.currentDispatcher = this.createDispatcher(this.config);
-      // Requests a gate still holds go to the new dispatcher (the old one is closing).
-      for (const gate of this.gates.byOrigin.values()) {
+      // Requests a gate still holds go to the new dispatcher (the old one is closing), within its limits.
+      const limits = this.gateLimits;
+      for (const [origin, gate] of this.gates.byOrigin) {
         gate.dispatchTo = this.currentDispatcher;
+        gate.gateLimit = limits === undefined ? null : origin.startsWith("https:") ? limits.https : limits.http;
         gate.drainQueue();
       }
-      if (this.gateLimits === undefined && this.gates.byOrigin.size > 0) {
-        // The new dispatcher is not gated (pools of unknown limits): its gates drained (limit null) and go.
+      if (limits === undefined && this.gates.byOrigin.size > 0) {
+        // The new dispatcher is not gated (limits unknown): its gates drained (limit null) and go.
         this.gates.clear();
         this.telemetryMonitor?.ungateAll();
       }
@@ -185,7 +178,6 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const abortSignal = options?.abortSignal as AbortSignalLike | undefined;
     if (abortSignal?.aborted) return Promise.reject(buildAbortError(abortSignal));
     try {
-      // Header names and values are checked by undici at dispatch.
       const https = checkRequest(request, PACKAGE_PREFIX) === "https:";
       let headers = request.headers;
       if (
@@ -209,11 +201,10 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       // request.fragment never leaves the client (RFC 9110 §7.1).
       const plan = options?.requestTimeout != null ? this.callPlanFor(config, options.requestTimeout) : this.plan!;
       const origin = this.originOf(https, request);
-      const requestTimeout = options?.requestTimeout ?? config.requestTimeout;
       const observed = this.uploadObserved;
       const state = this.legacyHandlers
-        ? new LegacyUndiciRequest(plan, this.lastState, this.lastGate, abortSignal, requestTimeout, observed)
-        : new UndiciRequest(plan, this.lastState, this.lastGate, abortSignal, requestTimeout, observed);
+        ? new LegacyUndiciRequest(plan, this.lastState, this.lastGate, abortSignal, observed)
+        : new UndiciRequest(plan, this.lastState, this.lastGate, abortSignal, observed);
       const dispatchOptions: DispatchOptionsLike = {
         origin,
         path,
@@ -260,7 +251,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     return this.gates.pinGate(origin, https ? limits.https : limits.http, o, this.currentDispatcher);
   }
 
-  /** A caller's dispatcher: read its `stats` when it has them (Agent: keyed by origin; Pool/Client: its own). */
+  /** A caller's dispatcher: its `stats` feed the gauges (an Agent's keyed by origin; a Pool's or Client's its own). */
   private describeExternal(o: OriginPoolState, origin: string): void {
     const d = this.currentDispatcher as (Dispatcher & { stats?: unknown }) | undefined;
     if (d === undefined || o.statsReader !== undefined) return;
@@ -287,14 +278,14 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const ignored = [...config.httpConnect.ignored, ...config.httpsConnect.ignored];
     if (ignored.length > 0) {
       this.warnOnce(
-        WARNED_AGENT_OPTIONS,
+        "agent options",
         config.logger,
         `${WARN_PREFIX}agent options without an undici equivalent are ignored: ${ignored.join("; ")}.`
       );
     }
     if (options?.socketMonitor === "per-request") {
       this.warnOnce(
-        WARNED_PER_REQUEST,
+        "per-request",
         config.logger,
         `${WARN_PREFIX}socketMonitor "per-request" has no undici equivalent; using "interval".`
       );
@@ -302,16 +293,10 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     return config;
   }
 
-  /** Logs `message` (to `logger`, else the console) unless `which` was logged before by this handler. */
   private warnOnce(which: OnceWarning, logger: Logger | undefined, message: string): void {
-    if ((this.warned & which) !== 0) return;
-    this.warned |= which;
+    if (this.warned.has(which)) return;
+    this.warned.add(which);
     guardedWarn(logger ?? console, message);
-  }
-
-  private buildPlans(config: ResolvedUndiciConfig): void {
-    this.plan = new RequestPlan(config, this.scheduler, this.telemetryMonitor, config.throwOnRequestTimeout === true);
-    this.callPlan = undefined;
   }
 
   /** The plan of a call with its own `requestTimeout` (kept for the next call with the same one). */
@@ -338,7 +323,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     this.viaGlobal = true;
     if (this.rawOptions?.httpsAgent != null || this.rawOptions?.httpAgent != null) {
       this.warnOnce(
-        WARNED_GLOBAL_IGNORES_AGENTS,
+        "global ignores agents",
         config.logger,
         `${WARN_PREFIX}requests go through the global undici dispatcher (setGlobalDispatcher); httpAgent / httpsAgent options (maxSockets, TLS) do not apply to it.`
       );
@@ -356,7 +341,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     this.retireDispatcher();
   }
 
-  /** Forgets the dispatcher (the next `handle()` chooses one again); one the handler owns is closed gracefully. */
+  /** The next `handle()` chooses a dispatcher again; one the handler owns is closed gracefully. */
   private retireDispatcher(): void {
     const old = this.currentDispatcher;
     this.currentDispatcher = undefined;
@@ -367,37 +352,26 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     this.lastProtocol = undefined;
     // A global dispatcher the user set, or the `dispatcher` option's instance: used as is (limit unknown, no gate).
     const external = this.followGlobal(config) ?? (config.dispatcher as unknown as DispatcherLike | undefined);
-    if (external !== undefined) {
-      this.ownsDispatcher = false;
-      this.gateLimits = undefined;
-      this.legacyHandlers = (external as unknown) instanceof Dispatcher;
-      this.uploadObserved = false;
-      for (const gate of this.gates.byOrigin.values()) gate.gateLimit = null;
-      return external;
-    }
-    this.ownsDispatcher = true;
-    this.legacyHandlers = true;
-    this.uploadObserved = (config.dispatcherOptions as { factory?: unknown } | undefined)?.factory === undefined;
-    const idle = config.idleSocketTimeout > 0 ? config.idleSocketTimeout : 600_000;
+    this.ownsDispatcher = external === undefined;
+    this.legacyHandlers = external === undefined || (external as unknown) instanceof Dispatcher;
+    this.gateLimits = undefined;
+    this.uploadObserved = false;
+    if (external !== undefined) return external;
     const user = (config.dispatcherOptions ?? {}) as Agent.Options & Record<string, unknown>;
-    // Gate limit = connections × `pipelining` (which also caps HTTP/2 streams). A caller's `factory`: unknown limits.
-    if (user.factory !== undefined) this.gateLimits = undefined;
-    else {
+    // Connections per origin: the `dispatcher` option's `connections`, else the agents' `maxSockets`.
+    const connections =
+      user.connections !== undefined
+        ? { http: user.connections ?? null, https: user.connections ?? null }
+        : { http: config.httpMaxSockets, https: config.httpsMaxSockets };
+    if (user.factory === undefined) {
+      // A caller's `factory`: limits unknown, upload progress unobserved. Else the gate limit is connections ×
+      // `pipelining` (which also caps HTTP/2 streams).
+      this.uploadObserved = true;
       const perConnection = typeof user.pipelining === "number" && user.pipelining > 1 ? user.pipelining : 1;
       const times = (n: number | null): number | null => (n === null ? null : n * perConnection);
-      if (user.connections !== undefined) {
-        const limit = times((user.connections as number | null) ?? null);
-        this.gateLimits = { http: limit, https: limit };
-      } else this.gateLimits = { http: times(config.httpMaxSockets), https: times(config.httpsMaxSockets) };
+      this.gateLimits = { http: times(connections.http), https: times(connections.https) };
     }
-    for (const [origin, gate] of this.gates.byOrigin) {
-      gate.gateLimit =
-        this.gateLimits === undefined
-          ? null
-          : origin.startsWith("https:")
-            ? this.gateLimits.https
-            : this.gateLimits.http;
-    }
+    const idle = config.idleSocketTimeout > 0 ? config.idleSocketTimeout : 600_000;
     const monitor = this.telemetryMonitor;
     const lifetime = config.connectionLifetime;
     const connecting = this.pendingConnects;
@@ -405,16 +379,14 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       const key = String(origin);
       const https = key.startsWith("https:");
       const o = opts as Pool.Options & Record<string, unknown>;
-      const maxSockets =
-        o.connections !== undefined ? (o.connections ?? null) : https ? config.httpsMaxSockets : config.httpMaxSockets;
+      const maxSockets = https ? connections.https : connections.http;
       const agent = https ? config.httpsConnect : config.httpConnect;
-      const connectOptions = typeof o.connect === "object" && o.connect !== null ? o.connect : {};
       let connector: buildConnector.connector;
       if (typeof o.connect === "function") connector = o.connect as buildConnector.connector;
       else {
         connector = buildConnector({
           ...agent.connect,
-          ...(connectOptions as object),
+          ...o.connect,
           timeout: config.connectionTimeout ?? 0,
         } as buildConnector.BuildOptions);
         const servername = agent.connect.servername;
@@ -422,7 +394,6 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
           connector = pinServername(connector, servername);
         }
       }
-      const base = connecting.wrap(connector, key);
       const state: OriginPoolState | undefined = monitor?.originFor(key);
       const pool = new Pool(origin, {
         ...(agent.localAddress !== undefined ? { localAddress: agent.localAddress } : {}),
@@ -430,13 +401,14 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         ...(agent.keepAlive ? {} : { pipelining: 0 }),
         ...o,
         connections: maxSockets,
-        connect: connecting.onlyWhenNeeded(
-          state === undefined || monitor === undefined ? base : trackedConnector(base, monitor, state, lifetime),
+        connect: connecting.connector(
+          state === undefined || monitor === undefined
+            ? connector
+            : trackedConnector(connector, monitor, state, lifetime),
           key
         ),
         ...(lifetime !== undefined ? { clientTtl: lifetime } : {}),
       });
-      // Registered by exact origin: `_OTHER` sums the pools of its origins; a replacement pool replaces its entry.
       if (state !== undefined) state.registerPool(key, pool, maxSockets);
       return pool;
     };
@@ -499,7 +471,6 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const destroyed = dispatcher !== undefined && !this.viaGlobal ? dispatcher : this.config?.dispatcher;
     if (destroyed !== undefined) void destroyed.destroy(DESTROYED_BY_HANDLER).catch(ignoreRejection);
     this.pendingConnects.destroyAll(DESTROYED_BY_HANDLER);
-    // The telemetry forgets the destroyed pools now, not at its next read (an `_OTHER` entry holds one per origin).
     this.telemetryMonitor?.releasePools();
     if (this.config?.dispatcher !== undefined) this.config = { ...this.config, dispatcher: undefined };
   }
@@ -527,18 +498,11 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       this.rawOptions = merged;
       return next;
     };
-    const known = this.settledConfig;
-    if (known !== undefined) {
+    if (this.config !== undefined) {
       // Applied now (as upstream's httpHandlerConfigs() shows it at once); a bad value throws here.
-      const next = apply(known);
-      this.settledConfig = next;
-      this.configPromise = Promise.resolve(next);
-      this.config = next;
-      this.buildPlans(next);
-    } else {
-      this.configPromise = this.chain(this.configPromise.then(apply));
-      this.config = undefined;
-    }
+      this.setConfig(apply(this.config));
+      this.configPromise = Promise.resolve(this.config);
+    } else this.configPromise = this.chain(this.configPromise.then(apply));
     if (update.update === "pool") this.retireDispatcher();
   }
 
@@ -547,11 +511,11 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
    * an update shows at once.
    */
   public httpHandlerConfigs(): UndiciHttpHandlerOptions {
-    return (this.config ?? this.settledConfig ?? {}) as UndiciHttpHandlerOptions;
+    return (this.config ?? {}) as UndiciHttpHandlerOptions;
   }
 }
 
-/** `catch` handler of a close or destroy nobody awaits: its outcome is not the caller's concern. */
+/** `catch` handler of a close or destroy nobody awaits. */
 function ignoreRejection(): void {}
 
 /** A copy of the headers without `Expect` and `Transfer-Encoding`, which undici refuses. */
@@ -571,6 +535,16 @@ function hasHeader(headers: HttpRequest["headers"] | undefined, lowerName: strin
     if (name.length === lowerName.length && name.toLowerCase() === lowerName) return true;
   }
   return false;
+}
+
+/**
+ * A connector that opens every TLS connection with `servername` (SNI and certificate check), as
+ * `httpsAgent.servername` does on `NodeHttpHandler`: undici's own applies only to requests to an IP address.
+ */
+function pinServername(connector: buildConnector.connector, servername: string): buildConnector.connector {
+  return function connect(options, callback) {
+    return connector({ ...options, servername }, callback);
+  } as buildConnector.connector;
 }
 
 /** Outside the class body, so the build names the class `UndiciHttpHandler` (see tsup.config.ts). */

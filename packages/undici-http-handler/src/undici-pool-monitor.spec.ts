@@ -13,7 +13,6 @@ function node(startedAt: number): PoolRequestNode {
     heldSince: -1,
     pausedAt: 0,
     listTag: 0,
-    wasQueued: false,
     listPrev: undefined,
     listNext: undefined,
   };

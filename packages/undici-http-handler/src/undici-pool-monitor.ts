@@ -6,7 +6,7 @@
  */
 import type { RequestOutcome } from "@sockeye/pool-monitor";
 import { type PoolReading, TelemetryCore, UNREAD_WHILE_QUEUED_SAMPLES } from "@sockeye/pool-monitor/internal";
-import { HOLDING_LIST_TAG, OriginPoolState, type PoolRequestNode } from "./origin-pool-state";
+import { OriginPoolState, type PoolRequestNode } from "./origin-pool-state";
 
 export type { RequestOutcome };
 
@@ -30,7 +30,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
     r.setGauges(o.connLimit, active, o.idle, queued, queueAgeMs);
     const options = this.monitorOptions;
     o.readUnconsumed(now, options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs, r);
-    // Per-pool evidence covers the gauges only; request figures stay the entry's (its bookkeeping is per entry).
+    // Per-pool evidence covers the gauges only; request figures stay the entry's.
     const e = r.evidence;
     if (!o.poolEvidence(e)) {
       e.active = active;
@@ -74,7 +74,6 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
       o.queueShrank(o.waitList.nodeCount);
     }
     if (n.listTag === 0) o.holders.linkTail(n);
-    o.heldCount++;
     n.heldSince = now;
     if (o.freshConns > 0) {
       o.freshConns--;
@@ -87,7 +86,6 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
   requestReleased(o: OriginPoolState, n: PoolRequestNode): void {
     if (this.coreDestroyed || n.heldSince < 0) return;
     o.holders.unlinkNode(n);
-    o.heldCount--;
   }
 
   /** The request is over for the caller: it leaves its list. @internal */
@@ -96,11 +94,10 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
     if (n.listTag === 1) {
       o.waitList.unlinkNode(n);
       o.queueShrank(o.waitList.nodeCount);
-    } else if (n.listTag === 2) {
-      o.pausedList.unlinkNode(n);
-    } else if (n.listTag === HOLDING_LIST_TAG) {
-      o.holders.unlinkNode(n);
     }
+    // Each list unlinks only its own nodes.
+    o.pausedList.unlinkNode(n);
+    o.holders.unlinkNode(n);
   }
 
   /** The body's consumer stopped reading (backpressure) / started again. @internal */

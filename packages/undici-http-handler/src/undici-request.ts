@@ -1,21 +1,15 @@
 /**
  * UndiciRequest: one `handle()` call as undici's dispatch handler, on `RequestCore` (promise, abort, counting,
- * deadlines). It is undici's handler (controller API, accepted by undici 7 and 8), the body's `BodySource` and the
- * gate's `GatedRequest`, linked in the gate's FIFO while it waits (`listPrev`/`listNext`).
+ * deadlines, phases). It is also the body's `BodySource` and its gate's `GatedRequest` (the FIFO's node while queued).
  *
- * Lifecycle (`requestPhase`): Created → Queued (gate FIFO; a gate already queuing `maxQueuedRequests` rejects it at
- * once instead) → Dispatched (no connection yet) → Connected → response → Done. A failure while Queued unlinks it in
- * O(1). A failure while Dispatched rejects at once and leaves
- * it Abandoned: it keeps its slot until undici hands it a connection, which `onRequestStart` refuses with
- * `REQUEST_GONE` (undici drops the request unsent and keeps the connection for the next one).
+ * Beside the core's phases it keeps what only undici needs: `controller` (set once undici gave it a connection) and
+ * `holdsGateSlot` (counted in its gate's `inUse`, from dispatch until undici lets go of it). A request that fails
+ * while undici holds it without a connection rejects at once and keeps its slot: `onRequestStart` then refuses the
+ * connection with `REQUEST_GONE` (undici drops the request unsent and keeps the connection), or undici's error for
+ * it frees the slot.
  *
- * `socketTimeout` is the core's idle deadline (`socket_idle`): each activity only records `lastActive`; it is
- * suspended while the body is paused for its reader, and fires through `controller.abort` with undici's error for
- * the phase.
- *
- * The response body is pool-monitor's shared one (`openResponseBody`): the request holds it strongly only while it
- * asks for data, so a body the caller dropped is collected and `bodyCollected()` aborts the exchange, freeing the
- * connection. Nothing else of the request references the body (the response's status and length are kept apart).
+ * `socketTimeout` is the core's `socket_idle` deadline: activity only records `lastActive`; it is suspended while the
+ * body is paused for its reader, and fires through `controller.abort` with undici's error for the phase.
  */
 import {
   type AbortSignalLike,
@@ -61,23 +55,11 @@ import type { RequestPlan } from "./request-plan";
 
 export type { AbortSignalLike };
 
-// Bound once: in the CommonJS build each read of another package's export is a getter call. Spies on `timing` still
-// apply (it is the seam's singleton).
+// Bound once: in the CommonJS build each read of another package's export is a getter call.
 const clock = timing;
 const SmithyResponse = HttpResponse;
 const Connected = RequestPhase.Connected;
 const SocketIdle = DeadlineKind.SocketIdle;
-
-/** Where a request is (see the header). */
-enum Phase {
-  Created = 0,
-  Queued = 1,
-  Dispatched = 2,
-  Connected = 3,
-  Done = 4,
-  /** Failed before a connection while undici still holds it: its gate slot is given back when undici lets go. */
-  Abandoned = 5,
-}
 
 type Resolve = (value: { response: HttpResponse }) => void;
 type Reject = (reason: unknown) => void;
@@ -85,20 +67,12 @@ type Reject = (reason: unknown) => void;
 /** undici codes of a connection that closed under the request (before or during the response). */
 const SOCKET_CLOSED_CODES = new Set(["UND_ERR_SOCKET", "ECONNRESET", "EPIPE", "ETIMEDOUT", "UND_ERR_CLOSED"]);
 
-/**
- * Thrown from `onRequestStart` for a request that already failed: undici then drops it unsent and keeps the
- * connection for the next request (both undici 7 and 8). One shared object: never surfaces to a caller.
- * @internal
- */
+/** Thrown to refuse a connection (see the header); one shared object that never surfaces to a caller. @internal */
 export const REQUEST_GONE: Error = Object.assign(new Error(`${PACKAGE_PREFIX} - request already settled`), {
   code: "ERR_SOCKEYE_REQUEST_GONE",
 });
 
-/**
- * Everything of a request but the names undici calls it by, which `UndiciRequest` (controller API) and
- * `LegacyUndiciRequest` (undici 7's native callbacks) map.
- * @internal
- */
+/** Everything of a request but the names undici calls it by (see the two subclasses). @internal */
 export abstract class UndiciRequestCore
   extends RequestCore<OriginPoolState>
   implements BodySource, PoolRequestNode, GatedRequest
@@ -107,10 +81,9 @@ export abstract class UndiciRequestCore
   listTag = 0;
   listPrev: PoolRequestNode | undefined;
   listNext: PoolRequestNode | undefined;
-  requestPhase: Phase = Phase.Created;
-
+  /** See the header. */
+  private holdsGateSlot = false;
   private controller: DispatchControllerLike | undefined;
-  private pausedForReader = false;
   heldBody: Readable | undefined = undefined;
   bodyRef: WeakRef<Readable> | undefined = undefined;
   private targetDispatcher: DispatcherLike | undefined;
@@ -124,7 +97,6 @@ export abstract class UndiciRequestCore
     o: OriginPoolState | undefined,
     private readonly originGate: OriginGate | undefined,
     callerSignal: AbortSignalLike | undefined,
-    private readonly requestTimeoutMs: number | undefined,
     /**
      * undici reports request-body progress (handler-owned `Agent`): `socketTimeout` starts with the connection.
      * Otherwise it starts at the first progress event, and undici's `headersTimeout` is the backstop before.
@@ -165,24 +137,21 @@ export abstract class UndiciRequestCore
       this.fail(queueFullError(PACKAGE_PREFIX, plan.maxQueued, queued, "connection"), "failed");
       return;
     }
-    this.requestPhase = Phase.Queued;
     gate.enqueueWaiter(this);
     this.enterQueue(clock.now());
   }
 
   /** Hands the request to undici (counted in its gate's `inUse`, when it has a gate). */
   dispatchFromGate(): void {
-    const waited = this.requestPhase === Phase.Queued;
-    this.requestPhase = Phase.Dispatched;
     const gate = this.originGate;
     if (gate !== undefined) {
+      this.holdsGateSlot = true;
       gate.awaitingConn++;
       const o = this.telemetry;
-      // A gated request left its gate's queue for undici: the origin's queue-depth floor follows.
       if (o !== undefined) o.queueShrank(gate.fifoQueue.nodeCount);
     }
     const body = this.dispatchOptions?.body;
-    if (waited && body instanceof Readable && unusableBody(body, -1) !== undefined) {
+    if (this.wasQueued && body instanceof Readable && unusableBody(body, -1) !== undefined) {
       // Destroyed while the request waited in the gate (checked at handle() too): undici would only call it aborted.
       this.requestFailed(unusableBodyError(PACKAGE_PREFIX, "destroyed"));
       return;
@@ -194,24 +163,18 @@ export abstract class UndiciRequestCore
     }
   }
 
-  // ---- undici's events (named by the subclasses) ---------------------------------------------------------------
-
   /** undici gave the request a connection (`onRequestStart` / `onConnect`); throws `REQUEST_GONE` to refuse it. */
   protected connectionGiven(controller: DispatchControllerLike): void {
-    if (this.requestPhase !== Phase.Dispatched) {
-      // Failed while waiting for this connection: undici drops the request unsent and keeps the connection, which
-      // the gate then gives to the next queued request (after undici's current call returns).
-      if (this.requestPhase === Phase.Abandoned) {
-        this.requestPhase = Phase.Done;
-        const gate = this.originGate;
-        if (gate !== undefined) process.nextTick(releaseGateSlot, gate);
+    if (this.isFinished) {
+      // The gate gives the kept connection to the next queued request after undici's current call returns.
+      if (this.holdsGateSlot) {
+        this.holdsGateSlot = false;
+        process.nextTick(releaseGateSlot, this.originGate);
       }
       throw REQUEST_GONE;
     }
-    this.requestPhase = Phase.Connected;
     this.controller = controller;
-    const gate = this.originGate;
-    if (gate !== undefined && gate.awaitingConn > 0) gate.awaitingConn--;
+    if (this.holdsGateSlot) (this.originGate as OriginGate).awaitingConn--;
     const now = clock.now();
     this.enterPhase(Connected, now);
     if (this.uploadObserved && this.plan.idleMs > 0) this.armDeadline(SocketIdle, now);
@@ -222,7 +185,7 @@ export abstract class UndiciRequestCore
 
   /** Socket activity at `now`: restarts `socketTimeout` (armed at the first one when upload progress is unobserved). */
   protected socketActive(now: number): void {
-    if (this.requestPhase !== Phase.Connected) return;
+    if (this.controller === undefined) return;
     this.lastActive = now;
     if (!this.uploadObserved && !this.deadlineArmed(SocketIdle)) this.armDeadline(SocketIdle, now);
   }
@@ -260,7 +223,6 @@ export abstract class UndiciRequestCore
     if (!bodyOpen(this)) return;
     if (this.plan.idleMs > 0) this.lastActive = clock.now();
     if (pushBody(this, chunk)) return;
-    this.pausedForReader = true;
     // Paused for the reader: no inactivity timeout while undici reads nothing (as undici's bodyTimeout).
     this.pauseIdle();
     controller.pause();
@@ -268,7 +230,6 @@ export abstract class UndiciRequestCore
     if (o !== undefined) this.plan.poolTelemetry?.bodyPaused(o, this, clock.now());
   }
 
-  /** The response ended. */
   protected responseEnded(): void {
     this.releaseSlot();
     endResponseBody(this);
@@ -277,11 +238,12 @@ export abstract class UndiciRequestCore
 
   /** The request failed in undici (or undici let go of an abandoned one). */
   protected requestFailed(error: Error): void {
-    if (error === REQUEST_GONE || this.requestPhase === Phase.Done) return;
-    if (this.requestPhase === Phase.Abandoned) {
-      // Already settled and closed; undici let go of it (its connection attempt failed or was ended).
-      this.requestPhase = Phase.Done;
-      this.originGate?.freeSlot();
+    if (error === REQUEST_GONE) return;
+    if (this.isFinished) {
+      if (this.holdsGateSlot) {
+        this.holdsGateSlot = false;
+        (this.originGate as OriginGate).freeSlot();
+      }
       return;
     }
     this.releaseSlot();
@@ -295,18 +257,15 @@ export abstract class UndiciRequestCore
     this.end("failed");
   }
 
-  // ---- deadlines, body -----------------------------------------------------------------------------------------
-
   protected override deadlineExpired(kind: DeadlineKind, ms: number, now: number): void {
     if (kind === DeadlineKind.UnreadBody) {
-      // Nobody read the body: abort the exchange (undici closes the connection, the gate slot frees); the body keeps
-      // the error for its first reader (`failResponseBody`).
-      if (this.requestPhase === Phase.Connected) this.fail(this.deadlineError(kind, ms, now)!, "timed_out");
+      // The body keeps the error for its first reader.
+      if (this.controller !== undefined) this.fail(this.deadlineError(kind, ms, now)!, "timed_out");
       return;
     }
     if (kind === SocketIdle) {
       // Not after a rejection before the headers (the exchange is being aborted already).
-      if (this.requestPhase === Phase.Connected && (this.responseStatus !== 0 || !this.settled)) {
+      if (this.controller !== undefined && (this.responseStatus !== 0 || !this.settled)) {
         this.socketTimedOut();
       }
       return;
@@ -315,7 +274,7 @@ export abstract class UndiciRequestCore
     if (kind === DeadlineKind.Request && !this.plan.throwsOnTimeout) {
       guardedWarn(
         this.plan.warnLogger ?? console,
-        `${requestTimeoutMessage(PACKAGE_PREFIX, this.requestTimeoutMs, false)} ${REQUEST_TIMEOUT_HINT}`
+        `${requestTimeoutMessage(PACKAGE_PREFIX, ms, false)} ${REQUEST_TIMEOUT_HINT}`
       );
       return;
     }
@@ -323,7 +282,7 @@ export abstract class UndiciRequestCore
   }
 
   override connectionDetail(): string | undefined {
-    if (this.requestPhase === Phase.Queued) {
+    if (this.originGate?.fifoQueue.has(this)) {
       return `The request was still waiting for a free connection (${this.describeQueue()}).`;
     }
     const o = this.telemetry;
@@ -335,8 +294,7 @@ export abstract class UndiciRequestCore
   }
 
   readMore(): void {
-    if (!this.pausedForReader) return;
-    this.pausedForReader = false;
+    if (!this.idlePaused) return;
     const o = this.telemetry;
     if (o !== undefined) this.plan.poolTelemetry?.bodyResumed(o, this);
     this.resumeIdle(clock.now());
@@ -351,7 +309,6 @@ export abstract class UndiciRequestCore
   }
 
   bodyCollected(): void {
-    // Ended or failed: the body pinned nothing.
     if (this.isFinished || !bodyOpen(this)) return;
     this.bodyRef = undefined;
     const o = this.telemetry;
@@ -370,59 +327,39 @@ export abstract class UndiciRequestCore
     );
   }
 
-  // ---- internals -----------------------------------------------------------------------------------------------
-
   /** Rejects (before headers) or errors the body (after), aborts the exchange, and records the outcome. */
   fail(error: Error, outcome: RequestOutcome): void {
     if (this.isFinished) return;
     if (this.outcome === undefined) this.outcome = outcome;
-    const phase = this.requestPhase;
     this.rejectWith(error, outcome);
-    if (phase === Phase.Connected) {
+    const controller = this.controller;
+    if (controller !== undefined) {
       // undici calls onResponseError (the body, if any, fails there); it closes the connection.
-      (this.controller as DispatchControllerLike).abort(error);
+      controller.abort(error);
       return;
     }
-    // No connection yet: leave; undici never sends it (see the header).
     const gate = this.originGate;
-    if (phase === Phase.Queued) {
-      this.requestPhase = Phase.Done;
-      if (gate !== undefined) {
-        gate.unlinkWaiter(this);
-        // The last one waiting: a connection still being opened for an abandoned request serves nobody now.
-        gate.abandonIfUnneeded();
-      }
-    } else if (phase === Phase.Dispatched) {
-      // undici still holds it: the slot stays taken until undici lets go (onRequestStart / onResponseError).
-      this.requestPhase = Phase.Abandoned;
-      if (gate !== undefined) {
-        if (gate.awaitingConn > 0) gate.awaitingConn--;
-        gate.abandonIfUnneeded();
-      }
+    if (gate !== undefined && (this.holdsGateSlot || gate.fifoQueue.has(this))) {
+      // Dispatched: the slot stays taken until undici lets go (see the header). Queued: it leaves the queue.
+      if (this.holdsGateSlot) gate.awaitingConn--;
+      else gate.unlinkWaiter(this);
+      gate.abandonIfUnneeded();
     }
     this.end(this.outcome);
   }
 
-  /** The request is done with its slot and connection. */
+  /** Done with its connection: counted released, its gate slot freed. */
   private releaseSlot(): void {
-    const phase = this.requestPhase;
-    this.requestPhase = Phase.Done;
     const o = this.telemetry;
     if (o !== undefined && this.heldSince >= 0) {
-      const now = clock.now();
       this.plan.poolTelemetry?.requestReleased(o, this);
-      this.countReleased(now);
+      this.countReleased(clock.now());
     }
-    const gate = this.originGate;
-    if (gate === undefined) return;
-    if (phase === Phase.Dispatched) {
-      if (gate.awaitingConn > 0) gate.awaitingConn--;
-      gate.freeSlot();
-    } else if (phase === Phase.Connected) {
-      gate.freeSlot();
-    } else if (phase === Phase.Queued) {
-      gate.unlinkWaiter(this);
-    }
+    if (!this.holdsGateSlot) return;
+    this.holdsGateSlot = false;
+    const gate = this.originGate as OriginGate;
+    if (this.controller === undefined) gate.awaitingConn--;
+    gate.freeSlot();
   }
 
   /**
@@ -437,7 +374,6 @@ export abstract class UndiciRequestCore
         ? { name: "HeadersTimeoutError", code: "UND_ERR_HEADERS_TIMEOUT" }
         : { name: "BodyTimeoutError", code: "UND_ERR_BODY_TIMEOUT" }
     );
-    // undici calls onResponseError with it (errored → mapError) and closes the connection.
     (this.controller as DispatchControllerLike).abort(cause);
   }
 
@@ -488,7 +424,6 @@ export abstract class UndiciRequestCore
   /** undici error → the shape `NodeHttpHandler` users catch (before the headers). */
   private mapError(error: Error & { code?: string }): Error {
     if (error === DESTROYED_BY_HANDLER) {
-      // One error object per request: the SDK decorates the rejection ($metadata).
       return handlerDestroyedError(
         this.controller === undefined
           ? `while the request was waiting for a connection (${this.describeQueue()})`
@@ -566,6 +501,57 @@ export class UndiciRequest extends UndiciRequestCore {
 
   onResponseError(_controller: DispatchControllerLike | undefined, error: Error): void {
     this.requestFailed(error);
+  }
+}
+
+type AbortFn = (reason?: Error) => void;
+
+/**
+ * The request as undici 7's native handler, for undici 7 dispatchers, which would otherwise wrap a controller-API
+ * handler in an adapter allocated per request. The request is its own controller. @internal
+ */
+export class LegacyUndiciRequest extends UndiciRequestCore implements DispatchControllerLike {
+  rawHeaders: Buffer[] | null = null;
+  private abortFn: AbortFn | undefined;
+  private resumeFn: (() => void) | undefined;
+  private hold = false;
+
+  onConnect(abort: AbortFn): void {
+    this.abortFn = abort;
+    this.connectionGiven(this);
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText?: string): boolean {
+    this.resumeFn = resume;
+    this.responseStarted(statusCode, rawHeaders, undefined, statusText);
+    return !this.hold;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.dataReceived(this, chunk);
+    return !this.hold;
+  }
+
+  onComplete(_trailers?: unknown): void {
+    this.responseEnded();
+  }
+
+  onError(error: Error): void {
+    this.requestFailed(error);
+  }
+
+  abort(reason: Error): void {
+    this.abortFn?.(reason);
+  }
+
+  pause(): void {
+    this.hold = true;
+  }
+
+  resume(): void {
+    if (!this.hold) return;
+    this.hold = false;
+    this.resumeFn?.();
   }
 }
 

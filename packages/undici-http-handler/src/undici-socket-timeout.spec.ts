@@ -13,11 +13,10 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { STALL_CONFIRM_MS } from "../../pool-monitor/src/deadline-scheduler";
 import { afterPollPhase, blockableClock } from "../../pool-monitor/src/fake-timers.mock";
 import type { DispatcherLike, DispatchOptionsLike } from "./dispatcher-like";
-import { LegacyUndiciRequest } from "./legacy-undici-request";
 import { type RecordedDispatch, stubDispatcher } from "./stub-dispatcher.mock";
 import { RequestPlan } from "./request-plan";
 import type { ResolvedUndiciConfig } from "./resolve-undici-config";
-import { UndiciRequest } from "./undici-request";
+import { LegacyUndiciRequest, UndiciRequest } from "./undici-request";
 
 const TIMEOUT = 100;
 const MESSAGE = `@sockeye/undici-http-handler - the request socket timed out after ${TIMEOUT} ms of inactivity (configured by client requestHandler).`;
@@ -33,7 +32,7 @@ type Settled = { ok: true; response: HttpResponse } | { ok: false; error: any } 
 /** Starts a controller-API request on a recording dispatcher; `settled()` is its outcome so far. */
 function start(observed: boolean, socketTimeout = TIMEOUT) {
   const stub = stubDispatcher();
-  const request = new UndiciRequest(plan(socketTimeout), undefined, undefined, undefined, undefined, observed);
+  const request = new UndiciRequest(plan(socketTimeout), undefined, undefined, undefined, observed);
   let outcome: Settled;
   request.start(
     (value) => {
@@ -259,7 +258,7 @@ describe("socketTimeout on the deadline scheduler (fake timers)", () => {
   });
 
   it("undici 7's native callbacks (LegacyUndiciRequest) arm, restart and fire the same way", () => {
-    const request = new LegacyUndiciRequest(plan(), undefined, undefined, undefined, undefined, true);
+    const request = new LegacyUndiciRequest(plan(), undefined, undefined, undefined, true);
     let error: any;
     const aborts: unknown[] = [];
     const dispatcher = {

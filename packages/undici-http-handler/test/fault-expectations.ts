@@ -29,7 +29,7 @@
  *
  * "+1 connection" after an abort or timeout in flight is undici's own: it reconnects for the aborted request before
  * it notices the abort (a bare undici `Client` does it too). Sockeye's handler-owned pools start no connection
- * attempt that no request waits for (`ConnectingSockets.onlyWhenNeeded`).
+ * attempt that no request waits for (`ConnectingSockets.connector`).
  */
 import type { ServerKind } from "../../node-http-handler/test/servers";
 import type { Leftovers } from "./fault-run";
