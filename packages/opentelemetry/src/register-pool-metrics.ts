@@ -122,59 +122,57 @@ export function registerPoolMetrics(
   const names = namespacedMetrics(ns);
   const attrs = new OriginAttributeCache(maxOrigins);
 
-  const openConnections = meter.createObservableUpDownCounter(SEMCONV_METRICS.openConnections, {
-    description: "Number of outbound HTTP connections that are currently active or idle on the client.",
-    unit: "{connection}",
-  });
-  const activeRequests = meter.createObservableUpDownCounter(SEMCONV_METRICS.activeRequests, {
-    description: "Number of active HTTP requests (queued for a connection or in progress).",
-    unit: "{request}",
-  });
-  const queuedRequests = meter.createObservableUpDownCounter(names.queuedRequests, {
-    description: "Requests waiting in the agent queue for a socket.",
-    unit: "{request}",
-  });
-  const oldestQueuedAge = meter.createObservableGauge(names.oldestQueuedAge, {
-    description: "Age of the oldest request waiting for a socket (0 when none).",
-    unit: "s",
-  });
-  const limit = meter.createObservableUpDownCounter(names.limit, {
-    description: "Socket limit per origin (agent maxSockets); not reported when unlimited.",
-    unit: "{connection}",
-  });
-  const saturationState = meter.createObservableGauge(names.saturationState, {
-    description: "Saturation detector state: 0 ok, 1 saturated, 2 stalled.",
-    unit: "1",
-  });
-  const unconsumed = meter.createObservableUpDownCounter(names.unconsumedResponses, {
-    description: "Responses handed to the caller whose body was neither read nor destroyed for unconsumedBodyMs.",
-    unit: "{response}",
-  });
-  const reclaimed = meter.createObservableCounter(names.reclaimedResponses, {
-    description:
-      "Responses whose body was dropped unread and garbage-collected while still open; their connections were freed.",
-    unit: "{response}",
-  });
-  const created = meter.createObservableCounter(names.connectionsCreated, {
-    description: "Connections opened (attempts, successful or not).",
-    unit: "{connection}",
-  });
-  const closed = meter.createObservableCounter(names.connectionsClosed, {
-    description: "Connections closed, by reason.",
-    unit: "{connection}",
-  });
-  const errors = meter.createObservableCounter(names.connectionErrors, {
-    description: "Socket error events.",
-    unit: "{error}",
-  });
-  const acquisitions = meter.createObservableCounter(names.acquisitions, {
-    description: "Socket acquisitions by requests; reused=true when the socket had served a request before.",
-    unit: "{request}",
-  });
-  const requests = meter.createObservableCounter(names.requests, {
-    description: "Finished requests by outcome.",
-    unit: "{request}",
-  });
+  const upDown = (name: string, description: string, unit: string) =>
+    meter.createObservableUpDownCounter(name, { description, unit });
+  const counter = (name: string, description: string, unit: string) =>
+    meter.createObservableCounter(name, { description, unit });
+  const gauge = (name: string, description: string, unit: string) =>
+    meter.createObservableGauge(name, { description, unit });
+  const openConnections = upDown(
+    SEMCONV_METRICS.openConnections,
+    "Number of outbound HTTP connections that are currently active or idle on the client.",
+    "{connection}"
+  );
+  const activeRequests = upDown(
+    SEMCONV_METRICS.activeRequests,
+    "Number of active HTTP requests (queued for a connection or in progress).",
+    "{request}"
+  );
+  const queuedRequests = upDown(names.queuedRequests, "Requests waiting in the agent queue for a socket.", "{request}");
+  const oldestQueuedAge = gauge(
+    names.oldestQueuedAge,
+    "Age of the oldest request waiting for a socket (0 when none).",
+    "s"
+  );
+  const limit = upDown(
+    names.limit,
+    "Socket limit per origin (agent maxSockets); not reported when unlimited.",
+    "{connection}"
+  );
+  const saturationState = gauge(names.saturationState, "Saturation detector state: 0 ok, 1 saturated, 2 stalled.", "1");
+  const unconsumed = upDown(
+    names.unconsumedResponses,
+    "Responses handed to the caller whose body was neither read nor destroyed for unconsumedBodyMs.",
+    "{response}"
+  );
+  const reclaimed = counter(
+    names.reclaimedResponses,
+    "Responses whose body was dropped unread and garbage-collected while still open; their connections were freed.",
+    "{response}"
+  );
+  const created = counter(
+    names.connectionsCreated,
+    "Connections opened (attempts, successful or not).",
+    "{connection}"
+  );
+  const closed = counter(names.connectionsClosed, "Connections closed, by reason.", "{connection}");
+  const errors = counter(names.connectionErrors, "Socket error events.", "{error}");
+  const acquisitions = counter(
+    names.acquisitions,
+    "Socket acquisitions by requests; reused=true when the socket had served a request before.",
+    "{request}"
+  );
+  const requests = counter(names.requests, "Finished requests by outcome.", "{request}");
   const observables: Observable[] = [
     openConnections,
     activeRequests,
@@ -190,7 +188,6 @@ export function registerPoolMetrics(
     acquisitions,
     requests,
   ];
-
   // HTTP/2 origins' open connections are sessions, tagged `network.protocol.version = "2"`.
   const h2StateAttrs = new Map<string, Attributes>();
   const connectionAttrs = (origin: string, state: "active" | "idle", http2: boolean): Attributes => {
