@@ -122,12 +122,18 @@ export function registerPoolMetrics(
   const names = namespacedMetrics(ns);
   const attrs = new OriginAttributeCache(maxOrigins);
 
+  // Every observable instrument, for the one batch callback.
+  const observables: Observable[] = [];
+  const added = <T extends Observable>(instrument: T): T => {
+    observables.push(instrument);
+    return instrument;
+  };
   const upDown = (name: string, description: string, unit: string) =>
-    meter.createObservableUpDownCounter(name, { description, unit });
+    added(meter.createObservableUpDownCounter(name, { description, unit }));
   const counter = (name: string, description: string, unit: string) =>
-    meter.createObservableCounter(name, { description, unit });
+    added(meter.createObservableCounter(name, { description, unit }));
   const gauge = (name: string, description: string, unit: string) =>
-    meter.createObservableGauge(name, { description, unit });
+    added(meter.createObservableGauge(name, { description, unit }));
   const openConnections = upDown(
     SEMCONV_METRICS.openConnections,
     "Number of outbound HTTP connections that are currently active or idle on the client.",
@@ -173,21 +179,7 @@ export function registerPoolMetrics(
     "{request}"
   );
   const requests = counter(names.requests, "Finished requests by outcome.", "{request}");
-  const observables: Observable[] = [
-    openConnections,
-    activeRequests,
-    queuedRequests,
-    oldestQueuedAge,
-    limit,
-    saturationState,
-    unconsumed,
-    reclaimed,
-    created,
-    closed,
-    errors,
-    acquisitions,
-    requests,
-  ];
+
   // HTTP/2 origins' open connections are sessions, tagged `network.protocol.version = "2"`.
   const h2StateAttrs = new Map<string, Attributes>();
   const connectionAttrs = (origin: string, state: "active" | "idle", http2: boolean): Attributes => {

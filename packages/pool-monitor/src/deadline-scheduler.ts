@@ -1,8 +1,7 @@
 /**
- * DeadlineScheduler: every deadline of one handler on ONE native timer, armed for the earliest expiry. The design of
- * Node's `lib/internal/timers.js` (one list per duration under a min-heap of lists), kept per handler so it can be
- * stopped, counted and driven by a test's fake timers. A deadline is a node its request owns: arming or cancelling
- * it is a few field writes, with zero native timers per request.
+ * DeadlineScheduler: every deadline of one handler on ONE native timer, armed for the earliest expiry, as Node's
+ * `lib/internal/timers.js` (one list per duration under a min-heap of lists). A deadline is a node its request owns:
+ * arming or cancelling it is a few field writes, with zero native timers per request.
  *
  *   lists: Map<durationMs, DeadlineList>          heap: DeadlineList[] (min-heap on `expiry`, ≤ one per duration)
  *     1000 ─► [d(at=10.0s)] ⇄ [d(at=10.2s)] ⇄ …      [1000: 10.0s] ─┬─ [5000: 14.1s]
@@ -13,33 +12,24 @@
  * clock, so each list stays sorted without being searched. A list's key `expiry` is its head's `at` or EARLIER:
  * cancelling a head leaves it stale, so cancel stays O(1); a wake-up at a stale key re-keys and sleeps.
  *
- * Costs: arm O(1) (Map lookup + append), O(log L) for a new duration or earliest head (L = durations, a handful),
- * plus a native re-arm only when the earliest expiry moves earlier. cancel O(1). A wake-up
- * O(expired + re-keyed lists × log L). No allocation per arm. When the last deadline is cancelled the timer is left
- * to lapse at its due time: clearing it would cost a native timer per request for sequential traffic.
+ * Costs: arm O(1), O(log L) for a new duration or earliest head (L = durations, a handful), plus a native re-arm
+ * only when the earliest expiry moves earlier; cancel O(1); a wake-up O(expired + re-keyed lists × log L). No
+ * allocation per arm. A timer whose last deadline is cancelled lapses instead of being cleared.
  *
- * The timer is ref'd exactly while a deadline whose kind `holdsLoop()` is armed (the request-scoped waits, which
- * upstream also leaves ref'd), so an idle handler, idle watches and the owner tick keep nothing alive.
+ * The timer is ref'd exactly while a deadline whose kind `holdsLoop()` is armed, so an idle handler keeps nothing
+ * alive. Precision: a wake-up takes the timer's due time as "now" when the clock reads a hair earlier; a deadline
+ * collected more than `STALL_CONFIRM_MS` late fires after the poll phase, so I/O that completed while the loop was
+ * blocked cancels it first. The first error of a fired deadline is rethrown after the others fired.
  *
- * Precision: the wake-up takes the timer's due time as "now" when the clock reads a hair earlier (Node starts timers
- * from the loop's cached time), so a deadline fires in the timers phase that reaches it. A deadline collected more
- * than `STALL_CONFIRM_MS` late (the loop was blocked) fires after the poll phase instead, so I/O that completed
- * during the block cancels it first. Each fired deadline runs in its own `try`; the first error is rethrown after
- * the others fired.
- *
- * Owner tick: an owner with periodic work passes `onTick`; it is one recurring entry of the same lists, not counted
- * in `size`. Fake timers: globals are resolved at call time through `timing`; the timer is recreated when
- * `globalThis.setTimeout` changed, and a timer of a replaced implementation is recognised by its generation.
+ * The owner's periodic `onTick` is one recurring entry of the same lists, not counted in `size`. Fake timers: the
+ * timer is recreated when `globalThis.setTimeout` changed; a replaced timer is recognised by its generation.
  */
 import { holdsLoop } from "./deadline-kind";
 import { timing } from "./timing";
 
 export { DeadlineKind } from "./deadline-kind";
 
-/**
- * A deadline collected this long (ms) after it was due fires after the poll phase, so I/O that completed while the
- * loop was blocked is handled first. @internal
- */
+/** A deadline collected this long (ms) after it was due fires after the poll phase. @internal */
 export const STALL_CONFIRM_MS = 100;
 
 /** Default period of an owner's tick, and the throttle of dispatch-time free-socket sweeps, ms. @internal */
@@ -192,8 +182,7 @@ export class DeadlineScheduler {
       list.expiry = at;
       this.heapPush(list);
     } else if (at < list.expiry && list.firstSlot === d) {
-      // `at < list.expiry` first: that load then runs on every arm and keeps type feedback, so inlined callers do
-      // not deoptimise at a burst's first arm.
+      // `at < list.expiry` first: that load runs on every arm and keeps type feedback (no deopt at a burst's start).
       list.expiry = at;
       this.siftUp(list.heapIndex);
     }
