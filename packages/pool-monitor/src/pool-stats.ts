@@ -27,7 +27,7 @@ export type SaturationTrigger = "growth" | "rising_troughs" | "stall" | "long_ho
 
 /** How `recommendedMaxSockets` was computed. @public */
 export interface SaturationSizing {
-  /** `littles_law`: `ratePerSec` × `holdMs` (the window saw completions and spans ≥ 2 holds); else `active + queued`. */
+  /** `littles_law`: `ratePerSec` × `holdMs` (a window of completions spanning ≥ 2 holds); else `active + queued`. */
   method: "littles_law" | "concurrent_requests";
   /** Arrival rate (at least the throughput) over the window, requests/s; `null` for `concurrent_requests`. */
   ratePerSec: number | null;

@@ -133,8 +133,8 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   }
 
   /**
-   * True while the owner should keep sampling: `busy`, and an event recent enough that another sample can still change
-   * a detector (`quietAfterMs()`). Otherwise sampling stops until the next event (`onResume`).
+   * True while the owner should keep sampling: `busy`, and an event recent enough that another sample can still
+   * change a detector (`quietAfterMs()`). Otherwise sampling stops until the next event (`onResume`).
    */
   get wantsSamples(): boolean {
     return this.busy && !this.quiet;
