@@ -16,7 +16,7 @@ import {
   type Observable,
 } from "@opentelemetry/api";
 import type { CloseReason, PoolEvent, PoolStats } from "@sockeye/pool-monitor";
-import { describeValue, invalidOption } from "@sockeye/pool-monitor/internal";
+import { applyOptionRules, BOOLEAN, describeValue, type OptionRules } from "@sockeye/pool-monitor/internal";
 import { autoRequestDuration } from "./auto-request-duration";
 import { namespacedMetrics, SEMCONV_METRICS } from "./metric-names";
 import { OriginAttributeCache } from "./origin-attributes";
@@ -82,6 +82,18 @@ const OUTCOMES = [
 ] as const;
 
 const PKG = "@sockeye/opentelemetry";
+
+/** The checks of {@link PoolMetricsOptions}, in order; `null` counts as unset. */
+const OPTION_RULES: OptionRules = {
+  namespace: [
+    (value) => typeof value === "string" && /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/.test(value),
+    'a dot-separated lowercase name such as "sockeye" or "com.example.http"',
+  ],
+  requestDuration: [(value) => value === "auto" || typeof value === "boolean", '"auto", true or false'],
+  bodySize: BOOLEAN,
+  timeInQueue: BOOLEAN,
+  maxOrigins: [(value) => Number.isInteger(value) && value >= 1 && value <= 100_000, "an integer from 1 to 100000"],
+};
 /** package.json's version, defined at build time (tsup `define`); undeclared when the source runs unbuilt. */
 declare const __SOCKEYE_OPENTELEMETRY_VERSION__: string | undefined;
 const VERSION =
@@ -103,21 +115,13 @@ export function registerPoolMetrics(
       `${PKG} - registerPoolMetrics(source) expects an object with getStats(); received ${source !== null && typeof source === "object" ? "an object without getStats()" : describeValue(source)}.`
     );
   }
-  const ns = options.namespace ?? "sockeye";
-  if (typeof ns !== "string" || !/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/.test(ns)) {
-    throw invalidOption(PKG, "namespace", ns, 'a dot-separated lowercase name such as "sockeye" or "com.example.http"');
-  }
-  const durationMode = options.requestDuration ?? "auto";
-  if (durationMode !== "auto" && typeof durationMode !== "boolean") {
-    throw invalidOption(PKG, "requestDuration", durationMode, '"auto", true or false');
-  }
-  const recordBodySize = flag(options, "bodySize", false);
-  const recordTimeInQueue = flag(options, "timeInQueue", true);
-  const maxOrigins = options.maxOrigins ?? DEFAULT_MAX_ORIGINS;
-  if (!Number.isInteger(maxOrigins) || maxOrigins < 1 || maxOrigins > 100_000) {
-    throw invalidOption(PKG, "maxOrigins", maxOrigins, "an integer from 1 to 100000");
-  }
-  const provider = options.meterProvider ?? metrics.getMeterProvider();
+  const checked = applyOptionRules(OPTION_RULES, options, PKG);
+  const ns = checked.namespace ?? "sockeye";
+  const durationMode = checked.requestDuration ?? "auto";
+  const recordBodySize = checked.bodySize ?? false;
+  const recordTimeInQueue = checked.timeInQueue ?? true;
+  const maxOrigins = checked.maxOrigins ?? 256;
+  const provider = checked.meterProvider ?? metrics.getMeterProvider();
   const meter: Meter = provider.getMeter(PKG, VERSION);
   const names = namespacedMetrics(ns);
   const attrs = new OriginAttributeCache(maxOrigins);
@@ -307,16 +311,4 @@ export function registerPoolMetrics(
       unsubscribe = undefined;
     },
   };
-}
-
-const DEFAULT_MAX_ORIGINS = 256;
-
-/** A boolean option, `fallback` when absent. */
-function flag(options: PoolMetricsOptions, name: "bodySize" | "timeInQueue", fallback: boolean) {
-  const value = options[name];
-  if (value === undefined) return fallback;
-  if (typeof value !== "boolean") {
-    throw invalidOption(PKG, name, value, "a boolean (true or false)");
-  }
-  return value;
 }

@@ -14,10 +14,12 @@ export { CHANNEL_NAMES, requestFinishedChannel } from "./diagnostics";
 export { formatSaturationMessage, type SaturationTerms } from "./format-saturation-message";
 export { describeValue, invalidOption } from "./invalid-option";
 export {
+  applyOptionRules,
   BOOLEAN,
   COUNT,
   LOGGER,
   MS,
+  type OptionRules,
   type OptionSchema,
   objectRule,
   type ResolvedOptions,
