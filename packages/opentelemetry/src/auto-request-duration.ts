@@ -1,9 +1,6 @@
 /**
  * `requestDuration: "auto"`: record a request's duration unless an OpenTelemetry HTTP instrumentation records it on
- * the same `MeterProvider` (`instrumented-transports.ts`). Decided per request, so an instrumentation enabled or
- * disabled later is followed from the next request on. Each decision is said once per registration through `diag`:
- * info when a transport is left to an instrumentation; a warning when both record the metric for different requests
- * (the Prometheus exporter then writes two families of one name) or when the provider cannot be read.
+ * the same `MeterProvider`, decided per request. Each decision is said once per registration through `diag`.
  */
 import { diag, type MeterProvider } from "@opentelemetry/api";
 import type { RequestFinishedEvent } from "@sockeye/pool-monitor";

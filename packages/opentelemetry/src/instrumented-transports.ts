@@ -1,9 +1,7 @@
 /**
- * Which finished requests an OpenTelemetry HTTP instrumentation already records `http.client.request.duration` for on
- * the bridge's `MeterProvider`: instrumentation-http (wraps `node:http(s)`'s `request`), instrumentation-undici
- * (`undici:request:*`); nothing instruments `node:http2`. A transport counts as recorded when the instrumentation's
- * meter exists on the provider (the SDK's `_sharedState.meterSharedStates`, else `unreadable`) and it hooks the
- * transport now. Cost per request: a few property reads.
+ * Which finished requests an OpenTelemetry HTTP instrumentation (http, undici; none for `node:http2`) already
+ * records on the bridge's `MeterProvider`: its meter exists on the provider and it hooks the transport now. Cost per
+ * request: a few property reads.
  */
 import diagnosticsChannel from "node:diagnostics_channel";
 import http from "node:http";

@@ -1,7 +1,6 @@
 /**
- * Attribute sets per origin, built once and reused at every collection and event: the SDK hashes attributes on every
- * record, and the same frozen object keeps that cheap and allocation-free. At most `maxOrigins` origins plus
- * `_OTHER`; per origin, request variants are bounded by the known methods × the statuses and error classes seen.
+ * Attribute sets per origin (at most `maxOrigins` plus `_OTHER`), built once and reused, so the SDK's per-record
+ * hashing sees the same frozen object.
  */
 import type { Attributes } from "@opentelemetry/api";
 import type { RequestFinishedEvent } from "@sockeye/pool-monitor";

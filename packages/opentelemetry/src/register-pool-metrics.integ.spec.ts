@@ -215,6 +215,11 @@ describe("registerPoolMetrics with @opentelemetry/sdk-metrics", () => {
       );
     }
   });
+
+  it("takes null as unset, as every Sockeye option", () => {
+    const nulls = { namespace: null, requestDuration: null, bodySize: null, timeInQueue: null, maxOrigins: null };
+    expect(() => registerPoolMetrics(new PoolMonitor(), nulls as never).unregister()).not.toThrow();
+  });
 });
 
 describe("per-request instruments (request:finished)", () => {

@@ -16,7 +16,7 @@ import {
   type Observable,
 } from "@opentelemetry/api";
 import type { CloseReason, PoolEvent, PoolStats } from "@sockeye/pool-monitor";
-import { describeValue, invalidOption } from "@sockeye/pool-monitor/internal";
+import { applyOptionRules, BOOLEAN, describeValue, type OptionRules } from "@sockeye/pool-monitor/internal";
 import { autoRequestDuration } from "./auto-request-duration";
 import { namespacedMetrics, SEMCONV_METRICS } from "./metric-names";
 import { OriginAttributeCache } from "./origin-attributes";
@@ -82,6 +82,18 @@ const OUTCOMES = [
 ] as const;
 
 const PKG = "@sockeye/opentelemetry";
+
+/** The checks of {@link PoolMetricsOptions}, in order; `null` counts as unset. */
+const OPTION_RULES: OptionRules = {
+  namespace: [
+    (value) => typeof value === "string" && /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/.test(value),
+    'a dot-separated lowercase name such as "sockeye" or "com.example.http"',
+  ],
+  requestDuration: [(value) => value === "auto" || typeof value === "boolean", '"auto", true or false'],
+  bodySize: BOOLEAN,
+  timeInQueue: BOOLEAN,
+  maxOrigins: [(value) => Number.isInteger(value) && value >= 1 && value <= 100_000, "an integer from 1 to 100000"],
+};
 /** package.json's version, defined at build time (tsup `define`); undeclared when the source runs unbuilt. */
 declare const __SOCKEYE_OPENTELEMETRY_VERSION__: string | undefined;
 const VERSION =
@@ -103,93 +115,74 @@ export function registerPoolMetrics(
       `${PKG} - registerPoolMetrics(source) expects an object with getStats(); received ${source !== null && typeof source === "object" ? "an object without getStats()" : describeValue(source)}.`
     );
   }
-  const ns = options.namespace ?? "sockeye";
-  if (typeof ns !== "string" || !/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/.test(ns)) {
-    throw invalidOption(PKG, "namespace", ns, 'a dot-separated lowercase name such as "sockeye" or "com.example.http"');
-  }
-  const durationMode = options.requestDuration ?? "auto";
-  if (durationMode !== "auto" && typeof durationMode !== "boolean") {
-    throw invalidOption(PKG, "requestDuration", durationMode, '"auto", true or false');
-  }
-  const recordBodySize = flag(options, "bodySize", false);
-  const recordTimeInQueue = flag(options, "timeInQueue", true);
-  const maxOrigins = options.maxOrigins ?? DEFAULT_MAX_ORIGINS;
-  if (!Number.isInteger(maxOrigins) || maxOrigins < 1 || maxOrigins > 100_000) {
-    throw invalidOption(PKG, "maxOrigins", maxOrigins, "an integer from 1 to 100000");
-  }
-  const provider = options.meterProvider ?? metrics.getMeterProvider();
+  const checked = applyOptionRules(OPTION_RULES, options, PKG);
+  const ns = checked.namespace ?? "sockeye";
+  const durationMode = checked.requestDuration ?? "auto";
+  const recordBodySize = checked.bodySize ?? false;
+  const recordTimeInQueue = checked.timeInQueue ?? true;
+  const maxOrigins = checked.maxOrigins ?? 256;
+  const provider = checked.meterProvider ?? metrics.getMeterProvider();
   const meter: Meter = provider.getMeter(PKG, VERSION);
   const names = namespacedMetrics(ns);
   const attrs = new OriginAttributeCache(maxOrigins);
 
-  const openConnections = meter.createObservableUpDownCounter(SEMCONV_METRICS.openConnections, {
-    description: "Number of outbound HTTP connections that are currently active or idle on the client.",
-    unit: "{connection}",
-  });
-  const activeRequests = meter.createObservableUpDownCounter(SEMCONV_METRICS.activeRequests, {
-    description: "Number of active HTTP requests (queued for a connection or in progress).",
-    unit: "{request}",
-  });
-  const queuedRequests = meter.createObservableUpDownCounter(names.queuedRequests, {
-    description: "Requests waiting in the agent queue for a socket.",
-    unit: "{request}",
-  });
-  const oldestQueuedAge = meter.createObservableGauge(names.oldestQueuedAge, {
-    description: "Age of the oldest request waiting for a socket (0 when none).",
-    unit: "s",
-  });
-  const limit = meter.createObservableUpDownCounter(names.limit, {
-    description: "Socket limit per origin (agent maxSockets); not reported when unlimited.",
-    unit: "{connection}",
-  });
-  const saturationState = meter.createObservableGauge(names.saturationState, {
-    description: "Saturation detector state: 0 ok, 1 saturated, 2 stalled.",
-    unit: "1",
-  });
-  const unconsumed = meter.createObservableUpDownCounter(names.unconsumedResponses, {
-    description: "Responses handed to the caller whose body was neither read nor destroyed for unconsumedBodyMs.",
-    unit: "{response}",
-  });
-  const reclaimed = meter.createObservableCounter(names.reclaimedResponses, {
-    description:
-      "Responses whose body was dropped unread and garbage-collected while still open; their connections were freed.",
-    unit: "{response}",
-  });
-  const created = meter.createObservableCounter(names.connectionsCreated, {
-    description: "Connections opened (attempts, successful or not).",
-    unit: "{connection}",
-  });
-  const closed = meter.createObservableCounter(names.connectionsClosed, {
-    description: "Connections closed, by reason.",
-    unit: "{connection}",
-  });
-  const errors = meter.createObservableCounter(names.connectionErrors, {
-    description: "Socket error events.",
-    unit: "{error}",
-  });
-  const acquisitions = meter.createObservableCounter(names.acquisitions, {
-    description: "Socket acquisitions by requests; reused=true when the socket had served a request before.",
-    unit: "{request}",
-  });
-  const requests = meter.createObservableCounter(names.requests, {
-    description: "Finished requests by outcome.",
-    unit: "{request}",
-  });
-  const observables: Observable[] = [
-    openConnections,
-    activeRequests,
-    queuedRequests,
-    oldestQueuedAge,
-    limit,
-    saturationState,
-    unconsumed,
-    reclaimed,
-    created,
-    closed,
-    errors,
-    acquisitions,
-    requests,
-  ];
+  // Every observable instrument, for the one batch callback.
+  const observables: Observable[] = [];
+  const added = <T extends Observable>(instrument: T): T => {
+    observables.push(instrument);
+    return instrument;
+  };
+  const upDown = (name: string, description: string, unit: string) =>
+    added(meter.createObservableUpDownCounter(name, { description, unit }));
+  const counter = (name: string, description: string, unit: string) =>
+    added(meter.createObservableCounter(name, { description, unit }));
+  const gauge = (name: string, description: string, unit: string) =>
+    added(meter.createObservableGauge(name, { description, unit }));
+  const openConnections = upDown(
+    SEMCONV_METRICS.openConnections,
+    "Number of outbound HTTP connections that are currently active or idle on the client.",
+    "{connection}"
+  );
+  const activeRequests = upDown(
+    SEMCONV_METRICS.activeRequests,
+    "Number of active HTTP requests (queued for a connection or in progress).",
+    "{request}"
+  );
+  const queuedRequests = upDown(names.queuedRequests, "Requests waiting in the agent queue for a socket.", "{request}");
+  const oldestQueuedAge = gauge(
+    names.oldestQueuedAge,
+    "Age of the oldest request waiting for a socket (0 when none).",
+    "s"
+  );
+  const limit = upDown(
+    names.limit,
+    "Socket limit per origin (agent maxSockets); not reported when unlimited.",
+    "{connection}"
+  );
+  const saturationState = gauge(names.saturationState, "Saturation detector state: 0 ok, 1 saturated, 2 stalled.", "1");
+  const unconsumed = upDown(
+    names.unconsumedResponses,
+    "Responses handed to the caller whose body was neither read nor destroyed for unconsumedBodyMs.",
+    "{response}"
+  );
+  const reclaimed = counter(
+    names.reclaimedResponses,
+    "Responses whose body was dropped unread and garbage-collected while still open; their connections were freed.",
+    "{response}"
+  );
+  const created = counter(
+    names.connectionsCreated,
+    "Connections opened (attempts, successful or not).",
+    "{connection}"
+  );
+  const closed = counter(names.connectionsClosed, "Connections closed, by reason.", "{connection}");
+  const errors = counter(names.connectionErrors, "Socket error events.", "{error}");
+  const acquisitions = counter(
+    names.acquisitions,
+    "Socket acquisitions by requests; reused=true when the socket had served a request before.",
+    "{request}"
+  );
+  const requests = counter(names.requests, "Finished requests by outcome.", "{request}");
 
   // HTTP/2 origins' open connections are sessions, tagged `network.protocol.version = "2"`.
   const h2StateAttrs = new Map<string, Attributes>();
@@ -318,16 +311,4 @@ export function registerPoolMetrics(
       unsubscribe = undefined;
     },
   };
-}
-
-const DEFAULT_MAX_ORIGINS = 256;
-
-/** A boolean option, `fallback` when absent. */
-function flag(options: PoolMetricsOptions, name: "bodySize" | "timeInQueue", fallback: boolean) {
-  const value = options[name];
-  if (value === undefined) return fallback;
-  if (typeof value !== "boolean") {
-    throw invalidOption(PKG, name, value, "a boolean (true or false)");
-  }
-  return value;
 }

@@ -1,45 +1,35 @@
 /**
- * DeadlineScheduler: every deadline of one handler on ONE native timer, armed for the earliest expiry. The design of
- * Node's `lib/internal/timers.js` (one list per duration under a min-heap of lists), kept per handler so it can be
- * stopped, counted and driven by a test's fake timers. A deadline is a node its request owns: arming or cancelling
- * it is a few field writes, with zero native timers per request.
+ * DeadlineScheduler: every deadline of one handler on ONE native timer, armed for the earliest expiry, with one list
+ * per duration as Node's `lib/internal/timers.js`. A deadline is a node its request owns: arming or cancelling it is
+ * a few field writes, with zero native timers per request.
  *
- *   lists: Map<durationMs, DeadlineList>          heap: DeadlineList[] (min-heap on `expiry`, ≤ one per duration)
- *     1000 ─► [d(at=10.0s)] ⇄ [d(at=10.2s)] ⇄ …      [1000: 10.0s] ─┬─ [5000: 14.1s]
- *     5000 ─► [d(at=14.1s)] ⇄ [d(at=14.3s)]                          └─ [30: 10.03s] …
- *   timer: one native `setTimeout`, due at heap[0].expiry
+ *   lists: Map<durationMs, DeadlineList> (and `listArray`, the same lists in an array: a handful, one per duration)
+ *     1000 ─► [d(at=10.0s)] ⇄ [d(at=10.2s)] ⇄ …
+ *     5000 ─► [d(at=14.1s)] ⇄ [d(at=14.3s)]
+ *   timer: one native `setTimeout`, due at or before the earliest head
  *
  * Invariant: the nodes of a list share one duration and are appended with `at = start + duration` from a monotonic
- * clock, so each list stays sorted without being searched. A list's key `expiry` is its head's `at` or EARLIER:
- * cancelling a head leaves it stale, so cancel stays O(1); a wake-up at a stale key re-keys and sleeps.
+ * clock, so each list stays sorted without being searched. Cancelling a head leaves the timer due early, so cancel
+ * stays O(1); a wake-up that finds nothing due re-arms for the earliest head and sleeps.
  *
- * Costs: arm O(1) (Map lookup + append), O(log L) for a new duration or earliest head (L = durations, a handful),
- * plus a native re-arm only when the earliest expiry moves earlier. cancel O(1). A wake-up
- * O(expired + re-keyed lists × log L). No allocation per arm. When the last deadline is cancelled the timer is left
- * to lapse at its due time: clearing it would cost a native timer per request for sequential traffic.
+ * Costs: arm O(1), plus a native re-arm only when the earliest expiry moves earlier; cancel O(1); a wake-up
+ * O(expired + L), L = durations. No allocation per arm. A timer whose last deadline is cancelled lapses instead of
+ * being cleared.
  *
- * The timer is ref'd exactly while a deadline whose kind `holdsLoop()` is armed (the request-scoped waits, which
- * upstream also leaves ref'd), so an idle handler, idle watches and the owner tick keep nothing alive.
+ * The timer is ref'd exactly while a deadline whose kind `holdsLoop()` is armed, so an idle handler keeps nothing
+ * alive. Precision: a wake-up takes the timer's due time as "now" when the clock reads a hair earlier; a deadline
+ * collected more than `STALL_CONFIRM_MS` late fires after the poll phase, so I/O that completed while the loop was
+ * blocked cancels it first. The first error of a fired deadline is rethrown after the others fired.
  *
- * Precision: the wake-up takes the timer's due time as "now" when the clock reads a hair earlier (Node starts timers
- * from the loop's cached time), so a deadline fires in the timers phase that reaches it. A deadline collected more
- * than `STALL_CONFIRM_MS` late (the loop was blocked) fires after the poll phase instead, so I/O that completed
- * during the block cancels it first. Each fired deadline runs in its own `try`; the first error is rethrown after
- * the others fired.
- *
- * Owner tick: an owner with periodic work passes `onTick`; it is one recurring entry of the same lists, not counted
- * in `size`. Fake timers: globals are resolved at call time through `timing`; the timer is recreated when
- * `globalThis.setTimeout` changed, and a timer of a replaced implementation is recognised by its generation.
+ * The owner's periodic `onTick` is one recurring entry of the same lists, not counted in `size`. Fake timers: the
+ * timer is recreated when `globalThis.setTimeout` changed; a replaced timer is recognised by its generation.
  */
 import { holdsLoop } from "./deadline-kind";
 import { timing } from "./timing";
 
 export { DeadlineKind } from "./deadline-kind";
 
-/**
- * A deadline collected this long (ms) after it was due fires after the poll phase, so I/O that completed while the
- * loop was blocked is handled first. @internal
- */
+/** A deadline collected this long (ms) after it was due fires after the poll phase. @internal */
 export const STALL_CONFIRM_MS = 100;
 
 /** Default period of an owner's tick, and the throttle of dispatch-time free-socket sweeps, ms. @internal */
@@ -79,13 +69,10 @@ export class Deadline<K = number> {
   }
 }
 
-/** Intrusive doubly linked list of deadlines of one duration, and its slot in the scheduler's heap. @internal */
+/** Intrusive doubly linked list of deadlines of one duration, sorted by `at`. @internal */
 class DeadlineList {
   firstSlot: Deadline<any> | undefined;
   tail: Deadline<any> | undefined;
-  /** Heap key: the head's `at`, or earlier (stale after a cancel); meaningful while `heapIndex >= 0`. */
-  expiry = 0;
-  heapIndex = -1;
 
   constructor(readonly duration: number) {}
 
@@ -122,7 +109,8 @@ const TICK_OWNER: DeadlineOwner<undefined> = { onDeadline() {} };
 /** One handler's deadlines on one native timer armed for the earliest expiry. @internal */
 export class DeadlineScheduler {
   private readonly lists = new Map<number, DeadlineList>();
-  private readonly heap: DeadlineList[] = [];
+  /** The lists of `lists`, for a wake-up's scan. */
+  private readonly listArray: DeadlineList[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** Monotonic ms the timer is due at (+Infinity without one). */
   private timerAt = Number.POSITIVE_INFINITY;
@@ -186,19 +174,13 @@ export class DeadlineScheduler {
     if (list === undefined) {
       list = new DeadlineList(durationMs);
       this.lists.set(durationMs, list);
+      this.listArray.push(list);
     }
     list.insert(d);
-    if (list.heapIndex < 0) {
-      list.expiry = at;
-      this.heapPush(list);
-    } else if (at < list.expiry && list.firstSlot === d) {
-      // `at < list.expiry` first: that load then runs on every arm and keeps type feedback, so inlined callers do
-      // not deoptimise at a burst's first arm.
-      list.expiry = at;
-      this.siftUp(list.heapIndex);
-    }
     if (this.waking) return;
-    if (at < this.timerAt || this.timerImpl !== globalThis.setTimeout) this.schedule(this.heap[0].expiry, timing.now());
+    // The timer is due at or before every other head, so `at` below it is the earliest.
+    if (at < this.timerAt) this.schedule(at, timing.now());
+    else if (this.timerImpl !== globalThis.setTimeout) this.schedule(this.earliest(), timing.now());
   }
 
   /** Cancels `d` if armed (or collected but not yet fired). O(1). */
@@ -258,15 +240,16 @@ export class DeadlineScheduler {
     this.timerAt = Number.POSITIVE_INFINITY;
     // The timer reached `dueAt` even if `timing.now()` reads earlier (cached loop time, or only `setTimeout` faked).
     const now = Math.max(timing.now(), dueAt);
-    const heap = this.heap;
+    const lists = this.listArray;
     const tick = this.tick;
     const due = this.due;
     let tickDue = false;
     let failure: { error: unknown } | undefined;
     this.waking = true;
     try {
-      while (heap.length > 0) {
-        const list = heap[0];
+      // Backwards, so an emptied list is replaced by one already scanned.
+      for (let i = lists.length - 1; i >= 0; i--) {
+        const list = lists[i];
         let d = list.firstSlot;
         while (d !== undefined && d.at <= now) {
           const next = d.nextSlot;
@@ -283,15 +266,12 @@ export class DeadlineScheduler {
           d = next;
         }
         if (d === undefined) {
-          this.heapRemoveTop();
-          if (this.lists.get(list.duration) === list) this.lists.delete(list.duration);
-          continue;
+          lists[i] = lists[lists.length - 1];
+          lists.pop();
+          this.lists.delete(list.duration);
         }
-        // Re-key (the key only ever grows here); stop once the top's key is exact and in the future.
-        list.expiry = d.at;
-        this.siftDown(0);
-        if (heap[0] === list) break;
       }
+      if (due.length > 1) due.sort(byExpiry);
       if (this.expired.length > 0 && this.flushHandle === undefined) {
         this.flushHandle = timing.afterPoll(this.boundFlush);
       }
@@ -302,9 +282,9 @@ export class DeadlineScheduler {
       due.length = 0;
       let expiring = 0;
       for (const d of this.expired) if (d.slotState === EXPIRING) expiring++;
-      // Nothing left on the lists (only cancelled heads behind stale keys): drop them, no timer.
+      // Nothing left on the lists (only cancelled deadlines emptied them): drop them, no timer.
       if (this.armedCount === expiring) this.forgetLists();
-      else if (heap.length > 0) this.schedule(heap[0].expiry, now);
+      else this.schedule(this.earliest(), now);
     }
     if (failure !== undefined) throw failure.error;
   }
@@ -363,59 +343,27 @@ export class DeadlineScheduler {
     this.forgetLists();
   }
 
-  /** Drops every list (they hold no armed deadline: only cancelled ones left their stale keys behind). */
+  /** The earliest armed head's `at` (+Infinity without one). O(L). */
+  private earliest(): number {
+    let at = Number.POSITIVE_INFINITY;
+    for (const list of this.listArray) {
+      const head = list.firstSlot;
+      if (head !== undefined && head.at < at) at = head.at;
+    }
+    return at;
+  }
+
+  /** Drops every list (they hold no armed deadline). */
   private forgetLists(): void {
-    for (const list of this.lists.values()) forget(list);
+    for (const list of this.listArray) forget(list);
     this.lists.clear();
-    this.heap.length = 0;
+    this.listArray.length = 0;
   }
+}
 
-  private heapPush(list: DeadlineList): void {
-    list.heapIndex = this.heap.length;
-    this.heap.push(list);
-    this.siftUp(list.heapIndex);
-  }
-
-  private heapRemoveTop(): void {
-    const heap = this.heap;
-    heap[0].heapIndex = -1;
-    const last = heap.pop()!;
-    if (heap.length === 0) return;
-    heap[0] = last;
-    last.heapIndex = 0;
-    this.siftDown(0);
-  }
-
-  private siftUp(i: number): void {
-    const heap = this.heap;
-    const item = heap[i];
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (heap[parent].expiry <= item.expiry) break;
-      heap[i] = heap[parent];
-      heap[i].heapIndex = i;
-      i = parent;
-    }
-    heap[i] = item;
-    item.heapIndex = i;
-  }
-
-  private siftDown(i: number): void {
-    const heap = this.heap;
-    const n = heap.length;
-    const item = heap[i];
-    for (;;) {
-      let child = 2 * i + 1;
-      if (child >= n) break;
-      if (child + 1 < n && heap[child + 1].expiry < heap[child].expiry) child++;
-      if (heap[child].expiry >= item.expiry) break;
-      heap[i] = heap[child];
-      heap[i].heapIndex = i;
-      i = child;
-    }
-    heap[i] = item;
-    item.heapIndex = i;
-  }
+/** Expiry order of the deadlines one wake-up collected from several lists. */
+function byExpiry(a: Deadline<any>, b: Deadline<any>): number {
+  return a.at - b.at;
 }
 
 /** Unlinks every node of `list` and marks it idle, without touching the armed count. */
@@ -427,5 +375,4 @@ function forget(list: DeadlineList): void {
     d = next;
   }
   list.firstSlot = list.tail = undefined;
-  list.heapIndex = -1;
 }

@@ -17,12 +17,7 @@ const SOCKET_TERMS: SaturationTerms = { slot: "socket", capacity: "maxSockets", 
 
 /**
  * The human-readable line for a report (without the logger prefix). A non-ok state always contains upstream's phrase
- * `socket usage at capacity=<active> and <queued> additional requests are enqueued`, which log alerts match.
- *
- * A `long_holds` report cannot tell long requests from a server that does not answer, and says so: its sizing hint is
- * conditional, and when the oldest request is held more than `STALL_HOLD_FACTOR` × the origin's expected hold it
- * leads with "the server may not be answering".
- * @public
+ * `socket usage at capacity=<active> and <queued> additional requests are enqueued`, which log alerts match. @public
  */
 export function formatSaturationMessage(r: SaturationReport, terms: SaturationTerms = SOCKET_TERMS): string {
   const line = describeReport(r, terms);

@@ -4,28 +4,14 @@
  * built once. @internal
  */
 export { buildQueryString } from "./build-query-string";
-export { assertNever } from "./assert-never";
-export {
-  DEADLINE_RULES,
-  DeadlineKind,
-  type Transport,
-} from "./deadline-kind";
+export { DeadlineKind } from "./deadline-kind";
 export { IdleWatch, type IdleTarget } from "./idle-watch";
 export { type AbortSignalLike, RequestCore } from "./request-core";
 export { DeadlinePlan } from "./request-core-plan";
 export { RequestPhase } from "./request-core-phase";
 export { Deadline, type DeadlineOwner, DeadlineScheduler, TICK_MS } from "./deadline-scheduler";
-export {
-  CAUSE_CONFIRM_SAMPLES,
-  GAP_PERIODS,
-  HOLD_DECAY,
-  SIZING_HEADROOM,
-  STALL_HOLD_FACTOR,
-  TROUGHS,
-} from "./detector-tuning";
 export { CHANNEL_NAMES, requestFinishedChannel } from "./diagnostics";
 export { formatSaturationMessage, type SaturationTerms } from "./format-saturation-message";
-export { LazyInterval } from "./lazy-interval";
 export { describeValue, invalidOption } from "./invalid-option";
 export {
   applyOptionRules,
@@ -33,6 +19,7 @@ export {
   COUNT,
   LOGGER,
   MS,
+  type OptionRules,
   type OptionSchema,
   objectRule,
   type ResolvedOptions,
@@ -72,7 +59,7 @@ export {
   OriginTelemetry,
 } from "./origin-telemetry";
 export { PoolReading, SampleEvidence, type UnreadBody, type UnreadWatch } from "./pool-reading";
-export { CLOSE_REASONS, type CloseReasonOf, HTTP2_CLOSE_REASONS } from "./pool-stats";
+export { type CloseReasonOf, HTTP2_CLOSE_REASONS } from "./pool-stats";
 export {
   type FinishedHttp1Request,
   httpRequestFinishedEvent,
@@ -81,7 +68,6 @@ export {
 } from "./request-finished";
 export { POOL_MONITOR_DEFAULTS, SATURATION_OPTION_KEYS } from "./pool-monitor-options";
 export {
-  acquisitionTimeoutError,
   bodyAbortedError,
   bodyDestroyedError,
   buildAbortError,
@@ -98,13 +84,11 @@ export {
   queueFullError,
   REQUEST_TIMEOUT_HINT,
   relabelSocketError,
-  requestTimeoutError,
   requestTimeoutMessage,
   sessionConnectTimeoutError,
   socketHangUpError,
   socketIdleTimeoutError,
   streamIdleTimeoutError,
-  unreadBodyTimeoutError,
   unusableBodyError,
 } from "./request-errors";
 export {
@@ -117,14 +101,12 @@ export {
   resolveSharedOptions,
 } from "./resolve-shared-options";
 export { guardedWarn } from "./guarded-warn";
-export { SaturationDetector } from "./saturation-detector";
 export { SOCKET_MONITOR_ENV } from "./socket-monitor-mode";
 export {
   ALL_HANDLERS_OPTIONS,
   type AllSharedOptions,
   type Http2SharedOption,
   SHARED_OPTIONS,
-  type UpstreamSharedOptions,
 } from "./shared-handler-options";
 export {
   isConnectionResetError,

@@ -1,10 +1,6 @@
 /**
- * How every package reports a bad option: one line naming the package, the option with its path, the value and what
- * was expected:
- *
+ * How every package reports a bad option, in one line:
  *   @sockeye/node-http-handler - invalid option saturation.sampleIntervalMs: 50; expected a number from 100 to 60000 (milliseconds).
- *
- * The value is described, never dumped (strings cut, objects and functions named by kind), so the line stays short.
  */
 
 /** Longest string value quoted in a message, in characters; a longer one is cut there and ends with `…`. */
@@ -23,12 +19,8 @@ export function describeValue(value: unknown): string {
 }
 
 /**
- * The error for a bad option: `<prefix> - invalid option <name>: <value>; expected <expected>.`
- * @param prefix - the package name, e.g. `@sockeye/node-http-handler`.
- * @param name - the option's name with its path (`saturation.windowSamples`).
- * @param expected - what would have been accepted, e.g. `a boolean (true or false)`.
- * @param ErrorType - `TypeError` (default) or `RangeError` (a number of the right type out of its range).
- * @internal
+ * The error for a bad option (`name` with its path, e.g. `saturation.windowSamples`); `ErrorType`: `RangeError` for
+ * a number out of its range. @internal
  */
 export function invalidOption(
   prefix: string,

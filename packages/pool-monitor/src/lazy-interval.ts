@@ -1,7 +1,6 @@
 /**
- * LazyInterval: one `unref()`'d interval that exists only while its owner needs it (a standalone `PoolMonitor`'s
- * sampling; a handler samples on its scheduler instead). `ensure()` recreates it when `globalThis.setInterval`
- * changed since (a test installing or removing fake timers); it costs two field reads when running. @internal
+ * LazyInterval: one `unref()`'d interval that exists only while a standalone `PoolMonitor` samples; `ensure()`
+ * recreates it when `globalThis.setInterval` changed (fake timers installed or removed). @internal
  */
 import { timing } from "./timing";
 

@@ -1,7 +1,6 @@
 /**
- * Origin keys: every origin the monitor reports is `scheme://host:port`. A canonical string costs one regex test; any
- * other is parsed with `URL` on every call, so paths, queries and credentials never reach stats, logs or channels.
- * Nothing is cached for non-canonical strings: a presigned URL is unique per request.
+ * Origin keys: `scheme://host:port`. A canonical string costs one regex test; any other is parsed with `URL` on every
+ * call (not cached: a presigned URL is unique per request), so paths, queries and credentials never reach stats.
  */
 const DEFAULT_PORTS: Record<string, string> = { "http:": "80", "https:": "443", "ws:": "80", "wss:": "443" };
 const CANONICAL = /^[a-z][a-z0-9+.-]*:\/\/(?:\[[0-9a-f:.]+\]|[a-z0-9.-]+):[0-9]{1,5}$/;
@@ -9,11 +8,8 @@ const CANONICAL = /^[a-z][a-z0-9+.-]*:\/\/(?:\[[0-9a-f:.]+\]|[a-z0-9.-]+):[0-9]{
 const BARE_IPV6 = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/([0-9a-fA-F]*:[0-9a-fA-F:.]*):([0-9]{1,5})$/;
 
 /**
- * Reduces an origin or absolute URL to `scheme://host:port` (lower case, explicit port, IPv6 in brackets), e.g.
- * `https://bucket.s3.amazonaws.com:443`.
- * @throws TypeError when it has no host or no known or explicit port; the message gives only the string's length
- *   (it may carry a presigned query).
- * @public
+ * Reduces an origin or absolute URL to `scheme://host:port` (lower case, explicit port, IPv6 in brackets).
+ * @throws TypeError when it has no host or no known port; the message shows only the string's length. @public
  */
 export function normalizeOrigin(origin: string): string {
   if (typeof origin !== "string") {

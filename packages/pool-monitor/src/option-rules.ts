@@ -55,9 +55,8 @@ export const LOGGER: OptionRule = /* @__PURE__ */ objectRule("an object with a w
 });
 
 /**
- * What `updateHttpClientConfig()` does with a valid value: `"request"`: requests started later read it;
- * `"monitor"`: also applied to the monitor at once; `"pool"`: the connection pool is built from it (undici: a new
- * dispatcher; node:http: the agent as given; HTTP/2: sessions opened later). @internal
+ * What `updateHttpClientConfig()` does with a valid value: `"request"`: later requests read it; `"monitor"`: also
+ * applied to the monitor at once; `"pool"`: the connection pool is built from it. @internal
  */
 export type OptionUpdate = "request" | "monitor" | "pool";
 
@@ -97,11 +96,7 @@ export function checkOption(rule: OptionRule, raw: unknown, prefix: string, name
   return value;
 }
 
-/**
- * Checks `options` by `schema` and returns a copy with the schema's options normalised and defaulted.
- * @param prefix - the package name starting every message, e.g. `@sockeye/node-http-handler`.
- * @internal
- */
+/** Checks `options` by `schema`; returns a copy with its options normalised and defaulted. @internal */
 export function resolveOptions<S extends object>(
   schema: S,
   options: object | null | undefined | void,
@@ -131,11 +126,7 @@ export function resolveOptions<S extends object>(
   return out as Record<keyof S, unknown> & Record<string, unknown>;
 }
 
-/**
- * Checks `options` by `rules` and returns a copy with those options normalised; others are copied unchecked.
- * @param path - put before each option's name in the message (`"saturation."` for a nested block).
- * @internal
- */
+/** Checks `options` by `rules` (names after `path` in messages); returns a normalised copy. @internal */
 export function applyOptionRules<T extends object>(
   rules: OptionRules,
   options: T | null | undefined | void,

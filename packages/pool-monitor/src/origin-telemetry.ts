@@ -47,7 +47,6 @@ export function countOutcome(c: OutcomeCounters, outcome: RequestOutcome, delta:
       c.timedOut += delta;
       return;
     default:
-      // Compile-time exhaustiveness only (a missed outcome does not compile); nothing to run for a typed value.
       outcome satisfies never;
   }
 }
@@ -94,10 +93,7 @@ export class OriginTelemetry {
   holdSumMs = 0;
   sampleHolds = 0;
   holdMaxMs = 0;
-  /**
-   * Lowest queue depth since the last sample: the depth the interval started from (0 for a new origin), lowered by
-   * the transport as requests leave the queue.
-   */
+  /** Lowest queue depth since the last sample (the transport lowers it as requests leave the queue). */
   sampleMinQueued = 0;
   declare readonly detector: SaturationDetector;
   lastWarnAt = Number.NEGATIVE_INFINITY;

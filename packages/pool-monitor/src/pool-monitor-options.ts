@@ -102,14 +102,7 @@ const SATURATION_RULES = {
 } satisfies { readonly [K in keyof PoolMonitorOptions]?: OptionRule };
 
 /** The keys of {@link SaturationOptions}, e.g. to replace all of them at once with `configure()`. @public */
-export const SATURATION_OPTION_KEYS = Object.keys(SATURATION_RULES) as unknown as readonly [
-  "sampleIntervalMs",
-  "windowSamples",
-  "warningLockoutMs",
-  "unconsumedBodyMs",
-  "stallAfterMs",
-  "maxOrigins",
-];
+export const SATURATION_OPTION_KEYS = Object.keys(SATURATION_RULES) as readonly (keyof typeof SATURATION_RULES)[];
 
 /** Every option with its default; the logger and the callbacks may be unset. @internal */
 export type ResolvedPoolMonitorOptions = {

@@ -1,8 +1,7 @@
 /**
- * `PoolReading`: what a transport reads from its own pool for one origin, at sample and snapshot time only (one
- * instance per telemetry core, so reading allocates nothing): the gauges of `getStats()` and its unread bodies, and the
- * detector's `evidence`: the same figures, or only those of the sub-pools full with a queue, so one saturated part is
- * not diluted by idle capacity elsewhere (for HTTP/2 its capacity counts stream slots).
+ * `PoolReading`: what a transport reads from its own pool for one origin at sample and snapshot time (one instance
+ * per core: reading allocates nothing): the gauges, the unread bodies, and the detector's `evidence`, which may count
+ * only the sub-pools full with a queue, so idle capacity elsewhere does not dilute it.
  */
 import { round3 } from "./duration-histogram";
 import type { PoolGauges } from "./pool-stats";
@@ -95,8 +94,8 @@ export class PoolReading {
   }
 
   /**
-   * The one unread-body rule: an open body is unread when it made no progress since `stillSince` for `limitMs` and its
-   * caller is not reading it (data left buffered in `body`, or paused: `body` undefined). Its age runs from `since`.
+   * The one unread-body rule: an open body is unread when it made no progress since `stillSince` for `limitMs` and
+   * its caller is not reading it (data buffered, or paused: `body` undefined); its age runs from `since`.
    */
   addUnread(now: number, limitMs: number, stillSince: number, since: number, body?: UnreadBody): void {
     if (now - stillSince < limitMs) return;

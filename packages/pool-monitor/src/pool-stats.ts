@@ -1,7 +1,6 @@
 /**
- * Public data shapes: the `getStats()` snapshot, the saturation report and the events. All plain JSON-serialisable
- * data (no `Infinity`, `Map` or class instance). Durations are ms, rates per second, timestamps `performance.now()` ms.
- * The only values here are the two close-reason tables (internal) that the reason types derive from.
+ * Public data shapes: the `getStats()` snapshot, the saturation report and the events, all plain JSON-serialisable
+ * data. Durations are ms, rates per second, timestamps `performance.now()` ms.
  */
 
 /** How a finished request is counted. @public */
@@ -11,41 +10,28 @@ export type RequestOutcome = "completed" | "failed" | "aborted" | "timed_out";
 export type SaturationState = "ok" | "saturated" | "stalled";
 
 /**
- * Why an origin is saturated or stalled.
- * - `pool_capacity`: more requests want a socket than `maxSockets` can serve (see `recommendedMaxSockets`).
- * - `unconsumed_bodies`: at least half of the busy sockets are pinned by response bodies neither read nor destroyed
- *   (the unread S3 `GetObject` body leak); more sockets would only delay exhaustion.
- * - `no_progress`: the `stall` rule without pinned bodies: the server is not answering and no timeout ends requests.
- * @public
+ * Why an origin is saturated or stalled: `pool_capacity` (more requests want a socket than `maxSockets` serves),
+ * `unconsumed_bodies` (at least half of the busy sockets pinned by response bodies neither read nor destroyed), or
+ * `no_progress` (the `stall` rule without pinned bodies: the server is not answering). @public
  */
 export type SaturationCause = "pool_capacity" | "unconsumed_bodies" | "no_progress";
 
 /**
- * Which detector rule fired (on a change of cause: the rule supporting the new cause).
- * - `growth`: over the last `windowSamples` saturated samples the queue never shrank and grew by at least
- *   max(1, ceil(maxSockets / 5)) to at least `maxSockets`.
- * - `rising_troughs`: the last 3 local minima of the queue grew the same way, never below `maxSockets` (a sawtooth
- *   backlog from periodic bursts).
- * - `stall`: `windowSamples` samples with every socket busy, requests queued and no completion, and the oldest held
- *   request past the stall deadline.
- * - `long_holds`: the same, before the stall deadline: requests queue behind long polls or streams.
- * @public
+ * Which detector rule fired (on a change of cause: the rule supporting the new cause). `growth`: over the last
+ * `windowSamples` saturated samples the queue never shrank and grew by at least max(1, ceil(maxSockets / 5)) to at
+ * least `maxSockets`; `rising_troughs`: the last 3 local minima of the queue grew the same way, never below
+ * `maxSockets`; `stall`: `windowSamples` samples with every socket busy, requests queued and no completion, the oldest
+ * held request past the stall deadline; `long_holds`: the same before the stall deadline. @public
  */
 export type SaturationTrigger = "growth" | "rising_troughs" | "stall" | "long_holds";
 
 /** How `recommendedMaxSockets` was computed. @public */
 export interface SaturationSizing {
-  /**
-   * `littles_law`: `ratePerSec` × `holdMs`, when the window saw completions and spans at least twice the hold time;
-   * else `concurrent_requests`: `active + queued`.
-   */
+  /** `littles_law`: `ratePerSec` × `holdMs` (a window of completions spanning ≥ 2 holds); else `active + queued`. */
   method: "littles_law" | "concurrent_requests";
   /** Arrival rate (at least the throughput) over the window, requests/s; `null` for `concurrent_requests`. */
   ratePerSec: number | null;
-  /**
-   * Hold time used, ms: the larger of the window's mean hold and the mean age of the held requests (for
-   * `concurrent_requests`, also of the oldest held request's age).
-   */
+  /** Hold time used, ms: max(window's mean hold, mean age of held requests; `concurrent_requests`: oldest's age). */
   holdMs: number;
   /** Sockets needed before headroom. */
   needed: number;
@@ -54,9 +40,8 @@ export interface SaturationSizing {
 }
 
 /**
- * Every close reason with the transports that produce it (`http1`: `NodeHttpHandler` and the standalone monitor,
- * `http2`: `NodeHttp2Handler` through `HTTP2_CLOSE_REASONS`, `undici`); key order is the order of `sockets.closed`.
- * `CloseReason`, the empty counters and each transport's classifier type derive from it. @internal
+ * Every close reason with the transports that produce it (`http2` through `HTTP2_CLOSE_REASONS`), in the order of
+ * `sockets.closed`. `CloseReason`, the empty counters and each transport's classifier type derive from it. @internal
  */
 export const CLOSE_REASONS = {
   connect_error: ["http1", "http2", "undici"],
@@ -71,11 +56,9 @@ export const CLOSE_REASONS = {
 } as const satisfies Record<string, readonly ("http1" | "http2" | "undici")[]>;
 
 /**
- * Reason a socket closed, first match wins: `idle_timeout` / `max_lifetime` (closed by its owner through
- * `noteSocketClose()`), `connect_error` (before TCP connect or the TLS handshake finished), `aborted` / `timed_out`
- * (its request was reported so through `noteOutcome()`), `error` (any other socket error), `timeout` (after a
- * `'timeout'` event), `server_closed` (FIN received), `local` (closed locally without error).
- * @public
+ * Reason a socket closed, first match wins: `idle_timeout` / `max_lifetime` (closed by its owner), `connect_error`
+ * (before connect or TLS finished), `aborted` / `timed_out` (its request's noted outcome), `error`, `timeout` (after a
+ * `'timeout'` event), `server_closed` (FIN received), `local`. @public
  */
 export type CloseReason = keyof typeof CLOSE_REASONS;
 
@@ -93,43 +76,37 @@ export interface DurationSummary {
   max: number;
 }
 
-/**
- * Saturation / recovery report: passed to `onSaturation` / `onRecovery`, published on `sockeye:pool:saturated` /
- * `sockeye:pool:recovered`, and the source of the log line. @public
- */
+/** Saturation / recovery report: for `onSaturation` / `onRecovery`, the `pool:*` events and the log line. @public */
 export interface SaturationReport {
-  /** `scheme://host:port` (or `_OTHER`). Never a path, query or header. */
+  /** `scheme://host:port` (or `_OTHER`). */
   origin: string;
   /** State after this transition (`ok` for a recovery). */
   state: SaturationState;
   previousState: SaturationState;
   /** Attributed cause; `null` in a recovery report. */
   cause: SaturationCause | null;
-  /** Cause before this report: `null` when entering an episode (the episode's cause in a recovery report). */
+  /** Cause before this report: `null` when entering an episode. */
   previousCause: SaturationCause | null;
   /** Rule that fired; `null` in a recovery report. */
   trigger: SaturationTrigger | null;
   detectedAt: number;
   /** When the previous state began (for a recovery: when saturation began). */
   since: number;
-  /** Sockets in use in the pools this report is about (`agent.sockets` entries, connecting ones included). */
+  /** Sockets in use, connecting ones included. */
   active: number;
-  /** Socket limit of the pools this report is about (full ones with a queue, if any); `null` = unlimited. */
+  /** Socket limit of the pools this report is about; `null` = unlimited. */
   maxSockets: number | null;
-  /** Requests waiting in the agent queue of those pools (`agent.requests`). */
+  /** Requests waiting for a socket. */
   queued: number;
   /** Age of the oldest queued request, ms (0 when none). */
   oldestQueuedMs: number;
-  /** Age of the oldest request holding a socket (since it acquired it), ms (0 when none). */
+  /** Age of the oldest request holding a socket, since it acquired it, ms (0 when none). */
   oldestActiveMs: number;
   /** Normal socket hold of this origin, ms: the longest completed hold, decaying 2 % per sample; `null` before one. */
   expectedHoldMs: number | null;
-  /**
-   * Age past which a held request is stalled, ms: max((windowSamples − 1) × sampleIntervalMs, stallAfterMs,
-   * 4 × expectedHoldMs).
-   */
+  /** Age past which a held request is stalled: max((windowSamples − 1) × period, stallAfterMs, 4 × expectedHoldMs). */
   stallDeadlineMs: number;
-  /** Time covered by the detector window (restarted at every transition). */
+  /** Time covered by the detector window (restarted at every transition); `windowSamples`: its samples. */
   windowMs: number;
   windowSamples: number;
   /** Queue depth change across the window (last − first sample), requests. */
@@ -138,7 +115,7 @@ export interface SaturationReport {
   throughput: number;
   /** Requests started per second over the window. */
   arrivalRate: number;
-  /** Mean time a request held its socket (acquired → closed) over the window, ms; `null` if none finished. */
+  /** Mean socket hold (acquired → released) over the window, ms; `null` if none finished. */
   meanHoldMs: number | null;
   /** Sockets the pool needs now, at least maxSockets + 1; `null` unless the cause is `pool_capacity`. */
   recommendedMaxSockets: number | null;
@@ -146,10 +123,7 @@ export interface SaturationReport {
   sizing: SaturationSizing | null;
   /** Responses whose body made no progress, unread and not destroyed, for `unconsumedBodyMs`. */
   unconsumed: { count: number; oldestMs: number };
-  /**
-   * Responses dropped unread whose connections were reclaimed during this episode (`OriginStats.bodiesReclaimed`),
-   * so far; named by the message when not 0.
-   */
+  /** Responses dropped unread whose connections were reclaimed during this episode so far. */
   reclaimed: number;
   /** The human-readable line (also what the logger receives, without the prefix). */
   message: string;
@@ -170,10 +144,7 @@ export interface OriginSaturation {
 
 /** The gauges of an origin, read from its transport's own pool when sampled and in each snapshot. @public */
 export interface PoolGauges {
-  /**
-   * Socket limit: the sum of `agent.maxSockets` over this origin's pools holding a busy socket or a queued request,
-   * else the latest request's agent's; `null` = unlimited.
-   */
+  /** Socket limit (sum over the origin's busy pools, else the latest request's); `null` = unlimited. */
   maxSockets: number | null;
   /** Sockets assigned to requests, connecting ones included (`agent.sockets`). */
   active: number;
@@ -197,16 +168,13 @@ export interface OriginStats extends PoolGauges {
     started: number;
     /** Closed after response headers arrived, without a request or body error. */
     completed: number;
-    /** Closed with an error or without a response (and not reported as aborted / timed out). */
+    /** Closed with an error or without a response (and not aborted / timed out). */
     failed: number;
-    /** Ended by an abort signal or the handler's `destroy()` (standalone: `noteOutcome(req, "aborted")`). */
+    /** Ended by an abort signal or `destroy()` (standalone: `noteOutcome(req, "aborted")`). */
     aborted: number;
     /** Ended by one of the handler's deadlines (standalone: `noteOutcome(req, "timed_out")`). */
     timedOut: number;
-    /**
-     * Of `failed`: rejected at once because the origin's queue held `maxQueuedRequests` requests already (always 0
-     * for the standalone monitor).
-     */
+    /** Of `failed`: rejected at once, the origin's queue holding `maxQueuedRequests` already. */
     queueFull: number;
   };
   /** Socket counters since creation. */
@@ -229,29 +197,16 @@ export interface OriginStats extends PoolGauges {
   connectionAgeMs: DurationSummary;
   /** Open responses whose body was not consumed for `unconsumedBodyMs` (see `SaturationReport.unconsumed`). */
   unconsumed: { count: number; oldestMs: number };
-  /**
-   * Response bodies the caller dropped unread (garbage-collected with nothing referencing them) while their response
-   * was still open: each one's exchange was aborted and its connection (HTTP/2: stream) freed. Bodies that had been
-   * received in full pinned nothing and are not counted.
-   */
+  /** Response bodies garbage-collected unread while their response was open; each one's connection was freed. */
   bodiesReclaimed: number;
   saturation: OriginSaturation;
-  /**
-   * Requests sent on a one-off agent outside the pool (`NodeHttpHandler`'s `Expect: 100-continue` requests,
-   * `trackUnpooledRequest()`), so outside the gauges above and the detector. Present once the origin had one.
-   */
+  /** Requests sent outside the pool on one-off agents (e.g. `Expect: 100-continue`); present once there was one. */
   unpooled?: UnpooledStats;
-  /**
-   * `NodeHttp2Handler` origins only. The shared fields then count sessions as connections (`active`: carrying a
-   * stream, `idle`: carrying none, `maxSockets`: the sessions bound) and streams as requests.
-   */
+  /** `NodeHttp2Handler` origins only; the shared fields then count sessions as connections, streams as requests. */
   http2?: Http2OriginStats;
 }
 
-/**
- * Every HTTP/2 close reason with the shared `CloseReason` it counts as; key order is the order of `http2.closed`.
- * `Http2CloseReason` and the empty counters derive from it. @internal
- */
+/** Every HTTP/2 close reason with the `CloseReason` it counts as, in the order of `http2.closed`. @internal */
 export const HTTP2_CLOSE_REASONS = {
   connect_timeout: "connect_error",
   connect_error: "connect_error",
@@ -263,10 +218,8 @@ export const HTTP2_CLOSE_REASONS = {
 } as const satisfies Record<string, CloseReasonOf<"http2">>;
 
 /**
- * Why an HTTP/2 session closed (first match wins): `connect_timeout` (TCP + TLS + SETTINGS not done within
- * `connectionTimeout`), `connect_error`, `goaway` (code counted in `goawayCodes`), `idle_timeout` (`sessionTimeout`),
- * `error` after establishment, `server_closed` (no GOAWAY or error), `local` (isolated session done, `destroy()`).
- * @public
+ * Why an HTTP/2 session closed (first match wins): `connect_timeout` (not ready within `connectionTimeout`),
+ * `connect_error`, `goaway`, `idle_timeout` (`sessionTimeout`), `error`, `server_closed`, `local`. @public
  */
 export type Http2CloseReason = keyof typeof HTTP2_CLOSE_REASONS;
 
@@ -308,10 +261,7 @@ export interface Http2OriginStats {
   goawayCodes: Record<string, number>;
 }
 
-/**
- * Requests of one origin sent outside the pool (one-off agents, one new socket each), tracked by
- * `trackUnpooledRequest()` (or a handler); outcomes counted as in `OriginStats.requests`. @public
- */
+/** Requests of one origin sent outside the pool; outcomes counted as in `OriginStats.requests`. @public */
 export interface UnpooledStats {
   started: number;
   inFlight: number;
@@ -331,10 +281,7 @@ export interface PoolStats {
   totals: { active: number; idle: number; queued: number; inFlight: number; saturatedOrigins: number };
 }
 
-/**
- * Events delivered to `PoolMonitor.subscribe()` listeners, and published on the channel `"sockeye:" + type`. Origins
- * only, never paths or headers. @public
- */
+/** Events of `subscribe()` listeners, also published on the channel `"sockeye:" + type`. @public */
 export type PoolEvent =
   | { type: "request:enqueued"; origin: string }
   | { type: "request:acquired"; origin: string; waitMs: number; reused: boolean; queued: boolean }
@@ -345,41 +292,27 @@ export type PoolEvent =
   | { type: "body:reclaimed"; origin: string }
   | RequestFinishedEvent;
 
-/**
- * One request's end, once per `handle()` call, when someone listens. Every field is bounded and secret-free; they map
- * onto OpenTelemetry's `http.client.request.duration` and its attributes. @public
- */
+/** One request's end, once per `handle()` call, when someone listens; bounded, secret-free fields. @public */
 export interface RequestFinishedEvent {
   type: "request:finished";
   /** `scheme://host:port`, or `_OTHER` for origins beyond `maxOrigins`. */
   origin: string;
   /** `http:` / `https:` origin scheme without the colon; `null` when unknown. Also known for an `_OTHER` origin. */
   scheme: "http" | "https" | null;
-  /**
-   * The method when it is a known HTTP method (exact case, as OpenTelemetry defines; the comma-separated
-   * `OTEL_INSTRUMENTATION_HTTP_KNOWN_METHODS`, read at load, replaces the list), else `_OTHER`.
-   */
+  /** The method if known (OpenTelemetry's list or `OTEL_INSTRUMENTATION_HTTP_KNOWN_METHODS`), else `_OTHER`. */
   method: string;
   statusCode: number | null;
   /** How the request ended (as counted in `OriginStats.requests`). */
   outcome: RequestOutcome;
-  /**
-   * OpenTelemetry `error.type`: the error's identifier `code` (`ECONNRESET`), else its `name` other than `Error`
-   * (`TimeoutError`), else `_OTHER`; a completed status >= 400 as a string (`"404"`); `null` otherwise.
-   */
+  /** OpenTelemetry `error.type`: the error's `code`, else its `name`, else `_OTHER`; a status >= 400 as a string. */
   errorType: string | null;
-  /**
-   * From `handle()` to the end of the response body or to the failure, ms. The body ends when the handler has
-   * received all of it (it buffers up to 64 KiB for its reader), or is destroyed, reclaimed or failed; a larger body
-   * never read nor destroyed ends only once it is garbage-collected and reclaimed (it counts in `unconsumed` until
-   * then).
-   */
+  /** From `handle()` to the end of the response body (received, destroyed, reclaimed or failed) or the failure, ms. */
   durationMs: number;
   /** Negotiated HTTP version: `"1.1"` or `"2"`; `null` when the handler cannot know it (undici may negotiate h2). */
   protocolVersion: "1.1" | "2" | null;
-  /** The request's `Content-Length`, bytes; `null` when it had none (no body, or a stream of unknown length). */
+  /** The request's `Content-Length`, bytes; `null` when it had none. */
   requestBodySize: number | null;
-  /** The response's `Content-Length`, bytes; `null` when there was no response or it had none (chunked). */
+  /** The response's `Content-Length`, bytes; `null` when there was no response or it had none. */
   responseBodySize: number | null;
   /** How long a request that left the queue without a connection waited, ms; else `null` (see `request:acquired`). */
   queuedMs: number | null;

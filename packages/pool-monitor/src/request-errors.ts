@@ -1,8 +1,7 @@
 /**
  * Every error a handler builds when it, not the transport, ends a request, and the shapes it gives transport
- * failures. Shapes (`name`, `message`, `code`, `cause`) are upstream's where upstream has the same failure: the AWS
- * SDK's retry classification reads `name` and `code`, and log alerts match messages. Errors a caller may tell apart
- * carry a brand (sockeye-error-kind.ts). Only failure paths run this code.
+ * failures: upstream's `name`, `message` and `code` where upstream has the same failure (the SDK's retries read them,
+ * log alerts match messages). Errors a caller may tell apart carry a brand (sockeye-error-kind.ts).
  */
 import {
   brand,
@@ -65,10 +64,7 @@ export function requestTimeoutError(prefix: string, ms: number | undefined): Soc
   return timeoutError(requestTimeoutMessage(prefix, ms, true), "request", "ETIMEDOUT");
 }
 
-/**
- * `socketAcquisitionTimeout` expired after `waitedMs` in the queue (`code` `ETIMEDOUT`); `queue` as the message shows
- * it, e.g. `maxSockets=50, 12 queued`. @internal
- */
+/** `socketAcquisitionTimeout` expired after `waitedMs` queued; `queue` e.g. `maxSockets=50, 12 queued`. @internal */
 export function acquisitionTimeoutError(
   prefix: string,
   ms: number | undefined,
@@ -104,9 +100,8 @@ export function streamIdleTimeoutError(ms: number): SockeyeTimeoutError {
 }
 
 /**
- * The error a request rejects with when its abort signal fires, as upstream's: a new `AbortError` with an `Error`
- * reason as `cause`, or another truthy reason as the message. `name` and `cause` are assigned, not passed to the
- * constructor, so they are enumerable and structured loggers show the cause. @internal
+ * The error a request rejects with when its abort signal fires, as upstream's: an `AbortError` with an `Error` reason
+ * as (enumerable) `cause`, or another truthy reason as the message. @internal
  */
 export function buildAbortError(abortSignal?: unknown): SockeyeAbortError {
   const reason =
@@ -119,10 +114,7 @@ export function buildAbortError(abortSignal?: unknown): SockeyeAbortError {
   return brand(error, "abort");
 }
 
-/**
- * `maxQueuedRequests` refused a request: `queued` requests already wait for a free `what` of its origin. Not a name
- * or code the SDK's retry strategy retries (a retry would only join the same full queue). @internal
- */
+/** `maxQueuedRequests` refused a request: `queued` requests already wait for a free `what`; not retried. @internal */
 export function queueFullError(
   prefix: string,
   max: number,
@@ -174,9 +166,8 @@ export function http2DestroyedError(prefix: string): HandlerDestroyedError {
 const CONTENT_LENGTH_MISMATCH_CODE = "ERR_HTTP_CONTENT_LENGTH_MISMATCH";
 
 /**
- * A request body of `actual` bytes that disagrees with its `content-length` of `declared`: a `TypeError` when `known`
- * before sending (nothing sent), else an `Error` for a stream cut off while sent; `actual` -1 when a transport
- * reported it without figures (`cause`). Its code is not retried by the SDK. @internal
+ * A request body of `actual` bytes (-1: unknown) against a `content-length` of `declared`: a `TypeError` when `known`
+ * before sending, else an `Error` for a stream cut off while sent. @internal
  */
 export function contentLengthMismatchError(
   prefix: string,
@@ -203,10 +194,7 @@ export function contentLengthMismatchError(
   return Object.assign(error, { code: CONTENT_LENGTH_MISMATCH_CODE });
 }
 
-/**
- * A `Readable` request body that cannot be sent (it would hang until a deadline): destroyed, or already read to its
- * end (e.g. by an earlier attempt) while `content-length` promises bytes. @internal
- */
+/** A `Readable` request body that cannot be sent: destroyed, or already read while bytes are declared. @internal */
 export function unusableBodyError(prefix: string, problem: "destroyed" | "consumed"): Error {
   return Object.assign(
     new Error(
@@ -218,10 +206,7 @@ export function unusableBodyError(prefix: string, problem: "destroyed" | "consum
   );
 }
 
-/**
- * Relabels a socket error (`NODEJS_TIMEOUT_ERROR_CODES`) before the response `TimeoutError` in place, as upstream
- * does; any other error, or one built here and handed back by the transport, is returned unchanged. @internal
- */
+/** Relabels a socket error (`NODEJS_TIMEOUT_ERROR_CODES`) as upstream's `TimeoutError`; others unchanged. @internal */
 export function relabelSocketError<E extends Error & { code?: string }>(error: E): E {
   if (!error || !NODEJS_TIMEOUT_ERROR_CODES.includes(error.code as string)) return error;
   if (sockeyeErrorKind(error) !== undefined) return error;
@@ -246,10 +231,7 @@ function connectionReset(error: ConnectionResetError): ConnectionResetError {
   return brand(error, "connection_reset");
 }
 
-/**
- * A response body cut short after the headers, in Node's `IncomingMessage` shape (`Error("aborted")`, `ECONNRESET`).
- * Not branded: the same failure on `NodeHttpHandler` is Node's own error. @internal
- */
+/** A response body cut short, in Node's unbranded shape (`Error("aborted")`, `ECONNRESET`). @internal */
 export function bodyAbortedError(cause: Error): Error {
   return Object.assign(new Error("aborted", { cause }), { code: "ECONNRESET" });
 }

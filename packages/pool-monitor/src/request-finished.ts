@@ -1,14 +1,8 @@
 /**
- * The `request:finished` event (`sockeye:request:finished`): one per request, built only when someone listens.
- * What goes in is reduced to bounded, secret-free values here, in one place for all handlers:
- * - the method to the known methods of OpenTelemetry's semantic conventions, anything else `_OTHER` (the list can be
- *   replaced with `OTEL_INSTRUMENTATION_HTTP_KNOWN_METHODS`, read once at load, as the conventions require);
- * - an error to a class: its `code` when it is an identifier (`ECONNRESET`), else its `name` when it is a class name
- *   other than plain `Error` (`TimeoutError`), else `_OTHER` — never its message;
- * - a completed request with status >= 400 to the status as a string (OpenTelemetry's client rule);
- * - `Content-Length` header values to byte counts (anything else: `null`); a response that carries no body (to
- *   `HEAD`, or 204 / 304) has size 0.
- * Cost when built: one object of twelve fields, two regular-expression tests on a failure.
+ * The `request:finished` event: one per request, built only when someone listens, with what goes in reduced to
+ * bounded, secret-free values in one place for all handlers: the method to the known methods (else `_OTHER`), an
+ * error to its `code` or class `name` (never its message), `Content-Length` values to byte counts (a response to
+ * `HEAD`, 204 or 304 has size 0). Cost when built: one object, two regular-expression tests on a failure.
  */
 import type { RequestOutcome } from "./origin-telemetry";
 import type { RequestFinishedEvent } from "./pool-stats";
@@ -46,9 +40,8 @@ const DEFAULT_KNOWN_METHODS: readonly string[] = [
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
- * The known methods: `OTEL_INSTRUMENTATION_HTTP_KNOWN_METHODS` (a comma-separated, case-sensitive list that replaces
- * the defaults entirely, as the semantic conventions require; entries that are not method tokens are ignored, so an
- * empty value makes every method `_OTHER`) when set, else the defaults. @internal
+ * The known methods: `OTEL_INSTRUMENTATION_HTTP_KNOWN_METHODS` (comma-separated, case-sensitive, replacing the
+ * defaults; entries that are not method tokens are ignored) when set, else the defaults. @internal
  */
 export function knownMethodsFrom(env: string | undefined): ReadonlySet<string> {
   if (env === undefined) return new Set(DEFAULT_KNOWN_METHODS);
@@ -73,10 +66,7 @@ export function knownMethod(method: unknown): string {
   return typeof method === "string" && KNOWN_METHODS.has(method) ? method : "_OTHER";
 }
 
-/**
- * OpenTelemetry `error.type` of a finished request (see `RequestFinishedEvent.errorType`): `null` for a completed
- * request below 400. @internal
- */
+/** OpenTelemetry `error.type` of a finished request (see `RequestFinishedEvent.errorType`). @internal */
 export function errorTypeOf(outcome: RequestOutcome, error: unknown, statusCode: number | null): string | null {
   if (outcome === "completed") return statusCode !== null && statusCode >= 400 ? String(statusCode) : null;
   if (error !== null && typeof error === "object") {
@@ -136,10 +126,7 @@ export interface RequestFacts extends WireFacts {
   queuedMs: number | null;
 }
 
-/**
- * Builds a `request:finished` event from raw facts (see the header for how each is reduced). Call it only when
- * someone listens. @internal
- */
+/** Builds a `request:finished` event from raw facts (see the header); only when someone listens. @internal */
 export function requestFinishedEvent(f: RequestFacts): RequestFinishedEvent {
   const { statusCode, method, outcome } = f;
   const status =
@@ -167,10 +154,7 @@ export function requestFinishedEvent(f: RequestFacts): RequestFinishedEvent {
   };
 }
 
-/**
- * The event of a Node `http` request (the handler's, or one `PoolMonitor` tracks), built at its `'close'`: the outcome
- * its close counts; a request still queued waited its whole life in the queue. @internal
- */
+/** The event of a Node `http` request (the handler's, or one `PoolMonitor` tracks), built at its `'close'`. @internal */
 export function httpRequestFinishedEvent(st: FinishedHttp1Request): RequestFinishedEvent {
   const res = st.res;
   const outcome = outcomeOf(st);

@@ -3,51 +3,32 @@
  * backpressure (`pushBody()` false: pause the transport; `read` → `readMore()`: resume it). Destroying it early aborts
  * the exchange, so an abandoned body never pins a connection.
  *
- * Reachability: the transport holds the body strongly only while the body asks for data: from its opening (a new
- * body reads ahead up to its high-water mark) and from each `_read`, until its buffer is full (`pushBody()` returns
- * false) and stays full to the end of that event-loop turn (one `setImmediate` for every body that filled in the
- * turn). Then it holds it weakly (`bodyRef`, to fail or end it) and watches it for collection: a body that waits for
- * its reader is reachable only through whoever will read it; once nothing does, it is collected and
- * `bodyCollected()` frees its connection (`body-reclaim.ts`). A body that is read as it arrives, whose response ends
- * before its buffer fills, or whose reader attaches in the turn it filled (the SDK's, after its `await`) never waits:
- * it gets no `WeakRef` and no registration, which cost the garbage collector far more than the rest of the body (a
- * registered or weakly referenced object survives minor GCs). Listeners
- * on Node objects (the `IncomingMessage`, a stream) reach the source through state on those objects, never the body.
+ * Reachability: the transport holds the body strongly only while it asks for data (from its opening and each
+ * `_read` until its buffer is full at the end of an event-loop turn). Then it holds it weakly (`bodyRef`) and watches
+ * it for collection: once nothing will read it, it is collected and `bodyCollected()` frees its connection
+ * (`body-reclaim.ts`). A body read as it arrives never waits, so it costs no `WeakRef` and no registration (which
+ * keep an object alive through minor GCs). Listeners on Node objects reach the source, never the body.
  *
- * Errors behave as Node's `IncomingMessage` does for the SDK, so an unobserved error never crashes the process and
- * a later reader still gets it:
+ * Errors behave as `IncomingMessage`'s for the SDK: with an 'error', 'data' or 'readable' listener, `destroy(error)`
+ * now; else the error waits on the body for the first consumer listener ('newListener' hook), so an unobserved error
+ * never crashes the process. `destroy(error)` emits `'error'` only to an `'error'` listener, else `'aborted'`.
  *
- *   transport error ──► someone listens ('error', 'data' or 'readable')? ──► destroy(error) now
- *                  └──► nobody yet ──► error kept on the body; the first 'error' / 'data' / 'readable' / 'end'
- *                                      listener (the stream collector's pipe, an async iterator, pipeline,
- *                                      finished) makes it destroy(error) on the next tick
- *
- * and `destroy(error)` emits `'error'` only when an `'error'` listener exists (as `IncomingMessage._destroy`);
- * otherwise the body closes with `errored` set and emits `'aborted'`. The `'newListener'` hook exists only on the
- * error path.
- *
- * Not `class extends Readable`: the build keeps class names (tsup `keepNames`), which makes a `Readable` subclass
- * costly to instantiate per request. A base `Readable` with shared `read`/`destroy` functions and the source on a
- * symbol allocates no closure.
+ * Not `class extends Readable`: kept class names make a subclass costly to instantiate per request; a base `Readable`
+ * with shared `read`/`destroy` functions and the source on a symbol allocates no closure.
  */
 import { Readable } from "node:stream";
 import { type ReclaimableSource, watchForReclaim } from "./body-reclaim";
 import { timing } from "./timing";
 
-/**
- * What the body needs from its transport (the request feeding it), and the transport's two links to it, which only
- * this module's functions write.
- * @internal
- */
+/** What the body needs from its transport, and the transport's two links to it (written only here). @internal */
 export interface BodySource extends ReclaimableSource {
   /** The consumer wants more data: resume the transport if it was paused. Called on every `_read`. */
   readMore(): void;
   /** The consumer destroyed the body early: abort the exchange so its connection is freed. */
   bodyDestroyed(error: Error | null): void;
   /**
-   * The body was garbage-collected: nothing can read it any more. If its response is still open (the connection is
-   * pinned), abort the exchange, free the connection and count it (`TelemetryCore.bodyReclaimed`); if it had ended,
-   * do nothing. Runs in a finalization task, never inside another call; a throw is swallowed.
+   * The body was garbage-collected: if its response is still open, abort the exchange, free the connection and count
+   * it (`TelemetryCore.bodyReclaimed`). Runs in a finalization task; a throw is swallowed.
    */
   bodyCollected(): void;
   /** The body while it asks for data (set at its opening and by `_read`, cleared once it waits for its reader). */
@@ -73,7 +54,6 @@ function readBody(this: Readable): void {
 function destroyBody(this: Readable, error: Error | null, callback: (error?: Error | null) => void): void {
   const source = (this as SourcedReadable)[kSource];
   source.bodyDestroyed(error);
-  // Destroyed: nothing more to feed, fail or reclaim.
   source.heldBody = undefined;
   source.bodyRef = undefined;
   if (error === null || this.listenerCount("error") > 0) {
@@ -97,16 +77,11 @@ const CONSUMER_EVENTS = new Set<string | symbol>(["error", "data", "readable", "
 function onNewListener(this: Readable, event: string | symbol): void {
   if (!CONSUMER_EVENTS.has(event)) return;
   this.off("newListener", onNewListener);
-  // The listener is added after this hook returns: deliver once it is in place (the collector adds 'error' right
-  // after pipe()).
+  // The listener is added after this hook returns: deliver once it is in place.
   process.nextTick(deliverPendingError, this);
 }
 
-/**
- * Ends `body` with a transport `error`: destroys it now when someone observes it, else keeps the error until the
- * first consumer attaches (see the header). Never emits an unobserved `'error'`.
- * @internal
- */
+/** Ends `body` with a transport `error`, now if observed, else when its first consumer attaches. @internal */
 export function failResponseBody(body: Readable, error: Error): void {
   if (body.destroyed) return;
   if (body.listenerCount("error") > 0 || body.listenerCount("data") > 0 || body.listenerCount("readable") > 0) {
@@ -119,11 +94,7 @@ export function failResponseBody(body: Readable, error: Error): void {
   body.on("newListener", onNewListener);
 }
 
-/**
- * A new response body reading from `source`, held by it until it first waits for its reader: hand it to the caller
- * and keep no other reference to it.
- * @internal
- */
+/** A new response body reading from `source`: hand it to the caller and keep no other reference. @internal */
 export function openResponseBody(source: BodySource): Readable {
   const body = new Readable({
     highWaterMark: HIGH_WATER_MARK,
@@ -131,8 +102,7 @@ export function openResponseBody(source: BodySource): Readable {
     destroy: destroyBody,
   }) as SourcedReadable;
   body[kSource] = source;
-  // As `IncomingMessage`: the transport pushes whatever arrives, so the stream's own read-ahead after each push (a
-  // `process.nextTick` and a `_read`) has nothing to ask for. `_read` still runs on every read of the consumer.
+  // As `IncomingMessage`: the transport pushes whatever arrives, so no read-ahead after each push.
   (body as unknown as { _readableState: { readingMore: boolean } })._readableState.readingMore = true;
   source.heldBody = body;
   return body;
@@ -149,13 +119,11 @@ export function bodyOf(source: BodySource): Readable | undefined {
 }
 
 /**
- * Pushes a chunk into `source`'s body (a destroyed one drops it: its exchange is being aborted). Returns false when the
- * transport should pause: the body's buffer is full (the body is then held weakly and watched for collection: only
- * its reader keeps it alive) or it is gone (collected; its reclaim is pending).
- * @internal
+ * Pushes a chunk into `source`'s body (a destroyed one drops it). Returns false when the transport should pause: the
+ * body's buffer is full or the body was collected. @internal
  */
 export function pushBody(source: BodySource, chunk: Buffer): boolean {
-  const body = source.heldBody ?? source.bodyRef?.deref();
+  const body = bodyOf(source);
   if (body === undefined) return false;
   if (body.destroyed || body.push(chunk)) return true;
   filled.push(source);
@@ -183,19 +151,19 @@ function weakenFilled(): void {
 
 /** The response ended: ends `source`'s body (if alive) and drops both links. @internal */
 export function endResponseBody(source: BodySource): void {
-  const body = source.heldBody ?? source.bodyRef?.deref();
-  source.heldBody = undefined;
-  source.bodyRef = undefined;
+  const body = detachBody(source);
   if (body !== undefined && !body.destroyed) body.push(null);
 }
 
-/**
- * Fails `source`'s body with a transport `error` (`failResponseBody`), if it is alive, and drops both links.
- * @internal
- */
+/** Fails `source`'s body with a transport `error` (`failResponseBody`), if alive, and drops both links. @internal */
 export function failSourceBody(source: BodySource, error: Error): void {
-  const body = source.heldBody ?? source.bodyRef?.deref();
-  source.heldBody = undefined;
-  source.bodyRef = undefined;
+  const body = detachBody(source);
   if (body !== undefined) failResponseBody(body, error);
+}
+
+/** `source`'s body, if alive, after dropping both links to it. */
+function detachBody(source: BodySource): Readable | undefined {
+  const body = bodyOf(source);
+  source.heldBody = source.bodyRef = undefined;
+  return body;
 }

@@ -8,13 +8,11 @@
  * - rising troughs: the last 3 local minima of the per-interval queue floor non-decreasing, grown by >= G, the lowest
  *   >= maxSockets (a sawtooth backlog from periodic bursts, which defeats growth).
  * - K saturated samples without a completion: a stall when the oldest held request is past `stallDeadline()`, else
- *   long holds. The deadline has an absolute floor (`stallAfterMs`) because a client's first long polls look exactly
- *   like a server that does not answer; the expected hold is a decaying maximum of completed holds.
+ *   long holds (the deadline's floor `stallAfterMs` keeps a client's first long polls from reading as a stall).
  *
- * During an episode the cause is re-attributed from each sample's evidence (a draining queue is no evidence of a
- * capacity shortage); a new cause seen on CAUSE_CONFIRM_SAMPLES samples is reported. Recovery takes K consecutive
- * clear samples. Every transition, and a gap longer than GAP_PERIODS periods, clears the window, so K always means K
- * consecutive loop-alive samples.
+ * During an episode the cause is re-attributed from each sample's evidence; a new cause seen on
+ * CAUSE_CONFIRM_SAMPLES samples is reported. Recovery takes K consecutive clear samples. Every transition, and a gap
+ * longer than GAP_PERIODS periods, clears the window.
  *
  * Data: a ring of K samples in one Float64Array (SLOT numbers each), a ring of the last 3 troughs and scalars.
  * `update()` is O(K) and allocates only when it returns a report.
@@ -139,7 +137,7 @@ export class SaturationDetector {
     this.k = options.windowSamples ?? 5;
     this.samplePeriodMs = options.sampleIntervalMs ?? 1000;
     this.stallFloorMs = options.stallAfterMs ?? DEFAULT_STALL_AFTER_MS;
-    this.allocate();
+    this.ring = new Float64Array(this.k * SLOT);
   }
 
   /** K, the number of samples in the window. */
@@ -159,7 +157,7 @@ export class SaturationDetector {
     this.stallFloorMs = options.stallAfterMs ?? this.stallFloorMs;
     if (k !== this.k) {
       this.k = k;
-      this.allocate();
+      this.ring = new Float64Array(k * SLOT);
     }
     this.resetWindow();
     this.recoveryStreak = 0;
@@ -283,13 +281,6 @@ export class SaturationDetector {
     report.previousState = this.detectorState;
     report.previousCause = this.detectorCause;
     return report;
-  }
-
-  private allocate(): void {
-    const k = this.k;
-    this.ring = new Float64Array(k * SLOT);
-    this.ringHead = 0;
-    this.ringCount = 0;
   }
 
   private recordSample(s: SaturationSample, saturated: boolean): void {

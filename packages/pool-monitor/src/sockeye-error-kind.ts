@@ -7,10 +7,9 @@
 export type SockeyeErrorKind = "timeout" | "abort" | "handler_destroyed" | "connection_reset" | "queue_full";
 
 /**
- * Which deadline a timeout error stands for: `connectionTimeout` (TCP + TLS, or an HTTP/2 session's SETTINGS),
- * `requestTimeout` with `throwOnRequestTimeout` (no response headers), an inactivity timeout (`socketTimeout`, or
- * `NodeHttp2Handler`'s `requestTimeout`), `socketAcquisitionTimeout`, or `unreadBodyTimeout` (a response body nobody
- * started reading; the error of its later read). @public
+ * Which deadline a timeout error stands for: `connectionTimeout`, `requestTimeout` with `throwOnRequestTimeout`, an
+ * inactivity timeout (`socketTimeout`, HTTP/2's `requestTimeout`), `socketAcquisitionTimeout` or `unreadBodyTimeout`.
+ * @public
  */
 export type TimeoutDeadline = "connection" | "request" | "idle" | "acquisition" | "unread_body";
 
@@ -26,26 +25,17 @@ export interface SockeyeAbortError extends Error {
   cause?: unknown;
 }
 
-/**
- * A request ended by the handler's `destroy()`: `name` `"HandlerDestroyedError"`, `code` `"ERR_HANDLER_DESTROYED"`
- * (`NodeHttp2Handler`'s keeps upstream's plain `Error`). @public
- */
+/** A request ended by `destroy()`: `name` `"HandlerDestroyedError"`, `code` `"ERR_HANDLER_DESTROYED"`. @public */
 export interface HandlerDestroyedError extends Error {
   code?: string;
 }
 
-/**
- * The connection closed or reset under the request before its response: `name` `"TimeoutError"`, `code`
- * `"ECONNRESET"`/`"EPIPE"`/`"ETIMEDOUT"`, as upstream relabels them. @public
- */
+/** The connection closed or reset before the response: `name` `"TimeoutError"`, upstream's `code`. @public */
 export interface ConnectionResetError extends Error {
   code?: string;
 }
 
-/**
- * A request rejected at once because its origin's queue held `maxQueuedRequests` requests already: `name`
- * `"QueueFullError"`, `code` `"ERR_SOCKEYE_QUEUE_FULL"` (neither is one the SDK's retry strategy retries). @public
- */
+/** A request rejected as its origin's queue was full: `QueueFullError`, `code` `"ERR_SOCKEYE_QUEUE_FULL"`. @public */
 export interface QueueFullError extends Error {
   code?: string;
 }
@@ -80,10 +70,7 @@ export function sockeyeErrorKind(error: unknown): SockeyeErrorKind | undefined {
   }
 }
 
-/**
- * True for a timeout a Sockeye handler raised; its `deadline` says which. False for the transport's own timeouts and
- * a `requestTimeout` that only warned. @public
- */
+/** True for a timeout a Sockeye handler raised (its `deadline` says which), not the transport's own. @public */
 export function isSockeyeTimeoutError(error: unknown): error is SockeyeTimeoutError {
   return sockeyeErrorKind(error) === "timeout";
 }

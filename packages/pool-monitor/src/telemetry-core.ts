@@ -1,22 +1,18 @@
 /**
- * `TelemetryCore`: the one telemetry path of every Sockeye transport (node:http agents, HTTP/2 sessions, undici
- * pools). A transport's monitor extends it and adds only a thin reader of its own pool:
+ * `TelemetryCore`: the one telemetry path of every Sockeye transport. A transport's monitor extends it with a reader
+ * of its own pool:
  *
- *   transport events ──► counting methods here (started, enqueued, acquired, released, finished, connection…)
- *                          │ counters + histograms on the origin's `OriginTelemetry`, events to listeners/channels
- *   owner tick ────────► sample(now) ──► read(o) [transport] ──► SaturationDetector ──► deliver (log, callbacks,
- *                                                                                      listeners, channels)
- *   getStats() ────────► read(o) [transport] + counters ──► `PoolStats`
+ *   transport events ──► counting methods (counters, histograms, events to listeners/channels)
+ *   owner tick ────────► sample(now) ──► read(o) ──► SaturationDetector ──► log, callbacks, events
+ *   getStats() ────────► read(o) + counters ──► `PoolStats`
  *
- * The origin table maps `scheme://host:port` to the transport's origin state; origins beyond `maxOrigins` share the
- * `_OTHER` entry. Events are built only when a `subscribe()` listener or a channel subscriber exists (one length
- * check and one `hasSubscribers` read otherwise). A throwing listener, callback, channel subscriber or logger changes
- * nothing. Logging: a non-ok report is logged unless the same cause was logged for the origin less than
- * `warningLockoutMs` ago, in this episode or an earlier one (a change of cause is always logged); while an episode
- * lasts and the pool is still full, a reminder is logged once per lockout.
+ * Origins beyond `maxOrigins` share the `_OTHER` entry. Events are built only when a listener or channel subscriber
+ * exists; a throwing listener, callback, subscriber or logger changes nothing. A non-ok report is logged unless the
+ * same cause was logged for the origin less than `warningLockoutMs` ago; while the pool stays full, a reminder is
+ * logged once per lockout.
  *
- * Costs: counting is O(1) per event. `sample()` is O(busy origins × the transport's read) and allocates one sample
- * object per busy origin, idle origins cost a branch; `getStats()` is O(origins × read) and allocates the snapshot.
+ * Costs: counting is O(1) per event; `sample()` is O(busy origins × read) and allocates one sample per busy origin;
+ * `getStats()` is O(origins × read).
  */
 import type { Channel } from "node:diagnostics_channel";
 import {
@@ -62,21 +58,13 @@ export const OVERFLOW_ORIGIN = "_OTHER";
  */
 export const UNREAD_WHILE_QUEUED_SAMPLES = 2;
 
-/**
- * Options of `getStats()`.
- * @public
- */
+/** Options of `getStats()`. @public */
 export interface GetStatsOptions {
   /** Reset the duration histograms after reading them, so the next snapshot covers only the time since. @defaultValue false */
   resetSummaries?: boolean;
 }
 
-/**
- * What every Sockeye monitor offers (`PoolMonitor`, and the monitors of `NodeHttp2Handler` and `UndiciHttpHandler`):
- * the snapshot, the event stream and the sampling period. `registerPoolMetrics()` of `@sockeye/opentelemetry`
- * reads any of them.
- * @public
- */
+/** What every Sockeye monitor offers `registerPoolMetrics()`: the snapshot, the events and the period. @public */
 export interface PoolTelemetry {
   /** JSON-serialisable snapshot of every origin. */
   getStats(options?: GetStatsOptions): PoolStats;
@@ -108,19 +96,14 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   private activeAt = 0;
   /** Nothing happened for long enough that no sample can change anything (see `wantsSamples`). */
   private quiet = false;
-  /**
-   * Called when an event ends a quiet spell: the owner restarts its sampling (`ensureTicking()`). @internal
-   */
+  /** Called when an event ends a quiet spell: the owner restarts its sampling. @internal */
   onResume: (() => void) | undefined = undefined;
   /** @internal */
   coreDestroyed = false;
   /** @internal */
   eventListeners: PoolEventListener[] = [];
 
-  /**
-   * @param options - see {@link PoolMonitorOptions}; validated here (a `TypeError`/`RangeError` names the option,
-   * the value received and the allowed range).
-   */
+  /** @param options - see {@link PoolMonitorOptions}; a bad value throws a `TypeError`/`RangeError` naming it. */
   constructor(options?: PoolMonitorOptions) {
     this.monitorOptions = resolvePoolMonitorOptions(options);
   }
@@ -150,21 +133,16 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   }
 
   /**
-   * True while the owner should keep sampling: `busy`, and something happened recently enough that another sample
-   * can still change the detectors' view. With requests in flight and no event at all (a server that never answers, or
-   * a test's fake clock run to its end), every rule has seen what it needs once the window has been refilled, the
-   * stall deadline has passed and unread bodies have aged past their threshold (`quietAfterMs()`); sampling then
-   * stops, so a recurring tick does not re-arm for ever, and the next event resumes it through `onResume`.
+   * True while the owner should keep sampling: `busy`, and an event recent enough that another sample can still
+   * change a detector (`quietAfterMs()`). Otherwise sampling stops until the next event (`onResume`).
    */
   get wantsSamples(): boolean {
     return this.busy && !this.quiet;
   }
 
   /**
-   * The entry of `origin` (a `scheme://host:port` key, or any absolute URL, reduced to its origin), created on first
-   * use; beyond `maxOrigins` distinct origins, the shared `_OTHER` entry.
-   * @throws TypeError when `origin` is neither `scheme://host:port` nor an absolute URL with a host.
-   * @internal
+   * The entry of `origin` (`scheme://host:port` or an absolute URL), created on first use; beyond `maxOrigins`, the
+   * shared `_OTHER` entry. @throws TypeError when `origin` has no host. @internal
    */
   originFor(origin: string): O {
     return this.origins.get(origin) ?? this.addOrigin(origin);
@@ -186,8 +164,6 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     this.origins.set(key, o);
     return o;
   }
-
-  // ── Counting: the one place each figure and event is produced ─────────────────────────────────────────────────
 
   /** A request of `o` started. @internal */
   started(o: O): void {
@@ -254,10 +230,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     o.connect.record(connectMs);
   }
 
-  /**
-   * A connection of `o` is ready for requests: TCP connect took `connectMs` (recorded by `connected()`), then TLS
-   * `tlsMs` (`null`: plain TCP). @internal
-   */
+  /** A connection of `o` is ready: TCP took `connectMs`, then TLS `tlsMs` (`null`: plain TCP). @internal */
   connectionReady(o: O, connectMs: number, tlsMs: number | null): void {
     if (tlsMs !== null) o.tls.record(tlsMs);
     if (this.wants(connectionCreatedChannel)) {
@@ -270,10 +243,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     o.socketErrors++;
   }
 
-  /**
-   * A connection of `o` closed after `ageMs`, having carried `requests` requests; `ready`: it had become usable (its
-   * age is recorded). @internal
-   */
+  /** A connection of `o` closed after `ageMs` and `requests` requests; `ready`: it had become usable. @internal */
   connectionClosed(o: O, ageMs: number, ready: boolean, requests: number, reason: CloseReason): void {
     o.closed[reason]++;
     if (ready) o.connectionAge.record(ageMs);
@@ -282,10 +252,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     }
   }
 
-  /**
-   * A response body of `o` was collected unread while its response was open; its transport freed the connection.
-   * Counted for `getStats()` and, during a saturation episode, for that episode's reports. @internal
-   */
+  /** A response body of `o` was collected unread while open; its transport freed the connection. @internal */
   bodyReclaimed(o: O): void {
     o.bodiesReclaimed++;
     if (o.detector.detectorState !== "ok") o.episodeReclaimed++;
@@ -302,25 +269,17 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     if (channel.hasSubscribers) {
       try {
         channel.publish(event);
-      } catch {
-        // A throwing channel subscriber must not break the request path.
-      }
+      } catch {}
     }
     const listeners = this.eventListeners;
     for (let i = 0; i < listeners.length; i++) {
       try {
         listeners[i](event);
-      } catch {
-        // A listener must not break the request path.
-      }
+      } catch {}
     }
   }
 
-  /**
-   * Receives every pool event of this monitor (the same objects published on the `sockeye:*` diagnostics
-   * channels). Events are built only while at least one listener or channel subscriber exists.
-   * @returns a function that removes the listener.
-   */
+  /** Receives every pool event (as published on the `sockeye:*` channels); returns the remover. */
   subscribe(listener: PoolEventListener): () => void {
     if (typeof listener !== "function") {
       throw new TypeError(
@@ -334,11 +293,9 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   }
 
   /**
-   * Applies options at runtime, validated as in the constructor (a bad value throws and changes nothing). Keys absent
-   * from `options` keep their current value; a key present with the value `undefined` goes back to its default (or
-   * removes a callback / the logger). Detectors are re-tuned in place: a new `sampleIntervalMs`, `windowSamples` or
-   * `stallAfterMs` clears their sample window (so no sample counts as a gap) but keeps the current episodes. A new
-   * `maxOrigins` applies to origins seen from now on.
+   * Applies options at runtime (a bad value throws and changes nothing). Absent keys keep their value; a key set to
+   * `undefined` goes back to its default. A new `sampleIntervalMs`, `windowSamples` or `stallAfterMs` clears the
+   * detectors' windows but keeps their episodes; a new `maxOrigins` applies to origins seen from now on.
    */
   configure(options: PoolMonitorOptions): void {
     this.applyOptions(options, "@sockeye/pool-monitor", "");
@@ -364,31 +321,19 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   }
 
   /**
-   * Applies a handler option that configures the monitor, as every handler's `updateHttpClientConfig()` does:
-   * `saturation` replaces the whole block (fields it leaves out go back to their defaults), `onSaturation` /
-   * `onRecovery` replace the callback (`null`/`undefined` removes it). The value has passed the option's rule
-   * (`checkHandlerUpdate()`); a detector field out of its range still throws naming it, and changes nothing.
-   * @param prefix - the handler's package name, for the error message.
-   * @internal
+   * Applies a handler option of the monitor (`updateHttpClientConfig()`): `saturation` replaces the whole block, a
+   * callback is replaced (`null` removes it). `prefix`: the handler's package, for errors. @internal
    */
   applyHandlerOption(key: MonitorHandlerOption, value: unknown, prefix: string): void {
-    if (key !== "saturation") {
-      this.applyOptions({ [key]: value ?? undefined }, prefix, "");
-      return;
-    }
-    this.applyOptions(saturationFields(value as Record<string, unknown> | null | undefined), prefix, "saturation.");
+    if (key === "saturation")
+      this.applyOptions(saturationFields(value as Record<string, unknown>), prefix, "saturation.");
+    else this.applyOptions({ [key]: value ?? undefined }, prefix, "");
   }
 
   /** Called after `configure()` applied new options. @internal */
   protected configured(_previous: ResolvedPoolMonitorOptions): void {}
 
-  /**
-   * One sampling step: for every origin with requests in flight (or a detector not yet recovered), reads the pool,
-   * feeds the saturation detector and delivers saturation / recovery. Call it once per `sampleIntervalMs`; each call
-   * is one detector sample.
-   *
-   * @param now - `timing.now()` / `performance.now()` ms.
-   */
+  /** One detector sample of every busy origin, delivering saturation / recovery; `now`: `timing.now()` ms. */
   sample(now: number): void {
     if (this.coreDestroyed) return;
     let queued = false;
@@ -410,11 +355,8 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     }
   }
 
-  /**
-   * How long (ms) after the last event a sample can still change a detector. With no queue on any origin: a window of
-   * clear samples (a non-ok detector recovers). With a queue: also the longest stall deadline, and the unread-body
-   * threshold and its samples.
-   */
+  /** How long (ms) after the last event a sample can still change a detector: a window, plus with a queue the
+   * longest stall deadline and the unread-body threshold. */
   private quietAfterMs(queued: boolean): number {
     const options = this.monitorOptions;
     const period = options.sampleIntervalMs;
@@ -443,8 +385,6 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     r.clear();
     this.read(o, now, r);
     const e = r.evidence;
-    // The evidence's own fields (active, maxSockets, queued, completions, the queue and hold ages) are the sample's
-    // fields of the same names. One object per sample of a busy origin (the detector keeps the latest).
     const s: SaturationSample = {
       ...e,
       now,
@@ -464,8 +404,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     } else if (
       detector.detectorState !== "ok" &&
       now - o.lastWarnAt >= this.monitorOptions.warningLockoutMs &&
-      // Remind only while the pool is still saturated (or pinned by unread bodies) now, not while a drained queue
-      // waits out its recovery streak.
+      // Remind only while the pool is still full (or pinned), not while a drained queue waits out its recovery.
       ((s.queued > 0 && s.active >= s.maxSockets) ||
         (detector.detectorCause === "unconsumed_bodies" && r.unreadCount > 0))
     ) {
@@ -517,7 +456,6 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     if (report.cause === o.lastWarnCause && now - o.lastWarnAt < this.monitorOptions.warningLockoutMs) return;
     o.lastWarnAt = now;
     o.lastWarnCause = report.cause;
-    // A missing or broken logger must not break sampling.
     guardedWarn(this.monitorOptions.logger, this.monitorOptions.messagePrefix + report.message);
   }
 
@@ -527,12 +465,9 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
       fn(report);
     } catch (err) {
       try {
-        this.monitorOptions.logger?.warn?.(
-          `${this.monitorOptions.messagePrefix}${name} callback threw ${(err as Error)?.name ?? typeof err}; the monitor continues.`
-        );
-      } catch {
-        // Even a thrown value whose name getter throws changes nothing.
-      }
+        const message = `${name} callback threw ${(err as Error)?.name ?? typeof err}; the monitor continues.`;
+        guardedWarn(this.monitorOptions.logger, this.monitorOptions.messagePrefix + message);
+      } catch {} // the thrown value's `name` getter threw
     }
   }
 

@@ -4,11 +4,9 @@ const TIMING_KEY = Symbol.for("@sockeye/timing");
 export type Timing = ReturnType<typeof createTiming>;
 
 /**
- * The clock and timer seam every handler and monitor goes through, so fake timers drive them and specs spy on one
- * object. Globals are resolved at call time, never captured at load, so objects created under fake timers see the
- * fakes and later ones the real timers. The `startedAt` given to `trackRequest()` must come from `timing.now()`.
- * One instance per process, registered under `Symbol.for("@sockeye/timing")`: both entry points and CommonJS and ESM
- * copies share it, so a spy is seen by every caller. @public
+ * The clock and timer seam every handler and monitor goes through: globals are resolved at call time, so fake timers
+ * drive them. One instance per process under `Symbol.for("@sockeye/timing")`, shared by every copy of the package.
+ * The `startedAt` given to `trackRequest()` must come from `timing.now()`. @public
  */
 export const timing: Timing = registered();
 
@@ -38,9 +36,8 @@ function native<F extends Fn>(
 }
 
 /**
- * Clears `handle` with the implementation that made it: Node's handles (they carry `own`) with Node's clear
- * function, a fake's with the installed fake, or nowhere once its clock is gone. A fake immediate handed to Node's
- * `clearImmediate` corrupts the process's immediate queue; a real handle given to a fake stays armed.
+ * Clears `handle` with the implementation that made it (Node's handles carry `own`): a fake immediate given to Node's
+ * `clearImmediate` corrupts its queue, and a real handle given to a fake stays armed.
  */
 function clearWith(handle: unknown, own: string, nativeClear: Fn | undefined, current: Fn): void {
   if (handle === undefined || handle === null) return;

@@ -23,23 +23,16 @@ const BAD_PATH_CHAR = /[^\x21-\xff]/;
 let checkedHostname = "localhost";
 
 /**
- * Checks a request before anything is dispatched, so a bad one fails the same way on every handler and never opens
- * a socket, and returns its scheme:
- * - `protocol` `"http:"` or `"https:"` in any case; a missing one is refused rather than sent as clear text;
- * - `hostname` a non-empty string (Node would silently use `localhost`) without controls, spaces or URL delimiters;
- * - `port` absent or an integer (or numeric string, as Node takes) from 1 to 65535;
- * - `path` without what Node's HTTP/1.1 client refuses, on every transport; never shown in the message;
- * - on HTTP/2 every header (Node's HTTP/2 client checks none), else only `content-length` (node:http and undici check
- *   the rest themselves; `explainRefusal()` words their refusal the same way); the body against that length.
- * Throws a one-line `TypeError` with Node's `code` where Node has one. O(host + path), plus header values on HTTP/2.
- * @internal
+ * Checks a request before dispatch, so a bad one fails alike on every handler and opens no socket; returns its
+ * scheme. Checks `protocol` (`http:`/`https:`, any case), `hostname`, `port`, `path` (never shown), the headers (all
+ * on HTTP/2, which checks none; else `content-length`) and the body against that length. Throws a one-line
+ * `TypeError` with Node's `code` where Node has one. @internal
  */
 export function validateRequest(
   request: RequestTarget | null | undefined,
   prefix: string,
   http2 = false
 ): RequestProtocol {
-  // Small enough to inline into the handlers: failing checks and messages are out of line.
   if (request === null || typeof request !== "object") throw notARequest(request, prefix);
   const { protocol, hostname, port, path } = request;
   const scheme = protocol === "https:" || protocol === "http:" ? protocol : normalizeProtocol(protocol, prefix);

@@ -1,11 +1,8 @@
 /**
- * The signal "the caller started reading this response body", for a `Readable` the transport does not build itself
- * (node:http's `IncomingMessage`, HTTP/2's `ClientHttp2Stream`) or builds with a `read` that runs unasked (undici's
- * body). Every consumer reads through the body's `read()`: `pipe`, `'data'` and `resume()` (`flow()`), `'readable'`
- * loops, `for await` and the SDK's `transformTo*()`. Node itself only calls `read(0)` on a body nobody reads (to
- * refill a buffer below its high-water mark: `_read` runs then, so `_read` is no such signal), so a `read()` asking
- * for data is one. The body's `read` is replaced by one shared function (no closure) that tells the request, found
- * through a symbol; installed only while `unreadBodyTimeout` is on, so a handler without it pays nothing.
+ * The signal "the caller started reading this response body": every consumer (`pipe`, `'data'`, `resume()`,
+ * `'readable'` loops, `for await`, `transformTo*()`) reads through `read()`, while Node itself calls only `read(0)`
+ * on a body nobody reads. The body's `read` is replaced by one shared function that tells the request, found through
+ * a symbol; installed only while `unreadBodyTimeout` is on.
  */
 import { Readable } from "node:stream";
 

@@ -1,11 +1,8 @@
 /**
- * writeBody: sends a Smithy request body on a Node request (or HTTP/2 stream) and ends it.
- *
- * A `Readable` with a declared `content-length` is held to it while it flows, by a `LengthGuard` found through a
- * symbol on the body (no closure): its `'data'` listener runs before the pipe's own, so a chunk that would run past
- * the length fails the request before any extra byte (the start of another request to the server) is written; the
- * pipe does not end the destination, and at the body's end a short count fails it rather than leave the server
- * waiting. The mismatch error goes to the request's `BodyLengthSink` (HTTP/2) or else destroys the destination.
+ * writeBody: sends a Smithy request body on a Node request (or HTTP/2 stream) and ends it. A `Readable` with a
+ * declared `content-length` is held to it by a `LengthGuard` on a symbol of the body: its `'data'` listener runs
+ * before the pipe's, so a chunk past the length fails the request before any extra byte is written, and a short body
+ * fails it at its end rather than leave the server waiting.
  */
 import type { ClientRequest } from "node:http";
 import { Readable } from "node:stream";
