@@ -1,20 +1,20 @@
 /**
- * DeadlineScheduler: every deadline of one handler on ONE native timer, armed for the earliest expiry, with one list
- * per duration as Node's `lib/internal/timers.js`. A deadline is a node its request owns: arming or cancelling it is
- * a few field writes, with zero native timers per request.
+ * DeadlineScheduler: every deadline of one handler on ONE native timer, armed for the earliest expiry, as Node's
+ * `lib/internal/timers.js` (one list per duration under a min-heap of lists). A deadline is a node its request owns:
+ * arming or cancelling it is a few field writes, with zero native timers per request.
  *
- *   lists: Map<durationMs, DeadlineList> (and `listArray`, the same lists in an array: a handful, one per duration)
- *     1000 ─► [d(at=10.0s)] ⇄ [d(at=10.2s)] ⇄ …
- *     5000 ─► [d(at=14.1s)] ⇄ [d(at=14.3s)]
- *   timer: one native `setTimeout`, due at or before the earliest head
+ *   lists: Map<durationMs, DeadlineList>          heap: DeadlineList[] (min-heap on `expiry`, ≤ one per duration)
+ *     1000 ─► [d(at=10.0s)] ⇄ [d(at=10.2s)] ⇄ …      [1000: 10.0s] ─┬─ [5000: 14.1s]
+ *     5000 ─► [d(at=14.1s)] ⇄ [d(at=14.3s)]                          └─ [30: 10.03s] …
+ *   timer: one native `setTimeout`, due at heap[0].expiry
  *
  * Invariant: the nodes of a list share one duration and are appended with `at = start + duration` from a monotonic
- * clock, so each list stays sorted without being searched. Cancelling a head leaves the timer due early, so cancel
- * stays O(1); a wake-up that finds nothing due re-arms for the earliest head and sleeps.
+ * clock, so each list stays sorted without being searched. A list's key `expiry` is its head's `at` or EARLIER:
+ * cancelling a head leaves it stale, so cancel stays O(1); a wake-up at a stale key re-keys and sleeps.
  *
- * Costs: arm O(1), plus a native re-arm only when the earliest expiry moves earlier; cancel O(1); a wake-up
- * O(expired + L), L = durations. No allocation per arm. A timer whose last deadline is cancelled lapses instead of
- * being cleared.
+ * Costs: arm O(1), O(log L) for a new duration or earliest head (L = durations, a handful), plus a native re-arm
+ * only when the earliest expiry moves earlier; cancel O(1); a wake-up O(expired + re-keyed lists × log L). No
+ * allocation per arm. A timer whose last deadline is cancelled lapses instead of being cleared.
  *
  * The timer is ref'd exactly while a deadline whose kind `holdsLoop()` is armed, so an idle handler keeps nothing
  * alive. Precision: a wake-up takes the timer's due time as "now" when the clock reads a hair earlier; a deadline
@@ -69,10 +69,13 @@ export class Deadline<K = number> {
   }
 }
 
-/** Intrusive doubly linked list of deadlines of one duration, sorted by `at`. @internal */
+/** Intrusive doubly linked list of deadlines of one duration, and its slot in the scheduler's heap. @internal */
 class DeadlineList {
   firstSlot: Deadline<any> | undefined;
   tail: Deadline<any> | undefined;
+  /** Heap key: the head's `at`, or earlier (stale after a cancel); meaningful while `heapIndex >= 0`. */
+  expiry = 0;
+  heapIndex = -1;
 
   constructor(readonly duration: number) {}
 
@@ -109,8 +112,7 @@ const TICK_OWNER: DeadlineOwner<undefined> = { onDeadline() {} };
 /** One handler's deadlines on one native timer armed for the earliest expiry. @internal */
 export class DeadlineScheduler {
   private readonly lists = new Map<number, DeadlineList>();
-  /** The lists of `lists`, for a wake-up's scan. */
-  private readonly listArray: DeadlineList[] = [];
+  private readonly heap: DeadlineList[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** Monotonic ms the timer is due at (+Infinity without one). */
   private timerAt = Number.POSITIVE_INFINITY;
@@ -174,13 +176,18 @@ export class DeadlineScheduler {
     if (list === undefined) {
       list = new DeadlineList(durationMs);
       this.lists.set(durationMs, list);
-      this.listArray.push(list);
     }
     list.insert(d);
+    if (list.heapIndex < 0) {
+      list.expiry = at;
+      this.heapPush(list);
+    } else if (at < list.expiry && list.firstSlot === d) {
+      // `at < list.expiry` first: that load runs on every arm and keeps type feedback (no deopt at a burst's start).
+      list.expiry = at;
+      this.siftUp(list.heapIndex);
+    }
     if (this.waking) return;
-    // The timer is due at or before every other head, so `at` below it is the earliest.
-    if (at < this.timerAt) this.schedule(at, timing.now());
-    else if (this.timerImpl !== globalThis.setTimeout) this.schedule(this.earliest(), timing.now());
+    if (at < this.timerAt || this.timerImpl !== globalThis.setTimeout) this.schedule(this.heap[0].expiry, timing.now());
   }
 
   /** Cancels `d` if armed (or collected but not yet fired). O(1). */
@@ -240,16 +247,15 @@ export class DeadlineScheduler {
     this.timerAt = Number.POSITIVE_INFINITY;
     // The timer reached `dueAt` even if `timing.now()` reads earlier (cached loop time, or only `setTimeout` faked).
     const now = Math.max(timing.now(), dueAt);
-    const lists = this.listArray;
+    const heap = this.heap;
     const tick = this.tick;
     const due = this.due;
     let tickDue = false;
     let failure: { error: unknown } | undefined;
     this.waking = true;
     try {
-      // Backwards, so an emptied list is replaced by one already scanned.
-      for (let i = lists.length - 1; i >= 0; i--) {
-        const list = lists[i];
+      while (heap.length > 0) {
+        const list = heap[0];
         let d = list.firstSlot;
         while (d !== undefined && d.at <= now) {
           const next = d.nextSlot;
@@ -266,12 +272,15 @@ export class DeadlineScheduler {
           d = next;
         }
         if (d === undefined) {
-          lists[i] = lists[lists.length - 1];
-          lists.pop();
-          this.lists.delete(list.duration);
+          this.heapRemoveTop();
+          if (this.lists.get(list.duration) === list) this.lists.delete(list.duration);
+          continue;
         }
+        // Re-key (the key only ever grows here); stop once the top's key is exact and in the future.
+        list.expiry = d.at;
+        this.siftDown(0);
+        if (heap[0] === list) break;
       }
-      if (due.length > 1) due.sort(byExpiry);
       if (this.expired.length > 0 && this.flushHandle === undefined) {
         this.flushHandle = timing.afterPoll(this.boundFlush);
       }
@@ -282,9 +291,9 @@ export class DeadlineScheduler {
       due.length = 0;
       let expiring = 0;
       for (const d of this.expired) if (d.slotState === EXPIRING) expiring++;
-      // Nothing left on the lists (only cancelled deadlines emptied them): drop them, no timer.
+      // Nothing left on the lists (only cancelled heads behind stale keys): drop them, no timer.
       if (this.armedCount === expiring) this.forgetLists();
-      else this.schedule(this.earliest(), now);
+      else if (heap.length > 0) this.schedule(heap[0].expiry, now);
     }
     if (failure !== undefined) throw failure.error;
   }
@@ -343,27 +352,59 @@ export class DeadlineScheduler {
     this.forgetLists();
   }
 
-  /** The earliest armed head's `at` (+Infinity without one). O(L). */
-  private earliest(): number {
-    let at = Number.POSITIVE_INFINITY;
-    for (const list of this.listArray) {
-      const head = list.firstSlot;
-      if (head !== undefined && head.at < at) at = head.at;
-    }
-    return at;
-  }
-
-  /** Drops every list (they hold no armed deadline). */
+  /** Drops every list (they hold no armed deadline: only cancelled ones left their stale keys behind). */
   private forgetLists(): void {
-    for (const list of this.listArray) forget(list);
+    for (const list of this.lists.values()) forget(list);
     this.lists.clear();
-    this.listArray.length = 0;
+    this.heap.length = 0;
   }
-}
 
-/** Expiry order of the deadlines one wake-up collected from several lists. */
-function byExpiry(a: Deadline<any>, b: Deadline<any>): number {
-  return a.at - b.at;
+  private heapPush(list: DeadlineList): void {
+    list.heapIndex = this.heap.length;
+    this.heap.push(list);
+    this.siftUp(list.heapIndex);
+  }
+
+  private heapRemoveTop(): void {
+    const heap = this.heap;
+    heap[0].heapIndex = -1;
+    const last = heap.pop()!;
+    if (heap.length === 0) return;
+    heap[0] = last;
+    last.heapIndex = 0;
+    this.siftDown(0);
+  }
+
+  private siftUp(i: number): void {
+    const heap = this.heap;
+    const item = heap[i];
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (heap[parent].expiry <= item.expiry) break;
+      heap[i] = heap[parent];
+      heap[i].heapIndex = i;
+      i = parent;
+    }
+    heap[i] = item;
+    item.heapIndex = i;
+  }
+
+  private siftDown(i: number): void {
+    const heap = this.heap;
+    const n = heap.length;
+    const item = heap[i];
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && heap[child + 1].expiry < heap[child].expiry) child++;
+      if (heap[child].expiry >= item.expiry) break;
+      heap[i] = heap[child];
+      heap[i].heapIndex = i;
+      i = child;
+    }
+    heap[i] = item;
+    item.heapIndex = i;
+  }
 }
 
 /** Unlinks every node of `list` and marks it idle, without touching the armed count. */
@@ -375,4 +416,5 @@ function forget(list: DeadlineList): void {
     d = next;
   }
   list.firstSlot = list.tail = undefined;
+  list.heapIndex = -1;
 }
