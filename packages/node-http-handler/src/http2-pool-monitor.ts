@@ -38,12 +38,10 @@ import {
   type UnreadWatch,
 } from "@sockeye/pool-monitor/internal";
 
-const STATE_NAMES = ["connecting", "ready", "closing", "closing"] as const;
-
 /** What the monitor reads of a session. @internal */
 export interface Http2SessionView {
   readonly id: number;
-  readonly state: number;
+  readonly state: "connecting" | "ready" | "closing" | "closed";
   readonly isolated: boolean;
   readonly boundedIsolated: boolean;
   readonly active: number;
@@ -57,7 +55,7 @@ export interface Http2SessionView {
 /** What the monitor reads of a request holding a stream slot (its `BodySource` links to the body handed out). @internal */
 export interface Http2HolderView extends UnreadWatch {
   readonly slotAt: number;
-  readonly activeNext: Http2HolderView | undefined;
+  readonly next: Http2HolderView | undefined;
   readonly heldBody: UnreadBody | undefined;
   readonly bodyRef: WeakRef<UnreadBody> | undefined;
   /** When the response was handed out, `-1` before. */
@@ -72,12 +70,12 @@ export interface Http2OriginView {
   memberIndex: number;
   readonly open: Iterable<Http2SessionView>;
   readonly sessions: readonly Http2SessionView[];
-  readonly queued: number;
+  readonly pooled: { readonly size: number };
   readonly isolatedOpen: number;
-  readonly isolatedQueued: number;
+  readonly isolated: { readonly size: number };
   readonly waiting: number;
   readonly oldestWaiting: { readonly begunAt: number } | undefined;
-  readonly activeHead: Http2HolderView | undefined;
+  readonly holders: { readonly head: Http2HolderView | undefined };
 }
 
 /** What the monitor reads of the pool's configuration. @internal */
@@ -86,10 +84,6 @@ export interface Http2PoolLimits {
   readonly maxIsolatedSessionsPerOrigin: number;
   readonly maxConcurrentStreams: number;
 }
-
-/** Session state numbers (`http2-session-entry.ts`) read here. */
-const SESSION_CONNECTING = 0;
-const SESSION_READY = 1;
 
 /** The HTTP/2 telemetry of one origin entry: the core's figures plus the HTTP/2 close reasons and GOAWAY codes. @internal */
 export class Http2OriginTelemetry extends OriginTelemetry {
@@ -176,8 +170,8 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
     let isolated = 0;
     let pooled = 0;
     for (const m of t.members) {
-      isolated += m.isolatedQueued;
-      pooled += m.queued;
+      isolated += m.isolated.size;
+      pooled += m.pooled.size;
     }
     const raise =
       isolated > pooled
@@ -207,17 +201,17 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
       queued += m.waiting;
       const head = m.oldestWaiting;
       if (head !== undefined && head.begunAt < oldestQueuedAt) oldestQueuedAt = head.begunAt;
-      const held = m.activeHead;
+      const held = m.holders.head;
       if (held !== undefined && held.slotAt < oldestSlotAt) oldestSlotAt = held.slotAt;
       // Stream slots: pooled slots are unbounded while another session may still be opened; isolated sessions
       // (`disableConcurrentStreams`) have one slot each, bounded once `maxIsolatedSessionsPerOrigin` are open.
-      const isolatedInUse = m.isolatedOpen > 0 || m.isolatedQueued > 0;
+      const isolatedInUse = m.isolatedOpen > 0 || m.isolated.size > 0;
       let cap = 0;
-      if (!isolatedInUse || m.sessions.length > 0 || m.queued > 0) {
+      if (!isolatedInUse || m.sessions.length > 0 || m.pooled.size > 0) {
         cap = m.sessions.length >= maxSessions ? 0 : Number.POSITIVE_INFINITY;
         for (const entry of m.sessions) {
           slots += entry.active;
-          if (entry.state === SESSION_CONNECTING) cap = Number.POSITIVE_INFINITY;
+          if (entry.state === "connecting") cap = Number.POSITIVE_INFINITY;
           else cap += entry.streamLimit;
         }
       }
@@ -248,7 +242,7 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
     const options = this.monitorOptions;
     const limit = r.unreadLimit(options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs);
     for (const m of t.members) {
-      for (let h = m.activeHead; h !== undefined; h = h.activeNext) {
+      for (let h = m.holders.head; h !== undefined; h = h.next) {
         const body = h.heldBody ?? h.bodyRef?.deref();
         if (h.respondedAt < 0 || body === undefined || PoolReading.progressed(h, h.progress, now)) continue;
         r.addUnread(now, limit, h.progressAt, h.respondedAt, body);
@@ -271,12 +265,12 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
         streams += entry.active;
         if (entry.isolated) isolated++;
         else pooled++;
-        if (entry.state === SESSION_READY && entry.peerMaxConcurrentStreams !== undefined) {
+        if (entry.state === "ready" && entry.peerMaxConcurrentStreams !== undefined) {
           peerMin = Math.min(peerMin, entry.peerMaxConcurrentStreams);
         }
         sessions.push({
           id: entry.id,
-          state: STATE_NAMES[entry.state] ?? "closing",
+          state: entry.state === "closed" ? "closing" : entry.state,
           isolated: entry.isolated,
           activeStreams: entry.active,
           maxActiveStreams: entry.maxActive,

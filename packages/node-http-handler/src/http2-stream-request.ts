@@ -58,6 +58,7 @@ import {
   RequestPhase,
   schemeOf,
   streamIdleTimeoutError,
+  timing,
   unusableBody,
   unusableBodyError,
   watchBodyRead,
@@ -67,11 +68,8 @@ import {
 import { PACKAGE_PREFIX } from "./constants";
 import { getTransformedHeaders } from "./get-transformed-headers";
 import type { Http2Origin, Http2Waiter } from "./http2-origin";
-import type { Http2StreamHost } from "./http2-pool-host";
 import type { Http2OriginTelemetry } from "./http2-pool-monitor";
 import type { Http2SessionEntry } from "./http2-session-entry";
-
-export type { AbortSignalLike };
 
 const { NGHTTP2_CANCEL, NGHTTP2_ENHANCE_YOUR_CALM, NGHTTP2_REFUSED_STREAM } = http2.constants;
 
@@ -114,7 +112,7 @@ function onStreamFrameError(this: ClientHttp2Stream, type: number, code: number,
 }
 
 function onStreamClose(this: ClientHttp2Stream): void {
-  requestOf(this)?.onClose();
+  requestOf(this)?.finish();
 }
 
 function onStreamContinue(this: ClientHttp2Stream): void {
@@ -203,6 +201,20 @@ export type Http2PoolSession = Http2SessionEntry<Http2StreamRequest>;
 /** @internal */
 export type Http2PoolOrigin = Http2Origin<Http2PoolSession, Http2StreamRequest>;
 
+/** What a request needs from its pool (`Http2SessionPool`, which implements it: no import cycle). @internal */
+export interface Http2StreamHost {
+  /** Places `req` on a session or queues it. Throws only if `http2.connect()` throws. */
+  acquire(req: Http2StreamRequest): void;
+  /** Called once per request by `finish()`: out of the queue, its slot handed on or its isolated session dropped. */
+  streamFinished(req: Http2StreamRequest): void;
+  /** The peer refused the stream of `req` before answering it: free the slot and place `req` again. */
+  streamRefused(req: Http2StreamRequest): void;
+  /** The isolated session `entry` delivered its response: it takes no new stream. */
+  isolatedResponded(entry: Http2PoolSession): void;
+  /** A stream on `entry` timed out while no stream on it made progress either: retire it unless one does now. */
+  sessionSilent(entry: Http2PoolSession): void;
+}
+
 /**
  * What `end()` does to a live stream: leave it (Node is closing it already), `destroy(error)` it (RST_STREAM with
  * INTERNAL_ERROR), or reset it with CANCEL (see `reset()`).
@@ -231,13 +243,10 @@ export class Http2StreamRequest
   private bodyGone = false;
   /** Holds a stream slot on `entry`. */
   onSession = false;
-  // Queue links (Http2Origin).
+  // Http2Waiter: on a waiting list, links of the list it is on (waiting or holding a slot), when it took its slot.
   queued = false;
-  waitNext: Http2StreamRequest | undefined = undefined;
-  waitPrev: Http2StreamRequest | undefined = undefined;
-  // Slot-holder links (Http2Origin), and when the slot was taken (timing.now() ms).
-  activeNext: Http2StreamRequest | undefined = undefined;
-  activePrev: Http2StreamRequest | undefined = undefined;
+  next: Http2StreamRequest | undefined = undefined;
+  prev: Http2StreamRequest | undefined = undefined;
   slotAt = 0;
   /** The stream's own progress events (see the header). */
   progress = 0;
@@ -248,7 +257,6 @@ export class Http2StreamRequest
   respondedAt = -1;
   seenProgress = 0;
   progressAt = 0;
-  private streamStartedAt = 0;
   /** For `request:finished`: the response headers. */
   responseHeaders: IncomingHttpHeaders | undefined = undefined;
   private awaitingContinue = false;
@@ -263,7 +271,7 @@ export class Http2StreamRequest
   private pipedBody: (Readable & Owned) | undefined = undefined;
 
   constructor(
-    readonly host: Http2StreamHost<Http2StreamRequest, Http2PoolSession>,
+    readonly host: Http2StreamHost,
     readonly origin: Http2PoolOrigin,
     readonly request: HttpRequest,
     /** On a session of its own (event stream or `disableConcurrentStreams`). */
@@ -305,7 +313,7 @@ export class Http2StreamRequest
 
   /** It waits behind others for a stream slot (counted queued). */
   countQueued(): void {
-    this.enterQueue(this.host.now());
+    this.enterQueue(timing.now());
   }
 
   /** It took a stream slot at `now` (`reused`: on a session that carried a stream before). */
@@ -330,9 +338,9 @@ export class Http2StreamRequest
       return;
     }
     this.stream = stream;
-    this.streamStartedAt = this.host.now();
+    const now = timing.now();
     // HEADERS out: session activity, not stream progress (the stream's limit counts from handle(), as upstream).
-    noteSessionActivity(entry, this.streamStartedAt);
+    noteSessionActivity(entry, now);
     instrument(stream, this);
     stream.on("response", onStreamResponse);
     stream.on("headers", onStreamHeaders);
@@ -345,7 +353,7 @@ export class Http2StreamRequest
     if (expect === "100-continue") {
       this.awaitingContinue = true;
       stream.once("continue", onStreamContinue);
-      this.armDeadline(DeadlineKind.Continue, this.streamStartedAt);
+      this.armDeadline(DeadlineKind.Continue, now);
       return;
     }
     this.sendBody();
@@ -422,7 +430,7 @@ export class Http2StreamRequest
     this.responded = true;
     this.outcome = "completed";
     this.responseHeaders = headers;
-    const now = this.host.now();
+    const now = timing.now();
     this.respondedAt = this.progressAt = now;
     this.seenProgress = this.progress;
     const entry = this.entry;
@@ -529,7 +537,7 @@ export class Http2StreamRequest
       this.awaitingContinue = false;
       this.endDeadline(DeadlineKind.Continue);
     }
-    this.countReleased(this.host.now());
+    this.countReleased(timing.now());
     this.host.streamRefused(this);
   }
 
@@ -541,14 +549,9 @@ export class Http2StreamRequest
     this.end("failed", error, "leave", "destroy");
   }
 
-  /** The piped request body failed or broke its `content-length`: reject (or fail the body), reset the stream. */
+  /** BodyLengthSink: the piped request body failed or broke its `content-length`: reject (or fail the body), reset the stream. */
   onBodyError(error: Error): void {
     this.end("failed", error, "cancel", "cancel");
-  }
-
-  /** The stream closed: the common way out. */
-  onClose(): void {
-    this.finish();
   }
 
   /** The session this request waited for failed before it was established, or the handler was destroyed. */
@@ -575,7 +578,7 @@ export class Http2StreamRequest
     if (this.wasReset) return;
     this.progress++;
     const entry = this.entry;
-    const now = this.host.now();
+    const now = timing.now();
     this.lastActive = now;
     if (entry === undefined) return;
     if (received) entry.activitySeq++;
@@ -636,17 +639,13 @@ export class Http2StreamRequest
       body.removeListener("error", onRequestBodyError);
     }
     const stream = this.stream;
-    const host = this.host;
-    const now = host.now();
     if (stream !== undefined) {
       detachStream(stream);
       if (bodyOpen(this)) this.bodyEndsWith(stream);
     }
-    const holdMs = stream === undefined ? 0 : now - this.streamStartedAt;
-    if (this.onSession) this.countReleased(now);
-    const outcome = this.outcome ?? "failed";
-    host.streamFinished(this, outcome, holdMs);
-    super.finish(outcome, unsettled);
+    if (this.onSession) this.countReleased(timing.now());
+    this.host.streamFinished(this);
+    super.finish(this.outcome ?? "failed", unsettled);
   }
 
   /**

@@ -2,6 +2,7 @@ import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-ht
 import type { HttpHandlerOptions, Provider } from "@smithy/types";
 import type { PoolMonitorOptions, PoolStats } from "@sockeye/pool-monitor";
 import {
+  type AbortSignalLike,
   DeadlinePlan,
   buildAbortError,
   checkHandlerUpdate,
@@ -13,7 +14,7 @@ import {
 import { MIN_CONTINUE_WAIT_MS, PACKAGE_PREFIX } from "./constants";
 import { Http2PoolMonitor } from "./http2-pool-monitor";
 import { Http2SessionPool } from "./http2-session-pool";
-import { type AbortSignalLike, Http2StreamRequest } from "./http2-stream-request";
+import { Http2StreamRequest } from "./http2-stream-request";
 import type { NodeHttp2HandlerOptions } from "./node-http2-handler-options";
 import { HTTP2_OPTIONS, type ResolvedHttp2Config, resolveHttp2Config } from "./resolve-http2-config";
 
