@@ -93,8 +93,6 @@ export class Http2Origin<S extends { readonly available: boolean }, W extends Ht
   readonly holders = new RequestList<W>();
   /** Streams started and not finished (waiting ones included): with `open`, what keeps the origin in the pool. */
   streamsInFlight = 0;
-  /** Its index in its telemetry entry's `members` (-1: not a member). */
-  memberIndex = -1;
 
   /**
    * @param key - the URL given to `http2.connect()` (may carry user info, as upstream's pool key).

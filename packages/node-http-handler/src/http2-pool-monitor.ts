@@ -1,28 +1,15 @@
 /**
- * Http2PoolMonitor: the HTTP/2 reader of the one telemetry core (`TelemetryCore` of `@sockeye/pool-monitor`, which
- * counts, samples, logs with lockout, calls back and builds snapshots exactly as for the HTTP/1.1 handlers), so
- * `registerPoolMetrics()` from `@sockeye/opentelemetry` and dashboards built for the HTTP/1.1 handler read it
- * unchanged. Each origin's snapshot is extended with an `http2` block.
+ * Http2PoolMonitor: the HTTP/2 reader of the one telemetry core (`TelemetryCore`), so readers built for the HTTP/1.1
+ * handler read it unchanged; each origin's snapshot gains an `http2` block.
  *
- * Mapping onto the shared shape: a session is a connection (`active` = sessions carrying at least one stream,
- * `idle` = open sessions carrying none, `maxSockets` = `maxSessionsPerOrigin`), a stream is a request (`queued` =
- * streams waiting for a stream slot or, with `disableConcurrentStreams`, for an isolated session below
- * `maxIsolatedSessionsPerOrigin`; `inFlight` = streams open or waiting). `connectMs` is TCP connect time and
- * `tlsMs` the TLS handshake plus the server's SETTINGS. Close reasons map onto `CloseReason` by `HTTP2_CLOSE_REASONS`
- * (`goaway` → `server_closed`, `connect_timeout` → `connect_error`, …); the exact HTTP/2 reason and GOAWAY codes are
- * in `http2.closed` / `http2.goawayCodes`.
+ * Mapping onto the shared shape: a session is a connection (`active`: carrying a stream, `idle`: carrying none,
+ * `maxSockets`: `maxSessionsPerOrigin`), a stream is a request (`queued`: waiting for a stream slot or an isolated
+ * session). `connectMs` is TCP connect time, `tlsMs` the TLS handshake plus the server's SETTINGS. Close reasons map
+ * onto `CloseReason` by `HTTP2_CLOSE_REASONS`; the exact reason and GOAWAY codes are in `http2.closed` / `goawayCodes`.
  *
- * Events: the core's (`request:enqueued`, `request:acquired`, `connection:created`, `connection:closed`,
- * `pool:saturated`, `pool:recovered`), on `subscribe()` listeners and the `sockeye:*` channels. Origins only, never
- * paths, headers or bodies; origins beyond `saturation.maxOrigins` share the `_OTHER` entry (read over its members).
- *
- * Saturation: the core's detector per origin, sampled on the pool's recurring tick once per
- * `saturation.sampleIntervalMs` while streams are in flight. Its "sockets" are stream slots: `active` = streams open on pooled sessions, `maxSockets` =
- * the sum of the sessions' stream limits once `maxSessionsPerOrigin` sessions exist (unbounded before, so an origin
- * that can still open a session is never saturated), plus one slot per bounded isolated session once
- * `maxIsolatedSessionsPerOrigin` of them are open (unbounded before); `queued` = waiting streams of both kinds. The
- * cause names the bound to raise, in the core's message with HTTP/2 words ("stream slot usage at capacity"). A
- * drained batch only shrinks the queue, so it never warns.
+ * Saturation: the detector's "sockets" are stream slots: `maxSockets` is the sum of the sessions' stream limits once
+ * `maxSessionsPerOrigin` sessions exist (unbounded before, so an origin that can still open a session is never
+ * saturated), plus one slot per bounded isolated session once `maxIsolatedSessionsPerOrigin` are open.
  */
 import type { Http2CloseReason, Http2SessionStats, OriginStats, PoolMonitorOptions } from "@sockeye/pool-monitor";
 import {
@@ -64,10 +51,8 @@ export interface Http2HolderView extends UnreadWatch {
   readonly progress: number;
 }
 
-/** What the monitor reads of a pool origin. @internal */
+/** What the monitor reads of a pool origin (`Http2Origin`). @internal */
 export interface Http2OriginView {
-  /** Its index in its entry's `members`, kept by `attach()` / `detach()` (-1: not a member). */
-  memberIndex: number;
   readonly open: Iterable<Http2SessionView>;
   readonly sessions: readonly Http2SessionView[];
   readonly pooled: { readonly size: number };
@@ -87,11 +72,8 @@ export interface Http2PoolLimits {
 
 /** The HTTP/2 telemetry of one origin entry: the core's figures plus the HTTP/2 close reasons and GOAWAY codes. @internal */
 export class Http2OriginTelemetry extends OriginTelemetry {
-  /**
-   * Pool origins counted in this entry (one, or every origin of `_OTHER` the pool holds now: a pool origin leaves,
-   * `detach()`, when the pool forgets it, so `_OTHER` does not keep one per host ever seen). Unordered.
-   */
-  readonly members: Http2OriginView[] = [];
+  /** Pool origins counted in this entry: one, or those of `_OTHER` the pool holds now (each leaves when forgotten). */
+  readonly members = new Set<Http2OriginView>();
   readonly http2Closed = emptyCloseCounts(HTTP2_CLOSE_REASONS);
   readonly goawayCodes: Record<string, number> = {};
 
@@ -128,22 +110,8 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
   /** The telemetry entry of a new pool origin (its own, or `_OTHER`'s). @internal */
   attach(origin: string, view: Http2OriginView): Http2OriginTelemetry {
     const t = this.originFor(origin);
-    view.memberIndex = t.members.length;
-    t.members.push(view);
+    t.members.add(view);
     return t;
-  }
-
-  /** The pool forgot `view` (idle): it leaves `t.members` (O(1) swap-remove); `t`'s counters stay. @internal */
-  detach(t: Http2OriginTelemetry, view: Http2OriginView): void {
-    const i = view.memberIndex;
-    const members = t.members;
-    if (i < 0 || members[i] !== view) return;
-    view.memberIndex = -1;
-    const last = members.pop() as Http2OriginView;
-    if (last !== view) {
-      members[i] = last;
-      last.memberIndex = i;
-    }
   }
 
   /** A session closed for `reason` after `ageMs`, having carried `streams` streams. @internal */

@@ -371,8 +371,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
   private forgetIfIdle(origin: Http2PoolOrigin): void {
     if (origin.streamsInFlight !== 0 || origin.open.size !== 0 || this.origins.get(origin.key) !== origin) return;
     this.origins.delete(origin.key);
-    const counters = origin.counters;
-    if (counters !== undefined) counters.monitor.detach(counters, origin);
+    origin.counters?.members.delete(origin);
   }
 
   /**
@@ -475,8 +474,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     req.slotAt = now;
     entry.origin.holders.push(req);
     this.updateRef(entry);
-    req.slotTaken(now, entry.streams > 1);
-    req.startStream(entry);
+    req.startStream(entry, now, entry.streams > 1);
   }
 
   /** Keeps a session referenced exactly while it carries a stream or someone waits for it (as upstream). */

@@ -263,9 +263,10 @@ export class Http2StreamRequest
   private bodySent = false;
   /** Times the peer refused this request's stream (see "Refused streams" in the header). */
   private refusals = 0;
-  /** Inside `reset()`: the `'aborted'` Node emits for our own reset is not the peer's. */
-  private resetting = false;
-  /** `reset()` ran: what the stream does from then on (its end pushed while it is torn down) is no progress. */
+  /**
+   * `reset()` ran: what the stream does from then on is ours, not the peer's: its end pushed while it is torn down is
+   * no progress, and the `'aborted'` Node emits for it (from inside `close()`) no cause.
+   */
   private wasReset = false;
   /** A `Readable` request body being piped (its error listener is detached by `finish()`). */
   private pipedBody: (Readable & Owned) | undefined = undefined;
@@ -316,14 +317,13 @@ export class Http2StreamRequest
     this.enterQueue(timing.now());
   }
 
-  /** It took a stream slot at `now` (`reused`: on a session that carried a stream before). */
-  slotTaken(now: number, reused: boolean): void {
+  /**
+   * The pool gave it a slot on `entry` at `now` (`reused`: a session that carried a stream before): it opens its
+   * stream. Never after `finish()`.
+   */
+  startStream(entry: Http2PoolSession, now: number, reused: boolean): void {
     this.countAcquired(now, reused);
     this.enterPhase(RequestPhase.Acquired, now);
-  }
-
-  /** Called by the pool once the request holds a slot on a ready session (never after `finish()`). */
-  startStream(entry: Http2PoolSession): void {
     const request = this.request;
     let path = request.path;
     const queryString = request.query ? buildQueryString(request.query) : "";
@@ -338,7 +338,6 @@ export class Http2StreamRequest
       return;
     }
     this.stream = stream;
-    const now = timing.now();
     // HEADERS out: session activity, not stream progress (the stream's limit counts from handle(), as upstream).
     noteSessionActivity(entry, now);
     instrument(stream, this);
@@ -543,9 +542,8 @@ export class Http2StreamRequest
 
   /** The peer reset the stream or the session went away: reject, or fail the body (see "Truncated bodies"). */
   onAborted(error: Error): void {
-    // Our own reset (abort, deadline, body error): Node reports it as 'aborted' from inside `close()`; the cause is
-    // ours, and destroying the stream here would drop the RST_STREAM `close()` is about to send.
-    if (this.resetting) return;
+    // Destroying the stream inside our own `close()` would drop the RST_STREAM it is about to send.
+    if (this.wasReset) return;
     this.end("failed", error, "leave", "destroy");
   }
 
@@ -617,14 +615,9 @@ export class Http2StreamRequest
   private reset(how: StreamEnd, error?: Error): void {
     const stream = this.stream;
     if (stream === undefined || stream.destroyed || how === "leave") return;
-    this.resetting = true;
     this.wasReset = true;
-    try {
-      if (how === "cancel" && !stream.closed) stream.close(NGHTTP2_CANCEL);
-      stream.destroy(error);
-    } finally {
-      this.resetting = false;
-    }
+    if (how === "cancel" && !stream.closed) stream.close(NGHTTP2_CANCEL);
+    stream.destroy(error);
   }
 
   /** The single way out, idempotent: removes listeners, tells the pool once (`streamFinished`), then the core's. */
@@ -641,20 +634,16 @@ export class Http2StreamRequest
     const stream = this.stream;
     if (stream !== undefined) {
       detachStream(stream);
-      if (bodyOpen(this)) this.bodyEndsWith(stream);
+      // Let go of before it ended or failed the body (its session went away, `destroy()`): the body ends as the
+      // stream did, or is cut with the stream's error (see "Truncated bodies").
+      if (bodyOpen(this)) {
+        if (this.bodyReceived || stream.readableEnded) endResponseBody(this);
+        else failSourceBody(this, stream.errored ?? http2StreamAbortedError(NGHTTP2_CANCEL));
+      }
     }
     if (this.onSession) this.countReleased(timing.now());
     this.host.streamFinished(this);
     super.finish(this.outcome ?? "failed", unsettled);
-  }
-
-  /**
-   * `finish()` let go of the stream before it ended or failed the body (its session went away, `destroy()`): the body
-   * ends as the stream did, or is cut with the stream's error (a body cut without one: see "Truncated bodies").
-   */
-  private bodyEndsWith(stream: ClientHttp2Stream): void {
-    if (this.bodyReceived || stream.readableEnded) endResponseBody(this);
-    else failSourceBody(this, stream.errored ?? http2StreamAbortedError(NGHTTP2_CANCEL));
   }
 
   protected wireFacts(): WireFacts {
