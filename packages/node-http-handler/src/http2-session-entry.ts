@@ -8,7 +8,6 @@
  * per stream. With `sessionTimeout`, Node's activity method of the session is replaced by a shared one
  * (`observeActivity()`), so the idle watch sees each frame when it happens.
  */
-import type { Http2CloseReason } from "@sockeye/pool-monitor";
 import type { ClientHttp2Session, Settings } from "node:http2";
 import {
   Deadline,
@@ -24,6 +23,12 @@ import type { Http2Origin, Http2Waiter } from "./http2-origin";
 
 /** The life of a session: connecting (TCP, TLS or the first SETTINGS pending) → ready → closing (takes no new stream) → closed. @internal */
 export type Http2SessionState = "connecting" | "ready" | "closing" | "closed";
+
+/**
+ * Why the pool let go of a session, first cause wins (`undefined`: the peer or the network closed it); the pool's
+ * `HTTP2_CLOSE_RULES` turn it into an `Http2CloseReason`. @internal
+ */
+export type Http2CloseCause = "local" | "goaway" | "idle" | "connect_timeout" | "error";
 
 /** What an entry forwards to its pool (`Http2SessionPool`, which implements it: no import cycle). @internal */
 export interface Http2SessionHost<R extends Http2Waiter<R>> {
@@ -131,7 +136,7 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
   readonly createdAt: number;
   tcpAt = -1;
   connectedAt = -1;
-  closeReason: Http2CloseReason | undefined = undefined;
+  closedBy: Http2CloseCause | undefined = undefined;
   error: Error | undefined = undefined;
   /** The one request of an isolated session (until its stream starts). */
   isolatedRequest: R | undefined = undefined;

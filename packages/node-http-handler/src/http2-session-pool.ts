@@ -28,7 +28,9 @@
  */
 import type { Http2CloseReason } from "@sockeye/pool-monitor";
 import {
+  type CloseReasonOf,
   DeadlineScheduler,
+  type HTTP2_CLOSE_REASONS,
   http2DestroyedError,
   http2SessionClosedError,
   sessionConnectTimeoutError,
@@ -38,7 +40,7 @@ import http2, { type Settings } from "node:http2";
 import { PACKAGE_PREFIX } from "./constants";
 import { Http2Origin } from "./http2-origin";
 import type { Http2PoolMonitor } from "./http2-pool-monitor";
-import { Http2SessionEntry, type Http2SessionHost } from "./http2-session-entry";
+import { type Http2CloseCause, Http2SessionEntry, type Http2SessionHost } from "./http2-session-entry";
 import type { Http2PoolOrigin, Http2PoolSession, Http2StreamHost, Http2StreamRequest } from "./http2-stream-request";
 import type { ResolvedHttp2Config } from "./resolve-http2-config";
 
@@ -123,8 +125,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
       entry.refusing = true;
     } else {
       // Nothing of ours explains it: a fresh session serves the request instead.
-      entry.closeReason ??= "local";
-      this.retire(entry);
+      this.retire(entry, "local");
       this.closeWhenDrained(entry);
     }
     this.updateRef(entry);
@@ -270,15 +271,13 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
 
   /** An isolated session's stream got its response: no new stream may use it; it closes when the stream does. */
   isolatedResponded(entry: Http2PoolSession): void {
-    entry.closeReason ??= "local";
-    this.retire(entry);
+    this.retire(entry, "local");
   }
 
   sessionGoaway(entry: Http2PoolSession, code: number): void {
     const counters = entry.origin.counters;
     if (counters !== undefined) counters.monitor.goaway(counters, code);
-    entry.closeReason ??= "goaway";
-    this.retire(entry);
+    this.retire(entry, "goaway");
     // Upstream closes gracefully: streams the server accepted (id <= lastStreamID) may finish.
     this.closeWhenDrained(entry);
     this.maybeOpen(entry.origin);
@@ -288,11 +287,11 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     entry.error ??= error;
     const counters = entry.origin.counters;
     if (counters !== undefined) counters.monitor.connectionErrored(counters);
-    this.destroySession(entry, entry.wasReady ? "error" : "connect_error");
+    this.destroySession(entry, "error");
   }
 
   sessionIdle(entry: Http2PoolSession): void {
-    this.destroySession(entry, "idle_timeout");
+    this.destroySession(entry, "idle");
   }
 
   /**
@@ -316,8 +315,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     entry.silenceSeq = -1;
     origin.checking--;
     if (entry.state === "ready" && !alive) {
-      entry.closeReason ??= "idle_timeout";
-      this.retire(entry);
+      this.retire(entry, "idle");
       this.closeWhenDrained(entry);
     }
     this.drain(entry);
@@ -341,10 +339,10 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     entry.idle?.stop();
     const origin = entry.origin;
     origin.open.delete(entry);
-    const reason = entry.closeReason ?? (wasConnecting ? "connect_error" : "server_closed");
     const counters = origin.counters;
     if (counters !== undefined) {
-      counters.monitor.sessionClosed(counters, timing.now() - entry.createdAt, !wasConnecting, entry.streams, reason);
+      const ageMs = timing.now() - entry.createdAt;
+      counters.monitor.sessionClosed(counters, ageMs, !wasConnecting, entry.streams, closeReasonOf(entry));
     }
     // Streams Node never closed (a session torn down by a protocol error can leave them so) end now, not never.
     if (entry.active > 0) endHolders(origin, entry, entry.error);
@@ -356,7 +354,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
         : undefined;
     pending?.sessionFailed(error as Error);
     if (entry.isolated) {
-      this.isolatedGone(entry, wasConnecting && entry.closeReason !== "local" ? error : undefined);
+      this.isolatedGone(entry, wasConnecting && entry.closedBy !== "local" ? error : undefined);
     } else if (wasConnecting && origin.sessions.length === 0) {
       // Establishment failed and nothing else can serve the queue: fail it rather than reconnect in a loop.
       failAll(origin, false, error as Error);
@@ -390,9 +388,10 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     this.sharedScheduler.stop();
   }
 
-  /** Takes `entry` out of the placement list (it will accept no new stream). */
-  private retire(entry: Http2PoolSession): void {
+  /** Takes `entry` out of the placement list (it will accept no new stream), for `cause` unless it had one. */
+  private retire(entry: Http2PoolSession, cause?: Http2CloseCause): void {
     if (entry.state === "closed") return;
+    entry.closedBy ??= cause;
     if (entry.state === "connecting" && !entry.isolated) entry.origin.connecting--;
     entry.state = "closing";
     this.sharedScheduler.disarm(entry.connectDeadline);
@@ -415,9 +414,8 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
    * `session.destroy()` then only `end()`s its socket, which waits for that connect, and Node emits no `'close'`
    * meanwhile. So its socket is destroyed and the session closed here; a later `'close'` finds it closed.
    */
-  private destroySession(entry: Http2PoolSession, reason: Http2CloseReason): void {
-    entry.closeReason ??= reason;
-    this.retire(entry);
+  private destroySession(entry: Http2PoolSession, cause: Http2CloseCause): void {
+    this.retire(entry, cause);
     if (!entry.session.destroyed) entry.session.destroy();
     if (entry.wasReady) return;
     entry.socket?.destroy();
@@ -500,6 +498,34 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     if (this.monitor?.detect === true) this.sharedScheduler.ensureTicking();
   }
 }
+
+/**
+ * The HTTP/2 close-reason classifier: what a closed session counts as, the first rule in key order that matches. A
+ * reason of `HTTP2_CLOSE_REASONS` without its rule does not compile, nor does a shared reason that `CLOSE_REASONS`
+ * marks `http2` and no HTTP/2 reason counts as (`Http2ReasonsCovered`).
+ */
+const HTTP2_CLOSE_RULES: Readonly<Record<Http2CloseReason, (e: Http2PoolSession) => boolean>> = {
+  connect_timeout: (e) => e.closedBy === "connect_timeout",
+  goaway: (e) => e.closedBy === "goaway",
+  idle_timeout: (e) => e.closedBy === "idle",
+  local: (e) => e.closedBy === "local",
+  connect_error: (e) => !e.wasReady,
+  error: (e) => e.closedBy === "error",
+  server_closed: () => true,
+};
+
+function closeReasonOf(entry: Http2PoolSession): Http2CloseReason {
+  for (const reason in HTTP2_CLOSE_RULES) {
+    if (HTTP2_CLOSE_RULES[reason as Http2CloseReason](entry)) return reason as Http2CloseReason;
+  }
+  return "server_closed";
+}
+
+/** Compiles only while every shared reason HTTP/2 is listed for is what some HTTP/2 reason counts as. @internal */
+export type Http2ReasonsCovered = Covered<
+  Exclude<CloseReasonOf<"http2">, (typeof HTTP2_CLOSE_REASONS)[Http2CloseReason]>
+>;
+type Covered<Missing extends never> = Missing;
 
 /** Counts a waiting request queued (`Http2Origin.countDeferred` callback: no closure). */
 function countQueued(req: Http2StreamRequest): void {
