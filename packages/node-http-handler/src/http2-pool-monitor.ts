@@ -39,7 +39,7 @@ export interface Http2SessionView {
   readonly createdAt: number;
 }
 
-/** What the monitor reads of a request holding a stream slot (its `BodySource` links to the body handed out). @internal */
+/** What the monitor reads of a request holding a stream slot (with the body it handed out). @internal */
 export interface Http2HolderView extends UnreadWatch {
   readonly slotAt: number;
   readonly next: Http2HolderView | undefined;
@@ -70,7 +70,7 @@ export interface Http2PoolLimits {
   readonly maxConcurrentStreams: number;
 }
 
-/** The HTTP/2 telemetry of one origin entry: the core's figures plus the HTTP/2 close reasons and GOAWAY codes. @internal */
+/** The telemetry of one origin entry: the core's figures plus the HTTP/2 close reasons and GOAWAY codes. @internal */
 export class Http2OriginTelemetry extends OriginTelemetry {
   /** Pool origins counted in this entry: one, or those of `_OTHER` the pool holds now (each leaves when forgotten). */
   readonly members = new Set<Http2OriginView>();

@@ -21,7 +21,7 @@ import {
 } from "@sockeye/pool-monitor/internal";
 import type { Http2Origin, Http2Waiter } from "./http2-origin";
 
-/** The life of a session: connecting (TCP, TLS or the first SETTINGS pending) → ready → closing (takes no new stream) → closed. @internal */
+/** A session's life: connecting (TCP, TLS, first SETTINGS) → ready → closing (no new stream) → closed. @internal */
 export type Http2SessionState = "connecting" | "ready" | "closing" | "closed";
 
 /**

@@ -83,7 +83,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
   acquire(req: Http2StreamRequest): void {
     const origin = req.origin;
     origin.streamsInFlight++;
-    // Sampling runs only for saturation detection: with "off"/"per-request" a stream without a deadline starts no timer.
+    // Sampling only feeds saturation detection: with "off"/"per-request" a stream without a deadline starts no timer.
     if (origin.counters !== undefined && this.monitor?.detect === true) this.sharedScheduler.ensureTicking();
     if (!req.isolated) {
       this.placePooled(origin, req, false);
@@ -99,10 +99,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     }
   }
 
-  /**
-   * Starts pooled `req` on the first session with a free slot, or queues it (at the head when `again`: it waited its
-   * turn already) and opens a session if the queue needs one.
-   */
+  /** Starts pooled `req` on a free slot, or queues it (at the head when `again`) and opens a session if needed. */
   private placePooled(origin: Http2PoolOrigin, req: Http2StreamRequest, again: boolean): void {
     const entry = origin.available();
     if (entry !== undefined) {
@@ -111,8 +108,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     }
     if (!again && this.refusedFull(origin, req)) return;
     this.maybeOpen(origin, 1);
-    // Waiting only for a session still connecting (or under a silence check) is not being queued (as a node:http
-    // request given a connecting socket is not); it is, once none is and it still waits (`countDeferred`).
+    // Waiting only for a session still connecting (or checked) is not being queued, as in node:http (`deferred`).
     const deferred = origin.connecting > 0 || origin.checking > 0;
     origin.enqueue(req, deferred, again);
     if (!deferred) req.countQueued();
@@ -137,10 +133,8 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
   }
 
   /**
-   * `maxQueuedRequests`: when `req` would wait behind that many streams of `origin` (pooled and isolated), it fails
-   * at once (`queueFull`) and this returns true. A pooled stream a session being opened is expected to take (as many
-   * as its stream limit, `ASSUMED_STREAMS_PER_SESSION` before one is known) is not waiting, as a node:http request
-   * given a connecting socket is not: neither it nor those already deferred so count.
+   * `maxQueuedRequests`: when `req` would wait behind that many streams of `origin`, it fails at once and this returns
+   * true. Streams a session being opened is expected to take are not waiting (as in node:http), so do not count.
    */
   private refusedFull(origin: Http2PoolOrigin, req: Http2StreamRequest): boolean {
     const config = this.poolConfig;
@@ -167,10 +161,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     req.entry = entry;
   }
 
-  /**
-   * A bounded isolated session is gone (its close event): frees its place and starts the next isolated waiter, or,
-   * when it failed before it was ready, fails the waiters with its error.
-   */
+  /** A bounded isolated session closed: the next isolated waiters start, or fail with its `failure` (a dead origin). */
   private isolatedGone(entry: Http2PoolSession, failure: Error | undefined): void {
     if (!entry.boundedIsolated) return;
     entry.boundedIsolated = false;
@@ -190,17 +181,13 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     }
   }
 
-  /**
-   * The single way out of `req` (`Http2StreamRequest.finish()`, once per request): takes it out of the queue, frees
-   * its stream slot and hands it on (or drops the isolated session it was waiting for).
-   */
   streamFinished(req: Http2StreamRequest): void {
     const origin = req.origin;
     origin.streamsInFlight--;
     const entry = req.entry;
     if (req.queued) {
       origin.remove(req);
-      // A connecting session nobody waits for any more stays (a next stream may use it), but stops holding the process.
+      // A connecting session nobody waits for any more stays, but stops holding the process.
       if (origin.pooled.size === 0) for (const session of origin.sessions) this.updateRef(session);
     } else if (entry !== undefined && !req.onSession) {
       // Its isolated session is still connecting: nobody else will use it.
@@ -269,7 +256,6 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     origin.countDeferred(countQueued);
   }
 
-  /** An isolated session's stream got its response: no new stream may use it; it closes when the stream does. */
   isolatedResponded(entry: Http2PoolSession): void {
     this.retire(entry, "local");
   }
@@ -295,12 +281,10 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
   }
 
   /**
-   * A stream on `entry` hit its inactivity timeout while no stream on the session made progress for at least half
-   * that long either: the session may be dead without knowing it. The verdict waits for the next poll phase (Node's
-   * own `setImmediate`): a deadline that fires right after the event loop was blocked has seen none of the frames
-   * that poll phase reads, and retiring a busy session would cost every next stream a reconnect. Meanwhile it takes
-   * no new stream. If no stream on it received a frame by then, it is retired and closed once drained. One check per
-   * session at a time; a closure per check (a rare event).
+   * The session may be dead without knowing it. The verdict waits for the next poll phase (`timing.afterPoll`): a
+   * deadline that fires right after a blocked event loop has not seen the frames that poll phase reads, and retiring
+   * a busy session would cost every next stream a reconnect. Meanwhile it takes no new stream; if none of its streams
+   * received a frame by then, it is retired. A closure per check (a rare event).
    */
   sessionSilent(entry: Http2PoolSession): void {
     if (entry.isolated || entry.state !== "ready" || entry.silenceSeq >= 0) return;
@@ -365,17 +349,14 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     this.forgetIfIdle(origin);
   }
 
-  /** Forgets `origin` when it has no open session and no stream in flight or queued (see the header). O(1). */
+  /** Forgets `origin` when it has no open session and no stream in flight or queued. O(1). */
   private forgetIfIdle(origin: Http2PoolOrigin): void {
     if (origin.streamsInFlight !== 0 || origin.open.size !== 0 || this.origins.get(origin.key) !== origin) return;
     this.origins.delete(origin.key);
     origin.counters?.members.delete(origin);
   }
 
-  /**
-   * Destroys every session (upstream `destroy()`): open streams fail as their session goes, waiting streams fail at
-   * once. Telemetry outlives it; the pool stays usable.
-   */
+  /** Destroys every session (upstream `destroy()`); every request fails now. The pool stays usable. */
   destroy(): void {
     for (const origin of this.origins.values()) {
       const error = http2DestroyedError(PACKAGE_PREFIX);
@@ -425,8 +406,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
   private openSession(origin: Http2PoolOrigin, isolated: boolean): Http2PoolSession {
     const config = this.poolConfig;
     const connectOptions = config.options.nodeHttp2ConnectOptions;
-    // Read before `http2.connect()`, whose synchronous work (a TLS context built from the CA option: ~1 ms, ~10 ms
-    // for the first) is part of establishing the session: `connectionTimeout` and the connect time count it.
+    // Before `http2.connect()`, whose synchronous work (a TLS context: ~1 ms) is part of establishing the session.
     const now = timing.now();
     const session = connectOptions == null ? http2.connect(origin.key) : http2.connect(origin.key, connectOptions);
     const entry = new Http2SessionEntry(this, origin, session, isolated, config.maxConcurrentStreams, now);
@@ -537,10 +517,7 @@ function failAll(origin: Http2PoolOrigin, isolated: boolean, error: Error): void
   for (let req = origin.dequeue(isolated); req !== undefined; req = origin.dequeue(isolated)) req.sessionFailed(error);
 }
 
-/**
- * Ends, at once, every request of `origin` still holding a stream slot (on `entry` only, unless it is `undefined`),
- * with `error` if it has not settled (else as a stream closed without a response). O(slot holders of the origin).
- */
+/** Ends every request holding a slot on `entry` (all of `origin`'s when `undefined`) now, with `error` if unsettled. */
 function endHolders(origin: Http2PoolOrigin, entry: Http2PoolSession | undefined, error: Error | undefined): void {
   const holders: Http2StreamRequest[] = [];
   for (let req = origin.holders.head; req !== undefined; req = req.next) {

@@ -1,32 +1,17 @@
 /**
- * Http2StreamRequest: one `NodeHttp2Handler.handle()` call until its stream closes, on `RequestCore` (promise,
- * abort, counting, deadlines: `requestTimeout` as `stream_idle`, and the 100-continue wait), plus its queue and slot
- * links (`Http2Origin`). Every listener is a shared module function that finds the request through a symbol, so
- * nothing but the promise executor is allocated per request.
+ * Http2StreamRequest: one `NodeHttp2Handler.handle()` call until its stream closes, on `RequestCore` (promise, abort,
+ * counting, deadlines: `requestTimeout` as `stream_idle`, the 100-continue wait, `unreadBodyTimeout`), linked into
+ * its origin's lists (`Http2Origin`). Listeners are shared module functions that find the request through a symbol.
  *
- * Progress (for `requestTimeout`): the stream's own activity only, as upstream's `stream.setTimeout`. The stream's
- * `push`, `_write` and `_writev` are replaced by shared functions that record `lastActive` and call the prototype's,
- * so sibling streams never keep a silent stream alive. The deadline runs from `handle()`, so it also bounds the wait
- * for a session.
+ * The stream's `push`, `_write` and `_writev` are replaced by shared functions that record its own progress (as
+ * upstream's `stream.setTimeout`: sibling streams never keep a silent one alive), and `_destroy`, so that a body Node
+ * would end as complete after a CANCEL or a lost session fails instead. `push` feeds the response body, pool-monitor's
+ * shared `Readable`, directly: a full body stops Node reading the stream (flow control then holds the peer),
+ * `readMore()` restarts it; a collected body resets the stream with CANCEL (`bodyCollected()`).
  *
- * Truncated bodies: `_destroy` is replaced too. Node ends the body of a stream reset with CANCEL, or whose session
- * went away, as if complete; the body is destroyed with an error instead.
- *
- * Refused streams: a peer that refuses a stream before answering it with REFUSED_STREAM did not process it (RFC 9113
- * §8.7); ENHANCE_YOUR_CALM (what Node's server sends for every new stream while an unread body keeps more than its
- * `maxSessionMemory` queued on that connection) carries no such promise, so only an idempotent method (RFC 9110
- * §9.2.2) is sent again after it. A pooled request whose body can be sent again (none, a string or bytes) is then
- * placed again, up to `MAX_REFUSALS` times (`Http2SessionPool.streamRefused`), instead of failing; a streamed body,
- * an isolated session or a further refusal fails it as before.
- *
- * The response body is pool-monitor's shared `Readable` (`openResponseBody`), fed by the stream's instrumented `push`
- * (`bodyChunk`: each chunk goes straight into the body, never through the stream's own buffer; a full body makes Node
- * stop reading the stream, `readMore()` restarts it, and Node's flow control stops the peer once the stream's window
- * is full). The request holds the body strongly only while it asks for data:
- * a body its caller dropped is collected, and `bodyCollected()` resets the stream with CANCEL, which frees its slot
- * and its flow-control credit, and counts it (`bodiesReclaimed`). A body that fits in the body's buffer is received
- * in full and its stream closes at once, freeing the slot, as on the other transports. A stream error, reset or cut
- * reaches the body as the stream's own error (`failSourceBody`).
+ * Refused streams: REFUSED_STREAM means the peer did not process the stream (RFC 9113 §8.7); ENHANCE_YOUR_CALM
+ * does not, so only an idempotent method is sent again after it. A pooled request whose body can be resent (none, a
+ * string or bytes) is placed again, up to `MAX_REFUSALS` times, instead of failing.
  *
  * One way out: `finish()` runs exactly once, from the stream's `'close'`, or from `end()` for a request with no
  * stream. `end()` is the entry of every early end; the first cause wins.
@@ -73,7 +58,7 @@ import type { Http2SessionEntry } from "./http2-session-entry";
 
 const { NGHTTP2_CANCEL, NGHTTP2_ENHANCE_YOUR_CALM, NGHTTP2_REFUSED_STREAM } = http2.constants;
 
-/** Times one request is placed again after a refused stream: a peer that refuses every stream fails it instead. */
+/** Times one request is placed again after a refused stream. */
 const MAX_REFUSALS = 3;
 const kRequest = Symbol("sockeye.http2StreamRequest");
 
@@ -91,37 +76,32 @@ type StreamInternals = {
 /** The prototype methods the instrumented ones call (resolved from the first stream's prototype chain). */
 let protoMethods: StreamInternals | undefined;
 
-function requestOf(stream: ClientHttp2Stream): Http2StreamRequest | undefined {
-  return (stream as StreamWithRequest)[kRequest];
+function onStreamResponse(this: StreamWithRequest, headers: IncomingHttpHeaders): void {
+  this[kRequest]?.onResponse(headers);
 }
 
-function onStreamResponse(this: ClientHttp2Stream, headers: IncomingHttpHeaders): void {
-  requestOf(this)?.onResponse(headers);
+function onStreamError(this: StreamWithRequest, error: Error): void {
+  this[kRequest]?.onError(error);
 }
 
-function onStreamError(this: ClientHttp2Stream, error: Error): void {
-  requestOf(this)?.onError(error);
+function onStreamAborted(this: StreamWithRequest): void {
+  this[kRequest]?.onAborted(http2StreamAbortedError(this.rstCode));
 }
 
-function onStreamAborted(this: ClientHttp2Stream): void {
-  requestOf(this)?.onAborted(http2StreamAbortedError(this.rstCode));
+function onStreamFrameError(this: StreamWithRequest, type: number, code: number, id: number): void {
+  this[kRequest]?.end("failed", http2FrameError(type, id, code), "leave", "leave");
 }
 
-function onStreamFrameError(this: ClientHttp2Stream, type: number, code: number, id: number): void {
-  requestOf(this)?.end("failed", http2FrameError(type, id, code), "leave", "leave");
+function onStreamClose(this: StreamWithRequest): void {
+  this[kRequest]?.finish();
 }
 
-function onStreamClose(this: ClientHttp2Stream): void {
-  requestOf(this)?.finish();
+function onStreamContinue(this: StreamWithRequest): void {
+  this[kRequest]?.sendBody();
 }
 
-function onStreamContinue(this: ClientHttp2Stream): void {
-  requestOf(this)?.sendBody();
-}
-
-function onStreamHeaders(this: ClientHttp2Stream): void {
-  const req = requestOf(this);
-  if (req !== undefined) req.noteProgress(true);
+function onStreamHeaders(this: StreamWithRequest): void {
+  this[kRequest]?.noteProgress(true);
 }
 
 /** A `Readable` request body failed: the request fails with that very error (its cause chain intact). */
@@ -141,33 +121,28 @@ function countingPush(this: StreamWithRequest, chunk: unknown, encoding?: Buffer
 }
 
 function countingWrite(this: StreamWithRequest, chunk: unknown, encoding: BufferEncoding, cb: WriteCallback): void {
-  const req = this[kRequest];
-  if (req !== undefined) req.noteProgress(false);
+  this[kRequest]?.noteProgress(false);
   (protoMethods as StreamInternals)._write.call(this, chunk, encoding, cb);
 }
 
 function countingWritev(this: StreamWithRequest, chunks: unknown[], cb: WriteCallback): void {
-  const req = this[kRequest];
-  if (req !== undefined) req.noteProgress(false);
+  this[kRequest]?.noteProgress(false);
   (protoMethods as StreamInternals)._writev.call(this, chunks, cb);
 }
 
-/** See "Truncated bodies" in the header. */
+/** A response Node would end as complete after a CANCEL or a lost session, unfinished, fails instead. */
 function guardedDestroy(this: StreamWithRequest, error: Error | null, cb: WriteCallback): void {
-  const req = this[kRequest];
-  if ((error === null || error === undefined) && req !== undefined && req.responded) {
-    const internals = this as unknown as StreamInternals;
+  if (error == null && this[kRequest]?.responded === true) {
     // Other reset codes need nothing: Node destroys the body with ERR_HTTP2_STREAM_ERROR itself.
     const rstCode = this.rstCode;
     const cancelled = rstCode === NGHTTP2_CANCEL || (!rstCode && this.session?.destroyed === true);
-    if (cancelled && internals._readableState?.ended !== true) {
-      error = http2StreamAbortedError(NGHTTP2_CANCEL);
-    }
+    const ended = (this as unknown as StreamInternals)._readableState?.ended === true;
+    if (cancelled && !ended) error = http2StreamAbortedError(NGHTTP2_CANCEL);
   }
   (protoMethods as StreamInternals)._destroy.call(this, error, cb);
 }
 
-/** Points the stream at its request and replaces the four counted methods (see the header). */
+/** Points the stream at its request and replaces its four methods (see the header). */
 function instrument(stream: ClientHttp2Stream, req: Http2StreamRequest): void {
   const target = stream as unknown as StreamInternals & Owned;
   if (protoMethods === undefined) {
@@ -182,9 +157,8 @@ function instrument(stream: ClientHttp2Stream, req: Http2StreamRequest): void {
 }
 
 /**
- * `finish()`: the stream's listeners are removed and it no longer points at the request (its instrumented methods
- * then only call the prototype's). Its `'error'` listener stays, a no-op from now on: a request ended before its
- * stream closed (`sessionGone()`) may still see Node emit the destroyed stream's error, which must not go unhandled.
+ * The stream no longer points at the request (its instrumented methods only call the prototype's). Its `'error'`
+ * listener stays, a no-op: a destroyed stream's late error must not go unhandled.
  */
 function detachStream(stream: ClientHttp2Stream): void {
   (stream as StreamWithRequest)[kRequest] = undefined;
@@ -215,10 +189,7 @@ export interface Http2StreamHost {
   sessionSilent(entry: Http2PoolSession): void;
 }
 
-/**
- * What `end()` does to a live stream: leave it (Node is closing it already), `destroy(error)` it (RST_STREAM with
- * INTERNAL_ERROR), or reset it with CANCEL (see `reset()`).
- */
+/** What `end()` does to a live stream: leave it (Node closes it), destroy it with the error, or reset it (CANCEL). */
 type StreamEnd = "leave" | "destroy" | "cancel";
 
 /** @internal */
@@ -230,16 +201,13 @@ export class Http2StreamRequest
   stream: ClientHttp2Stream | undefined = undefined;
   /** It settled with the response: the stream feeds the caller's body now. */
   responded = false;
-  // BodySource links to the body handed out (see the header); the stream is paused while the body's buffer is full.
+  // BodySource: the body handed out; the stream is paused while the body's buffer is full.
   heldBody: Readable | undefined = undefined;
   bodyRef: WeakRef<Readable> | undefined = undefined;
   streamPaused = false;
   /** The whole response body arrived (in the body's buffer, read or not): an early end no longer touches it. */
   private bodyReceived = false;
-  /**
-   * Its body was collected unread, or destroyed by its reader without an error, and the stream reset for it: what the
-   * stream reports from then on reaches nobody.
-   */
+  /** Its body was collected or destroyed without an error, and the stream reset for it: what follows reaches nobody. */
   private bodyGone = false;
   /** Holds a stream slot on `entry`. */
   onSession = false;
@@ -248,12 +216,11 @@ export class Http2StreamRequest
   next: Http2StreamRequest | undefined = undefined;
   prev: Http2StreamRequest | undefined = undefined;
   slotAt = 0;
-  /** The stream's own progress events (see the header). */
-  progress = 0;
   /**
-   * Unread-body watch of the monitor (`Http2PoolMonitor.read()`): when the response was handed out (`-1`: not yet),
-   * the `progress` count it last saw and since when that count has not moved (`timing.now()` ms).
+   * The stream's own progress events, and the monitor's unread-body watch: response time (-1: none yet), the last
+   * count it saw and since when.
    */
+  progress = 0;
   respondedAt = -1;
   seenProgress = 0;
   progressAt = 0;
@@ -261,14 +228,10 @@ export class Http2StreamRequest
   responseHeaders: IncomingHttpHeaders | undefined = undefined;
   private awaitingContinue = false;
   private bodySent = false;
-  /** Times the peer refused this request's stream (see "Refused streams" in the header). */
   private refusals = 0;
-  /**
-   * `reset()` ran: what the stream does from then on is ours, not the peer's: its end pushed while it is torn down is
-   * no progress, and the `'aborted'` Node emits for it (from inside `close()`) no cause.
-   */
+  /** `reset()` ran: what the stream does from then on (its end pushed, `'aborted'` from inside `close()`) is ours. */
   private wasReset = false;
-  /** A `Readable` request body being piped (its error listener is detached by `finish()`). */
+  /** A `Readable` request body being piped (`finish()` detaches its error listener). */
   private pipedBody: (Readable & Owned) | undefined = undefined;
 
   constructor(
@@ -277,10 +240,9 @@ export class Http2StreamRequest
     readonly request: HttpRequest,
     /** On a session of its own (event stream or `disableConcurrentStreams`). */
     readonly isolated: boolean,
-    /** An event stream: isolated, never queued, not counted against `maxIsolatedSessionsPerOrigin`. */
+    /** Isolated, never queued, not counted against `maxIsolatedSessionsPerOrigin`. */
     readonly eventStream: boolean,
     signal: AbortSignalLike | undefined,
-    /** `requestTimeout` (or the service default) as `stream_idle`, and the 100-continue wait. */
     plan: DeadlinePlan<"http2">
   ) {
     super(plan, origin.counters?.monitor, origin.counters, signal);
@@ -366,7 +328,6 @@ export class Http2StreamRequest
       this.awaitingContinue = false;
       this.endDeadline(DeadlineKind.Continue);
     }
-    // No progress yet: each chunk handed to the session is (`_write`/`_writev`); an empty body is none, as upstream.
     const body = this.request.body;
     if (body instanceof Readable) {
       // A body that failed while the request waited for its stream would never end the pipe: its error now.
@@ -396,7 +357,7 @@ export class Http2StreamRequest
   }
 
   /**
-   * The 100-continue wait ended: send the body anyway (as upstream). `requestTimeout` passed: the session is retired
+   * The 100-continue wait ended: send the body anyway (as upstream). `requestTimeout` passed: the session is checked
    * too when no stream on it made progress for half that long either (`Http2SessionPool.sessionSilent`).
    */
   protected override deadlineExpired(kind: DeadlineKind, ms: number, now: number): void {
@@ -405,8 +366,7 @@ export class Http2StreamRequest
       return;
     }
     if (kind === DeadlineKind.UnreadBody) {
-      // Nobody read the body: reset the stream (its slot goes to the next stream); the body keeps the error for its
-      // first reader (`onError` → `failSourceBody`).
+      // Nobody read the body: reset the stream; the body keeps the error for its first reader.
       this.end("timed_out", this.deadlineError(kind, ms, now), "cancel", "cancel");
       return;
     }
@@ -451,20 +411,17 @@ export class Http2StreamRequest
     );
   }
 
-  // ---- BodySource: the response body handed out (see the header) ------------------------------------------------
-
   /**
-   * A chunk (or the end, `null`) Node pushes on the stream once the response is handed out: straight into the body,
-   * so it is buffered once. `false` (the body's buffer is full, or the body is gone) makes Node stop reading the
-   * stream, so flow control holds the peer; `readMore()` restarts it. Node also pushes `null` while it destroys a
-   * stream: a cut body gets the stream's error instead (`onError`, `finish()`).
+   * BodySource: a chunk (or the end, `null`) Node pushes once the response is handed out goes straight into the body;
+   * `false` (buffer full) makes Node stop reading the stream. The `null` Node pushes while it destroys a stream does
+   * not end the body: it gets the stream's error (`onError`, `finish()`).
    */
   bodyChunk(stream: ClientHttp2Stream, chunk: Buffer | null): boolean {
     if (chunk === null) {
       if (!stream.destroyed) {
         this.bodyReceived = true;
-        // The request side done too: the stream closes next, and the body ends after it (`finish()`), so whoever
-        // waits for the body's end sees the slot free, as when the stream was the body. Else it ends now.
+        // The request side done too: the stream closes next and the body ends after it (`finish()`), so whoever
+        // waits for the body's end sees the slot free.
         if (!stream.writableFinished) endResponseBody(this);
       }
       return (protoMethods as StreamInternals).push.call(stream, null);
@@ -482,10 +439,7 @@ export class Http2StreamRequest
     if (stream !== undefined && !stream.destroyed) (stream as unknown as Readable)._read(0);
   }
 
-  /**
-   * The caller destroyed the body before its end: reset the stream with CANCEL (so the peer stops sending and frees
-   * it), counted as destroying the stream itself was: completed, or failed with the caller's error.
-   */
+  /** The caller destroyed the body before its end: reset the stream (completed, or failed with the caller's error). */
   bodyDestroyed(error: Error | null): void {
     if (!bodyOpen(this)) return;
     this.heldBody = this.bodyRef = undefined;
@@ -515,7 +469,7 @@ export class Http2StreamRequest
     else this.end("failed", error, "leave", "leave");
   }
 
-  /** The peer refused the stream before answering, and the request can be sent again as it was (see the header). */
+  /** The peer refused the stream before answering, and the request can be sent again as it was. */
   private mayPlaceAgain(): boolean {
     const stream = this.stream;
     if (stream === undefined || this.settled || this.isolated || this.refusals >= MAX_REFUSALS) return false;
@@ -540,14 +494,14 @@ export class Http2StreamRequest
     this.host.streamRefused(this);
   }
 
-  /** The peer reset the stream or the session went away: reject, or fail the body (see "Truncated bodies"). */
+  /** The peer reset the stream or the session went away: reject, or fail the body. */
   onAborted(error: Error): void {
     // Destroying the stream inside our own `close()` would drop the RST_STREAM it is about to send.
     if (this.wasReset) return;
     this.end("failed", error, "leave", "destroy");
   }
 
-  /** BodyLengthSink: the piped request body failed or broke its `content-length`: reject (or fail the body), reset the stream. */
+  /** BodyLengthSink: the piped request body failed or broke its `content-length`. */
   onBodyError(error: Error): void {
     this.end("failed", error, "cancel", "cancel");
   }
@@ -568,10 +522,7 @@ export class Http2StreamRequest
     this.end(outcome, error, "cancel", "cancel");
   }
 
-  /**
-   * One progress event: restarts the stream's and the session's deadlines. `received`: a frame from the peer, also
-   * the session's proof of life for a pending silence check (`activitySeq`).
-   */
+  /** One progress event of the stream, activity of its session; `received`: a frame (the session's proof of life). */
   noteProgress(received: boolean): void {
     if (this.wasReset) return;
     this.progress++;
@@ -584,10 +535,8 @@ export class Http2StreamRequest
   }
 
   /**
-   * Every early end (abort, deadline, stream or body error, failed session, `destroy()`, refused request). Before the
-   * response: rejects once and treats the stream as `beforeResponse` says (no stream: finishes now). After it: the
-   * body gets `error` as `afterResponse` says, unless it arrived in full. The first cause wins. No-op once
-   * finished.
+   * Every early end. Before the response: rejects and treats the stream as `beforeResponse` says (no stream: finishes
+   * now). After it: the body gets `error` as `afterResponse` says, unless it arrived in full.
    */
   end(outcome: RequestOutcome, error: unknown, beforeResponse: StreamEnd, afterResponse: StreamEnd): void {
     if (this.isFinished) return;
@@ -634,8 +583,7 @@ export class Http2StreamRequest
     const stream = this.stream;
     if (stream !== undefined) {
       detachStream(stream);
-      // Let go of before it ended or failed the body (its session went away, `destroy()`): the body ends as the
-      // stream did, or is cut with the stream's error (see "Truncated bodies").
+      // Let go of early (its session went away, `destroy()`): the body ends as the stream did, or is cut.
       if (bodyOpen(this)) {
         if (this.bodyReceived || stream.readableEnded) endResponseBody(this);
         else failSourceBody(this, stream.errored ?? http2StreamAbortedError(NGHTTP2_CANCEL));
@@ -666,13 +614,7 @@ const IDEMPOTENT_METHODS = new Set(["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "D
 
 /** A request body that can be sent again as it was: none, a string or bytes (a stream is consumed as it is sent). */
 function replayable(body: unknown): boolean {
-  return (
-    body === undefined ||
-    body === null ||
-    typeof body === "string" ||
-    ArrayBuffer.isView(body) ||
-    body instanceof ArrayBuffer
-  );
+  return body == null || typeof body === "string" || ArrayBuffer.isView(body) || body instanceof ArrayBuffer;
 }
 
 /** Activity of `entry` at `now` (not of a stream): restarts its `sessionTimeout` and stamps its last activity. */
