@@ -1,5 +1,5 @@
 /**
- * Http2Origin: the pooled sessions of one origin, the streams waiting for capacity and the streams holding a slot.
+ * Http2Origin: the sessions of one origin, the streams waiting for capacity and those holding a slot.
  *
  *   sessions: [s1 ready 100/100] [s2 ready 37/100] [s3 connecting]      (array, at most maxSessionsPerOrigin)
  *   pooled:   head ─► [req] ⇄ [req] ⇄ [req] ◄─ tail                   (pooled streams waiting for a stream slot)
@@ -7,27 +7,20 @@
  *                                                                     for one of maxIsolatedSessionsPerOrigin)
  *   holders:  head ─► [req] ⇄ [req] ◄─ tail                           (streams holding a slot, oldest first)
  *
- * The lists are intrusive (`next` / `prev` are fields of the requests): a request is on at most one of them, so
- * push/unshift/delete are O(1) with no allocation. Finding a session with a free slot is O(maxSessionsPerOrigin)
- * (4 by default). Event streams are long-lived, so never queued and not counted in `isolatedOpen`.
- *
- * Lifetime: the pool forgets an origin once it has no open session and no stream in flight; its counters live in
- * the telemetry entry. Generic over the session and request types, so this file imports neither.
+ * The lists are intrusive (`next` / `prev` are fields of the requests, on at most one list): O(1), no allocation.
+ * Finding a free slot is O(maxSessionsPerOrigin). Generic over the session and request types (no import cycle).
  */
 import type { Http2OriginTelemetry } from "./http2-pool-monitor";
 
 /** The links and facts of a request that the origin's lists use (fields of `Http2StreamRequest`). @internal */
 export interface Http2Waiter<W> {
-  /** Waits on the isolated list rather than the pooled one. */
   readonly isolated: boolean;
-  /** `timing.now()` ms at `handle()`. */
   readonly begunAt: number;
   /** On a waiting list now / counted as queued (not only waiting for a connecting session). */
   queued: boolean;
   wasQueued: boolean;
   next: W | undefined;
   prev: W | undefined;
-  /** When it took its slot (`timing.now()` ms). */
   slotAt: number;
 }
 
@@ -55,7 +48,7 @@ export class RequestList<W extends Http2Waiter<W>> {
     this.size++;
   }
 
-  /** Unlinks `req`, which must be on this list. */
+  /** Unlinks `req`, which is on this list. */
   delete(req: W): void {
     if (req.prev) req.prev.next = req.next;
     else this.head = req.next;
@@ -70,28 +63,21 @@ export class RequestList<W extends Http2Waiter<W>> {
 export class Http2Origin<S extends { readonly available: boolean }, W extends Http2Waiter<W>> {
   /** Pooled sessions that are connecting or ready (a session leaves on GOAWAY, error or close). */
   readonly sessions: S[] = [];
-  /** Every open session of the origin, isolated and closing ones included (for stats and `destroy()`). */
+  /** Every open session, isolated and closing ones included. */
   readonly open = new Set<S>();
-  /** Pooled sessions still connecting. */
+  /** Pooled sessions still connecting, and under a silence check (streams wait for either). */
   connecting = 0;
-  /** Pooled sessions under a silence check: no new stream until its verdict; streams wait as for a connecting one. */
   checking = 0;
-  /** Pooled streams waiting for a stream slot. */
   readonly pooled = new RequestList<W>();
-  /**
-   * Of those, the ones waiting only for a connecting session: not counted as queued (as node:http does not count a
-   * request assigned a connecting socket) until no session is connecting (`countDeferred()`).
-   */
+  /** Pooled streams waiting only for a connecting session: not queued (as in node:http) until none is. */
   deferred = 0;
-  /** Isolated (non-event-stream) requests waiting for a session of their own. */
   readonly isolated = new RequestList<W>();
-  /** Isolated sessions counted against `maxIsolatedSessionsPerOrigin` (event streams excluded), until they close. */
+  /** Isolated sessions counted against `maxIsolatedSessionsPerOrigin` (event streams excluded). */
   isolatedOpen = 0;
-  /** The stream limit of the origin's last established session (a guess for sessions still connecting). */
+  /** The stream limit of the last established session (a guess for those still connecting). */
   streamLimitHint: number | undefined = undefined;
-  /** Requests holding a stream slot, oldest first (saturation: age of the oldest holder). */
   readonly holders = new RequestList<W>();
-  /** Streams started and not finished (waiting ones included): with `open`, what keeps the origin in the pool. */
+  /** Streams started and not finished: with `open`, what keeps the origin in the pool. */
   streamsInFlight = 0;
 
   /**
@@ -119,10 +105,7 @@ export class Http2Origin<S extends { readonly available: boolean }, W extends Ht
     return a.begunAt <= b.begunAt ? a : b;
   }
 
-  /**
-   * Appends `req` to its list, or puts it back at the head of the pooled one when `again` (a refused stream: it
-   * waited its turn already). `deferred`: it waits only for a connecting session (see `deferred`).
-   */
+  /** Appends `req` to its list, or to the head of the pooled one when `again` (a refused stream placed again). */
   enqueue(req: W, deferred: boolean, again = false): void {
     req.queued = true;
     req.wasQueued = !deferred;
@@ -147,7 +130,7 @@ export class Http2Origin<S extends { readonly available: boolean }, W extends Ht
     return req;
   }
 
-  /** No pooled session is connecting any more: the deferred requests count as queued now. O(deferred). */
+  /** No pooled session is connecting any more: the deferred requests count as queued now. */
   countDeferred(counted: (req: W) => void): void {
     if (this.deferred === 0 || this.connecting > 0 || this.checking > 0) return;
     for (let req = this.pooled.head; req !== undefined && this.deferred > 0; req = req.next) {

@@ -45,9 +45,7 @@ export interface Http2HolderView extends UnreadWatch {
   readonly next: Http2HolderView | undefined;
   readonly heldBody: UnreadBody | undefined;
   readonly bodyRef: WeakRef<UnreadBody> | undefined;
-  /** When the response was handed out, `-1` before. */
   readonly respondedAt: number;
-  /** The stream's own progress events so far. */
   readonly progress: number;
 }
 
@@ -80,7 +78,6 @@ export class Http2OriginTelemetry extends OriginTelemetry {
   constructor(
     origin: string,
     tuning: DetectorTuning,
-    /** The monitor, for the pool's parts that only hold the origin. */
     readonly monitor: Http2PoolMonitor
   ) {
     super(origin, tuning);
@@ -200,11 +197,8 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
   }
 
   /**
-   * Response bodies handed out that pin their stream slot: no progress of the stream for `unconsumedBodyMs` (or
-   * `UNREAD_WHILE_QUEUED_SAMPLES` periods while streams wait) and not being read (never read, or data left
-   * buffered), as the node:http reader counts them. The body is read weakly: one collected is being reclaimed, not
-   * counted. HTTP/2 flow control stops a peer once an unread stream's window
-   * is full, so its progress count stands still. O(slot holders).
+   * Response bodies that pin their stream slot, counted by the node:http reader's rule: no progress of the stream
+   * (flow control stops the peer of an unread one) for the unread limit, and not being read. O(slot holders).
    */
   private readUnconsumed(t: Http2OriginTelemetry, now: number, r: PoolReading): void {
     const options = this.monitorOptions;

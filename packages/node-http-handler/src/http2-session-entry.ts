@@ -1,12 +1,8 @@
 /**
- * Http2SessionEntry: the pool's record of one `ClientHttp2Session`: its state, open streams, effective stream
- * limit, establishment deadline and idle watch. A session is `ready` once the server's first SETTINGS frame arrived
- * (only then is `maxConcurrentStreams` known), so streams wait in the origin's queue until then.
- *
- * Listeners are shared module functions (session and socket point back to the entry through a symbol), so a session
- * costs its entry, one `Deadline` node (plus an `IdleWatch` with `sessionTimeout`) and seven listener slots; nothing
- * per stream. With `sessionTimeout`, Node's activity method of the session is replaced by a shared one
- * (`observeActivity()`), so the idle watch sees each frame when it happens.
+ * Http2SessionEntry: the pool's record of one `ClientHttp2Session`. It is `ready` once the server's first SETTINGS
+ * arrived (only then is its stream limit known). Listeners are shared module functions (session and socket point
+ * back to the entry through a symbol): a session costs its entry, one `Deadline` node (plus an `IdleWatch` with
+ * `sessionTimeout`, fed by Node's own activity method, replaced on the session) and seven listener slots.
  */
 import type { ClientHttp2Session, Settings } from "node:http2";
 import {
@@ -36,9 +32,7 @@ export interface Http2SessionHost<R extends Http2Waiter<R>> {
   sessionGoaway(entry: Http2SessionEntry<R>, code: number): void;
   sessionError(entry: Http2SessionEntry<R>, error: Error): void;
   sessionClosed(entry: Http2SessionEntry<R>): void;
-  /** `sessionTimeout` passed with no activity. */
   sessionIdle(entry: Http2SessionEntry<R>): void;
-  /** `connectionTimeout` passed before the session was established. */
   connectTimedOut(entry: Http2SessionEntry<R>): void;
 }
 
@@ -84,10 +78,7 @@ function onSessionClose(this: Owned): void {
   if (entry !== undefined) entry.host.sessionClosed(entry);
 }
 
-/**
- * `Http2Session.prototype[kUpdateTimer]`, which refreshes `session.setTimeout()`: Node calls it for every frame it
- * hands to JavaScript and every write. Looked up once by its symbol's description.
- */
+/** `Http2Session.prototype[kUpdateTimer]`: Node calls it for every frame and write (`session.setTimeout()`'s feed). */
 let activityKey: symbol | undefined;
 
 function findActivityKey(session: object): symbol | undefined {
@@ -112,10 +103,7 @@ export interface SocketLike {
   destroy(): void;
 }
 
-/**
- * @typeParam R - the pool's request type (its isolated request).
- * @internal
- */
+/** @typeParam R - the pool's request type. @internal */
 export class Http2SessionEntry<R extends Http2Waiter<R>>
   implements DeadlineOwner<typeof DeadlineKind.Connection>, IdleTarget
 {
@@ -125,12 +113,11 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
   active = 0;
   maxActive = 0;
   streams = 0;
-  /** Effective stream limit: min(peer limit, handler cap); the cap alone until the peer's SETTINGS arrived. */
+  /** min(peer limit, handler cap); the cap alone until the peer's SETTINGS arrived. */
   streamLimit: number;
-  /** The peer's `maxConcurrentStreams`, once known. */
   peerMaxConcurrentStreams: number | undefined = undefined;
   referenced = true;
-  /** The session was established (its first SETTINGS arrived) at some point. */
+  /** It was `ready` at some point. */
   wasReady = false;
   /** `timing.now()` ms at creation, TCP connect and establishment (-1: not yet). */
   readonly createdAt: number;
@@ -142,23 +129,18 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
   isolatedRequest: R | undefined = undefined;
   /** An isolated session counted in `origin.isolatedOpen` (not an event stream), until it closes. */
   boundedIsolated = false;
-  /** When a stream on this session last made progress, or the session became ready (`timing.now()` ms). */
+  /** When a stream on it last made progress, or it became ready (`timing.now()` ms). */
   socketActiveAt = 0;
-  /** Frames received by streams on this session so far (what a pending silence check compares). */
+  /** Frames its streams received, and their count when a pending silence check began (-1: none). */
   activitySeq = 0;
-  /** `activitySeq` when a pending silence check was scheduled, -1 for none; while pending it takes no stream. */
   silenceSeq = -1;
   /** The peer refused a stream while others were open on the session: no new stream until one of them ends. */
   refusing = false;
-  /**
-   * The session's own socket. `session.destroy()` only `end()`s it, which waits for a connect that may never come:
-   * the pool destroys it when it lets go of a session that never became ready.
-   */
+  /** Its own socket, destroyed with a session that never became ready (`session.destroy()` only `end()`s it). */
   socket: SocketLike | undefined = undefined;
   readonly connectDeadline: Deadline<typeof DeadlineKind.Connection>;
-  /** The `sessionTimeout` watch, once started. */
   idle: IdleWatch | undefined = undefined;
-  /** Node's own activity method, once `observeActivity()` replaced it on the session. */
+  /** Node's own activity method, once replaced on the session. */
   nodeActivity: (() => void) | undefined = undefined;
 
   constructor(
@@ -190,8 +172,7 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
 
   /** Whether the session can take one more stream now. */
   get available(): boolean {
-    // Node may destroy a session (a protocol error on Node 22+) a few ticks before its 'error'/'close' events reach
-    // the pool: never hand such a session a new stream.
+    // Node may destroy a session a few ticks before its 'error'/'close' reach the pool.
     return (
       this.state === "ready" &&
       this.active < this.streamLimit &&
@@ -202,10 +183,7 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
     );
   }
 
-  /**
-   * Starts the `sessionTimeout` watch (`limitMs`) at `now`, on `scheduler`: from now on every activity Node sees
-   * restarts it, as `session.setTimeout()` does.
-   */
+  /** Starts the `sessionTimeout` watch: from now on every activity Node sees restarts it. */
   watchIdle(scheduler: DeadlineScheduler, limitMs: number, now: number): void {
     const key = findActivityKey(this.session);
     if (this.nodeActivity === undefined && key !== undefined) {
@@ -217,7 +195,7 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
     this.idle.start(limitMs, now);
   }
 
-  /** IdleTarget: `sessionTimeout` passed with no activity. */
+  /** IdleTarget: `sessionTimeout` passed. */
   onIdle(): void {
     this.host.sessionIdle(this);
   }

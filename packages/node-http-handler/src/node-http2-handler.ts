@@ -34,7 +34,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
   private config?: ResolvedHttp2Config;
   private configProvider: Promise<ResolvedHttp2Config>;
   private readonly pool = new Http2SessionPool();
-  /** The deadline plan of the last request (see `planFor`). */
+  /** The deadline plan of the last request, and its inputs (`planFor`). */
   private plan: DeadlinePlan<"http2"> | undefined = undefined;
   private planIdleMs: number | undefined = undefined;
   private planUnreadMs: number | undefined = undefined;
@@ -63,7 +63,6 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
     } else {
       const resolved = resolveHttp2Config(options);
       this.configProvider = Promise.resolve(resolved);
-      // The telemetry source exists from construction, so metrics can be registered before the first request.
       if (resolved.telemetry) this.pool.monitor = this.newMonitor(resolved);
     }
   }
@@ -103,7 +102,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
     const pool = this.pool;
     this.config = pool.poolConfig = config;
     if (!config.telemetry) {
-      // Only before any origin existed (a provider's first resolution): origins keep the counters they were built with.
+      // Only before any origin existed: origins keep the counters they were built with.
       if (pool.originsCreated === 0) pool.monitor = undefined;
     } else if (pool.monitor === undefined) {
       pool.monitor = this.newMonitor(config);
@@ -118,7 +117,6 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
   private newMonitor(config: ResolvedHttp2Config | undefined): Http2PoolMonitor {
     const detect = config === undefined || config.socketMonitor === "interval";
     const monitor = new Http2PoolMonitor(() => this.pool.poolConfig, detect, this.monitorOptions(config));
-    // Sampling stops while nothing happens (`wantsSamples`): the next event restarts the tick.
     monitor.onResume = () => this.pool.resumeSampling();
     return monitor;
   }
@@ -168,10 +166,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
     return new Promise((resolve, reject) => req.start(resolve, reject));
   }
 
-  /**
-   * The deadlines of a request whose inactivity limit is `idleMs` and `unreadBodyTimeout` `unreadMs` (kept for the
-   * next request with the same ones).
-   */
+  /** The deadlines of a request with these limits (the last plan is kept for the next request). */
   private planFor(idleMs: number | undefined, unreadMs: number | undefined): DeadlinePlan<"http2"> {
     const plan = this.plan;
     if (plan !== undefined && this.planIdleMs === idleMs && this.planUnreadMs === unreadMs) return plan;
