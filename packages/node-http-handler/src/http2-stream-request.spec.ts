@@ -12,7 +12,7 @@ import type { PoolEvent } from "@sockeye/pool-monitor";
 import net from "node:net";
 import { Readable } from "node:stream";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { CA, type H2TestServer, outcome, readBody, startH2Server } from "../test/http2/h2-servers";
+import { CA, type H2TestServer, inFlight, outcome, type Pool, readBody, startH2Server } from "../test/http2/h2-servers";
 import { NodeHttp2Handler, type NodeHttp2HandlerOptions } from "./index";
 
 const FAKE: Parameters<typeof vi.useFakeTimers>[0] = {
@@ -26,19 +26,6 @@ const FAKE: Parameters<typeof vi.useFakeTimers>[0] = {
     "performance",
   ],
 };
-
-type Pool = {
-  sharedScheduler: { size: number };
-  origins: Map<string, { streamsInFlight: number }>;
-  streamFinished(req: { outcome?: string }): void;
-};
-
-/** Streams started and not finished, over the pool's origins. */
-function inFlight(pool: Pool): number {
-  let n = 0;
-  for (const origin of pool.origins.values()) n += origin.streamsInFlight;
-  return n;
-}
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

@@ -16,20 +16,7 @@ import { getEventListeners } from "node:events";
 import { Readable } from "node:stream";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { NodeHttp2Handler, type NodeHttp2HandlerOptions } from "../../src/index";
-import { CA, h2Request, outcome, readBody, startH2Server, waitFor } from "./h2-servers";
-
-type Pool = {
-  sharedScheduler: { size: number };
-  origins: Map<string, { streamsInFlight: number }>;
-  streamFinished(req: { outcome?: string }): void;
-};
-
-/** Streams started and not finished, over the pool's origins. */
-function inFlight(pool: Pool): number {
-  let n = 0;
-  for (const origin of pool.origins.values()) n += origin.streamsInFlight;
-  return n;
-}
+import { CA, h2Request, inFlight, outcome, type Pool, readBody, startH2Server, waitFor } from "./h2-servers";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
