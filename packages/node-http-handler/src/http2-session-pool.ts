@@ -68,15 +68,12 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     );
   }
 
-  /** The origin record for `key` (created on first use). */
-  origin(key: string, name: string): Http2PoolOrigin {
-    let origin = this.origins.get(key);
-    if (origin === undefined) {
-      origin = new Http2Origin<Http2PoolSession, Http2StreamRequest>(key, name, undefined);
-      if (this.monitor !== undefined) origin.counters = this.monitor.attach(name, origin);
-      this.origins.set(key, origin);
-      this.originsCreated++;
-    }
+  /** A new origin record for `key`, `name` in telemetry. */
+  addOrigin(key: string, name: string): Http2PoolOrigin {
+    const origin = new Http2Origin<Http2PoolSession, Http2StreamRequest>(key, name, undefined);
+    if (this.monitor !== undefined) origin.counters = this.monitor.attach(name, origin);
+    this.origins.set(key, origin);
+    this.originsCreated++;
     return origin;
   }
 

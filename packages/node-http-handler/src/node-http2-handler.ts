@@ -140,11 +140,9 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
       auth = `${encodeURIComponent(request.username ?? "")}:${encodeURIComponent(request.password ?? "")}@`;
     }
     const key = `${protocol}//${auth}${hostname}${port ? `:${port}` : ""}`;
-    let origin = this.pool.origins.get(key);
-    if (origin === undefined) {
-      const name = `${protocol}//${hostname}:${port ?? (protocol === "http:" ? 80 : 443)}`;
-      origin = this.pool.origin(key, name);
-    }
+    const origin =
+      this.pool.origins.get(key) ??
+      this.pool.addOrigin(key, `${protocol}//${hostname}:${port ?? (protocol === "http:" ? 80 : 443)}`);
     const configured = options?.requestTimeout ?? config.options.requestTimeout;
     let idleMs: number | undefined;
     if (configured !== undefined && configured !== null) {
