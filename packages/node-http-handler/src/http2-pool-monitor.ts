@@ -1,6 +1,5 @@
 /**
- * Http2PoolMonitor: the HTTP/2 reader of the one telemetry core (`TelemetryCore`), so readers built for the HTTP/1.1
- * handler read it unchanged; each origin's snapshot gains an `http2` block.
+ * Http2PoolMonitor: the HTTP/2 reader of the telemetry core; each origin's snapshot gains an `http2` block.
  *
  * Mapping onto the shared shape: a session is a connection (`active`: carrying a stream, `idle`: carrying none,
  * `maxSockets`: `maxSessionsPerOrigin`), a stream is a request (`queued`: waiting for a stream slot or an isolated

@@ -69,7 +69,7 @@ function onSessionError(this: Owned, error: Error): void {
 
 function onSessionFrameError(this: Owned, type: number, code: number, id: number): void {
   const entry = this[kEntry];
-  // Upstream drops the session on a session-level frame error; stream-level ones (id > 0) are the stream's business.
+  // A session-level frame error drops the session (as upstream); a stream's (id > 0) is the stream's business.
   if (entry !== undefined && id === 0) entry.host.sessionError(entry, http2FrameError(type, id, code));
 }
 

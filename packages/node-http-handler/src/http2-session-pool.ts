@@ -12,19 +12,17 @@
  *      connecting ones cannot absorb the queue, a new session opens. A stream that closes hands its slot to the head
  *      of the queue; a session that becomes ready drains it. Beyond `maxQueuedRequests` a stream fails at once.
  *
- * Refused streams (`streamRefused`): a server may keep an unread body queued on the connection and refuse every new
- * stream there (Node's server does past its `maxSessionMemory`). A session that refuses a stream while others are
- * open on it takes no new stream until one of them ends; one that refuses with none open is retired. The refused
- * request goes back to the head of the queue, so it runs on another session instead of failing.
+ * Refused streams (a server past its memory for unread bodies refuses new ones): a session that refuses a stream
+ * while others are open takes no new one until one ends; with none open it is retired. The request goes back to the
+ * head of the queue.
  *
  * Session life: connecting → ready (first SETTINGS) → closing (GOAWAY, silence, or an isolated session whose stream
  * got its response) → closed; `connectionTimeout` bounds a connecting session, `sessionTimeout` a ready one. A
  * session that fails before it is ready fails the streams waiting for it when nothing else of the origin can serve
  * them (no reconnect loop against a dead server); one that closes after it was ready lets the queue open another.
  *
- * Costs: acquire/release O(maxSessionsPerOrigin), allocation-free beyond the stream itself. An origin with no open
- * session and no stream in flight is forgotten at once (`forgetIfIdle()`), so a client of many hosts keeps
- * O(origins in use); its counters stay in the telemetry entry.
+ * Costs: acquire/release O(maxSessionsPerOrigin), allocation-free beyond the stream. An origin with no session and
+ * no stream is forgotten at once, so a client of many hosts keeps O(origins in use).
  */
 import type { Http2CloseReason } from "@sockeye/pool-monitor";
 import {
@@ -47,7 +45,7 @@ import type { ResolvedHttp2Config } from "./resolve-http2-config";
 /** Streams assumed per connecting session when deciding whether the queue needs one more session. */
 const ASSUMED_STREAMS_PER_SESSION = 100;
 
-/** Sample period while no monitor exists (the owner tick then only keeps deadlines), ms. */
+/** Sample period while no monitor exists, ms. */
 const SAMPLE_INTERVAL_FALLBACK_MS = 1000;
 
 /** @internal */
@@ -61,7 +59,6 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
   originsCreated = 0;
 
   constructor() {
-    // The owner tick only feeds the saturation detectors: it runs once per their sample interval.
     this.sharedScheduler = new DeadlineScheduler(
       (now) => this.onTick(now),
       () => this.monitor?.sampleIntervalMs ?? SAMPLE_INTERVAL_FALLBACK_MS

@@ -209,9 +209,8 @@ export class Http2StreamRequest
   private bodyReceived = false;
   /** Its body was collected or destroyed without an error, and the stream reset for it: what follows reaches nobody. */
   private bodyGone = false;
-  /** Holds a stream slot on `entry`. */
   onSession = false;
-  // Http2Waiter: on a waiting list, links of the list it is on (waiting or holding a slot), when it took its slot.
+  // Http2Waiter (`Http2Origin`'s lists).
   queued = false;
   next: Http2StreamRequest | undefined = undefined;
   prev: Http2StreamRequest | undefined = undefined;
@@ -224,7 +223,6 @@ export class Http2StreamRequest
   respondedAt = -1;
   seenProgress = 0;
   progressAt = 0;
-  /** For `request:finished`: the response headers. */
   responseHeaders: IncomingHttpHeaders | undefined = undefined;
   private awaitingContinue = false;
   private bodySent = false;
@@ -256,7 +254,7 @@ export class Http2StreamRequest
     return "connection";
   }
 
-  /** Keeps the settle functions, attaches the abort listener, arms the deadlines, then asks the pool for a slot. */
+  /** Attaches the abort listener, arms the deadlines, then asks the pool for a slot. */
   start(resolve: (value: { response: HttpResponse }) => void, reject: (error: unknown) => void): void {
     this.begin(resolve, reject);
     try {
@@ -274,15 +272,11 @@ export class Http2StreamRequest
     this.end("failed", queueFullError(PACKAGE_PREFIX, max, waiting, "stream slot"), "leave", "leave");
   }
 
-  /** It waits behind others for a stream slot (counted queued). */
   countQueued(): void {
     this.enterQueue(timing.now());
   }
 
-  /**
-   * The pool gave it a slot on `entry` at `now` (`reused`: a session that carried a stream before): it opens its
-   * stream. Never after `finish()`.
-   */
+  /** The pool gave it a slot on `entry` (`reused`: one that carried a stream before): it opens its stream. */
   startStream(entry: Http2PoolSession, now: number, reused: boolean): void {
     this.countAcquired(now, reused);
     this.enterPhase(RequestPhase.Acquired, now);
@@ -295,7 +289,7 @@ export class Http2StreamRequest
     try {
       stream = entry.session.request({ ...request.headers, ":path": path, ":method": request.method });
     } catch (error) {
-      // Node refused the request (e.g. an invalid header): no stream, so this finishes now and frees the slot.
+      // Node refused the request (e.g. an invalid header): no stream, so this finishes now.
       this.end("failed", error, "leave", "leave");
       return;
     }
@@ -320,7 +314,6 @@ export class Http2StreamRequest
     this.sendBody();
   }
 
-  /** Writes the body and ends the stream (once). */
   sendBody(): void {
     if (this.bodySent || this.stream === undefined) return;
     this.bodySent = true;
@@ -341,7 +334,6 @@ export class Http2StreamRequest
         this.end("failed", unusableBodyError(PACKAGE_PREFIX, problem), "cancel", "cancel");
         return;
       }
-      // Piped here so that a body error reaches the request through a shared listener, as itself.
       const owned = body as Readable & Owned;
       owned[kRequest] = this;
       this.pipedBody = owned;
@@ -372,7 +364,6 @@ export class Http2StreamRequest
     }
     const entry = this.entry;
     if (entry !== undefined && this.onSession && now - entry.socketActiveAt >= ms / 2) this.host.sessionSilent(entry);
-    // Before the response: reject and reset the stream; after it (the body stalled): the body reader gets the error.
     this.end("timed_out", streamIdleTimeoutError(ms), "cancel", "destroy");
   }
 
@@ -397,7 +388,7 @@ export class Http2StreamRequest
     const status = headers[":status"];
     const body = openResponseBody(this);
     if (this.plan.unreadBodyIndex >= 0) watchBodyRead(body, this);
-    // The chunks bypass the stream (`bodyChunk`); flowing, it ends (and Node closes it) as soon as Node pushes its end.
+    // Flowing, the stream ends (and Node closes it) as soon as Node pushes its end.
     this.stream?.resume();
     this.resolveWith(
       {
@@ -431,7 +422,7 @@ export class Http2StreamRequest
     return false;
   }
 
-  /** The body wants data: Node reads the stream again (its `_read` restarts reading on the session). */
+  /** The body wants data: Node reads the stream again. */
   readMore(): void {
     if (!this.streamPaused) return;
     this.streamPaused = false;
@@ -506,7 +497,7 @@ export class Http2StreamRequest
     this.end("failed", error, "cancel", "cancel");
   }
 
-  /** The session this request waited for failed before it was established, or the handler was destroyed. */
+  /** The session it waited for failed before it was established, or the handler was destroyed. */
   sessionFailed(error: Error): void {
     this.end("failed", error, "leave", "leave");
   }
@@ -517,7 +508,6 @@ export class Http2StreamRequest
     this.finish();
   }
 
-  /** The abort signal fired, or a deadline: reject (or fail the body) and reset the stream with CANCEL. */
   fail(error: Error, outcome: RequestOutcome): void {
     this.end(outcome, error, "cancel", "cancel");
   }
@@ -557,10 +547,7 @@ export class Http2StreamRequest
     this.reset(afterResponse, error as Error);
   }
 
-  /**
-   * Resets the live stream: `"cancel"` sends RST_STREAM(CANCEL), then destroys it locally (on a terminated session
-   * `close()` alone never emits `'close'`, leaking the slot); `"destroy"` destroys it with `error`.
-   */
+  /** Resets the live stream; after `close(CANCEL)` it is destroyed too (on a dead session `close()` never closes it). */
   private reset(how: StreamEnd, error?: Error): void {
     const stream = this.stream;
     if (stream === undefined || stream.destroyed || how === "leave") return;
@@ -569,7 +556,7 @@ export class Http2StreamRequest
     stream.destroy(error);
   }
 
-  /** The single way out, idempotent: removes listeners, tells the pool once (`streamFinished`), then the core's. */
+  /** The single way out, idempotent: tells the pool once (`streamFinished`), then the core. */
   override finish(): void {
     if (this.isFinished) return;
     const unsettled = this.settled ? undefined : http2NoResponseError(this.entry?.session.destroyed === true);
@@ -617,7 +604,7 @@ function replayable(body: unknown): boolean {
   return body == null || typeof body === "string" || ArrayBuffer.isView(body) || body instanceof ArrayBuffer;
 }
 
-/** Activity of `entry` at `now` (not of a stream): restarts its `sessionTimeout` and stamps its last activity. */
+/** Activity of `entry` at `now`: restarts its `sessionTimeout` and stamps its last activity. */
 function noteSessionActivity(entry: Http2PoolSession, now: number): void {
   entry.socketActiveAt = now;
   const idle = entry.idle;
