@@ -22,6 +22,8 @@ export interface Http2Waiter<W> {
   next: W | undefined;
   prev: W | undefined;
   slotAt: number;
+  /** It waits behind others: counted queued. */
+  countQueued(): void;
 }
 
 /** An intrusive FIFO of requests (see the header). @internal */
@@ -131,13 +133,13 @@ export class Http2Origin<S extends { readonly available: boolean }, W extends Ht
   }
 
   /** No pooled session is connecting any more: the deferred requests count as queued now. */
-  countDeferred(counted: (req: W) => void): void {
+  countDeferred(): void {
     if (this.deferred === 0 || this.connecting > 0 || this.checking > 0) return;
     for (let req = this.pooled.head; req !== undefined && this.deferred > 0; req = req.next) {
       if (req.wasQueued) continue;
       req.wasQueued = true;
       this.deferred--;
-      counted(req);
+      req.countQueued();
     }
   }
 

@@ -5,6 +5,7 @@
  * `sessionTimeout`, fed by Node's own activity method, replaced on the session) and seven listener slots.
  */
 import type { ClientHttp2Session, Settings } from "node:http2";
+import type { Socket } from "node:net";
 import {
   Deadline,
   DeadlineKind,
@@ -97,12 +98,6 @@ function onSessionActivity(this: ClientHttp2Session & Owned): void {
   entry.nodeActivity?.call(this);
 }
 
-/** What the entry uses of the session's socket. @internal */
-export interface SocketLike {
-  once(event: string, fn: () => void): SocketLike | undefined;
-  destroy(): void;
-}
-
 /** @typeParam R - the pool's request type. @internal */
 export class Http2SessionEntry<R extends Http2Waiter<R>>
   implements DeadlineOwner<typeof DeadlineKind.Connection>, IdleTarget
@@ -137,7 +132,7 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
   /** The peer refused a stream while others were open on the session: no new stream until one of them ends. */
   refusing = false;
   /** Its own socket, destroyed with a session that never became ready (`session.destroy()` only `end()`s it). */
-  socket: SocketLike | undefined = undefined;
+  readonly socket: Socket;
   readonly connectDeadline: Deadline<typeof DeadlineKind.Connection>;
   idle: IdleWatch | undefined = undefined;
   /** Node's own activity method, once replaced on the session. */
@@ -161,13 +156,10 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
     session.on("error", onSessionError);
     session.on("frameError", onSessionFrameError);
     session.on("close", onSessionClose);
-    const socket = session.socket as unknown as (SocketLike & Owned) | undefined;
-    if (socket !== undefined && typeof socket.once === "function") {
-      socket[kEntry] = this;
-      // `once` returns its emitter: the socket itself, not the session's proxy of it (which refuses `destroy()`).
-      const raw = socket.once("connect", onSocketConnect);
-      if (typeof raw?.destroy === "function") this.socket = raw;
-    }
+    const socket = session.socket as Socket & Owned;
+    socket[kEntry] = this;
+    // `once` returns its emitter: the socket itself, not the session's proxy of it (which refuses `destroy()`).
+    this.socket = socket.once("connect", onSocketConnect);
   }
 
   /** Whether the session can take one more stream now. */

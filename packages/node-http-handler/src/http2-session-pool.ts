@@ -247,7 +247,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     this.drain(entry);
     this.updateRef(entry);
     this.maybeOpen(origin);
-    origin.countDeferred(countQueued);
+    origin.countDeferred();
   }
 
   isolatedResponded(entry: Http2PoolSession): void {
@@ -298,7 +298,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     }
     this.drain(entry);
     this.maybeOpen(origin);
-    origin.countDeferred(countQueued);
+    origin.countDeferred();
   }
 
   connectTimedOut(entry: Http2PoolSession): void {
@@ -338,7 +338,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
       failAll(origin, false, error as Error);
     } else {
       this.maybeOpen(origin);
-      origin.countDeferred(countQueued);
+      origin.countDeferred();
     }
     this.forgetIfIdle(origin);
   }
@@ -393,7 +393,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     this.retire(entry, cause);
     if (!entry.session.destroyed) entry.session.destroy();
     if (entry.wasReady) return;
-    entry.socket?.destroy();
+    entry.socket.destroy();
     this.sessionClosed(entry);
   }
 
@@ -500,11 +500,6 @@ export type Http2ReasonsCovered = Covered<
   Exclude<CloseReasonOf<"http2">, (typeof HTTP2_CLOSE_REASONS)[Http2CloseReason]>
 >;
 type Covered<Missing extends never> = Missing;
-
-/** Counts a waiting request queued (`Http2Origin.countDeferred` callback: no closure). */
-function countQueued(req: Http2StreamRequest): void {
-  req.countQueued();
-}
 
 /** Fails every request waiting on `origin`'s pooled or isolated list with `error`. */
 function failAll(origin: Http2PoolOrigin, isolated: boolean, error: Error): void {
