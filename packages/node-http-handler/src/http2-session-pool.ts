@@ -55,7 +55,6 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
   /** Set by the handler before its first request (`undefined` only before that). */
   poolConfig!: ResolvedHttp2Config;
   monitor: Http2PoolMonitor | undefined = undefined;
-  /** Origins created so far (forgotten ones included). */
   originsCreated = 0;
 
   constructor() {
@@ -65,7 +64,6 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     );
   }
 
-  /** A new origin record for `key`, `name` in telemetry. */
   addOrigin(key: string, name: string): Http2PoolOrigin {
     const origin = new Http2Origin<Http2PoolSession, Http2StreamRequest>(key, name, undefined);
     if (this.monitor !== undefined) origin.counters = this.monitor.attach(name, origin);
@@ -385,9 +383,8 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
   }
 
   /**
-   * The one place a session is let go of at once. One that never became ready may still be connecting:
-   * `session.destroy()` then only `end()`s its socket, which waits for that connect, and Node emits no `'close'`
-   * meanwhile. So its socket is destroyed and the session closed here; a later `'close'` finds it closed.
+   * The one place a session is let go of at once. `session.destroy()` only `end()`s the socket of one still
+   * connecting, and Node emits no `'close'` meanwhile: so its socket is destroyed and it is closed here.
    */
   private destroySession(entry: Http2PoolSession, cause: Http2CloseCause): void {
     this.retire(entry, cause);
@@ -430,7 +427,6 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     this.openSession(origin, false);
   }
 
-  /** Moves queued streams onto `entry` while it has free slots. */
   private drain(entry: Http2PoolSession): void {
     const origin = entry.origin;
     while (origin.pooled.size > 0 && entry.available) this.startOn(entry, origin.dequeue(false)!);
