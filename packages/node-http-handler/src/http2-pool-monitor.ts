@@ -81,6 +81,18 @@ export class Http2OriginTelemetry extends OriginTelemetry {
   ) {
     super(origin, tuning);
   }
+
+  /** A session closed for `reason` after `ageMs`, having carried `streams` streams. */
+  sessionClosed(ageMs: number, ready: boolean, streams: number, reason: Http2CloseReason): void {
+    this.http2Closed[reason]++;
+    this.monitor.connectionClosed(this, ageMs, ready, streams, HTTP2_CLOSE_REASONS[reason]);
+  }
+
+  /** A session received GOAWAY with `code`. */
+  goaway(code: number): void {
+    const key = String(code);
+    this.goawayCodes[key] = (this.goawayCodes[key] ?? 0) + 1;
+  }
 }
 
 /**
@@ -108,24 +120,6 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
     const t = this.originFor(origin);
     t.members.add(view);
     return t;
-  }
-
-  /** A session closed for `reason` after `ageMs`, having carried `streams` streams. @internal */
-  sessionClosed(
-    t: Http2OriginTelemetry,
-    ageMs: number,
-    ready: boolean,
-    streams: number,
-    reason: Http2CloseReason
-  ): void {
-    t.http2Closed[reason]++;
-    this.connectionClosed(t, ageMs, ready, streams, HTTP2_CLOSE_REASONS[reason]);
-  }
-
-  /** A session received GOAWAY with `code`. @internal */
-  goaway(t: Http2OriginTelemetry, code: number): void {
-    const key = String(code);
-    t.goawayCodes[key] = (t.goawayCodes[key] ?? 0) + 1;
   }
 
   /** @internal */

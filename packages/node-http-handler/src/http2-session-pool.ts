@@ -253,8 +253,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
   }
 
   sessionGoaway(entry: Http2PoolSession, code: number): void {
-    const counters = entry.origin.counters;
-    if (counters !== undefined) counters.monitor.goaway(counters, code);
+    entry.origin.counters?.goaway(code);
     this.retire(entry, "goaway");
     // Upstream closes gracefully: streams the server accepted (id <= lastStreamID) may finish.
     this.closeWhenDrained(entry);
@@ -315,11 +314,8 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     entry.idle?.stop();
     const origin = entry.origin;
     origin.open.delete(entry);
-    const counters = origin.counters;
-    if (counters !== undefined) {
-      const ageMs = timing.now() - entry.createdAt;
-      counters.monitor.sessionClosed(counters, ageMs, !wasConnecting, entry.streams, closeReasonOf(entry));
-    }
+    const ageMs = timing.now() - entry.createdAt;
+    origin.counters?.sessionClosed(ageMs, !wasConnecting, entry.streams, closeReasonOf(entry));
     // Streams Node never closed (a session torn down by a protocol error can leave them so) end now, not never.
     if (entry.active > 0) endHolders(origin, entry, entry.error);
     const pending = entry.isolatedRequest;
