@@ -1,28 +1,14 @@
 /**
- * Http2PoolMonitor: the HTTP/2 reader of the one telemetry core (`TelemetryCore` of `@sockeye/pool-monitor`, which
- * counts, samples, logs with lockout, calls back and builds snapshots exactly as for the HTTP/1.1 handlers), so
- * `registerPoolMetrics()` from `@sockeye/opentelemetry` and dashboards built for the HTTP/1.1 handler read it
- * unchanged. Each origin's snapshot is extended with an `http2` block.
+ * Http2PoolMonitor: the HTTP/2 reader of the telemetry core; each origin's snapshot gains an `http2` block.
  *
- * Mapping onto the shared shape: a session is a connection (`active` = sessions carrying at least one stream,
- * `idle` = open sessions carrying none, `maxSockets` = `maxSessionsPerOrigin`), a stream is a request (`queued` =
- * streams waiting for a stream slot or, with `disableConcurrentStreams`, for an isolated session below
- * `maxIsolatedSessionsPerOrigin`; `inFlight` = streams open or waiting). `connectMs` is TCP connect time and
- * `tlsMs` the TLS handshake plus the server's SETTINGS. Close reasons map onto `CloseReason` by `HTTP2_CLOSE_REASONS`
- * (`goaway` → `server_closed`, `connect_timeout` → `connect_error`, …); the exact HTTP/2 reason and GOAWAY codes are
- * in `http2.closed` / `http2.goawayCodes`.
+ * Mapping onto the shared shape: a session is a connection (`active`: carrying a stream, `idle`: carrying none,
+ * `maxSockets`: `maxSessionsPerOrigin`), a stream is a request (`queued`: waiting for a stream slot or an isolated
+ * session). `connectMs` is TCP connect time, `tlsMs` the TLS handshake plus the server's SETTINGS. Close reasons map
+ * onto `CloseReason` by `HTTP2_CLOSE_REASONS`; the exact reason and GOAWAY codes are in `http2.closed` / `goawayCodes`.
  *
- * Events: the core's (`request:enqueued`, `request:acquired`, `connection:created`, `connection:closed`,
- * `pool:saturated`, `pool:recovered`), on `subscribe()` listeners and the `sockeye:*` channels. Origins only, never
- * paths, headers or bodies; origins beyond `saturation.maxOrigins` share the `_OTHER` entry (read over its members).
- *
- * Saturation: the core's detector per origin, sampled on the pool's recurring tick once per
- * `saturation.sampleIntervalMs` while streams are in flight. Its "sockets" are stream slots: `active` = streams open on pooled sessions, `maxSockets` =
- * the sum of the sessions' stream limits once `maxSessionsPerOrigin` sessions exist (unbounded before, so an origin
- * that can still open a session is never saturated), plus one slot per bounded isolated session once
- * `maxIsolatedSessionsPerOrigin` of them are open (unbounded before); `queued` = waiting streams of both kinds. The
- * cause names the bound to raise, in the core's message with HTTP/2 words ("stream slot usage at capacity"). A
- * drained batch only shrinks the queue, so it never warns.
+ * Saturation: the detector's "sockets" are stream slots: `maxSockets` is the sum of the sessions' stream limits once
+ * `maxSessionsPerOrigin` sessions exist (unbounded before, so an origin that can still open a session is never
+ * saturated), plus one slot per bounded isolated session once `maxIsolatedSessionsPerOrigin` are open.
  */
 import type { Http2CloseReason, Http2SessionStats, OriginStats, PoolMonitorOptions } from "@sockeye/pool-monitor";
 import {
@@ -38,12 +24,10 @@ import {
   type UnreadWatch,
 } from "@sockeye/pool-monitor/internal";
 
-const STATE_NAMES = ["connecting", "ready", "closing", "closing"] as const;
-
 /** What the monitor reads of a session. @internal */
 export interface Http2SessionView {
   readonly id: number;
-  readonly state: number;
+  readonly state: "connecting" | "ready" | "closing" | "closed";
   readonly isolated: boolean;
   readonly boundedIsolated: boolean;
   readonly active: number;
@@ -54,30 +38,26 @@ export interface Http2SessionView {
   readonly createdAt: number;
 }
 
-/** What the monitor reads of a request holding a stream slot (its `BodySource` links to the body handed out). @internal */
+/** What the monitor reads of a request holding a stream slot (with the body it handed out). @internal */
 export interface Http2HolderView extends UnreadWatch {
   readonly slotAt: number;
-  readonly activeNext: Http2HolderView | undefined;
+  readonly next: Http2HolderView | undefined;
   readonly heldBody: UnreadBody | undefined;
   readonly bodyRef: WeakRef<UnreadBody> | undefined;
-  /** When the response was handed out, `-1` before. */
   readonly respondedAt: number;
-  /** The stream's own progress events so far. */
   readonly progress: number;
 }
 
-/** What the monitor reads of a pool origin. @internal */
+/** What the monitor reads of a pool origin (`Http2Origin`). @internal */
 export interface Http2OriginView {
-  /** Its index in its entry's `members`, kept by `attach()` / `detach()` (-1: not a member). */
-  memberIndex: number;
   readonly open: Iterable<Http2SessionView>;
   readonly sessions: readonly Http2SessionView[];
-  readonly queued: number;
+  readonly pooled: { readonly size: number };
   readonly isolatedOpen: number;
-  readonly isolatedQueued: number;
+  readonly isolated: { readonly size: number };
   readonly waiting: number;
   readonly oldestWaiting: { readonly begunAt: number } | undefined;
-  readonly activeHead: Http2HolderView | undefined;
+  readonly holders: { readonly head: Http2HolderView | undefined };
 }
 
 /** What the monitor reads of the pool's configuration. @internal */
@@ -87,27 +67,31 @@ export interface Http2PoolLimits {
   readonly maxConcurrentStreams: number;
 }
 
-/** Session state numbers (`http2-session-entry.ts`) read here. */
-const SESSION_CONNECTING = 0;
-const SESSION_READY = 1;
-
-/** The HTTP/2 telemetry of one origin entry: the core's figures plus the HTTP/2 close reasons and GOAWAY codes. @internal */
+/** The telemetry of one origin entry: the core's figures plus the HTTP/2 close reasons and GOAWAY codes. @internal */
 export class Http2OriginTelemetry extends OriginTelemetry {
-  /**
-   * Pool origins counted in this entry (one, or every origin of `_OTHER` the pool holds now: a pool origin leaves,
-   * `detach()`, when the pool forgets it, so `_OTHER` does not keep one per host ever seen). Unordered.
-   */
-  readonly members: Http2OriginView[] = [];
+  /** Pool origins counted in this entry: one, or those of `_OTHER` the pool holds now (each leaves when forgotten). */
+  readonly members = new Set<Http2OriginView>();
   readonly http2Closed = emptyCloseCounts(HTTP2_CLOSE_REASONS);
   readonly goawayCodes: Record<string, number> = {};
 
   constructor(
     origin: string,
     tuning: DetectorTuning,
-    /** The monitor, for the pool's parts that only hold the origin. */
     readonly monitor: Http2PoolMonitor
   ) {
     super(origin, tuning);
+  }
+
+  /** A session closed for `reason` after `ageMs`, having carried `streams` streams. */
+  sessionClosed(ageMs: number, ready: boolean, streams: number, reason: Http2CloseReason): void {
+    this.http2Closed[reason]++;
+    this.monitor.connectionClosed(this, ageMs, ready, streams, HTTP2_CLOSE_REASONS[reason]);
+  }
+
+  /** A session received GOAWAY with `code`. */
+  goaway(code: number): void {
+    const key = String(code);
+    this.goawayCodes[key] = (this.goawayCodes[key] ?? 0) + 1;
   }
 }
 
@@ -134,40 +118,8 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
   /** The telemetry entry of a new pool origin (its own, or `_OTHER`'s). @internal */
   attach(origin: string, view: Http2OriginView): Http2OriginTelemetry {
     const t = this.originFor(origin);
-    view.memberIndex = t.members.length;
-    t.members.push(view);
+    t.members.add(view);
     return t;
-  }
-
-  /** The pool forgot `view` (idle): it leaves `t.members` (O(1) swap-remove); `t`'s counters stay. @internal */
-  detach(t: Http2OriginTelemetry, view: Http2OriginView): void {
-    const i = view.memberIndex;
-    const members = t.members;
-    if (i < 0 || members[i] !== view) return;
-    view.memberIndex = -1;
-    const last = members.pop() as Http2OriginView;
-    if (last !== view) {
-      members[i] = last;
-      last.memberIndex = i;
-    }
-  }
-
-  /** A session closed for `reason` after `ageMs`, having carried `streams` streams. @internal */
-  sessionClosed(
-    t: Http2OriginTelemetry,
-    ageMs: number,
-    ready: boolean,
-    streams: number,
-    reason: Http2CloseReason
-  ): void {
-    t.http2Closed[reason]++;
-    this.connectionClosed(t, ageMs, ready, streams, HTTP2_CLOSE_REASONS[reason]);
-  }
-
-  /** A session received GOAWAY with `code`. @internal */
-  goaway(t: Http2OriginTelemetry, code: number): void {
-    const key = String(code);
-    t.goawayCodes[key] = (t.goawayCodes[key] ?? 0) + 1;
   }
 
   /** @internal */
@@ -176,8 +128,8 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
     let isolated = 0;
     let pooled = 0;
     for (const m of t.members) {
-      isolated += m.isolatedQueued;
-      pooled += m.queued;
+      isolated += m.isolated.size;
+      pooled += m.pooled.size;
     }
     const raise =
       isolated > pooled
@@ -207,17 +159,17 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
       queued += m.waiting;
       const head = m.oldestWaiting;
       if (head !== undefined && head.begunAt < oldestQueuedAt) oldestQueuedAt = head.begunAt;
-      const held = m.activeHead;
+      const held = m.holders.head;
       if (held !== undefined && held.slotAt < oldestSlotAt) oldestSlotAt = held.slotAt;
       // Stream slots: pooled slots are unbounded while another session may still be opened; isolated sessions
       // (`disableConcurrentStreams`) have one slot each, bounded once `maxIsolatedSessionsPerOrigin` are open.
-      const isolatedInUse = m.isolatedOpen > 0 || m.isolatedQueued > 0;
+      const isolatedInUse = m.isolatedOpen > 0 || m.isolated.size > 0;
       let cap = 0;
-      if (!isolatedInUse || m.sessions.length > 0 || m.queued > 0) {
+      if (!isolatedInUse || m.sessions.length > 0 || m.pooled.size > 0) {
         cap = m.sessions.length >= maxSessions ? 0 : Number.POSITIVE_INFINITY;
         for (const entry of m.sessions) {
           slots += entry.active;
-          if (entry.state === SESSION_CONNECTING) cap = Number.POSITIVE_INFINITY;
+          if (entry.state === "connecting") cap = Number.POSITIVE_INFINITY;
           else cap += entry.streamLimit;
         }
       }
@@ -238,17 +190,14 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
   }
 
   /**
-   * Response bodies handed out that pin their stream slot: no progress of the stream for `unconsumedBodyMs` (or
-   * `UNREAD_WHILE_QUEUED_SAMPLES` periods while streams wait) and not being read (never read, or data left
-   * buffered), as the node:http reader counts them. The body is read weakly: one collected is being reclaimed, not
-   * counted. HTTP/2 flow control stops a peer once an unread stream's window
-   * is full, so its progress count stands still. O(slot holders).
+   * Response bodies that pin their stream slot, counted by the node:http reader's rule: no progress of the stream
+   * (flow control stops the peer of an unread one) for the unread limit, and not being read. O(slot holders).
    */
   private readUnconsumed(t: Http2OriginTelemetry, now: number, r: PoolReading): void {
     const options = this.monitorOptions;
     const limit = r.unreadLimit(options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs);
     for (const m of t.members) {
-      for (let h = m.activeHead; h !== undefined; h = h.activeNext) {
+      for (let h = m.holders.head; h !== undefined; h = h.next) {
         const body = h.heldBody ?? h.bodyRef?.deref();
         if (h.respondedAt < 0 || body === undefined || PoolReading.progressed(h, h.progress, now)) continue;
         r.addUnread(now, limit, h.progressAt, h.respondedAt, body);
@@ -271,12 +220,12 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
         streams += entry.active;
         if (entry.isolated) isolated++;
         else pooled++;
-        if (entry.state === SESSION_READY && entry.peerMaxConcurrentStreams !== undefined) {
+        if (entry.state === "ready" && entry.peerMaxConcurrentStreams !== undefined) {
           peerMin = Math.min(peerMin, entry.peerMaxConcurrentStreams);
         }
         sessions.push({
           id: entry.id,
-          state: STATE_NAMES[entry.state] ?? "closing",
+          state: entry.state === "closed" ? "closing" : entry.state,
           isolated: entry.isolated,
           activeStreams: entry.active,
           maxActiveStreams: entry.maxActive,

@@ -1,168 +1,145 @@
 /**
- * Http2SessionEntry: the pool's record of one `ClientHttp2Session`: its state (connecting → ready → closing →
- * closed), its open streams, its effective stream limit, its establishment deadline and its idle watch.
- *
- * A session is `ready` once the server's first SETTINGS frame arrived: only then is `maxConcurrentStreams` known, so
- * streams wait in the origin's queue until then.
- *
- * Listeners are shared module functions (session and socket point back to the entry through a symbol), so a session
- * costs its entry, one `Deadline` node (plus an `IdleWatch` with `sessionTimeout`) and seven listener slots; nothing
- * per stream. With `sessionTimeout`, Node's activity method of the session is replaced by a shared one
- * (`observeActivity()`), so the idle watch sees each frame when it happens.
- *
- * The session is `unref()`'d while it carries no stream and nobody waits for it (as upstream).
+ * Http2SessionEntry: the pool's record of one `ClientHttp2Session`. It is `ready` once the server's first SETTINGS
+ * arrived (only then is its stream limit known). Listeners are shared module functions (session and socket point
+ * back to the entry through a symbol): a session costs its entry, one `Deadline` node (plus an `IdleWatch` with
+ * `sessionTimeout`, fed by Node's own activity method, replaced on the session) and seven listener slots.
  */
-import type { Http2CloseReason } from "@sockeye/pool-monitor";
-import type { DeadlineScheduler } from "@sockeye/pool-monitor/internal";
 import type { ClientHttp2Session, Settings } from "node:http2";
+import type { Socket } from "node:net";
 import {
   Deadline,
   DeadlineKind,
   type DeadlineOwner,
+  type DeadlineScheduler,
   http2FrameError,
   type IdleTarget,
   IdleWatch,
+  timing,
 } from "@sockeye/pool-monitor/internal";
 import type { Http2Origin, Http2Waiter } from "./http2-origin";
-import type { Http2SessionHost } from "./http2-pool-host";
-import { type Http2SessionState, SESSION_CONNECTING, SESSION_READY } from "./http2-session-state";
+
+/** A session's life: connecting (TCP, TLS, first SETTINGS) → ready → closing (no new stream) → closed. @internal */
+export type Http2SessionState = "connecting" | "ready" | "closing" | "closed";
+
+/**
+ * Why the pool let go of a session, first cause wins (`undefined`: the peer or the network closed it); the pool's
+ * `HTTP2_CLOSE_RULES` turn it into an `Http2CloseReason`. @internal
+ */
+export type Http2CloseCause = "local" | "goaway" | "idle" | "connect_timeout" | "error";
+
+/** What an entry forwards to its pool (`Http2SessionPool`, which implements it: no import cycle). @internal */
+export interface Http2SessionHost<R extends Http2Waiter<R>> {
+  sessionSettings(entry: Http2SessionEntry<R>, settings: Settings): void;
+  sessionGoaway(entry: Http2SessionEntry<R>, code: number): void;
+  sessionError(entry: Http2SessionEntry<R>, error: Error): void;
+  sessionClosed(entry: Http2SessionEntry<R>): void;
+  sessionIdle(entry: Http2SessionEntry<R>): void;
+  connectTimedOut(entry: Http2SessionEntry<R>): void;
+}
 
 const kEntry = Symbol("sockeye.http2SessionEntry");
 let nextSessionId = 1;
 
 type AnyEntry = Http2SessionEntry<any>;
-type SessionWithEntry = ClientHttp2Session & { [kEntry]?: AnyEntry };
+type Owned = { [kEntry]?: AnyEntry };
 
-function entryOf(session: ClientHttp2Session): AnyEntry | undefined {
-  return (session as SessionWithEntry)[kEntry];
-}
-
-function onSessionConnect(this: ClientHttp2Session): void {
-  const entry = entryOf(this);
-  if (entry !== undefined) entry.connectedAt = entry.host.now();
-}
-
-function onSocketConnect(this: { [kEntry]?: AnyEntry }): void {
+function onSessionConnect(this: Owned): void {
   const entry = this[kEntry];
-  if (entry !== undefined) entry.tcpAt = entry.host.now();
+  if (entry !== undefined) entry.connectedAt = timing.now();
 }
 
-function onRemoteSettings(this: ClientHttp2Session, settings: Settings): void {
-  const entry = entryOf(this);
+function onSocketConnect(this: Owned): void {
+  const entry = this[kEntry];
+  if (entry !== undefined) entry.tcpAt = timing.now();
+}
+
+function onRemoteSettings(this: Owned, settings: Settings): void {
+  const entry = this[kEntry];
   if (entry !== undefined) entry.host.sessionSettings(entry, settings);
 }
 
-function onGoaway(this: ClientHttp2Session, code: number): void {
-  const entry = entryOf(this);
+function onGoaway(this: Owned, code: number): void {
+  const entry = this[kEntry];
   if (entry !== undefined) entry.host.sessionGoaway(entry, code);
 }
 
-function onSessionError(this: ClientHttp2Session, error: Error): void {
-  const entry = entryOf(this);
+function onSessionError(this: Owned, error: Error): void {
+  const entry = this[kEntry];
   if (entry !== undefined) entry.host.sessionError(entry, error);
 }
 
-function onSessionFrameError(this: ClientHttp2Session, type: number, code: number, id: number): void {
-  const entry = entryOf(this);
-  // Upstream drops the session on a session-level frame error; stream-level ones (id > 0) are the stream's business.
-  if (entry !== undefined && id === 0) {
-    entry.host.sessionError(entry, http2FrameError(type, id, code));
-  }
+function onSessionFrameError(this: Owned, type: number, code: number, id: number): void {
+  const entry = this[kEntry];
+  // A session-level frame error drops the session (as upstream); a stream's (id > 0) is the stream's business.
+  if (entry !== undefined && id === 0) entry.host.sessionError(entry, http2FrameError(type, id, code));
 }
 
-function onSessionClose(this: ClientHttp2Session): void {
-  const entry = entryOf(this);
+function onSessionClose(this: Owned): void {
+  const entry = this[kEntry];
   if (entry !== undefined) entry.host.sessionClosed(entry);
 }
 
-/**
- * `Http2Session.prototype[kUpdateTimer]`, which refreshes `session.setTimeout()`: Node calls it for every frame it
- * hands to JavaScript and every write. Looked up once by its symbol's description (`null`: this Node has none).
- */
-let activityKey: symbol | null | undefined;
+/** `Http2Session.prototype[kUpdateTimer]`: Node calls it for every frame and write (`session.setTimeout()`'s feed). */
+let activityKey: symbol | undefined;
 
-function findActivityKey(session: object): symbol | null {
-  if (activityKey !== undefined) return activityKey;
-  activityKey = null;
-  for (let proto = Object.getPrototypeOf(session); proto !== null; proto = Object.getPrototypeOf(proto)) {
-    for (const key of Object.getOwnPropertySymbols(proto)) {
-      if (key.description === "kUpdateTimer" && typeof proto[key] === "function") return (activityKey = key);
-    }
+function findActivityKey(session: object): symbol | undefined {
+  for (let proto = Object.getPrototypeOf(session); activityKey === undefined && proto !== null; ) {
+    activityKey = Object.getOwnPropertySymbols(proto).find((key) => key.description === "kUpdateTimer");
+    proto = Object.getPrototypeOf(proto);
   }
-  return null;
+  return activityKey;
 }
 
 /** Replaces Node's activity method on a watched session: restart the session's idle watch, then Node's own. */
-function onSessionActivity(this: ClientHttp2Session): void {
-  const entry = entryOf(this);
+function onSessionActivity(this: ClientHttp2Session & Owned): void {
+  const entry = this[kEntry];
   if (entry === undefined) return;
-  const idle = entry.idle;
-  if (idle !== undefined) idle.lastActive = entry.host.now();
+  if (entry.idle !== undefined) entry.idle.lastActive = timing.now();
   entry.nodeActivity?.call(this);
 }
 
-/** What the entry uses of the session's socket. @internal */
-export interface SocketLike {
-  once(event: string, fn: () => void): SocketLike | undefined;
-  destroy(): void;
-}
-
-/**
- * @typeParam R - the pool's request type (its isolated request).
- * @internal
- */
+/** @typeParam R - the pool's request type. @internal */
 export class Http2SessionEntry<R extends Http2Waiter<R>>
   implements DeadlineOwner<typeof DeadlineKind.Connection>, IdleTarget
 {
   readonly id = nextSessionId++;
-  state: Http2SessionState = SESSION_CONNECTING;
-  /** Streams open on the session now. */
+  state: Http2SessionState = "connecting";
+  /** Streams open on the session now, at most at once, and over its life. */
   active = 0;
-  /** Streams opened over its life. */
-  streams = 0;
   maxActive = 0;
-  /** Effective stream limit: min(peer limit, handler cap); the cap alone until the peer's SETTINGS arrived. */
+  streams = 0;
+  /** min(peer limit, handler cap); the cap alone until the peer's SETTINGS arrived. */
   streamLimit: number;
-  /** The peer's `maxConcurrentStreams`, once known. */
   peerMaxConcurrentStreams: number | undefined = undefined;
   referenced = true;
-  /** The session was established (its first SETTINGS arrived) at some point. */
+  /** It was `ready` at some point. */
   wasReady = false;
+  /** `timing.now()` ms at creation, TCP connect and establishment (-1: not yet). */
   readonly createdAt: number;
   tcpAt = -1;
   connectedAt = -1;
-  closeReason: Http2CloseReason | undefined = undefined;
+  closedBy: Http2CloseCause | undefined = undefined;
   error: Error | undefined = undefined;
   /** The one request of an isolated session (until its stream starts). */
   isolatedRequest: R | undefined = undefined;
   /** An isolated session counted in `origin.isolatedOpen` (not an event stream), until it closes. */
   boundedIsolated = false;
-  /** When a stream on this session last made progress, or the session became ready (`timing.now()` ms). */
+  /** When a stream on it last made progress, or it became ready (`timing.now()` ms). */
   socketActiveAt = 0;
-  /** Frames received by streams on this session so far (what a pending silence check compares). */
+  /** Frames its streams received, and their count when a pending silence check began (-1: none). */
   activitySeq = 0;
-  /** `activitySeq` when a pending silence check was scheduled, -1 for none; while pending it takes no stream. */
   silenceSeq = -1;
-  /**
-   * The peer refused a stream while others were open on the session (`Http2SessionPool.streamRefused`): it takes no
-   * new stream until one of its streams ends.
-   */
+  /** The peer refused a stream while others were open on the session: no new stream until one of them ends. */
   refusing = false;
-  /**
-   * The session's own socket. `session.destroy()` only `end()`s it, which waits for a connect that may never come:
-   * the pool destroys it when it lets go of a session that never became ready.
-   */
-  socket: SocketLike | undefined = undefined;
+  /** Its own socket, destroyed with a session that never became ready (`session.destroy()` only `end()`s it). */
+  readonly socket: Socket;
   readonly connectDeadline: Deadline<typeof DeadlineKind.Connection>;
-  /** The `sessionTimeout` watch, once started. */
   idle: IdleWatch | undefined = undefined;
-  /** `activity()` when the watch last (re)started. */
-  private idleBytes = 0;
-  /** Node's own activity method, once `observeActivity()` replaced it on the session (see `onSessionActivity`). */
+  /** Node's own activity method, once replaced on the session. */
   nodeActivity: (() => void) | undefined = undefined;
 
   constructor(
-    readonly host: Http2SessionHost<Http2SessionEntry<R>>,
+    readonly host: Http2SessionHost<R>,
     readonly origin: Http2Origin<Http2SessionEntry<R>, R>,
     readonly session: ClientHttp2Session,
     readonly isolated: boolean,
@@ -172,28 +149,24 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
     this.streamLimit = isolated ? 1 : streamCap;
     this.createdAt = now;
     this.connectDeadline = new Deadline(this, DeadlineKind.Connection);
-    (session as SessionWithEntry)[kEntry] = this;
+    (session as Owned)[kEntry] = this;
     session.on("connect", onSessionConnect);
     session.on("remoteSettings", onRemoteSettings);
     session.on("goaway", onGoaway);
     session.on("error", onSessionError);
     session.on("frameError", onSessionFrameError);
     session.on("close", onSessionClose);
-    const socket = session.socket as unknown as SocketLike | undefined;
-    if (socket !== undefined && typeof socket.once === "function") {
-      (socket as { [kEntry]?: AnyEntry })[kEntry] = this;
-      // `once` returns its emitter: the socket itself, not the session's proxy of it (which refuses `destroy()`).
-      const raw = socket.once("connect", onSocketConnect);
-      if (raw !== undefined && raw !== null && typeof raw.destroy === "function") this.socket = raw;
-    }
+    const socket = session.socket as Socket & Owned;
+    socket[kEntry] = this;
+    // `once` returns its emitter: the socket itself, not the session's proxy of it (which refuses `destroy()`).
+    this.socket = socket.once("connect", onSocketConnect);
   }
 
   /** Whether the session can take one more stream now. */
   get available(): boolean {
-    // Node may destroy a session (a protocol error on Node 22+) a few ticks before its 'error'/'close' events reach
-    // the pool: never hand such a session a new stream.
+    // Node may destroy a session a few ticks before its 'error'/'close' reach the pool.
     return (
-      this.state === SESSION_READY &&
+      this.state === "ready" &&
       this.active < this.streamLimit &&
       this.silenceSeq < 0 &&
       !this.refusing &&
@@ -202,47 +175,20 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
     );
   }
 
-  /**
-   * From now on every activity Node sees restarts the idle watch, as `session.setTimeout()` does. Without Node's
-   * method, `activity()` falls back to the socket's byte counters.
-   */
-  observeActivity(): void {
-    if (this.nodeActivity !== undefined) return;
-    const key = findActivityKey(this.session);
-    if (key === null) return;
-    const session = this.session as unknown as Record<symbol, () => void>;
-    this.nodeActivity = session[key];
-    session[key] = onSessionActivity;
-  }
-
-  /** Starts the `sessionTimeout` watch (`limitMs`) at `now`, on `scheduler`. */
+  /** Starts the `sessionTimeout` watch: from now on every activity Node sees restarts it. */
   watchIdle(scheduler: DeadlineScheduler, limitMs: number, now: number): void {
-    this.observeActivity();
+    const key = findActivityKey(this.session);
+    if (this.nodeActivity === undefined && key !== undefined) {
+      const session = this.session as unknown as Record<symbol, () => void>;
+      this.nodeActivity = session[key];
+      session[key] = onSessionActivity;
+    }
     this.idle ??= new IdleWatch(scheduler, this);
-    this.idleBytes = this.activity();
     this.idle.start(limitMs, now);
   }
 
-  /**
-   * What the watch compares at its limit: a constant when activity is observed; otherwise the socket's byte counters
-   * (-1 once destroyed), whose change restarts the watch (up to one more period).
-   */
-  private activity(): number {
-    if (this.nodeActivity !== undefined) return 0;
-    if (this.session.destroyed) return -1;
-    const socket = this.session.socket as unknown as { bytesRead?: number; bytesWritten?: number } | undefined;
-    return socket === undefined || socket === null ? -1 : (socket.bytesRead ?? 0) + (socket.bytesWritten ?? 0);
-  }
-
-  /** IdleTarget: `sessionTimeout` passed with no activity (unreported traffic restarts it). */
-  onIdle(now: number): void {
-    const idle = this.idle as IdleWatch;
-    const bytes = this.activity();
-    if (bytes !== this.idleBytes) {
-      this.idleBytes = bytes;
-      idle.start(idle.limitMs, now);
-      return;
-    }
+  /** IdleTarget: `sessionTimeout` passed. */
+  onIdle(): void {
     this.host.sessionIdle(this);
   }
 

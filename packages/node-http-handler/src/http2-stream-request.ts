@@ -1,32 +1,17 @@
 /**
- * Http2StreamRequest: one `NodeHttp2Handler.handle()` call until its stream closes, on `RequestCore` (promise,
- * abort, counting, deadlines: `requestTimeout` as `stream_idle`, and the 100-continue wait), plus its queue and slot
- * links (`Http2Origin`). Every listener is a shared module function that finds the request through a symbol, so
- * nothing but the promise executor is allocated per request.
+ * Http2StreamRequest: one `NodeHttp2Handler.handle()` call until its stream closes, on `RequestCore` (promise, abort,
+ * counting, deadlines: `requestTimeout` as `stream_idle`, the 100-continue wait, `unreadBodyTimeout`), linked into
+ * its origin's lists (`Http2Origin`). Listeners are shared module functions that find the request through a symbol.
  *
- * Progress (for `requestTimeout`): the stream's own activity only, as upstream's `stream.setTimeout`. The stream's
- * `push`, `_write` and `_writev` are replaced by shared functions that record `lastActive` and call the prototype's,
- * so sibling streams never keep a silent stream alive. The deadline runs from `handle()`, so it also bounds the wait
- * for a session.
+ * The stream's `push`, `_write` and `_writev` are replaced by shared functions that record its own progress (as
+ * upstream's `stream.setTimeout`: sibling streams never keep a silent one alive), and `_destroy`, so that a body Node
+ * would end as complete after a CANCEL or a lost session fails instead. `push` feeds the response body, pool-monitor's
+ * shared `Readable`, directly: a full body stops Node reading the stream (flow control then holds the peer),
+ * `readMore()` restarts it; a collected body resets the stream with CANCEL (`bodyCollected()`).
  *
- * Truncated bodies: `_destroy` is replaced too. Node ends the body of a stream reset with CANCEL, or whose session
- * went away, as if complete; the body is destroyed with an error instead.
- *
- * Refused streams: a peer that refuses a stream before answering it with REFUSED_STREAM did not process it (RFC 9113
- * §8.7); ENHANCE_YOUR_CALM (what Node's server sends for every new stream while an unread body keeps more than its
- * `maxSessionMemory` queued on that connection) carries no such promise, so only an idempotent method (RFC 9110
- * §9.2.2) is sent again after it. A pooled request whose body can be sent again (none, a string or bytes) is then
- * placed again, up to `MAX_REFUSALS` times (`Http2SessionPool.streamRefused`), instead of failing; a streamed body,
- * an isolated session or a further refusal fails it as before.
- *
- * The response body is pool-monitor's shared `Readable` (`openResponseBody`), fed by the stream's instrumented `push`
- * (`bodyChunk`: each chunk goes straight into the body, never through the stream's own buffer; a full body makes Node
- * stop reading the stream, `readMore()` restarts it, and Node's flow control stops the peer once the stream's window
- * is full). The request holds the body strongly only while it asks for data:
- * a body its caller dropped is collected, and `bodyCollected()` resets the stream with CANCEL, which frees its slot
- * and its flow-control credit, and counts it (`bodiesReclaimed`). A body that fits in the body's buffer is received
- * in full and its stream closes at once, freeing the slot, as on the other transports. A stream error, reset or cut
- * reaches the body as the stream's own error (`failSourceBody`).
+ * Refused streams: REFUSED_STREAM means the peer did not process the stream (RFC 9113 §8.7); ENHANCE_YOUR_CALM
+ * does not, so only an idempotent method is sent again after it. A pooled request whose body can be resent (none, a
+ * string or bytes) is placed again, up to `MAX_REFUSALS` times, instead of failing.
  *
  * One way out: `finish()` runs exactly once, from the stream's `'close'`, or from `end()` for a request with no
  * stream. `end()` is the entry of every early end; the first cause wins.
@@ -58,6 +43,7 @@ import {
   RequestPhase,
   schemeOf,
   streamIdleTimeoutError,
+  timing,
   unusableBody,
   unusableBodyError,
   watchBodyRead,
@@ -67,15 +53,12 @@ import {
 import { PACKAGE_PREFIX } from "./constants";
 import { getTransformedHeaders } from "./get-transformed-headers";
 import type { Http2Origin, Http2Waiter } from "./http2-origin";
-import type { Http2StreamHost } from "./http2-pool-host";
 import type { Http2OriginTelemetry } from "./http2-pool-monitor";
 import type { Http2SessionEntry } from "./http2-session-entry";
 
-export type { AbortSignalLike };
-
 const { NGHTTP2_CANCEL, NGHTTP2_ENHANCE_YOUR_CALM, NGHTTP2_REFUSED_STREAM } = http2.constants;
 
-/** Times one request is placed again after a refused stream: a peer that refuses every stream fails it instead. */
+/** Times one request is placed again after a refused stream. */
 const MAX_REFUSALS = 3;
 const kRequest = Symbol("sockeye.http2StreamRequest");
 
@@ -93,37 +76,32 @@ type StreamInternals = {
 /** The prototype methods the instrumented ones call (resolved from the first stream's prototype chain). */
 let protoMethods: StreamInternals | undefined;
 
-function requestOf(stream: ClientHttp2Stream): Http2StreamRequest | undefined {
-  return (stream as StreamWithRequest)[kRequest];
+function onStreamResponse(this: StreamWithRequest, headers: IncomingHttpHeaders): void {
+  this[kRequest]?.onResponse(headers);
 }
 
-function onStreamResponse(this: ClientHttp2Stream, headers: IncomingHttpHeaders): void {
-  requestOf(this)?.onResponse(headers);
+function onStreamError(this: StreamWithRequest, error: Error): void {
+  this[kRequest]?.onError(error);
 }
 
-function onStreamError(this: ClientHttp2Stream, error: Error): void {
-  requestOf(this)?.onError(error);
+function onStreamAborted(this: StreamWithRequest): void {
+  this[kRequest]?.onAborted(http2StreamAbortedError(this.rstCode));
 }
 
-function onStreamAborted(this: ClientHttp2Stream): void {
-  requestOf(this)?.onAborted(http2StreamAbortedError(this.rstCode));
+function onStreamFrameError(this: StreamWithRequest, type: number, code: number, id: number): void {
+  this[kRequest]?.end("failed", http2FrameError(type, id, code), "leave", "leave");
 }
 
-function onStreamFrameError(this: ClientHttp2Stream, type: number, code: number, id: number): void {
-  requestOf(this)?.end("failed", http2FrameError(type, id, code), "leave", "leave");
+function onStreamClose(this: StreamWithRequest): void {
+  this[kRequest]?.finish();
 }
 
-function onStreamClose(this: ClientHttp2Stream): void {
-  requestOf(this)?.onClose();
+function onStreamContinue(this: StreamWithRequest): void {
+  this[kRequest]?.sendBody();
 }
 
-function onStreamContinue(this: ClientHttp2Stream): void {
-  requestOf(this)?.sendBody();
-}
-
-function onStreamHeaders(this: ClientHttp2Stream): void {
-  const req = requestOf(this);
-  if (req !== undefined) req.noteProgress(true);
+function onStreamHeaders(this: StreamWithRequest): void {
+  this[kRequest]?.noteProgress(true);
 }
 
 /** A `Readable` request body failed: the request fails with that very error (its cause chain intact). */
@@ -143,33 +121,28 @@ function countingPush(this: StreamWithRequest, chunk: unknown, encoding?: Buffer
 }
 
 function countingWrite(this: StreamWithRequest, chunk: unknown, encoding: BufferEncoding, cb: WriteCallback): void {
-  const req = this[kRequest];
-  if (req !== undefined) req.noteProgress(false);
+  this[kRequest]?.noteProgress(false);
   (protoMethods as StreamInternals)._write.call(this, chunk, encoding, cb);
 }
 
 function countingWritev(this: StreamWithRequest, chunks: unknown[], cb: WriteCallback): void {
-  const req = this[kRequest];
-  if (req !== undefined) req.noteProgress(false);
+  this[kRequest]?.noteProgress(false);
   (protoMethods as StreamInternals)._writev.call(this, chunks, cb);
 }
 
-/** See "Truncated bodies" in the header. */
+/** A response Node would end as complete after a CANCEL or a lost session, unfinished, fails instead. */
 function guardedDestroy(this: StreamWithRequest, error: Error | null, cb: WriteCallback): void {
-  const req = this[kRequest];
-  if ((error === null || error === undefined) && req !== undefined && req.responded) {
-    const internals = this as unknown as StreamInternals;
+  if (error == null && this[kRequest]?.responded === true) {
     // Other reset codes need nothing: Node destroys the body with ERR_HTTP2_STREAM_ERROR itself.
     const rstCode = this.rstCode;
     const cancelled = rstCode === NGHTTP2_CANCEL || (!rstCode && this.session?.destroyed === true);
-    if (cancelled && internals._readableState?.ended !== true) {
-      error = http2StreamAbortedError(NGHTTP2_CANCEL);
-    }
+    const ended = (this as unknown as StreamInternals)._readableState?.ended === true;
+    if (cancelled && !ended) error = http2StreamAbortedError(NGHTTP2_CANCEL);
   }
   (protoMethods as StreamInternals)._destroy.call(this, error, cb);
 }
 
-/** Points the stream at its request and replaces the four counted methods (see the header). */
+/** Points the stream at its request and replaces its four methods (see the header). */
 function instrument(stream: ClientHttp2Stream, req: Http2StreamRequest): void {
   const target = stream as unknown as StreamInternals & Owned;
   if (protoMethods === undefined) {
@@ -184,9 +157,8 @@ function instrument(stream: ClientHttp2Stream, req: Http2StreamRequest): void {
 }
 
 /**
- * `finish()`: the stream's listeners are removed and it no longer points at the request (its instrumented methods
- * then only call the prototype's). Its `'error'` listener stays, a no-op from now on: a request ended before its
- * stream closed (`sessionGone()`) may still see Node emit the destroyed stream's error, which must not go unhandled.
+ * The stream no longer points at the request (its instrumented methods only call the prototype's). Its `'error'`
+ * listener stays, a no-op: a destroyed stream's late error must not go unhandled.
  */
 function detachStream(stream: ClientHttp2Stream): void {
   (stream as StreamWithRequest)[kRequest] = undefined;
@@ -203,10 +175,21 @@ export type Http2PoolSession = Http2SessionEntry<Http2StreamRequest>;
 /** @internal */
 export type Http2PoolOrigin = Http2Origin<Http2PoolSession, Http2StreamRequest>;
 
-/**
- * What `end()` does to a live stream: leave it (Node is closing it already), `destroy(error)` it (RST_STREAM with
- * INTERNAL_ERROR), or reset it with CANCEL (see `reset()`).
- */
+/** What a request needs from its pool (`Http2SessionPool`, which implements it: no import cycle). @internal */
+export interface Http2StreamHost {
+  /** Places `req` on a session or queues it. Throws only if `http2.connect()` throws. */
+  acquire(req: Http2StreamRequest): void;
+  /** Called once per request by `finish()`: out of the queue, its slot handed on or its isolated session dropped. */
+  streamFinished(req: Http2StreamRequest): void;
+  /** The peer refused the stream of `req` before answering it: free the slot and place `req` again. */
+  streamRefused(req: Http2StreamRequest): void;
+  /** The isolated session `entry` delivered its response: it takes no new stream. */
+  isolatedResponded(entry: Http2PoolSession): void;
+  /** A stream on `entry` timed out while no stream on it made progress either: retire it unless one does now. */
+  sessionSilent(entry: Http2PoolSession): void;
+}
+
+/** What `end()` does to a live stream: leave it (Node closes it), destroy it with the error, or reset it (CANCEL). */
 type StreamEnd = "leave" | "destroy" | "cancel";
 
 /** @internal */
@@ -218,60 +201,46 @@ export class Http2StreamRequest
   stream: ClientHttp2Stream | undefined = undefined;
   /** It settled with the response: the stream feeds the caller's body now. */
   responded = false;
-  // BodySource links to the body handed out (see the header); the stream is paused while the body's buffer is full.
+  // BodySource: the body handed out; the stream is paused while the body's buffer is full.
   heldBody: Readable | undefined = undefined;
   bodyRef: WeakRef<Readable> | undefined = undefined;
   streamPaused = false;
   /** The whole response body arrived (in the body's buffer, read or not): an early end no longer touches it. */
   private bodyReceived = false;
-  /**
-   * Its body was collected unread, or destroyed by its reader without an error, and the stream reset for it: what the
-   * stream reports from then on reaches nobody.
-   */
+  /** Its body was collected or destroyed without an error, and the stream reset for it: what follows reaches nobody. */
   private bodyGone = false;
-  /** Holds a stream slot on `entry`. */
   onSession = false;
-  // Queue links (Http2Origin).
+  // Http2Waiter (`Http2Origin`'s lists).
   queued = false;
-  waitNext: Http2StreamRequest | undefined = undefined;
-  waitPrev: Http2StreamRequest | undefined = undefined;
-  // Slot-holder links (Http2Origin), and when the slot was taken (timing.now() ms).
-  activeNext: Http2StreamRequest | undefined = undefined;
-  activePrev: Http2StreamRequest | undefined = undefined;
+  next: Http2StreamRequest | undefined = undefined;
+  prev: Http2StreamRequest | undefined = undefined;
   slotAt = 0;
-  /** The stream's own progress events (see the header). */
-  progress = 0;
   /**
-   * Unread-body watch of the monitor (`Http2PoolMonitor.read()`): when the response was handed out (`-1`: not yet),
-   * the `progress` count it last saw and since when that count has not moved (`timing.now()` ms).
+   * The stream's own progress events, and the monitor's unread-body watch: response time (-1: none yet), the last
+   * count it saw and since when.
    */
+  progress = 0;
   respondedAt = -1;
   seenProgress = 0;
   progressAt = 0;
-  private streamStartedAt = 0;
-  /** For `request:finished`: the response headers. */
   responseHeaders: IncomingHttpHeaders | undefined = undefined;
   private awaitingContinue = false;
   private bodySent = false;
-  /** Times the peer refused this request's stream (see "Refused streams" in the header). */
   private refusals = 0;
-  /** Inside `reset()`: the `'aborted'` Node emits for our own reset is not the peer's. */
-  private resetting = false;
-  /** `reset()` ran: what the stream does from then on (its end pushed while it is torn down) is no progress. */
+  /** `reset()` ran: what the stream does from then on (its end pushed, `'aborted'` from inside `close()`) is ours. */
   private wasReset = false;
-  /** A `Readable` request body being piped (its error listener is detached by `finish()`). */
+  /** A `Readable` request body being piped (`finish()` detaches its error listener). */
   private pipedBody: (Readable & Owned) | undefined = undefined;
 
   constructor(
-    readonly host: Http2StreamHost<Http2StreamRequest, Http2PoolSession>,
+    readonly host: Http2StreamHost,
     readonly origin: Http2PoolOrigin,
     readonly request: HttpRequest,
     /** On a session of its own (event stream or `disableConcurrentStreams`). */
     readonly isolated: boolean,
-    /** An event stream: isolated, never queued, not counted against `maxIsolatedSessionsPerOrigin`. */
+    /** Isolated, never queued, not counted against `maxIsolatedSessionsPerOrigin`. */
     readonly eventStream: boolean,
     signal: AbortSignalLike | undefined,
-    /** `requestTimeout` (or the service default) as `stream_idle`, and the 100-continue wait. */
     plan: DeadlinePlan<"http2">
   ) {
     super(plan, origin.counters?.monitor, origin.counters, signal);
@@ -285,7 +254,7 @@ export class Http2StreamRequest
     return "connection";
   }
 
-  /** Keeps the settle functions, attaches the abort listener, arms the deadlines, then asks the pool for a slot. */
+  /** Attaches the abort listener, arms the deadlines, then asks the pool for a slot. */
   start(resolve: (value: { response: HttpResponse }) => void, reject: (error: unknown) => void): void {
     this.begin(resolve, reject);
     try {
@@ -303,19 +272,14 @@ export class Http2StreamRequest
     this.end("failed", queueFullError(PACKAGE_PREFIX, max, waiting, "stream slot"), "leave", "leave");
   }
 
-  /** It waits behind others for a stream slot (counted queued). */
   countQueued(): void {
-    this.enterQueue(this.host.now());
+    this.enterQueue(timing.now());
   }
 
-  /** It took a stream slot at `now` (`reused`: on a session that carried a stream before). */
-  slotTaken(now: number, reused: boolean): void {
+  /** The pool gave it a slot on `entry` (`reused`: one that carried a stream before): it opens its stream. */
+  startStream(entry: Http2PoolSession, now: number, reused: boolean): void {
     this.countAcquired(now, reused);
     this.enterPhase(RequestPhase.Acquired, now);
-  }
-
-  /** Called by the pool once the request holds a slot on a ready session (never after `finish()`). */
-  startStream(entry: Http2PoolSession): void {
     const request = this.request;
     let path = request.path;
     const queryString = request.query ? buildQueryString(request.query) : "";
@@ -325,14 +289,13 @@ export class Http2StreamRequest
     try {
       stream = entry.session.request({ ...request.headers, ":path": path, ":method": request.method });
     } catch (error) {
-      // Node refused the request (e.g. an invalid header): no stream, so this finishes now and frees the slot.
+      // Node refused the request (e.g. an invalid header): no stream, so this finishes now.
       this.end("failed", error, "leave", "leave");
       return;
     }
     this.stream = stream;
-    this.streamStartedAt = this.host.now();
     // HEADERS out: session activity, not stream progress (the stream's limit counts from handle(), as upstream).
-    noteSessionActivity(entry, this.streamStartedAt);
+    noteSessionActivity(entry, now);
     instrument(stream, this);
     stream.on("response", onStreamResponse);
     stream.on("headers", onStreamHeaders);
@@ -345,13 +308,12 @@ export class Http2StreamRequest
     if (expect === "100-continue") {
       this.awaitingContinue = true;
       stream.once("continue", onStreamContinue);
-      this.armDeadline(DeadlineKind.Continue, this.streamStartedAt);
+      this.armDeadline(DeadlineKind.Continue, now);
       return;
     }
     this.sendBody();
   }
 
-  /** Writes the body and ends the stream (once). */
   sendBody(): void {
     if (this.bodySent || this.stream === undefined) return;
     this.bodySent = true;
@@ -359,7 +321,6 @@ export class Http2StreamRequest
       this.awaitingContinue = false;
       this.endDeadline(DeadlineKind.Continue);
     }
-    // No progress yet: each chunk handed to the session is (`_write`/`_writev`); an empty body is none, as upstream.
     const body = this.request.body;
     if (body instanceof Readable) {
       // A body that failed while the request waited for its stream would never end the pipe: its error now.
@@ -373,7 +334,6 @@ export class Http2StreamRequest
         this.end("failed", unusableBodyError(PACKAGE_PREFIX, problem), "cancel", "cancel");
         return;
       }
-      // Piped here so that a body error reaches the request through a shared listener, as itself.
       const owned = body as Readable & Owned;
       owned[kRequest] = this;
       this.pipedBody = owned;
@@ -389,7 +349,7 @@ export class Http2StreamRequest
   }
 
   /**
-   * The 100-continue wait ended: send the body anyway (as upstream). `requestTimeout` passed: the session is retired
+   * The 100-continue wait ended: send the body anyway (as upstream). `requestTimeout` passed: the session is checked
    * too when no stream on it made progress for half that long either (`Http2SessionPool.sessionSilent`).
    */
   protected override deadlineExpired(kind: DeadlineKind, ms: number, now: number): void {
@@ -398,14 +358,12 @@ export class Http2StreamRequest
       return;
     }
     if (kind === DeadlineKind.UnreadBody) {
-      // Nobody read the body: reset the stream (its slot goes to the next stream); the body keeps the error for its
-      // first reader (`onError` → `failSourceBody`).
+      // Nobody read the body: reset the stream; the body keeps the error for its first reader.
       this.end("timed_out", this.deadlineError(kind, ms, now), "cancel", "cancel");
       return;
     }
     const entry = this.entry;
     if (entry !== undefined && this.onSession && now - entry.socketActiveAt >= ms / 2) this.host.sessionSilent(entry);
-    // Before the response: reject and reset the stream; after it (the body stalled): the body reader gets the error.
     this.end("timed_out", streamIdleTimeoutError(ms), "cancel", "destroy");
   }
 
@@ -422,7 +380,7 @@ export class Http2StreamRequest
     this.responded = true;
     this.outcome = "completed";
     this.responseHeaders = headers;
-    const now = this.host.now();
+    const now = timing.now();
     this.respondedAt = this.progressAt = now;
     this.seenProgress = this.progress;
     const entry = this.entry;
@@ -430,7 +388,7 @@ export class Http2StreamRequest
     const status = headers[":status"];
     const body = openResponseBody(this);
     if (this.plan.unreadBodyIndex >= 0) watchBodyRead(body, this);
-    // The chunks bypass the stream (`bodyChunk`); flowing, it ends (and Node closes it) as soon as Node pushes its end.
+    // Flowing, the stream ends (and Node closes it) as soon as Node pushes its end.
     this.stream?.resume();
     this.resolveWith(
       {
@@ -444,20 +402,17 @@ export class Http2StreamRequest
     );
   }
 
-  // ---- BodySource: the response body handed out (see the header) ------------------------------------------------
-
   /**
-   * A chunk (or the end, `null`) Node pushes on the stream once the response is handed out: straight into the body,
-   * so it is buffered once. `false` (the body's buffer is full, or the body is gone) makes Node stop reading the
-   * stream, so flow control holds the peer; `readMore()` restarts it. Node also pushes `null` while it destroys a
-   * stream: a cut body gets the stream's error instead (`onError`, `finish()`).
+   * BodySource: a chunk (or the end, `null`) Node pushes once the response is handed out goes straight into the body;
+   * `false` (buffer full) makes Node stop reading the stream. The `null` Node pushes while it destroys a stream does
+   * not end the body: it gets the stream's error (`onError`, `finish()`).
    */
   bodyChunk(stream: ClientHttp2Stream, chunk: Buffer | null): boolean {
     if (chunk === null) {
       if (!stream.destroyed) {
         this.bodyReceived = true;
-        // The request side done too: the stream closes next, and the body ends after it (`finish()`), so whoever
-        // waits for the body's end sees the slot free, as when the stream was the body. Else it ends now.
+        // The request side done too: the stream closes next and the body ends after it (`finish()`), so whoever
+        // waits for the body's end sees the slot free.
         if (!stream.writableFinished) endResponseBody(this);
       }
       return (protoMethods as StreamInternals).push.call(stream, null);
@@ -467,7 +422,7 @@ export class Http2StreamRequest
     return false;
   }
 
-  /** The body wants data: Node reads the stream again (its `_read` restarts reading on the session). */
+  /** The body wants data: Node reads the stream again. */
   readMore(): void {
     if (!this.streamPaused) return;
     this.streamPaused = false;
@@ -475,10 +430,7 @@ export class Http2StreamRequest
     if (stream !== undefined && !stream.destroyed) (stream as unknown as Readable)._read(0);
   }
 
-  /**
-   * The caller destroyed the body before its end: reset the stream with CANCEL (so the peer stops sending and frees
-   * it), counted as destroying the stream itself was: completed, or failed with the caller's error.
-   */
+  /** The caller destroyed the body before its end: reset the stream (completed, or failed with the caller's error). */
   bodyDestroyed(error: Error | null): void {
     if (!bodyOpen(this)) return;
     this.heldBody = this.bodyRef = undefined;
@@ -508,7 +460,7 @@ export class Http2StreamRequest
     else this.end("failed", error, "leave", "leave");
   }
 
-  /** The peer refused the stream before answering, and the request can be sent again as it was (see the header). */
+  /** The peer refused the stream before answering, and the request can be sent again as it was. */
   private mayPlaceAgain(): boolean {
     const stream = this.stream;
     if (stream === undefined || this.settled || this.isolated || this.refusals >= MAX_REFUSALS) return false;
@@ -529,29 +481,23 @@ export class Http2StreamRequest
       this.awaitingContinue = false;
       this.endDeadline(DeadlineKind.Continue);
     }
-    this.countReleased(this.host.now());
+    this.countReleased(timing.now());
     this.host.streamRefused(this);
   }
 
-  /** The peer reset the stream or the session went away: reject, or fail the body (see "Truncated bodies"). */
+  /** The peer reset the stream or the session went away: reject, or fail the body. */
   onAborted(error: Error): void {
-    // Our own reset (abort, deadline, body error): Node reports it as 'aborted' from inside `close()`; the cause is
-    // ours, and destroying the stream here would drop the RST_STREAM `close()` is about to send.
-    if (this.resetting) return;
+    // Destroying the stream inside our own `close()` would drop the RST_STREAM it is about to send.
+    if (this.wasReset) return;
     this.end("failed", error, "leave", "destroy");
   }
 
-  /** The piped request body failed or broke its `content-length`: reject (or fail the body), reset the stream. */
+  /** BodyLengthSink: the piped request body failed or broke its `content-length`. */
   onBodyError(error: Error): void {
     this.end("failed", error, "cancel", "cancel");
   }
 
-  /** The stream closed: the common way out. */
-  onClose(): void {
-    this.finish();
-  }
-
-  /** The session this request waited for failed before it was established, or the handler was destroyed. */
+  /** The session it waited for failed before it was established, or the handler was destroyed. */
   sessionFailed(error: Error): void {
     this.end("failed", error, "leave", "leave");
   }
@@ -562,20 +508,16 @@ export class Http2StreamRequest
     this.finish();
   }
 
-  /** The abort signal fired, or a deadline: reject (or fail the body) and reset the stream with CANCEL. */
   fail(error: Error, outcome: RequestOutcome): void {
     this.end(outcome, error, "cancel", "cancel");
   }
 
-  /**
-   * One progress event: restarts the stream's and the session's deadlines. `received`: a frame from the peer, also
-   * the session's proof of life for a pending silence check (`activitySeq`).
-   */
+  /** One progress event of the stream, activity of its session; `received`: a frame (the session's proof of life). */
   noteProgress(received: boolean): void {
     if (this.wasReset) return;
     this.progress++;
     const entry = this.entry;
-    const now = this.host.now();
+    const now = timing.now();
     this.lastActive = now;
     if (entry === undefined) return;
     if (received) entry.activitySeq++;
@@ -583,10 +525,8 @@ export class Http2StreamRequest
   }
 
   /**
-   * Every early end (abort, deadline, stream or body error, failed session, `destroy()`, refused request). Before the
-   * response: rejects once and treats the stream as `beforeResponse` says (no stream: finishes now). After it: the
-   * body gets `error` as `afterResponse` says, unless it arrived in full. The first cause wins. No-op once
-   * finished.
+   * Every early end. Before the response: rejects and treats the stream as `beforeResponse` says (no stream: finishes
+   * now). After it: the body gets `error` as `afterResponse` says, unless it arrived in full.
    */
   end(outcome: RequestOutcome, error: unknown, beforeResponse: StreamEnd, afterResponse: StreamEnd): void {
     if (this.isFinished) return;
@@ -607,24 +547,16 @@ export class Http2StreamRequest
     this.reset(afterResponse, error as Error);
   }
 
-  /**
-   * Resets the live stream: `"cancel"` sends RST_STREAM(CANCEL), then destroys it locally (on a terminated session
-   * `close()` alone never emits `'close'`, leaking the slot); `"destroy"` destroys it with `error`.
-   */
+  /** Resets the live stream; after `close(CANCEL)` it is destroyed too (on a dead session `close()` never closes it). */
   private reset(how: StreamEnd, error?: Error): void {
     const stream = this.stream;
     if (stream === undefined || stream.destroyed || how === "leave") return;
-    this.resetting = true;
     this.wasReset = true;
-    try {
-      if (how === "cancel" && !stream.closed) stream.close(NGHTTP2_CANCEL);
-      stream.destroy(error);
-    } finally {
-      this.resetting = false;
-    }
+    if (how === "cancel" && !stream.closed) stream.close(NGHTTP2_CANCEL);
+    stream.destroy(error);
   }
 
-  /** The single way out, idempotent: removes listeners, tells the pool once (`streamFinished`), then the core's. */
+  /** The single way out, idempotent: tells the pool once (`streamFinished`), then the core. */
   override finish(): void {
     if (this.isFinished) return;
     const unsettled = this.settled ? undefined : http2NoResponseError(this.entry?.session.destroyed === true);
@@ -636,26 +568,17 @@ export class Http2StreamRequest
       body.removeListener("error", onRequestBodyError);
     }
     const stream = this.stream;
-    const host = this.host;
-    const now = host.now();
     if (stream !== undefined) {
       detachStream(stream);
-      if (bodyOpen(this)) this.bodyEndsWith(stream);
+      // Let go of early (its session went away, `destroy()`): the body ends as the stream did, or is cut.
+      if (bodyOpen(this)) {
+        if (this.bodyReceived || stream.readableEnded) endResponseBody(this);
+        else failSourceBody(this, stream.errored ?? http2StreamAbortedError(NGHTTP2_CANCEL));
+      }
     }
-    const holdMs = stream === undefined ? 0 : now - this.streamStartedAt;
-    if (this.onSession) this.countReleased(now);
-    const outcome = this.outcome ?? "failed";
-    host.streamFinished(this, outcome, holdMs);
-    super.finish(outcome, unsettled);
-  }
-
-  /**
-   * `finish()` let go of the stream before it ended or failed the body (its session went away, `destroy()`): the body
-   * ends as the stream did, or is cut with the stream's error (a body cut without one: see "Truncated bodies").
-   */
-  private bodyEndsWith(stream: ClientHttp2Stream): void {
-    if (this.bodyReceived || stream.readableEnded) endResponseBody(this);
-    else failSourceBody(this, stream.errored ?? http2StreamAbortedError(NGHTTP2_CANCEL));
+    if (this.onSession) this.countReleased(timing.now());
+    this.host.streamFinished(this);
+    super.finish(this.outcome ?? "failed", unsettled);
   }
 
   protected wireFacts(): WireFacts {
@@ -678,16 +601,10 @@ const IDEMPOTENT_METHODS = new Set(["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "D
 
 /** A request body that can be sent again as it was: none, a string or bytes (a stream is consumed as it is sent). */
 function replayable(body: unknown): boolean {
-  return (
-    body === undefined ||
-    body === null ||
-    typeof body === "string" ||
-    ArrayBuffer.isView(body) ||
-    body instanceof ArrayBuffer
-  );
+  return body == null || typeof body === "string" || ArrayBuffer.isView(body) || body instanceof ArrayBuffer;
 }
 
-/** Activity of `entry` at `now` (not of a stream): restarts its `sessionTimeout` and stamps its last activity. */
+/** Activity of `entry` at `now`: restarts its `sessionTimeout` and stamps its last activity. */
 function noteSessionActivity(entry: Http2PoolSession, now: number): void {
   entry.socketActiveAt = now;
   const idle = entry.idle;

@@ -2,6 +2,7 @@ import type { HttpHandler, HttpRequest, HttpResponse } from "@smithy/protocol-ht
 import type { HttpHandlerOptions, Provider } from "@smithy/types";
 import type { PoolMonitorOptions, PoolStats } from "@sockeye/pool-monitor";
 import {
+  type AbortSignalLike,
   DeadlinePlan,
   buildAbortError,
   checkHandlerUpdate,
@@ -13,7 +14,7 @@ import {
 import { MIN_CONTINUE_WAIT_MS, PACKAGE_PREFIX } from "./constants";
 import { Http2PoolMonitor } from "./http2-pool-monitor";
 import { Http2SessionPool } from "./http2-session-pool";
-import { type AbortSignalLike, Http2StreamRequest } from "./http2-stream-request";
+import { Http2StreamRequest } from "./http2-stream-request";
 import type { NodeHttp2HandlerOptions } from "./node-http2-handler-options";
 import { HTTP2_OPTIONS, type ResolvedHttp2Config, resolveHttp2Config } from "./resolve-http2-config";
 
@@ -33,11 +34,10 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
   private config?: ResolvedHttp2Config;
   private configProvider: Promise<ResolvedHttp2Config>;
   private readonly pool = new Http2SessionPool();
-  /** The deadline plan of the last request (see `planFor`). */
+  /** The deadline plan of the last request, and its inputs (`planFor`). */
   private plan: DeadlinePlan<"http2"> | undefined = undefined;
   private planIdleMs: number | undefined = undefined;
   private planUnreadMs: number | undefined = undefined;
-  private monitor: Http2PoolMonitor | undefined = undefined;
 
   /** Returns `instanceOrOptions` unchanged when it already has `handle`, else a new `NodeHttp2Handler`. */
   public static create(
@@ -59,13 +59,11 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
       // Surfaced by handle(); an unused handler must not raise an unhandled rejection.
       this.configProvider.catch(() => {});
       // Exists from construction; dropped at the first handle() if the provider says `telemetry: false`.
-      this.monitor = this.pool.monitor = this.newMonitor(undefined, true);
+      this.pool.monitor = this.newMonitor(undefined);
     } else {
       const resolved = resolveHttp2Config(options);
       this.configProvider = Promise.resolve(resolved);
-      // The telemetry source exists from construction, so metrics can be registered before the first request.
-      if (resolved.telemetry)
-        this.monitor = this.pool.monitor = this.newMonitor(resolved, resolved.socketMonitor === "interval");
+      if (resolved.telemetry) this.pool.monitor = this.newMonitor(resolved);
     }
   }
 
@@ -96,31 +94,29 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
     request: HttpRequest,
     options?: HttpHandlerOptions & EventStreamSignal
   ): Promise<{ response: HttpResponse }> {
-    if (this.config === undefined) {
-      const config = await this.configProvider;
-      this.apply(config);
-    }
+    if (this.config === undefined) this.apply(await this.configProvider);
     return this.dispatch(this.config as ResolvedHttp2Config, request, options);
   }
 
   private apply(config: ResolvedHttp2Config): void {
-    this.config = config;
-    this.pool.poolConfig = config;
+    const pool = this.pool;
+    this.config = pool.poolConfig = config;
     if (!config.telemetry) {
-      // Only before any origin existed (a provider's first resolution): origins keep the counters they were built with.
-      if (this.pool.originsCreated === 0) this.monitor = this.pool.monitor = undefined;
-    } else if (this.monitor === undefined) {
-      this.monitor = this.pool.monitor = this.newMonitor(config, config.socketMonitor === "interval");
+      // Only before any origin existed: origins keep the counters they were built with.
+      if (pool.originsCreated === 0) pool.monitor = undefined;
+    } else if (pool.monitor === undefined) {
+      pool.monitor = this.newMonitor(config);
     } else {
       // A provider's options: the monitor built at construction takes them now.
-      this.monitor.configure(this.monitorOptions(config));
+      pool.monitor.configure(this.monitorOptions(config));
     }
-    if (this.monitor !== undefined) this.monitor.detect = config.socketMonitor === "interval";
+    if (pool.monitor !== undefined) pool.monitor.detect = config.socketMonitor === "interval";
   }
 
-  private newMonitor(config: ResolvedHttp2Config | undefined, detect: boolean): Http2PoolMonitor {
+  /** A monitor for `config` (`undefined`: a provider's, not resolved yet). */
+  private newMonitor(config: ResolvedHttp2Config | undefined): Http2PoolMonitor {
+    const detect = config === undefined || config.socketMonitor === "interval";
     const monitor = new Http2PoolMonitor(() => this.pool.poolConfig, detect, this.monitorOptions(config));
-    // Sampling stops while nothing happens (`wantsSamples`): the next event restarts the tick.
     monitor.onResume = () => this.pool.resumeSampling();
     return monitor;
   }
@@ -144,13 +140,10 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
       auth = `${encodeURIComponent(request.username ?? "")}:${encodeURIComponent(request.password ?? "")}@`;
     }
     const key = `${protocol}//${auth}${hostname}${port ? `:${port}` : ""}`;
-    let origin = this.pool.origins.get(key);
-    if (origin === undefined) {
-      const name = `${protocol}//${hostname}:${port ?? (protocol === "http:" ? 80 : 443)}`;
-      origin = this.pool.origin(key, name);
-    }
-    const perCall = options?.requestTimeout;
-    const configured = perCall ?? config.options.requestTimeout;
+    const origin =
+      this.pool.origins.get(key) ??
+      this.pool.addOrigin(key, `${protocol}//${hostname}:${port ?? (protocol === "http:" ? 80 : 443)}`);
+    const configured = options?.requestTimeout ?? config.options.requestTimeout;
     let idleMs: number | undefined;
     if (configured !== undefined && configured !== null) {
       const n = Number(configured);
@@ -159,14 +152,11 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
       idleMs = config.defaultSocketTimeout;
     }
     const eventStream = options?.isEventStream === true;
-    const isolated = config.disableConcurrentStreams || eventStream;
-    const pool = this.pool;
-    const target = origin;
     const req = new Http2StreamRequest(
-      pool,
-      target,
+      this.pool,
+      origin,
       request,
-      isolated,
+      config.disableConcurrentStreams || eventStream,
       eventStream,
       abortSignal,
       this.planFor(idleMs, config.unreadBodyTimeout)
@@ -174,10 +164,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
     return new Promise((resolve, reject) => req.start(resolve, reject));
   }
 
-  /**
-   * The deadlines of a request whose inactivity limit is `idleMs` and `unreadBodyTimeout` `unreadMs` (kept for the
-   * next request with the same ones).
-   */
+  /** The deadlines of a request with these limits (the last plan is kept for the next request). */
   private planFor(idleMs: number | undefined, unreadMs: number | undefined): DeadlinePlan<"http2"> {
     const plan = this.plan;
     if (plan !== undefined && this.planIdleMs === idleMs && this.planUnreadMs === unreadMs) return plan;
@@ -197,7 +184,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
    * `Symbol.for("@smithy/defaultSocketTimeout")` sets the service default idle timeout unless one is set.
    */
   public updateHttpClientConfig(key: keyof NodeHttp2HandlerOptions | symbol, value: unknown): void {
-    value = checkHandlerUpdate(HTTP2_OPTIONS, key, value, PACKAGE_PREFIX, this.monitor).value;
+    value = checkHandlerUpdate(HTTP2_OPTIONS, key, value, PACKAGE_PREFIX, this.pool.monitor).value;
     this.config = undefined;
     this.configProvider = this.configProvider.then((config) => {
       const [name, next] = configEntry(config.options, key, value);
@@ -217,7 +204,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
    * @param options - `{ resetSummaries: true }` restarts the duration summaries after reading them.
    */
   public getPoolStats(options?: { resetSummaries?: boolean }): PoolStats {
-    return this.monitor?.getStats(options) ?? emptyPoolStats(performance.now());
+    return this.pool.monitor?.getStats(options) ?? emptyPoolStats(performance.now());
   }
 
   /**
@@ -225,7 +212,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
    * `telemetry: false` (for a provider: from the first `handle()`). It outlives `destroy()`.
    */
   public get poolMonitor(): Http2PoolMonitor | undefined {
-    return this.monitor;
+    return this.pool.monitor;
   }
 }
 

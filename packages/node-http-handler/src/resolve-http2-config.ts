@@ -14,12 +14,6 @@ import {
 import { PACKAGE_PREFIX } from "./constants";
 import type { NodeHttp2HandlerOptions } from "./node-http2-handler-options";
 
-/** Default `maxSessionsPerOrigin`. */
-const DEFAULT_MAX_SESSIONS_PER_ORIGIN = 4;
-
-/** Default `maxIsolatedSessionsPerOrigin` (the HTTP/1.1 handler's default `maxSockets`). */
-const DEFAULT_MAX_ISOLATED_SESSIONS_PER_ORIGIN = 50;
-
 /** The options only this handler has, in the order they are checked (before the shared ones). */
 const HTTP2_OWN_OPTIONS = {
   requestTimeout: [MS, "request", undefined],
@@ -28,8 +22,9 @@ const HTTP2_OWN_OPTIONS = {
   disableConcurrentStreams: [BOOLEAN, "request", false],
   // `Infinity`: the peer's limit only.
   maxConcurrentStreams: [COUNT, "pool", Number.POSITIVE_INFINITY],
-  maxSessionsPerOrigin: [COUNT, "pool", DEFAULT_MAX_SESSIONS_PER_ORIGIN],
-  maxIsolatedSessionsPerOrigin: [COUNT, "pool", DEFAULT_MAX_ISOLATED_SESSIONS_PER_ORIGIN],
+  maxSessionsPerOrigin: [COUNT, "pool", 4],
+  // The HTTP/1.1 handler's default `maxSockets`.
+  maxIsolatedSessionsPerOrigin: [COUNT, "pool", 50],
   nodeHttp2ConnectOptions: [/* @__PURE__ */ objectRule("an object of http2.connect() options"), "pool", undefined],
   logger: [LOGGER, "request", undefined],
 } as const satisfies OptionSchema<Omit<NodeHttp2HandlerOptions, Http2SharedOption>>;

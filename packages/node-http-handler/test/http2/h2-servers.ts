@@ -395,3 +395,17 @@ export async function waitFor(predicate: () => boolean, timeoutMs = 5000): Promi
     await new Promise((r) => realSetTimeout(r, 5));
   }
 }
+
+/** What the pool specs read of a handler's `Http2SessionPool`. */
+export type Pool = {
+  sharedScheduler: { size: number };
+  origins: Map<string, { streamsInFlight: number }>;
+  streamFinished(req: { outcome?: string }): void;
+};
+
+/** Streams started and not finished, over the pool's origins. */
+export function inFlight(pool: Pool): number {
+  let n = 0;
+  for (const origin of pool.origins.values()) n += origin.streamsInFlight;
+  return n;
+}

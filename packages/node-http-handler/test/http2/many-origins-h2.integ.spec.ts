@@ -51,10 +51,10 @@ function bucket(n: number): HttpRequest {
 function perOriginState(handler: NodeHttp2Handler) {
   const h = handler as any;
   let members = 0;
-  for (const t of h.monitor.origins.values()) members += t.members.length;
+  for (const t of h.pool.monitor.origins.values()) members += t.members.size;
   return {
     origins: h.pool.origins.size as number,
-    otherMembers: (h.monitor.origins.get("_OTHER")?.members.length ?? 0) as number,
+    otherMembers: (h.pool.monitor.origins.get("_OTHER")?.members.size ?? 0) as number,
     /** Over every telemetry entry, `_OTHER` included. */
     members,
   };

@@ -16,13 +16,7 @@ import { getEventListeners } from "node:events";
 import { Readable } from "node:stream";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { NodeHttp2Handler, type NodeHttp2HandlerOptions } from "../../src/index";
-import { CA, h2Request, outcome, readBody, startH2Server, waitFor } from "./h2-servers";
-
-type Pool = {
-  sharedScheduler: { size: number };
-  inFlight: number;
-  streamFinished(req: object, outcome: string, holdMs: number): void;
-};
+import { CA, h2Request, inFlight, outcome, type Pool, readBody, startH2Server, waitFor } from "./h2-servers";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -40,9 +34,9 @@ async function oneSlot(options: NodeHttp2HandlerOptions = {}) {
   /** Every call of the pool's single way out, by request. */
   const finished = new Map<object, string[]>();
   const original = pool.streamFinished.bind(pool);
-  vi.spyOn(pool, "streamFinished").mockImplementation((req, how, holdMs) => {
-    finished.set(req, [...(finished.get(req) ?? []), how]);
-    original(req, how, holdMs);
+  vi.spyOn(pool, "streamFinished").mockImplementation((req) => {
+    finished.set(req, [...(finished.get(req) ?? []), req.outcome ?? "failed"]);
+    original(req);
   });
   return { server, h, pool, finished };
 }
@@ -66,13 +60,13 @@ function toldOnce(finished: Map<object, string[]>, requests: number): string[] {
  */
 async function expectReleased(t: Awaited<ReturnType<typeof oneSlot>>, sessionsBefore: number): Promise<void> {
   const { server, h, pool } = t;
-  await waitFor(() => pool.inFlight === 0);
+  await waitFor(() => inFlight(pool) === 0);
   expect(h.getPoolStats().totals.inFlight).toBe(0);
   for (const session of origin(h).http2?.sessions ?? []) expect(session.activeStreams).toBe(0);
   expect(pool.sharedScheduler.size).toBe(0); // no idle watch, no request deadline
   const next = await h.handle(req(server, "/echo"));
   expect(await readBody(next.response.body)).toContain('"method":"GET"');
-  await waitFor(() => pool.inFlight === 0);
+  await waitFor(() => inFlight(pool) === 0);
   expect(server.sessionsAccepted).toBe(sessionsBefore);
   h.destroy();
   expect(pool.sharedScheduler.size).toBe(0);
@@ -90,7 +84,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
     await waitFor(() => h.getPoolStats().totals.queued === 1);
     const bodies = await Promise.all([first, second].map(async (p) => readBody((await p).response.body)));
     expect(bodies.every((b) => b.includes('"method":"GET"'))).toBe(true);
-    await waitFor(() => t.pool.inFlight === 0);
+    await waitFor(() => inFlight(t.pool) === 0);
     expect(toldOnce(finished, 2)).toEqual(["completed", "completed"]);
     expect(origin(h).requests).toEqual({ started: 2, completed: 2, failed: 0, aborted: 0, timedOut: 0, queueFull: 0 });
     expect(origin(h).sockets).toMatchObject({ created: 1, acquisitions: 2, reusedAcquisitions: 1, errors: 0 });
@@ -116,7 +110,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
         resolve();
       });
     });
-    await waitFor(() => t.pool.inFlight === 0);
+    await waitFor(() => inFlight(t.pool) === 0);
     expect(text).toHaveLength(64);
     expect(errors).toEqual([]);
     expect(body.errored).toBeNull();
@@ -141,7 +135,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
     expect(h.getPoolStats().totals.queued).toBe(0);
     holding.abort();
     expect(await outcome(first)).toMatchObject({ ok: false, error: { name: "AbortError" } });
-    await waitFor(() => t.pool.inFlight === 0);
+    await waitFor(() => inFlight(t.pool) === 0);
     // A request body that fails mid-upload: the server waits for its end (/echo), the request rejects with its error.
     const failing = new Readable({ read() {} });
     failing.push("a");
@@ -149,7 +143,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
     await waitFor(() => server.openStreams === 1);
     failing.destroy(new Error("body failed"));
     expect(await outcome(failed)).toMatchObject({ ok: false, error: { message: "body failed" } });
-    await waitFor(() => t.pool.inFlight === 0);
+    await waitFor(() => inFlight(t.pool) === 0);
     expect(failing.listenerCount("error")).toBe(0);
     expect(toldOnce(finished, 3)).toEqual(["aborted", "aborted", "failed"]);
     expect(origin(h).requests).toEqual({ started: 3, completed: 0, failed: 1, aborted: 2, timedOut: 0, queueFull: 0 });
@@ -176,7 +170,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
     // stream allowed the next stream never started.
     expect(await outcome(uploading)).toMatchObject({ ok: false, error: { name: "AbortError" } });
     await waitFor(() => server.openStreams === 0);
-    await waitFor(() => t.pool.inFlight === 0);
+    await waitFor(() => inFlight(t.pool) === 0);
     expect(toldOnce(finished, 1)).toEqual(["aborted"]);
     expect(origin(h).requests).toEqual({ started: 1, completed: 0, failed: 0, aborted: 1, timedOut: 0, queueFull: 0 });
     expect(body.listenerCount("error")).toBe(0);
@@ -201,7 +195,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
     // Before: the errored body was piped into the stream, which then waited for requestTimeout (5 s).
     expect(await outcome(queued)).toMatchObject({ ok: false, error: { message: "failed while waiting" } });
     expect(Date.now() - startedAt).toBeLessThan(4000);
-    await waitFor(() => t.pool.inFlight === 0);
+    await waitFor(() => inFlight(t.pool) === 0);
     expect(toldOnce(finished, 2)).toEqual(["aborted", "failed"]);
     expect(origin(h).requests).toEqual({ started: 2, completed: 0, failed: 1, aborted: 1, timedOut: 0, queueFull: 0 });
     await expectReleased(t, 1);
@@ -220,7 +214,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
     const results = await Promise.all([never, goaway, waiting].map(outcome));
     expect(results.map((r) => r.ok)).toEqual([false, false, true]);
     if (results[2].ok) await readBody((results[2].value as { response: { body: unknown } }).response.body);
-    await waitFor(() => pool.inFlight === 0);
+    await waitFor(() => inFlight(pool) === 0);
     expect(origin(h).requests).toEqual({ started: 3, completed: 1, failed: 2, aborted: 0, timedOut: 0, queueFull: 0 });
     expect(origin(h).sockets).toMatchObject({ created: 2, acquisitions: 3 });
     expect(origin(h).http2?.closed.goaway).toBe(1);
@@ -242,7 +236,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
     const results = await Promise.all([open, waiting].map(outcome));
     expect(results.map((r) => r.ok)).toEqual([false, false]);
     expect(!results[1].ok && results[1].error.message).toMatch(/destroyed before a stream slot was free/);
-    await waitFor(() => t.pool.inFlight === 0);
+    await waitFor(() => inFlight(t.pool) === 0);
     expect(toldOnce(finished, 2)).toEqual(["failed", "failed"]);
     expect(origin(h).requests).toEqual({ started: 2, completed: 0, failed: 2, aborted: 0, timedOut: 0, queueFull: 0 });
     expect(t.pool.sharedScheduler.size).toBe(0);
@@ -267,7 +261,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
     const results = await Promise.all([waiting, bad, after]);
     expect(results.map((r) => r.ok)).toEqual([true, false, true]);
     expect(!results[1].ok && results[1].error).toMatchObject({ code: "ERR_HTTP2_INVALID_PSEUDOHEADER" });
-    await waitFor(() => t.pool.inFlight === 0);
+    await waitFor(() => inFlight(t.pool) === 0);
     expect(toldOnce(finished, 4)).toEqual(["completed", "completed", "completed", "failed"]);
     expect(origin(h).requests).toEqual({ started: 4, completed: 3, failed: 1, aborted: 0, timedOut: 0, queueFull: 0 });
     // Refused before nghttp2 sees it: the session serves the next stream.
@@ -286,7 +280,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
     controller.abort();
     const result = await outcome(open);
     expect(result.ok).toBe(false);
-    await waitFor(() => t.pool.inFlight === 0);
+    await waitFor(() => inFlight(t.pool) === 0);
     const [how] = toldOnce(finished, 1);
     const counted = origin(h).requests;
     expect(counted.started).toBe(1);
@@ -310,9 +304,9 @@ describe("every way a stream request ends goes through finish(), once", () => {
       () => (state = "rejected")
     );
     await waitFor(() => server.openStreams === 1);
-    const origins = (h as unknown as { pool: { origins: Map<string, { activeHead?: { stream?: object } }> } }).pool
-      .origins;
-    const stream = [...origins.values()][0].activeHead?.stream as { emit: (...args: unknown[]) => boolean };
+    const origins = (h as unknown as { pool: { origins: Map<string, { holders: { head?: { stream?: object } } }> } })
+      .pool.origins;
+    const stream = [...origins.values()][0].holders.head?.stream as { emit: (...args: unknown[]) => boolean };
     stream.emit = () => false;
     return () => state;
   }
@@ -323,7 +317,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
     t.h.destroy();
     await waitFor(() => state() !== "pending");
     expect(state()).toBe("rejected");
-    expect(t.pool.inFlight).toBe(0);
+    expect(inFlight(t.pool)).toBe(0);
     expect(toldOnce(t.finished, 1)).toEqual(["failed"]);
     expect(t.pool.sharedScheduler.size).toBe(0);
   });
@@ -334,7 +328,7 @@ describe("every way a stream request ends goes through finish(), once", () => {
     await t.server.close();
     await waitFor(() => state() !== "pending");
     expect(state()).toBe("rejected");
-    expect(t.pool.inFlight).toBe(0);
+    expect(inFlight(t.pool)).toBe(0);
     expect(toldOnce(t.finished, 1)).toEqual(["failed"]);
     expect(origin(t.h).requests).toMatchObject({ started: 1, failed: 1 });
   });
