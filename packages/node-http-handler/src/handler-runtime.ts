@@ -144,7 +144,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     if (admission === "dispatch" || monitor === undefined || monitor.coreDestroyed) return admission;
     const o = this.originOf(monitor, r.originKey);
     // Queued in the gate: counted by the monitor as a request queued under the agent's name for it.
-    if (admission === "queued") r.countQueued(monitor, o, key.name);
+    if (admission === "queued") r.countQueued(monitor, o, key.name, now);
     else r.countRefused(monitor, o);
     return admission;
   }
@@ -154,15 +154,15 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   }
 
   /** Its Node request was just created: counted from now (or, if it waited in the gate, since then). */
-  requestCreated(r: InFlightRequest, req: ClientRequest): void {
+  requestCreated(r: InFlightRequest, req: ClientRequest, now: number): void {
     const tracking = r.monitor;
     if (tracking !== undefined) {
-      r.countDispatched(tracking, r.originState!, req);
+      r.countDispatched(tracking, r.telemetry!, req, now);
       return;
     }
     const monitor = this.hostMonitor;
     if (monitor !== undefined && !monitor.coreDestroyed)
-      r.countDispatched(monitor, this.originOf(monitor, r.originKey), req);
+      r.countDispatched(monitor, this.originOf(monitor, r.originKey), req, now);
   }
 
   /** `monitor.originFor(key)`, memoised for the last key (a `Map` lookup saved per request). */
@@ -182,18 +182,19 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   requestFinished(r: InFlightRequest): void {
     this.idle.unwatch(r);
     this.socketWarning.clear(r);
-    const tracked = r.monitor !== undefined;
     const lifecycle = this.currentSettings?.lifecycle;
     const socket = r.requestPlan.swept ? (r.req?.socket ?? undefined) : undefined;
     const expires = socket !== undefined && lifecycle !== undefined;
-    const now = tracked || expires ? timing.now() : 0;
-    if (tracked) r.countClosed(now);
     if (r.livePrev !== undefined) r.livePrev.liveNext = r.liveNext;
     else if (this.liveHead === r) this.liveHead = r.liveNext;
     if (r.liveNext !== undefined) r.liveNext.livePrev = r.livePrev;
     r.liveNext = r.livePrev = undefined;
     this.live--;
-    const at = expires ? socketExpiry(socket!, now, lifecycle!, now) : Number.POSITIVE_INFINITY;
+    let at = Number.POSITIVE_INFINITY;
+    if (expires) {
+      const now = timing.now();
+      at = socketExpiry(socket!, now, lifecycle!, now);
+    }
     if (this.live > 0) {
       if (lifecycle !== undefined) this.armSweepAt(at, lifecycle);
     } else {
@@ -212,11 +213,11 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   addAges(o: OriginState, now: number): void {
     for (let r = this.liveHead; r !== undefined; r = r.liveNext) {
       const link = r.link;
-      if (r.originState !== o || link === undefined) continue;
+      if (r.telemetry !== o || link === undefined) continue;
       if (r.isQueued) {
-        if (now - r.beganAt > link.ages.oldestQueuedMs) link.ages.oldestQueuedMs = now - r.beganAt;
-      } else if (r.acquiredAt >= 0 && r.socketState?.current === r) {
-        addActiveAge(link, now - r.acquiredAt);
+        if (now - r.begunAt > link.ages.oldestQueuedMs) link.ages.oldestQueuedMs = now - r.begunAt;
+      } else if (r.heldSince >= 0 && r.socketState?.current === r) {
+        addActiveAge(link, now - r.heldSince);
       }
     }
   }
@@ -227,7 +228,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
    */
   readUnread(o: OriginState, now: number, limitMs: number, reading: PoolReading): void {
     for (let r = this.liveHead; r !== undefined; r = r.liveNext) {
-      if (r.originState !== o || r.isUnpooled) continue;
+      if (r.telemetry !== o || r.isUnpooled) continue;
       const body = bodyOf(r);
       if (body !== undefined) addUnreadResponse(reading, r, now, limitMs, body);
     }

@@ -22,10 +22,10 @@ export interface RequestHost<R> {
   /** Right before the Node request is created: drop expired free sockets of its agent. */
   requestDispatching(r: R, now: number): void;
   /** The Node request `req` exists: counted by telemetry from now (or since the gate queued it). */
-  requestCreated(r: R, req: ClientRequest): void;
+  requestCreated(r: R, req: ClientRequest, now: number): void;
   /** The promise settled: the socket-usage window no longer matters. */
   requestSettled(r: R): void;
-  /** The single way out (once per request): every registration released, its end counted. */
+  /** The single way out (once per request, after it was counted): every registration released. */
   requestFinished(r: R): void;
   /** The request's socket connected: start its inactivity watch (`socketTimeout`) from `now` (`timing.now()` ms). */
   watchIdle(r: R, socket: Socket, now: number): void;

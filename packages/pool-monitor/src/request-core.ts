@@ -13,6 +13,7 @@
  * whose deadlines all end before they are due costs one arm and one disarm on the scheduler, and a deadline never
  * fires later than a native timer restarted at every event would.
  */
+import type { Readable } from "node:stream";
 import { buildAbortError } from "./request-errors";
 import type { DeadlineContext, DeadlineKind } from "./deadline-kind";
 import { Deadline, type DeadlineOwner } from "./deadline-scheduler";
@@ -39,6 +40,12 @@ type Owned = AbortSignalLike & { [kRequest]?: RequestCore<any> };
 /** The legacy signal's `onabort`: one shared function, the request found on the signal. */
 function onLegacyAbort(this: Owned): void {
   this[kRequest]?.handleEvent();
+}
+
+/** A request's links to the body it handed out (`BodySource`: strong while it asks for data, else weak). @internal */
+export interface BodyLinks {
+  heldBody: Readable | undefined;
+  bodyRef: WeakRef<Readable> | undefined;
 }
 
 /** See the file header. `O`: the transport's origin state. @internal */
@@ -72,6 +79,8 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
   /** Per plan entry: -1 when not armed, else the time it was armed at (an idle entry runs from `lastActive`). */
   private dues: number[] | undefined = undefined;
   private abortAttached = false;
+  /** Counted started (`countStarted`): only then is it counted acquired, released and finished. */
+  private counted = false;
 
   constructor(
     readonly plan: DeadlinePlan<any>,
@@ -101,12 +110,14 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     return undefined;
   }
 
-  /** Starts the request's life: keeps the settle functions, counts it started, listens for the abort and arms the deadlines of `Created`. */
+  /**
+   * Starts the request's life: keeps the settle functions, counts it started (if its telemetry is known by now),
+   * listens for the abort and arms the deadlines of `Created`.
+   */
   protected begin(resolve: (value: any) => void, reject: (reason: unknown) => void): void {
     this.settleResolve = resolve;
     this.settleReject = reject;
-    const m = this.monitor;
-    if (m !== undefined && this.telemetry !== undefined && !m.coreDestroyed) m.started(this.telemetry);
+    this.countStarted();
     const signal = this.signal;
     if (signal !== undefined && signal !== null) {
       this.abortAttached = true;
@@ -117,6 +128,23 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
       }
     }
     this.armPhase(-1, RequestPhase.Created, this.begunAt);
+  }
+
+  /**
+   * Counts it started on its monitor (once). `begin()` calls it; a transport that learns its telemetry later (HTTP/1,
+   * at dispatch) calls it then, and a request it never calls it for (HTTP/1's unpooled one) is counted by nothing
+   * but `request:finished`.
+   */
+  protected countStarted(): void {
+    const m = this.monitor;
+    if (this.counted || m === undefined || this.telemetry === undefined || m.coreDestroyed) return;
+    this.counted = true;
+    m.started(this.telemetry);
+  }
+
+  /** Its monitor while it counts this request (counted started, not destroyed since). */
+  private get counter(): TelemetryCore<O> | undefined {
+    return this.counted && !this.monitor!.coreDestroyed ? this.monitor : undefined;
   }
 
   /** It waits behind others: `Queued`, counted enqueued. */
@@ -140,18 +168,13 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
   protected countAcquired(now: number, reused: boolean): void {
     this.heldSince = now;
     this.everHeld = true;
-    const m = this.monitor;
-    if (m !== undefined && this.telemetry !== undefined && !m.coreDestroyed) {
-      m.acquired(this.telemetry, now - this.begunAt, reused, this.wasQueued);
-    }
+    this.counter?.acquired(this.telemetry!, now - this.begunAt, reused, this.wasQueued);
   }
 
   /** Counts the connection given back at `now` (no-op unless one is held). */
   protected countReleased(now: number): void {
     if (this.heldSince < 0) return;
-    const m = this.monitor;
-    if (m !== undefined && this.telemetry !== undefined && !m.coreDestroyed)
-      m.released(this.telemetry, now - this.heldSince);
+    this.counter?.released(this.telemetry!, now - this.heldSince);
     this.heldSince = -1;
   }
 
@@ -185,8 +208,9 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
 
   /**
    * The single way out, idempotent: never leaves the promise pending (rejects with `unsettled` if given, else a
-   * generic error), cancels the deadlines, detaches the abort listener, counts the outcome and
-   * publishes `request:finished`. A transport calls it after its own release (connection, slot, listeners).
+   * generic error), cancels the deadlines, detaches the abort listener, counts the outcome (the noted `outcome`
+   * wins over the argument) and publishes `request:finished`. A transport calls it after its own release
+   * (connection, slot, listeners).
    */
   protected finish(outcome: RequestOutcome, unsettled?: Error): void {
     if (this.isFinished) return;
@@ -202,7 +226,7 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     const m = this.monitor;
     const o = this.telemetry;
     if (m === undefined || o === undefined || m.coreDestroyed) return;
-    m.finished(o, final);
+    if (this.counted) m.finished(o, final);
     if (m.wants(requestFinishedChannel)) {
       const durationMs = timing.now() - this.begunAt;
       const facts = this.wireFacts();
@@ -219,6 +243,21 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
       );
     }
   }
+
+  /**
+   * `BodySource.bodyCollected()`: the body was garbage-collected. A response still open is torn down
+   * (`releaseCollectedBody()`) and counted reclaimed; one that had ended pinned nothing.
+   */
+  protected reclaimBody(this: this & BodyLinks): void {
+    if (this.isFinished || (this.heldBody === undefined && this.bodyRef === undefined)) return;
+    this.heldBody = this.bodyRef = undefined;
+    const m = this.monitor;
+    if (m !== undefined && this.telemetry !== undefined && !m.coreDestroyed) m.bodyReclaimed(this.telemetry);
+    this.releaseCollectedBody();
+  }
+
+  /** Tears down the exchange whose body was collected, freeing its connection or stream (`bodyCollected()`). */
+  protected releaseCollectedBody(): void {}
 
   private detachAbort(): void {
     if (!this.abortAttached) return;
