@@ -1,18 +1,14 @@
 /**
- * HandlerRuntime: what one handler owns while requests are in flight, and the only place they are counted.
+ * HandlerRuntime: what one HTTP/1 handler owns while requests are in flight.
  *
- * - `hostScheduler`: every deadline of the handler on one native timer; its owner tick samples the monitor once per
- *   `sampleIntervalMs` in `"interval"` mode, and runs only while the monitor is busy.
- * - `idle` (`IdleWatchList`): the `socketTimeout` watches. `socketWarning`: upstream's socket-usage warning.
- * - `monitor` (`Http1PoolMonitor`): each request counts itself on it (`InFlightRequest`); as its `Http1Requests`, the
- *   runtime walks the live list for ages and unread bodies, at sample and snapshot time only.
+ * - `hostScheduler`: every deadline of the handler on one native timer; its owner tick samples the monitor in
+ *   `"interval"` mode while the monitor is busy. `idle`: the `socketTimeout` watches; `socketWarning`: upstream's
+ *   socket-usage warning; `gates`: one `AgentGate` per agent.
  * - The live list (intrusive, O(1) link/unlink): every request between `requestStarted` and `requestFinished`. Its
- *   length is the handler's one in-flight count; `destroy()` walks it.
- * - The gates (`AgentGate`, one per agent): a request beyond `maxSockets` / `maxTotalSockets` waits in its key's FIFO
- *   with no Node request until a request of the key finishes, or is refused when `maxQueuedRequests` already wait.
- * - Free-socket sweeps (`socket-lifecycle.ts`), for requests whose plan is `swept`: right before a dispatch (at most
- *   once per `TICK_MS` per agent), and, while requests are in flight, one `sweep` deadline at the earliest expiry of a
- *   free socket. An idle handler keeps no timer for its free sockets; they are swept before the next dispatch.
+ *   length is the handler's one in-flight count; `destroy()` walks it, and so does the monitor's reading (ages,
+ *   unread bodies: `Http1Requests`), at sample and snapshot time only.
+ * - Free-socket sweeps (`socket-lifecycle.ts`) for `swept` plans: right before a dispatch (at most once per `TICK_MS`
+ *   per agent) and, while requests are in flight, one `sweep` deadline at the earliest free-socket expiry.
  */
 import type { Http1PoolMonitor } from "@sockeye/pool-monitor";
 import {
@@ -26,7 +22,7 @@ import {
   type OriginState,
   type PoolReading,
   TICK_MS,
-  timing as importedTiming,
+  timing,
 } from "@sockeye/pool-monitor/internal";
 import { type Admission, AgentGate, type GateOwner } from "./agent-gate";
 import type { Agent, ClientRequest } from "node:http";
@@ -42,9 +38,6 @@ import {
   sweepDue,
 } from "./socket-lifecycle";
 import { SocketUsageWarning, type SocketUsageWarningSettings } from "./socket-usage-warning";
-
-// Bound once: in this package's CommonJS build every use of another package's export is a getter call.
-const timing = importedTiming;
 
 /** Settings the runtime re-reads whenever the handler's config is (re)resolved. @internal */
 export interface RuntimeSettings extends SocketUsageWarningSettings {
@@ -165,7 +158,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
       r.countDispatched(monitor, this.originOf(monitor, r.originKey), req, now);
   }
 
-  /** `monitor.originFor(key)`, memoised for the last key (a `Map` lookup saved per request). */
+  /** `monitor.originFor(key)`, memoised for the last key. */
   private originOf(monitor: Http1PoolMonitor, key: string): OriginState {
     if (key === this.memoKey && monitor === this.memoMonitor) return this.memoOrigin!;
     const o = monitor.originFor(key);
@@ -222,10 +215,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     }
   }
 
-  /**
-   * Http1Requests: `o`'s live responses whose body is not being read. O(live requests). A body received in full
-   * (its links dropped) pins nothing; one already collected is being reclaimed.
-   */
+  /** Http1Requests: `o`'s live responses whose body is not being read (a body received in full pins nothing). */
   readUnread(o: OriginState, now: number, limitMs: number, reading: PoolReading): void {
     for (let r = this.liveHead; r !== undefined; r = r.liveNext) {
       if (r.telemetry !== o || r.isUnpooled) continue;
@@ -247,10 +237,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     this.hostMonitor?.noteSocketClose(socket, reason);
   }
 
-  /**
-   * Handler `destroy()`: ends every live request (the gates dispatch nothing meanwhile; a pending one rejects with
-   * `HandlerDestroyedError`), then stops the timer. Returns the number of requests it ended.
-   */
+  /** Handler `destroy()`: ends every request (no gate dispatches meanwhile), stops the timer; returns the count. */
   destroy(): number {
     let ended = 0;
     this.destroying = true;

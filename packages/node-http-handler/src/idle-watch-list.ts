@@ -10,11 +10,8 @@
  * `timing.now()` while watched, one property read otherwise; the deadline is re-armed only when it comes due.
  */
 import type { DeadlineScheduler, IdleTarget } from "@sockeye/pool-monitor/internal";
-import { IdleWatch, timing as importedTiming } from "@sockeye/pool-monitor/internal";
+import { IdleWatch, timing } from "@sockeye/pool-monitor/internal";
 import type { Socket } from "node:net";
-
-// Bound once: in this package's CommonJS build every use of another package's export is a getter call.
-const timing = importedTiming;
 
 /** The target of a spare watch (it holds no request). */
 const NO_TARGET: IdleTarget = { onIdle() {} };

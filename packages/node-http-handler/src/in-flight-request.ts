@@ -118,7 +118,7 @@ export class InFlightRequest
   inGateQueue = false;
   gatePrev: InFlightRequest | undefined = undefined;
   gateNext: InFlightRequest | undefined = undefined;
-  /** Kept from `start()` until the Node request is created (at once, or when the gate dispatches it). */
+  /** Kept from `start()` until the Node request is created. */
   private requestFunc: ((options: object) => ClientRequest) | undefined = undefined;
   nodeOptions: NodeRequestOptions | undefined = undefined;
   res: IncomingMessage | undefined = undefined;
@@ -173,9 +173,8 @@ export class InFlightRequest
   }
 
   /**
-   * Promise executor body: counts it in flight, starts the core (abort listener, deadlines: the clocks start now,
-   * whether or not the request has to wait in the handler's gate), then creates the Node request now or queues it in
-   * the gate. Never throws.
+   * Promise executor body: the host admits it, the core starts (every clock runs from now), then it is dispatched
+   * or waits in the gate. Never throws.
    */
   start(
     resolve: Settle,
@@ -195,7 +194,6 @@ export class InFlightRequest
       this.finish(error);
       return;
     }
-    // `connectionTimeout`: a gated request is timed from now on (from `begunAt`); one dispatched now, by `dispatch()`.
     if (admission === "dispatch") this.dispatch(now);
     else if (admission === "queued") this.armDeadline(DeadlineKind.Connection, now);
     else this.finish(this.queueFullError());
@@ -227,16 +225,12 @@ export class InFlightRequest
     try {
       req = requestFunc(options);
     } catch (error) {
-      // e.g. a header value with a newline (Node refuses it, worded as every handler words it): no Node request, no
-      // 'close' will come.
+      // e.g. a header value with a newline: no Node request, no 'close' will come.
       this.finish(explainRefusal(error, this.httpRequest.headers, PACKAGE_PREFIX));
       return;
     }
-    // `connectionTimeout` of a request dispatched at `start()` is armed now, from `begunAt`, unless the agent handed
-    // it one of its free sockets, which are connected: Node's `Agent` sets `reusedSocket` synchronously in
-    // `addRequest()` when it does (Node 20–24), so a request that gets a new socket or waits in `agent.requests` is
-    // timed as before. An agent that does not set it (its own `addRequest`) or an intercepted `http.request` gets
-    // the deadline. (A gated request's is armed since `start()`.)
+    // `connectionTimeout`, from `begunAt`, unless Node's agent handed it a free (connected) socket: it sets
+    // `reusedSocket` synchronously in `addRequest()`. (A gated request's is armed since `start()`.)
     if (req.reusedSocket !== true && !this.deadlineArmed(DeadlineKind.Connection))
       this.armDeadline(DeadlineKind.Connection, this.begunAt);
     this.req = req;
@@ -276,9 +270,9 @@ export class InFlightRequest
   }
 
   /**
-   * A deadline expired (only until the promise settles, gated or not): the continue wait sends the body; a request
-   * timeout without `throwOnRequestTimeout` only warns; the others reject with their rule's error (acquisition and
-   * request timeouts destroy the Node request with it, as upstream does).
+   * A deadline expired; until the promise settles only, except `unreadBodyTimeout`: the continue wait sends the body,
+   * a request timeout without `throwOnRequestTimeout` only warns, the others reject with their rule's error
+   * (acquisition and request timeouts destroy the Node request with it, as upstream).
    */
   protected override deadlineExpired(kind: DeadlineKind, ms: number, now: number): void {
     const req = this.req;
@@ -303,11 +297,7 @@ export class InFlightRequest
       this.giveUp(error, "timed_out", kind === DeadlineKind.Acquire || kind === DeadlineKind.Request);
   }
 
-  /**
-   * `unreadBodyTimeout`: the body was handed out and nobody read it. Destroying it with the error destroys its socket
-   * (an unread response is never complete for Node), so `'close'` finishes the request and frees its slot; the
-   * response's `'error'` fails the body, which keeps the error for its first reader (`failSourceBody`).
-   */
+  /** `unreadBodyTimeout`: the response is destroyed with the error (it fails the body; `'close'` finishes it). */
   private unreadBodyExpired(ms: number, now: number): void {
     const res = this.res;
     if (res === undefined || res.destroyed) return;
@@ -355,10 +345,8 @@ export class InFlightRequest
   }
 
   /**
-   * The handler gives up on the request: tells telemetry why, takes it out of the agent queue if it is still there
-   * (a request still in the handler's gate has no Node request: `finish()` unlinks it),
-   * destroys it (`destroyWithError`: the error is also the Node request's, as upstream), rejects the promise (no-op
-   * if already settled), and finishes it now when no `'close'` will come.
+   * The handler gives up: notes why, takes it out of the agent queue, destroys it (`destroyWithError`: with the
+   * error, as upstream), rejects, and finishes it now when no `'close'` will come (gated, or left the agent queue).
    */
   private giveUp(error: unknown, outcome: "aborted" | "timed_out" | undefined, destroyWithError: boolean): void {
     if (outcome !== undefined) this.notedOutcome ??= outcome;
@@ -375,8 +363,7 @@ export class InFlightRequest
 
   /**
    * Handler `destroy()`: rejects with `HandlerDestroyedError` (unless settled) and finishes now. A queued request
-   * leaves the agent queue first, so Node never opens a connection for it; a response body still streaming fails
-   * as upstream's does when its agent is destroyed (the socket is destroyed; the body stream errors).
+   * leaves the agent queue first (no connection opens for it); a streaming body fails, as upstream's.
    */
   destroyByHandler(): void {
     if (this.isFinished) return;
@@ -384,9 +371,7 @@ export class InFlightRequest
     const queued = req === undefined ? this.inGateQueue : !req.socket && leaveAgentQueue(this.requestPlan.agent, req);
     const error = handlerDestroyedError(
       PACKAGE_PREFIX,
-      queued
-        ? `while it was waiting for a free socket (${describeAgentQueue(this.requestPlan.agent, this.requestPlan.agentGate)})`
-        : "while the request was in flight"
+      queued ? `while it was waiting for a free socket (${this.describeQueue()})` : "while the request was in flight"
     );
     this.notedOutcome ??= "aborted";
     if (req !== undefined) {
@@ -396,14 +381,14 @@ export class InFlightRequest
     this.finish(error);
   }
 
-  /** Rejects once (the core's `rejectWith`): the deadlines no longer act, the socket-usage window no longer matters. */
+  /** Rejects once (the core's `rejectWith`); the socket-usage window no longer matters. */
   reject(error: unknown): void {
     if (this.settled) return;
     this.rejectWith(error, "failed");
     this.host.requestSettled(this);
   }
 
-  /** Resolves once with the response (`Headers`: the deadlines until the response end); `now` as `enterPhase`. */
+  /** Resolves once with the response (`Headers`). */
   resolve(value: unknown, now: number): void {
     if (this.settled) return;
     this.resolveWith(value, now);
@@ -411,9 +396,8 @@ export class InFlightRequest
   }
 
   /**
-   * The single way out (idempotent): what only HTTP/1 counts of its end and its outcome (`outcomeOf`), then the
-   * core's `finish()` (settles if still pending, with `error` or "closed before a response"; deadlines, abort
-   * listener, counting, `request:finished`), then the host releases everything it holds for the request.
+   * The single way out (idempotent): its outcome (`outcomeOf`) and what only HTTP/1 counts of its end, then the
+   * core's `finish()` (rejects a pending promise with `error` or "closed before a response"), then the host's release.
    */
   override finish(error?: unknown): void {
     if (this.isFinished) return;
@@ -437,14 +421,10 @@ export class InFlightRequest
     }
   }
 
-  /**
-   * The socket is connected at the TCP level: start the inactivity watch (`socketTimeout`) from `now` (the caller's
-   * `timing.now()` reading at the event, if it took one).
-   */
-  connected(socket: Socket, now?: number): void {
-    if (this.requestPlan.socketIdleMs && !this.isFinished && !this.req?.destroyed) {
-      this.host.watchIdle(this, socket, now ?? timing.now());
-    }
+  /** TCP connected at `now`: the inactivity watch (`socketTimeout`) starts. */
+  connected(socket: Socket, now: number): void {
+    if (this.requestPlan.socketIdleMs && !this.isFinished && !this.req?.destroyed)
+      this.host.watchIdle(this, socket, now);
   }
 
   // ---- BodySource: the response body handed out ---------------------------------------------------------------
@@ -457,7 +437,7 @@ export class InFlightRequest
     if (res !== undefined && !res.destroyed) res._read(0);
   }
 
-  /** The caller destroyed the body before its end: destroy the response, as destroying it did (frees the socket). */
+  /** The caller destroyed the body before its end: so is the response (frees the socket). */
   bodyDestroyed(error: Error | null): void {
     if (!bodyOpen(this)) return;
     const res = this.res as IncomingMessage;
@@ -632,10 +612,7 @@ function onResponse(this: ClientRequest, res: IncomingMessage): void {
 
 const protoPush = Readable.prototype.push;
 
-/**
- * The parser's `push` of the response (see the header): a chunk goes into the body (false: the body is full or gone,
- * the parser stops reading the socket); the end ends the body, then the message, and reads it so it emits `'end'`.
- */
+/** The parser's `push` (see the header); at the end, the message is ended and read so it emits `'end'`. */
 function pushResponse(this: IncomingMessage, chunk: Buffer | null): boolean {
   const state: InFlightRequest = (this as any)[kState];
   if (chunk !== null) {
@@ -674,8 +651,7 @@ function onRequestSocket(this: ClientRequest, socket: Socket): void {
   const plan = state.requestPlan;
   const monitor = state.monitor;
   const connecting = socket.connecting;
-  // One clock reading for whatever wants one here: telemetry, the socket's age stamp, a connected socket's idle
-  // watch, the deadlines' phase.
+  // One clock reading, only if telemetry, the age stamp, the idle watch or a deadline wants one.
   const now =
     monitor !== undefined || plan.lifetimeMs || (!connecting && plan.socketIdleMs) || state.plan.entries.length !== 0
       ? timing.now()
@@ -694,10 +670,7 @@ function onRequestSocket(this: ClientRequest, socket: Socket): void {
   }
 }
 
-/**
- * TCP connected: timed for telemetry; bytes can move, so the inactivity timeout starts (it covers a stalled TLS
- * handshake too).
- */
+/** TCP connected: timed for telemetry; the inactivity watch starts (it covers a stalled TLS handshake too). */
 function onSocketConnected(this: Socket): void {
   const state: InFlightRequest | undefined = (this as any)[kConnectingFor];
   if (state === undefined) return;

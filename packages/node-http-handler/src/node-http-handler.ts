@@ -11,7 +11,7 @@ import {
   resolveDefaultSocketTimeout,
   SHARED_OPTIONS,
   timing,
-  validateRequest as importedValidateRequest,
+  validateRequest,
 } from "@sockeye/pool-monitor/internal";
 import type { Agent, ClientRequest } from "node:http";
 import https from "node:https";
@@ -24,9 +24,6 @@ import type { RequestPlan } from "./request-plan";
 import { loadedHttp, ownedAgents, type ResolvedHandlerConfig, resolveHandlerConfig } from "./resolve-handler-config";
 
 type RequestFunc = (options: object) => ClientRequest;
-
-// Bound once: in this package's CommonJS build every use of another package's export is a getter call.
-const validateRequest = importedValidateRequest;
 
 /** Where a request was when `destroy()` ran during `handle()`'s first-time setup (before any Node request). */
 const SETUP_WHERE = "while handle() was still resolving the handler config or creating its http agent";

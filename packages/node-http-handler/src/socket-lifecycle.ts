@@ -11,12 +11,8 @@
  */
 import type { Agent } from "node:http";
 import type { Socket } from "node:net";
-import { TICK_MS } from "@sockeye/pool-monitor/internal";
-import { timing as importedTiming } from "@sockeye/pool-monitor/internal";
+import { TICK_MS, timing } from "@sockeye/pool-monitor/internal";
 import { ownedAgents } from "./resolve-handler-config";
-
-// Bound once: in this package's CommonJS build every use of another package's export is a getter call.
-const timing = importedTiming;
 
 const kCreatedAt = Symbol("sockeye.socketCreatedAt");
 const kFreedAt = Symbol("sockeye.socketFreedAt");
