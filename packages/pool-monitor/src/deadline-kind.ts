@@ -69,7 +69,7 @@ export interface DeadlineRule {
   readonly armAt: PhaseOf | null;
   /** The phase that cancels it (the transport may also cancel it earlier: `RequestCore.endDeadline`). */
   readonly endAt: PhaseOf;
-  /** Activity restarts it (`RequestCore.touch`): it fires `ms` after the last activity. */
+  /** Activity restarts it (`RequestCore.lastActive`): it fires `ms` after the last activity. */
   readonly idle: boolean;
   /** The rejection when it fires (`ms`: its duration; `now`: `timing.now()`); `undefined`: it only tells the transport. */
   error(r: DeadlineContext, ms: number, now: number): Error | undefined;

@@ -1,17 +1,14 @@
 /**
  * RequestCore: what every transport's request object shares, once: the promise and its single `finish()`, abort, the
- * core counting (`TelemetryCore`) and `request:finished`, and the deadlines of its
- * `DeadlinePlan`. A transport's request extends it and translates its wire events into phases (`enterPhase`),
- * activity (`lastActive = now`), counting (`countAcquired` / `countReleased`) and the end (`finish`); it implements
- * `fail()` (how to tear its exchange down) and `wireFacts()` (what only the wire knows, for `request:finished`).
+ * counting on `TelemetryCore` and `request:finished`, and the deadlines of its `DeadlinePlan`. A transport's request
+ * extends it and translates its wire events into phases (`enterPhase`), activity (`lastActive = now`), counting
+ * (`countAcquired` / `countReleased`) and the end (`finish`); it implements `fail()` and `wireFacts()`.
  *
- * Deadlines: ONE `Deadline` node per request, whatever the number of configured kinds, armed for the earliest due
- * entry. An entry is armed when its rule's `armAt` phase is reached (or by `armDeadline`), ended at its `endAt`
- * phase (or by `endDeadline`); an idle entry is due `ms` after `lastActive`. Activity, and ending an entry while
- * another stays armed, do not touch the scheduler: when the node comes due it fires the entry that is due, if any,
- * and otherwise re-arms for the earliest entry still armed; the node is disarmed when no entry is left. So a request
- * whose deadlines all end before they are due costs one arm and one disarm on the scheduler, and a deadline never
- * fires later than a native timer restarted at every event would.
+ * Deadlines: ONE `Deadline` node per request, armed for the earliest due entry. An entry is armed at its rule's
+ * `armAt` phase (or by `armDeadline`) and ended at its `endAt` phase (or by `endDeadline`); an idle one is due `ms`
+ * after `lastActive`. Activity and ending an entry do not touch the scheduler: when the node comes due it fires the
+ * due entry or re-arms for the earliest one left. So a request whose deadlines all end in time costs one arm and one
+ * disarm, and a deadline never fires later than a native timer restarted at every event would.
  */
 import type { Readable } from "node:stream";
 import { buildAbortError } from "./request-errors";
@@ -131,9 +128,8 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
   }
 
   /**
-   * Counts it started on its monitor (once). `begin()` calls it; a transport that learns its telemetry later (HTTP/1,
-   * at dispatch) calls it then, and a request it never calls it for (HTTP/1's unpooled one) is counted by nothing
-   * but `request:finished`.
+   * Counts it started (once). `begin()` calls it; HTTP/1 calls it at dispatch, and never for its unpooled request,
+   * which then only publishes `request:finished`.
    */
   protected countStarted(): void {
     const m = this.monitor;
@@ -207,10 +203,9 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
   }
 
   /**
-   * The single way out, idempotent: never leaves the promise pending (rejects with `unsettled` if given, else a
-   * generic error), cancels the deadlines, detaches the abort listener, counts the outcome (the noted `outcome`
-   * wins over the argument) and publishes `request:finished`. A transport calls it after its own release
-   * (connection, slot, listeners).
+   * The single way out, idempotent, called after the transport's own release: rejects a pending promise (`unsettled`,
+   * else a generic error), ends the deadlines and the abort listener, counts the outcome (a noted `outcome` wins over
+   * the argument) and publishes `request:finished`.
    */
   protected finish(outcome: RequestOutcome, unsettled?: Error): void {
     if (this.isFinished) return;
@@ -283,23 +278,20 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
 
   /** Ends `kind` before its phase (no scheduler work: see the header). */
   endDeadline(kind: DeadlineKind): void {
-    const dues = this.dues;
-    if (dues === undefined) return;
-    const i = this.plan.indexOf(kind);
-    if (i < 0 || dues[i] < 0) return;
-    dues[i] = -1;
-    if (!this.isFinished) this.schedule();
+    if (this.dues !== undefined) this.endEntry(this.plan.indexOf(kind));
   }
 
   /**
-   * The caller started reading the response body: ends `unreadBodyTimeout` (see `watchBodyRead`). A field test and
-   * nothing else when the option is off or the deadline already ended, so a transport may call it on every read.
+   * The caller started reading the response body: ends `unreadBodyTimeout` (see `watchBodyRead`). Two field tests
+   * when the option is off or the deadline already ended, so a transport may call it on every read.
    */
   bodyReadStarted(): void {
-    const i = this.plan.unreadBodyIndex;
-    if (i < 0) return;
+    this.endEntry(this.plan.unreadBodyIndex);
+  }
+
+  private endEntry(i: number): void {
     const dues = this.dues;
-    if (dues === undefined || dues[i] < 0) return;
+    if (i < 0 || dues === undefined || dues[i] < 0) return;
     dues[i] = -1;
     if (!this.isFinished) this.schedule();
   }
@@ -339,16 +331,20 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     if (this.isFinished || dues === undefined) return;
     const entries = this.plan.entries;
     for (let i = 0; i < entries.length; i++) {
-      const start = dues[i];
-      if (start < 0) continue;
-      const e = entries[i];
-      if (e.idle && this.idlePaused) continue;
-      if ((e.idle ? this.lastActive : start) + e.ms > now) continue;
+      const from = this.entryStart(dues, i);
+      if (from < 0 || from + entries[i].ms > now) continue;
       dues[i] = -1;
-      this.deadlineExpired(e.kind, e.ms, now);
+      this.deadlineExpired(entries[i].kind, entries[i].ms, now);
       break;
     }
     if (!this.isFinished) this.schedule();
+  }
+
+  /** When entry `i`'s time runs from (an idle one: the last activity); -1 when it is not armed, or idle and paused. */
+  private entryStart(dues: number[], i: number): number {
+    const start = dues[i];
+    if (start < 0 || !this.plan.entries[i].idle) return start;
+    return this.idlePaused ? -1 : this.lastActive;
   }
 
   /**
@@ -404,17 +400,13 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     const entries = this.plan.entries;
     let best = -1;
     let bestAt = Number.POSITIVE_INFINITY;
-    let bestStart = 0;
+    let bestFrom = 0;
     for (let i = 0; i < entries.length; i++) {
-      const start = dues[i];
-      if (start < 0) continue;
-      const e = entries[i];
-      if (e.idle && this.idlePaused) continue;
-      const from = e.idle ? this.lastActive : start;
-      if (from + e.ms < bestAt) {
+      const from = this.entryStart(dues, i);
+      if (from >= 0 && from + entries[i].ms < bestAt) {
         best = i;
-        bestAt = from + e.ms;
-        bestStart = from;
+        bestAt = from + entries[i].ms;
+        bestFrom = from;
       }
     }
     const scheduler = this.plan.scheduler;
@@ -425,6 +417,6 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     }
     if (d === undefined) d = this.deadline = new Deadline<DeadlineKind>(this, this.plan.nodeKind!);
     else if (d.armed && d.at <= bestAt) return;
-    scheduler.arm(d, bestStart, entries[best].ms);
+    scheduler.arm(d, bestFrom, entries[best].ms);
   }
 }
