@@ -25,7 +25,7 @@ import {
   timing,
 } from "@sockeye/pool-monitor/internal";
 import { type Admission, AgentGate, type GateOwner } from "./agent-gate";
-import type { Agent, ClientRequest } from "node:http";
+import type { Agent } from "node:http";
 import type { Socket } from "node:net";
 import { IdleWatchList } from "./idle-watch-list";
 import type { InFlightRequest } from "./in-flight-request";
@@ -127,39 +127,19 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
       if (lifecycle !== undefined) this.armSweepAt(this.sweepPendingAt, lifecycle);
       this.sweepPendingAt = Number.POSITIVE_INFINITY;
     }
-    const monitor = this.hostMonitor;
-    this.socketWarning.arm(r, now, monitor !== undefined);
+    this.socketWarning.arm(r, now, this.hostMonitor !== undefined);
     const gate = r.requestPlan.agentGate;
     if (gate === undefined) return "dispatch";
     const options = r.nodeOptions!;
-    const key = gate.keyFor(options.host, options.port);
-    const admission = gate.admit(r, key, r.requestPlan.maxQueued);
-    if (admission === "dispatch" || monitor === undefined || monitor.coreDestroyed) return admission;
-    const o = this.originOf(monitor, r.originKey);
-    // Queued in the gate: counted by the monitor as a request queued under the agent's name for it.
-    if (admission === "queued") r.countQueued(monitor, o, key.name, now);
-    else r.countRefused(monitor, o);
-    return admission;
+    return gate.admit(r, gate.keyFor(options.host, options.port), r.requestPlan.maxQueued);
   }
 
   requestDispatching(r: InFlightRequest, now: number): void {
     if (r.requestPlan.swept) this.beforeDispatch(r.requestPlan.agent, now);
   }
 
-  /** Its Node request was just created: counted from now (or, if it waited in the gate, since then). */
-  requestCreated(r: InFlightRequest, req: ClientRequest, now: number): void {
-    const tracking = r.monitor;
-    if (tracking !== undefined) {
-      r.countDispatched(tracking, r.telemetry!, req, now);
-      return;
-    }
-    const monitor = this.hostMonitor;
-    if (monitor !== undefined && !monitor.coreDestroyed)
-      r.countDispatched(monitor, this.originOf(monitor, r.originKey), req, now);
-  }
-
   /** `monitor.originFor(key)`, memoised for the last key. */
-  private originOf(monitor: Http1PoolMonitor, key: string): OriginState {
+  originOf(monitor: Http1PoolMonitor, key: string): OriginState {
     if (key === this.memoKey && monitor === this.memoMonitor) return this.memoOrigin!;
     const o = monitor.originFor(key);
     this.memoMonitor = monitor;

@@ -195,8 +195,17 @@ export class InFlightRequest
       return;
     }
     if (admission === "dispatch") this.dispatch(now);
-    else if (admission === "queued") this.armDeadline(DeadlineKind.Connection, now);
-    else this.finish(this.queueFullError());
+    else if (admission === "queued") {
+      this.armDeadline(DeadlineKind.Connection, now);
+      if (this.track()) this.countQueued(now);
+    } else {
+      // Refused (`maxQueuedRequests`): counted as started, then failed by `finish()` as queue-full.
+      if (this.track()) {
+        this.countStarted();
+        this.monitor!.queueFullRejected(this.telemetry!);
+      }
+      this.finish(this.queueFullError());
+    }
   }
 
   /** `maxQueuedRequests` refused it: the error names the option and its gate key's queue length. */
@@ -241,7 +250,7 @@ export class InFlightRequest
       req.on("error", onRequestError);
       req.on("socket", onRequestSocket);
       req.on("close", onRequestClose);
-      host.requestCreated(this, req, now);
+      this.countDispatched(req, now);
       const plan = this.requestPlan;
       if (plan.expectContinue && !plan.callerAgent) {
         req.once("continue", onRequestContinue);
@@ -455,32 +464,31 @@ export class InFlightRequest
 
   // ---- Telemetry: the request's phases counted on the handler's monitor -------------------------------------
 
-  /** Refused at `start()` (`maxQueuedRequests`): counted as started, then failed by `finish()` as queue-full. */
-  countRefused(monitor: Http1PoolMonitor, o: OriginState): void {
+  /** Counted on the handler's monitor from now on (its first counting site), if telemetry is on. */
+  private track(): boolean {
+    const monitor = this.host.hostMonitor;
+    if (monitor === undefined || monitor.coreDestroyed) return false;
     this.monitor = monitor;
-    this.telemetry = o;
-    this.countStarted();
-    monitor.queueFullRejected(o);
+    this.telemetry = this.host.originOf(monitor, this.originKey);
+    return true;
   }
 
-  /** Queued in the gate under `name` at `start()`: counted as started and queued (under its agent name's link). */
-  countQueued(monitor: Http1PoolMonitor, o: OriginState, name: string, now: number): void {
-    this.monitor = monitor;
-    this.telemetry = o;
+  /** Queued in the gate at `start()`: counted as started and queued (under its gate key's agent name). */
+  private countQueued(now: number): void {
     this.countStarted();
-    const link = this.linkUnder(monitor, o, name);
+    const link = this.linkUnder(this.monitor!, this.telemetry!, this.gateKey!.name);
     if (link !== undefined) {
       link.gateQueued++;
       this.gateCounted = true;
     }
-    this.markQueued(o, now);
+    this.markQueued(this.telemetry!, now);
   }
 
   /**
    * Its Node request `req` was just created: counted from now on if the gate did not queue it (queued if the agent
    * queued it, as it does when other users of a shared agent hold its sockets); it leaves the gate's count if it did.
    */
-  countDispatched(monitor: Http1PoolMonitor, o: OriginState, req: ClientRequest, now: number): void {
+  private countDispatched(req: ClientRequest, now: number): void {
     if (this.monitor !== undefined) {
       if (this.gateCounted) {
         this.gateCounted = false;
@@ -488,8 +496,7 @@ export class InFlightRequest
       }
       return;
     }
-    this.monitor = monitor;
-    this.telemetry = o;
+    if (!this.track()) return;
     if (this.requestPlan.oneOffAgent) {
       attachUnpooledRequest(this);
       return;
@@ -497,7 +504,8 @@ export class InFlightRequest
     this.countStarted();
     const key = this.gateKey;
     if (key === undefined) return;
-    const link = this.linkUnder(monitor, o, key.name);
+    const o = this.telemetry!;
+    const link = this.linkUnder(this.monitor!, o, key.name);
     const queue = link === undefined ? undefined : agentMaps(link.agent).requests[link.name];
     if (queue !== undefined && queue.length !== 0 && queue[queue.length - 1] === req) this.markQueued(o, now);
   }
