@@ -152,7 +152,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     this.socketWarning.clear(r);
   }
 
-  requestFinished(r: InFlightRequest): void {
+  requestFinished(r: InFlightRequest, now: number): void {
     this.idle.unwatch(r);
     this.socketWarning.clear(r);
     const lifecycle = this.currentSettings?.lifecycle;
@@ -163,11 +163,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     if (r.liveNext !== undefined) r.liveNext.livePrev = r.livePrev;
     r.liveNext = r.livePrev = undefined;
     this.live--;
-    let at = Number.POSITIVE_INFINITY;
-    if (expires) {
-      const now = timing.now();
-      at = socketExpiry(socket!, now, lifecycle!, now);
-    }
+    const at = expires ? socketExpiry(socket!, now, lifecycle!, now) : Number.POSITIVE_INFINITY;
     if (this.live > 0) {
       if (lifecycle !== undefined) this.armSweepAt(at, lifecycle);
     } else {

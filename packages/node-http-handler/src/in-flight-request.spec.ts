@@ -47,9 +47,9 @@ function setup(agentOptions: http.AgentOptions = {}): Setup {
   const finished: InFlightRequest[] = [];
   const requestFinished = runtime.requestFinished.bind(runtime);
   // Counts the host's single release call per request (the real one still runs).
-  runtime.requestFinished = (r: InFlightRequest) => {
+  runtime.requestFinished = (r: InFlightRequest, now: number) => {
     finished.push(r);
-    requestFinished(r);
+    requestFinished(r, now);
   };
   current = { runtime, monitor, agent, finished };
   return current;

@@ -415,9 +415,12 @@ export class InFlightRequest
       ? undefined
       : ((error as Error | undefined) ?? closedBeforeResponseError(PACKAGE_PREFIX));
     const monitor = this.monitor;
-    if (monitor !== undefined && !monitor.coreDestroyed) this.countEnd();
+    const counted = monitor !== undefined && !monitor.coreDestroyed;
+    // One clock reading for the release counted and the socket's expiry (the host's sweep).
+    const now = counted || this.requestPlan.swept ? timing.now() : 0;
+    if (counted) this.countEnd(now);
     super.finish("failed", unsettled);
-    this.host.requestFinished(this);
+    this.host.requestFinished(this, now);
   }
 
   writeBodyOrFail(): void {
@@ -562,14 +565,14 @@ export class InFlightRequest
   }
 
   /** Its end, before the core counts it (`finish()`): its outcome, and what only HTTP/1 counts. */
-  private countEnd(): void {
+  private countEnd(now: number): void {
     if (this.isUnpooled) {
       this.outcome = unpooledClosed(this);
       return;
     }
     this.outcome = outcomeOf(this);
     if (this.isQueued) this.leaveQueue(this.telemetry!);
-    this.countReleased(timing.now());
+    this.countReleased(now);
     const ss = this.socketState;
     if (ss !== undefined) {
       if (ss.link !== undefined) ss.link.linkCompletions++;

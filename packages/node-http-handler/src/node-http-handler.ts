@@ -114,7 +114,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     config?.httpsAgent?.destroy();
   }
 
-  /** Sends `request` and resolves with the response once its headers arrived; the body is the `IncomingMessage`. */
+  /** Sends `request` and resolves with the response once its headers arrived; its body is a `Readable` stream. */
   public handle(request: HttpRequest, options?: HttpHandlerOptions | null): Promise<{ response: HttpResponse }> {
     const config = this.config;
     // Not `async`: returning the request's own promise saves two microtask hops. Every failure is a rejection.

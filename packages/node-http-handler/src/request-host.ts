@@ -24,8 +24,8 @@ export interface RequestHost<R> {
   originOf(monitor: Http1PoolMonitor, key: string): OriginState;
   /** The promise settled: the socket-usage window no longer matters. */
   requestSettled(r: R): void;
-  /** The single way out (once per request, after it was counted): every registration released. */
-  requestFinished(r: R): void;
+  /** The single way out (once per request, after it was counted): every registration released. `now`: ms, if read. */
+  requestFinished(r: R, now: number): void;
   /** The request's socket connected: start its inactivity watch (`socketTimeout`) from `now` (`timing.now()` ms). */
   watchIdle(r: R, socket: Socket, now: number): void;
   /** The request waited its whole socket-usage window without settling. */

@@ -1,8 +1,6 @@
 /**
  * Requests sent outside the pool (`Expect: 100-continue` on a one-off agent, as `@smithy/node-http-handler`): counted
- * per origin in `OriginState.unpooled`, never in the pool gauges, hold times or the saturation detector. The
- * standalone monitor times their connect with one `'connect'` listener, finding the request again through a
- * module-level `WeakMap<Socket, RequestState>`.
+ * per origin in `OriginState.unpooled`, never in the pool gauges, hold times or the saturation detector.
  */
 import type { Socket } from "node:net";
 import { timing } from "./timing";
