@@ -22,7 +22,6 @@ import {
   type OriginState,
   type PoolReading,
   TICK_MS,
-  timing,
 } from "@sockeye/pool-monitor/internal";
 import { type Admission, AgentGate, type GateOwner } from "./agent-gate";
 import type { Agent } from "node:http";
