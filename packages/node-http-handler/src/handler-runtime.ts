@@ -133,8 +133,13 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     return gate.admit(r, gate.keyFor(options.host, options.port), r.requestPlan.maxQueued);
   }
 
+  /** Right before a request is created: drop its agent's expired free sockets so it cannot get one. */
   requestDispatching(r: InFlightRequest, now: number): void {
-    if (r.requestPlan.swept) this.beforeDispatch(r.requestPlan.agent, now);
+    const lifecycle = this.currentSettings?.lifecycle;
+    if (!r.requestPlan.swept || lifecycle === undefined) return;
+    if (!(lifecycle.idleSocketTimeout || lifecycle.connectionLifetime)) return;
+    const agent = r.requestPlan.agent;
+    if (sweepDue(agent, now)) this.armSweepAt(sweepAgent(agent, lifecycle, now, this.boundSocketClosed), lifecycle);
   }
 
   /** `monitor.originFor(key)`, memoised for the last key. */
@@ -236,13 +241,6 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     this.idle.clear();
     this.sweepPendingAt = Number.POSITIVE_INFINITY;
     this.lastSampleAt = Number.NEGATIVE_INFINITY;
-  }
-
-  /** Right before a request is created: drop expired free sockets of its agent so it cannot get one. */
-  private beforeDispatch(agent: Agent, now: number): void {
-    const lifecycle = this.currentSettings?.lifecycle;
-    if (lifecycle === undefined || !(lifecycle.idleSocketTimeout || lifecycle.connectionLifetime)) return;
-    if (sweepDue(agent, now)) this.armSweepAt(sweepAgent(agent, lifecycle, now, this.boundSocketClosed), lifecycle);
   }
 
   private armSweepAt(at: number, lifecycle: SocketLifecycleLimits): void {

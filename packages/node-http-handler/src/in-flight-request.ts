@@ -204,16 +204,10 @@ export class InFlightRequest
         this.countStarted();
         this.monitor!.queueFullRejected(this.telemetry!);
       }
-      this.finish(this.queueFullError());
+      const plan = this.requestPlan;
+      const queued = plan.agentGate!.keyFor(options.host, options.port).size;
+      this.finish(queueFullError(PACKAGE_PREFIX, plan.maxQueued, queued, "socket"));
     }
-  }
-
-  /** `maxQueuedRequests` refused it: the error names the option and its gate key's queue length. */
-  private queueFullError(): Error {
-    const plan = this.requestPlan;
-    const options = this.nodeOptions!;
-    const queued = plan.agentGate?.keyFor(options.host, options.port).size ?? 0;
-    return queueFullError(PACKAGE_PREFIX, plan.maxQueued, queued, "socket");
   }
 
   /** GatedRequest: the handler's gate lets the request go. */
@@ -286,7 +280,12 @@ export class InFlightRequest
   protected override deadlineExpired(kind: DeadlineKind, ms: number, now: number): void {
     const req = this.req;
     if (kind === DeadlineKind.UnreadBody) {
-      this.unreadBodyExpired(ms, now);
+      // The response is destroyed with the error: it fails the body, and `'close'` finishes the request.
+      const res = this.res;
+      if (res !== undefined && !res.destroyed) {
+        this.notedOutcome ??= "timed_out";
+        res.destroy(this.deadlineError(kind, ms, now));
+      }
       return;
     }
     if (this.settled || (req === undefined && !this.inGateQueue)) return;
@@ -306,14 +305,6 @@ export class InFlightRequest
       this.giveUp(error, "timed_out", kind === DeadlineKind.Acquire || kind === DeadlineKind.Request);
   }
 
-  /** `unreadBodyTimeout`: the response is destroyed with the error (it fails the body; `'close'` finishes it). */
-  private unreadBodyExpired(ms: number, now: number): void {
-    const res = this.res;
-    if (res === undefined || res.destroyed) return;
-    this.notedOutcome ??= "timed_out";
-    res.destroy(this.deadlineError(DeadlineKind.UnreadBody, ms, now));
-  }
-
   /** Core: tears the exchange down (abort, deadline). */
   fail(error: Error, outcome: RequestOutcome): void {
     this.giveUp(error, outcome === "aborted" || outcome === "timed_out" ? outcome : undefined, false);
@@ -321,12 +312,13 @@ export class InFlightRequest
 
   protected wireFacts(): WireFacts {
     const res = this.res;
+    const headers = this.httpRequest.headers;
     return {
       scheme: this.requestPlan.isSSL ? "https" : "http",
       method: this.req?.method ?? this.httpRequest.method,
       statusCode: res?.statusCode,
       protocolVersion: "1.1",
-      requestBodySize: requestBodySize(this.req, this.httpRequest.headers),
+      requestBodySize: this.req?.getHeader("content-length") ?? headers["content-length"] ?? headers["Content-Length"],
       responseBodySize: res?.headers["content-length"],
       // After a noted outcome, Node's errors ("socket hang up") follow from the handler's destroy: not named.
       error: this.notedOutcome === undefined ? res?.errored : undefined,
@@ -580,11 +572,6 @@ export class InFlightRequest
       if (ss.current === this) ss.current = undefined;
     }
   }
-}
-
-/** For `request:finished`: the request's `Content-Length` (as Node sent it, once the Node request exists). */
-function requestBodySize(req: ClientRequest | undefined, headers: HttpRequest["headers"]): unknown {
-  return req?.getHeader("content-length") ?? headers["content-length"] ?? headers["Content-Length"];
 }
 
 // ---- Node listeners: shared functions, `this` is the emitter ------------------------------------------------
