@@ -1,53 +1,32 @@
 /**
  * AgentGate: the handler-side queue in front of one `http.Agent`.
  *
- * Node's agent queues a request it has no socket for as a full `ClientRequest` in `agent.requests[name]` (several KB
- * each, its body already piped into it), and taking one out again on abort or timeout is an O(queue) splice. The
- * gate keeps the handler's requests out of that queue: per agent key (`agent.getName()`: host, port and the TLS
- * options that select a pool) it counts the handler's requests dispatched to the agent and not finished (`inUse`),
- * and a request is dispatched (its `ClientRequest` created) only while `inUse < agent.maxSockets` and the handler's
- * total over the agent's keys is below `agent.maxTotalSockets`. Otherwise it waits here, in FIFO order, as a node of
- * an intrusive doubly linked list: the request's own state object (`GatedRequest`) is the node, so waiting allocates
- * nothing, and leaving (abort, a deadline, `destroy()`) is an O(1) unlink. A dispatched request that finishes
- * releases its slot and dispatches the head of its key's queue (or, when the agent's total limit held others back,
- * of another key's).
+ * Node's agent queues a request it has no socket for as a full `ClientRequest` in `agent.requests[name]` (several KB,
+ * its body already piped), and takes it out on abort or timeout by an O(queue) splice. The gate keeps the handler's
+ * requests out of that queue: per agent key (`agent.getName()`) it counts the handler's requests dispatched and not
+ * finished (`inUse`), and creates a `ClientRequest` only while `inUse < agent.maxSockets` and the handler's total over
+ * the agent's keys is below `agent.maxTotalSockets` (both read at each decision). Otherwise the request waits in its
+ * key's FIFO, an intrusive doubly linked list of the requests themselves (`GatedRequest`): waiting allocates nothing,
+ * leaving is an O(1) unlink.
  *
  *   admit(): inUse < maxSockets && total < maxTotalSockets && nobody queued ─yes─► dispatched (inUse++, total++)
  *                                     └─no──► enqueue (tail), or "full" when the key queues `maxQueuedRequests`
  *   leave(): queued ─► O(1) unlink;  dispatched ─► inUse--, total-- ─► drain scheduled (setImmediate, once per turn)
  *   drain: heads first, while the limits allow (the key freed last first, then the others)
  *
- * When slots free up, the queue is drained in a batch: `leave()` of a dispatched request only schedules one
- * `setImmediate` per gate (one per event-loop turn, not per request), and that drain creates the `ClientRequest`s of
- * every slot freed in the turn in one loop. Node has meanwhile parked the freed sockets in `freeSockets`, so each new
- * request takes a free socket at once: no `agent.requests` push and `'free'` shift, no `AsyncResource` per queued
- * request. (Dispatching inside the finished request's `'close'` instead would miss that: Node emits `'close'` right
- * before the socket's `'free'`, so the request created there waits in `agent.requests` for that tick; and creating
- * each `ClientRequest` on its own between response events is several times dearer than creating them in one loop,
- * see docs/perf/handler-queue.md.) The exception: an agent whose `maxFreeSockets` is below its `maxSockets` would
- * destroy the sockets it cannot park (new connections each turn), so for it the gate dispatches inside `leave()`, at
- * once.
+ * The drain is batched: one `setImmediate` per gate and turn creates the requests of every slot freed in the turn,
+ * when Node has parked the freed sockets in `freeSockets`, so each takes a free socket at once (dispatching inside
+ * `'close'` would queue it in `agent.requests` for a tick: docs/perf/handler-queue.md). An agent whose
+ * `maxFreeSockets` is below `maxSockets` would destroy the sockets it cannot park, so for it `leave()` drains at once.
+ * An agent shared with other code may still queue a dispatched request (`agent-queue.ts`).
  *
- * Limits are read from the agent at each decision, so a caller changing `maxSockets` is honoured. An agent shared
- * with other code may still queue a dispatched request in `agent.requests` (its sockets are busy with the others', or
- * the others' queued requests took the freed sockets); the request handles that as before (`agent-queue.ts`). Cost
- * per request: one memoised key lookup (`keyFor`), two counter updates, plus an O(1) link and unlink when it has to
- * wait; one `setImmediate` per event-loop turn in which a slot freed with requests queued.
- *
- * Per key: one `GateKey` (a few fields) while the key has a request dispatched or queued, plus the memoised key (the
- * last endpoint asked for) whatever it holds; the gate itself is held in a `WeakMap` by agent. A key left with
- * nothing is dropped from `keys` at once (`leave()`), except the memoised one, dropped only once the memo moves to
- * another endpoint (`keyFor()`): the one-endpoint client keeps its key, allocation-free, while a client of many hosts
- * (S3 virtual-hosted buckets, one host name per bucket) keeps O(busy keys), not one key per host ever seen. So the
- * key `keyFor()` returns is valid for `admit()` until the next `keyFor()` (the caller admits at once): a key dropped
- * meanwhile would count requests that no other key's release drains.
+ * Memory: one `GateKey` per key with a request dispatched or queued, dropped when it empties, except the memoised
+ * one (the last endpoint asked for, dropped when the memo moves): a client of many hosts keeps O(busy keys). So the
+ * key `keyFor()` returns is valid for `admit()` until the next `keyFor()`.
  */
-import { timing as importedTiming } from "@sockeye/pool-monitor/internal";
+import { timing } from "@sockeye/pool-monitor/internal";
 import type { Agent } from "node:http";
 import { isIP } from "node:net";
-
-// Bound once: in this package's CommonJS build every use of another package's export is a getter call.
-const timing = importedTiming;
 
 /** A request the gate can hold and later dispatch: its own state object, with the gate's link fields. @internal */
 export interface GatedRequest {
@@ -62,7 +41,7 @@ export interface GatedRequest {
   dispatchFromGate(): void;
 }
 
-/** What `admit()` did with a request: dispatch it now, queued it, or refused it (its key's queue was full). @internal */
+/** What `admit()` did with a request: dispatch it now, queued it, or refused it (its key's queue is full). @internal */
 export type Admission = "dispatch" | "queued" | "full";
 
 /** One agent key's count and queue. @internal */
@@ -91,7 +70,7 @@ export class AgentGate {
   queued = 0;
   private readonly keys = new Map<string, GateKey>();
   private draining = false;
-  /** The pending batched drain (Node's own `setImmediate`, `timing.afterPoll`: never a test's fake), if any; cancelled when the queue empties. */
+  /** The pending batched drain (`timing.afterPoll`), cancelled when the queue empties. */
   private drainImmediate: ReturnType<typeof setImmediate> | undefined = undefined;
   /** `drain`, bound once per gate (`timing.afterPoll` passes no argument). */
   private readonly drainLater = (): void => this.drain();
@@ -108,10 +87,8 @@ export class AgentGate {
   ) {}
 
   /**
-   * The key of a request to `host`:`port` (`host` as given to `http.request`, IPv6 without brackets): the agent's own
-   * name for it, computed as Node's agent does (request options merged under the agent's own, `servername` from the
-   * host unless the agent sets one), once per new (host, port). Valid for `admit()` until the next call (see the
-   * header).
+   * The key of a request to `host`:`port` (IPv6 without brackets): the agent's name for it, computed as Node's agent
+   * does. Valid for `admit()` until the next call (see the header).
    */
   keyFor(host: string, port: number | undefined): GateKey {
     const memo = this.memoKey;
@@ -136,9 +113,8 @@ export class AgentGate {
   }
 
   /**
-   * Counts `r` under `key` and returns `"dispatch"` when it may be dispatched now; otherwise queues it (tail):
-   * `"queued"`, unless `key` already queues `maxQueued` requests (`maxQueuedRequests`, `Infinity` = unbounded):
-   * `"full"`, and `r` is left outside the gate. O(1).
+   * Counts `r` under `key`: `"dispatch"` now, else queued at the tail (`"queued"`), or `"full"` (left outside the
+   * gate) when `key` already queues `maxQueued` (`Infinity` = unbounded). O(1).
    */
   admit(r: GatedRequest, key: GateKey, maxQueued: number): Admission {
     if (key.size === 0 && this.hasRoom(key)) {
@@ -188,9 +164,7 @@ export class AgentGate {
 
   /**
    * Dispatches queued requests, oldest first, while the limits allow: the key a slot freed in last first, then the
-   * other keys (when the agent has a total limit, a slot freed in one key may go to another). Nothing is dispatched
-   * while the owner is being destroyed. A dispatch that fails synchronously leaves the gate inside this loop, which
-   * then simply continues (its slot is taken by the next head).
+   * others (a total limit lets a slot freed in one key go to another); nothing while the owner is being destroyed.
    */
   drain(): void {
     const immediate = this.drainImmediate;
@@ -213,10 +187,7 @@ export class AgentGate {
     }
   }
 
-  /**
-   * Drops `key` from `keys` when nothing is dispatched or queued under it and it is not the memoised key (`lastFreed`
-   * may keep it: an empty key, which the drain passes over). O(1).
-   */
+  /** Drops `key` when nothing is dispatched or queued under it, unless it is the memoised key. O(1). */
   private dropIfIdle(key: GateKey): void {
     if (key.inUse + key.size === 0 && key !== this.memoKey) this.keys.delete(key.name);
   }

@@ -1,12 +1,7 @@
 /**
- * Surgery on an `http.Agent`'s request queue (`agent.requests`: name → array of queued `ClientRequest`s).
- *
- * Node keeps a destroyed queued request in `agent.requests` until a socket frees up and then hands it that socket
- * (which it frees again): in a stuck pool it stays there forever, and it never emits `'close'`. A request that
- * gives up while queued (abort, acquisition / connection / request timeout, handler `destroy()`) therefore leaves
- * the queue itself, and its owner ends it without waiting for a `'close'` that will not come.
- *
- * Cost: O(queue length) per call, on failure paths only; nothing on the hot path.
+ * Surgery on an `http.Agent`'s request queue (`agent.requests`). Node keeps a destroyed queued request there until a
+ * socket frees up (in a stuck pool, forever), and it never emits `'close'`: a request that gives up while queued
+ * leaves the queue itself and is ended by its owner. O(queue length), on failure paths only.
  */
 import type { Agent, ClientRequest } from "node:http";
 

@@ -1,18 +1,14 @@
 /**
- * HandlerRuntime: what one handler owns while requests are in flight, and the only place they are counted.
+ * HandlerRuntime: what one HTTP/1 handler owns while requests are in flight.
  *
- * - `hostScheduler`: every deadline of the handler on one native timer; its owner tick samples the monitor once per
- *   `sampleIntervalMs` in `"interval"` mode, and runs only while the monitor is busy.
- * - `idle` (`IdleWatchList`): the `socketTimeout` watches. `socketWarning`: upstream's socket-usage warning.
- * - `monitor` (`Http1PoolMonitor`): each request counts itself on it (`InFlightRequest`); as its `Http1Requests`, the
- *   runtime walks the live list for ages and unread bodies, at sample and snapshot time only.
+ * - `hostScheduler`: every deadline of the handler on one native timer; its owner tick samples the monitor in
+ *   `"interval"` mode while the monitor is busy. `idle`: the `socketTimeout` watches; `socketWarning`: upstream's
+ *   socket-usage warning; `gates`: one `AgentGate` per agent.
  * - The live list (intrusive, O(1) link/unlink): every request between `requestStarted` and `requestFinished`. Its
- *   length is the handler's one in-flight count; `destroy()` walks it.
- * - The gates (`AgentGate`, one per agent): a request beyond `maxSockets` / `maxTotalSockets` waits in its key's FIFO
- *   with no Node request until a request of the key finishes, or is refused when `maxQueuedRequests` already wait.
- * - Free-socket sweeps (`socket-lifecycle.ts`), for requests whose plan is `swept`: right before a dispatch (at most
- *   once per `TICK_MS` per agent), and, while requests are in flight, one `sweep` deadline at the earliest expiry of a
- *   free socket. An idle handler keeps no timer for its free sockets; they are swept before the next dispatch.
+ *   length is the handler's one in-flight count; `destroy()` walks it, and so does the monitor's reading (ages,
+ *   unread bodies: `Http1Requests`), at sample and snapshot time only.
+ * - Free-socket sweeps (`socket-lifecycle.ts`) for `swept` plans: right before a dispatch (at most once per `TICK_MS`
+ *   per agent) and, while requests are in flight, one `sweep` deadline at the earliest free-socket expiry.
  */
 import type { Http1PoolMonitor } from "@sockeye/pool-monitor";
 import {
@@ -26,10 +22,9 @@ import {
   type OriginState,
   type PoolReading,
   TICK_MS,
-  timing as importedTiming,
 } from "@sockeye/pool-monitor/internal";
 import { type Admission, AgentGate, type GateOwner } from "./agent-gate";
-import type { Agent, ClientRequest } from "node:http";
+import type { Agent } from "node:http";
 import type { Socket } from "node:net";
 import { IdleWatchList } from "./idle-watch-list";
 import type { InFlightRequest } from "./in-flight-request";
@@ -42,9 +37,6 @@ import {
   sweepDue,
 } from "./socket-lifecycle";
 import { SocketUsageWarning, type SocketUsageWarningSettings } from "./socket-usage-warning";
-
-// Bound once: in this package's CommonJS build every use of another package's export is a getter call.
-const timing = importedTiming;
 
 /** Settings the runtime re-reads whenever the handler's config is (re)resolved. @internal */
 export interface RuntimeSettings extends SocketUsageWarningSettings {
@@ -134,39 +126,24 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
       if (lifecycle !== undefined) this.armSweepAt(this.sweepPendingAt, lifecycle);
       this.sweepPendingAt = Number.POSITIVE_INFINITY;
     }
-    const monitor = this.hostMonitor;
-    this.socketWarning.arm(r, now, monitor !== undefined);
+    this.socketWarning.arm(r, now, this.hostMonitor !== undefined);
     const gate = r.requestPlan.agentGate;
     if (gate === undefined) return "dispatch";
     const options = r.nodeOptions!;
-    const key = gate.keyFor(options.host, options.port);
-    const admission = gate.admit(r, key, r.requestPlan.maxQueued);
-    if (admission === "dispatch" || monitor === undefined || monitor.coreDestroyed) return admission;
-    const o = this.originOf(monitor, r.originKey);
-    // Queued in the gate: counted by the monitor as a request queued under the agent's name for it.
-    if (admission === "queued") r.countQueued(monitor, o, key.name);
-    else r.countRefused(monitor, o);
-    return admission;
+    return gate.admit(r, gate.keyFor(options.host, options.port), r.requestPlan.maxQueued);
   }
 
+  /** Right before a request is created: drop its agent's expired free sockets so it cannot get one. */
   requestDispatching(r: InFlightRequest, now: number): void {
-    if (r.requestPlan.swept) this.beforeDispatch(r.requestPlan.agent, now);
+    const lifecycle = this.currentSettings?.lifecycle;
+    if (!r.requestPlan.swept || lifecycle === undefined) return;
+    if (!(lifecycle.idleSocketTimeout || lifecycle.connectionLifetime)) return;
+    const agent = r.requestPlan.agent;
+    if (sweepDue(agent, now)) this.armSweepAt(sweepAgent(agent, lifecycle, now, this.boundSocketClosed), lifecycle);
   }
 
-  /** Its Node request was just created: counted from now (or, if it waited in the gate, since then). */
-  requestCreated(r: InFlightRequest, req: ClientRequest): void {
-    const tracking = r.monitor;
-    if (tracking !== undefined) {
-      r.countDispatched(tracking, r.originState!, req);
-      return;
-    }
-    const monitor = this.hostMonitor;
-    if (monitor !== undefined && !monitor.coreDestroyed)
-      r.countDispatched(monitor, this.originOf(monitor, r.originKey), req);
-  }
-
-  /** `monitor.originFor(key)`, memoised for the last key (a `Map` lookup saved per request). */
-  private originOf(monitor: Http1PoolMonitor, key: string): OriginState {
+  /** `monitor.originFor(key)`, memoised for the last key. */
+  originOf(monitor: Http1PoolMonitor, key: string): OriginState {
     if (key === this.memoKey && monitor === this.memoMonitor) return this.memoOrigin!;
     const o = monitor.originFor(key);
     this.memoMonitor = monitor;
@@ -179,15 +156,12 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     this.socketWarning.clear(r);
   }
 
-  requestFinished(r: InFlightRequest): void {
+  requestFinished(r: InFlightRequest, now: number): void {
     this.idle.unwatch(r);
     this.socketWarning.clear(r);
-    const tracked = r.monitor !== undefined;
     const lifecycle = this.currentSettings?.lifecycle;
     const socket = r.requestPlan.swept ? (r.req?.socket ?? undefined) : undefined;
     const expires = socket !== undefined && lifecycle !== undefined;
-    const now = tracked || expires ? timing.now() : 0;
-    if (tracked) r.countClosed(now);
     if (r.livePrev !== undefined) r.livePrev.liveNext = r.liveNext;
     else if (this.liveHead === r) this.liveHead = r.liveNext;
     if (r.liveNext !== undefined) r.liveNext.livePrev = r.livePrev;
@@ -212,22 +186,19 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   addAges(o: OriginState, now: number): void {
     for (let r = this.liveHead; r !== undefined; r = r.liveNext) {
       const link = r.link;
-      if (r.originState !== o || link === undefined) continue;
+      if (r.telemetry !== o || link === undefined) continue;
       if (r.isQueued) {
-        if (now - r.beganAt > link.ages.oldestQueuedMs) link.ages.oldestQueuedMs = now - r.beganAt;
-      } else if (r.acquiredAt >= 0 && r.socketState?.current === r) {
-        addActiveAge(link, now - r.acquiredAt);
+        if (now - r.begunAt > link.ages.oldestQueuedMs) link.ages.oldestQueuedMs = now - r.begunAt;
+      } else if (r.heldSince >= 0 && r.socketState?.current === r) {
+        addActiveAge(link, now - r.heldSince);
       }
     }
   }
 
-  /**
-   * Http1Requests: `o`'s live responses whose body is not being read. O(live requests). A body received in full
-   * (its links dropped) pins nothing; one already collected is being reclaimed.
-   */
+  /** Http1Requests: `o`'s live responses whose body is not being read (a body received in full pins nothing). */
   readUnread(o: OriginState, now: number, limitMs: number, reading: PoolReading): void {
     for (let r = this.liveHead; r !== undefined; r = r.liveNext) {
-      if (r.originState !== o || r.isUnpooled) continue;
+      if (r.telemetry !== o || r.isUnpooled) continue;
       const body = bodyOf(r);
       if (body !== undefined) addUnreadResponse(reading, r, now, limitMs, body);
     }
@@ -246,10 +217,7 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     this.hostMonitor?.noteSocketClose(socket, reason);
   }
 
-  /**
-   * Handler `destroy()`: ends every live request (the gates dispatch nothing meanwhile; a pending one rejects with
-   * `HandlerDestroyedError`), then stops the timer. Returns the number of requests it ended.
-   */
+  /** Handler `destroy()`: ends every request (no gate dispatches meanwhile), stops the timer; returns the count. */
   destroy(): number {
     let ended = 0;
     this.destroying = true;
@@ -273,13 +241,6 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     this.idle.clear();
     this.sweepPendingAt = Number.POSITIVE_INFINITY;
     this.lastSampleAt = Number.NEGATIVE_INFINITY;
-  }
-
-  /** Right before a request is created: drop expired free sockets of its agent so it cannot get one. */
-  private beforeDispatch(agent: Agent, now: number): void {
-    const lifecycle = this.currentSettings?.lifecycle;
-    if (lifecycle === undefined || !(lifecycle.idleSocketTimeout || lifecycle.connectionLifetime)) return;
-    if (sweepDue(agent, now)) this.armSweepAt(sweepAgent(agent, lifecycle, now, this.boundSocketClosed), lifecycle);
   }
 
   private armSweepAt(at: number, lifecycle: SocketLifecycleLimits): void {

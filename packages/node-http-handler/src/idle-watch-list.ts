@@ -1,20 +1,15 @@
 /**
- * IdleWatchList: HTTP/1's `socketTimeout` (inactivity, through the response body) on pool-monitor's `IdleWatch`, one
- * per watched request on the handler's scheduler: it fires `socketTimeout` ms after the last byte its socket moved. A
- * stopped watch is kept for the next request, so steady traffic allocates none; the spares never outnumber the peak
- * of requests watched at once (each on a socket).
+ * IdleWatchList: HTTP/1's `socketTimeout` (inactivity, through the response body): one pool-monitor `IdleWatch` per
+ * watched request, fired `socketTimeout` ms after the last byte its socket moved. Stopped watches are kept for the
+ * next requests (never more than the peak watched at once), so steady traffic allocates none.
  *
- * Activity: Node reports every read and write of a socket through `socket._unrefTimer()` (what refreshes its own
- * `socket.setTimeout()`). The first time a socket is watched, that method is replaced by one shared hook that writes
- * the watching request's `lastActive` (`socket[kWatch]`), then calls the original. Cost per socket event: one
- * `timing.now()` while watched, one property read otherwise; the deadline is re-armed only when it comes due.
+ * Activity: Node reports every read and write of a socket through `socket._unrefTimer()`. The first time a socket is
+ * watched, that method is wrapped by one shared hook that writes the watch's `lastActive`: one `timing.now()` per
+ * socket event while watched; the deadline is re-armed only when it comes due.
  */
 import type { DeadlineScheduler, IdleTarget } from "@sockeye/pool-monitor/internal";
-import { IdleWatch, timing as importedTiming } from "@sockeye/pool-monitor/internal";
+import { IdleWatch, timing } from "@sockeye/pool-monitor/internal";
 import type { Socket } from "node:net";
-
-// Bound once: in this package's CommonJS build every use of another package's export is a getter call.
-const timing = importedTiming;
 
 /** The target of a spare watch (it holds no request). */
 const NO_TARGET: IdleTarget = { onIdle() {} };

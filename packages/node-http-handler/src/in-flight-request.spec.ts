@@ -47,9 +47,9 @@ function setup(agentOptions: http.AgentOptions = {}): Setup {
   const finished: InFlightRequest[] = [];
   const requestFinished = runtime.requestFinished.bind(runtime);
   // Counts the host's single release call per request (the real one still runs).
-  runtime.requestFinished = (r: InFlightRequest) => {
+  runtime.requestFinished = (r: InFlightRequest, now: number) => {
     finished.push(r);
-    requestFinished(r);
+    requestFinished(r, now);
   };
   current = { runtime, monitor, agent, finished };
   return current;
@@ -459,7 +459,7 @@ describe("connectionTimeout is armed only for a request that has no connected so
     const s = setup({ maxSockets: 2 });
     vi.advanceTimersByTime(250); // the clock is not at 0: `at` below is measured from start()
     const cold = start(s, "/ok", undefined, http.request, gatedPlan(s));
-    expect(cold.state.deadlineDueAt("connection")).toBe(cold.state.beganAt + 5_000);
+    expect(cold.state.deadlineDueAt("connection")).toBe(cold.state.begunAt + 5_000);
     await completed(cold);
     expect(cold.state.deadlineArmed("connection")).toBe(false);
     expect(Object.values(s.agent.freeSockets).flat()).toHaveLength(1);
@@ -482,7 +482,7 @@ describe("connectionTimeout is armed only for a request that has no connected so
     vi.advanceTimersByTime(100);
     const r = start(s, "/ok", undefined, http.request, gatedPlan(s));
     expect(Object.values(s.agent.freeSockets).flat()).toHaveLength(0);
-    expect(r.state.deadlineDueAt("connection")).toBe(r.state.beganAt + 5_000);
+    expect(r.state.deadlineDueAt("connection")).toBe(r.state.begunAt + 5_000);
     await completed(r);
     expect(r.state.deadlineArmed("connection")).toBe(false);
     expect(s.monitor.getStats().origins[0].sockets.created).toBe(2);

@@ -1,7 +1,6 @@
 /**
- * InFlightRequest: the state of one `handle()` call, from `start()` to its single way out, `finish()`.
- *
- * States and the one way out:
+ * InFlightRequest: one `handle()` call on `RequestCore` (`request-core.ts`: the promise and its single `finish()`,
+ * abort, counting, deadlines), from `start()` to its way out, `finish()`.
  *
  *   start() ─┬─► dispatched ─'socket'─► assigned ─connect/secureConnect─► connected ─'response'─► responded
  *            │   (Node request created;                                                      │ resolve()
@@ -14,96 +13,66 @@
  *   'close' │ left the gate or the agent queue (abort / timeout while queued) │ handler destroy() │ http.request threw
  *          └──────────────────────────────► finish() ─► finished (terminal)
  *
- * The promise, `finish()`, the abort listener and the deadlines are `RequestCore`'s (`request-core.ts`), on the
- * request plan's `DeadlinePlan` (`deadlinePlanOf`): one `Deadline` node per request, whatever the number of kinds.
- * They start at `start()`, so every clock runs from `handle()` whether the request waits in the gate or not; while
- * gated (`req` undefined) each deadline still acts and ends the request through `finish()`, which unlinks it from the
- * gate in O(1). The request reports its phases: `Acquired` at `'socket'`, `Connected` at connect (TLS included, or at
- * once on a connected socket), `Headers` at the response. `connectionTimeout` is armed by the request itself: at
- * `start()` for a gated request, else right after its Node request is created (from the same `begunAt`), and only if
- * the agent did not hand it a free (connected) socket (`req.reusedSocket`): on a warm pool it is never armed.
- * `deadlineExpired` acts only until the promise settles: the continue wait sends the body, a request timeout without
- * `throwOnRequestTimeout` only warns, the others reject with their rule's error; except `unreadBodyTimeout`, armed at
- * the response and ended by the first read of its body (`watchBodyRead`), which destroys the unread body. The
- * socket-usage warning window is `SocketUsageWarning`'s own node, owned by this request (`onDeadline` hands it over).
+ * Phases: `Queued` when counted waiting, `Acquired` at `'socket'`, `Connected` at connect (TLS included, or at once
+ * on a connected socket), `Headers` at the response. The deadlines run from `start()`, gated or not (a gated request
+ * ends through `finish()`, which unlinks it from the gate); `connectionTimeout` is armed by the request itself,
+ * unless the agent handed it a free (connected) socket. A request that leaves the gate or the agent queue never
+ * emits `'close'` (`agent-queue.ts`), so that path calls `finish()` itself.
  *
- * Telemetry: with the handler's monitor on, the request counts itself on it (`TelemetryCore`), from its own phases:
- * started and queued where the gate queues it or at dispatch, acquired at `'socket'`, its body's progress from
- * `'response'`, released and finished in `finish()`. Its fields below are what the monitor's reading reads of it
- * (ages, unread bodies: the runtime walks its live list for them); a socket first seen gets the monitor's
- * `SocketState` (`adoptSocket()`), whose connect this request's own listeners time.
+ * Telemetry: the core counts the request once it knows its monitor and origin, at dispatch or where the gate queues
+ * or refuses it; one sent on the one-off 100-continue agent is counted in its origin's `unpooled` block instead
+ * (`unpooled-request.ts`). What only HTTP/1 knows is counted here: agent-name links, the gate's queue, sockets.
  *
- * `resolve()` / `reject()` settle the promise once (the core's `resolveWith` / `rejectWith`) and tell the host.
- * `finish()` is idempotent and owns every other release: the core's `finish()` (settles first if needed: a request
- * never ends with its promise pending; cancels the deadlines; removes the abort listener), then it hands the request
- * back to the `RequestHost` (`requestFinished`: idle watch, warning timer, monitor accounting, the one in-flight
- * count). A request that leaves the gate or the agent queue never emits `'close'` (see `agent-queue.ts`), so that path
- * calls `finish()` itself. The core's own counting is off (no origin telemetry is given to it): the request counts
- * itself on the handler's monitor (below).
+ * The response body (`openResponseBody`) is fed by the `IncomingMessage`'s `push`, replaced per response by one
+ * module-level function (`pushResponse`): chunks go straight into the body; a full body returns false, so the parser
+ * stops reading the socket, and `readMore()` restarts it through the message's `_read`. The end still goes through
+ * the message (`'end'` returns the socket to the agent). A collected body destroys the `IncomingMessage`.
  *
- * The response body is pool-monitor's shared `Readable` (`openResponseBody`), fed by the `IncomingMessage`'s `push`,
- * which the parser calls for each chunk: replaced per response by one module-level function (`pushResponse`), each
- * chunk goes straight into the body, never through the message's own buffer or its `'data'` events. A full body
- * returns false, so the parser stops reading the socket; `readMore()` restarts it through the message's `_read`.
- * The end still goes through the message (`'end'` returns the socket to the agent). The request holds
- * the body strongly only while it asks for data: a body its caller dropped is collected, and `bodyCollected()`
- * destroys the `IncomingMessage`, which frees the socket. A small body moves into the body's buffer at once and its
- * socket returns to the pool, as undici does.
- *
- * Allocations per request: this object, the Node options object and path string built by the handler (kept here
- * while gated, with the request function, and dropped at dispatch; the
- * `RequestPlan` and its `DeadlinePlan` are shared, see `request-plan.ts`; the origin string is memoised), one
- * `Deadline` node and one small array when a deadline is configured (arming allocates nothing), the promise and
- * its resolvers, and error objects on failure paths only. Node listeners are module-level functions that find the
- * state through a symbol on the request (`this[kState]`); the abort signal gets the state itself as an
- * EventListener object (`handleEvent`; a legacy signal's `onabort` is one shared function). Closures: the promise
- * executor (one per request), one error forwarder for a `Readable` body (`write-body.ts`) plus whatever
- * its piping creates. No native timer per request, except in
- * `socketMonitor: "per-request"` mode (upstream's warning timer, on purpose).
+ * Allocations per request: this object, the Node options and path (kept while gated), one `Deadline` node and one
+ * small array when a deadline is configured, the promise and its resolvers, errors on failure paths only. Node
+ * listeners are module-level functions that find the state through a symbol; the abort signal gets the state
+ * itself. No native timer per request, except in `socketMonitor: "per-request"` mode (upstream's, on purpose).
  */
 import type { Http1PoolMonitor, RequestOutcome } from "@sockeye/pool-monitor";
 import {
   adoptSocket,
-  agentMaps as importedAgentMaps,
+  agentMaps,
   attachUnpooledRequest,
+  bodyOpen,
   closedBeforeResponseError,
   type BodySource,
-  bodyOpen as importedBodyOpen,
   type Deadline,
-  DeadlineKind as ImportedDeadlineKind,
-  endResponseBody as importedEndResponseBody,
+  DeadlineKind,
+  endResponseBody,
   explainRefusal,
-  failSourceBody as importedFailSourceBody,
-  type FinishedHttp1Request,
+  failSourceBody,
   guardedWarn,
   handlerDestroyedError,
-  httpRequestFinishedEvent,
   type IdleWatch,
-  openResponseBody as importedOpenResponseBody,
+  openResponseBody,
   type OriginState,
-  outcomeOf as importedOutcomeOf,
-  pushBody as importedPushBody,
+  outcomeOf,
+  pushBody,
   type PoolLink,
   queueFullError,
   REQUEST_TIMEOUT_HINT,
   RequestCore,
-  RequestPhase as ImportedRequestPhase,
+  RequestPhase,
   relabelSocketError,
   type ResponseProgress,
-  requestFinishedChannel as importedFinishedChannel,
   requestTimeoutMessage,
   type SocketState,
   socketIdleTimeoutError,
-  socketStateOf as importedSocketStateOf,
-  timing as importedTiming,
+  socketStateOf,
+  timing,
   type UnpooledRequest,
   unpooledClosed,
-  watchBodyRead as importedWatchBodyRead,
+  watchBodyRead,
   type WireFacts,
-  writeBody as importedWriteBody,
+  writeBody,
 } from "@sockeye/pool-monitor/internal";
-import { type HttpRequest, HttpResponse as ImportedHttpResponse } from "@smithy/protocol-http";
-import type { Agent, ClientRequest, IncomingMessage } from "node:http";
+import { type HttpRequest, HttpResponse } from "@smithy/protocol-http";
+import type { ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import { Readable } from "node:stream";
 import type { GatedRequest, GateKey } from "./agent-gate";
@@ -116,24 +85,6 @@ import { deadlinePlanOf, type RequestPlan } from "./request-plan";
 import { socketAge, stampSocket } from "./socket-lifecycle";
 import type { WarnedRequest } from "./socket-usage-warning";
 import { enableTcpKeepAlive } from "./tcp-keep-alive";
-
-// Bound once: in this package's CommonJS build every use of another package's export is a getter call.
-const DeadlineKind = ImportedDeadlineKind;
-type DeadlineKind = ImportedDeadlineKind;
-const HttpResponse = ImportedHttpResponse;
-const agentMaps = importedAgentMaps;
-const outcomeOf = importedOutcomeOf;
-const RequestPhase = ImportedRequestPhase;
-const requestFinishedChannel = importedFinishedChannel;
-const socketStateOf = importedSocketStateOf;
-const timing = importedTiming;
-const watchBodyRead = importedWatchBodyRead;
-const writeBody = importedWriteBody;
-const openResponseBody = importedOpenResponseBody;
-const pushBody = importedPushBody;
-const endResponseBody = importedEndResponseBody;
-const failSourceBody = importedFailSourceBody;
-const bodyOpen = importedBodyOpen;
 
 const kState = Symbol("sockeye.inFlightRequest");
 const kConnectingFor = Symbol("sockeye.connectingFor");
@@ -151,14 +102,7 @@ export interface NodeRequestOptions {
 /** @internal */
 export class InFlightRequest
   extends RequestCore<OriginState>
-  implements
-    IdleWatcher,
-    WarnedRequest,
-    GatedRequest,
-    FinishedHttp1Request,
-    ResponseProgress,
-    UnpooledRequest,
-    BodySource
+  implements IdleWatcher, WarnedRequest, GatedRequest, ResponseProgress, UnpooledRequest, BodySource
 {
   req: ClientRequest | undefined = undefined;
   warningTimer: ReturnType<typeof setTimeout> | undefined = undefined;
@@ -174,22 +118,21 @@ export class InFlightRequest
   inGateQueue = false;
   gatePrev: InFlightRequest | undefined = undefined;
   gateNext: InFlightRequest | undefined = undefined;
-  /** Kept from `start()` until the Node request is created (at once, or when the gate dispatches it). */
+  /** Kept from `start()` until the Node request is created. */
   private requestFunc: ((options: object) => ClientRequest) | undefined = undefined;
   nodeOptions: NodeRequestOptions | undefined = undefined;
   res: IncomingMessage | undefined = undefined;
-  // BodySource links to the body handed out (see the header); the socket is paused while the body's buffer is full.
   heldBody: Readable | undefined = undefined;
   bodyRef: WeakRef<Readable> | undefined = undefined;
+  /** The parser was stopped: the body's buffer is full. */
   resPaused = false;
   /** The Node request emitted `'error'`. */
   hasErrored = false;
   /** Why the handler gave up on it (the first reason wins): counted so, not as failed. */
   notedOutcome: "aborted" | "timed_out" | undefined = undefined;
-  // Telemetry: what the monitor counts and reads of the request (see the header); `monitor` unset = not counted.
-  // (The core's own counting is off: it is given no origin telemetry.)
+  // Telemetry (see the header): set when the request is first counted; unset = not counted.
   declare monitor: Http1PoolMonitor | undefined;
-  originState: OriginState | undefined = undefined;
+  declare telemetry: OriginState | undefined;
   /** Its agent name's link in the monitor (the gate key's name), once known. */
   link: PoolLink | undefined = undefined;
   /** Sent on the one-off 100-continue agent: counted in its origin's `unpooled` block only. */
@@ -198,8 +141,7 @@ export class InFlightRequest
   isQueued = false;
   /** Counted in its link's `gateQueued` (waiting in the gate). */
   private gateCounted = false;
-  /** `timing.now()` ms at its socket and at its response (-1: none yet). */
-  acquiredAt = -1;
+  /** `timing.now()` ms at its response (-1: none yet). */
   responseAt = -1;
   /** `socket.bytesRead` when the body last made progress, and when that was (the unread-body rule). */
   seenProgress = 0;
@@ -225,36 +167,14 @@ export class InFlightRequest
     return "socket";
   }
 
-  /** `timing.now()` ms at `handle()` (the core's `begunAt`, under telemetry's name). */
-  get beganAt(): number {
-    return this.begunAt;
-  }
-
-  /** The error the promise rejected with (`undefined` while pending or resolved); named by `request:finished`. */
-  get trackedError(): unknown {
-    return this.failure;
-  }
-
-  /** The plan's agent. */
-  get agent(): Agent {
-    return this.requestPlan.agent;
-  }
-
-  /** For `request:finished`: the method (as Node sent it, once the Node request exists). */
-  get trackedMethod(): string {
-    return this.req?.method ?? this.httpRequest.method;
-  }
-
-  /** For `request:finished`: the request's `Content-Length`. */
-  get requestBodySize(): unknown {
-    const headers = this.httpRequest.headers;
-    return this.req?.getHeader("content-length") ?? headers["content-length"] ?? headers["Content-Length"];
+  /** Its origin entry (`UnpooledRequest`): the core's `telemetry`. */
+  get originState(): OriginState | undefined {
+    return this.telemetry;
   }
 
   /**
-   * Promise executor body: counts it in flight, starts the core (abort listener, deadlines: the clocks start now,
-   * whether or not the request has to wait in the handler's gate), then creates the Node request now or queues it in
-   * the gate. Never throws.
+   * Promise executor body: the host admits it, the core starts (every clock runs from now), then it is dispatched
+   * or waits in the gate. Never throws.
    */
   start(
     resolve: Settle,
@@ -274,18 +194,20 @@ export class InFlightRequest
       this.finish(error);
       return;
     }
-    // `connectionTimeout`: a gated request is timed from now on (from `begunAt`); one dispatched now, by `dispatch()`.
     if (admission === "dispatch") this.dispatch(now);
-    else if (admission === "queued") this.armDeadline(DeadlineKind.Connection, now);
-    else this.finish(this.queueFullError());
-  }
-
-  /** `maxQueuedRequests` refused it: the error names the option and its gate key's queue length. */
-  private queueFullError(): Error {
-    const plan = this.requestPlan;
-    const options = this.nodeOptions!;
-    const queued = plan.agentGate?.keyFor(options.host, options.port).size ?? 0;
-    return queueFullError(PACKAGE_PREFIX, plan.maxQueued, queued, "socket");
+    else if (admission === "queued") {
+      this.armDeadline(DeadlineKind.Connection, now);
+      if (this.track()) this.countQueued(now);
+    } else {
+      // Refused (`maxQueuedRequests`): counted as started, then failed by `finish()` as queue-full.
+      if (this.track()) {
+        this.countStarted();
+        this.monitor!.queueFullRejected(this.telemetry!);
+      }
+      const plan = this.requestPlan;
+      const queued = plan.agentGate!.keyFor(options.host, options.port).size;
+      this.finish(queueFullError(PACKAGE_PREFIX, plan.maxQueued, queued, "socket"));
+    }
   }
 
   /** GatedRequest: the handler's gate lets the request go. */
@@ -306,16 +228,12 @@ export class InFlightRequest
     try {
       req = requestFunc(options);
     } catch (error) {
-      // e.g. a header value with a newline (Node refuses it, worded as every handler words it): no Node request, no
-      // 'close' will come.
+      // e.g. a header value with a newline: no Node request, no 'close' will come.
       this.finish(explainRefusal(error, this.httpRequest.headers, PACKAGE_PREFIX));
       return;
     }
-    // `connectionTimeout` of a request dispatched at `start()` is armed now, from `begunAt`, unless the agent handed
-    // it one of its free sockets, which are connected: Node's `Agent` sets `reusedSocket` synchronously in
-    // `addRequest()` when it does (Node 20–24), so a request that gets a new socket or waits in `agent.requests` is
-    // timed as before. An agent that does not set it (its own `addRequest`) or an intercepted `http.request` gets
-    // the deadline. (A gated request's is armed since `start()`.)
+    // `connectionTimeout`, from `begunAt`, unless Node's agent handed it a free (connected) socket: it sets
+    // `reusedSocket` synchronously in `addRequest()`. (A gated request's is armed since `start()`.)
     if (req.reusedSocket !== true && !this.deadlineArmed(DeadlineKind.Connection))
       this.armDeadline(DeadlineKind.Connection, this.begunAt);
     this.req = req;
@@ -326,7 +244,7 @@ export class InFlightRequest
       req.on("error", onRequestError);
       req.on("socket", onRequestSocket);
       req.on("close", onRequestClose);
-      host.requestCreated(this, req);
+      this.countDispatched(req, now);
       const plan = this.requestPlan;
       if (plan.expectContinue && !plan.callerAgent) {
         req.once("continue", onRequestContinue);
@@ -355,14 +273,19 @@ export class InFlightRequest
   }
 
   /**
-   * A deadline expired (only until the promise settles, gated or not): the continue wait sends the body; a request
-   * timeout without `throwOnRequestTimeout` only warns; the others reject with their rule's error (acquisition and
-   * request timeouts destroy the Node request with it, as upstream does).
+   * A deadline expired; until the promise settles only, except `unreadBodyTimeout`: the continue wait sends the body,
+   * a request timeout without `throwOnRequestTimeout` only warns, the others reject with their rule's error
+   * (acquisition and request timeouts destroy the Node request with it, as upstream).
    */
   protected override deadlineExpired(kind: DeadlineKind, ms: number, now: number): void {
     const req = this.req;
     if (kind === DeadlineKind.UnreadBody) {
-      this.unreadBodyExpired(ms, now);
+      // The response is destroyed with the error: it fails the body, and `'close'` finishes the request.
+      const res = this.res;
+      if (res !== undefined && !res.destroyed) {
+        this.notedOutcome ??= "timed_out";
+        res.destroy(this.deadlineError(kind, ms, now));
+      }
       return;
     }
     if (this.settled || (req === undefined && !this.inGateQueue)) return;
@@ -382,18 +305,6 @@ export class InFlightRequest
       this.giveUp(error, "timed_out", kind === DeadlineKind.Acquire || kind === DeadlineKind.Request);
   }
 
-  /**
-   * `unreadBodyTimeout`: the body was handed out and nobody read it. Destroying it with the error destroys its socket
-   * (an unread response is never complete for Node), so `'close'` finishes the request and frees its slot; the
-   * response's `'error'` fails the body, which keeps the error for its first reader (`failSourceBody`).
-   */
-  private unreadBodyExpired(ms: number, now: number): void {
-    const res = this.res;
-    if (res === undefined || res.destroyed) return;
-    this.notedOutcome ??= "timed_out";
-    res.destroy(this.deadlineError(DeadlineKind.UnreadBody, ms, now));
-  }
-
   /** Core: tears the exchange down (abort, deadline). */
   fail(error: Error, outcome: RequestOutcome): void {
     this.giveUp(error, outcome === "aborted" || outcome === "timed_out" ? outcome : undefined, false);
@@ -401,14 +312,16 @@ export class InFlightRequest
 
   protected wireFacts(): WireFacts {
     const res = this.res;
+    const headers = this.httpRequest.headers;
     return {
       scheme: this.requestPlan.isSSL ? "https" : "http",
-      method: this.trackedMethod,
+      method: this.req?.method ?? this.httpRequest.method,
       statusCode: res?.statusCode,
       protocolVersion: "1.1",
-      requestBodySize: this.requestBodySize,
+      requestBodySize: this.req?.getHeader("content-length") ?? headers["content-length"] ?? headers["Content-Length"],
       responseBodySize: res?.headers["content-length"],
-      error: res?.errored,
+      // After a noted outcome, Node's errors ("socket hang up") follow from the handler's destroy: not named.
+      error: this.notedOutcome === undefined ? res?.errored : undefined,
     };
   }
 
@@ -433,10 +346,8 @@ export class InFlightRequest
   }
 
   /**
-   * The handler gives up on the request: tells telemetry why, takes it out of the agent queue if it is still there
-   * (a request still in the handler's gate has no Node request: `finish()` unlinks it),
-   * destroys it (`destroyWithError`: the error is also the Node request's, as upstream), rejects the promise (no-op
-   * if already settled), and finishes it now when no `'close'` will come.
+   * The handler gives up: notes why, takes it out of the agent queue, destroys it (`destroyWithError`: with the
+   * error, as upstream), rejects, and finishes it now when no `'close'` will come (gated, or left the agent queue).
    */
   private giveUp(error: unknown, outcome: "aborted" | "timed_out" | undefined, destroyWithError: boolean): void {
     if (outcome !== undefined) this.notedOutcome ??= outcome;
@@ -453,8 +364,7 @@ export class InFlightRequest
 
   /**
    * Handler `destroy()`: rejects with `HandlerDestroyedError` (unless settled) and finishes now. A queued request
-   * leaves the agent queue first, so Node never opens a connection for it; a response body still streaming fails
-   * as upstream's does when its agent is destroyed (the socket is destroyed; the body stream errors).
+   * leaves the agent queue first (no connection opens for it); a streaming body fails, as upstream's.
    */
   destroyByHandler(): void {
     if (this.isFinished) return;
@@ -462,9 +372,7 @@ export class InFlightRequest
     const queued = req === undefined ? this.inGateQueue : !req.socket && leaveAgentQueue(this.requestPlan.agent, req);
     const error = handlerDestroyedError(
       PACKAGE_PREFIX,
-      queued
-        ? `while it was waiting for a free socket (${describeAgentQueue(this.requestPlan.agent, this.requestPlan.agentGate)})`
-        : "while the request was in flight"
+      queued ? `while it was waiting for a free socket (${this.describeQueue()})` : "while the request was in flight"
     );
     this.notedOutcome ??= "aborted";
     if (req !== undefined) {
@@ -474,14 +382,14 @@ export class InFlightRequest
     this.finish(error);
   }
 
-  /** Rejects once (the core's `rejectWith`): the deadlines no longer act, the socket-usage window no longer matters. */
+  /** Rejects once (the core's `rejectWith`); the socket-usage window no longer matters. */
   reject(error: unknown): void {
     if (this.settled) return;
     this.rejectWith(error, "failed");
     this.host.requestSettled(this);
   }
 
-  /** Resolves once with the response (`Headers`: the deadlines until the response end); `now` as `enterPhase`. */
+  /** Resolves once with the response (`Headers`). */
   resolve(value: unknown, now: number): void {
     if (this.settled) return;
     this.resolveWith(value, now);
@@ -489,9 +397,8 @@ export class InFlightRequest
   }
 
   /**
-   * The single way out (idempotent): the core's `finish()` (settles if still pending, with `error` or "closed before
-   * a response"; cancels every deadline; removes the abort listener), then the host releases everything it holds
-   * for the request.
+   * The single way out (idempotent): its outcome (`outcomeOf`) and what only HTTP/1 counts of its end, then the
+   * core's `finish()` (rejects a pending promise with `error` or "closed before a response"), then the host's release.
    */
   override finish(error?: unknown): void {
     if (this.isFinished) return;
@@ -499,8 +406,13 @@ export class InFlightRequest
     const unsettled = this.settled
       ? undefined
       : ((error as Error | undefined) ?? closedBeforeResponseError(PACKAGE_PREFIX));
+    const monitor = this.monitor;
+    const counted = monitor !== undefined && !monitor.coreDestroyed;
+    // One clock reading for the release counted and the socket's expiry (the host's sweep).
+    const now = counted || this.requestPlan.swept ? timing.now() : 0;
+    if (counted) this.countEnd(now);
     super.finish("failed", unsettled);
-    this.host.requestFinished(this);
+    this.host.requestFinished(this, now);
   }
 
   writeBodyOrFail(): void {
@@ -513,14 +425,10 @@ export class InFlightRequest
     }
   }
 
-  /**
-   * The socket is connected at the TCP level: start the inactivity watch (`socketTimeout`) from `now` (the caller's
-   * `timing.now()` reading at the event, if it took one).
-   */
-  connected(socket: Socket, now?: number): void {
-    if (this.requestPlan.socketIdleMs && !this.isFinished && !this.req?.destroyed) {
-      this.host.watchIdle(this, socket, now ?? timing.now());
-    }
+  /** TCP connected at `now`: the inactivity watch (`socketTimeout`) starts. */
+  connected(socket: Socket, now: number): void {
+    if (this.requestPlan.socketIdleMs && !this.isFinished && !this.req?.destroyed)
+      this.host.watchIdle(this, socket, now);
   }
 
   // ---- BodySource: the response body handed out ---------------------------------------------------------------
@@ -533,7 +441,7 @@ export class InFlightRequest
     if (res !== undefined && !res.destroyed) res._read(0);
   }
 
-  /** The caller destroyed the body before its end: destroy the response, as destroying it did (frees the socket). */
+  /** The caller destroyed the body before its end: so is the response (frees the socket). */
   bodyDestroyed(error: Error | null): void {
     if (!bodyOpen(this)) return;
     const res = this.res as IncomingMessage;
@@ -542,42 +450,40 @@ export class InFlightRequest
   }
 
   bodyCollected(): void {
-    if (this.isFinished || !bodyOpen(this)) return;
-    this.bodyRef = undefined;
-    const monitor = this.monitor;
-    const o = this.originState;
-    if (monitor !== undefined && o !== undefined && !monitor.coreDestroyed) monitor.bodyReclaimed(o);
+    this.reclaimBody();
+  }
+
+  protected override releaseCollectedBody(): void {
     this.res?.destroy();
   }
 
   // ---- Telemetry: the request's phases counted on the handler's monitor -------------------------------------
 
-  /** Refused at `start()` (`maxQueuedRequests`): counted as started, then failed by `finish()` as queue-full. */
-  countRefused(monitor: Http1PoolMonitor, o: OriginState): void {
+  /** Counted on the handler's monitor from now on (its first counting site), if telemetry is on. */
+  private track(): boolean {
+    const monitor = this.host.hostMonitor;
+    if (monitor === undefined || monitor.coreDestroyed) return false;
     this.monitor = monitor;
-    this.originState = o;
-    monitor.started(o);
-    monitor.queueFullRejected(o);
+    this.telemetry = this.host.originOf(monitor, this.originKey);
+    return true;
   }
 
-  /** Queued in the gate under `name` at `start()`: counted as started and queued (under its agent name's link). */
-  countQueued(monitor: Http1PoolMonitor, o: OriginState, name: string): void {
-    this.monitor = monitor;
-    this.originState = o;
-    monitor.started(o);
-    const link = this.linkUnder(monitor, o, name);
+  /** Queued in the gate at `start()`: counted as started and queued (under its gate key's agent name). */
+  private countQueued(now: number): void {
+    this.countStarted();
+    const link = this.linkUnder(this.monitor!, this.telemetry!, this.gateKey!.name);
     if (link !== undefined) {
       link.gateQueued++;
       this.gateCounted = true;
     }
-    this.markQueued(monitor, o);
+    this.markQueued(this.telemetry!, now);
   }
 
   /**
    * Its Node request `req` was just created: counted from now on if the gate did not queue it (queued if the agent
    * queued it, as it does when other users of a shared agent hold its sockets); it leaves the gate's count if it did.
    */
-  countDispatched(monitor: Http1PoolMonitor, o: OriginState, req: ClientRequest): void {
+  private countDispatched(req: ClientRequest, now: number): void {
     if (this.monitor !== undefined) {
       if (this.gateCounted) {
         this.gateCounted = false;
@@ -585,19 +491,18 @@ export class InFlightRequest
       }
       return;
     }
-    this.monitor = monitor;
-    this.originState = o;
+    if (!this.track()) return;
     if (this.requestPlan.oneOffAgent) {
-      this.isUnpooled = true;
       attachUnpooledRequest(this);
       return;
     }
-    monitor.started(o);
+    this.countStarted();
     const key = this.gateKey;
     if (key === undefined) return;
-    const link = this.linkUnder(monitor, o, key.name);
+    const o = this.telemetry!;
+    const link = this.linkUnder(this.monitor!, o, key.name);
     const queue = link === undefined ? undefined : agentMaps(link.agent).requests[link.name];
-    if (queue !== undefined && queue.length !== 0 && queue[queue.length - 1] === req) this.markQueued(monitor, o);
+    if (queue !== undefined && queue.length !== 0 && queue[queue.length - 1] === req) this.markQueued(o, now);
   }
 
   /** The origin's link for the agent name `name` (the origin's last one, else looked up or created). */
@@ -613,10 +518,10 @@ export class InFlightRequest
     return (this.link = link);
   }
 
-  private markQueued(monitor: Http1PoolMonitor, o: OriginState): void {
+  private markQueued(o: OriginState, now: number): void {
     this.isQueued = true;
     o.queuedTracked++;
-    monitor.enqueued(o);
+    this.enterQueue(now);
   }
 
   private leaveQueue(o: OriginState): void {
@@ -630,41 +535,36 @@ export class InFlightRequest
 
   /** `'socket'`: acquired after its wait; a socket first seen is adopted by the monitor (connection telemetry). */
   countSocket(monitor: Http1PoolMonitor, socket: Socket, now: number): void {
-    if (this.acquiredAt >= 0 || monitor.coreDestroyed) return;
-    this.acquiredAt = now;
-    if (this.isUnpooled) return;
-    const o = this.originState!;
-    const wasQueued = this.isQueued;
-    if (wasQueued) this.leaveQueue(o);
-    let ss = socketStateOf(socket);
+    if (this.everHeld || monitor.coreDestroyed) return;
     let reused = true;
-    if (ss === undefined) {
-      ss = adoptSocket(monitor, o, socket, now);
-      reused = !ss.opened;
-      ss.link = this.link ?? monitor.originLinks.learnSocket(o, this.requestPlan.agent, socket);
+    if (!this.isUnpooled) {
+      const o = this.telemetry!;
+      if (this.isQueued) this.leaveQueue(o);
+      let ss = socketStateOf(socket);
+      if (ss === undefined) {
+        ss = adoptSocket(monitor, o, socket, now);
+        reused = !ss.opened;
+        ss.link = this.link ?? monitor.originLinks.learnSocket(o, this.requestPlan.agent, socket);
+      }
+      if (ss.core === monitor) {
+        ss.requests++;
+        ss.current = this;
+        this.socketState = ss;
+      }
     }
-    if (ss.core === monitor) {
-      ss.requests++;
-      ss.current = this;
-      this.socketState = ss;
-    }
-    monitor.acquired(o, now - this.begunAt, reused, wasQueued);
+    // An unpooled request is not counted by the core (never `countStarted`): this only times its connect.
+    this.countAcquired(now, reused);
   }
 
-  /** Its end (from `finish()`, `now`: the runtime's reading): released, finished, `request:finished`. */
-  countClosed(now: number): void {
-    const monitor = this.monitor!;
-    if (monitor.coreDestroyed) return;
-    if (monitor.wants(requestFinishedChannel)) monitor.emit(httpRequestFinishedEvent(this), requestFinishedChannel);
+  /** Its end, before the core counts it (`finish()`): its outcome, and what only HTTP/1 counts. */
+  private countEnd(now: number): void {
     if (this.isUnpooled) {
-      unpooledClosed(this);
+      this.outcome = unpooledClosed(this);
       return;
     }
-    const o = this.originState!;
-    if (this.isQueued) this.leaveQueue(o);
-    monitor.finished(o, outcomeOf(this));
-    if (this.acquiredAt < 0) return;
-    monitor.released(o, now - this.acquiredAt);
+    this.outcome = outcomeOf(this);
+    if (this.isQueued) this.leaveQueue(this.telemetry!);
+    this.countReleased(now);
     const ss = this.socketState;
     if (ss !== undefined) {
       if (ss.link !== undefined) ss.link.linkCompletions++;
@@ -710,10 +610,7 @@ function onResponse(this: ClientRequest, res: IncomingMessage): void {
 
 const protoPush = Readable.prototype.push;
 
-/**
- * The parser's `push` of the response (see the header): a chunk goes into the body (false: the body is full or gone,
- * the parser stops reading the socket); the end ends the body, then the message, and reads it so it emits `'end'`.
- */
+/** The parser's `push` (see the header); at the end, the message is ended and read so it emits `'end'`. */
 function pushResponse(this: IncomingMessage, chunk: Buffer | null): boolean {
   const state: InFlightRequest = (this as any)[kState];
   if (chunk !== null) {
@@ -752,8 +649,7 @@ function onRequestSocket(this: ClientRequest, socket: Socket): void {
   const plan = state.requestPlan;
   const monitor = state.monitor;
   const connecting = socket.connecting;
-  // One clock reading for whatever wants one here: telemetry, the socket's age stamp, a connected socket's idle
-  // watch, the deadlines' phase.
+  // One clock reading, only if telemetry, the age stamp, the idle watch or a deadline wants one.
   const now =
     monitor !== undefined || plan.lifetimeMs || (!connecting && plan.socketIdleMs) || state.plan.entries.length !== 0
       ? timing.now()
@@ -772,10 +668,7 @@ function onRequestSocket(this: ClientRequest, socket: Socket): void {
   }
 }
 
-/**
- * TCP connected: timed for telemetry; bytes can move, so the inactivity timeout starts (it covers a stalled TLS
- * handshake too).
- */
+/** TCP connected: timed for telemetry; the inactivity watch starts (it covers a stalled TLS handshake too). */
 function onSocketConnected(this: Socket): void {
   const state: InFlightRequest | undefined = (this as any)[kConnectingFor];
   if (state === undefined) return;
@@ -785,7 +678,7 @@ function onSocketConnected(this: Socket): void {
     const ss = socketStateOf(this);
     if (ss !== undefined && ss.core === monitor) ss.onConnect(now);
     else if (state.isUnpooled && !monitor.coreDestroyed)
-      state.originState!.unpooledCounters?.connect.record(now - state.acquiredAt);
+      state.telemetry!.unpooledCounters?.connect.record(now - state.heldSince);
   }
   if (state.req?.socket !== this) return;
   state.connected(this, now);

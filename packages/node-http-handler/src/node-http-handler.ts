@@ -11,22 +11,19 @@ import {
   resolveDefaultSocketTimeout,
   SHARED_OPTIONS,
   timing,
-  validateRequest as importedValidateRequest,
+  validateRequest,
 } from "@sockeye/pool-monitor/internal";
 import type { Agent, ClientRequest } from "node:http";
 import https from "node:https";
 import { checkSocketUsage } from "./check-socket-usage";
 import { PACKAGE_PREFIX } from "./constants";
 import { HandlerRuntime } from "./handler-runtime";
-import { InFlightRequest } from "./in-flight-request";
+import { InFlightRequest, type NodeRequestOptions } from "./in-flight-request";
 import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
 import type { RequestPlan } from "./request-plan";
 import { loadedHttp, ownedAgents, type ResolvedHandlerConfig, resolveHandlerConfig } from "./resolve-handler-config";
 
 type RequestFunc = (options: object) => ClientRequest;
-
-// Bound once: in this package's CommonJS build every use of another package's export is a getter call.
-const validateRequest = importedValidateRequest;
 
 /** Where a request was when `destroy()` ran during `handle()`'s first-time setup (before any Node request). */
 const SETUP_WHERE = "while handle() was still resolving the handler config or creating its http agent";
@@ -117,7 +114,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     config?.httpsAgent?.destroy();
   }
 
-  /** Sends `request` and resolves with the response once its headers arrived; the body is the `IncomingMessage`. */
+  /** Sends `request` and resolves with the response once its headers arrived; its body is a `Readable` stream. */
   public handle(request: HttpRequest, options?: HttpHandlerOptions | null): Promise<{ response: HttpResponse }> {
     const config = this.config;
     // Not `async`: returning the request's own promise saves two microtask hops. Every failure is a rejection.
@@ -154,70 +151,47 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   ): Promise<{ response: HttpResponse }> {
     try {
       const abortSignal = options?.abortSignal;
-      if (abortSignal?.aborted) {
-        return Promise.reject(buildAbortError(abortSignal));
-      }
+      if (abortSignal?.aborted) return Promise.reject(buildAbortError(abortSignal));
       const isSSL = validateRequest(request, PACKAGE_PREFIX) === "https:";
-      return this.startRequest(config, request, isSSL, abortSignal, options?.requestTimeout);
+      const requestTimeout = options?.requestTimeout;
+      const headers = request.headers;
+      const expectContinue = headers ? (headers.Expect ?? headers.expect) === "100-continue" : false;
+      const plan =
+        !expectContinue && (requestTimeout === undefined || requestTimeout === config.requestTimeout)
+          ? this.cachedPlan(config, isSSL)
+          : this.buildPlan(config, isSSL, requestTimeout ?? config.requestTimeout, expectContinue);
+      const origin = this.runtime.hostMonitor === undefined ? "" : this.originOf(isSSL, request.hostname, request.port);
+      let path = request.path;
+      const query = request.query;
+      if (query) {
+        for (const _ in query) {
+          const queryString = buildQueryString(query);
+          if (queryString) path += `?${queryString}`;
+          break;
+        }
+      }
+      if (request.fragment) path += `#${request.fragment}`;
+      // Validated: a non-empty string. `http.request` takes an IPv6 address without brackets.
+      const hostname = request.hostname;
+      const nodeOptions: NodeRequestOptions = {
+        headers: request.headers,
+        host: hostname[0] === "[" && hostname.endsWith("]") ? hostname.slice(1, -1) : hostname,
+        method: request.method,
+        path,
+        port: request.port,
+        agent: plan.agent,
+      };
+      // No `auth` key without credentials: Node's agent copies every own key into a per-request dictionary.
+      if (request.username != null || request.password != null) {
+        nodeOptions.auth = `${request.username ?? ""}:${request.password ?? ""}`;
+      }
+      // Looked up at call time so interception (nock, APM) installed after construction is honoured.
+      const requestFunc: RequestFunc = isSSL ? https.request : loadedHttp().request;
+      const state = new InFlightRequest(this.runtime, request, plan, origin, abortSignal);
+      return new Promise((resolve, reject) => state.start(resolve, reject, requestFunc, nodeOptions));
     } catch (error) {
       return Promise.reject(error);
     }
-  }
-
-  private startRequest(
-    config: ResolvedHandlerConfig,
-    request: HttpRequest,
-    isSSL: boolean,
-    abortSignal: HttpHandlerOptions["abortSignal"],
-    requestTimeout: number | undefined
-  ): Promise<{ response: HttpResponse }> {
-    const headers = request.headers;
-    const expectContinue = headers ? (headers.Expect ?? headers.expect) === "100-continue" : false;
-    const plan =
-      !expectContinue && (requestTimeout === undefined || requestTimeout === config.requestTimeout)
-        ? this.cachedPlan(config, isSSL)
-        : this.buildPlan(config, isSSL, requestTimeout ?? config.requestTimeout, expectContinue);
-    const agent = plan.agent;
-    const origin = this.runtime.hostMonitor === undefined ? "" : this.originOf(isSSL, request.hostname, request.port);
-
-    let path = request.path;
-    const query = request.query;
-    if (query) {
-      for (const _ in query) {
-        const queryString = buildQueryString(query);
-        if (queryString) path += `?${queryString}`;
-        break;
-      }
-    }
-    if (request.fragment) path += `#${request.fragment}`;
-    let hostname = request.hostname ?? "";
-    if (hostname[0] === "[" && hostname.endsWith("]")) hostname = hostname.slice(1, -1);
-    else hostname = request.hostname;
-    const nodeOptions: {
-      headers: HttpRequest["headers"];
-      host: string;
-      method: string;
-      path: string;
-      port: number | undefined;
-      agent: Agent;
-      auth?: string;
-    } = {
-      headers: request.headers,
-      host: hostname,
-      method: request.method,
-      path,
-      port: request.port,
-      agent,
-    };
-    // No `auth` key without credentials: Node's agent copies every own key into a per-request dictionary.
-    if (request.username != null || request.password != null) {
-      nodeOptions.auth = `${request.username ?? ""}:${request.password ?? ""}`;
-    }
-    // Looked up at call time so interception (nock, APM) installed after construction is honoured.
-    const requestFunc: RequestFunc = isSSL ? https.request : loadedHttp().request;
-
-    const state = new InFlightRequest(this.runtime, request, plan, origin, abortSignal);
-    return new Promise((resolve, reject) => state.start(resolve, reject, requestFunc, nodeOptions));
   }
 
   /** The plan of a request without per-call overrides, shared per (resolved config, protocol, agent). */

@@ -1,7 +1,6 @@
 import type { Http1PoolMonitor } from "@sockeye/pool-monitor";
-import type { ClientRequest } from "node:http";
 import type { Socket } from "node:net";
-import type { DeadlineScheduler } from "@sockeye/pool-monitor/internal";
+import type { DeadlineScheduler, OriginState } from "@sockeye/pool-monitor/internal";
 import type { Admission } from "./agent-gate";
 import type { LifecycleCloseReason } from "./socket-lifecycle";
 
@@ -21,12 +20,12 @@ export interface RequestHost<R> {
   requestStarted(r: R, now: number): Admission;
   /** Right before the Node request is created: drop expired free sockets of its agent. */
   requestDispatching(r: R, now: number): void;
-  /** The Node request `req` exists: counted by telemetry from now (or since the gate queued it). */
-  requestCreated(r: R, req: ClientRequest): void;
+  /** The entry of the origin `key` (`scheme://host:port`) in `monitor`. */
+  originOf(monitor: Http1PoolMonitor, key: string): OriginState;
   /** The promise settled: the socket-usage window no longer matters. */
   requestSettled(r: R): void;
-  /** The single way out (once per request): every registration released, its end counted. */
-  requestFinished(r: R): void;
+  /** The single way out (once per request, after it was counted): every registration released. `now`: ms, if read. */
+  requestFinished(r: R, now: number): void;
   /** The request's socket connected: start its inactivity watch (`socketTimeout`) from `now` (`timing.now()` ms). */
   watchIdle(r: R, socket: Socket, now: number): void;
   /** The request waited its whole socket-usage window without settling. */

@@ -1,22 +1,15 @@
 /**
- * Socket lifecycle limits for the handler's agents, with no timer of their own:
+ * Socket lifecycle limits for the handler's agents (its own; caller-owned ones only for a limit set explicitly):
  * - `idleSocketTimeout`: a free keep-alive socket idle this long is closed before the server's keep-alive timeout can
  *   close it under a new request (the `ECONNRESET` race, nodejs/node#47130).
- * - `connectionLifetime`: a socket older than this is not reused (DNS changes are picked up); a busy one is closed
- *   when its response ends.
- *
- * `sweepAgent()` runs right before a dispatch (see `sweepDue()`) and on the runtime's sweep deadline (see
- * `handler-runtime.ts`). Applies to the handler's own agents, and to caller-owned ones only for a limit set explicitly.
- * Cost: O(free sockets) per sweep; each socket carries two stamps under symbols (created-at, freed-at).
+ * - `connectionLifetime`: an older socket is not reused (DNS changes are picked up).
+ * `sweepAgent()` runs before a dispatch (`sweepDue()`) and on the runtime's sweep deadline: O(free sockets); each
+ * socket carries two stamps under symbols (created-at, freed-at).
  */
 import type { Agent } from "node:http";
 import type { Socket } from "node:net";
-import { TICK_MS } from "@sockeye/pool-monitor/internal";
-import { timing as importedTiming } from "@sockeye/pool-monitor/internal";
+import { TICK_MS, timing } from "@sockeye/pool-monitor/internal";
 import { ownedAgents } from "./resolve-handler-config";
-
-// Bound once: in this package's CommonJS build every use of another package's export is a getter call.
-const timing = importedTiming;
 
 const kCreatedAt = Symbol("sockeye.socketCreatedAt");
 const kFreedAt = Symbol("sockeye.socketFreedAt");

@@ -1,10 +1,7 @@
 /**
- * The deadline plan: every deadline kind a request can arm, declared once. A rule says which transports arm it, at
- * which `RequestPhase` it starts and ends, whether activity restarts it (an inactivity deadline), and the error it
- * rejects with. `RequestCore` arms, cancels and fires deadlines from these
- * rules alone; a transport only supplies each kind's duration (`DeadlinePlan`) and reports phases. The rules are a
- * `Record<DeadlineKind, …>` and each transport's durations a `Record` of its kinds, so a kind missing from either does
- * not compile.
+ * Every deadline kind a request can arm, declared once: which transports arm it, at which `RequestPhase` it starts
+ * and ends, whether activity restarts it, and its error. `RequestCore` acts from these rules alone; a transport gives
+ * durations (`DeadlinePlan`) and reports phases. Both are `Record`s over the kinds: a missing kind does not compile.
  */
 import { type PhaseOf, RequestPhase } from "./request-core-phase";
 import {
@@ -18,10 +15,7 @@ import {
 
 export { RequestPhase } from "./request-core-phase";
 
-/**
- * What a request's deadline stands for. A string union, so a table or `switch` over it is checked for exhaustiveness.
- * @internal
- */
+/** What a request's deadline stands for (a string union: tables and `switch`es over it are exhaustive). @internal */
 export const DeadlineKind = {
   /** `connectionTimeout`: from `handle()` until the socket is connected (TLS included). */
   Connection: "connection",
@@ -69,7 +63,7 @@ export interface DeadlineRule {
   readonly armAt: PhaseOf | null;
   /** The phase that cancels it (the transport may also cancel it earlier: `RequestCore.endDeadline`). */
   readonly endAt: PhaseOf;
-  /** Activity restarts it (`RequestCore.touch`): it fires `ms` after the last activity. */
+  /** Activity restarts it (`RequestCore.lastActive`): it fires `ms` after the last activity. */
   readonly idle: boolean;
   /** The rejection when it fires (`ms`: its duration; `now`: `timing.now()`); `undefined`: it only tells the transport. */
   error(r: DeadlineContext, ms: number, now: number): Error | undefined;

@@ -14,11 +14,8 @@ export interface PlanEntry {
 }
 
 /**
- * The deadlines of one resolved config, shared by every request made with it: the configured kinds of transport `T`
- * (a duration that is not a positive finite number leaves its kind out), in the rules' order, and the scheduler they
- * run on. Built once per config; the durations are a `Record` of the transport's kinds, so a kind the transport arms
- * but gives no duration does not compile.
- * @internal
+ * The deadlines of one resolved config, shared by its requests: the configured kinds of transport `T` (a duration
+ * that is not a positive finite number leaves its kind out) in the rules' order, and their scheduler. @internal
  */
 export class DeadlinePlan<T extends Transport = Transport> {
   readonly entries: readonly PlanEntry[];

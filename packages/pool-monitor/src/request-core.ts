@@ -1,18 +1,16 @@
 /**
  * RequestCore: what every transport's request object shares, once: the promise and its single `finish()`, abort, the
- * core counting (`TelemetryCore`) and `request:finished`, and the deadlines of its
- * `DeadlinePlan`. A transport's request extends it and translates its wire events into phases (`enterPhase`),
- * activity (`lastActive = now`), counting (`countAcquired` / `countReleased`) and the end (`finish`); it implements
- * `fail()` (how to tear its exchange down) and `wireFacts()` (what only the wire knows, for `request:finished`).
+ * counting on `TelemetryCore` and `request:finished`, and the deadlines of its `DeadlinePlan`. A transport's request
+ * extends it and translates its wire events into phases (`enterPhase`), activity (`lastActive = now`), counting
+ * (`countAcquired` / `countReleased`) and the end (`finish`); it implements `fail()` and `wireFacts()`.
  *
- * Deadlines: ONE `Deadline` node per request, whatever the number of configured kinds, armed for the earliest due
- * entry. An entry is armed when its rule's `armAt` phase is reached (or by `armDeadline`), ended at its `endAt`
- * phase (or by `endDeadline`); an idle entry is due `ms` after `lastActive`. Activity, and ending an entry while
- * another stays armed, do not touch the scheduler: when the node comes due it fires the entry that is due, if any,
- * and otherwise re-arms for the earliest entry still armed; the node is disarmed when no entry is left. So a request
- * whose deadlines all end before they are due costs one arm and one disarm on the scheduler, and a deadline never
- * fires later than a native timer restarted at every event would.
+ * Deadlines: ONE `Deadline` node per request, armed for the earliest due entry. An entry is armed at its rule's
+ * `armAt` phase (or by `armDeadline`) and ended at its `endAt` phase (or by `endDeadline`); an idle one is due `ms`
+ * after `lastActive`. Activity and ending an entry do not touch the scheduler: when the node comes due it fires the
+ * due entry or re-arms for the earliest one left. So a request whose deadlines all end in time costs one arm and one
+ * disarm, and a deadline never fires later than a native timer restarted at every event would.
  */
+import type { Readable } from "node:stream";
 import { buildAbortError } from "./request-errors";
 import type { DeadlineContext, DeadlineKind } from "./deadline-kind";
 import { Deadline, type DeadlineOwner } from "./deadline-scheduler";
@@ -39,6 +37,12 @@ type Owned = AbortSignalLike & { [kRequest]?: RequestCore<any> };
 /** The legacy signal's `onabort`: one shared function, the request found on the signal. */
 function onLegacyAbort(this: Owned): void {
   this[kRequest]?.handleEvent();
+}
+
+/** A request's links to the body it handed out (`BodySource`: strong while it asks for data, else weak). @internal */
+export interface BodyLinks {
+  heldBody: Readable | undefined;
+  bodyRef: WeakRef<Readable> | undefined;
 }
 
 /** See the file header. `O`: the transport's origin state. @internal */
@@ -72,6 +76,8 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
   /** Per plan entry: -1 when not armed, else the time it was armed at (an idle entry runs from `lastActive`). */
   private dues: number[] | undefined = undefined;
   private abortAttached = false;
+  /** Counted started (`countStarted`): only then is it counted acquired, released and finished. */
+  private counted = false;
 
   constructor(
     readonly plan: DeadlinePlan<any>,
@@ -101,12 +107,14 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     return undefined;
   }
 
-  /** Starts the request's life: keeps the settle functions, counts it started, listens for the abort and arms the deadlines of `Created`. */
+  /**
+   * Starts the request's life: keeps the settle functions, counts it started (if its telemetry is known by now),
+   * listens for the abort and arms the deadlines of `Created`.
+   */
   protected begin(resolve: (value: any) => void, reject: (reason: unknown) => void): void {
     this.settleResolve = resolve;
     this.settleReject = reject;
-    const m = this.monitor;
-    if (m !== undefined && this.telemetry !== undefined && !m.coreDestroyed) m.started(this.telemetry);
+    this.countStarted();
     const signal = this.signal;
     if (signal !== undefined && signal !== null) {
       this.abortAttached = true;
@@ -117,6 +125,22 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
       }
     }
     this.armPhase(-1, RequestPhase.Created, this.begunAt);
+  }
+
+  /**
+   * Counts it started (once). `begin()` calls it; HTTP/1 calls it at dispatch, and never for its unpooled request,
+   * which then only publishes `request:finished`.
+   */
+  protected countStarted(): void {
+    const m = this.monitor;
+    if (this.counted || m === undefined || this.telemetry === undefined || m.coreDestroyed) return;
+    this.counted = true;
+    m.started(this.telemetry);
+  }
+
+  /** Its monitor while it counts this request (counted started, not destroyed since). */
+  private get counter(): TelemetryCore<O> | undefined {
+    return this.counted && !this.monitor!.coreDestroyed ? this.monitor : undefined;
   }
 
   /** It waits behind others: `Queued`, counted enqueued. */
@@ -140,18 +164,13 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
   protected countAcquired(now: number, reused: boolean): void {
     this.heldSince = now;
     this.everHeld = true;
-    const m = this.monitor;
-    if (m !== undefined && this.telemetry !== undefined && !m.coreDestroyed) {
-      m.acquired(this.telemetry, now - this.begunAt, reused, this.wasQueued);
-    }
+    this.counter?.acquired(this.telemetry!, now - this.begunAt, reused, this.wasQueued);
   }
 
   /** Counts the connection given back at `now` (no-op unless one is held). */
   protected countReleased(now: number): void {
     if (this.heldSince < 0) return;
-    const m = this.monitor;
-    if (m !== undefined && this.telemetry !== undefined && !m.coreDestroyed)
-      m.released(this.telemetry, now - this.heldSince);
+    this.counter?.released(this.telemetry!, now - this.heldSince);
     this.heldSince = -1;
   }
 
@@ -184,9 +203,9 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
   }
 
   /**
-   * The single way out, idempotent: never leaves the promise pending (rejects with `unsettled` if given, else a
-   * generic error), cancels the deadlines, detaches the abort listener, counts the outcome and
-   * publishes `request:finished`. A transport calls it after its own release (connection, slot, listeners).
+   * The single way out, idempotent, called after the transport's own release: rejects a pending promise (`unsettled`,
+   * else a generic error), ends the deadlines and the abort listener, counts the outcome (a noted `outcome` wins over
+   * the argument) and publishes `request:finished`.
    */
   protected finish(outcome: RequestOutcome, unsettled?: Error): void {
     if (this.isFinished) return;
@@ -202,7 +221,7 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     const m = this.monitor;
     const o = this.telemetry;
     if (m === undefined || o === undefined || m.coreDestroyed) return;
-    m.finished(o, final);
+    if (this.counted) m.finished(o, final);
     if (m.wants(requestFinishedChannel)) {
       const durationMs = timing.now() - this.begunAt;
       const facts = this.wireFacts();
@@ -219,6 +238,21 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
       );
     }
   }
+
+  /**
+   * `BodySource.bodyCollected()`: the body was garbage-collected. A response still open is torn down
+   * (`releaseCollectedBody()`) and counted reclaimed; one that had ended pinned nothing.
+   */
+  protected reclaimBody(this: this & BodyLinks): void {
+    if (this.isFinished || (this.heldBody === undefined && this.bodyRef === undefined)) return;
+    this.heldBody = this.bodyRef = undefined;
+    const m = this.monitor;
+    if (m !== undefined && this.telemetry !== undefined && !m.coreDestroyed) m.bodyReclaimed(this.telemetry);
+    this.releaseCollectedBody();
+  }
+
+  /** Tears down the exchange whose body was collected, freeing its connection or stream (`bodyCollected()`). */
+  protected releaseCollectedBody(): void {}
 
   private detachAbort(): void {
     if (!this.abortAttached) return;
@@ -244,23 +278,20 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
 
   /** Ends `kind` before its phase (no scheduler work: see the header). */
   endDeadline(kind: DeadlineKind): void {
-    const dues = this.dues;
-    if (dues === undefined) return;
-    const i = this.plan.indexOf(kind);
-    if (i < 0 || dues[i] < 0) return;
-    dues[i] = -1;
-    if (!this.isFinished) this.schedule();
+    if (this.dues !== undefined) this.endEntry(this.plan.indexOf(kind));
   }
 
   /**
-   * The caller started reading the response body: ends `unreadBodyTimeout` (see `watchBodyRead`). A field test and
-   * nothing else when the option is off or the deadline already ended, so a transport may call it on every read.
+   * The caller started reading the response body: ends `unreadBodyTimeout` (see `watchBodyRead`). Two field tests
+   * when the option is off or the deadline already ended, so a transport may call it on every read.
    */
   bodyReadStarted(): void {
-    const i = this.plan.unreadBodyIndex;
-    if (i < 0) return;
+    this.endEntry(this.plan.unreadBodyIndex);
+  }
+
+  private endEntry(i: number): void {
     const dues = this.dues;
-    if (dues === undefined || dues[i] < 0) return;
+    if (i < 0 || dues === undefined || dues[i] < 0) return;
     dues[i] = -1;
     if (!this.isFinished) this.schedule();
   }
@@ -300,16 +331,20 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     if (this.isFinished || dues === undefined) return;
     const entries = this.plan.entries;
     for (let i = 0; i < entries.length; i++) {
-      const start = dues[i];
-      if (start < 0) continue;
-      const e = entries[i];
-      if (e.idle && this.idlePaused) continue;
-      if ((e.idle ? this.lastActive : start) + e.ms > now) continue;
+      const from = this.entryStart(dues, i);
+      if (from < 0 || from + entries[i].ms > now) continue;
       dues[i] = -1;
-      this.deadlineExpired(e.kind, e.ms, now);
+      this.deadlineExpired(entries[i].kind, entries[i].ms, now);
       break;
     }
     if (!this.isFinished) this.schedule();
+  }
+
+  /** When entry `i`'s time runs from (an idle one: the last activity); -1 when it is not armed, or idle and paused. */
+  private entryStart(dues: number[], i: number): number {
+    const start = dues[i];
+    if (start < 0 || !this.plan.entries[i].idle) return start;
+    return this.idlePaused ? -1 : this.lastActive;
   }
 
   /**
@@ -365,17 +400,13 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     const entries = this.plan.entries;
     let best = -1;
     let bestAt = Number.POSITIVE_INFINITY;
-    let bestStart = 0;
+    let bestFrom = 0;
     for (let i = 0; i < entries.length; i++) {
-      const start = dues[i];
-      if (start < 0) continue;
-      const e = entries[i];
-      if (e.idle && this.idlePaused) continue;
-      const from = e.idle ? this.lastActive : start;
-      if (from + e.ms < bestAt) {
+      const from = this.entryStart(dues, i);
+      if (from >= 0 && from + entries[i].ms < bestAt) {
         best = i;
-        bestAt = from + e.ms;
-        bestStart = from;
+        bestAt = from + entries[i].ms;
+        bestFrom = from;
       }
     }
     const scheduler = this.plan.scheduler;
@@ -386,6 +417,6 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     }
     if (d === undefined) d = this.deadline = new Deadline<DeadlineKind>(this, this.plan.nodeKind!);
     else if (d.armed && d.at <= bestAt) return;
-    scheduler.arm(d, bestStart, entries[best].ms);
+    scheduler.arm(d, bestFrom, entries[best].ms);
   }
 }
