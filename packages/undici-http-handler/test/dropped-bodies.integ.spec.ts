@@ -27,6 +27,7 @@ import {
 } from "../../pool-monitor/test/dropped-bodies";
 import { collectGarbage } from "../../pool-monitor/test/heap-after-gc";
 import { UndiciHttpHandler } from "../src/index";
+import { waitFor } from "./telemetry-rig";
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
@@ -144,10 +145,12 @@ for (const [name, create] of Object.entries(SOCKEYE)) {
           reclaims.stop();
           handler.destroy();
         }
-        // No ref'd timer left behind; the pool's sockets close with the handler.
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        // The pool's sockets close with the handler (undici closes its own asynchronously); no ref'd timer is left.
+        await waitFor(
+          () => open.size === 0,
+          () => `${open.size} connections still open after destroy()`
+        );
         expect(activeResources().timers).toBeLessThanOrEqual(before.timers);
-        expect(open.size).toBe(0);
       });
     }
 
