@@ -443,12 +443,11 @@ export class Http2StreamRequest
   }
 
   bodyCollected(): void {
-    if (this.isFinished || !bodyOpen(this)) return;
-    this.heldBody = this.bodyRef = undefined;
+    this.reclaimBody();
+  }
+
+  protected override releaseCollectedBody(): void {
     this.bodyGone = true;
-    const monitor = this.monitor;
-    const telemetry = this.telemetry;
-    if (monitor !== undefined && telemetry !== undefined && !monitor.coreDestroyed) monitor.bodyReclaimed(telemetry);
     this.reset("cancel");
   }
 
