@@ -60,7 +60,6 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   private readonly gates = new WeakMap<Agent, AgentGate>();
   private liveHead: InFlightRequest | undefined = undefined;
   private live = 0;
-  private lastSampleAt = Number.NEGATIVE_INFINITY;
   // One-entry memo of the monitor's origin entry (valid while the monitor is the same).
   private memoMonitor: Http1PoolMonitor | undefined = undefined;
   private memoKey = "";
@@ -240,7 +239,6 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     this.hostScheduler.stop();
     this.idle.clear();
     this.sweepPendingAt = Number.POSITIVE_INFINITY;
-    this.lastSampleAt = Number.NEGATIVE_INFINITY;
   }
 
   private armSweepAt(at: number, lifecycle: SocketLifecycleLimits): void {
@@ -266,10 +264,6 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   private onTick(now: number): boolean {
     const monitor = this.hostMonitor;
     if (monitor === undefined || this.currentSettings?.mode !== "interval") return false;
-    if (now - this.lastSampleAt >= monitor.sampleIntervalMs - 1) {
-      this.lastSampleAt = now;
-      monitor.sample(now);
-    }
-    return monitor.wantsSamples;
+    return monitor.sampleOnTick(now);
   }
 }

@@ -455,8 +455,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
   private onTick(now: number): boolean {
     const monitor = this.monitor;
     if (monitor === undefined || !monitor.detect) return false;
-    monitor.sample(now);
-    return monitor.wantsSamples;
+    return monitor.sampleOnTick(now);
   }
 
   /** The monitor saw an event after a quiet spell: sample again (when it detects). */

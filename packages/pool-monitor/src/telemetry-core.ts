@@ -94,6 +94,8 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   private sampledActivity = 0;
   /** `now` of the last sample that found activity. */
   private activeAt = 0;
+  /** `now` of the last sample taken by `sampleOnTick()`. */
+  private tickSampledAt = Number.NEGATIVE_INFINITY;
   /** Nothing happened for long enough that no sample can change anything (see `wantsSamples`). */
   private quiet = false;
   /** Called when an event ends a quiet spell: the owner restarts its sampling. @internal */
@@ -344,6 +346,19 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     } else if (now - this.activeAt >= this.quietAfterMs(queued)) {
       this.quiet = true;
     }
+  }
+
+  /**
+   * The owner's recurring tick: samples unless the last tick's sample is less than `sampleIntervalMs` old (1 ms of
+   * margin, so a tick that fires a hair early still samples). Returns `wantsSamples`: whether to keep ticking.
+   * @internal
+   */
+  sampleOnTick(now: number): boolean {
+    if (now - this.tickSampledAt >= this.monitorOptions.sampleIntervalMs - 1) {
+      this.tickSampledAt = now;
+      this.sample(now);
+    }
+    return this.wantsSamples;
   }
 
   /** A request event: counts as activity, and ends a quiet spell. */
