@@ -157,7 +157,7 @@ export abstract class UndiciRequestCore
       return;
     }
     try {
-      ((gate?.dispatchTo ?? this.targetDispatcher) as DispatcherLike).dispatch(this.dispatchOptions, this);
+      ((gate?.dispatchTarget() ?? this.targetDispatcher) as DispatcherLike).dispatch(this.dispatchOptions, this);
     } catch (error) {
       this.requestFailed(error as Error);
     }
