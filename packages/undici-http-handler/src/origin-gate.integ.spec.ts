@@ -12,7 +12,9 @@
  * After each test: every promise settled, no uncaught exception or unhandled rejection, nothing in flight, no
  * deadline armed, and no connection left open at the server once the handlers are destroyed.
  */
-import { setMaxListeners } from "node:events";
+import { once, setMaxListeners } from "node:events";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { HttpRequest } from "@smithy/protocol-http";
 import { NodeHttpHandler } from "@sockeye/node-http-handler";
 import type { PoolEvent } from "@sockeye/pool-monitor";
@@ -314,6 +316,36 @@ describe("abort during a TLS handshake", () => {
     } finally {
       mine.destroy();
       await silent.close();
+    }
+  });
+});
+
+describe("the gate's direct pool", () => {
+  it("dispatches to the origin's pool directly, and through the Agent again once the Agent closed that pool", async () => {
+    // The server closes idle connections at once: the Agent then closes and forgets the origin's pool.
+    const server = http.createServer((req, res) => req.resume().on("end", () => res.end("ok")));
+    server.keepAliveTimeout = 50;
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { port } = server.address() as AddressInfo;
+    const h = new UndiciHttpHandler({ httpAgent: { maxSockets: 2 }, logger: quiet as any });
+    const request = () => new HttpRequest({ protocol: "http:", hostname: "127.0.0.1", port, method: "GET", path: "/" });
+    const gateOf = () => (h as any).gates.byOrigin.get(`http://127.0.0.1:${port}`);
+    try {
+      await readAll((await h.handle(request())).response.body);
+      const first = gateOf().originPool;
+      expect(first).toBeInstanceOf(Pool);
+      await waitFor(() => first.closed === true, "the Agent closed the idle pool");
+      const { response } = await h.handle(request());
+      expect(response.statusCode).toBe(200);
+      await readAll(response.body);
+      expect(gateOf().originPool).toBeInstanceOf(Pool);
+      expect(gateOf().originPool).not.toBe(first);
+      expect(leftovers(h)).toEqual({ armed: 0, inFlight: 0 });
+    } finally {
+      h.destroy();
+      server.closeAllConnections();
+      server.close();
     }
   });
 });

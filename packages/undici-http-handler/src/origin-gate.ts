@@ -16,6 +16,7 @@
  * one-entry origin cache, handed out without a lookup): a client of many hosts keeps O(busy origins) gates, one
  * endpoint keeps its gate allocation-free. A gate left idle tells its registry, which drops it in O(1).
  */
+import type { Pool } from "undici";
 import type { ConnectingSockets } from "./connecting-sockets";
 import type { DispatcherLike } from "./dispatcher-like";
 import { type OriginPoolState, type PoolRequestNode, RequestList } from "./origin-pool-state";
@@ -40,6 +41,12 @@ export class OriginGate {
   private draining = false;
   /** Where queued requests go when their turn comes: the handler's current dispatcher. */
   dispatchTo: DispatcherLike | undefined;
+  /**
+   * The origin's `Pool` in `dispatchTo` (set by the handler's pool factory): requests go to it directly, a hop and
+   * a lookup fewer than through the `Agent`, while it is open. The `Agent` closes a pool whose connections all
+   * closed; the next request then goes through the `Agent`, which creates a new one.
+   */
+  originPool: Pool | undefined = undefined;
   /** The registry holding the gate; `undefined` once dropped, or for a gate of its own. */
   gateRegistry: OriginGates | undefined = undefined;
   /** The `_OTHER` entry whose `gateQueues` lists `fifoQueue` (an origin without a telemetry entry of its own). */
@@ -57,6 +64,14 @@ export class OriginGate {
     readonly connectingSet: ConnectingSockets,
     readonly fifoQueue: RequestList = new RequestList(GATE_LIST_TAG)
   ) {}
+
+  /** Where a request of the origin goes now: its open pool, else `dispatchTo`. */
+  dispatchTarget(): DispatcherLike | undefined {
+    const pool = this.originPool;
+    if (pool !== undefined && !pool.closed && !pool.destroyed) return pool;
+    this.originPool = undefined;
+    return this.dispatchTo;
+  }
 
   /** A request without a connection gave up its slot: when nobody else waits for one, end the origin's attempts. */
   abandonIfUnneeded(): void {

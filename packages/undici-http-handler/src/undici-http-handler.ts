@@ -158,6 +158,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       const limits = this.gateLimits;
       for (const [origin, gate] of this.gates.byOrigin) {
         gate.dispatchTo = this.currentDispatcher;
+        gate.originPool = undefined;
         gate.gateLimit = limits === undefined ? null : origin.startsWith("https:") ? limits.https : limits.http;
         gate.drainQueue();
       }
@@ -375,6 +376,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const monitor = this.telemetryMonitor;
     const lifetime = config.connectionLifetime;
     const connecting = this.pendingConnects;
+    const gates = this.gates;
     const factory = (origin: string | URL, opts: object): Dispatcher => {
       const key = String(origin);
       const https = key.startsWith("https:");
@@ -410,6 +412,8 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
         ...(lifetime !== undefined ? { clientTtl: lifetime } : {}),
       });
       if (state !== undefined) state.registerPool(key, pool, maxSockets);
+      const gate = gates.byOrigin.get(key);
+      if (gate !== undefined) gate.originPool = pool;
       return pool;
     };
     return new Agent({

@@ -157,7 +157,7 @@ export abstract class UndiciRequestCore
       return;
     }
     try {
-      ((gate?.dispatchTo ?? this.targetDispatcher) as DispatcherLike).dispatch(this.dispatchOptions, this);
+      ((gate?.dispatchTarget() ?? this.targetDispatcher) as DispatcherLike).dispatch(this.dispatchOptions, this);
     } catch (error) {
       this.requestFailed(error as Error);
     }
@@ -202,7 +202,9 @@ export abstract class UndiciRequestCore
     headers: Record<string, string | string[] | undefined> | null | undefined,
     statusText: string | undefined
   ): void {
-    this.requestProgress();
+    // One clock read for the activity and the resolution (each read is a global `performance` lookup).
+    const now = clock.now();
+    if (this.plan.idleMs > 0) this.socketActive(now);
     if (statusCode < 200 || this.settled) return;
     const parsed = parseResponseHeaders(Array.isArray(raw) ? raw : flattenHeaders(headers));
     this.responseStatus = statusCode;
@@ -215,7 +217,7 @@ export abstract class UndiciRequestCore
       headers: parsed,
       body,
     });
-    this.resolveWith({ response }, clock.now());
+    this.resolveWith({ response }, now);
   }
 
   /** A body chunk; pauses `controller` when the body's buffer is full. */
