@@ -70,7 +70,6 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   /** The dispatcher is the user's global one: never closed or destroyed by the handler. */
   private viaGlobal = false;
   private telemetryMonitor: UndiciPoolMonitor | undefined;
-  private lastSampleAt = Number.NEGATIVE_INFINITY;
   private readonly scheduler = new DeadlineScheduler(
     (now) => this.sampleTick(now),
     () => this.telemetryMonitor?.sampleIntervalMs ?? TICK_MS
@@ -427,12 +426,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   private sampleTick(now: number): boolean {
     const monitor = this.telemetryMonitor;
     if (monitor === undefined || this.plan?.samplesOnTick !== true) return false;
-    // The tick comes once per period; the margin keeps a tick that fires a hair early from skipping a sample.
-    if (now - this.lastSampleAt >= monitor.sampleIntervalMs - 1) {
-      this.lastSampleAt = now;
-      monitor.sample(now);
-    }
-    return monitor.wantsSamples;
+    return monitor.sampleOnTick(now);
   }
 
   /**
