@@ -141,10 +141,8 @@ export type DeadlineKindOf<T extends Transport> = {
 const KINDS: ReadonlySet<unknown> = new Set(Object.values(DeadlineKind));
 
 /**
- * Whether a deadline of `kind` keeps the process alive while armed: every `DeadlineKind` does (a request in flight
- * waits on it, as on the native timer upstream arms for the same wait); inactivity watches and the owner tick, whose
- * kinds are not `DeadlineKind`s, do not (as Node's own socket and stream timeouts).
- * @internal
+ * Whether a deadline of `kind` keeps the process alive while armed: every `DeadlineKind` does (as upstream's native
+ * timer for the same wait); inactivity watches and the owner tick do not (as Node's socket timeouts). @internal
  */
 export function holdsLoop(kind: unknown): boolean {
   return KINDS.has(kind);

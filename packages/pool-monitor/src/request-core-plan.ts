@@ -27,10 +27,8 @@ export class DeadlinePlan<T extends Transport = Transport> {
   readonly unreadBodyIndex: number;
 
   /**
-   * @param scheduler - the handler's scheduler.
    * @param durations - each kind's duration in ms (`undefined`, 0 or non-finite: not configured).
-   * @param transportArmed - kinds whose rule arms them at a phase but which this transport arms itself for some
-   *   requests only (e.g. a `socketTimeout` that starts at the first progress undici reports).
+   * @param transportArmed - kinds this transport arms itself for some requests (e.g. undici's `socketTimeout`).
    */
   constructor(
     readonly scheduler: DeadlineScheduler,

@@ -77,10 +77,7 @@ export class TrackedRequest implements FinishedHttp1Request, ResponseProgress {
     this.enqueueIfQueued(req, agent);
   }
 
-  /**
-   * Right after `http.request()`, a request that could not get a socket is the last entry of one `agent.requests`
-   * list: the name of the previous queued request is tried first, then a `for…in` scan of a dictionary-mode object.
-   */
+  /** A request that just queued is the last entry of one `agent.requests` list: the last name is tried first. */
   private enqueueIfQueued(req: ClientRequest, agent: Agent): void {
     const o = this.originState;
     const requests = agentMaps(agent).requests;
