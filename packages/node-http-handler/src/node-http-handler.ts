@@ -280,10 +280,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     );
   }
 
-  /**
-   * The handler's `Http1PoolMonitor`, e.g. for `registerPoolMetrics(handler.poolMonitor)`; `undefined` with
-   * `telemetry: false`. It outlives `destroy()`, so the final counters stay readable.
-   */
+  /** The handler's `Http1PoolMonitor`; `undefined` with `telemetry: false`. It outlives `destroy()`. */
   public get poolMonitor(): Http1PoolMonitor | undefined {
     return this.runtime.hostMonitor;
   }

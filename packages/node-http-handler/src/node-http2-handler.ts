@@ -199,10 +199,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
     return this.pool.monitor?.getStats(options) ?? emptyPoolStats(performance.now());
   }
 
-  /**
-   * The telemetry source, e.g. for `registerPoolMetrics()` from `@sockeye/opentelemetry`. `undefined` with
-   * `telemetry: false` (for a provider: from the first `handle()`). It outlives `destroy()`.
-   */
+  /** The telemetry source; `undefined` with `telemetry: false` (a provider's: from the first `handle()`). */
   public get poolMonitor(): Http2PoolMonitor | undefined {
     return this.pool.monitor;
   }
