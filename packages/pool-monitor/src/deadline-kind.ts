@@ -140,10 +140,7 @@ export type DeadlineKindOf<T extends Transport> = {
 /** Every deadline kind's value. */
 const KINDS: ReadonlySet<unknown> = new Set(Object.values(DeadlineKind));
 
-/**
- * Whether a deadline of `kind` keeps the process alive while armed: every `DeadlineKind` does (as upstream's native
- * timer for the same wait); inactivity watches and the owner tick do not (as Node's socket timeouts). @internal
- */
+/** Whether an armed `kind` holds the process: every `DeadlineKind` does; idle watches and ticks do not. @internal */
 export function holdsLoop(kind: unknown): boolean {
   return KINDS.has(kind);
 }

@@ -13,10 +13,7 @@ export interface PlanEntry {
   readonly rule: DeadlineRule;
 }
 
-/**
- * The deadlines of one resolved config, shared by its requests: the configured kinds of transport `T` (a duration
- * that is not a positive finite number leaves its kind out) in the rules' order, and their scheduler. @internal
- */
+/** The deadlines of one resolved config, shared by its requests: configured kinds in the rules' order. @internal */
 export class DeadlinePlan<T extends Transport = Transport> {
   readonly entries: readonly PlanEntry[];
   /** The kind of each request's one `Deadline` node (every kind holds the loop while armed). */

@@ -246,10 +246,7 @@ function trackedOn(socket: Socket, o: OriginState): TrackedRequest | undefined {
 
 const NONE: never[] = [];
 
-/**
- * The standalone monitor's requests as its reading sees them, per link of the origin: those on its busy sockets (ages,
- * unread bodies) and its first still queued in `agent.requests` (oldest queued age). @internal
- */
+/** The standalone monitor's requests per link: those on its busy sockets and its first queued one. @internal */
 export const trackedRequests: Http1Requests = {
   addAges(o: OriginState, now: number): void {
     for (const l of o.poolLinks) {
