@@ -78,10 +78,7 @@ export class AgentGate {
     private readonly owner: GateOwner
   ) {}
 
-  /**
-   * The key of a request to `host`:`port` (IPv6 without brackets): the agent's name for it, computed as Node's agent
-   * does. Valid for `admit()` until the next call (see the header).
-   */
+  /** The agent's name for a request to `host`:`port`, as Node computes it; valid for `admit()` until the next call. */
   keyFor(host: string, port: number | undefined): GateKey {
     const memo = this.memoKey;
     if (host === this.memoHost && port === this.memoPort && memo !== undefined) return memo;
@@ -104,10 +101,7 @@ export class AgentGate {
     return this.keys.get(name)?.size ?? 0;
   }
 
-  /**
-   * Counts `r` under `key`: `"dispatch"` now, else queued at the tail (`"queued"`), or `"full"` (left outside the
-   * gate) when `key` already queues `maxQueued` (`Infinity` = unbounded). O(1).
-   */
+  /** Counts `r` under `key`: `"dispatch"` now, `"queued"` at the tail, or `"full"` (`maxQueued` wait). O(1). */
   admit(r: GatedRequest, key: GateKey, maxQueued: number): Admission {
     if (key.size === 0 && this.hasRoom(key)) {
       r.gateKey = key;
@@ -129,10 +123,7 @@ export class AgentGate {
     return "queued";
   }
 
-  /**
-   * `r` leaves the gate (its single way out): a queued one is unlinked (O(1)); a dispatched one releases its slot
-   * and the queue is drained. No-op for a request outside the gate.
-   */
+  /** `r` leaves the gate: a queued one is unlinked (O(1)), a dispatched one frees its slot. No-op if outside. */
   leave(r: GatedRequest): void {
     const key = r.gateKey;
     if (key === undefined) return;
