@@ -1,28 +1,20 @@
 /**
  * AgentGate: the handler-side queue in front of one `http.Agent`.
  *
- * Node's agent queues a request it has no socket for as a full `ClientRequest` in `agent.requests[name]` (several KB,
- * its body already piped), and takes it out on abort or timeout by an O(queue) splice. The gate keeps the handler's
- * requests out of that queue: per agent key (`agent.getName()`) it counts the handler's requests dispatched and not
- * finished (`inUse`), and creates a `ClientRequest` only while `inUse < agent.maxSockets` and the handler's total over
- * the agent's keys is below `agent.maxTotalSockets` (both read at each decision). Otherwise the request waits in its
- * key's FIFO, an intrusive doubly linked list of the requests themselves (`GatedRequest`): waiting allocates nothing,
- * leaving is an O(1) unlink.
+ * Node's agent queues a request it has no socket for as a full `ClientRequest` in `agent.requests` (several KB, body
+ * already piped) and removes it by an O(queue) splice. The gate keeps the handler's requests out of that queue: per
+ * agent key (`agent.getName()`) it counts requests dispatched and not finished (`inUse`) and creates a
+ * `ClientRequest` only while `inUse < agent.maxSockets` and the handler's total is below `agent.maxTotalSockets`
+ * (both read at each decision). Otherwise the request waits in its key's FIFO, an intrusive doubly linked list of
+ * the requests themselves (`GatedRequest`): waiting allocates nothing, leaving is an O(1) unlink.
  *
- *   admit(): inUse < maxSockets && total < maxTotalSockets && nobody queued ─yes─► dispatched (inUse++, total++)
- *                                     └─no──► enqueue (tail), or "full" when the key queues `maxQueuedRequests`
- *   leave(): queued ─► O(1) unlink;  dispatched ─► inUse--, total-- ─► drain scheduled (setImmediate, once per turn)
- *   drain: heads first, while the limits allow (the key freed last first, then the others)
- *
- * The drain is batched: one `setImmediate` per gate and turn creates the requests of every slot freed in the turn,
- * when Node has parked the freed sockets in `freeSockets`, so each takes a free socket at once (dispatching inside
- * `'close'` would queue it in `agent.requests` for a tick: docs/perf/handler-queue.md). An agent whose
- * `maxFreeSockets` is below `maxSockets` would destroy the sockets it cannot park, so for it `leave()` drains at once.
- * An agent shared with other code may still queue a dispatched request (`agent-queue.ts`).
+ * The drain is batched: one `setImmediate` per gate and turn dispatches every slot freed in the turn, once Node has
+ * parked the freed sockets in `freeSockets` (dispatching inside `'close'` would queue them in `agent.requests` for a
+ * tick). An agent whose `maxFreeSockets` is below `maxSockets` would destroy the sockets it cannot park, so there
+ * `leave()` drains at once. An agent shared with other code may still queue a dispatched request (`agent-queue.ts`).
  *
  * Memory: one `GateKey` per key with a request dispatched or queued, dropped when it empties, except the memoised
- * one (the last endpoint asked for, dropped when the memo moves): a client of many hosts keeps O(busy keys). So the
- * key `keyFor()` returns is valid for `admit()` until the next `keyFor()`.
+ * last one: so the key `keyFor()` returns is valid for `admit()` until the next `keyFor()`.
  */
 import { timing } from "@sockeye/pool-monitor/internal";
 import type { Agent } from "node:http";
@@ -86,10 +78,7 @@ export class AgentGate {
     private readonly owner: GateOwner
   ) {}
 
-  /**
-   * The key of a request to `host`:`port` (IPv6 without brackets): the agent's name for it, computed as Node's agent
-   * does. Valid for `admit()` until the next call (see the header).
-   */
+  /** The agent's name for a request to `host`:`port`, as Node computes it; valid for `admit()` until the next call. */
   keyFor(host: string, port: number | undefined): GateKey {
     const memo = this.memoKey;
     if (host === this.memoHost && port === this.memoPort && memo !== undefined) return memo;
@@ -112,10 +101,7 @@ export class AgentGate {
     return this.keys.get(name)?.size ?? 0;
   }
 
-  /**
-   * Counts `r` under `key`: `"dispatch"` now, else queued at the tail (`"queued"`), or `"full"` (left outside the
-   * gate) when `key` already queues `maxQueued` (`Infinity` = unbounded). O(1).
-   */
+  /** Counts `r` under `key`: `"dispatch"` now, `"queued"` at the tail, or `"full"` (`maxQueued` wait). O(1). */
   admit(r: GatedRequest, key: GateKey, maxQueued: number): Admission {
     if (key.size === 0 && this.hasRoom(key)) {
       r.gateKey = key;
@@ -137,10 +123,7 @@ export class AgentGate {
     return "queued";
   }
 
-  /**
-   * `r` leaves the gate (its single way out): a queued one is unlinked (O(1)); a dispatched one releases its slot
-   * and the queue is drained. No-op for a request outside the gate.
-   */
+  /** `r` leaves the gate: a queued one is unlinked (O(1)), a dispatched one frees its slot. No-op if outside. */
   leave(r: GatedRequest): void {
     const key = r.gateKey;
     if (key === undefined) return;

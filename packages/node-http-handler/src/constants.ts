@@ -15,8 +15,5 @@ export const MIN_CONTINUE_WAIT_MS = 6_000;
 /** Upstream's default `maxSockets` and `keepAlive` for agents the handler creates. @internal */
 export const DEFAULT_MAX_SOCKETS = 50;
 
-/**
- * Minimum socket-usage window in `"interval"` mode, ms: upstream's is 0 when both timeouts are 0, which would re-arm
- * the timer in a busy loop. @internal
- */
+/** Minimum socket-usage window in `"interval"` mode, ms (upstream's 0 would re-arm in a busy loop). @internal */
 export const MIN_WARNING_WINDOW_MS = 2 * TICK_MS;

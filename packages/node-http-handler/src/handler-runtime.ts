@@ -1,14 +1,10 @@
 /**
- * HandlerRuntime: what one HTTP/1 handler owns while requests are in flight.
- *
- * - `hostScheduler`: every deadline of the handler on one native timer; its owner tick samples the monitor in
- *   `"interval"` mode while the monitor is busy. `idle`: the `socketTimeout` watches; `socketWarning`: upstream's
- *   socket-usage warning; `gates`: one `AgentGate` per agent.
- * - The live list (intrusive, O(1) link/unlink): every request between `requestStarted` and `requestFinished`. Its
- *   length is the handler's one in-flight count; `destroy()` walks it, and so does the monitor's reading (ages,
- *   unread bodies: `Http1Requests`), at sample and snapshot time only.
- * - Free-socket sweeps (`socket-lifecycle.ts`) for `swept` plans: right before a dispatch (at most once per `TICK_MS`
- *   per agent) and, while requests are in flight, one `sweep` deadline at the earliest free-socket expiry.
+ * HandlerRuntime: what one HTTP/1 handler owns while requests are in flight: the deadline scheduler (its tick
+ * samples the monitor in `"interval"` mode), the `socketTimeout` watches, the socket-usage warning, one `AgentGate`
+ * per agent, and the live list (intrusive, O(1) link/unlink) of every request between `requestStarted` and
+ * `requestFinished`: the one in-flight count, walked only by `destroy()` and the monitor's reading. Free-socket
+ * sweeps (`socket-lifecycle.ts`) run before a dispatch (at most once per `TICK_MS` per agent) and on one `sweep`
+ * deadline at the earliest free-socket expiry.
  */
 import type { Http1PoolMonitor } from "@sockeye/pool-monitor";
 import {

@@ -1,14 +1,11 @@
 /**
  * Http2PoolMonitor: the HTTP/2 reader of the telemetry core; each origin's snapshot gains an `http2` block.
  *
- * Mapping onto the shared shape: a session is a connection (`active`: carrying a stream, `idle`: carrying none,
- * `maxSockets`: `maxSessionsPerOrigin`), a stream is a request (`queued`: waiting for a stream slot or an isolated
- * session). `connectMs` is TCP connect time, `tlsMs` the TLS handshake plus the server's SETTINGS. Close reasons map
- * onto `CloseReason` by `HTTP2_CLOSE_REASONS`; the exact reason and GOAWAY codes are in `http2.closed` / `goawayCodes`.
- *
- * Saturation: the detector's "sockets" are stream slots: `maxSockets` is the sum of the sessions' stream limits once
- * `maxSessionsPerOrigin` sessions exist (unbounded before, so an origin that can still open a session is never
- * saturated), plus one slot per bounded isolated session once `maxIsolatedSessionsPerOrigin` are open.
+ * A session is a connection (`maxSockets`: `maxSessionsPerOrigin`), a stream a request (`queued`: waiting for a
+ * stream slot or an isolated session); `tlsMs` includes the server's SETTINGS. Close reasons map by
+ * `HTTP2_CLOSE_REASONS`. The detector's "sockets" are stream slots: the sum of the sessions' stream limits once
+ * `maxSessionsPerOrigin` sessions exist (unbounded before, so an origin that can still open one is never saturated),
+ * plus one slot per bounded isolated session once `maxIsolatedSessionsPerOrigin` are open.
  */
 import type { Http2CloseReason, Http2SessionStats, OriginStats, PoolMonitorOptions } from "@sockeye/pool-monitor";
 import {
@@ -95,10 +92,7 @@ export class Http2OriginTelemetry extends OriginTelemetry {
   }
 }
 
-/**
- * Telemetry source of a `NodeHttp2Handler`: `getStats()` and `subscribe()`, like `PoolMonitor`.
- * @public
- */
+/** Telemetry source of a `NodeHttp2Handler`: `getStats()` and `subscribe()`, like `PoolMonitor`. @public */
 export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
   /** @internal */
   constructor(

@@ -21,10 +21,7 @@ import type { Http2Origin, Http2Waiter } from "./http2-origin";
 /** A session's life: connecting (TCP, TLS, first SETTINGS) → ready → closing (no new stream) → closed. @internal */
 export type Http2SessionState = "connecting" | "ready" | "closing" | "closed";
 
-/**
- * Why the pool let go of a session, first cause wins (`undefined`: the peer or the network closed it); the pool's
- * `HTTP2_CLOSE_RULES` turn it into an `Http2CloseReason`. @internal
- */
+/** Why the pool let go of a session, first cause wins (`undefined`: the peer or the network closed it). @internal */
 export type Http2CloseCause = "local" | "goaway" | "idle" | "connect_timeout" | "error";
 
 /** What an entry forwards to its pool (`Http2SessionPool`, which implements it: no import cycle). @internal */

@@ -1,28 +1,20 @@
 /**
- * Http2SessionPool: the HTTP/2 sessions of one handler, per origin, and every deadline about them, on ONE shared
- * `DeadlineScheduler` (no native timer per stream or per session).
+ * Http2SessionPool: the HTTP/2 sessions of one handler, per origin, and their deadlines on ONE shared
+ * `DeadlineScheduler` (no native timer per stream or session).
  *
  * Placement of a stream (`acquire`):
- *   1. isolated (event stream, `disableConcurrentStreams`): a new session of its own, destroyed when the stream
- *      closes. Non-event-stream ones are bounded by `maxIsolatedSessionsPerOrigin` (sessions count until they close)
- *      and beyond it wait in the origin's isolated FIFO; event streams are long-lived, never queued nor counted;
- *   2. else the first pooled session that is ready and below its stream limit (min of the peer's SETTINGS
- *      `maxConcurrentStreams` and the handler's);
- *   3. else the stream waits in the origin's FIFO and, while fewer than `maxSessionsPerOrigin` sessions exist and the
- *      connecting ones cannot absorb the queue, a new session opens. A stream that closes hands its slot to the head
- *      of the queue; a session that becomes ready drains it. Beyond `maxQueuedRequests` a stream fails at once.
+ *   1. isolated (event stream, `disableConcurrentStreams`): a session of its own, destroyed when the stream closes;
+ *      non-event-stream ones are bounded by `maxIsolatedSessionsPerOrigin` and beyond it wait in the isolated FIFO;
+ *   2. else the first ready pooled session below its stream limit (min of the peer's and the handler's);
+ *   3. else the origin's FIFO, opening a session while fewer than `maxSessionsPerOrigin` exist and the connecting
+ *      ones cannot absorb the queue. Beyond `maxQueuedRequests` a stream fails at once.
  *
- * Refused streams (a server past its memory for unread bodies refuses new ones): a session that refuses a stream
- * while others are open takes no new one until one ends; with none open it is retired. The request goes back to the
- * head of the queue.
+ * A session that refuses a stream while others are open takes no new one until one ends; with none open it is
+ * retired; the request goes back to the head of the queue. A session that fails before its first SETTINGS fails the
+ * waiting streams when nothing else of the origin can serve them (no reconnect loop against a dead server).
  *
- * Session life: connecting → ready (first SETTINGS) → closing (GOAWAY, silence, or an isolated session whose stream
- * got its response) → closed; `connectionTimeout` bounds a connecting session, `sessionTimeout` a ready one. A
- * session that fails before it is ready fails the streams waiting for it when nothing else of the origin can serve
- * them (no reconnect loop against a dead server); one that closes after it was ready lets the queue open another.
- *
- * Costs: acquire/release O(maxSessionsPerOrigin), allocation-free beyond the stream. An origin with no session and
- * no stream is forgotten at once, so a client of many hosts keeps O(origins in use).
+ * Costs: acquire/release O(maxSessionsPerOrigin), allocation-free beyond the stream; an origin with no session and
+ * no stream is forgotten at once.
  */
 import type { Http2CloseReason } from "@sockeye/pool-monitor";
 import {
@@ -124,10 +116,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     }
   }
 
-  /**
-   * `maxQueuedRequests`: when `req` would wait behind that many streams of `origin`, it fails at once and this returns
-   * true. Streams a session being opened is expected to take are not waiting (as in node:http), so do not count.
-   */
+  /** `maxQueuedRequests` reached: `req` fails at once (true). Streams a connecting session will take are not waiting. */
   private refusedFull(origin: Http2PoolOrigin, req: Http2StreamRequest): boolean {
     const config = this.poolConfig;
     const max = config.maxQueuedRequests;
@@ -272,10 +261,9 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
   }
 
   /**
-   * The session may be dead without knowing it. The verdict waits for the next poll phase (`timing.afterPoll`): a
-   * deadline that fires right after a blocked event loop has not seen the frames that poll phase reads, and retiring
-   * a busy session would cost every next stream a reconnect. Meanwhile it takes no new stream; if none of its streams
-   * received a frame by then, it is retired. A closure per check (a rare event).
+   * The session may be dead. The verdict waits for the next poll phase (`timing.afterPoll`): a deadline fired after a
+   * blocked event loop has not seen the frames that poll reads. Meanwhile it takes no new stream; if none of its
+   * streams received a frame by then, it is retired.
    */
   sessionSilent(entry: Http2PoolSession): void {
     if (entry.isolated || entry.state !== "ready" || entry.silenceSeq >= 0) return;
@@ -369,19 +357,13 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     if (ix >= 0) sessions.splice(ix, 1);
   }
 
-  /**
-   * Graceful close of a retired session once its last stream is done. Not earlier: since Node 24, `session.close()`
-   * ends a stream whose response body was received but not yet read with `ERR_STREAM_PREMATURE_CLOSE`.
-   */
+  /** Graceful close once its last stream is done (Node 24's `close()` fails a received, unread body). */
   private closeWhenDrained(entry: Http2PoolSession): void {
     const session = entry.session;
     if (entry.state === "closing" && entry.active === 0 && !session.closed && !session.destroyed) session.close();
   }
 
-  /**
-   * The one place a session is let go of at once. `session.destroy()` only `end()`s the socket of one still
-   * connecting, and Node emits no `'close'` meanwhile: so its socket is destroyed and it is closed here.
-   */
+  /** Lets a session go at once; its socket too (`destroy()` only `end()`s a connecting one, with no `'close'`). */
   private destroySession(entry: Http2PoolSession, cause: Http2CloseCause): void {
     this.retire(entry, cause);
     if (!entry.session.destroyed) entry.session.destroy();
@@ -465,9 +447,8 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
 }
 
 /**
- * The HTTP/2 close-reason classifier: what a closed session counts as, the first rule in key order that matches. A
- * reason of `HTTP2_CLOSE_REASONS` without its rule does not compile, nor does a shared reason that `CLOSE_REASONS`
- * marks `http2` and no HTTP/2 reason counts as (`Http2ReasonsCovered`).
+ * The HTTP/2 close-reason classifier (first rule in key order wins). A reason without its rule does not compile, nor
+ * does a shared `http2` reason that no HTTP/2 reason counts as (`Http2ReasonsCovered`).
  */
 const HTTP2_CLOSE_RULES: Readonly<Record<Http2CloseReason, (e: Http2PoolSession) => boolean>> = {
   connect_timeout: (e) => e.closedBy === "connect_timeout",

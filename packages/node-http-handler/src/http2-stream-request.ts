@@ -1,20 +1,15 @@
 /**
- * Http2StreamRequest: one `NodeHttp2Handler.handle()` call until its stream closes, on `RequestCore` (promise, abort,
- * counting, deadlines: `requestTimeout` as `stream_idle`, the 100-continue wait, `unreadBodyTimeout`), linked into
- * its origin's lists (`Http2Origin`). Listeners are shared module functions that find the request through a symbol.
+ * Http2StreamRequest: one `NodeHttp2Handler.handle()` call until its stream closes, on `RequestCore` (deadlines:
+ * `requestTimeout` as `stream_idle`, the 100-continue wait, `unreadBodyTimeout`), linked into its `Http2Origin`.
  *
- * The stream's `push`, `_write` and `_writev` are replaced by shared functions that record its own progress (as
- * upstream's `stream.setTimeout`: sibling streams never keep a silent one alive), and `_destroy`, so that a body Node
- * would end as complete after a CANCEL or a lost session fails instead. `push` feeds the response body, pool-monitor's
- * shared `Readable`, directly: a full body stops Node reading the stream (flow control then holds the peer),
- * `readMore()` restarts it; a collected body resets the stream with CANCEL (`bodyCollected()`).
+ * The stream's `push`, `_write` and `_writev` are replaced by shared functions that record its own progress (sibling
+ * streams never keep a silent one alive), and `_destroy`, so a body Node would end as complete after a CANCEL or a
+ * lost session fails instead. `push` feeds the response body directly; a full body stops Node reading the stream.
  *
- * Refused streams: REFUSED_STREAM means the peer did not process the stream (RFC 9113 §8.7); ENHANCE_YOUR_CALM
- * does not, so only an idempotent method is sent again after it. A pooled request whose body can be resent (none, a
- * string or bytes) is placed again, up to `MAX_REFUSALS` times, instead of failing.
+ * REFUSED_STREAM means the peer did not process the stream (RFC 9113 §8.7); ENHANCE_YOUR_CALM does not, so only an
+ * idempotent method is resent after it. A resendable pooled request is placed again, up to `MAX_REFUSALS` times.
  *
- * One way out: `finish()` runs exactly once, from the stream's `'close'`, or from `end()` for a request with no
- * stream. `end()` is the entry of every early end; the first cause wins.
+ * `finish()` runs once, from the stream's `'close'`, or from `end()` (every early end; the first cause wins).
  */
 import { HttpResponse, type HttpRequest } from "@smithy/protocol-http";
 import type { RequestOutcome } from "@sockeye/pool-monitor";
@@ -156,10 +151,7 @@ function instrument(stream: ClientHttp2Stream, req: Http2StreamRequest): void {
   target._destroy = guardedDestroy as StreamInternals["_destroy"];
 }
 
-/**
- * The stream no longer points at the request (its instrumented methods only call the prototype's). Its `'error'`
- * listener stays, a no-op: a destroyed stream's late error must not go unhandled.
- */
+/** Unlinks the stream from the request; its no-op `'error'` listener stays (a late error must not go unhandled). */
 function detachStream(stream: ClientHttp2Stream): void {
   (stream as StreamWithRequest)[kRequest] = undefined;
   stream.removeListener("response", onStreamResponse);
@@ -215,10 +207,7 @@ export class Http2StreamRequest
   next: Http2StreamRequest | undefined = undefined;
   prev: Http2StreamRequest | undefined = undefined;
   slotAt = 0;
-  /**
-   * The stream's own progress events, and the monitor's unread-body watch: response time (-1: none yet), the last
-   * count it saw and since when.
-   */
+  /** Progress events of the stream, and the unread-body watch: response time (-1: none yet), last count, since when. */
   progress = 0;
   respondedAt = -1;
   seenProgress = 0;
@@ -348,10 +337,7 @@ export class Http2StreamRequest
     }
   }
 
-  /**
-   * The 100-continue wait ended: send the body anyway (as upstream). `requestTimeout` passed: the session is checked
-   * too when no stream on it made progress for half that long either (`Http2SessionPool.sessionSilent`).
-   */
+  /** Continue wait over: send the body (as upstream). `requestTimeout`: the session may be checked (`sessionSilent`). */
   protected override deadlineExpired(kind: DeadlineKind, ms: number, now: number): void {
     if (kind === DeadlineKind.Continue) {
       this.sendBody();
@@ -403,9 +389,8 @@ export class Http2StreamRequest
   }
 
   /**
-   * BodySource: a chunk (or the end, `null`) Node pushes once the response is handed out goes straight into the body;
-   * `false` (buffer full) makes Node stop reading the stream. The `null` Node pushes while it destroys a stream does
-   * not end the body: it gets the stream's error (`onError`, `finish()`).
+   * BodySource: what Node pushes goes straight into the body; `false` (buffer full) stops Node reading the stream. The
+   * `null` Node pushes while destroying a stream does not end the body: it gets the stream's error.
    */
   bodyChunk(stream: ClientHttp2Stream, chunk: Buffer | null): boolean {
     if (chunk === null) {
@@ -523,10 +508,7 @@ export class Http2StreamRequest
     noteSessionActivity(entry, now);
   }
 
-  /**
-   * Every early end. Before the response: rejects and treats the stream as `beforeResponse` says (no stream: finishes
-   * now). After it: the body gets `error` as `afterResponse` says, unless it arrived in full.
-   */
+  /** Every early end: before the response, rejects (`beforeResponse`); after it, fails the body (`afterResponse`). */
   end(outcome: RequestOutcome, error: unknown, beforeResponse: StreamEnd, afterResponse: StreamEnd): void {
     if (this.isFinished) return;
     if (!this.settled) {

@@ -1,11 +1,7 @@
 /**
- * IdleWatchList: HTTP/1's `socketTimeout` (inactivity, through the response body): one pool-monitor `IdleWatch` per
- * watched request, fired `socketTimeout` ms after the last byte its socket moved. Stopped watches are kept for the
- * next requests (never more than the peak watched at once), so steady traffic allocates none.
- *
- * Activity: Node reports every read and write of a socket through `socket._unrefTimer()`. The first time a socket is
- * watched, that method is wrapped by one shared hook that writes the watch's `lastActive`: one `timing.now()` per
- * socket event while watched; the deadline is re-armed only when it comes due.
+ * IdleWatchList: HTTP/1's `socketTimeout`: one pool-monitor `IdleWatch` per watched request, fired `socketTimeout` ms
+ * after its socket last moved a byte; stopped watches are reused, so steady traffic allocates none. Node reports
+ * socket activity through `socket._unrefTimer()`, wrapped once per socket by a shared hook that writes `lastActive`.
  */
 import type { DeadlineScheduler, IdleTarget } from "@sockeye/pool-monitor/internal";
 import { IdleWatch, timing } from "@sockeye/pool-monitor/internal";

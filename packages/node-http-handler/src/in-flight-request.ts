@@ -1,37 +1,25 @@
 /**
- * InFlightRequest: one `handle()` call on `RequestCore` (`request-core.ts`: the promise and its single `finish()`,
- * abort, counting, deadlines), from `start()` to its way out, `finish()`.
+ * InFlightRequest: one `handle()` call on `RequestCore` (promise, single `finish()`, abort, counting, deadlines),
+ * from `start()` to `finish()`.
  *
  *   start() ─┬─► dispatched ─'socket'─► assigned ─connect/secureConnect─► connected ─'response'─► responded
- *            │   (Node request created;                                                      │ resolve()
- *            │    queued in agent.requests, or connecting)                                    ▼
- *            ├─► gated (queued in the handler's AgentGate: no Node     body streams to the caller
- *            │   request, body not read) ─slot freed─► dispatched
+ *            ├─► gated (in the handler's AgentGate: no Node request yet) ─slot freed─► dispatched
  *            └─► refused (the gate key already queues `maxQueuedRequests`) ─► finish() at once
  *   any state ── error, abort, deadline, body write failure ─► reject()
+ *   'close' │ left the gate or the agent queue │ handler destroy() │ http.request threw ─► finish() (terminal)
  *
- *   'close' │ left the gate or the agent queue (abort / timeout while queued) │ handler destroy() │ http.request threw
- *          └──────────────────────────────► finish() ─► finished (terminal)
+ * Deadlines run from `start()`, gated or not; `connectionTimeout` is armed here unless the agent handed over a
+ * connected socket. A request that leaves the gate or the agent queue never emits `'close'` (`agent-queue.ts`), so
+ * that path calls `finish()` itself. A request on the one-off 100-continue agent is counted in its origin's
+ * `unpooled` block (`unpooled-request.ts`); HTTP/1-only telemetry (agent-name links, gate queue, sockets) is here.
  *
- * Phases: `Queued` when counted waiting, `Acquired` at `'socket'`, `Connected` at connect (TLS included, or at once
- * on a connected socket), `Headers` at the response. The deadlines run from `start()`, gated or not (a gated request
- * ends through `finish()`, which unlinks it from the gate); `connectionTimeout` is armed by the request itself,
- * unless the agent handed it a free (connected) socket. A request that leaves the gate or the agent queue never
- * emits `'close'` (`agent-queue.ts`), so that path calls `finish()` itself.
+ * The response body is fed by the `IncomingMessage`'s `push`, replaced by one module-level function
+ * (`pushResponse`): a full body returns false so the parser stops reading the socket, and `readMore()` restarts it
+ * through `_read`. The end still goes through the message (`'end'` returns the socket to the agent).
  *
- * Telemetry: the core counts the request once it knows its monitor and origin, at dispatch or where the gate queues
- * or refuses it; one sent on the one-off 100-continue agent is counted in its origin's `unpooled` block instead
- * (`unpooled-request.ts`). What only HTTP/1 knows is counted here: agent-name links, the gate's queue, sockets.
- *
- * The response body (`openResponseBody`) is fed by the `IncomingMessage`'s `push`, replaced per response by one
- * module-level function (`pushResponse`): chunks go straight into the body; a full body returns false, so the parser
- * stops reading the socket, and `readMore()` restarts it through the message's `_read`. The end still goes through
- * the message (`'end'` returns the socket to the agent). A collected body destroys the `IncomingMessage`.
- *
- * Allocations per request: this object, the Node options and path (kept while gated), one `Deadline` node and one
- * small array when a deadline is configured, the promise and its resolvers, errors on failure paths only. Node
- * listeners are module-level functions that find the state through a symbol; the abort signal gets the state
- * itself. No native timer per request, except in `socketMonitor: "per-request"` mode (upstream's, on purpose).
+ * Allocations per request: this object, the Node options (kept while gated), one `Deadline` node and a small array
+ * when a deadline is set, the promise and resolvers. Node listeners are module-level functions that find the state
+ * through a symbol. No native timer per request, except in `socketMonitor: "per-request"` mode.
  */
 import type { Http1PoolMonitor, RequestOutcome } from "@sockeye/pool-monitor";
 import {
@@ -172,10 +160,7 @@ export class InFlightRequest
     return this.telemetry;
   }
 
-  /**
-   * Promise executor body: the host admits it, the core starts (every clock runs from now), then it is dispatched
-   * or waits in the gate. Never throws.
-   */
+  /** Promise executor body: admitted, the core starts (clocks run from now), dispatched or gated. Never throws. */
   start(
     resolve: Settle,
     reject: Settle,
@@ -232,8 +217,7 @@ export class InFlightRequest
       this.finish(explainRefusal(error, this.httpRequest.headers, PACKAGE_PREFIX));
       return;
     }
-    // `connectionTimeout`, from `begunAt`, unless Node's agent handed it a free (connected) socket: it sets
-    // `reusedSocket` synchronously in `addRequest()`. (A gated request's is armed since `start()`.)
+    // Node's agent sets `reusedSocket` synchronously in `addRequest()` when it hands over a free (connected) socket.
     if (req.reusedSocket !== true && !this.deadlineArmed(DeadlineKind.Connection))
       this.armDeadline(DeadlineKind.Connection, this.begunAt);
     this.req = req;
@@ -273,9 +257,8 @@ export class InFlightRequest
   }
 
   /**
-   * A deadline expired; until the promise settles only, except `unreadBodyTimeout`: the continue wait sends the body,
-   * a request timeout without `throwOnRequestTimeout` only warns, the others reject with their rule's error
-   * (acquisition and request timeouts destroy the Node request with it, as upstream).
+   * A deadline expired: the continue wait sends the body, a request timeout without `throwOnRequestTimeout` only
+   * warns, the others reject with their rule's error (acquisition and request timeouts destroy the Node request).
    */
   protected override deadlineExpired(kind: DeadlineKind, ms: number, now: number): void {
     const req = this.req;
@@ -345,10 +328,7 @@ export class InFlightRequest
     this.giveUp(error, "timed_out", false);
   }
 
-  /**
-   * The handler gives up: notes why, takes it out of the agent queue, destroys it (`destroyWithError`: with the
-   * error, as upstream), rejects, and finishes it now when no `'close'` will come (gated, or left the agent queue).
-   */
+  /** The handler gives up: notes why, leaves the agent queue, destroys, rejects; finishes now if no `'close'` comes. */
   private giveUp(error: unknown, outcome: "aborted" | "timed_out" | undefined, destroyWithError: boolean): void {
     if (outcome !== undefined) this.notedOutcome ??= outcome;
     const req = this.req;
@@ -362,10 +342,7 @@ export class InFlightRequest
     if (noClose) this.finish();
   }
 
-  /**
-   * Handler `destroy()`: rejects with `HandlerDestroyedError` (unless settled) and finishes now. A queued request
-   * leaves the agent queue first (no connection opens for it); a streaming body fails, as upstream's.
-   */
+  /** Handler `destroy()`: rejects with `HandlerDestroyedError`, finishes now; a queued request opens no connection. */
   destroyByHandler(): void {
     if (this.isFinished) return;
     const req = this.req;
@@ -396,10 +373,7 @@ export class InFlightRequest
     this.host.requestSettled(this);
   }
 
-  /**
-   * The single way out (idempotent): its outcome (`outcomeOf`) and what only HTTP/1 counts of its end, then the
-   * core's `finish()` (rejects a pending promise with `error` or "closed before a response"), then the host's release.
-   */
+  /** The single way out (idempotent): HTTP/1's own counting, the core's `finish()`, then the host's release. */
   override finish(error?: unknown): void {
     if (this.isFinished) return;
     // The error is built only when it will be used (an error's stack trace is costly).
@@ -431,7 +405,7 @@ export class InFlightRequest
       this.host.watchIdle(this, socket, now);
   }
 
-  // ---- BodySource: the response body handed out ---------------------------------------------------------------
+  // BodySource: the response body handed out.
 
   readMore(): void {
     if (!this.resPaused) return;
@@ -457,7 +431,7 @@ export class InFlightRequest
     this.res?.destroy();
   }
 
-  // ---- Telemetry: the request's phases counted on the handler's monitor -------------------------------------
+  // Telemetry: the request's phases counted on the handler's monitor.
 
   /** Counted on the handler's monitor from now on (its first counting site), if telemetry is on. */
   private track(): boolean {
@@ -479,10 +453,7 @@ export class InFlightRequest
     this.markQueued(this.telemetry!, now);
   }
 
-  /**
-   * Its Node request `req` was just created: counted from now on if the gate did not queue it (queued if the agent
-   * queued it, as it does when other users of a shared agent hold its sockets); it leaves the gate's count if it did.
-   */
+  /** Its Node request was just created: counted now unless gated (then it leaves the gate's count). */
   private countDispatched(req: ClientRequest, now: number): void {
     if (this.monitor !== undefined) {
       if (this.gateCounted) {
@@ -574,7 +545,7 @@ export class InFlightRequest
   }
 }
 
-// ---- Node listeners: shared functions, `this` is the emitter ------------------------------------------------
+// Node listeners: shared functions, `this` is the emitter.
 
 function onResponse(this: ClientRequest, res: IncomingMessage): void {
   const state: InFlightRequest = (this as any)[kState];

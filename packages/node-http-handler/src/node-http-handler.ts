@@ -72,19 +72,12 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     return newNodeHttpHandler(instanceOrOptions as NodeHttpHandlerOptions | Provider<NodeHttpHandlerOptions | void>);
   }
 
-  /**
-   * Upstream's static socket check, same signature and contract: warns (at most once per 15 s, per timestamp) when
-   * some agent key has `>= maxSockets` sockets in use and `>= 2 × maxSockets` queued requests; returns the new
-   * warning timestamp (wall-clock ms), or the one given. @internal
-   */
+  /** Upstream's static socket check, same signature and contract (see `checkSocketUsage`). @internal */
   public static checkSocketUsage(agent: Agent, socketWarningTimestamp: number, logger: Logger = console): number {
     return checkSocketUsage(agent, socketWarningTimestamp, logger);
   }
 
-  /**
-   * @param options - an options object (validated now: a bad value throws a `TypeError` naming the option), a
-   *   provider function (called now; its rejection or a bad value rejects every `handle()`), or nothing.
-   */
+  /** @param options - options (a bad value throws a `TypeError` now), a provider (its failure rejects `handle()`). */
   constructor(options?: NodeHttpHandlerOptions | Provider<NodeHttpHandlerOptions | void>) {
     if (typeof options === "function") {
       // The monitor exists from construction, so `poolMonitor` and monitor updates work before the first handle().
@@ -287,10 +280,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     );
   }
 
-  /**
-   * The handler's `Http1PoolMonitor`, e.g. for `registerPoolMetrics(handler.poolMonitor)`; `undefined` with
-   * `telemetry: false`. It outlives `destroy()`, so the final counters stay readable.
-   */
+  /** The handler's `Http1PoolMonitor`; `undefined` with `telemetry: false`. It outlives `destroy()`. */
   public get poolMonitor(): Http1PoolMonitor | undefined {
     return this.runtime.hostMonitor;
   }
@@ -319,10 +309,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     this.configProvider.catch(() => {});
   }
 
-  /**
-   * The resolved config (agents included), or `{}` before the first `handle()` and after an update until the next
-   * `handle()`, as upstream.
-   */
+  /** The resolved config (agents included); `{}` until the next `handle()` resolves it, as upstream. */
   public httpHandlerConfigs(): NodeHttpHandlerOptions {
     return (this.config ?? {}) as NodeHttpHandlerOptions;
   }

@@ -20,8 +20,7 @@ export interface NodeHttp2HandlerOptions extends Pick<SharedHandlerOptions, Http
   /**
    * Session inactivity timeout, ms: a session with no frame or stream write for this long is destroyed (its streams
    * fail), as upstream's `session.setTimeout()`. `undefined`/`0` = none. An event-stream session closes with its
-   * stream instead of upstream's 300 s safety timeout.
-   * @defaultValue `undefined`
+   * stream instead of upstream's 300 s safety timeout. @defaultValue `undefined`
    */
   sessionTimeout?: number;
   /**
@@ -41,8 +40,7 @@ export interface NodeHttp2HandlerOptions extends Pick<SharedHandlerOptions, Http
   /**
    * Session establishment timeout, ms: TCP connect, TLS handshake and the server's first SETTINGS frame must complete
    * within it, else the session is destroyed and the streams waiting for it fail with a `TimeoutError`
-   * (`code: "ETIMEDOUT"`). `undefined`/`0` = none (as upstream, which has no such timeout).
-   * @defaultValue `undefined`
+   * (`code: "ETIMEDOUT"`). `undefined`/`0` = none (as upstream, which has no such timeout). @defaultValue `undefined`
    */
   connectionTimeout?: number;
   /**

@@ -23,10 +23,8 @@ type EventStreamSignal = { isEventStream?: boolean };
 
 /**
  * A drop-in replacement for `NodeHttp2Handler` from `@smithy/node-http-handler` (same API, error shapes and
- * messages). Sockeye adds `connectionTimeout`, bounds on pooled and isolated sessions per origin with FIFO queues,
- * the peer's `maxConcurrentStreams` honoured, telemetry and saturation detection; every deadline runs on one native
- * timer per handler.
- * @public
+ * messages), plus `connectionTimeout`, bounded session pools with FIFO queues, the peer's `maxConcurrentStreams`,
+ * telemetry and saturation detection; every deadline runs on one native timer per handler. @public
  */
 export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
   /** Identifies the protocol to the SDK. */
@@ -49,10 +47,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
     return newNodeHttp2Handler(instanceOrOptions as NodeHttp2HandlerOptions | Provider<NodeHttp2HandlerOptions | void>);
   }
 
-  /**
-   * @param options - an options object (a bad value throws a `TypeError` now), a provider (called now; a rejection
-   *   or bad value rejects every `handle()`), or nothing.
-   */
+  /** @param options - options (a bad value throws a `TypeError` now), a provider (its failure rejects `handle()`). */
   constructor(options?: NodeHttp2HandlerOptions | Provider<NodeHttp2HandlerOptions | void>) {
     if (typeof options === "function") {
       this.configProvider = options().then((resolved) => resolveHttp2Config(resolved));
@@ -72,10 +67,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
     this.pool.destroy();
   }
 
-  /**
-   * Sends `request` on an HTTP/2 stream; resolves once response headers arrived, the body being the stream.
-   * `isEventStream: true` puts it on an isolated session that is never queued.
-   */
+  /** Sends `request` on a stream; resolves at the response headers. `isEventStream`: an isolated, unqueued session. */
   public handle(
     request: HttpRequest,
     options?: HttpHandlerOptions & EventStreamSignal
@@ -207,10 +199,7 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
     return this.pool.monitor?.getStats(options) ?? emptyPoolStats(performance.now());
   }
 
-  /**
-   * The telemetry source, e.g. for `registerPoolMetrics()` from `@sockeye/opentelemetry`. `undefined` with
-   * `telemetry: false` (for a provider: from the first `handle()`). It outlives `destroy()`.
-   */
+  /** The telemetry source; `undefined` with `telemetry: false` (a provider's: from the first `handle()`). */
   public get poolMonitor(): Http2PoolMonitor | undefined {
     return this.pool.monitor;
   }

@@ -13,10 +13,7 @@ export interface RequestHost<R> {
   readonly hostScheduler: DeadlineScheduler;
   /** Per-origin telemetry; `undefined` with `telemetry: false`. */
   readonly hostMonitor: Http1PoolMonitor | undefined;
-  /**
-   * Counts it in flight and asks the plan's gate (if any) for a slot: `"dispatch"` now, `"queued"` (the gate calls
-   * `dispatchFromGate()` later), or `"full"` (`maxQueuedRequests` already wait: it fails at once, counted so).
-   */
+  /** Counts it in flight and asks the plan's gate (if any) for a slot (see `AgentGate.admit`). */
   requestStarted(r: R, now: number): Admission;
   /** Right before the Node request is created: drop expired free sockets of its agent. */
   requestDispatching(r: R, now: number): void;

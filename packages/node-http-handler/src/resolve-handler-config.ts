@@ -31,10 +31,7 @@ function isAgentInstance(value: unknown, ctor: Function): boolean {
   return value instanceof ctor || typeof (value as { destroy?: unknown })?.destroy === "function";
 }
 
-/**
- * Resolves options into the handler config: builds the https agent now, the http agent at the first http: request.
- * `onExternalAgent` is called when the caller supplied an agent instance. @internal
- */
+/** Resolves the handler config: the https agent now, the http agent at the first http: request. @internal */
 export function resolveHandlerConfig(
   options: NodeHttpHandlerOptions | void | undefined,
   onExternalAgent: () => void
@@ -78,10 +75,7 @@ export function resolveHandlerConfig(
 
 let httpModule: typeof import("node:http") | undefined;
 
-/**
- * Loads node:http on first use (most clients only speak https). The module's default export object is kept, so
- * `http.request` patches (nock, APM) installed at any time are seen at call time. @internal
- */
+/** Loads node:http on first use; `http.request` is read at call time, so later patches (nock, APM) apply. @internal */
 export async function loadHttp(): Promise<typeof import("node:http")> {
   if (httpModule === undefined) {
     const mod = await import("node:http");

@@ -32,10 +32,7 @@ const HTTP2_OWN_OPTIONS = {
 /** Every option of the handler, in the order they are checked. @internal */
 export const HTTP2_OPTIONS = { ...HTTP2_OWN_OPTIONS, ...ALL_HANDLERS_OPTIONS };
 
-/**
- * The validated HTTP/2 config with defaults (a timeout of `0` or `Infinity` is `undefined`). `options` keeps what
- * the caller gave, for `httpHandlerConfigs()`. @internal
- */
+/** The validated HTTP/2 config with defaults; `options` keeps what the caller gave. @internal */
 export type ResolvedHttp2Config = ResolvedOptions<NodeHttp2HandlerOptions, typeof HTTP2_OPTIONS> & {
   options: NodeHttp2HandlerOptions & { defaultSocketTimeout?: number };
   /** Service default idle timeout (`Symbol.for("@smithy/defaultSocketTimeout")`), used when no timeout is set. */

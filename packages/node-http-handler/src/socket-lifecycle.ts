@@ -45,10 +45,7 @@ export function socketAge(socket: Socket, now: number): number {
   return created === undefined ? 0 : now - created;
 }
 
-/**
- * Closes the agent's free sockets past a limit (`onClose` is told each first). Returns when the next free socket
- * reaches a limit (monotonic ms; +Infinity if none). @internal
- */
+/** Closes free sockets past a limit; returns when the next reaches one (monotonic ms; +Infinity: none). @internal */
 export function sweepAgent(
   agent: Agent,
   limits: SocketLifecycleLimits,

@@ -1,7 +1,6 @@
 /**
- * Which finished requests an OpenTelemetry HTTP instrumentation (http, undici; none for `node:http2`) already
- * records on the bridge's `MeterProvider`: its meter exists on the provider and it hooks the transport now. Cost per
- * request: a few property reads.
+ * Which finished requests an OpenTelemetry HTTP instrumentation (http, undici) already records on the bridge's
+ * `MeterProvider`: its meter exists there and it hooks the transport now. A few property reads per request.
  */
 import diagnosticsChannel from "node:diagnostics_channel";
 import http from "node:http";

@@ -1,10 +1,7 @@
 /**
- * Bridges a `PoolMonitor` (or anything with `getStats()`) to OpenTelemetry metrics.
- *
- * Costs: the observable instruments share ONE batch callback that calls `getStats()` once per collection, so nothing
- * runs between collections. Histograms need per-event data: they subscribe to the source only when the meter is a
- * real SDK meter, since a subscription makes the handler build one `request:finished` event per request. Per event:
- * one cached attribute lookup (`origin-attributes.ts`) and one `record()` per instrument.
+ * Bridges a `PoolMonitor` (or anything with `getStats()`) to OpenTelemetry metrics. Costs: ONE batch callback calls
+ * `getStats()` once per collection; histograms subscribe only on a real SDK meter (a subscription makes the handler
+ * build a `request:finished` event per request), then cost one cached attribute lookup and a `record()` per event.
  */
 import {
   type Attributes,
@@ -100,11 +97,9 @@ const VERSION =
   typeof __SOCKEYE_OPENTELEMETRY_VERSION__ === "string" ? __SOCKEYE_OPENTELEMETRY_VERSION__ : "0.0.0-source";
 
 /**
- * Registers OpenTelemetry instruments that report the socket pools seen by `source`: the semantic-convention
- * `http.client.*` instruments (attributes `server.address`, `server.port`, `url.scheme`) and the namespaced
- * `<ns>.pool.*`, `<ns>.connection.*` and `<ns>.requests` ones, as the package README's table lists them. Histograms
- * need `source.subscribe()`. `unregister()` on the returned handle stops the reporting.
- * @public
+ * Registers OpenTelemetry instruments for the socket pools seen by `source`: semantic-convention `http.client.*` and
+ * namespaced `<ns>.pool.*`, `<ns>.connection.*`, `<ns>.requests` (the README's table lists them). Histograms need
+ * `source.subscribe()`; `unregister()` on the returned handle stops the reporting. @public
  */
 export function registerPoolMetrics(
   source: PoolMetricsSource,

@@ -140,12 +140,7 @@ export type DeadlineKindOf<T extends Transport> = {
 /** Every deadline kind's value. */
 const KINDS: ReadonlySet<unknown> = new Set(Object.values(DeadlineKind));
 
-/**
- * Whether a deadline of `kind` keeps the process alive while armed: every `DeadlineKind` does (a request in flight
- * waits on it, as on the native timer upstream arms for the same wait); inactivity watches and the owner tick, whose
- * kinds are not `DeadlineKind`s, do not (as Node's own socket and stream timeouts).
- * @internal
- */
+/** Whether an armed `kind` holds the process: every `DeadlineKind` does; idle watches and ticks do not. @internal */
 export function holdsLoop(kind: unknown): boolean {
   return KINDS.has(kind);
 }

@@ -1,28 +1,21 @@
 /**
  * DeadlineScheduler: every deadline of one handler on ONE native timer, armed for the earliest expiry, as Node's
- * `lib/internal/timers.js` (one list per duration under a min-heap of lists). A deadline is a node its request owns:
- * arming or cancelling it is a few field writes, with zero native timers per request.
+ * `lib/internal/timers.js`. A deadline is a node its request owns: arming or cancelling it is a few field writes.
  *
  *   lists: Map<durationMs, DeadlineList>          heap: DeadlineList[] (min-heap on `expiry`, ≤ one per duration)
  *     1000 ─► [d(at=10.0s)] ⇄ [d(at=10.2s)] ⇄ …      [1000: 10.0s] ─┬─ [5000: 14.1s]
  *     5000 ─► [d(at=14.1s)] ⇄ [d(at=14.3s)]                          └─ [30: 10.03s] …
  *   timer: one native `setTimeout`, due at heap[0].expiry
  *
- * Invariant: the nodes of a list share one duration and are appended with `at = start + duration` from a monotonic
- * clock, so each list stays sorted without being searched. A list's key `expiry` is its head's `at` or EARLIER:
- * cancelling a head leaves it stale, so cancel stays O(1); a wake-up at a stale key re-keys and sleeps.
+ * Nodes of a list share one duration and are appended with `at = start + duration` on a monotonic clock, so a list
+ * stays sorted unsearched. A list's `expiry` is its head's `at` or EARLIER (cancelling a head leaves it stale, so
+ * cancel stays O(1); a wake-up at a stale key re-keys and sleeps). Costs: arm O(1), O(log L) for a new duration or
+ * earliest head (L = durations), a native re-arm only when the earliest expiry moves earlier; cancel O(1).
  *
- * Costs: arm O(1), O(log L) for a new duration or earliest head (L = durations, a handful), plus a native re-arm
- * only when the earliest expiry moves earlier; cancel O(1); a wake-up O(expired + re-keyed lists × log L). No
- * allocation per arm. A timer whose last deadline is cancelled lapses instead of being cleared.
- *
- * The timer is ref'd exactly while a deadline whose kind `holdsLoop()` is armed, so an idle handler keeps nothing
- * alive. Precision: a wake-up takes the timer's due time as "now" when the clock reads a hair earlier; a deadline
- * collected more than `STALL_CONFIRM_MS` late fires after the poll phase, so I/O that completed while the loop was
- * blocked cancels it first. The first error of a fired deadline is rethrown after the others fired.
- *
- * The owner's periodic `onTick` is one recurring entry of the same lists, not counted in `size`. Fake timers: the
- * timer is recreated when `globalThis.setTimeout` changed; a replaced timer is recognised by its generation.
+ * The timer is ref'd exactly while a deadline whose kind `holdsLoop()` is armed. A deadline collected more than
+ * `STALL_CONFIRM_MS` late fires after the poll phase, so I/O that completed while the loop was blocked cancels it
+ * first. The owner's periodic `onTick` is one recurring entry, not counted in `size`. Fake timers: the timer is
+ * recreated when `globalThis.setTimeout` changed; a replaced timer is recognised by its generation.
  */
 import { holdsLoop } from "./deadline-kind";
 import { timing } from "./timing";
@@ -133,10 +126,7 @@ export class DeadlineScheduler {
   private waking = false;
   private readonly tick: Deadline<undefined> | undefined;
 
-  /**
-   * `onTick` runs once per `tickPeriodMs` (ms, or a function read at every re-arm; default `TICK_MS`) after
-   * `ensureTicking()`, while it returns true.
-   */
+  /** `onTick` runs every `tickPeriodMs` (ms, or read at each re-arm; default `TICK_MS`) while it returns true. */
   constructor(
     private readonly onTick?: (now: number) => boolean,
     private readonly tickPeriodMs: number | (() => number) = TICK_MS

@@ -7,10 +7,7 @@ import type { PoolReading } from "./pool-reading";
 import { TelemetryCore, UNREAD_WHILE_QUEUED_SAMPLES } from "./telemetry-core";
 import { AgentLinks, type Http1Requests, OriginState, socketStateOf } from "./tracking-state";
 
-/**
- * Socket-pool telemetry and saturation detection of `NodeHttpHandler` (`handler.poolMonitor`), fed by the handler;
- * `PoolMonitor` extends it for your own agents. @public
- */
+/** Telemetry and saturation detection of `NodeHttpHandler` (`handler.poolMonitor`), fed by the handler. @public */
 export class Http1PoolMonitor extends TelemetryCore<OriginState> {
   /** Which origin each agent name belongs to. @internal */
   readonly originLinks = new AgentLinks();

@@ -18,10 +18,7 @@ export function describeValue(value: unknown): string {
   return String(value);
 }
 
-/**
- * The error for a bad option (`name` with its path, e.g. `saturation.windowSamples`); `ErrorType`: `RangeError` for
- * a number out of its range. @internal
- */
+/** The error for a bad option `name` (with its path); `ErrorType`: `RangeError` for a number out of range. @internal */
 export function invalidOption(
   prefix: string,
   name: string,

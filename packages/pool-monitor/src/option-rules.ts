@@ -60,10 +60,7 @@ export const LOGGER: OptionRule = /* @__PURE__ */ objectRule("an object with a w
  */
 export type OptionUpdate = "request" | "monitor" | "pool";
 
-/**
- * One option's declaration `[rule, update, default, env?]`; `env` is read by the same rule when the option is unset
- * (`null` then counts as a bad value). @internal
- */
+/** An option's declaration `[rule, update, default, env?]`; `env` is read by the rule when it is unset. @internal */
 export type OptionSpec<T> = readonly [
   rule: OptionRule,
   update: OptionUpdate,

@@ -11,43 +11,34 @@ export interface PoolMonitorLogger {
 export interface PoolMonitorOptions {
   /**
    * Receives one `warn` line per saturation episode and per change of its cause (and a reminder every
-   * `warningLockoutMs` while it lasts).
-   * @defaultValue none (no log output)
+   * `warningLockoutMs` while it lasts). @defaultValue none (no log output)
    */
   logger?: PoolMonitorLogger;
-  /**
-   * Prefix of every log line.
-   * @defaultValue `"@sockeye/pool-monitor:WARN - "`
-   */
+  /** Prefix of every log line. @defaultValue `"@sockeye/pool-monitor:WARN - "` */
   messagePrefix?: string;
   /**
    * Called on every transition into `saturated` or `stalled` and on every change of cause during an episode (not
-   * rate-limited). A throwing callback is caught.
-   * @defaultValue none
+   * rate-limited). A throwing callback is caught. @defaultValue none
    */
   onSaturation?: (report: SaturationReport) => void;
   /**
    * Called when a saturated or stalled origin has recovered: queue empty and sockets completing (or all released)
-   * for `windowSamples` samples. A throwing callback is caught.
-   * @defaultValue none
+   * for `windowSamples` samples. A throwing callback is caught. @defaultValue none
    */
   onRecovery?: (report: SaturationReport) => void;
   /**
    * Sampling period in milliseconds: the interval of the standalone ticker, and the period at which an embedding
-   * handler is expected to call `sample()`. Range 100–60000.
-   * @defaultValue 1000
+   * handler is expected to call `sample()`. Range 100–60000. @defaultValue 1000
    */
   sampleIntervalMs?: number;
   /**
    * K, the number of consecutive samples the detector looks at; K × sampleIntervalMs is the detection horizon.
-   * Integer, range 3–60.
-   * @defaultValue 5
+   * Integer, range 3–60. @defaultValue 5
    */
   windowSamples?: number;
   /**
    * Minimum milliseconds between two log lines of the same cause for one origin, across episodes; a change of cause
-   * is logged at once. Callbacks are not rate-limited. Range 0–86400000.
-   * @defaultValue 15000
+   * is logged at once. Callbacks are not rate-limited. Range 0–86400000. @defaultValue 15000
    */
   warningLockoutMs?: number;
   /**
@@ -66,8 +57,7 @@ export interface PoolMonitorOptions {
   stallAfterMs?: number;
   /**
    * Maximum number of distinct origins tracked separately; later origins are aggregated under `"_OTHER"`.
-   * Integer, range 1–100000.
-   * @defaultValue 256
+   * Integer, range 1–100000. @defaultValue 256
    */
   maxOrigins?: number;
 }

@@ -31,10 +31,8 @@ export class PoolMonitor extends Http1PoolMonitor {
   }
 
   /**
-   * Starts tracking one request: the monitor adds four listeners to it. Call it right after `http.request()` /
-   * `https.request()` returned (before any await), so that a request that had to queue is still the last entry of
-   * `agent.requests`.
-   *
+   * Starts tracking one request (four listeners). Call it right after `http.request()` returned (before any await),
+   * so that a request that had to queue is still the last entry of `agent.requests`.
    * @param req - the request just created.
    * @param agent - the agent it was created with.
    * @param origin - `scheme://host:port`, or an absolute URL reduced to it: paths and queries are never stored.
@@ -47,19 +45,13 @@ export class PoolMonitor extends Http1PoolMonitor {
     this.ticker?.ensure();
   }
 
-  /**
-   * Starts tracking a request sent outside the pool (e.g. `Expect: 100-continue` on a one-off agent): counted in the
-   * origin's `unpooled` block of `getStats()` only. Parameters as for `trackRequest()`.
-   */
+  /** Tracks a request sent outside the pool (a one-off agent), counted in `unpooled` only; as `trackRequest()`. */
   trackUnpooledRequest(req: ClientRequest, origin: string, startedAt: number): void {
     if (this.coreDestroyed) return;
     new TrackedRequest(this, this.originFor(origin), undefined, startedAt, req);
   }
 
-  /**
-   * Tells the monitor why the caller destroyed a request, so it is counted as aborted / timed out rather than
-   * failed (and its socket's close reason says so). May be called before or after the request closed.
-   */
+  /** Why the caller destroyed a request: counted aborted / timed out, not failed. Before or after it closed. */
   noteOutcome(req: ClientRequest, outcome: "aborted" | "timed_out"): void {
     const st = trackedRequestOf(req);
     if (st?.core === this) st.noteOutcome(outcome);

@@ -13,10 +13,7 @@ export interface PlanEntry {
   readonly rule: DeadlineRule;
 }
 
-/**
- * The deadlines of one resolved config, shared by its requests: the configured kinds of transport `T` (a duration
- * that is not a positive finite number leaves its kind out) in the rules' order, and their scheduler. @internal
- */
+/** The deadlines of one resolved config, shared by its requests: configured kinds in the rules' order. @internal */
 export class DeadlinePlan<T extends Transport = Transport> {
   readonly entries: readonly PlanEntry[];
   /** The kind of each request's one `Deadline` node (every kind holds the loop while armed). */
@@ -27,10 +24,8 @@ export class DeadlinePlan<T extends Transport = Transport> {
   readonly unreadBodyIndex: number;
 
   /**
-   * @param scheduler - the handler's scheduler.
    * @param durations - each kind's duration in ms (`undefined`, 0 or non-finite: not configured).
-   * @param transportArmed - kinds whose rule arms them at a phase but which this transport arms itself for some
-   *   requests only (e.g. a `socketTimeout` that starts at the first progress undici reports).
+   * @param transportArmed - kinds this transport arms itself for some requests (e.g. undici's `socketTimeout`).
    */
   constructor(
     readonly scheduler: DeadlineScheduler,

@@ -1,14 +1,11 @@
 /**
- * RequestCore: what every transport's request object shares, once: the promise and its single `finish()`, abort, the
- * counting on `TelemetryCore` and `request:finished`, and the deadlines of its `DeadlinePlan`. A transport's request
- * extends it and translates its wire events into phases (`enterPhase`), activity (`lastActive = now`), counting
- * (`countAcquired` / `countReleased`) and the end (`finish`); it implements `fail()` and `wireFacts()`.
+ * RequestCore: what every transport's request object shares: the promise and its single `finish()`, abort, counting
+ * and `request:finished`, and the deadlines of its `DeadlinePlan`. A transport's request reports phases
+ * (`enterPhase`), activity (`lastActive = now`), connections and the end, and implements `fail()` and `wireFacts()`.
  *
- * Deadlines: ONE `Deadline` node per request, armed for the earliest due entry. An entry is armed at its rule's
- * `armAt` phase (or by `armDeadline`) and ended at its `endAt` phase (or by `endDeadline`); an idle one is due `ms`
- * after `lastActive`. Activity and ending an entry do not touch the scheduler: when the node comes due it fires the
- * due entry or re-arms for the earliest one left. So a request whose deadlines all end in time costs one arm and one
- * disarm, and a deadline never fires later than a native timer restarted at every event would.
+ * Deadlines: ONE `Deadline` node per request, armed for the earliest due entry; an idle entry is due `ms` after
+ * `lastActive`. Activity and ending an entry do not touch the scheduler: when the node comes due it fires the due
+ * entry or re-arms for the earliest left. So deadlines that all end in time cost one arm and one disarm.
  */
 import type { Readable } from "node:stream";
 import { buildAbortError } from "./request-errors";
@@ -107,10 +104,7 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     return undefined;
   }
 
-  /**
-   * Starts the request's life: keeps the settle functions, counts it started (if its telemetry is known by now),
-   * listens for the abort and arms the deadlines of `Created`.
-   */
+  /** Starts the request: counts it started (if its telemetry is known), listens for abort, arms `Created` deadlines. */
   protected begin(resolve: (value: any) => void, reject: (reason: unknown) => void): void {
     this.settleResolve = resolve;
     this.settleReject = reject;
@@ -127,10 +121,7 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     this.armPhase(-1, RequestPhase.Created, this.begunAt);
   }
 
-  /**
-   * Counts it started (once). `begin()` calls it; HTTP/1 calls it at dispatch, and never for its unpooled request,
-   * which then only publishes `request:finished`.
-   */
+  /** Counts it started (once): from `begin()`, or HTTP/1's dispatch (never for an unpooled request). */
   protected countStarted(): void {
     const m = this.monitor;
     if (this.counted || m === undefined || this.telemetry === undefined || m.coreDestroyed) return;
@@ -203,9 +194,8 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
   }
 
   /**
-   * The single way out, idempotent, called after the transport's own release: rejects a pending promise (`unsettled`,
-   * else a generic error), ends the deadlines and the abort listener, counts the outcome (a noted `outcome` wins over
-   * the argument) and publishes `request:finished`.
+   * The single way out, idempotent, after the transport's release: rejects a pending promise, ends deadlines and the
+   * abort listener, counts the outcome (a noted one wins over the argument), publishes `request:finished`.
    */
   protected finish(outcome: RequestOutcome, unsettled?: Error): void {
     if (this.isFinished) return;
@@ -239,10 +229,7 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     }
   }
 
-  /**
-   * `BodySource.bodyCollected()`: the body was garbage-collected. A response still open is torn down
-   * (`releaseCollectedBody()`) and counted reclaimed; one that had ended pinned nothing.
-   */
+  /** `BodySource.bodyCollected()`: an open response is torn down (`releaseCollectedBody()`) and counted reclaimed. */
   protected reclaimBody(this: this & BodyLinks): void {
     if (this.isFinished || (this.heldBody === undefined && this.bodyRef === undefined)) return;
     this.heldBody = this.bodyRef = undefined;
@@ -281,10 +268,7 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     if (this.dues !== undefined) this.endEntry(this.plan.indexOf(kind));
   }
 
-  /**
-   * The caller started reading the response body: ends `unreadBodyTimeout` (see `watchBodyRead`). Two field tests
-   * when the option is off or the deadline already ended, so a transport may call it on every read.
-   */
+  /** The caller started reading the body: ends `unreadBodyTimeout`. Cheap enough to call on every read. */
   bodyReadStarted(): void {
     this.endEntry(this.plan.unreadBodyIndex);
   }
@@ -347,10 +331,7 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     return this.idlePaused ? -1 : this.lastActive;
   }
 
-  /**
-   * `kind` (`ms` long) expired at `now`: rejects with its rule's error. A transport overrides it for the kinds it
-   * handles otherwise (and calls `super` for the rest).
-   */
+  /** `kind` (`ms` long) expired at `now`: rejects with its rule's error (a transport overrides it for some kinds). */
   protected deadlineExpired(kind: DeadlineKind, ms: number, now: number): void {
     const error = this.deadlineError(kind, ms, now);
     if (error !== undefined) this.fail(error, "timed_out");
@@ -391,10 +372,7 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     if (changed) this.schedule();
   }
 
-  /**
-   * Makes the node due no later than the earliest armed entry: arms it when it is idle or due later; leaves it when
-   * it is due earlier (it re-arms then); disarms it when no entry is armed.
-   */
+  /** Makes the node due no later than the earliest armed entry (an earlier one re-arms then); disarms it if none. */
   private schedule(): void {
     const dues = this.dues!;
     const entries = this.plan.entries;

@@ -99,10 +99,7 @@ export function streamIdleTimeoutError(ms: number): SockeyeTimeoutError {
   return timeoutError(`Stream timed out because of no activity for ${ms} ms`, "idle");
 }
 
-/**
- * The error a request rejects with when its abort signal fires, as upstream's: an `AbortError` with an `Error` reason
- * as (enumerable) `cause`, or another truthy reason as the message. @internal
- */
+/** An abort's error, as upstream's: `AbortError`, an `Error` reason as `cause`, another as message. @internal */
 export function buildAbortError(abortSignal?: unknown): SockeyeAbortError {
   const reason =
     abortSignal && typeof abortSignal === "object" && "reason" in abortSignal

@@ -39,10 +39,7 @@ const DEFAULT_KNOWN_METHODS: readonly string[] = [
 /** An HTTP method token (RFC 9110 `token`). */
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-/**
- * The known methods: `OTEL_INSTRUMENTATION_HTTP_KNOWN_METHODS` (comma-separated, case-sensitive, replacing the
- * defaults; entries that are not method tokens are ignored) when set, else the defaults. @internal
- */
+/** Known methods: `OTEL_INSTRUMENTATION_HTTP_KNOWN_METHODS` (comma-separated) if set, else the defaults. @internal */
 export function knownMethodsFrom(env: string | undefined): ReadonlySet<string> {
   if (env === undefined) return new Set(DEFAULT_KNOWN_METHODS);
   return new Set(

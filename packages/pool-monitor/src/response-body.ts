@@ -1,20 +1,16 @@
 /**
  * The response body every handler hands to the SDK: a plain `Readable` fed by its transport (`BodySource`) with
- * backpressure (`pushBody()` false: pause the transport; `read` → `readMore()`: resume it). Destroying it early aborts
+ * backpressure (`pushBody()` false pauses the transport; `read` → `readMore()` resumes it). Destroying it early aborts
  * the exchange, so an abandoned body never pins a connection.
  *
- * Reachability: the transport holds the body strongly only while it asks for data (from its opening and each
- * `_read` until its buffer is full at the end of an event-loop turn). Then it holds it weakly (`bodyRef`) and watches
- * it for collection: once nothing will read it, it is collected and `bodyCollected()` frees its connection
- * (`body-reclaim.ts`). A body read as it arrives never waits, so it costs no `WeakRef` and no registration (which
- * keep an object alive through minor GCs). Listeners on Node objects reach the source, never the body.
+ * The transport holds the body strongly only while it asks for data; then weakly (`bodyRef`), watched for collection
+ * so that `bodyCollected()` frees its connection (`body-reclaim.ts`). A body read as it arrives costs no `WeakRef`.
  *
- * Errors behave as `IncomingMessage`'s for the SDK: with an 'error', 'data' or 'readable' listener, `destroy(error)`
- * now; else the error waits on the body for the first consumer listener ('newListener' hook), so an unobserved error
- * never crashes the process. `destroy(error)` emits `'error'` only to an `'error'` listener, else `'aborted'`.
+ * Errors behave as `IncomingMessage`'s: with an 'error', 'data' or 'readable' listener, `destroy(error)` now; else
+ * the error waits for the first consumer listener, so an unobserved error never crashes the process.
  *
- * Not `class extends Readable`: kept class names make a subclass costly to instantiate per request; a base `Readable`
- * with shared `read`/`destroy` functions and the source on a symbol allocates no closure.
+ * Not `class extends Readable`: a subclass is costly to instantiate per request; a base `Readable` with shared
+ * `read`/`destroy` functions and the source on a symbol allocates no closure.
  */
 import { Readable } from "node:stream";
 import { type ReclaimableSource, watchForReclaim } from "./body-reclaim";
@@ -26,10 +22,7 @@ export interface BodySource extends ReclaimableSource {
   readMore(): void;
   /** The consumer destroyed the body early: abort the exchange so its connection is freed. */
   bodyDestroyed(error: Error | null): void;
-  /**
-   * The body was garbage-collected: if its response is still open, abort the exchange, free the connection and count
-   * it (`TelemetryCore.bodyReclaimed`). Runs in a finalization task; a throw is swallowed.
-   */
+  /** The body was collected: an open response is aborted, its connection freed and counted. A throw is swallowed. */
   bodyCollected(): void;
   /** The body while it asks for data (set at its opening and by `_read`, cleared once it waits for its reader). */
   heldBody: Readable | undefined;
@@ -118,10 +111,7 @@ export function bodyOf(source: BodySource): Readable | undefined {
   return source.heldBody ?? source.bodyRef?.deref();
 }
 
-/**
- * Pushes a chunk into `source`'s body (a destroyed one drops it). Returns false when the transport should pause: the
- * body's buffer is full or the body was collected. @internal
- */
+/** Pushes a chunk into `source`'s body; false: pause (buffer full or body collected). @internal */
 export function pushBody(source: BodySource, chunk: Buffer): boolean {
   const body = bodyOf(source);
   if (body === undefined) return false;

@@ -1,18 +1,12 @@
 /**
- * Per-origin saturation detector: a pure state machine fed one sample per sampling period. Queue depth alone says
- * nothing (a `Promise.all` batch is a step that only drains), so the rules look at how the queue moves while every
- * socket is busy. A sample is *saturated* when `active >= maxSockets` and the queue is non-empty.
+ * Per-origin saturation detector: a pure state machine fed one sample per period. Queue depth alone says nothing (a
+ * `Promise.all` batch only drains), so the rules (`SaturationTrigger`) watch how the queue moves while every socket
+ * is busy; a sample is *saturated* when `active >= maxSockets` and the queue is non-empty. The `stallAfterMs` floor of
+ * `stallDeadline()` keeps a client's first long polls from reading as a stall.
  *
- * Entry rules, K = `windowSamples`, G = max(1, ceil(maxSockets / 5)) (see `SaturationTrigger`):
- * - growth: the last K samples saturated, depth non-decreasing, grown by >= G and now >= maxSockets.
- * - rising troughs: the last 3 local minima of the per-interval queue floor non-decreasing, grown by >= G, the lowest
- *   >= maxSockets (a sawtooth backlog from periodic bursts, which defeats growth).
- * - K saturated samples without a completion: a stall when the oldest held request is past `stallDeadline()`, else
- *   long holds (the deadline's floor `stallAfterMs` keeps a client's first long polls from reading as a stall).
- *
- * During an episode the cause is re-attributed from each sample's evidence; a new cause seen on
- * CAUSE_CONFIRM_SAMPLES samples is reported. Recovery takes K consecutive clear samples. Every transition, and a gap
- * longer than GAP_PERIODS periods, clears the window.
+ * During an episode the cause is re-attributed per sample; a new cause seen on CAUSE_CONFIRM_SAMPLES samples is
+ * reported. Recovery takes K = `windowSamples` clear samples. Every transition, and a gap longer than GAP_PERIODS
+ * periods, clears the window.
  *
  * Data: a ring of K samples in one Float64Array (SLOT numbers each), a ring of the last 3 troughs and scalars.
  * `update()` is O(K) and allocates only when it returns a report.
@@ -385,10 +379,7 @@ export class SaturationDetector {
     this.winHoldCount = holdCount;
   }
 
-  /**
-   * Sockets the pool needs now (`pool_capacity` only; methods in `SaturationSizing`). The hold time includes the mean
-   * age of the requests in flight: on a latency ramp those are the slow ones.
-   */
+  /** Sockets the pool needs now (`pool_capacity` only); the hold time counts the slow requests still in flight. */
   private sizeFor(s: SaturationSample, cause: SaturationCause | null): SaturationSizing | null {
     const max = s.maxSockets;
     if (cause !== "pool_capacity" || !(max > 0) || max === Number.POSITIVE_INFINITY) return null;

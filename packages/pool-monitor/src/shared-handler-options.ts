@@ -30,30 +30,26 @@ export interface SharedHandlerOptions {
    * How pool saturation is watched: `"interval"` (sampled on the handler's deadline scheduler; no timer per
    * request), `"per-request"` (`NodeHttpHandler`: upstream's one warning timer per request, exactly;
    * `UndiciHttpHandler`: as `"interval"`; `NodeHttp2Handler`: no detection), or `"off"` (no monitoring). When
-   * absent, the `SOCKEYE_SOCKET_MONITOR` environment variable is used.
-   * @defaultValue `"interval"`
+   * absent, the `SOCKEYE_SOCKET_MONITOR` environment variable is used. @defaultValue `"interval"`
    */
   socketMonitor?: SocketMonitorMode;
   /**
    * Milliseconds a request may wait for a free socket before it fails with a `TimeoutError`
    * (`code: "ETIMEDOUT"`) whose message names `maxSockets` and the queue length. It leaves the queue and nothing
-   * leaks. `undefined`/`0` = no limit.
-   * @defaultValue `undefined` (off)
+   * leaks. `undefined`/`0` = no limit. @defaultValue `undefined` (off)
    */
   socketAcquisitionTimeout?: number;
   /**
    * Milliseconds a pooled keep-alive socket may stay idle before the handler closes it, so that the server's own
    * keep-alive timeout cannot close it just as a request is written on it (`ECONNRESET`). The default is below the
    * shortest common server keep-alive timeout (Node.js servers: 5 s). An idle handler holds no timer: it closes
-   * expired sockets right before the next request is dispatched. `0` disables it.
-   * @defaultValue 4000
+   * expired sockets right before the next request is dispatched. `0` disables it. @defaultValue 4000
    */
   idleSocketTimeout?: number;
   /**
    * Milliseconds after which a pooled socket is no longer reused: it is closed when it next becomes free (a busy
    * socket is never cut), so DNS changes are picked up (the .NET `PooledConnectionLifetime` idea).
-   * `undefined`/`0` = sockets live as long as the server keeps them.
-   * @defaultValue `undefined` (off)
+   * `undefined`/`0` = sockets live as long as the server keeps them. @defaultValue `undefined` (off)
    */
   connectionLifetime?: number;
   /**
@@ -71,14 +67,12 @@ export interface SharedHandlerOptions {
   onRecovery?: (report: SaturationReport) => void;
   /**
    * Saturation-detector parameters (`"interval"` mode), documented on {@link SaturationOptions}. An unknown key
-   * throws.
-   * @defaultValue `{}` (every field at its default)
+   * throws. @defaultValue `{}` (every field at its default)
    */
   saturation?: SaturationOptions;
   /**
    * Per-origin pool telemetry (`getPoolStats()`, `poolMonitor`, diagnostics_channel events). `false` tracks nothing
-   * per request; `NodeHttpHandler`'s `"interval"` detection then uses upstream's criteria.
-   * @defaultValue `true`
+   * per request; `NodeHttpHandler`'s `"interval"` detection then uses upstream's criteria. @defaultValue `true`
    */
   telemetry?: boolean;
   /**
@@ -87,8 +81,7 @@ export interface SharedHandlerOptions {
    * `QueueFullError` (`code: "ERR_SOCKEYE_QUEUE_FULL"`) naming the option and the queue length, which the SDK's
    * retry strategy does not retry; `getPoolStats()` counts them in `requests.queueFull`. `0`: never wait.
    * `UndiciHttpHandler` bounds its own `Agent`'s queue; with a caller's `dispatcher` instance (which queues in
-   * undici) it is an error.
-   * @defaultValue `undefined` (unlimited)
+   * undici) it is an error. @defaultValue `undefined` (unlimited)
    */
   maxQueuedRequests?: number;
   /**

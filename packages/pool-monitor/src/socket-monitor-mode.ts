@@ -1,12 +1,6 @@
 import type { OptionRule } from "./option-rules";
 
-/**
- * How the handler watches socket-pool saturation:
- * - `"interval"` (default): sampled on the handler's deadline scheduler; no timer per request.
- * - `"per-request"`: `NodeHttpHandler` does exactly what upstream does (one warning timer per request);
- *   `UndiciHttpHandler` treats it as `"interval"`; `NodeHttp2Handler` detects nothing, as upstream.
- * - `"off"`: no saturation monitoring and no monitoring timer. @public
- */
+/** How the handler watches socket-pool saturation (see `SharedHandlerOptions.socketMonitor`). @public */
 export type SocketMonitorMode = "interval" | "per-request" | "off";
 
 /** Environment variable consulted when the `socketMonitor` option is absent. @public */

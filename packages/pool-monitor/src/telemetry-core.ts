@@ -1,18 +1,12 @@
 /**
- * `TelemetryCore`: the one telemetry path of every Sockeye transport. A transport's monitor extends it with a reader
- * of its own pool:
+ * `TelemetryCore`: the one telemetry path of every Sockeye transport; a transport's monitor adds a reader of its pool.
  *
  *   transport events ──► counting methods (counters, histograms, events to listeners/channels)
  *   owner tick ────────► sample(now) ──► read(o) ──► SaturationDetector ──► log, callbacks, events
  *   getStats() ────────► read(o) + counters ──► `PoolStats`
  *
- * Origins beyond `maxOrigins` share the `_OTHER` entry. Events are built only when a listener or channel subscriber
- * exists; a throwing listener, callback, subscriber or logger changes nothing. A non-ok report is logged unless the
- * same cause was logged for the origin less than `warningLockoutMs` ago; while the pool stays full, a reminder is
- * logged once per lockout.
- *
- * Costs: counting is O(1) per event; `sample()` is O(busy origins × read) and allocates one sample per busy origin;
- * `getStats()` is O(origins × read).
+ * Events are built only when someone listens; a throwing listener or logger changes nothing. Costs: counting O(1)
+ * per event; `sample()` O(busy origins × read), one sample allocated per busy origin; `getStats()` O(origins × read).
  */
 import type { Channel } from "node:diagnostics_channel";
 import {
@@ -52,10 +46,7 @@ import { timing } from "./timing";
 /** Origin under which requests beyond `maxOrigins` distinct origins are aggregated. @public */
 export const OVERFLOW_ORIGIN = "_OTHER";
 
-/**
- * While requests of an origin are queued, a response body the caller is not reading counts as unconsumed after this
- * many sample periods (when shorter than `unconsumedBodyMs`). @internal
- */
+/** With a queue, an unread body is unconsumed after this many periods (if < `unconsumedBodyMs`). @internal */
 export const UNREAD_WHILE_QUEUED_SAMPLES = 2;
 
 /** Options of `getStats()`. @public */
@@ -74,10 +65,7 @@ export interface PoolTelemetry {
   readonly sampleIntervalMs: number;
 }
 
-/**
- * The shared core of the three monitors; see the file header. Subclasses implement `newOrigin()` and `read()`.
- * @public
- */
+/** The shared core of the three monitors; subclasses implement `newOrigin()` and `read()`. @public */
 export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry> implements PoolTelemetry {
   /** @internal */
   protected monitorOptions: ResolvedPoolMonitorOptions;
@@ -134,18 +122,12 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     return !this.coreDestroyed && (this.inFlightCount > 0 || this.nonOk > 0);
   }
 
-  /**
-   * True while the owner should keep sampling: `busy`, and an event recent enough that another sample can still
-   * change a detector (`quietAfterMs()`). Otherwise sampling stops until the next event (`onResume`).
-   */
+  /** True while `busy` and a sample can still change a detector (`quietAfterMs()`); else it waits for an event. */
   get wantsSamples(): boolean {
     return this.busy && !this.quiet;
   }
 
-  /**
-   * The entry of `origin` (`scheme://host:port` or an absolute URL), created on first use; beyond `maxOrigins`, the
-   * shared `_OTHER` entry. @throws TypeError when `origin` has no host. @internal
-   */
+  /** The entry of `origin`, made on first use (past `maxOrigins`: `_OTHER`). @throws TypeError if no host. @internal */
   originFor(origin: string): O {
     return this.origins.get(origin) ?? this.addOrigin(origin);
   }
@@ -322,10 +304,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     this.configured(current);
   }
 
-  /**
-   * Applies a handler option of the monitor (`updateHttpClientConfig()`): `saturation` replaces the whole block, a
-   * callback is replaced (`null` removes it). `prefix`: the handler's package, for errors. @internal
-   */
+  /** Applies a handler's monitor option: `saturation` replaces the block, `null` removes a callback. @internal */
   applyHandlerOption(key: MonitorHandlerOption, value: unknown, prefix: string): void {
     if (key === "saturation")
       this.applyOptions(saturationFields(value as Record<string, unknown>), prefix, "saturation.");
@@ -349,9 +328,8 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   }
 
   /**
-   * The owner's recurring tick: samples unless the last tick's sample is less than `sampleIntervalMs` old (1 ms of
-   * margin, so a tick that fires a hair early still samples). Returns `wantsSamples`: whether to keep ticking.
-   * @internal
+   * The owner's tick: samples unless the last one is under `sampleIntervalMs` old (1 ms of margin for a tick firing a
+   * hair early). Returns `wantsSamples`: whether to keep ticking. @internal
    */
   sampleOnTick(now: number): boolean {
     if (now - this.tickSampledAt >= this.monitorOptions.sampleIntervalMs - 1) {

@@ -68,10 +68,7 @@ function createTiming() {
     setImmediate: (fn: () => void): ReturnType<typeof setImmediate> => setImmediate(fn),
     clearImmediate: (handle: ReturnType<typeof setImmediate> | undefined): void =>
       clearWith(handle, "_onImmediate", nativeClearImmediate, clearImmediate),
-    /**
-     * Node's own `setImmediate` even under fake timers, for timeless work after the poll phase (handing a freed
-     * socket to a queued request): faked, it would wait for the test's clock, which upstream never asks of a test.
-     */
+    /** Node's own `setImmediate` even under fake timers: work after the poll phase must not wait for a test's clock. */
     afterPoll: (fn: () => void): ReturnType<typeof setImmediate> =>
       (nativeSetImmediate !== undefined && isFake(setImmediate) ? nativeSetImmediate : setImmediate)(fn),
   };

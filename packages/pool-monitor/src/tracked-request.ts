@@ -77,10 +77,7 @@ export class TrackedRequest implements FinishedHttp1Request, ResponseProgress {
     this.enqueueIfQueued(req, agent);
   }
 
-  /**
-   * Right after `http.request()`, a request that could not get a socket is the last entry of one `agent.requests`
-   * list: the name of the previous queued request is tried first, then a `for…in` scan of a dictionary-mode object.
-   */
+  /** A request that just queued is the last entry of one `agent.requests` list: the last name is tried first. */
   private enqueueIfQueued(req: ClientRequest, agent: Agent): void {
     const o = this.originState;
     const requests = agentMaps(agent).requests;
@@ -249,10 +246,7 @@ function trackedOn(socket: Socket, o: OriginState): TrackedRequest | undefined {
 
 const NONE: never[] = [];
 
-/**
- * The standalone monitor's requests as its reading sees them, per link of the origin: those on its busy sockets (ages,
- * unread bodies) and its first still queued in `agent.requests` (oldest queued age). @internal
- */
+/** The standalone monitor's requests per link: those on its busy sockets and its first queued one. @internal */
 export const trackedRequests: Http1Requests = {
   addAges(o: OriginState, now: number): void {
     for (const l of o.poolLinks) {

@@ -1,16 +1,12 @@
 /**
  * The node:http monitor's bookkeeping objects.
  *
- * Node's agent keys its maps by `agent.getName(options)`, which cannot be parsed back into an origin, so each
- * `OriginState` keeps the (agent, name) pairs it was seen under (`poolLinks`): the handler knows a request's name from
- * its gate; the standalone monitor learns it from `agent.requests[name]` (a request that just queued) or, once per
- * connection, from `agent.sockets[name]`. Reading an origin is O(links), at sample or snapshot time only. A link with
- * no socket and no queued request is dropped (`dropLinkIfIdle()`), so a replaced agent is not counted forever.
- *
- * `maxSockets` (per agent name in Node) is summed over the busy links. When some link is full with a queue, the
- * detector's sample covers those links only, so one saturated host of `_OTHER` is judged on its own.
- *
- * Per socket, whoever tracks it keeps one `SocketState` in a symbol-keyed slot on the socket.
+ * `agent.getName(options)` cannot be parsed back into an origin, so each `OriginState` keeps the (agent, name) pairs
+ * it was seen under (`poolLinks`), learnt from the handler's gate, or by the standalone monitor from
+ * `agent.requests[name]` / `agent.sockets[name]`. Reading an origin is O(links); an idle link is dropped
+ * (`dropLinkIfIdle()`), so a replaced agent is not counted forever. `maxSockets` is summed over the busy links; when
+ * some link is full with a queue, the sample covers those links only. Per socket, one `SocketState` sits in a
+ * symbol-keyed slot.
  */
 import { errorMonitor } from "node:events";
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
@@ -248,9 +244,8 @@ const HTTP1_CLOSE_RULES: Readonly<Record<Http1CloseReason, (s: SocketState) => b
 };
 
 /**
- * First sight of `socket` by a tracked request of `o`: its state, counted as a new connection unless it already
- * carried traffic, with listeners to its close (errors through `events.errorMonitor`, which handles nothing). The
- * tracker calls `onConnect()` / `onSecureConnect()` itself. @internal
+ * First sight of `socket` by a request of `o`: its state, counted as a new connection unless it already carried
+ * traffic, with close listeners (errors through `events.errorMonitor`, which handles nothing). @internal
  */
 export function adoptSocket(core: Http1Core, o: OriginState, socket: Socket, now: number): SocketState {
   const connecting = socket.connecting;
@@ -286,10 +281,7 @@ function onSocketClose(this: Socket): void {
   socketStateOf(this)?.onClose(this, timing.now());
 }
 
-/**
- * A socket's `SocketState` slot (owned by the first monitor that saw it; cleared at its close). A registered symbol:
- * the package's CommonJS and ESM builds loaded side by side must see the same slot.
- */
+/** A socket's `SocketState` slot; a registered symbol, so the CommonJS and ESM builds share it. */
 const kSocketState = Symbol.for("sockeye.poolMonitor.socketState");
 
 /** The socket's state, if a monitor has seen it. @internal */

@@ -2,9 +2,8 @@ import { Readable } from "node:stream";
 import { contentLengthMismatchError, unusableBodyError } from "./request-errors";
 
 /**
- * Checks a body of known length against the declared `content-length` (-1: none) before dispatch: sent, a shorter
- * one leaves the server waiting and a longer one starts another request on the connection. A stream body is held to
- * it while sent (`pipeBody()`); here it is refused only if `unusableBody()`. @internal
+ * Checks a body of known length against the declared `content-length` (-1: none) before dispatch (a shorter one
+ * leaves the server waiting, a longer one smuggles a request); a stream body is held to it while sent. @internal
  */
 export function validateBody(body: unknown, declared: number, prefix: string): void {
   if (body === undefined || body === null) {

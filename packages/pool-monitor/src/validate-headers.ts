@@ -21,10 +21,9 @@ const HTTP2_CONNECTION_FIELDS = new Set([
 const CONTENT_LENGTH = "content-length";
 
 /**
- * Checks every request header and returns the declared `content-length` (-1: none): names are tokens (HTTP/2
- * pseudo-headers are left to Node), values hold no `BAD_VALUE_CHAR`, HTTP/2 gets no connection-specific field, and
- * `content-length` is checked as by `declaredLength()`. Throws a one-line `TypeError` with Node's code for the fault,
- * naming the header but never showing a value (values carry credentials). One pass over names and values. @internal
+ * Checks every request header in one pass and returns the declared `content-length` (-1: none): names are tokens,
+ * values hold no `BAD_VALUE_CHAR`, HTTP/2 gets no connection-specific field. Throws a one-line `TypeError` with
+ * Node's code, naming the header but never showing a value (values carry credentials). @internal
  */
 export function validateHeaders(headers: unknown, prefix: string, http2: boolean): number {
   if (headers === null || typeof headers !== "object") return -1;
@@ -57,10 +56,7 @@ export function validateHeaders(headers: unknown, prefix: string, http2: boolean
   return declared;
 }
 
-/**
- * The declared `content-length` (-1: none), in any case and however often repeated: one non-negative integer, else a
- * `TypeError`. A length compare per name. @internal
- */
+/** The declared `content-length` (-1: none), however often repeated: one integer >= 0, else a `TypeError`. @internal */
 export function declaredLength(headers: unknown, prefix: string): number {
   if (headers === null || typeof headers !== "object") return -1;
   const bag = headers as Record<string, unknown>;
@@ -69,10 +65,7 @@ export function declaredLength(headers: unknown, prefix: string): number {
   return declared;
 }
 
-/**
- * A transport's refusal of a request header, reworded as `validateHeaders()` words it so every handler gives the same
- * error; any other error is returned as is. @internal
- */
+/** A transport's refusal of a header, reworded as `validateHeaders()` words it; other errors as is. @internal */
 export function explainRefusal(error: unknown, headers: unknown, prefix: string): unknown {
   const code = (error as { code?: unknown } | null)?.code;
   if (code !== "ERR_INVALID_HTTP_TOKEN" && code !== "ERR_INVALID_CHAR" && code !== "UND_ERR_INVALID_ARG") return error;

@@ -24,9 +24,7 @@ let checkedHostname = "localhost";
 
 /**
  * Checks a request before dispatch, so a bad one fails alike on every handler and opens no socket; returns its
- * scheme. Checks `protocol` (`http:`/`https:`, any case), `hostname`, `port`, `path` (never shown), the headers (all
- * on HTTP/2, which checks none; else `content-length`) and the body against that length. Throws a one-line
- * `TypeError` with Node's `code` where Node has one. @internal
+ * scheme. Throws a one-line `TypeError` with Node's `code` where Node has one (a path is never shown). @internal
  */
 export function validateRequest(
   request: RequestTarget | null | undefined,

@@ -86,9 +86,8 @@ export function pipeBody(
 }
 
 /**
- * Writes a Smithy request body to a Node request and ends it, as upstream: an empty Buffer as no body
- * (aws-sdk-js-v3#6426), a view wrapped without copying, other values through `Buffer.from`. A stream that became
- * unusable while the request waited, or that errors, destroys the request. @internal
+ * Writes a Smithy request body to a Node request and ends it, as upstream (an empty Buffer is no body:
+ * aws-sdk-js-v3#6426). A stream that became unusable while the request waited, or errors, destroys it. @internal
  */
 export function writeBody(req: ClientRequest, body: unknown, headers?: unknown, prefix = ""): void {
   if (body instanceof Readable) {
