@@ -194,8 +194,6 @@ export class Http2StreamRequest
   /** It settled with the response: the stream feeds the caller's body now. */
   responded = false;
   // BodySource: the body handed out; the stream is paused while the body's buffer is full.
-  heldBody: Readable | undefined = undefined;
-  bodyRef: WeakRef<Readable> | undefined = undefined;
   streamPaused = false;
   /** The whole response body arrived (in the body's buffer, read or not): an early end no longer touches it. */
   private bodyReceived = false;
@@ -425,10 +423,6 @@ export class Http2StreamRequest
     }
     this.bodyGone = true;
     this.reset("cancel");
-  }
-
-  bodyCollected(): void {
-    this.reclaimBody();
   }
 
   protected override releaseCollectedBody(): void {

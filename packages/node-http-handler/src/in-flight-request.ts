@@ -110,8 +110,6 @@ export class InFlightRequest
   private requestFunc: ((options: object) => ClientRequest) | undefined = undefined;
   nodeOptions: NodeRequestOptions | undefined = undefined;
   res: IncomingMessage | undefined = undefined;
-  heldBody: Readable | undefined = undefined;
-  bodyRef: WeakRef<Readable> | undefined = undefined;
   /** The parser was stopped: the body's buffer is full. */
   resPaused = false;
   /** The Node request emitted `'error'`. */
@@ -421,10 +419,6 @@ export class InFlightRequest
     const res = this.res as IncomingMessage;
     if (error === null) res.destroy();
     else res.destroy(error);
-  }
-
-  bodyCollected(): void {
-    this.reclaimBody();
   }
 
   protected override releaseCollectedBody(): void {

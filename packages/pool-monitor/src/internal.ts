@@ -6,7 +6,7 @@
 export { buildQueryString } from "./build-query-string";
 export { DeadlineKind } from "./deadline-kind";
 export { IdleWatch, type IdleTarget } from "./idle-watch";
-export { type AbortSignalLike, type BodyLinks, RequestCore } from "./request-core";
+export { type AbortSignalLike, RequestCore } from "./request-core";
 export { DeadlinePlan } from "./request-core-plan";
 export { RequestPhase } from "./request-core-phase";
 export { Deadline, type DeadlineOwner, DeadlineScheduler, TICK_MS } from "./deadline-scheduler";

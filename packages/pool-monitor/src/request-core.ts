@@ -36,18 +36,16 @@ function onLegacyAbort(this: Owned): void {
   this[kRequest]?.handleEvent();
 }
 
-/** A request's links to the body it handed out (`BodySource`: strong while it asks for data, else weak). @internal */
-export interface BodyLinks {
-  heldBody: Readable | undefined;
-  bodyRef: WeakRef<Readable> | undefined;
-}
-
 /** See the file header. `O`: the transport's origin state. @internal */
 export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
   implements DeadlineOwner<DeadlineKind>, DeadlineContext
 {
   /** `timing.now()` at `handle()`, ms. */
   readonly begunAt: number;
+  /** `BodySource`: the body handed out, held strongly while it asks for data (`response-body.ts`). */
+  heldBody: Readable | undefined = undefined;
+  /** `BodySource`: the body handed out, held weakly while it waits for its reader. */
+  bodyRef: WeakRef<Readable> | undefined = undefined;
   phase: PhaseOf = RequestPhase.Created;
   /** The promise is settled (resolved with the response, or rejected). */
   settled = false;
@@ -230,7 +228,7 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
   }
 
   /** `BodySource.bodyCollected()`: an open response is torn down (`releaseCollectedBody()`) and counted reclaimed. */
-  protected reclaimBody(this: this & BodyLinks): void {
+  bodyCollected(): void {
     if (this.isFinished || (this.heldBody === undefined && this.bodyRef === undefined)) return;
     this.heldBody = this.bodyRef = undefined;
     const m = this.monitor;

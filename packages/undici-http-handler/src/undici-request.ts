@@ -84,8 +84,6 @@ export abstract class UndiciRequestCore
   /** See the header. */
   private holdsGateSlot = false;
   private controller: DispatchControllerLike | undefined;
-  heldBody: Readable | undefined = undefined;
-  bodyRef: WeakRef<Readable> | undefined = undefined;
   private targetDispatcher: DispatcherLike | undefined;
   private dispatchOptions: DispatchOptionsLike | undefined;
   /** The response's status (0: none yet) and `content-length` header, for `request:finished`. */
@@ -310,13 +308,8 @@ export abstract class UndiciRequestCore
     this.controller?.abort(error ?? bodyDestroyedError(PACKAGE_PREFIX));
   }
 
-  bodyCollected(): void {
-    if (this.isFinished || !bodyOpen(this)) return;
-    this.bodyRef = undefined;
-    const o = this.telemetry;
-    const monitor = this.monitor;
-    if (o !== undefined && monitor !== undefined && !monitor.coreDestroyed) monitor.bodyReclaimed(o);
-    // As a caller's `destroy()`: counted completed; undici calls onResponseError and closes the connection.
+  /** As a caller's `destroy()`: counted completed; undici calls onResponseError and closes the connection. */
+  protected override releaseCollectedBody(): void {
     if (this.outcome === undefined) this.outcome = "completed";
     this.controller?.abort(bodyDestroyedError(PACKAGE_PREFIX));
   }
