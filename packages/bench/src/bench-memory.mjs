@@ -10,8 +10,9 @@
 //      on: client CPU and wall ms, each as a ratio to raw http.request in the same round, and the connections the
 //      agent opened and held at once (never more than maxSockets).
 // Clients: raw http.request (`raw-floor`), upstream 4.14.2, this checkout's NodeHttpHandler and, when
-// BENCH_BEFORE_MODULE names another build's packages/node-http-handler/dist/index.mjs (e.g. a `git worktree add
-// --detach` of main, built; or this build again, as an A/A control), that build as `sockeye-before`.
+// BENCH_BEFORE_MODULE names another build's packages/node-http-handler/dist/index.js (the CommonJS build, which
+// Node loads for the subject too; e.g. a `git worktree add --detach` of main, built; or this build again, as an A/A
+// control), that build as `sockeye-before`.
 // Output: packages/bench/out/bench-memory-latest.json and one line per measurement on stdout. Knobs:
 // BENCH_MEMORY_PASSES ("heap,drain"), BENCH_MEMORY_ROUNDS (drain rounds, default 3).
 // =============================================================================

@@ -16,9 +16,13 @@
  * Memory: one `GateKey` per key with a request dispatched or queued, dropped when it empties, except the memoised
  * last one: so the key `keyFor()` returns is valid for `admit()` until the next `keyFor()`.
  */
-import { timing } from "@sockeye/pool-monitor/internal";
+import { timing as importedTiming } from "@sockeye/pool-monitor/internal";
 import type { Agent } from "node:http";
 import { isIP } from "node:net";
+
+// Bound once: in this package's CommonJS build (what Node's `require` and `import` load) every use of another
+// package's export is a getter call.
+const timing = importedTiming;
 
 /** A request the gate can hold and later dispatch: its own state object, with the gate's link fields. @internal */
 export interface GatedRequest {

@@ -4,8 +4,12 @@
  * socket activity through `socket._unrefTimer()`, wrapped once per socket by a shared hook that writes `lastActive`.
  */
 import type { DeadlineScheduler, IdleTarget } from "@sockeye/pool-monitor/internal";
-import { IdleWatch, timing } from "@sockeye/pool-monitor/internal";
+import { IdleWatch, timing as importedTiming } from "@sockeye/pool-monitor/internal";
 import type { Socket } from "node:net";
+
+// Bound once: in this package's CommonJS build (what Node's `require` and `import` load) every use of another
+// package's export is a getter call.
+const timing = importedTiming;
 
 /** The target of a spare watch (it holds no request). */
 const NO_TARGET: IdleTarget = { onIdle() {} };

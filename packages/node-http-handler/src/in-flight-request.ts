@@ -24,42 +24,42 @@
 import type { Http1PoolMonitor, RequestOutcome } from "@sockeye/pool-monitor";
 import {
   adoptSocket,
-  agentMaps,
+  agentMaps as importedAgentMaps,
   attachUnpooledRequest,
-  bodyOpen,
+  bodyOpen as importedBodyOpen,
   closedBeforeResponseError,
   type BodySource,
   type Deadline,
-  DeadlineKind,
-  endResponseBody,
+  DeadlineKind as importedDeadlineKind,
+  endResponseBody as importedEndResponseBody,
   explainRefusal,
-  failSourceBody,
+  failSourceBody as importedFailSourceBody,
   guardedWarn,
   handlerDestroyedError,
   type IdleWatch,
-  openResponseBody,
+  openResponseBody as importedOpenResponseBody,
   type OriginState,
-  outcomeOf,
-  pushBody,
+  outcomeOf as importedOutcomeOf,
+  pushBody as importedPushBody,
   type PoolLink,
   queueFullError,
   REQUEST_TIMEOUT_HINT,
   RequestCore,
-  RequestPhase,
+  RequestPhase as importedRequestPhase,
   relabelSocketError,
   type ResponseProgress,
   requestTimeoutMessage,
   type SocketState,
   socketIdleTimeoutError,
-  socketStateOf,
-  timing,
+  socketStateOf as importedSocketStateOf,
+  timing as importedTiming,
   type UnpooledRequest,
   unpooledClosed,
-  watchBodyRead,
+  watchBodyRead as importedWatchBodyRead,
   type WireFacts,
-  writeBody,
+  writeBody as importedWriteBody,
 } from "@sockeye/pool-monitor/internal";
-import { type HttpRequest, HttpResponse } from "@smithy/protocol-http";
+import { type HttpRequest, HttpResponse as ImportedHttpResponse } from "@smithy/protocol-http";
 import type { ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import { Readable } from "node:stream";
@@ -73,6 +73,24 @@ import { deadlinePlanOf, type RequestPlan } from "./request-plan";
 import { socketAge, stampSocket } from "./socket-lifecycle";
 import type { WarnedRequest } from "./socket-usage-warning";
 import { enableTcpKeepAlive } from "./tcp-keep-alive";
+
+// Bound once: in this package's CommonJS build (what Node's `require` and `import` load) every use of another
+// package's export is a getter call.
+const agentMaps = importedAgentMaps;
+const bodyOpen = importedBodyOpen;
+const DeadlineKind = importedDeadlineKind;
+const endResponseBody = importedEndResponseBody;
+const failSourceBody = importedFailSourceBody;
+const openResponseBody = importedOpenResponseBody;
+const outcomeOf = importedOutcomeOf;
+const pushBody = importedPushBody;
+const RequestPhase = importedRequestPhase;
+const socketStateOf = importedSocketStateOf;
+const timing = importedTiming;
+const watchBodyRead = importedWatchBodyRead;
+const writeBody = importedWriteBody;
+type DeadlineKind = importedDeadlineKind;
+const HttpResponse = ImportedHttpResponse;
 
 const kState = Symbol("sockeye.inFlightRequest");
 const kConnectingFor = Symbol("sockeye.connectingFor");

@@ -11,7 +11,7 @@ import {
   resolveDefaultSocketTimeout,
   SHARED_OPTIONS,
   timing,
-  validateRequest,
+  validateRequest as importedValidateRequest,
 } from "@sockeye/pool-monitor/internal";
 import type { Agent, ClientRequest } from "node:http";
 import https from "node:https";
@@ -22,6 +22,10 @@ import { InFlightRequest, type NodeRequestOptions } from "./in-flight-request";
 import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
 import type { RequestPlan } from "./request-plan";
 import { loadedHttp, ownedAgents, type ResolvedHandlerConfig, resolveHandlerConfig } from "./resolve-handler-config";
+
+// Bound once: in this package's CommonJS build (what Node's `require` and `import` load) every use of another
+// package's export is a getter call.
+const validateRequest = importedValidateRequest;
 
 type RequestFunc = (options: object) => ClientRequest;
 

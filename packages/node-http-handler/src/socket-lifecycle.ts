@@ -8,8 +8,12 @@
  */
 import type { Agent } from "node:http";
 import type { Socket } from "node:net";
-import { TICK_MS, timing } from "@sockeye/pool-monitor/internal";
+import { TICK_MS, timing as importedTiming } from "@sockeye/pool-monitor/internal";
 import { ownedAgents } from "./resolve-handler-config";
+
+// Bound once: in this package's CommonJS build (what Node's `require` and `import` load) every use of another
+// package's export is a getter call.
+const timing = importedTiming;
 
 const kCreatedAt = Symbol("sockeye.socketCreatedAt");
 const kFreedAt = Symbol("sockeye.socketFreedAt");

@@ -19,7 +19,8 @@
 //                       start of each burst and then once a second
 //   sockeye-off         @sockeye/node-http-handler, socketMonitor "off" and telemetry false
 //   sockeye-before      sockeye-interval from another build: BENCH_BEFORE_MODULE names its
-//                       packages/node-http-handler/dist/index.mjs (e.g. a `git worktree add` of the commit before)
+//                       packages/node-http-handler/dist/index.js (CommonJS, as Node loads the subject; e.g. a
+//                       `git worktree add` of the commit before)
 //   undici              undici 7.30.2 Pool.request, 50 connections
 //   smithy-undici       @smithy/undici-http-handler 3.2.4 on an undici Agent of 50 connections
 //   sockeye-undici      @sockeye/undici-http-handler, defaults, getPoolStats() read like sockeye-interval
@@ -230,7 +231,7 @@ export async function createClients({ origin, h2Origin }, { timeouts, only }) {
   const SockeyeUndici = await load("@sockeye/undici-http-handler");
   const Before = process.env.BENCH_BEFORE_MODULE
     ? await load(process.env.BENCH_BEFORE_MODULE)
-    : { unavailable: "sockeye-before needs BENCH_BEFORE_MODULE (another build's node-http-handler dist/index.mjs)" };
+    : { unavailable: "sockeye-before needs BENCH_BEFORE_MODULE (another build's node-http-handler dist/index.js)" };
   const agentHandler = (name, Handler, options) => {
     const agent = newAgent();
     const handler = new Handler({ httpAgent: agent, logger: quietLogger, ...trio, ...options });
