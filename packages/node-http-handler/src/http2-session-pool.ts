@@ -24,7 +24,7 @@ import {
   http2DestroyedError,
   http2SessionClosedError,
   sessionConnectTimeoutError,
-  timing,
+  timing as importedTiming,
 } from "@sockeye/pool-monitor/internal";
 import http2, { type Settings } from "node:http2";
 import { PACKAGE_PREFIX } from "./constants";
@@ -33,6 +33,10 @@ import type { Http2PoolMonitor } from "./http2-pool-monitor";
 import { type Http2CloseCause, Http2SessionEntry, type Http2SessionHost } from "./http2-session-entry";
 import type { Http2PoolOrigin, Http2PoolSession, Http2StreamHost, Http2StreamRequest } from "./http2-stream-request";
 import type { ResolvedHttp2Config } from "./resolve-http2-config";
+
+// Bound once: in this package's CommonJS build (what Node's `require` and `import` load) every use of another
+// package's export is a getter call.
+const timing = importedTiming;
 
 /** Streams assumed per connecting session when deciding whether the queue needs one more session. */
 const ASSUMED_STREAMS_PER_SESSION = 100;

@@ -19,37 +19,56 @@ import { Readable } from "node:stream";
 import {
   type AbortSignalLike,
   type BodyLengthSink,
-  bodyOpen,
+  bodyOpen as importedBodyOpen,
   type BodySource,
-  buildQueryString,
-  DeadlineKind,
+  buildQueryString as importedBuildQueryString,
+  DeadlineKind as importedDeadlineKind,
   type DeadlinePlan,
-  declaredLength,
-  endResponseBody,
-  failSourceBody,
+  declaredLength as importedDeclaredLength,
+  endResponseBody as importedEndResponseBody,
+  failSourceBody as importedFailSourceBody,
   http2FrameError,
   http2NoResponseError,
   http2StreamAbortedError,
-  openResponseBody,
-  pipeBody,
-  pushBody,
+  openResponseBody as importedOpenResponseBody,
+  pipeBody as importedPipeBody,
+  pushBody as importedPushBody,
   queueFullError,
   RequestCore,
-  RequestPhase,
-  schemeOf,
+  RequestPhase as importedRequestPhase,
+  schemeOf as importedSchemeOf,
   streamIdleTimeoutError,
-  timing,
-  unusableBody,
+  timing as importedTiming,
+  unusableBody as importedUnusableBody,
   unusableBodyError,
-  watchBodyRead,
+  watchBodyRead as importedWatchBodyRead,
   type WireFacts,
-  writeBody,
+  writeBody as importedWriteBody,
 } from "@sockeye/pool-monitor/internal";
 import { PACKAGE_PREFIX } from "./constants";
 import { getTransformedHeaders } from "./get-transformed-headers";
 import type { Http2Origin, Http2Waiter } from "./http2-origin";
 import type { Http2OriginTelemetry } from "./http2-pool-monitor";
 import type { Http2SessionEntry } from "./http2-session-entry";
+
+// Bound once: in this package's CommonJS build (what Node's `require` and `import` load) every use of another
+// package's export is a getter call.
+const bodyOpen = importedBodyOpen;
+const DeadlineKind = importedDeadlineKind;
+const endResponseBody = importedEndResponseBody;
+const failSourceBody = importedFailSourceBody;
+const openResponseBody = importedOpenResponseBody;
+const pushBody = importedPushBody;
+const RequestPhase = importedRequestPhase;
+const timing = importedTiming;
+const unusableBody = importedUnusableBody;
+const watchBodyRead = importedWatchBodyRead;
+const writeBody = importedWriteBody;
+const schemeOf = importedSchemeOf;
+const declaredLength = importedDeclaredLength;
+const buildQueryString = importedBuildQueryString;
+const pipeBody = importedPipeBody;
+type DeadlineKind = importedDeadlineKind;
 
 const { NGHTTP2_CANCEL, NGHTTP2_ENHANCE_YOUR_CALM, NGHTTP2_REFUSED_STREAM } = http2.constants;
 

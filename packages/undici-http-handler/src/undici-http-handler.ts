@@ -4,7 +4,7 @@ import type { GetStatsOptions, PoolStats, PoolTelemetry } from "@sockeye/pool-mo
 import { Agent, buildConnector, Dispatcher, Pool } from "undici";
 import {
   buildAbortError,
-  buildQueryString,
+  buildQueryString as importedBuildQueryString,
   checkHandlerUpdate,
   configEntry,
   DeadlineScheduler,
@@ -12,7 +12,7 @@ import {
   guardedWarn,
   handlerMonitorOptions,
   TICK_MS,
-  validateRequest,
+  validateRequest as importedValidateRequest,
 } from "@sockeye/pool-monitor/internal";
 import { ConnectingSockets } from "./connecting-sockets";
 import { PACKAGE_PREFIX } from "./constants";
@@ -27,6 +27,11 @@ import type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
 import { RequestPlan } from "./request-plan";
 import { type AbortSignalLike, LegacyUndiciRequest, UndiciRequest, type UndiciRequestCore } from "./undici-request";
 import { UndiciPoolMonitor } from "./undici-pool-monitor";
+
+// Bound once: in this package's CommonJS build (what Node's `require` and `import` load) every use of another
+// package's export is a getter call.
+const buildQueryString = importedBuildQueryString;
+const validateRequest = importedValidateRequest;
 
 // Bound once (see undici-request.ts).
 const checkRequest = validateRequest;

@@ -16,30 +16,30 @@ import {
   type BodySource,
   bodyAbortedError,
   bodyDestroyedError,
-  bodyOpen,
+  bodyOpen as importedBodyOpen,
   connectionTimeoutError,
   contentLengthMismatchError,
-  DeadlineKind,
-  endResponseBody,
+  DeadlineKind as importedDeadlineKind,
+  endResponseBody as importedEndResponseBody,
   explainRefusal,
-  failSourceBody,
+  failSourceBody as importedFailSourceBody,
   guardedWarn,
-  openResponseBody,
-  pushBody,
+  openResponseBody as importedOpenResponseBody,
+  pushBody as importedPushBody,
   isUnreadBodyError,
   queueFullError,
   REQUEST_TIMEOUT_HINT,
   RequestCore,
-  RequestPhase,
+  RequestPhase as importedRequestPhase,
   relabelSocketError,
   requestTimeoutMessage,
-  schemeOf,
+  schemeOf as importedSchemeOf,
   socketHangUpError,
   socketIdleTimeoutError,
-  timing,
-  unusableBody,
+  timing as importedTiming,
+  unusableBody as importedUnusableBody,
   unusableBodyError,
-  watchBodyRead,
+  watchBodyRead as importedWatchBodyRead,
   type WireFacts,
 } from "@sockeye/pool-monitor/internal";
 import { HttpResponse } from "@smithy/protocol-http";
@@ -52,6 +52,21 @@ import type { OriginPoolState, PoolRequestNode } from "./origin-pool-state";
 import { parseResponseHeaders } from "./parse-response-headers";
 import type { RequestOutcome } from "./undici-pool-monitor";
 import type { RequestPlan } from "./request-plan";
+
+// Bound once: in this package's CommonJS build (what Node's `require` and `import` load) every use of another
+// package's export is a getter call.
+const bodyOpen = importedBodyOpen;
+const DeadlineKind = importedDeadlineKind;
+const endResponseBody = importedEndResponseBody;
+const failSourceBody = importedFailSourceBody;
+const openResponseBody = importedOpenResponseBody;
+const pushBody = importedPushBody;
+const RequestPhase = importedRequestPhase;
+const timing = importedTiming;
+const unusableBody = importedUnusableBody;
+const watchBodyRead = importedWatchBodyRead;
+const schemeOf = importedSchemeOf;
+type DeadlineKind = importedDeadlineKind;
 
 export type { AbortSignalLike };
 
