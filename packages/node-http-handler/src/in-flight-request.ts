@@ -23,7 +23,6 @@
  */
 import type { Http1PoolMonitor, RequestOutcome } from "@sockeye/pool-monitor";
 import {
-  adoptSocket,
   agentMaps as importedAgentMaps,
   attachUnpooledRequest,
   bodyOpen as importedBodyOpen,
@@ -52,6 +51,7 @@ import {
   type SocketState,
   socketIdleTimeoutError,
   socketStateOf as importedSocketStateOf,
+  takeSocket as importedTakeSocket,
   timing as importedTiming,
   type UnpooledRequest,
   unpooledClosed,
@@ -86,6 +86,7 @@ const outcomeOf = importedOutcomeOf;
 const pushBody = importedPushBody;
 const RequestPhase = importedRequestPhase;
 const socketStateOf = importedSocketStateOf;
+const takeSocket = importedTakeSocket;
 const timing = importedTiming;
 const watchBodyRead = importedWatchBodyRead;
 const writeBody = importedWriteBody;
@@ -523,17 +524,7 @@ export class InFlightRequest
     if (!this.isUnpooled) {
       const o = this.telemetry!;
       if (this.isQueued) this.leaveQueue(o);
-      let ss = socketStateOf(socket);
-      if (ss === undefined) {
-        ss = adoptSocket(monitor, o, socket, now);
-        reused = !ss.opened;
-        ss.link = this.link ?? monitor.originLinks.learnSocket(o, this.requestPlan.agent, socket);
-      }
-      if (ss.core === monitor) {
-        ss.requests++;
-        ss.current = this;
-        this.socketState = ss;
-      }
+      reused = takeSocket(monitor, o, socket, now, this, this.link, this.requestPlan.agent);
     }
     // An unpooled request is not counted by the core (never `countStarted`): this only times its connect.
     this.countAcquired(now, reused);

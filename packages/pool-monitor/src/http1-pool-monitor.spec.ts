@@ -35,10 +35,10 @@ describe("tree-shaking", () => {
   it("an app using only Http1PoolMonitor and what the handler counts with bundles none of the standalone paths", async () => {
     // What NodeHttpHandler imports: the base class and the pieces it counts its own requests with on the core.
     const handlerOnly = await bundledText(
-      `import { Http1PoolMonitor, adoptSocket, attachUnpooledRequest, unpooledClosed, httpRequestFinishedEvent,
+      `import { Http1PoolMonitor, takeSocket, attachUnpooledRequest, unpooledClosed, httpRequestFinishedEvent,
          addUnreadResponse, addActiveAge, socketStateOf, agentMaps, outcomeOf } from ${JSON.stringify(INTERNAL)};
        export const m = new Http1PoolMonitor();
-       export const f = [adoptSocket, attachUnpooledRequest, unpooledClosed, httpRequestFinishedEvent, addUnreadResponse, addActiveAge, socketStateOf, agentMaps, outcomeOf];`
+       export const f = [takeSocket, attachUnpooledRequest, unpooledClosed, httpRequestFinishedEvent, addUnreadResponse, addActiveAge, socketStateOf, agentMaps, outcomeOf];`
     );
     const standalone = await bundledText(
       `import { PoolMonitor } from ${JSON.stringify(INTERNAL)}; export const m = new PoolMonitor();`

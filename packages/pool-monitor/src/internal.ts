@@ -33,7 +33,7 @@ export { Http1PoolMonitor } from "./http1-pool-monitor";
 export {
   addActiveAge,
   addUnreadResponse,
-  adoptSocket,
+  type SocketHolder,
   agentMaps,
   type Http1Requests,
   OriginState,
@@ -42,6 +42,7 @@ export {
   type ResponseProgress,
   SocketState,
   socketStateOf,
+  takeSocket,
 } from "./tracking-state";
 export { attachUnpooledRequest, type UnpooledRequest, unpooledClosed } from "./unpooled-request";
 export { PoolMonitor } from "./pool-monitor";

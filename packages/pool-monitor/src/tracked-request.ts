@@ -16,7 +16,6 @@ import { timing } from "./timing";
 import {
   addActiveAge,
   addUnreadResponse,
-  adoptSocket,
   type AgentMaps,
   agentMaps,
   type Http1Requests,
@@ -25,6 +24,7 @@ import {
   type ResponseProgress,
   type SocketState,
   socketStateOf,
+  takeSocket,
 } from "./tracking-state";
 import { attachUnpooledRequest, unpooledClosed } from "./unpooled-request";
 
@@ -115,22 +115,13 @@ export class TrackedRequest implements FinishedHttp1Request, ResponseProgress {
     const o = this.originState;
     const wasQueued = this.isQueued;
     if (wasQueued) this.leaveQueue();
-    let reused = true;
-    let ss = socketStateOf(socket);
-    if (ss === undefined) {
-      ss = adoptSocket(core, o, socket, now);
-      reused = !ss.opened;
-      if (ss.connecting) {
-        socket.on("connect", onSocketConnect);
-        if (ss.tls) socket.on("secureConnect", onSocketSecureConnect);
-      }
-      ss.link = core.originLinks.learnSocket(o, agent, socket);
-    }
-    // The socket belongs to the first monitor that saw it: another one's request counts on it, not on its state.
-    if (ss.core === core) {
-      ss.requests++;
-      ss.current = this;
-      this.socketState = ss;
+    const firstSight = socketStateOf(socket) === undefined;
+    const reused = takeSocket(core, o, socket, now, this, undefined, agent);
+    // A socket adopted here: this monitor times its connect.
+    const ss = this.socketState;
+    if (firstSight && ss?.connecting) {
+      socket.on("connect", onSocketConnect);
+      if (ss.tls) socket.on("secureConnect", onSocketSecureConnect);
     }
     core.acquired(o, now - this.beganAt, reused, wasQueued);
   }

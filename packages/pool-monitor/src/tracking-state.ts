@@ -263,6 +263,41 @@ export function adoptSocket(core: Http1Core, o: OriginState, socket: Socket, now
   return ss;
 }
 
+/** A request that holds the socket it is counted on. @internal */
+export interface SocketHolder extends CountedRequest {
+  socketState: SocketState | undefined;
+}
+
+/**
+ * `holder`, a request of `o` on `agent`, was given `socket`: the socket's state (adopted on first sight, linked to
+ * `link` or to the agent name it is found under) counts it and names it current, when `core` owns that state.
+ * Returns whether the socket had carried a request before (`reused`). @internal
+ */
+export function takeSocket(
+  core: Http1Core,
+  o: OriginState,
+  socket: Socket,
+  now: number,
+  holder: SocketHolder,
+  link: PoolLink | undefined,
+  agent: Agent
+): boolean {
+  let reused = true;
+  let ss = socketStateOf(socket);
+  if (ss === undefined) {
+    ss = adoptSocket(core, o, socket, now);
+    reused = !ss.opened;
+    ss.link = link ?? core.originLinks.learnSocket(o, agent, socket);
+  }
+  // The socket belongs to the first monitor that saw it: another one's request counts on it, not on its state.
+  if (ss.core === core) {
+    ss.requests++;
+    ss.current = holder;
+    holder.socketState = ss;
+  }
+  return reused;
+}
+
 function onSocketError(this: Socket): void {
   socketStateOf(this)?.onError();
 }
