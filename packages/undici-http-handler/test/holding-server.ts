@@ -39,6 +39,11 @@ export interface HoldingServer {
   readonly held: number;
   /** Requests received since start. */
   readonly received: number;
+  /**
+   * Bytes of the `/big` bodies answered and not yet handed to the kernel (the server's write buffers): it stops
+   * changing once every unread body's connection or stream window is full.
+   */
+  readonly unsentBigBytes: number;
   /** Answers the `n` oldest held requests (all when omitted); returns how many were answered. */
   release(n?: number): number;
   close(): Promise<void>;
@@ -60,10 +65,16 @@ export async function startHoldingServer(
 ): Promise<HoldingServer> {
   const held: Held[] = [];
   const sockets = new Set<Socket>();
+  /** The writers of the `/big` answers (`ServerResponse` or server stream) until they finish or close. */
+  const bigWriters = new Set<{ writableLength: number; once(event: "close", listener: () => void): unknown }>();
   let received = 0;
   const onRequestEnd = (path: string, answer: Held["answer"]) => {
     received++;
     held.push({ big: path.startsWith("/big"), answer });
+  };
+  const watchBig = (writer: http.ServerResponse | http2.ServerHttp2Stream) => {
+    bigWriters.add(writer);
+    writer.once("close", () => bigWriters.delete(writer));
   };
   let server: http.Server | http2.Http2Server | http2.Http2SecureServer;
   if (protocol === "http1") {
@@ -73,6 +84,7 @@ export async function startHoldingServer(
         onRequestEnd(req.url ?? "/", (status, body) => {
           if (res.destroyed) return;
           res.writeHead(status, { "content-type": "text/plain" });
+          if (body === BIG) watchBig(res);
           res.end(body);
         })
       );
@@ -93,6 +105,7 @@ export async function startHoldingServer(
         onRequestEnd(String(headers[":path"] ?? "/"), (status, body) => {
           if (stream.destroyed) return;
           stream.respond({ ":status": status, "content-type": "text/plain" });
+          if (body === BIG) watchBig(stream);
           stream.end(body);
         })
       );
@@ -114,6 +127,11 @@ export async function startHoldingServer(
     },
     get received() {
       return received;
+    },
+    get unsentBigBytes() {
+      let bytes = 0;
+      for (const w of bigWriters) bytes += w.writableLength;
+      return bytes;
     },
     release(n = held.length) {
       const answered = held.splice(0, n);

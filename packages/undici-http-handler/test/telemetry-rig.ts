@@ -267,6 +267,27 @@ export class TelemetryRig {
         `${this.transport}: client and servers to settle (period ${this.period}, started ${started}, handler ${this.startedInHandler()}, ` +
         `${JSON.stringify(this.counters.map((c, o) => ({ ...c, unread: c.unread.length, held: this.servers[o].held })))})`
     );
+    if (this.unread > 0) await this.unreadBodiesStill();
+  }
+
+  /**
+   * Waits until the unread bodies' data stopped moving: the servers' unsent `/big` bytes unchanged over 5 event-loop
+   * turns (the client reads what the kernel holds in those turns). Without it, a body still filling its window when
+   * the clock advances counts as progress, and a loaded machine reports it unread a sample late.
+   */
+  private async unreadBodiesStill(): Promise<void> {
+    const unsent = () => this.servers.reduce((sum, s) => sum + s.unsentBigBytes, 0);
+    let last = -1;
+    let still = 0;
+    await waitFor(
+      () => {
+        const now = unsent();
+        still = now === last ? still + 1 : 0;
+        last = now;
+        return still >= 5;
+      },
+      () => `${this.transport}: the unread bodies' data to stop moving (${unsent()} bytes unsent)`
+    );
   }
 
   /** One sample period: `arrivals` new requests and `releases` answers (origin `o`), settle, advance the clock. */
