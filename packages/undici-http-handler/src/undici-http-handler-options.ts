@@ -31,8 +31,9 @@ import type { DispatcherLike } from "./dispatcher-like";
  *   global dispatcher. Default `{ maxSockets: 50 }`.
  * - `httpAgent`: the same for http origins (its socket options; TLS options do not apply). Default
  *   `{ maxSockets: 50 }`.
- * - `idleSocketTimeout`: how long an idle pooled connection is kept (undici `keepAliveTimeout`). Default 4000;
- *   `0` keeps it as long as the server allows (capped at 10 min).
+ * - `idleSocketTimeout`: how long an idle pooled connection is kept (undici `keepAliveTimeout` and
+ *   `keepAliveMaxTimeout`: a server's `Keep-Alive` hint may shorten it, never lengthen it). Default 4000; `0` keeps
+ *   it as long as the server allows (capped at 10 min).
  * - `connectionLifetime`: a connection is retired after this long (undici `clientTtl`). Default none.
  * - `logger`: receives warnings (a throwing logger is ignored). Default the client's logger, else `console`.
  * - `socketAcquisitionWarningTimeout`: belongs to `NodeHttpHandler`'s `"per-request"` mode; ignored here.

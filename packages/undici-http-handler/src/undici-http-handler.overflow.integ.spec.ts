@@ -79,6 +79,8 @@ describe.each(["http", "https"] as const)("_OTHER aggregates the undici pools of
     handler = new UndiciHttpHandler({
       ...(kind === "https" ? { httpsAgent: { maxSockets: 2, ca: CA } } : { httpAgent: { maxSockets: 2 } }),
       saturation: { maxOrigins: 1 },
+      // Idle connections outlive the detection tests' 8 fake seconds (the default closes them after 4).
+      idleSocketTimeout: 60_000,
       onSaturation: (r) => reports.push(r),
       onRecovery: (r) => reports.push(r),
       logger: quiet,

@@ -421,8 +421,9 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       return pool;
     };
     return new Agent({
+      // The server's `Keep-Alive: timeout` hint may only shorten `idleSocketTimeout`.
       keepAliveTimeout: idle,
-      keepAliveMaxTimeout: Math.max(idle, 600_000),
+      keepAliveMaxTimeout: idle,
       ...user,
       factory: (user.factory as typeof factory | undefined) ?? factory,
     });
