@@ -331,13 +331,13 @@ export class Http2StreamRequest
     if (body instanceof Readable) {
       // A body that failed while the request waited for its stream would never end the pipe: its error now.
       if (body.errored !== null && body.errored !== undefined) {
-        this.end("failed", body.errored, "cancel", "cancel");
+        this.onBodyError(body.errored);
         return;
       }
       const declared = declaredLength(this.request.headers, PACKAGE_PREFIX);
       const problem = unusableBody(body, declared);
       if (problem !== undefined) {
-        this.end("failed", unusableBodyError(PACKAGE_PREFIX, problem), "cancel", "cancel");
+        this.onBodyError(unusableBodyError(PACKAGE_PREFIX, problem));
         return;
       }
       const owned = body as Readable & Owned;
@@ -489,9 +489,12 @@ export class Http2StreamRequest
     this.end("failed", error, "leave", "destroy");
   }
 
-  /** BodyLengthSink: the piped request body failed or broke its `content-length`. */
+  /** BodyLengthSink: the piped request body failed, broke its `content-length` or was destroyed before its end. */
   onBodyError(error: Error): void {
-    this.end("failed", error, "cancel", "cancel");
+    // `destroy(error)` resets (INTERNAL_ERROR) with no END_STREAM: `close()` ends our side first, so the server would
+    // take the cut body for a whole one.
+    if (!this.settled) this.reset("destroy", error);
+    this.end("failed", error, "leave", "cancel");
   }
 
   /** The session it waited for failed before it was established, or the handler was destroyed. */
