@@ -452,7 +452,11 @@ export class Http2StreamRequest
   /** The stream emitted `'error'` (Node is destroying it): so does the body, if it was handed out. */
   onError(error: Error): void {
     if (this.bodyGone) return;
+    const code = this.stream?.rstCode;
     if (this.responded) failSourceBody(this, error);
+    else if ((code === NGHTTP2_REFUSED_STREAM || code === NGHTTP2_ENHANCE_YOUR_CALM) && this.telemetry !== undefined) {
+      this.telemetry.streamsRefused++; // sent again or not
+    }
     if (this.mayPlaceAgain()) this.placeAgain();
     else this.end("failed", error, "leave", "leave");
   }
