@@ -13,7 +13,7 @@ import { NodeHttp2Handler, NodeHttpHandler } from "@sockeye/node-http-handler";
 import { UndiciHttpHandler } from "@sockeye/undici-http-handler";
 import { afterEach, expect, test as it } from "vitest";
 import { activeResources } from "../../node-http-handler/test/active-resources";
-import { registerPoolMetrics } from "./register-pool-metrics";
+import { type PoolMetricsSource, registerPoolMetrics } from "./register-pool-metrics";
 import { PullReader } from "./pull-reader.mock";
 
 const cleanups: (() => unknown)[] = [];
@@ -110,6 +110,19 @@ async function holdingServer(h2: boolean) {
   return { port, held, firstHeld };
 }
 
+/** A reader of `handler`'s pool exported through `registerPoolMetrics`; the handler is destroyed after the test. */
+function exported(handler: { poolMonitor?: PoolMetricsSource; destroy(): void }): PullReader {
+  const reader = new PullReader();
+  const provider = new MeterProvider({ readers: [reader] });
+  const registration = registerPoolMetrics(handler.poolMonitor!, { meterProvider: provider });
+  cleanups.push(
+    () => handler.destroy(),
+    () => registration.unregister(),
+    () => provider.shutdown()
+  );
+  return reader;
+}
+
 /** Whether the process holds no more ref'd handles and timers than `before`. */
 function withinResources(before: { timers: number; handles: number }): boolean {
   const now = activeResources();
@@ -128,14 +141,7 @@ it.each(HANDLERS)(
     const { port, held, firstHeld } = await holdingServer(h2);
     const before = activeResources();
     const handler = make();
-    const reader = new PullReader();
-    const provider = new MeterProvider({ readers: [reader] });
-    const registration = registerPoolMetrics(handler.poolMonitor!, { meterProvider: provider });
-    cleanups.push(
-      () => handler.destroy(),
-      () => registration.unregister(),
-      () => provider.shutdown()
-    );
+    const reader = exported(handler);
     const request = (path: string) =>
       new HttpRequest({ protocol: "http:", hostname: "127.0.0.1", port, method: "GET", path, headers: {} });
     const first = handler.handle(request("/held"));
@@ -173,14 +179,7 @@ it.each(HANDLERS)(
 it("NodeHttp2Handler: streams the server refuses are exported as <ns>.stream.refused, sent again or not", async () => {
   const { port } = await holdingServer(true);
   const handler = new NodeHttp2Handler();
-  const reader = new PullReader();
-  const provider = new MeterProvider({ readers: [reader] });
-  const registration = registerPoolMetrics(handler.poolMonitor!, { meterProvider: provider });
-  cleanups.push(
-    () => handler.destroy(),
-    () => registration.unregister(),
-    () => provider.shutdown()
-  );
+  const reader = exported(handler);
   const request = (body?: unknown) =>
     new HttpRequest({
       protocol: "http:",
