@@ -70,6 +70,7 @@ export class Http2OriginTelemetry extends OriginTelemetry {
   readonly members = new Set<Http2OriginView>();
   readonly http2Closed = emptyCloseCounts(HTTP2_CLOSE_REASONS);
   readonly goawayCodes: Record<string, number> = {};
+  streamsRefused = 0;
 
   constructor(
     origin: string,
@@ -242,6 +243,7 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
       sessionsCreated: t.socketsCreated,
       closed: { ...t.http2Closed },
       goawayCodes: { ...t.goawayCodes },
+      streamsRefused: t.streamsRefused,
     };
   }
 }

@@ -331,13 +331,13 @@ export class Http2StreamRequest
     if (body instanceof Readable) {
       // A body that failed while the request waited for its stream would never end the pipe: its error now.
       if (body.errored !== null && body.errored !== undefined) {
-        this.end("failed", body.errored, "cancel", "cancel");
+        this.onBodyError(body.errored);
         return;
       }
       const declared = declaredLength(this.request.headers, PACKAGE_PREFIX);
       const problem = unusableBody(body, declared);
       if (problem !== undefined) {
-        this.end("failed", unusableBodyError(PACKAGE_PREFIX, problem), "cancel", "cancel");
+        this.onBodyError(unusableBodyError(PACKAGE_PREFIX, problem));
         return;
       }
       const owned = body as Readable & Owned;
@@ -452,7 +452,11 @@ export class Http2StreamRequest
   /** The stream emitted `'error'` (Node is destroying it): so does the body, if it was handed out. */
   onError(error: Error): void {
     if (this.bodyGone) return;
+    const code = this.stream?.rstCode;
     if (this.responded) failSourceBody(this, error);
+    else if ((code === NGHTTP2_REFUSED_STREAM || code === NGHTTP2_ENHANCE_YOUR_CALM) && this.telemetry !== undefined) {
+      this.telemetry.streamsRefused++; // sent again or not
+    }
     if (this.mayPlaceAgain()) this.placeAgain();
     else this.end("failed", error, "leave", "leave");
   }
@@ -489,9 +493,12 @@ export class Http2StreamRequest
     this.end("failed", error, "leave", "destroy");
   }
 
-  /** BodyLengthSink: the piped request body failed or broke its `content-length`. */
+  /** BodyLengthSink: the piped request body failed, broke its `content-length` or was destroyed before its end. */
   onBodyError(error: Error): void {
-    this.end("failed", error, "cancel", "cancel");
+    // `destroy(error)` resets (INTERNAL_ERROR) with no END_STREAM: `close()` ends our side first, so the server would
+    // take the cut body for a whole one.
+    if (!this.settled) this.reset("destroy", error);
+    this.end("failed", error, "leave", "cancel");
   }
 
   /** The session it waited for failed before it was established, or the handler was destroyed. */

@@ -138,6 +138,8 @@ export interface RecordedStream {
   body: Buffer;
   /** The RST_STREAM code the stream closed with (0: closed normally); -1 while open. */
   rstCode: number;
+  /** The client ended its side (END_STREAM): the server took the request body as whole. */
+  ended: boolean;
 }
 
 export interface H2Recorder {
@@ -167,7 +169,7 @@ export async function startH2Recorder(options: { tls?: boolean; settings?: http2
   server.on("stream", (stream: http2.ServerHttp2Stream, _headers: unknown, _flags: unknown, rawHeaders: string[]) => {
     const headers: [string, string][] = [];
     for (let i = 0; i < rawHeaders.length; i += 2) headers.push([rawHeaders[i], rawHeaders[i + 1]]);
-    const s: RecordedStream = { headers, body: Buffer.alloc(0), rstCode: -1 };
+    const s: RecordedStream = { headers, body: Buffer.alloc(0), rstCode: -1, ended: false };
     stream.on("close", () => {
       s.rstCode = stream.rstCode ?? 0;
     });
@@ -177,6 +179,7 @@ export async function startH2Recorder(options: { tls?: boolean; settings?: http2
       s.body = Buffer.concat([s.body, chunk]);
     });
     stream.on("end", () => {
+      s.ended = true;
       if (stream.destroyed || stream.closed) return;
       stream.respond({ ":status": 200 });
       stream.end("ok");

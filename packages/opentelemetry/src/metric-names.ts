@@ -27,6 +27,8 @@ export function namespacedMetrics(ns: string) {
     connectionErrors: `${ns}.connection.errors`,
     acquisitions: `${ns}.connection.acquisitions`,
     requests: `${ns}.requests`,
+    queueFullRequests: `${ns}.request.queue_full`,
+    refusedStreams: `${ns}.stream.refused`,
     connectDuration: `${ns}.connection.connect.duration`,
     // attribute keys
     closeReasonAttr: `${ns}.connection.close_reason`,

@@ -178,6 +178,16 @@ export function registerPoolMetrics(
     "{request}"
   );
   const requests = counter(names.requests, "Finished requests by outcome.", "{request}");
+  const queueFull = counter(
+    names.queueFullRequests,
+    "Requests rejected at once because the origin's queue already held maxQueuedRequests (also counted as failed).",
+    "{request}"
+  );
+  const refusedStreams = counter(
+    names.refusedStreams,
+    "HTTP/2 streams the peer refused before answering (REFUSED_STREAM, ENHANCE_YOUR_CALM), sent again or not.",
+    "{stream}"
+  );
 
   // HTTP/2 origins' open connections are sessions, tagged `network.protocol.version = "2"`.
   const h2StateAttrs = new Map<string, Attributes>();
@@ -228,6 +238,8 @@ export function registerPoolMetrics(
       for (const [field, value] of OUTCOMES) {
         result.observe(requests, o.requests[field], attrs.with(origin, names.outcomeAttr, value));
       }
+      result.observe(queueFull, o.requests.queueFull, base);
+      if (o.http2 !== undefined) result.observe(refusedStreams, o.http2.streamsRefused, base);
     }
   };
   meter.addBatchObservableCallback(observe, observables);

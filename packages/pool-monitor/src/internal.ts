@@ -70,6 +70,7 @@ export {
 export { POOL_MONITOR_DEFAULTS, SATURATION_OPTION_KEYS } from "./pool-monitor-options";
 export {
   bodyAbortedError,
+  bodyClosedEarlyError,
   bodyDestroyedError,
   buildAbortError,
   closedBeforeResponseError,
@@ -129,4 +130,4 @@ export {
   pushBody,
 } from "./response-body";
 export { type BodyReader, watchBodyRead } from "./watch-body-read";
-export { type BodyLengthSink, pipeBody, writeBody } from "./write-body";
+export { type BodyLengthSink, closedEarly, pipeBody, writeBody } from "./write-body";

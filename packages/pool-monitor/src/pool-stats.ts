@@ -259,6 +259,11 @@ export interface Http2OriginStats {
   closed: Record<Http2CloseReason, number>;
   /** GOAWAY frames received, by HTTP/2 error code (decimal string, e.g. `"0"` = NO_ERROR). */
   goawayCodes: Record<string, number>;
+  /**
+   * Streams the peer refused before answering (RST_STREAM with REFUSED_STREAM or ENHANCE_YOUR_CALM), whether their
+   * request was sent again on another stream or failed; a request refused 3 times counts 3.
+   */
+  streamsRefused: number;
 }
 
 /** Requests of one origin sent outside the pool; outcomes counted as in `OriginStats.requests`. @public */

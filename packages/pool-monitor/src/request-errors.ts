@@ -203,6 +203,16 @@ export function unusableBodyError(prefix: string, problem: "destroyed" | "consum
   );
 }
 
+/**
+ * A `Readable` request body destroyed without an error before its end: the request was cut off (Node's code for a
+ * stream closed before its end, which the SDK does not retry). @internal
+ */
+export function bodyClosedEarlyError(prefix: string, cause?: Error): Error {
+  const message = `${prefix} - the request body stream was destroyed before its end, without an error; the request was cut off.`;
+  const error = cause === undefined ? new Error(message) : new Error(message, { cause });
+  return Object.assign(error, { code: "ERR_STREAM_PREMATURE_CLOSE" });
+}
+
 /** Relabels a socket error (`NODEJS_TIMEOUT_ERROR_CODES`) as upstream's `TimeoutError`; others unchanged. @internal */
 export function relabelSocketError<E extends Error & { code?: string }>(error: E): E {
   if (!error || !NODEJS_TIMEOUT_ERROR_CODES.includes(error.code as string)) return error;

@@ -80,8 +80,8 @@ export interface SharedHandlerOptions {
    * A request that would wait beyond it is rejected at once (a rejection of `handle()`, never a throw) with a
    * `QueueFullError` (`code: "ERR_SOCKEYE_QUEUE_FULL"`) naming the option and the queue length, which the SDK's
    * retry strategy does not retry; `getPoolStats()` counts them in `requests.queueFull`. `0`: never wait.
-   * `UndiciHttpHandler` bounds its own `Agent`'s queue; with a caller's `dispatcher` instance (which queues in
-   * undici) it is an error. @defaultValue `undefined` (unlimited)
+   * `UndiciHttpHandler` bounds its own `Agent`'s queue; with a caller's `dispatcher` instance or a global dispatcher
+   * the user set (which queue in undici) it is an error. @defaultValue `undefined` (unlimited)
    */
   maxQueuedRequests?: number;
   /**

@@ -1,12 +1,13 @@
 /**
- * writeBody: sends a Smithy request body on a Node request (or HTTP/2 stream) and ends it. A `Readable` with a
- * declared `content-length` is held to it by a `LengthGuard` on a symbol of the body: its `'data'` listener runs
- * before the pipe's, so a chunk past the length fails the request before any extra byte is written, and a short body
- * fails it at its end rather than leave the server waiting.
+ * writeBody: sends a Smithy request body on a Node request (or HTTP/2 stream) and ends it. A piped `Readable` gets a
+ * `LengthGuard` on a symbol of the body. With a declared `content-length` its `'data'` listener runs before the
+ * pipe's, so a chunk past the length fails the request before any extra byte is written, and a short body fails it
+ * at its end rather than leave the server waiting. Its `'close'` listener fails the request when the body is destroyed
+ * without an error before its end, which the pipe alone would leave waiting for ever.
  */
 import type { ClientRequest } from "node:http";
 import { Readable } from "node:stream";
-import { contentLengthMismatchError, unusableBodyError } from "./request-errors";
+import { bodyClosedEarlyError, contentLengthMismatchError, unusableBodyError } from "./request-errors";
 import { unusableBody } from "./validate-body";
 import { declaredLength } from "./validate-headers";
 
@@ -21,7 +22,7 @@ export interface BodyLengthSink {
   onBodyError(error: Error): void;
 }
 
-/** The count of one stream body held to its declared length. */
+/** The count of one piped stream body, held to its declared length unless -1. */
 class LengthGuard {
   sent = 0;
   constructor(
@@ -31,8 +32,7 @@ class LengthGuard {
     readonly sink: BodyLengthSink | undefined
   ) {}
 
-  fail(): void {
-    const error = contentLengthMismatchError(this.prefix, this.declared, this.sent, false);
+  fail(error = contentLengthMismatchError(this.prefix, this.declared, this.sent, false)): void {
     if (this.sink !== undefined) this.sink.onBodyError(error);
     else this.dest.destroy(error);
   }
@@ -55,6 +55,19 @@ function onGuardedEnd(this: GuardedBody): void {
   else guard.fail();
 }
 
+/** A body destroyed without an error before its end (its `'error'` listener handles an error). */
+function onGuardedClose(this: GuardedBody): void {
+  const guard = this[kGuard];
+  if (guard === undefined || !closedEarly(this)) return;
+  release(this);
+  guard.fail(bodyClosedEarlyError(guard.prefix));
+}
+
+/** Whether `body` was destroyed without an error before its end. @internal */
+export function closedEarly(body: Readable): boolean {
+  return body.destroyed && !body.readableEnded && (body.errored ?? null) === null;
+}
+
 function fail(body: GuardedBody, guard: LengthGuard): void {
   release(body);
   body.unpipe(guard.dest);
@@ -65,9 +78,13 @@ function release(body: GuardedBody): void {
   body[kGuard] = undefined;
   body.removeListener("data", onGuardedData);
   body.removeListener("end", onGuardedEnd);
+  body.removeListener("close", onGuardedClose);
 }
 
-/** Pipes `body` into `dest`, held to `declared` bytes unless -1; the caller handles the body's errors. @internal */
+/**
+ * Pipes `body` into `dest`, held to `declared` bytes unless -1, and fails it if `body` is destroyed without an error
+ * before its end; the caller handles the body's errors. @internal
+ */
 export function pipeBody(
   body: Readable,
   dest: Destination,
@@ -75,11 +92,12 @@ export function pipeBody(
   prefix: string,
   sink?: BodyLengthSink
 ): void {
+  (body as GuardedBody)[kGuard] = new LengthGuard(dest, declared, prefix, sink);
+  body.once("close", onGuardedClose);
   if (declared === -1) {
     body.pipe(dest);
     return;
   }
-  (body as GuardedBody)[kGuard] = new LengthGuard(dest, declared, prefix, sink);
   body.on("data", onGuardedData);
   body.once("end", onGuardedEnd);
   body.pipe(dest, { end: false });

@@ -37,6 +37,23 @@ export function isDispatcher(value: unknown): value is Dispatcher {
   return typeof d.dispatch === "function" && typeof d.close === "function" && typeof d.destroy === "function";
 }
 
+/**
+ * The one-line error for a `maxQueuedRequests` bound on a dispatcher the handler does not own (a caller's instance,
+ * or the global one the user set), which queues in undici where the bound cannot reach; `undefined` when unbounded.
+ * @internal
+ */
+export function unboundedQueueError(max: number | undefined, owner: "caller" | "global"): Error | undefined {
+  if (max === undefined || max === Number.POSITIVE_INFINITY) return undefined;
+  return invalidOption(
+    PACKAGE_PREFIX,
+    "maxQueuedRequests",
+    max,
+    owner === "caller"
+      ? "no bound with a caller's dispatcher (its queue is undici's): pass Agent options as `dispatcher` instead"
+      : "no bound while requests go through the global dispatcher the user set (setGlobalDispatcher; its queue is undici's): bound that dispatcher, or pass Agent options as `dispatcher`"
+  );
+}
+
 /** Connections per origin of `agent` (already validated): `null` = unlimited. */
 function maxSocketsOf(agent: unknown): number | null {
   const value = (agent as { maxSockets?: unknown } | undefined)?.maxSockets;
@@ -66,16 +83,8 @@ export function resolveUndiciConfig(options: UndiciHttpHandlerOptions | void | u
     dispatcher: unknown;
   };
   const dispatcher = opts.dispatcher;
-  const max = opts.maxQueuedRequests;
-  if (isDispatcher(dispatcher) && max !== undefined && max !== Number.POSITIVE_INFINITY) {
-    // A caller's dispatcher queues in undici, where the handler's bound cannot reach: say so rather than ignore it.
-    throw invalidOption(
-      PACKAGE_PREFIX,
-      "maxQueuedRequests",
-      max,
-      "no bound with a caller's dispatcher (its queue is undici's): pass Agent options as `dispatcher` instead"
-    );
-  }
+  const unbounded = isDispatcher(dispatcher) ? unboundedQueueError(opts.maxQueuedRequests, "caller") : undefined;
+  if (unbounded !== undefined) throw unbounded;
   const dispatcherOptions = dispatcher && !isDispatcher(dispatcher) ? (dispatcher as Agent.Options) : undefined;
   let httpsConnect = agentConnectOptions("httpsAgent", opts.httpsAgent);
   if (dispatcherOptions?.allowH2 === true) {

@@ -21,7 +21,12 @@ import { globalDispatcherSlot, isUserSetDispatcher } from "./global-dispatcher";
 import { DESTROYED_BY_HANDLER, handlerDestroyedError } from "./handler-destroyed-error";
 import { type OriginGate, OriginGates } from "./origin-gate";
 import type { OriginPoolState } from "./origin-pool-state";
-import { type ResolvedUndiciConfig, resolveUndiciConfig, UNDICI_OPTIONS } from "./resolve-undici-config";
+import {
+  type ResolvedUndiciConfig,
+  resolveUndiciConfig,
+  UNDICI_OPTIONS,
+  unboundedQueueError,
+} from "./resolve-undici-config";
 import { trackedConnector } from "./tracked-connector";
 import type { UndiciHttpHandlerOptions } from "./undici-http-handler-options";
 import { RequestPlan } from "./request-plan";
@@ -325,6 +330,9 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const slot = globalDispatcherSlot();
     this.globalSeen = slot;
     if (!isUserSetDispatcher(slot)) return undefined;
+    // Never bypassed, never silently unbounded: `handle()` rejects until the bound or the global dispatcher goes.
+    const unbounded = unboundedQueueError(config.maxQueuedRequests, "global");
+    if (unbounded !== undefined) throw unbounded;
     this.viaGlobal = true;
     if (this.rawOptions?.httpsAgent != null || this.rawOptions?.httpAgent != null) {
       this.warnOnce(
@@ -488,6 +496,10 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
   public updateHttpClientConfig(key: keyof UndiciHttpHandlerOptions | symbol, value: unknown): void {
     const update = checkHandlerUpdate(UNDICI_OPTIONS, key, value, PACKAGE_PREFIX, this.telemetryMonitor);
     value = update.value;
+    // A bound on the global dispatcher it follows (a changed one is chosen again, and checked, at the next handle()).
+    const following = key === "maxQueuedRequests" && this.viaGlobal && globalDispatcherSlot() === this.globalSeen;
+    const unbounded = following ? unboundedQueueError(value as number, "global") : undefined;
+    if (unbounded !== undefined) throw unbounded;
     const apply = (config: ResolvedUndiciConfig): ResolvedUndiciConfig => {
       if (typeof key !== "string") {
         const [name, next] = configEntry(config, key, value);

@@ -15,8 +15,10 @@ import {
   type AbortSignalLike,
   type BodySource,
   bodyAbortedError,
+  bodyClosedEarlyError,
   bodyDestroyedError,
   bodyOpen as importedBodyOpen,
+  closedEarly,
   connectionTimeoutError,
   contentLengthMismatchError,
   DeadlineKind as importedDeadlineKind,
@@ -449,6 +451,10 @@ export abstract class UndiciRequestCore
     if (code === "UND_ERR_INVALID_ARG") {
       // undici refused a header ("invalid header key" names none): the error every Sockeye handler gives for it.
       return explainRefusal(error, this.dispatchOptions?.headers, PACKAGE_PREFIX) as Error;
+    }
+    if (code === "UND_ERR_ABORTED" && this.dispatchOptions?.body instanceof Readable) {
+      // undici calls a body destroyed without an error before its end "Request aborted": the error of the others.
+      if (closedEarly(this.dispatchOptions.body)) return bodyClosedEarlyError(PACKAGE_PREFIX, error);
     }
     if (code === "UND_ERR_REQ_CONTENT_LENGTH_MISMATCH") {
       // A stream body short of or past its content-length (undici checks it while sending): the shape of the others.

@@ -18,6 +18,7 @@ import { sdkStreamMixin } from "@smithy/core/serde";
 import { HttpRequest } from "@smithy/protocol-http";
 import { isQueueFullError, isSockeyeTimeoutError, type PoolStats } from "@sockeye/pool-monitor";
 import type { Readable } from "node:stream";
+import { Agent, type Dispatcher, setGlobalDispatcher } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { NodeHttp2Handler, NodeHttpHandler } from "../../node-http-handler/src/index";
 import { processFaultCapture } from "../../node-http-handler/test/process-fault-capture";
@@ -270,6 +271,88 @@ describe.each(LANES)("maxQueuedRequests on $name", (lane) => {
       served += s.release();
     }
     expect(await Promise.all(admitted)).toEqual(Array(admitted.length).fill("ok"));
+  });
+});
+
+/** Swaps the global undici dispatcher slots for the test; `cleanups` puts the user's (or none) back. */
+function setGlobal(dispatcher: Dispatcher): void {
+  const g = globalThis as unknown as Record<symbol, unknown>;
+  const slots = [Symbol.for("undici.globalDispatcher.1"), Symbol.for("undici.globalDispatcher.2")];
+  const saved = slots.map((slot) => g[slot]);
+  cleanups.push(() => {
+    for (const [i, slot] of slots.entries()) g[slot] = saved[i];
+  });
+  setGlobalDispatcher(dispatcher);
+}
+
+describe("maxQueuedRequests on UndiciHttpHandler with a dispatcher it does not own (its queue is undici's)", () => {
+  type Updatable = UndiciHttpHandler & { updateHttpClientConfig(k: string, v: unknown): void };
+
+  /** The text of a response of `handler` to `get(h1)`, read as soon as it comes. */
+  async function textOf(handler: UndiciHttpHandler): Promise<string> {
+    return drain((await handler.handle(get(h1))).response.body);
+  }
+
+  /** Sends one request through `handler` and answers it. */
+  async function served(handler: UndiciHttpHandler): Promise<string> {
+    const response = textOf(handler);
+    await until(() => h1.held === 1, "the request");
+    h1.release();
+    return response;
+  }
+
+  it("a caller's dispatcher: a bound through updateHttpClientConfig() is the constructor's one-line error, before and after the first request, and changes nothing", async () => {
+    const dispatcher = new Agent({ connections: SLOTS });
+    const handler = new UndiciHttpHandler({ dispatcher }) as Updatable;
+    cleanups.push(() => handler.destroy());
+    cleanups.push(() => h1.release());
+    const error = "invalid option maxQueuedRequests: 1; expected no bound with a caller's dispatcher";
+    expect(() => handler.updateHttpClientConfig("maxQueuedRequests", 1)).toThrow(error);
+    expect(await served(handler)).toBe("ok");
+    expect(() => handler.updateHttpClientConfig("maxQueuedRequests", 1)).toThrow(error);
+    expect(() => handler.updateHttpClientConfig("maxQueuedRequests", 1)).toThrow(/^[^\n]*$/);
+    expect(handler.httpHandlerConfigs().maxQueuedRequests).toBeUndefined();
+    // Unbounded is what it is: accepted, and the caller's dispatcher still serves.
+    handler.updateHttpClientConfig("maxQueuedRequests", Number.POSITIVE_INFINITY);
+    expect(await served(handler)).toBe("ok");
+  });
+
+  it("a global dispatcher the user set is never bypassed nor silently unbounded: with a bound, handle() rejects with a one-line error naming the option and sends nothing", async () => {
+    const global = new Agent({ connections: SLOTS });
+    setGlobal(global);
+    cleanups.push(() => global.close());
+    const error =
+      /invalid option maxQueuedRequests: 3; expected no bound while requests go through the global dispatcher the user set \(setGlobalDispatcher; [^\n]*\)/;
+    const warnings: string[] = [];
+    const logger = { debug() {}, info() {}, warn: (m: string) => warnings.push(m), error() {} };
+    const bounded = new UndiciHttpHandler({
+      maxQueuedRequests: MAX_QUEUED,
+      httpAgent: { maxSockets: SLOTS },
+      logger,
+    }) as Updatable;
+    cleanups.push(() => bounded.destroy());
+    cleanups.push(() => h1.release());
+    const received = h1.received;
+    for (let i = 0; i < 2; i++) await expect(bounded.handle(get(h1))).rejects.toThrow(error);
+    expect(h1.received).toBe(received);
+    // Without the bound, the same handler follows the global dispatcher.
+    bounded.updateHttpClientConfig("maxQueuedRequests", undefined);
+    expect(await served(bounded)).toBe("ok");
+    expect(h1.received).toBe(received + 1);
+    expect(warnings).toEqual([
+      expect.stringContaining("httpAgent / httpsAgent options (maxSockets, TLS) do not apply"),
+    ]);
+    // While it follows it, a bound set later throws now and changes nothing.
+    expect(() => bounded.updateHttpClientConfig("maxQueuedRequests", MAX_QUEUED)).toThrow(error);
+    expect(await served(bounded)).toBe("ok");
+    // Once the global dispatcher is undici's default again, the handler's own Agent and gate take the bound.
+    setGlobalDispatcher(new Agent());
+    bounded.updateHttpClientConfig("maxQueuedRequests", 0);
+    const held = Array.from({ length: SLOTS }, () => textOf(bounded));
+    await until(() => h1.held === SLOTS, "the requests holding every connection");
+    await expect(bounded.handle(get(h1))).rejects.toSatisfy(isQueueFullError);
+    h1.release();
+    expect(await Promise.all(held)).toEqual(Array(SLOTS).fill("ok"));
   });
 });
 

@@ -19,6 +19,7 @@ import { UndiciHttpHandler as SmithyUndiciHttpHandler } from "@smithy/undici-htt
 import { Readable } from "node:stream";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { NodeHttp2Handler, NodeHttpHandler } from "../../node-http-handler/src/index";
+import { activeResources } from "../../node-http-handler/test/active-resources";
 import { processFaultCapture } from "../../node-http-handler/test/process-fault-capture";
 import {
   type H2Recorder,
@@ -528,6 +529,114 @@ describe("request body streams that cannot be sent are refused at once, naming t
       );
     });
   }
+});
+
+describe("a request body stream destroyed mid-upload fails the request at once, with or without an error", () => {
+  /** [title, a chunk reaches the server first, destroyed with an error, declared content-length] */
+  const CASES: [string, boolean, boolean, string | undefined][] = [
+    ["without an error, before its first chunk", false, false, undefined],
+    ["without an error, after its first chunk", true, false, undefined],
+    ["without an error, after its first chunk, with a content-length", true, false, "100"],
+    ["with an error, before its first chunk", false, true, undefined],
+    ["with an error, after its first chunk", true, true, undefined],
+  ];
+
+  /** Starts a request of `lane` whose body stream the server is receiving, then destroys that stream. */
+  async function destroyMidUpload(lane: Lane, chunk: boolean, withError: boolean, length: string | undefined) {
+    const target = await recorderFor(lane, false);
+    const before = activeResources();
+    const handler = lane.make();
+    const body = new Readable({ read() {} });
+    const headers = length === undefined ? {} : { "content-length": length };
+    const outcome: Outcome = { state: "pending" };
+    const settled = handler.handle(request(target.port, false, { body, headers })).then(
+      () => {
+        outcome.state = "resolved";
+      },
+      (error: Error & { code?: unknown }) => {
+        outcome.state = "rejected";
+        outcome.error = { name: error.name, code: error.code, message: error.message };
+      }
+    );
+    const sent = (): string =>
+      target.kind === "h1"
+        ? Buffer.concat(target.h1.connections.map((c) => c.raw)).toString("latin1")
+        : Buffer.concat(target.h2.streams.map((s) => s.body)).toString("latin1");
+    await waitFor(
+      () => (target.kind === "h1" ? accepted(target) : target.h2.streams.length) === 1,
+      "the upload",
+      CAP_MS
+    );
+    if (chunk) {
+      body.push("first-chunk");
+      await waitFor(() => sent().includes("first-chunk"), "the first chunk to arrive", CAP_MS);
+    }
+    const error = withError ? new Error("the source failed") : undefined;
+    const destroyedAt = performance.now();
+    body.destroy(error);
+    await waitFor(() => outcome.state !== "pending", "the request to settle", CAP_MS).catch(() => {});
+    return { target, handler, outcome, settled, error, settledMs: performance.now() - destroyedAt, before };
+  }
+
+  for (const lane of SOCKEYE) {
+    for (const [title, chunk, withError, length] of CASES) {
+      it(`${lane.key}: ${title}`, async () => {
+        const run = await destroyMidUpload(lane, chunk, withError, length);
+        const { target, outcome } = run;
+        expect(outcome.state).toBe("rejected");
+        expect(run.settledMs).toBeLessThan(CAP_MS);
+        if (withError) expect(outcome.error?.message).toBe("the source failed");
+        else {
+          expect(outcome.error?.code).toBe("ERR_STREAM_PREMATURE_CLOSE");
+          expect(outcome.error?.message).toMatch(
+            /^@sockeye\/[a-z0-9-]+ - the request body stream was destroyed before its end, without an error; the request was cut off\.$/
+          );
+        }
+        // The server never got a whole request: the connection was closed, the stream reset.
+        if (target.kind === "h1") {
+          expect(target.h1.requests).toHaveLength(0);
+          await waitFor(() => target.h1.connections.every((c) => c.closed), "the client to close", CAP_MS);
+        } else {
+          await waitFor(() => target.h2.streams.every((s) => s.rstCode !== -1), "the stream to close", CAP_MS);
+          // Reset without END_STREAM: the server never took the cut body for a whole one.
+          for (const s of target.h2.streams) expect([s.ended, s.rstCode > 0]).toEqual([false, true]);
+        }
+        // No socket or timer left behind.
+        run.handler.destroy();
+        await waitFor(
+          () => {
+            const now = activeResources();
+            return now.handles <= run.before.handles && now.timers <= run.before.timers;
+          },
+          "the handler's sockets and timers to go",
+          CAP_MS
+        );
+      });
+    }
+  }
+
+  for (const key of ["smithy-node", "smithy-h2"] as const) {
+    it(`${key} (why): a body destroyed without an error leaves the request pending until destroy(); one with an error is uncaught`, async () => {
+      const lane = LANES.find((l) => l.key === key) as Lane;
+      const quiet = await destroyMidUpload(lane, true, false, undefined);
+      expect(quiet.outcome.state).toBe("pending");
+      quiet.handler.destroy();
+      const failed = await destroyMidUpload(lane, true, true, undefined);
+      expect(failed.outcome.state).toBe("pending");
+      failed.handler.destroy();
+      expect(capture.take().uncaught).toEqual([String(failed.error)]);
+    });
+  }
+
+  it('smithy-undici (why): undici rejects at once, as an abort ("Request aborted")', async () => {
+    const lane = LANES.find((l) => l.key === "smithy-undici") as Lane;
+    const quiet = await destroyMidUpload(lane, true, false, undefined);
+    expect(quiet.outcome).toMatchObject({
+      state: "rejected",
+      error: { name: "AbortError", message: "Request aborted" },
+    });
+    quiet.handler.destroy();
+  });
 });
 
 describe("servername: on UndiciHttpHandler as on NodeHttpHandler (the SNI name and the name the certificate is checked against)", () => {

@@ -140,6 +140,7 @@ describe("NodeHttp2Handler: one unread 32 MiB body (issue 36)", () => {
       const small = handler.handle(get("/echo"));
       // Refused once, then it waits for the session (counted queued) instead of failing.
       await waitFor(() => handler.getPoolStats().totals.queued === 1, BOUND_MS);
+      expect(handler.getPoolStats().origins[0].http2?.streamsRefused).toBe(1);
       expect(await bounded(readAllBytes(big.body as Readable), 20_000)).toBe(BIG);
       const { response } = await bounded(small);
       expect(JSON.parse(await readBody(response.body)).path).toBe("/echo");
@@ -160,6 +161,7 @@ describe("NodeHttp2Handler: a stream the server refuses (REFUSED_STREAM) before 
       before = server.paths.length;
       const ours = await outcome(bounded(sockeye.handle(get("/refuse"))));
       expect(server.paths.length - before).toBe(4);
+      expect(sockeye.getPoolStats().origins[0].http2?.streamsRefused).toBe(4);
       expect(theirs.ok).toBe(false);
       expect(ours.ok).toBe(false);
       if (!theirs.ok && !ours.ok) {
@@ -187,6 +189,8 @@ describe("NodeHttp2Handler: a stream the server refuses (REFUSED_STREAM) before 
       expect(result.ok).toBe(false);
       if (!result.ok) expect(result.error.message).toContain("NGHTTP2_REFUSED_STREAM");
       expect(server.paths.length - before).toBe(times);
+      // Each refusal counted, sent again or not.
+      expect(handler.getPoolStats().origins[0].http2?.streamsRefused).toBe(times);
     } finally {
       await drained(handler);
     }
@@ -207,6 +211,7 @@ describe("NodeHttp2Handler: a stream the server refuses (REFUSED_STREAM) before 
       expect(result.ok).toBe(false);
       if (!result.ok) expect(result.error.message).toContain("NGHTTP2_ENHANCE_YOUR_CALM");
       expect(server.paths.length - before).toBe(times);
+      expect(handler.getPoolStats().origins[0].http2?.streamsRefused).toBe(times);
     } finally {
       await drained(handler);
     }
