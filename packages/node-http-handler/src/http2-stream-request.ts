@@ -203,6 +203,9 @@ export interface Http2StreamHost {
 /** What `end()` does to a live stream: leave it (Node closes it), destroy it with the error, or reset it (CANCEL). */
 type StreamEnd = "leave" | "destroy" | "cancel";
 
+/** The reason a stream is destroyed with while its request body is still being sent (never reaches the caller). */
+const UPLOAD_CUT = new Error("request cancelled before its body was sent");
+
 /** @internal */
 export class Http2StreamRequest
   extends RequestCore<Http2OriginTelemetry>
@@ -548,12 +551,22 @@ export class Http2StreamRequest
     this.reset(afterResponse, error as Error);
   }
 
-  /** Resets the live stream; after `close(CANCEL)` it is destroyed too (on a dead session `close()` never closes it). */
+  /**
+   * Resets the live stream; after `close(CANCEL)` it is destroyed too (on a dead session `close()` never closes it).
+   * While the request body is still being sent, `close()` would end our side first (END_STREAM), so the server would
+   * take the cut body for a whole one: such a stream is destroyed with an error instead (RST_STREAM INTERNAL_ERROR).
+   */
   private reset(how: StreamEnd, error?: Error): void {
     const stream = this.stream;
     if (stream === undefined || stream.destroyed || how === "leave") return;
     this.wasReset = true;
-    if (how === "cancel" && !stream.closed) stream.close(NGHTTP2_CANCEL);
+    if (how === "cancel" && !stream.closed) {
+      if (!stream.writableEnded) {
+        stream.destroy(error ?? UPLOAD_CUT);
+        return;
+      }
+      stream.close(NGHTTP2_CANCEL);
+    }
     stream.destroy(error);
   }
 

@@ -639,6 +639,79 @@ describe("a request body stream destroyed mid-upload fails the request at once, 
   });
 });
 
+describe("an upload cut off by the caller's abort or by requestTimeout never reaches the server as a whole request", () => {
+  /** Starts a body-stream upload of `lane`, lets its first chunk arrive, then cuts it off by `how`. */
+  async function cutMidUpload(lane: Lane, how: "abort" | "requestTimeout") {
+    const target = await recorderFor(lane, false);
+    const before = activeResources();
+    // node:http's requestTimeout only warns unless throwOnRequestTimeout is set (as upstream's).
+    const handler =
+      lane.key === "sockeye-node" && how === "requestTimeout"
+        ? new NodeHttpHandler({ throwOnRequestTimeout: true })
+        : lane.make();
+    const body = new Readable({ read() {} });
+    const controller = new AbortController();
+    const options = how === "abort" ? { abortSignal: controller.signal } : { requestTimeout: 100 };
+    const outcome: Outcome = { state: "pending" };
+    handler.handle(request(target.port, false, { body }), options).then(
+      () => {
+        outcome.state = "resolved";
+      },
+      (error: Error & { code?: unknown }) => {
+        outcome.state = "rejected";
+        outcome.error = { name: error.name, code: error.code, message: error.message };
+      }
+    );
+    const sent = (): string =>
+      target.kind === "h1"
+        ? Buffer.concat(target.h1.connections.map((c) => c.raw)).toString("latin1")
+        : Buffer.concat(target.h2.streams.map((s) => s.body)).toString("latin1");
+    body.push("first-chunk");
+    await waitFor(() => sent().includes("first-chunk"), "the first chunk to arrive", CAP_MS);
+    if (how === "abort") controller.abort();
+    await waitFor(() => outcome.state !== "pending", "the request to settle", CAP_MS).catch(() => {});
+    return { target, handler, outcome, before };
+  }
+
+  for (const lane of SOCKEYE) {
+    for (const how of ["abort", "requestTimeout"] as const) {
+      it(`${lane.key}: ${how}`, async () => {
+        const { target, handler, outcome, before } = await cutMidUpload(lane, how);
+        expect(outcome).toMatchObject({
+          state: "rejected",
+          error: { name: how === "abort" ? "AbortError" : "TimeoutError" },
+        });
+        if (target.kind === "h1") {
+          expect(target.h1.requests).toHaveLength(0);
+          await waitFor(() => target.h1.connections.every((c) => c.closed), "the client to close", CAP_MS);
+        } else {
+          await waitFor(() => target.h2.streams.every((s) => s.rstCode !== -1), "the stream to close", CAP_MS);
+          // Reset without END_STREAM (Node's close(CANCEL) would end the request side first).
+          for (const s of target.h2.streams) expect([s.ended, s.rstCode > 0]).toEqual([false, true]);
+        }
+        handler.destroy();
+        await waitFor(
+          () => {
+            const now = activeResources();
+            return now.handles <= before.handles && now.timers <= before.timers;
+          },
+          "the handler's sockets and timers to go",
+          CAP_MS
+        );
+      });
+    }
+  }
+
+  it("smithy-h2 (why): an aborted upload ends the request side (END_STREAM) before its reset", async () => {
+    const lane = LANES.find((l) => l.key === "smithy-h2") as Lane;
+    const { target, handler, outcome } = await cutMidUpload(lane, "abort");
+    expect(outcome.state).toBe("rejected");
+    await waitFor(() => target.h2.streams.every((s) => s.rstCode !== -1), "the stream to close", CAP_MS);
+    expect(target.h2.streams.map((s) => s.ended)).toEqual([true]);
+    handler.destroy();
+  });
+});
+
 describe("servername: on UndiciHttpHandler as on NodeHttpHandler (the SNI name and the name the certificate is checked against)", () => {
   for (const lane of SOCKEYE) {
     it(`${lane.key}: a servername the certificate does not cover is refused, for a DNS host too`, async () => {
