@@ -374,9 +374,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
       o.resetSampleCounters(0);
       return false;
     }
-    const r = this.reading;
-    r.clear();
-    this.read(o, now, r);
+    const r = this.readOrigin(o, now);
     const e = r.evidence;
     const s: SaturationSample = {
       ...e,
@@ -405,6 +403,15 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
       if (reminder !== undefined) this.log(o, this.worded(o, reminder), now);
     }
     return e.queued > 0;
+  }
+
+  /** `o`'s pool read by its transport into the one reused `PoolReading`. */
+  private readOrigin(o: O, now: number): PoolReading {
+    const r = this.reading;
+    const options = this.monitorOptions;
+    r.clear(options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs);
+    this.read(o, now, r);
+    return r;
   }
 
   /** The report in the transport's words (see `terms()`). */
@@ -485,9 +492,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   }
 
   private originStats(o: O, now: number, reset: boolean): OriginStats {
-    const r = this.reading;
-    r.clear();
-    this.read(o, now, r);
+    const r = this.readOrigin(o, now);
     const d = o.detector;
     const stats: OriginStats = {
       origin: o.origin,

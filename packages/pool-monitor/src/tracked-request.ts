@@ -255,11 +255,11 @@ export const trackedRequests: Http1Requests = {
       }
     }
   },
-  readUnread(o: OriginState, now: number, limitMs: number, r: PoolReading): void {
+  readUnread(o: OriginState, now: number, r: PoolReading): void {
     for (const l of o.poolLinks) {
       for (const socket of agentMaps(l.agent).sockets[l.name] ?? NONE) {
         const st = trackedOn(socket, o);
-        if (st !== undefined) addUnreadResponse(r, st, now, limitMs);
+        if (st !== undefined) addUnreadResponse(r, st, now);
       }
     }
   },
