@@ -420,15 +420,12 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     if (report.previousState === "ok") o.episodeReclaimed = 0;
     report.reclaimed = o.episodeReclaimed;
     const terms = this.terms(o);
-    if (terms !== undefined) {
-      if (!terms.sizing) {
-        report.recommendedMaxSockets = null;
-        report.sizing = null;
-      }
-      report.message = formatSaturationMessage(report, terms);
-    } else if (report.reclaimed !== 0) {
-      report.message = formatSaturationMessage(report);
+    if (terms?.sizing === false) {
+      report.recommendedMaxSockets = null;
+      report.sizing = null;
     }
+    // The detector worded it for sockets, without reclaimed bodies.
+    if (terms !== undefined || report.reclaimed !== 0) report.message = formatSaturationMessage(report, terms);
     return report;
   }
 
