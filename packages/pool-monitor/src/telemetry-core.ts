@@ -32,15 +32,7 @@ import {
 } from "./pool-monitor-options";
 import { PoolReading } from "./pool-reading";
 import type { SaturationSample } from "./saturation-detector";
-import type {
-  CloseReason,
-  OriginStats,
-  PoolEvent,
-  PoolEventListener,
-  PoolStats,
-  SaturationReport,
-  UnpooledStats,
-} from "./pool-stats";
+import type { CloseReason, OriginStats, PoolEvent, PoolEventListener, PoolStats, SaturationReport } from "./pool-stats";
 import { timing } from "./timing";
 
 /** Origin under which requests beyond `maxOrigins` distinct origins are aggregated. @public */
@@ -521,14 +513,9 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     };
     const unpooled = o.unpooledCounters;
     if (unpooled !== undefined) {
-      const u: UnpooledStats = {
-        started: unpooled.started,
-        inFlight: unpooled.inFlight,
-        ...outcomeCounts(unpooled),
-        connectMs: unpooled.connect.summary(),
-      };
-      stats.unpooled = u;
-      if (reset) unpooled.connect.reset();
+      const { started, inFlight, connect } = unpooled;
+      stats.unpooled = { started, inFlight, ...outcomeCounts(unpooled), connectMs: connect.summary() };
+      if (reset) connect.reset();
     }
     this.extendStats(o, stats, now, reset);
     if (reset) {

@@ -16,7 +16,7 @@
  * are summed over the pools at sample and snapshot time only, never per event, which would be quadratic in an
  * `_OTHER` entry of thousands of origins. A caller's own dispatcher registers no pool: the handler sets `statsReader`.
  */
-import { OriginTelemetry, type PoolReading } from "@sockeye/pool-monitor/internal";
+import { OriginTelemetry, type PoolReading, type SampleEvidence } from "@sockeye/pool-monitor/internal";
 
 /** Fields a request state object carries for its origin's lists. @internal */
 export interface PoolRequestNode {
@@ -55,11 +55,7 @@ export interface RegisteredPool {
 }
 
 /** Active sockets, limit and queue summed over the pools the detector's sample covers. @internal */
-export interface PoolEvidence {
-  active: number;
-  maxSockets: number;
-  queued: number;
-}
+export type PoolEvidence = Pick<SampleEvidence, "active" | "maxSockets" | "queued">;
 
 function isLive(pool: PoolLike): boolean {
   return pool.closed !== true && pool.destroyed !== true;
@@ -198,6 +194,13 @@ export class OriginPoolState extends OriginTelemetry {
       full.queued += pending;
     }
     return any ? sum : undefined;
+  }
+
+  /** `n` leaves `waitList` if it waits there (the interval's queue floor follows). */
+  leaveWaitList(n: PoolRequestNode): void {
+    if (n.listTag !== 1) return;
+    this.waitList.unlinkNode(n);
+    this.queueShrank(this.waitList.nodeCount);
   }
 
   /** Requests waiting for a connection now, excluding the one each connecting socket will take. */

@@ -53,10 +53,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
   /** The request was given a connection (once); returns whether the connection carried a request before. @internal */
   markAcquired(o: OriginPoolState, n: PoolRequestNode, now: number): boolean {
     if (this.coreDestroyed) return true;
-    if (n.listTag === 1) {
-      o.waitList.unlinkNode(n);
-      o.queueShrank(o.waitList.nodeCount);
-    }
+    o.leaveWaitList(n);
     if (n.listTag === 0) o.holders.linkTail(n);
     n.heldSince = now;
     if (o.freshConns > 0) {
@@ -75,10 +72,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
   /** The request is over for the caller: it leaves its list. @internal */
   markClosed(o: OriginPoolState, n: PoolRequestNode): void {
     if (this.coreDestroyed) return;
-    if (n.listTag === 1) {
-      o.waitList.unlinkNode(n);
-      o.queueShrank(o.waitList.nodeCount);
-    }
+    o.leaveWaitList(n);
     // Each list unlinks only its own nodes.
     o.pausedList.unlinkNode(n);
     o.holders.unlinkNode(n);
