@@ -190,12 +190,6 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     o.queueFull++;
   }
 
-  /** A finished request is counted as `to` instead of `from` (its owner said why it ended, after it closed). @internal */
-  recount(o: O, from: RequestOutcome, to: RequestOutcome): void {
-    countOutcome(o, from, -1);
-    countOutcome(o, to, 1);
-  }
-
   /** A new connection of `o` is being opened. @internal */
   connectionOpened(o: O): void {
     o.socketsCreated++;
