@@ -116,7 +116,6 @@ export class SaturationDetector {
   declare private ring: Float64Array;
   private ringHead = 0; // next write
   private ringCount = 0;
-  private lastNow = Number.NaN;
   private prev1 = Number.POSITIVE_INFINITY;
   private prev2 = Number.POSITIVE_INFINITY;
   private readonly troughs = new Float64Array(TROUGHS);
@@ -169,7 +168,6 @@ export class SaturationDetector {
     this.stuckSamples = 0;
     this.pendingCause = null;
     this.pendingCount = 0;
-    this.lastNow = Number.NaN;
   }
 
   /** The age, ms, past which a held request counts as stalled for this origin now. */
@@ -179,8 +177,8 @@ export class SaturationDetector {
 
   /** Feeds one sample; returns a report on entry, change of cause or recovery. */
   update(s: SaturationSample): SaturationReport | undefined {
-    if (this.ringCount !== 0 && s.now - this.lastNow > GAP_PERIODS * this.samplePeriodMs) this.resetWindow();
-    this.lastNow = s.now;
+    const lastNow = this.ringCount !== 0 ? this.ring[this.ringIndex(this.ringCount - 1) + R_NOW] : s.now;
+    if (s.now - lastNow > GAP_PERIODS * this.samplePeriodMs) this.resetWindow();
     const k = this.k;
     const max = s.maxSockets;
     const limited = max > 0 && max !== Number.POSITIVE_INFINITY;
@@ -331,7 +329,6 @@ export class SaturationDetector {
     this.resetWindow();
     this.stuckSamples = stuckSamples;
     this.stuckSince = stuckSince;
-    this.lastNow = s.now;
     this.recordSample(s, s.maxSockets > 0 && s.active >= s.maxSockets && s.queued > 0);
     return report;
   }

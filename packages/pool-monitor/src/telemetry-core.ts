@@ -63,7 +63,6 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   protected monitorOptions: ResolvedPoolMonitorOptions;
   /** @internal */
   protected readonly origins = new Map<string, O>();
-  private distinctOrigins = 0;
   /** Origins whose detector is not `ok` (they need samples until they recover). */
   private nonOk = 0;
   private readonly reading = new PoolReading();
@@ -128,12 +127,10 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     let key = normalizeOrigin(raw);
     const known = this.origins.get(key);
     if (known !== undefined) return known;
-    if (this.distinctOrigins >= this.monitorOptions.maxOrigins) {
-      key = OVERFLOW_ORIGIN;
-      const other = this.origins.get(key);
+    const other = this.origins.get(OVERFLOW_ORIGIN);
+    if (this.origins.size - (other === undefined ? 0 : 1) >= this.monitorOptions.maxOrigins) {
       if (other !== undefined) return other;
-    } else {
-      this.distinctOrigins++;
+      key = OVERFLOW_ORIGIN;
     }
     const o = this.newOrigin(key);
     o.detector.stateSince = timing.now();
