@@ -92,7 +92,10 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   /** Creates the transport's state of a new origin entry. @internal */
   protected abstract newOrigin(key: string): O;
 
-  /** Reads the origin's pool into `r` (cleared): gauges and detector evidence. @internal */
+  /**
+   * Reads the origin's pool into `r` (cleared): its gauges (one `setGauges()` literal), then its unread bodies
+   * (`addUnread()` / `addWatched()`) and the detector's evidence. @internal
+   */
   protected abstract read(o: O, now: number, r: PoolReading): void;
 
   /** Adds the transport's own block to an origin's snapshot (e.g. `http2`). @internal */
