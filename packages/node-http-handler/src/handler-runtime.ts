@@ -191,11 +191,11 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   }
 
   /** Http1Requests: `o`'s live responses whose body is not being read (a body received in full pins nothing). */
-  readUnread(o: OriginState, now: number, limitMs: number, reading: PoolReading): void {
+  readUnread(o: OriginState, now: number, reading: PoolReading): void {
     for (let r = this.liveHead; r !== undefined; r = r.liveNext) {
       if (r.telemetry !== o || r.isUnpooled) continue;
       const body = bodyOf(r);
-      if (body !== undefined) addUnreadResponse(reading, r, now, limitMs, body);
+      if (body !== undefined) addUnreadResponse(reading, r, now, body);
     }
   }
 

@@ -13,10 +13,9 @@ import {
   emptyCloseCounts,
   HTTP2_CLOSE_REASONS,
   OriginTelemetry,
-  PoolReading,
+  type PoolReading,
   type SaturationTerms,
   TelemetryCore,
-  UNREAD_WHILE_QUEUED_SAMPLES,
   type UnreadBody,
   type UnreadWatch,
 } from "@sockeye/pool-monitor/internal";
@@ -174,30 +173,22 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
       }
       capacity += cap;
     }
-    const queueAgeMs = oldestQueuedAt === Number.POSITIVE_INFINITY ? 0 : now - oldestQueuedAt;
-    r.setGauges(Number.isFinite(maxSessions) ? maxSessions : null, active, idle, queued, queueAgeMs);
-    this.readUnconsumed(t, now, r);
-    e.active = slots;
-    e.maxSockets = capacity;
-    e.queued = queued;
-    e.oldestQueuedMs = queueAgeMs;
-    e.oldestActiveMs = oldestSlotAt === Number.POSITIVE_INFINITY ? 0 : now - oldestSlotAt;
-  }
-
-  /**
-   * Response bodies that pin their stream slot, counted by the node:http reader's rule: no progress of the stream
-   * (flow control stops the peer of an unread one) for the unread limit, and not being read. O(slot holders).
-   */
-  private readUnconsumed(t: Http2OriginTelemetry, now: number, r: PoolReading): void {
-    const options = this.monitorOptions;
-    const limit = r.unreadLimit(options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs);
+    const oldestQueuedMs = oldestQueuedAt === Number.POSITIVE_INFINITY ? 0 : now - oldestQueuedAt;
+    const maxSockets = Number.isFinite(maxSessions) ? maxSessions : null;
+    r.setGauges({ maxSockets, active, idle, queued, oldestQueuedMs });
+    // A response body pins its stream slot while the stream makes no progress (flow control stops the peer of an
+    // unread one) and nobody reads it: the unread-body rule. O(slot holders).
     for (const m of t.members) {
       for (let h = m.holders.head; h !== undefined; h = h.next) {
         const body = h.heldBody ?? h.bodyRef?.deref();
-        if (h.respondedAt < 0 || body === undefined || PoolReading.progressed(h, h.progress, now)) continue;
-        r.addUnread(now, limit, h.progressAt, h.respondedAt, body);
+        if (h.respondedAt >= 0 && body !== undefined) r.addWatched(h, h.progress, now, h.respondedAt, body);
       }
     }
+    e.active = slots;
+    e.maxSockets = capacity;
+    e.queued = queued;
+    e.oldestQueuedMs = oldestQueuedMs;
+    e.oldestActiveMs = oldestSlotAt === Number.POSITIVE_INFINITY ? 0 : now - oldestSlotAt;
   }
 
   /** @internal */

@@ -4,7 +4,7 @@
  */
 import type { Socket } from "node:net";
 import type { PoolReading } from "./pool-reading";
-import { TelemetryCore, UNREAD_WHILE_QUEUED_SAMPLES } from "./telemetry-core";
+import { TelemetryCore } from "./telemetry-core";
 import { AgentLinks, type Http1Requests, OriginState, socketStateOf } from "./tracking-state";
 
 /** Telemetry and saturation detection of `NodeHttpHandler` (`handler.poolMonitor`), fed by the handler. @public */
@@ -21,12 +21,8 @@ export class Http1PoolMonitor extends TelemetryCore<OriginState> {
 
   /** @internal */
   protected read(o: OriginState, now: number, r: PoolReading): void {
-    const requests = this.requests;
-    o.poll(this.originLinks, requests, now, r);
-    if (requests === undefined) return;
-    const options = this.monitorOptions;
-    const limit = r.unreadLimit(options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs);
-    requests.readUnread(o, now, limit, r);
+    o.poll(this.originLinks, this.requests, now, r);
+    this.requests?.readUnread(o, now, r);
   }
 
   /** The caller is closing `socket` on purpose (idle too long, or too old): its close counts under that reason. */

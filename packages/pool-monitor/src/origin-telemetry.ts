@@ -4,7 +4,7 @@
  * `perf_hooks` histograms (a few KB each) and one `SaturationDetector`; a few field writes per request event.
  */
 import { DurationHistogram } from "./duration-histogram";
-import { CLOSE_REASONS, type RequestOutcome, type SaturationCause } from "./pool-stats";
+import { CLOSE_REASONS, type OriginStats, type RequestOutcome, type SaturationCause } from "./pool-stats";
 import { SaturationDetector } from "./saturation-detector";
 
 export type { RequestOutcome };
@@ -23,13 +23,8 @@ export function emptyCloseCounts<R extends string>(reasons: Readonly<Record<R, u
   return counts;
 }
 
-/** The four outcome counters, as `OriginTelemetry` and `UnpooledCounters` both keep them. @internal */
-export interface OutcomeCounters {
-  completed: number;
-  failed: number;
-  aborted: number;
-  timedOut: number;
-}
+/** The outcome counters of `OriginStats.requests`, as `OriginTelemetry` and `UnpooledCounters` keep them. @internal */
+export type OutcomeCounters = Omit<OriginStats["requests"], "started" | "queueFull">;
 
 /** Adds `delta` to the counter of `outcome` in `c` (a missed outcome does not compile). @internal */
 export function countOutcome(c: OutcomeCounters, outcome: RequestOutcome, delta: number): void {
@@ -49,6 +44,12 @@ export function countOutcome(c: OutcomeCounters, outcome: RequestOutcome, delta:
     default:
       outcome satisfies never;
   }
+}
+
+/** A closed request's count moves from `from` to `to` (its owner said why it ended, after it closed). @internal */
+export function recountOutcome(c: OutcomeCounters, from: RequestOutcome, to: RequestOutcome): void {
+  countOutcome(c, from, -1);
+  countOutcome(c, to, 1);
 }
 
 /** Counters of the requests of one origin sent outside the pool (node:http's one-off agents). @internal */

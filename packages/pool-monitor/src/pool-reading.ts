@@ -54,7 +54,7 @@ export interface UnreadBody {
   readonly readableLength: number;
 }
 
-/** A transport's bookkeeping of one open body's progress, for `PoolReading.progressed`. @internal */
+/** A transport's bookkeeping of one open body's progress, for `PoolReading.addWatched`. @internal */
 export interface UnreadWatch {
   /** The progress marker last seen (bytes read, a progress count). */
   seenProgress: number;
@@ -64,40 +64,32 @@ export interface UnreadWatch {
 
 /** @internal */
 export class PoolReading {
-  /** The gauges of `getStats()`, as `setGauges()` left them. */
-  readonly gauges: PoolGauges = { maxSockets: null, active: 0, idle: 0, queued: 0, oldestQueuedMs: 0 };
+  /** The gauges of `getStats()`, as the reader's `setGauges()` left them (every reader sets them first). */
+  gauges!: PoolGauges;
   unreadCount = 0;
   unreadAgeMs = 0;
   readonly evidence = new SampleEvidence();
+  /** `unconsumedBodyMs`, and the shorter threshold that applies while requests queue (`clear()`). */
+  private unreadMs = 0;
+  private queuedUnreadMs = 0;
 
-  /** Sets every gauge, once per reading (a reader missing a new gauge does not compile). */
-  setGauges(maxSockets: number | null, active: number, idle: number, queued: number, oldestQueuedMs: number): void {
-    const g = this.gauges;
-    g.maxSockets = maxSockets;
-    g.active = active;
-    g.idle = idle;
-    g.queued = queued;
-    g.oldestQueuedMs = round3(oldestQueuedMs);
-  }
-
-  /** The unread-body threshold, ms: `queuedThresholdMs` if shorter while requests queue, else `thresholdMs`. */
-  unreadLimit(thresholdMs: number, queuedThresholdMs: number): number {
-    return this.gauges.queued > 0 && queuedThresholdMs < thresholdMs ? queuedThresholdMs : thresholdMs;
-  }
-
-  /** Whether `w`'s body made progress since the last look (`progress`: its marker now); if so, notes it at `now`. */
-  static progressed(w: UnreadWatch, progress: number, now: number): boolean {
-    if (progress === w.seenProgress) return false;
-    w.seenProgress = progress;
-    w.progressAt = now;
-    return true;
+  /**
+   * Sets every gauge, once per reading, from a literal of the reader's (a reader missing a new gauge does not
+   * compile); the snapshot spreads it. Allocates one object per reading, at sample and snapshot time only.
+   */
+  setGauges(g: PoolGauges): void {
+    g.oldestQueuedMs = round3(g.oldestQueuedMs);
+    this.gauges = g;
   }
 
   /**
-   * The one unread-body rule: an open body is unread when it made no progress since `stillSince` for `limitMs` and
-   * its caller is not reading it (data buffered, or paused: `body` undefined); its age runs from `since`.
+   * The one unread-body rule: an open body is unread when it made no progress since `stillSince` for the threshold
+   * (the shorter one while requests queue) and its caller is not reading it (data buffered, or paused: `body`
+   * undefined); its age runs from `since`. Call after `setGauges()`.
    */
-  addUnread(now: number, limitMs: number, stillSince: number, since: number, body?: UnreadBody): void {
+  addUnread(now: number, stillSince: number, since: number, body?: UnreadBody): void {
+    const g = this.gauges;
+    const limitMs = g.queued > 0 && this.queuedUnreadMs < this.unreadMs ? this.queuedUnreadMs : this.unreadMs;
     if (now - stillSince < limitMs) return;
     if (body !== undefined) {
       if (body.readableEnded || body.destroyed) return;
@@ -107,9 +99,21 @@ export class PoolReading {
     if (now - since > this.unreadAgeMs) this.unreadAgeMs = now - since;
   }
 
-  /** Before a reading: no unread body, the evidence's defaults (the reader sets every gauge). */
-  clear(): void {
+  /** `addUnread()` for a body whose transport watches its progress marker (`progress` now; a move restarts `w`). */
+  addWatched(w: UnreadWatch, progress: number, now: number, since: number, body: UnreadBody | undefined): void {
+    if (progress !== w.seenProgress) {
+      w.seenProgress = progress;
+      w.progressAt = now;
+      return;
+    }
+    this.addUnread(now, w.progressAt, since, body);
+  }
+
+  /** Before a reading: no unread body, the evidence's defaults, the unread thresholds (ms) of the options now. */
+  clear(unreadMs: number, queuedUnreadMs: number): void {
     this.unreadCount = this.unreadAgeMs = 0;
+    this.unreadMs = unreadMs;
+    this.queuedUnreadMs = queuedUnreadMs;
     this.evidence.clear();
   }
 }

@@ -267,13 +267,8 @@ export interface Http2OriginStats {
 }
 
 /** Requests of one origin sent outside the pool; outcomes counted as in `OriginStats.requests`. @public */
-export interface UnpooledStats {
-  started: number;
+export interface UnpooledStats extends Omit<OriginStats["requests"], "queueFull"> {
   inFlight: number;
-  completed: number;
-  failed: number;
-  aborted: number;
-  timedOut: number;
   /** TCP connect time of their sockets (DNS lookup included), ms. */
   connectMs: DurationSummary;
 }

@@ -9,7 +9,7 @@
  * periods, clears the window.
  *
  * Data: a ring of K samples in one Float64Array (SLOT numbers each), a ring of the last 3 troughs and scalars.
- * `update()` is O(K) and allocates only when it returns a report.
+ * `update()` is O(K) and allocates only for a report or, during a `pool_capacity` episode, the sizing.
  */
 import {
   CAUSE_CONFIRM_SAMPLES,
@@ -39,6 +39,15 @@ const R_ARRIVALS = 4;
 const R_HOLD_SUM = 5;
 const R_HOLD_COUNT = 6;
 const SLOT = 7;
+
+/** The window's span (ms) and counter sums, for a report or a sizing. */
+interface WindowSums {
+  ms: number;
+  completions: number;
+  arrivals: number;
+  holdSum: number;
+  holdCount: number;
+}
 
 /** One sample of one origin. @public */
 export interface SaturationSample {
@@ -107,7 +116,6 @@ export class SaturationDetector {
   declare private ring: Float64Array;
   private ringHead = 0; // next write
   private ringCount = 0;
-  private lastNow = Number.NaN;
   private prev1 = Number.POSITIVE_INFINITY;
   private prev2 = Number.POSITIVE_INFINITY;
   private readonly troughs = new Float64Array(TROUGHS);
@@ -119,12 +127,6 @@ export class SaturationDetector {
   private pendingCause: SaturationCause | null = null;
   private pendingCount = 0;
   private last: SaturationSample | undefined;
-  // The window's sums (`sumWindow()`).
-  private winMs = 0;
-  private winCompletions = 0;
-  private winArrivals = 0;
-  private winHoldSum = 0;
-  private winHoldCount = 0;
 
   constructor(options: SaturationDetectorOptions) {
     this.origin = options.origin;
@@ -166,7 +168,6 @@ export class SaturationDetector {
     this.stuckSamples = 0;
     this.pendingCause = null;
     this.pendingCount = 0;
-    this.lastNow = Number.NaN;
   }
 
   /** The age, ms, past which a held request counts as stalled for this origin now. */
@@ -176,8 +177,8 @@ export class SaturationDetector {
 
   /** Feeds one sample; returns a report on entry, change of cause or recovery. */
   update(s: SaturationSample): SaturationReport | undefined {
-    if (this.ringCount !== 0 && s.now - this.lastNow > GAP_PERIODS * this.samplePeriodMs) this.resetWindow();
-    this.lastNow = s.now;
+    const lastNow = this.ringCount !== 0 ? this.ring[this.ringIndex(this.ringCount - 1) + R_NOW] : s.now;
+    if (s.now - lastNow > GAP_PERIODS * this.samplePeriodMs) this.resetWindow();
     const k = this.k;
     const max = s.maxSockets;
     const limited = max > 0 && max !== Number.POSITIVE_INFINITY;
@@ -255,7 +256,9 @@ export class SaturationDetector {
       this.pendingCause = null;
       this.pendingCount = 0;
       this.recommendedSockets =
-        this.detectorCause === "pool_capacity" ? (this.sizeFor(s, this.detectorCause)?.recommended ?? null) : null;
+        this.detectorCause === "pool_capacity"
+          ? (this.sizeFor(s, this.detectorCause, this.sumWindow(s))?.recommended ?? null)
+          : null;
       return undefined;
     }
     if (evidence !== this.pendingCause) {
@@ -326,7 +329,6 @@ export class SaturationDetector {
     this.resetWindow();
     this.stuckSamples = stuckSamples;
     this.stuckSince = stuckSince;
-    this.lastNow = s.now;
     this.recordSample(s, s.maxSockets > 0 && s.active >= s.maxSockets && s.queued > 0);
     return report;
   }
@@ -358,42 +360,35 @@ export class SaturationDetector {
     return a <= b && b <= c && c - a >= g && a >= max;
   }
 
-  /** Sums the window into the `win*` fields (the first sample's counters predate the window). */
-  private sumWindow(s: SaturationSample): void {
+  /** The window's time span and the sums of its counters (the first sample's counters predate the window). */
+  private sumWindow(s: SaturationSample): WindowSums {
     const ring = this.ring;
-    this.winMs = this.ringCount > 1 ? s.now - ring[this.ringIndex(0) + R_NOW] : 0;
-    let completions = 0;
-    let arrivals = 0;
-    let holdSum = 0;
-    let holdCount = 0;
+    const sums: WindowSums = { ms: 0, completions: 0, arrivals: 0, holdSum: 0, holdCount: 0 };
+    if (this.ringCount > 1) sums.ms = s.now - ring[this.ringIndex(0) + R_NOW];
     for (let j = 1; j < this.ringCount; j++) {
       const x = this.ringIndex(j);
-      completions += ring[x + R_COMPLETIONS];
-      arrivals += ring[x + R_ARRIVALS];
-      holdSum += ring[x + R_HOLD_SUM];
-      holdCount += ring[x + R_HOLD_COUNT];
+      sums.completions += ring[x + R_COMPLETIONS];
+      sums.arrivals += ring[x + R_ARRIVALS];
+      sums.holdSum += ring[x + R_HOLD_SUM];
+      sums.holdCount += ring[x + R_HOLD_COUNT];
     }
-    this.winCompletions = completions;
-    this.winArrivals = arrivals;
-    this.winHoldSum = holdSum;
-    this.winHoldCount = holdCount;
+    return sums;
   }
 
   /** Sockets the pool needs now (`pool_capacity` only); the hold time counts the slow requests still in flight. */
-  private sizeFor(s: SaturationSample, cause: SaturationCause | null): SaturationSizing | null {
+  private sizeFor(s: SaturationSample, cause: SaturationCause | null, w: WindowSums): SaturationSizing | null {
     const max = s.maxSockets;
     if (cause !== "pool_capacity" || !(max > 0) || max === Number.POSITIVE_INFINITY) return null;
-    this.sumWindow(s);
-    const windowMs = this.winMs;
-    const completions = this.winCompletions;
+    const windowMs = w.ms;
+    const completions = w.completions;
     const seconds = windowMs / 1000;
-    const meanHold = this.winHoldCount > 0 ? this.winHoldSum / this.winHoldCount : 0;
+    const meanHold = w.holdCount > 0 ? w.holdSum / w.holdCount : 0;
     const ageCount = s.activeAgeCount ?? 0;
     const meanAge = ageCount > 0 ? (s.activeAgeSumMs ?? 0) / ageCount : 0;
     const holdMs = Math.max(meanHold, meanAge);
     let sizing: SaturationSizing;
     if (completions > 0 && seconds > 0 && windowMs >= 2 * holdMs && holdMs > 0) {
-      const ratePerSec = Math.max(this.winArrivals / seconds, completions / seconds);
+      const ratePerSec = Math.max(w.arrivals / seconds, completions / seconds);
       const needed = (ratePerSec * holdMs) / 1000;
       sizing = {
         method: "littles_law",
@@ -422,15 +417,15 @@ export class SaturationDetector {
     trigger: SaturationTrigger | null,
     s: SaturationSample
   ): SaturationReport {
-    this.sumWindow(s);
-    const windowMs = this.winMs;
+    const w = this.sumWindow(s);
+    const windowMs = w.ms;
     const seconds = windowMs / 1000;
-    const throughput = seconds > 0 ? this.winCompletions / seconds : 0;
-    const arrivalRate = seconds > 0 ? this.winArrivals / seconds : 0;
-    let meanHoldMs: number | null = this.winHoldCount > 0 ? this.winHoldSum / this.winHoldCount : null;
+    const throughput = seconds > 0 ? w.completions / seconds : 0;
+    const arrivalRate = seconds > 0 ? w.arrivals / seconds : 0;
+    let meanHoldMs: number | null = w.holdCount > 0 ? w.holdSum / w.holdCount : null;
     if (meanHoldMs === null && throughput > 0) meanHoldMs = (s.active / throughput) * 1000;
     const limited = s.maxSockets > 0 && s.maxSockets !== Number.POSITIVE_INFINITY;
-    const sizing = this.sizeFor(s, cause);
+    const sizing = this.sizeFor(s, cause, w);
     const report: SaturationReport = {
       origin: this.origin,
       state,

@@ -32,15 +32,7 @@ import {
 } from "./pool-monitor-options";
 import { PoolReading } from "./pool-reading";
 import type { SaturationSample } from "./saturation-detector";
-import type {
-  CloseReason,
-  OriginStats,
-  PoolEvent,
-  PoolEventListener,
-  PoolStats,
-  SaturationReport,
-  UnpooledStats,
-} from "./pool-stats";
+import type { CloseReason, OriginStats, PoolEvent, PoolEventListener, PoolStats, SaturationReport } from "./pool-stats";
 import { timing } from "./timing";
 
 /** Origin under which requests beyond `maxOrigins` distinct origins are aggregated. @public */
@@ -71,7 +63,6 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   protected monitorOptions: ResolvedPoolMonitorOptions;
   /** @internal */
   protected readonly origins = new Map<string, O>();
-  private distinctOrigins = 0;
   /** Origins whose detector is not `ok` (they need samples until they recover). */
   private nonOk = 0;
   private readonly reading = new PoolReading();
@@ -101,7 +92,10 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   /** Creates the transport's state of a new origin entry. @internal */
   protected abstract newOrigin(key: string): O;
 
-  /** Reads the origin's pool into `r` (cleared): gauges and detector evidence. @internal */
+  /**
+   * Reads the origin's pool into `r` (cleared): its gauges (one `setGauges()` literal), then its unread bodies
+   * (`addUnread()` / `addWatched()`) and the detector's evidence. @internal
+   */
   protected abstract read(o: O, now: number, r: PoolReading): void;
 
   /** Adds the transport's own block to an origin's snapshot (e.g. `http2`). @internal */
@@ -136,12 +130,10 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     let key = normalizeOrigin(raw);
     const known = this.origins.get(key);
     if (known !== undefined) return known;
-    if (this.distinctOrigins >= this.monitorOptions.maxOrigins) {
-      key = OVERFLOW_ORIGIN;
-      const other = this.origins.get(key);
+    const other = this.origins.get(OVERFLOW_ORIGIN);
+    if (this.origins.size - (other === undefined ? 0 : 1) >= this.monitorOptions.maxOrigins) {
       if (other !== undefined) return other;
-    } else {
-      this.distinctOrigins++;
+      key = OVERFLOW_ORIGIN;
     }
     const o = this.newOrigin(key);
     o.detector.stateSince = timing.now();
@@ -196,12 +188,6 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   /** A request of `o` was rejected at once: its queue held `maxQueuedRequests` (it still finishes as failed). @internal */
   queueFullRejected(o: O): void {
     o.queueFull++;
-  }
-
-  /** A finished request is counted as `to` instead of `from` (its owner said why it ended, after it closed). @internal */
-  recount(o: O, from: RequestOutcome, to: RequestOutcome): void {
-    countOutcome(o, from, -1);
-    countOutcome(o, to, 1);
   }
 
   /** A new connection of `o` is being opened. @internal */
@@ -374,9 +360,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
       o.resetSampleCounters(0);
       return false;
     }
-    const r = this.reading;
-    r.clear();
-    this.read(o, now, r);
+    const r = this.readOrigin(o, now);
     const e = r.evidence;
     const s: SaturationSample = {
       ...e,
@@ -407,21 +391,27 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     return e.queued > 0;
   }
 
+  /** `o`'s pool read by its transport into the one reused `PoolReading`. */
+  private readOrigin(o: O, now: number): PoolReading {
+    const r = this.reading;
+    const options = this.monitorOptions;
+    r.clear(options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs);
+    this.read(o, now, r);
+    return r;
+  }
+
   /** The report in the transport's words (see `terms()`). */
   private worded(o: O, report: SaturationReport): SaturationReport {
     // An episode starts counting its reclaimed bodies afresh; its later reports (reminders, recovery) carry them.
     if (report.previousState === "ok") o.episodeReclaimed = 0;
     report.reclaimed = o.episodeReclaimed;
     const terms = this.terms(o);
-    if (terms !== undefined) {
-      if (!terms.sizing) {
-        report.recommendedMaxSockets = null;
-        report.sizing = null;
-      }
-      report.message = formatSaturationMessage(report, terms);
-    } else if (report.reclaimed !== 0) {
-      report.message = formatSaturationMessage(report);
+    if (terms?.sizing === false) {
+      report.recommendedMaxSockets = null;
+      report.sizing = null;
     }
+    // The detector worded it for sockets, without reclaimed bodies.
+    if (terms !== undefined || report.reclaimed !== 0) report.message = formatSaturationMessage(report, terms);
     return report;
   }
 
@@ -485,9 +475,7 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
   }
 
   private originStats(o: O, now: number, reset: boolean): OriginStats {
-    const r = this.reading;
-    r.clear();
-    this.read(o, now, r);
+    const r = this.readOrigin(o, now);
     const d = o.detector;
     const stats: OriginStats = {
       origin: o.origin,
@@ -519,14 +507,9 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     };
     const unpooled = o.unpooledCounters;
     if (unpooled !== undefined) {
-      const u: UnpooledStats = {
-        started: unpooled.started,
-        inFlight: unpooled.inFlight,
-        ...outcomeCounts(unpooled),
-        connectMs: unpooled.connect.summary(),
-      };
-      stats.unpooled = u;
-      if (reset) unpooled.connect.reset();
+      const { started, inFlight, connect } = unpooled;
+      stats.unpooled = { started, inFlight, ...outcomeCounts(unpooled), connectMs: connect.summary() };
+      if (reset) connect.reset();
     }
     this.extendStats(o, stats, now, reset);
     if (reset) {

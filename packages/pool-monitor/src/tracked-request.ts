@@ -9,7 +9,7 @@ import type { Agent, ClientRequest, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import { requestFinishedChannel } from "./diagnostics";
 import type { Http1PoolMonitor } from "./http1-pool-monitor";
-import { countOutcome, type RequestOutcome } from "./origin-telemetry";
+import { type RequestOutcome, recountOutcome } from "./origin-telemetry";
 import type { PoolReading } from "./pool-reading";
 import { type FinishedHttp1Request, httpRequestFinishedEvent } from "./request-finished";
 import { timing } from "./timing";
@@ -166,12 +166,8 @@ export class TrackedRequest implements FinishedHttp1Request, ResponseProgress {
     if (counted === undefined) return;
     this.countedUnder = outcome;
     const o = this.originState;
-    if (this.isUnpooled) {
-      countOutcome(o.unpooledCounters!, counted, -1);
-      countOutcome(o.unpooledCounters!, outcome, 1);
-      return;
-    }
-    this.core.recount(o, counted, outcome);
+    recountOutcome(this.isUnpooled ? o.unpooledCounters! : o, counted, outcome);
+    if (this.isUnpooled) return;
     const ss = this.socketState;
     if (ss !== undefined && ss.current === undefined) ss.lastOutcome = outcome;
   }
@@ -255,11 +251,11 @@ export const trackedRequests: Http1Requests = {
       }
     }
   },
-  readUnread(o: OriginState, now: number, limitMs: number, r: PoolReading): void {
+  readUnread(o: OriginState, now: number, r: PoolReading): void {
     for (const l of o.poolLinks) {
       for (const socket of agentMaps(l.agent).sockets[l.name] ?? NONE) {
         const st = trackedOn(socket, o);
-        if (st !== undefined) addUnreadResponse(r, st, now, limitMs);
+        if (st !== undefined) addUnreadResponse(r, st, now);
       }
     }
   },

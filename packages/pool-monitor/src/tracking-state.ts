@@ -14,7 +14,7 @@ import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { OriginTelemetry, type RequestOutcome } from "./origin-telemetry";
 import type { CloseReasonOf } from "./pool-stats";
-import { PoolReading, SampleEvidence, type UnreadBody, type UnreadWatch } from "./pool-reading";
+import { type PoolReading, SampleEvidence, type UnreadBody, type UnreadWatch } from "./pool-reading";
 import type { TelemetryCore } from "./telemetry-core";
 import { timing } from "./timing";
 
@@ -85,7 +85,7 @@ export class PoolLink {
   linkCompletions = 0;
   /** Requests the handler's gate queues under this name. */
   gateQueued = 0;
-  /** During a reading: the ages its tracker added (`Http1Requests.addAges()`). */
+  /** During a reading: its figures, the ages its tracker added (`Http1Requests.addAges()`), then its counts. */
   readonly ages = new SampleEvidence();
 
   constructor(
@@ -100,7 +100,7 @@ export interface Http1Requests {
   /** Adds to `o`'s links' `ages` the ages of its requests holding a socket and of its oldest queued one. */
   addAges(o: OriginState, now: number): void;
   /** Counts `o`'s unread response bodies into `r` (`addUnreadResponse()`). */
-  readUnread(o: OriginState, now: number, limitMs: number, r: PoolReading): void;
+  readUnread(o: OriginState, now: number, r: PoolReading): void;
 }
 
 /** What the unread-body rule reads of a request whose response arrived. @internal */
@@ -111,20 +111,18 @@ export interface ResponseProgress extends UnreadWatch {
 }
 
 /**
- * Counts `st`'s open response body into `r` (`PoolReading.addUnread()`; progress: `socket.bytesRead`). `body`: what
+ * Counts `st`'s open response body into `r` (`PoolReading.addWatched()`; progress: `socket.bytesRead`). `body`: what
  * the caller reads (the `IncomingMessage` unless the handler hands out its own). @internal
  */
 export function addUnreadResponse(
   r: PoolReading,
   st: ResponseProgress,
   now: number,
-  limitMs: number,
   body: UnreadBody | undefined = st.res
 ): void {
   const res = st.res;
   if (res === undefined || st.responseAt < 0) return;
-  if (PoolReading.progressed(st, res.socket?.bytesRead ?? st.seenProgress, now)) return;
-  r.addUnread(now, limitMs, st.progressAt, st.responseAt, body);
+  r.addWatched(st, res.socket?.bytesRead ?? st.seenProgress, now, st.responseAt, body);
 }
 
 /** Adds an active request's age to its link's figures of a reading. @internal */
@@ -352,7 +350,6 @@ export class OriginState extends OriginTelemetry {
     requests?.addAges(this, now);
     const sum = scratchSum.zero();
     const full = r.evidence.zero();
-    const link = scratchLink;
     let idle = 0;
     let fullLinks = 0;
     for (const l of this.poolLinks) {
@@ -366,16 +363,12 @@ export class OriginState extends OriginTelemetry {
         continue;
       }
       idle += free;
-      const ages = l.ages;
-      link.zero();
+      const link = l.ages;
       link.active = busy;
       link.queued = waiting;
       link.completions = l.linkCompletions;
       if (busy + waiting !== 0) link.maxSockets = maps.maxSockets;
-      link.activeAgeSumMs = ages.activeAgeSumMs;
-      link.activeAgeCount = ages.activeAgeCount;
-      link.oldestActiveMs = ages.oldestActiveMs;
-      if (waiting !== 0) link.oldestQueuedMs = ages.oldestQueuedMs;
+      if (waiting === 0) link.oldestQueuedMs = 0;
       sum.add(link);
       if (waiting !== 0 && busy >= maps.maxSockets) {
         full.add(link);
@@ -387,8 +380,9 @@ export class OriginState extends OriginTelemetry {
       full.zero().add(sum);
       full.completions = -1; // the origin's own count
     }
-    const limit = sum.maxSockets > 0 && sum.maxSockets !== Number.POSITIVE_INFINITY ? sum.maxSockets : null;
-    r.setGauges(limit, sum.active, idle, sum.queued, sum.oldestQueuedMs);
+    const { active, queued, oldestQueuedMs } = sum;
+    const maxSockets = sum.maxSockets > 0 && sum.maxSockets !== Number.POSITIVE_INFINITY ? sum.maxSockets : null;
+    r.setGauges({ maxSockets, active, idle, queued, oldestQueuedMs });
   }
 }
 
@@ -406,6 +400,5 @@ export function dropLinkIfIdle(core: Http1Core, l: PoolLink | undefined): void {
     core.originLinks.unlink(l);
 }
 
-// Scratch figures for poll(), never held across calls.
+/** The sum of poll()'s links, never held across calls. */
 const scratchSum = new SampleEvidence();
-const scratchLink = new SampleEvidence();

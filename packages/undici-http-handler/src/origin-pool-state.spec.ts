@@ -1,11 +1,12 @@
 /**
  * OriginPoolState's pool registry with plain objects standing in for undici pools: the summed limit and gauges, a
  * replaced pool counted once, closed / destroyed pools left out (at once when the pool reports a connection gone,
- * else at the next refresh), everything released at once, and the per-pool evidence fed to the detector. The limit
+ * else at the next refresh), everything released at once, and the per-pool evidence fed to the detector (each pool's stats read once per reading). The limit
  * is summed at sample and snapshot time (`refreshPools()`), so each check refreshes first, as a sample does.
  */
 import { EventEmitter } from "node:events";
 import { describe, expect, it } from "vitest";
+import { PoolReading } from "@sockeye/pool-monitor/internal";
 import { OriginPoolState, type PoolEvidence, RequestList, type UndiciStatsLike } from "./origin-pool-state";
 
 interface FakePool {
@@ -19,15 +20,20 @@ function pool(stats: UndiciStatsLike = {}): FakePool {
   return { stats: { connected: 0, free: 0, pending: 0, queued: 0, running: 0, ...stats }, on() {} };
 }
 
-/** A fresh evidence record with values `poolEvidence()` must overwrite when it reports per-pool evidence. */
-function box(): PoolEvidence {
-  return { active: -1, maxSockets: -1, queued: -1 };
+/** The per-pool evidence `o` adds up (after a refresh, as a sample), or `undefined` when it reports none. */
+function evidenceOf(o: OriginPoolState): PoolEvidence | undefined {
+  const e = { active: 0, maxSockets: 0, queued: 0 };
+  o.refreshPools();
+  o.sumPools(e);
+  return e.queued > 0 ? e : undefined;
 }
 
-/** The per-pool evidence `o` writes, or `undefined` when it reports none. */
-function evidenceOf(o: OriginPoolState): PoolEvidence | undefined {
-  const e = box();
-  return o.poolEvidence(e) ? e : undefined;
+/** What a sample reads of `o`. */
+function reading(o: OriginPoolState): PoolReading {
+  const r = new PoolReading();
+  r.clear(1000, 2000);
+  o.poll(0, r);
+  return r;
 }
 
 /** The registered pools, as a sample sees them (after its `refreshPools()`). */
@@ -53,7 +59,7 @@ describe("OriginPoolState pool registry", () => {
     expect(limitOf(o)).toBeNull();
     expect(o.statsReader).toBeUndefined();
     expect(poolCount(o)).toBe(0);
-    expect(o.poolEvidence(box())).toBe(false);
+    expect(evidenceOf(o)).toBeUndefined();
   });
 
   it("sums limits and gauges over the pools of different origins", () => {
@@ -63,9 +69,23 @@ describe("OriginPoolState pool registry", () => {
     expect(limitOf(o)).toBe(5);
     expect(poolCount(o)).toBe(2);
     expect(o.statsReader?.()).toEqual({ connected: 4, free: 1, pending: 1 });
-    expect(o.activeNow).toBe(3);
-    expect(o.idle).toBe(1);
-    expect(o.queuedNow).toBe(1);
+    expect(reading(o).gauges).toMatchObject({ active: 3, idle: 1, queued: 1 });
+  });
+
+  it("a reading reads each live pool's stats once (undici builds the object in a getter)", () => {
+    const o = entry();
+    let reads = 0;
+    const counted = (stats: UndiciStatsLike): FakePool =>
+      Object.defineProperty(pool(), "stats", {
+        get: () => {
+          reads++;
+          return stats;
+        },
+      });
+    o.registerPool("http://b:80", counted({ connected: 2, free: 0, pending: 3 }), 2);
+    o.registerPool("http://c:80", counted({ connected: 1, free: 1, pending: 0 }), 2);
+    expect(reading(o).gauges).toMatchObject({ maxSockets: 4, active: 2, idle: 1, queued: 3 });
+    expect(reads).toBe(2);
   });
 
   it("registering a pool again for the same origin replaces it (the limit does not double)", () => {
@@ -116,14 +136,14 @@ describe("OriginPoolState pool registry", () => {
     const c = pool({ connected: 1, free: 1, pending: 0 });
     o.registerPool("http://b:80", b, 2);
     // One pool: the entry as a whole is the evidence.
-    expect(o.poolEvidence(box())).toBe(false);
+    expect(evidenceOf(o)).toBeUndefined();
     o.registerPool("http://c:80", c, 2);
     expect(evidenceOf(o)).toEqual({ active: 2, maxSockets: 2, queued: 3 });
     // Full without a queue, or a queue behind a free slot: no per-pool evidence.
     b.stats = { connected: 2, free: 0, pending: 0 };
-    expect(o.poolEvidence(box())).toBe(false);
+    expect(evidenceOf(o)).toBeUndefined();
     b.stats = { connected: 1, free: 0, pending: 1 };
-    expect(o.poolEvidence(box())).toBe(false);
+    expect(evidenceOf(o)).toBeUndefined();
     // Two full pools: summed over both.
     b.stats = { connected: 2, free: 0, pending: 3 };
     c.stats = { connected: 2, free: 0, pending: 1 };
@@ -131,7 +151,7 @@ describe("OriginPoolState pool registry", () => {
     // A closed pool is no evidence.
     c.closed = true;
     o.refreshPools();
-    expect(o.poolEvidence(box())).toBe(false);
+    expect(evidenceOf(o)).toBeUndefined();
   });
 
   it("drops a pool undici closed on the tick of its last connection's 'disconnect', without a refresh (issue 33)", async () => {

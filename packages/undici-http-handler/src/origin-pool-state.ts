@@ -55,11 +55,7 @@ export interface RegisteredPool {
 }
 
 /** Active sockets, limit and queue summed over the pools the detector's sample covers. @internal */
-export interface PoolEvidence {
-  active: number;
-  maxSockets: number;
-  queued: number;
-}
+export type PoolEvidence = Pick<SampleEvidence, "active" | "maxSockets" | "queued">;
 
 function isLive(pool: PoolLike): boolean {
   return pool.closed !== true && pool.destroyed !== true;
@@ -135,7 +131,7 @@ export class OriginPoolState extends OriginTelemetry {
     let pools = this.pools;
     if (pools === undefined) {
       pools = this.pools = new Map();
-      this.statsReader = () => this.sumStats();
+      this.statsReader = () => this.sumPools();
     }
     const entry: RegisteredPool = { origin, pool, limit };
     pools.set(origin, entry);
@@ -168,13 +164,18 @@ export class OriginPoolState extends OriginTelemetry {
     this.gateQueues.clear();
   }
 
-  /** undici's gauges summed over the live registered pools; `undefined` when none is live. */
-  private sumStats(): UndiciStatsLike | undefined {
+  /**
+   * undici's gauges summed over the live registered pools, each pool's `stats` read once (`undefined` when none is
+   * live). With `full`, when several pools are live: adds to it the figures of those full with a queue, so one
+   * saturated host of `_OTHER` is not diluted by the others (`full.queued` stays 0 when none is). O(pools).
+   */
+  sumPools(full?: PoolEvidence): UndiciStatsLike | undefined {
     const pools = this.pools;
     if (pools === undefined) return undefined;
+    const perPool = full !== undefined && pools.size > 1;
     let any = false;
     const sum = { connected: 0, free: 0, pending: 0 };
-    for (const { pool } of pools.values()) {
+    for (const [origin, { pool, limit }] of pools) {
       if (!isLive(pool)) continue;
       const s = pool.stats;
       if (s === undefined) continue;
@@ -182,41 +183,33 @@ export class OriginPoolState extends OriginTelemetry {
       sum.connected += s.connected ?? 0;
       sum.free += s.free ?? 0;
       sum.pending += s.pending ?? 0;
-    }
-    return any ? sum : undefined;
-  }
-
-  /**
-   * When several pools are live and some are full with a queue, writes those pools' sums into `e` and returns true, so
-   * one saturated host of `_OTHER` is not diluted by the others. Call after `refreshPools()`. O(pools).
-   */
-  poolEvidence(e: PoolEvidence): boolean {
-    const pools = this.pools;
-    if (pools === undefined || pools.size < 2) return false;
-    e.active = 0;
-    e.maxSockets = 0;
-    e.queued = 0;
-    let full = 0;
-    for (const [origin, { pool, limit }] of pools) {
-      if (limit === null || !isLive(pool)) continue;
-      const s = pool.stats;
-      if (s === undefined) continue;
+      if (!perPool || limit === null) continue;
       // Requests of this origin held by its gate (beyond the limit) are its queue too.
       const pending = (s.pending ?? 0) + (this.gateQueues.get(origin)?.nodeCount ?? 0);
       const busy = (s.connected ?? 0) - (s.free ?? 0);
       if (pending <= 0 || busy < limit) continue;
-      full++;
       // A full pool has no connecting socket: its pending requests are all queued.
-      e.active += busy;
-      e.maxSockets += limit;
-      e.queued += pending;
+      full.active += busy;
+      full.maxSockets += limit;
+      full.queued += pending;
     }
-    return full > 0;
+    return any ? sum : undefined;
   }
 
-  /** Requests waiting for a connection, excluding the one each connecting socket will take. */
+  /** `n` leaves `waitList` if it waits there (the interval's queue floor follows). */
+  leaveWaitList(n: PoolRequestNode): void {
+    if (n.listTag !== 1) return;
+    this.waitList.unlinkNode(n);
+    this.queueShrank(this.waitList.nodeCount);
+  }
+
+  /** Requests waiting for a connection now, excluding the one each connecting socket will take. */
   get queuedNow(): number {
-    const s = this.statsReader?.();
+    return this.queuedOf(this.statsReader?.());
+  }
+
+  /** `queuedNow` from undici's stats `s`, plus the gates' queues. */
+  private queuedOf(s: UndiciStatsLike | undefined): number {
     const undiciQueued =
       s !== undefined && typeof s.pending === "number"
         ? Math.max(0, s.pending - this.attemptsOpen)
@@ -229,58 +222,50 @@ export class OriginPoolState extends OriginTelemetry {
     return held + undiciQueued;
   }
 
-  /** Connections carrying a request, connecting ones included. */
-  get activeNow(): number {
-    const s = this.statsReader?.();
-    if (s !== undefined && typeof s.connected === "number" && typeof s.free === "number") {
-      return Math.max(0, s.connected - s.free) + this.attemptsOpen;
-    }
-    return this.heldCount + this.attemptsOpen;
-  }
-
-  /** Idle pooled connections (0 when the dispatcher exposes no stats). */
-  get idle(): number {
-    const s = this.statsReader?.();
-    return s !== undefined && typeof s.free === "number" ? s.free : 0;
-  }
-
-  /** Age of the oldest request still waiting for a connection, ms. */
-  oldestWaitMs(now: number): number {
+  /**
+   * Reads this entry into `r` at sample and snapshot time (see the header): undici's stats once, the gates' queues,
+   * the ages of the requests holding a connection, the paused bodies. Gauges: active = busy + connecting, idle = free,
+   * queued = pending − connecting (plus the gates' queues). O(pools + holding requests + paused bodies).
+   */
+  poll(now: number, r: PoolReading): void {
+    this.refreshPools();
+    const e = r.evidence;
+    e.active = e.maxSockets = e.queued = 0;
+    const s = this.pools !== undefined ? this.sumPools(e) : this.statsReader?.();
+    const queued = this.queuedOf(s);
+    let oldestAt =
+      queued === 0 ? Number.POSITIVE_INFINITY : (this.waitList.firstNode?.begunAt ?? Number.POSITIVE_INFINITY);
     if (this.gatedHere) {
-      let oldest = this.waitList.firstNode?.begunAt ?? Number.POSITIVE_INFINITY;
       for (const list of this.gateQueues.values()) {
         const at = list.firstNode?.begunAt;
-        if (at !== undefined && at < oldest) oldest = at;
+        if (at !== undefined && at < oldestAt) oldestAt = at;
       }
-      return oldest === Number.POSITIVE_INFINITY ? 0 : Math.max(0, now - oldest);
     }
-    const head = this.waitList.firstNode;
-    return head === undefined || this.queuedNow === 0 ? 0 : Math.max(0, now - head.begunAt);
-  }
-
-  /** Ages of the requests holding a connection now into `s`: the oldest, the sum, the count. O(holding requests). */
-  activeAges(now: number, s: SampleEvidence): void {
-    let oldest = 0;
-    let sum = 0;
-    let count = 0;
+    const busy =
+      s !== undefined && typeof s.connected === "number" && typeof s.free === "number"
+        ? Math.max(0, s.connected - s.free)
+        : this.heldCount;
+    const active = busy + this.attemptsOpen;
+    const idle = s !== undefined && typeof s.free === "number" ? s.free : 0;
+    const oldestQueuedMs = oldestAt === Number.POSITIVE_INFINITY ? 0 : Math.max(0, now - oldestAt);
+    const maxSockets = this.connLimit;
+    r.setGauges({ maxSockets, active, idle, queued, oldestQueuedMs });
+    for (let n = this.pausedList.firstNode; n !== undefined; n = n.listNext) r.addUnread(now, n.pausedAt, n.pausedAt);
+    // No per-pool evidence: the entry's gauges are (request figures stay the entry's either way).
+    if (e.queued === 0) {
+      e.active = active;
+      e.maxSockets = maxSockets ?? Number.POSITIVE_INFINITY;
+      e.queued = queued;
+    }
+    e.oldestQueuedMs = oldestQueuedMs;
     for (const list of [this.holders, this.pausedList]) {
       for (let n = list.firstNode; n !== undefined; n = n.listNext) {
         if (n.heldSince < 0) continue;
         const age = now - n.heldSince;
-        sum += age;
-        count++;
-        if (age > oldest) oldest = age;
+        e.activeAgeSumMs += age;
+        e.activeAgeCount++;
+        if (age > e.oldestActiveMs) e.oldestActiveMs = age;
       }
     }
-    s.oldestActiveMs = oldest;
-    s.activeAgeSumMs = sum;
-    s.activeAgeCount = count;
-  }
-
-  /** Paused bodies, by the unread-body rule (`PoolReading.addUnread`), into `r`. O(paused bodies). */
-  readUnconsumed(now: number, thresholdMs: number, queuedThresholdMs: number, r: PoolReading): void {
-    const limit = r.unreadLimit(thresholdMs, queuedThresholdMs);
-    for (let n = this.pausedList.firstNode; n !== undefined; n = n.listNext)
-      r.addUnread(now, limit, n.pausedAt, n.pausedAt);
   }
 }

@@ -1,11 +1,10 @@
 /**
  * UndiciPoolMonitor: the undici reader of the one telemetry core (`TelemetryCore`). Gauges come from undici's
- * `PoolStats` at read time (active = busy + connecting, idle = free, queued = pending − connecting; an `_OTHER` entry
- * sums its origins' pools), connections from the tracked connector, request lists from the handler's requests.
- * `read()` is O(pools + holding requests + paused bodies) per busy origin, at sample and snapshot time.
+ * `PoolStats` at read time (`OriginPoolState.poll()`; an `_OTHER` entry sums its origins' pools), connections from the
+ * tracked connector, request lists from the handler's requests.
  */
 import type { RequestOutcome } from "@sockeye/pool-monitor";
-import { type PoolReading, TelemetryCore, UNREAD_WHILE_QUEUED_SAMPLES } from "@sockeye/pool-monitor/internal";
+import { type PoolReading, TelemetryCore } from "@sockeye/pool-monitor/internal";
 import { OriginPoolState, type PoolRequestNode } from "./origin-pool-state";
 
 export type { RequestOutcome };
@@ -23,22 +22,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
 
   /** @internal */
   protected read(o: OriginPoolState, now: number, r: PoolReading): void {
-    o.refreshPools();
-    const active = o.activeNow;
-    const queued = o.queuedNow;
-    const queueAgeMs = o.oldestWaitMs(now);
-    r.setGauges(o.connLimit, active, o.idle, queued, queueAgeMs);
-    const options = this.monitorOptions;
-    o.readUnconsumed(now, options.unconsumedBodyMs, UNREAD_WHILE_QUEUED_SAMPLES * options.sampleIntervalMs, r);
-    // Per-pool evidence covers the gauges only; request figures stay the entry's.
-    const e = r.evidence;
-    if (!o.poolEvidence(e)) {
-      e.active = active;
-      e.maxSockets = o.connLimit ?? Number.POSITIVE_INFINITY;
-      e.queued = queued;
-    }
-    e.oldestQueuedMs = queueAgeMs;
-    o.activeAges(now, e);
+    o.poll(now, r);
   }
 
   /** The handler no longer gates its requests (a caller's dispatcher replaced its own): plain `waitList`s. @internal */
@@ -69,10 +53,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
   /** The request was given a connection (once); returns whether the connection carried a request before. @internal */
   markAcquired(o: OriginPoolState, n: PoolRequestNode, now: number): boolean {
     if (this.coreDestroyed) return true;
-    if (n.listTag === 1) {
-      o.waitList.unlinkNode(n);
-      o.queueShrank(o.waitList.nodeCount);
-    }
+    o.leaveWaitList(n);
     if (n.listTag === 0) o.holders.linkTail(n);
     n.heldSince = now;
     if (o.freshConns > 0) {
@@ -91,10 +72,7 @@ export class UndiciPoolMonitor extends TelemetryCore<OriginPoolState> {
   /** The request is over for the caller: it leaves its list. @internal */
   markClosed(o: OriginPoolState, n: PoolRequestNode): void {
     if (this.coreDestroyed) return;
-    if (n.listTag === 1) {
-      o.waitList.unlinkNode(n);
-      o.queueShrank(o.waitList.nodeCount);
-    }
+    o.leaveWaitList(n);
     // Each list unlinks only its own nodes.
     o.pausedList.unlinkNode(n);
     o.holders.unlinkNode(n);
