@@ -6,6 +6,7 @@ import {
   buildQueryString,
   checkHandlerUpdate,
   configEntry,
+  emptyPoolStats,
   handlerDestroyedError,
   handlerMonitorOptions,
   resolveDefaultSocketTimeout,
@@ -275,13 +276,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
    * @param options - `{ resetSummaries: true }` restarts the duration summaries after reading them.
    */
   public getPoolStats(options?: GetStatsOptions): PoolStats {
-    return (
-      this.runtime.hostMonitor?.getStats(options) ?? {
-        takenAt: timing.now(),
-        origins: [],
-        totals: { active: 0, idle: 0, queued: 0, inFlight: 0, saturatedOrigins: 0 },
-      }
-    );
+    return this.runtime.hostMonitor?.getStats(options) ?? emptyPoolStats(timing.now());
   }
 
   /** The handler's `Http1PoolMonitor`; `undefined` with `telemetry: false`. It outlives `destroy()`. */

@@ -38,10 +38,6 @@ import { UndiciPoolMonitor } from "./undici-pool-monitor";
 const buildQueryString = importedBuildQueryString;
 const validateRequest = importedValidateRequest;
 
-// Bound once (see undici-request.ts).
-const checkRequest = validateRequest;
-const queryStringOf = buildQueryString;
-
 const WARN_PREFIX = `${PACKAGE_PREFIX}:WARN - `;
 
 /** `globalSeen` when the handler does not follow the global dispatcher (a `dispatcher` option is set). */
@@ -188,7 +184,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const abortSignal = options?.abortSignal as AbortSignalLike | undefined;
     if (abortSignal?.aborted) return Promise.reject(buildAbortError(abortSignal));
     try {
-      const https = checkRequest(request, PACKAGE_PREFIX) === "https:";
+      const https = validateRequest(request, PACKAGE_PREFIX) === "https:";
       let headers = request.headers;
       if (
         headers !== undefined &&
@@ -205,7 +201,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       }
       let path = request.path;
       if (request.query) {
-        const qs = queryStringOf(request.query);
+        const qs = buildQueryString(request.query);
         if (qs) path += `?${qs}`;
       }
       // request.fragment never leaves the client (RFC 9110 §7.1).
