@@ -5,7 +5,6 @@ import {
   buildAbortError,
   buildQueryString,
   checkHandlerUpdate,
-  configEntry,
   emptyPoolStats,
   handlerDestroyedError,
   handlerMonitorOptions,
@@ -13,6 +12,7 @@ import {
   SHARED_OPTIONS,
   timing,
   validateRequest as importedValidateRequest,
+  withUpdate,
 } from "@sockeye/pool-monitor/internal";
 import type { Agent, ClientRequest } from "node:http";
 import https from "node:https";
@@ -301,10 +301,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     const pending = this.pendingMonitorUpdates;
     if (pending !== undefined && (update.update === "monitor" || key === "telemetry")) pending[key as string] = value;
     this.config = undefined;
-    this.configProvider = this.configProvider.then((config) => {
-      const [name, next] = configEntry(config, key, value);
-      return { ...config, [name]: next } as ResolvedHandlerConfig;
-    });
+    this.configProvider = this.configProvider.then((config) => withUpdate(config, key, value));
     this.configProvider.catch(() => {});
   }
 

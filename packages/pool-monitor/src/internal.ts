@@ -91,10 +91,10 @@ export {
   DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
   type ResolvedSharedOptions,
   checkHandlerUpdate,
-  configEntry,
   handlerMonitorOptions,
   resolveDefaultSocketTimeout,
   resolveSharedOptions,
+  withUpdate,
 } from "./resolve-shared-options";
 export { guardedWarn } from "./guarded-warn";
 export { SOCKET_MONITOR_ENV } from "./socket-monitor-mode";

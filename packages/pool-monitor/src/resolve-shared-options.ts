@@ -15,19 +15,24 @@ export function resolveDefaultSocketTimeout(
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
 }
 
-/** The config entry `updateHttpClientConfig(key, value)` sets (the two `Symbol.for` keys only if unset, as upstream). @internal */
-export function configEntry(
-  config: { logger?: unknown; defaultSocketTimeout?: unknown },
+/**
+ * A copy of `options` with `updateHttpClientConfig(key, value)` applied: the SDK's `Symbol.for("logger")` and
+ * `Symbol.for("@smithy/defaultSocketTimeout")` set `logger` / `defaultSocketTimeout` only while unset (as upstream);
+ * any other key sets itself. The second step of every handler's update, after `checkHandlerUpdate()`. @internal
+ */
+export function withUpdate<T extends { logger?: unknown; defaultSocketTimeout?: unknown }>(
+  options: T,
   key: string | symbol,
   value: unknown
-): [name: string | symbol, value: unknown] {
+): T {
   if (key === Symbol.for("logger")) {
-    return ["logger", config.logger ?? (typeof (value as { warn?: unknown })?.warn === "function" ? value : undefined)];
+    const logger = typeof (value as { warn?: unknown })?.warn === "function" ? value : undefined;
+    return { ...options, logger: options.logger ?? logger };
   }
   if (key === Symbol.for("@smithy/defaultSocketTimeout")) {
-    return ["defaultSocketTimeout", resolveDefaultSocketTimeout(config) ?? value];
+    return { ...options, defaultSocketTimeout: resolveDefaultSocketTimeout(options) ?? value };
   }
-  return [key, value];
+  return { ...options, [key]: value };
 }
 
 /**

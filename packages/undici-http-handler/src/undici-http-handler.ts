@@ -6,13 +6,13 @@ import {
   buildAbortError,
   buildQueryString as importedBuildQueryString,
   checkHandlerUpdate,
-  configEntry,
   DeadlineScheduler,
   emptyPoolStats,
   guardedWarn,
   handlerMonitorOptions,
   TICK_MS,
   validateRequest as importedValidateRequest,
+  withUpdate,
 } from "@sockeye/pool-monitor/internal";
 import { ConnectingSockets } from "./connecting-sockets";
 import { PACKAGE_PREFIX } from "./constants";
@@ -496,23 +496,15 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const following = key === "maxQueuedRequests" && this.viaGlobal && globalDispatcherSlot() === this.globalSeen;
     const unbounded = following ? unboundedQueueError(value as number, "global") : undefined;
     if (unbounded !== undefined) throw unbounded;
-    const apply = (config: ResolvedUndiciConfig): ResolvedUndiciConfig => {
-      if (typeof key !== "string") {
-        const [name, next] = configEntry(config, key, value);
-        return { ...config, [name]: next };
-      }
-      const merged = { ...this.rawOptions, [key]: value } as UndiciHttpHandlerOptions;
-      const next = {
-        ...resolveUndiciConfig(merged),
-        logger: merged.logger ?? config.logger,
-        defaultSocketTimeout: config.defaultSocketTimeout,
-      };
-      this.rawOptions = merged;
-      return next;
+    const apply = (): ResolvedUndiciConfig => {
+      const next = withUpdate<UndiciHttpHandlerOptions>(this.rawOptions ?? {}, key, value);
+      const config = resolveUndiciConfig(next);
+      this.rawOptions = next;
+      return config;
     };
     if (this.config !== undefined) {
       // Applied now (as upstream's httpHandlerConfigs() shows it at once); a bad value throws here.
-      this.setConfig(apply(this.config));
+      this.setConfig(apply());
       this.configPromise = Promise.resolve(this.config);
     } else this.configPromise = this.chain(this.configPromise.then(apply));
     if (update.update === "pool") this.retireDispatcher();
