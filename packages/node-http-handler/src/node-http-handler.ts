@@ -131,7 +131,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     if (!this.config) {
       this.config = await this.configProvider;
       this.lastConfig = this.config;
-      this.applyRuntimeSettings(this.config);
+      this.runtime.runtimeSettings = this.config;
       if (generation !== this.destroyGeneration) throw handlerDestroyedError(PACKAGE_PREFIX, SETUP_WHERE);
     }
     const config = this.config;
@@ -333,22 +333,6 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
 
   private monitorOptions(config: ResolvedHandlerConfig | undefined): PoolMonitorOptions {
     return handlerMonitorOptions(config, PACKAGE_PREFIX, () => this.runtime.runtimeSettings?.logger);
-  }
-
-  private applyRuntimeSettings(config: ResolvedHandlerConfig): void {
-    const window =
-      config.socketAcquisitionWarningTimeout ?? (config.requestTimeout ?? 2000) + (config.connectionTimeout ?? 1000);
-    this.runtime.runtimeSettings = {
-      mode: config.socketMonitor,
-      warningWindowMs: window,
-      logger: config.logger,
-      agents: () => [config.httpAgent, config.httpsAgent],
-      lifecycle: {
-        idleSocketTimeout: config.idleSocketTimeout,
-        connectionLifetime: config.connectionLifetime,
-        externalAgents: config.lifecycleForExternalAgents,
-      },
-    };
   }
 }
 
