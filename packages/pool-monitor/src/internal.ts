@@ -88,12 +88,9 @@ export {
   unusableBodyError,
 } from "./request-errors";
 export {
-  DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
-  type ResolvedSharedOptions,
   checkHandlerUpdate,
   handlerMonitorOptions,
   resolveDefaultSocketTimeout,
-  resolveSharedOptions,
   withUpdate,
 } from "./resolve-shared-options";
 export { guardedWarn } from "./guarded-warn";
@@ -101,7 +98,9 @@ export { SOCKET_MONITOR_ENV } from "./socket-monitor-mode";
 export {
   ALL_HANDLERS_OPTIONS,
   type AllSharedOptions,
+  DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
   type Http2SharedOption,
+  type ResolvedSharedOptions,
   SHARED_OPTIONS,
 } from "./shared-handler-options";
 export {

@@ -1,17 +1,16 @@
 import { describe, expect, test as it, vi } from "vitest";
 import { PoolMonitor } from "./pool-monitor";
-import {
-  checkHandlerUpdate,
-  DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
-  resolveDefaultSocketTimeout,
-  resolveSharedOptions,
-  withUpdate,
-} from "./resolve-shared-options";
-import { SHARED_OPTIONS } from "./shared-handler-options";
+import { checkHandlerUpdate, resolveDefaultSocketTimeout, withUpdate } from "./resolve-shared-options";
+import { resolveOptions } from "./option-rules";
+import { DEFAULT_IDLE_SOCKET_TIMEOUT_MS, type ResolvedSharedOptions, SHARED_OPTIONS } from "./shared-handler-options";
 import { SOCKET_MONITOR_ENV } from "./socket-monitor-mode";
 
 const P = "@sockeye/test";
 const NO_ENV: NodeJS.ProcessEnv = {};
+
+/** The shared options resolved by their schema, as `NodeHttpHandler` resolves its options. */
+const resolveSharedOptions = (options: object | null | undefined, prefix: string, env: NodeJS.ProcessEnv) =>
+  resolveOptions(SHARED_OPTIONS, options, prefix, env) as unknown as ResolvedSharedOptions;
 
 function message(fn: () => unknown): string {
   try {

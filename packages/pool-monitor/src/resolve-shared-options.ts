@@ -1,11 +1,8 @@
-/** The one resolver of the shared options, and the steps every `updateHttpClientConfig()` shares. Never per request. */
-import { type AnySchema, checkOption, type OptionUpdate, resolveOptions } from "./option-rules";
+/** The steps every handler's `updateHttpClientConfig()` shares, and its monitor's options. Never per request. */
+import { type AnySchema, checkOption, type OptionUpdate } from "./option-rules";
 import type { PoolMonitorLogger, PoolMonitorOptions } from "./pool-monitor-options";
-import { type ResolvedSharedOptions, SHARED_OPTIONS, type SharedHandlerOptions } from "./shared-handler-options";
+import type { SharedHandlerOptions } from "./shared-handler-options";
 import { saturationFields } from "./telemetry-core";
-
-export type { ResolvedSharedOptions } from "./shared-handler-options";
-export { DEFAULT_IDLE_SOCKET_TIMEOUT_MS } from "./shared-handler-options";
 
 /** `defaultSocketTimeout` counts only as a finite number > 0 (upstream's rule), else `undefined`. @internal */
 export function resolveDefaultSocketTimeout(
@@ -33,19 +30,6 @@ export function withUpdate<T extends { logger?: unknown; defaultSocketTimeout?: 
     return { ...options, defaultSocketTimeout: resolveDefaultSocketTimeout(options) ?? value };
   }
   return { ...options, [key]: value };
-}
-
-/**
- * Validates and resolves the shared options (`socketMonitor` falls back to `SOCKEYE_SOCKET_MONITOR` of `env`).
- * @param prefix - the package name starting every message, e.g. `@sockeye/node-http-handler`.
- * @returns a normalised copy of every option (the handler's own unchecked). @internal
- */
-export function resolveSharedOptions<T extends object>(
-  options: T | null | undefined | void,
-  prefix: string,
-  env: NodeJS.ProcessEnv = process.env
-): T & ResolvedSharedOptions {
-  return resolveOptions(SHARED_OPTIONS, options, prefix, env) as unknown as T & ResolvedSharedOptions;
 }
 
 /** The part of a handler's monitor an update reaches (`TelemetryCore.applyHandlerOption()`). */
