@@ -44,7 +44,6 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   public readonly metadata = { handlerProtocol: "http/1.1" };
   private config?: ResolvedHandlerConfig;
   private configProvider: Promise<ResolvedHandlerConfig>;
-  private lastConfig?: ResolvedHandlerConfig;
   private agentIsExternal = false;
   private readonly runtime = new HandlerRuntime();
   /** Incremented by every `destroy()`: a `handle()` in its first-time setup rejects if it changed across an await. */
@@ -107,7 +106,8 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   public destroy(): void {
     this.destroyGeneration++;
     this.runtime.destroy();
-    const config = this.config ?? this.lastConfig;
+    // The config last applied (`config` is unset after an update until the next handle()).
+    const config = this.runtime.runtimeSettings;
     config?.httpAgent?.destroy();
     config?.httpsAgent?.destroy();
   }
@@ -130,7 +130,6 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     const generation = this.destroyGeneration;
     if (!this.config) {
       this.config = await this.configProvider;
-      this.lastConfig = this.config;
       this.runtime.runtimeSettings = this.config;
       if (generation !== this.destroyGeneration) throw handlerDestroyedError(PACKAGE_PREFIX, SETUP_WHERE);
     }
