@@ -480,7 +480,11 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     if (destroyed !== undefined) void destroyed.destroy(DESTROYED_BY_HANDLER).catch(ignoreRejection);
     this.pendingConnects.destroyAll(DESTROYED_BY_HANDLER);
     this.telemetryMonitor?.releasePools();
-    if (this.config?.dispatcher !== undefined) this.config = { ...this.config, dispatcher: undefined };
+    if (this.config?.dispatcher !== undefined) {
+      // Gone from the options too, so that no later update (which resolves them again) brings it back.
+      this.rawOptions = { ...this.rawOptions, dispatcher: undefined };
+      this.config = { ...this.config, dispatcher: undefined };
+    }
   }
 
   /**
