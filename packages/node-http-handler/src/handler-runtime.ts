@@ -32,20 +32,15 @@ import {
   sweepAgent,
   sweepDue,
 } from "./socket-lifecycle";
-import { SocketUsageWarning, type SocketUsageWarningSettings } from "./socket-usage-warning";
-
-/** Settings the runtime re-reads whenever the handler's config is (re)resolved. @internal */
-export interface RuntimeSettings extends SocketUsageWarningSettings {
-  /** Free-socket limits (`idleSocketTimeout`, `connectionLifetime`); both off = no sweeping at all. */
-  lifecycle: SocketLifecycleLimits;
-}
+import type { ResolvedHandlerConfig } from "./resolve-handler-config";
+import { SocketUsageWarning } from "./socket-usage-warning";
 
 /** @internal */
 export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwner<"sweep">, GateOwner, Http1Requests {
   readonly hostScheduler: DeadlineScheduler;
   readonly socketWarning: SocketUsageWarning;
   private monitor: Http1PoolMonitor | undefined = undefined;
-  private currentSettings: RuntimeSettings | undefined = undefined;
+  private currentSettings: ResolvedHandlerConfig | undefined = undefined;
   private readonly idle: IdleWatchList;
   /** The free-socket sweep, armed for the earliest expiry of a free socket. */
   private readonly sweep = new Deadline<"sweep">(this, "sweep");
@@ -91,11 +86,11 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   }
 
   /** The resolved settings (`undefined` before the first `handle()`). */
-  get runtimeSettings(): RuntimeSettings | undefined {
+  get runtimeSettings(): ResolvedHandlerConfig | undefined {
     return this.currentSettings;
   }
 
-  set runtimeSettings(settings: RuntimeSettings | undefined) {
+  set runtimeSettings(settings: ResolvedHandlerConfig | undefined) {
     this.currentSettings = settings;
     this.socketWarning.warningSettings = settings;
   }
@@ -117,8 +112,8 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     this.liveHead = r;
     this.live++;
     if (this.live === 1 && this.sweepPendingAt !== Number.POSITIVE_INFINITY) {
-      const lifecycle = this.currentSettings?.lifecycle;
-      if (lifecycle !== undefined) this.armSweepAt(this.sweepPendingAt, lifecycle);
+      const limits = this.currentSettings;
+      if (limits !== undefined) this.armSweepAt(this.sweepPendingAt, limits);
       this.sweepPendingAt = Number.POSITIVE_INFINITY;
     }
     this.socketWarning.arm(r, now, this.hostMonitor !== undefined);
@@ -130,11 +125,11 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
 
   /** Right before a request is created: drop its agent's expired free sockets so it cannot get one. */
   requestDispatching(r: InFlightRequest, now: number): void {
-    const lifecycle = this.currentSettings?.lifecycle;
-    if (!r.requestPlan.swept || lifecycle === undefined) return;
-    if (!(lifecycle.idleSocketTimeout || lifecycle.connectionLifetime)) return;
+    const limits = this.currentSettings;
+    if (!r.requestPlan.swept || limits === undefined) return;
+    if (!(limits.idleSocketTimeout || limits.connectionLifetime)) return;
     const agent = r.requestPlan.agent;
-    if (sweepDue(agent, now)) this.armSweepAt(sweepAgent(agent, lifecycle, now, this.boundSocketClosed), lifecycle);
+    if (sweepDue(agent, now)) this.armSweepAt(sweepAgent(agent, limits, now, this.boundSocketClosed), limits);
   }
 
   /** `monitor.originFor(key)`, memoised for the last key. */
@@ -154,17 +149,17 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
   requestFinished(r: InFlightRequest, now: number): void {
     this.idle.unwatch(r);
     this.socketWarning.clear(r);
-    const lifecycle = this.currentSettings?.lifecycle;
+    const limits = this.currentSettings;
     const socket = r.requestPlan.swept ? (r.req?.socket ?? undefined) : undefined;
-    const expires = socket !== undefined && lifecycle !== undefined;
+    const expires = socket !== undefined && limits !== undefined;
     if (r.livePrev !== undefined) r.livePrev.liveNext = r.liveNext;
     else if (this.liveHead === r) this.liveHead = r.liveNext;
     if (r.liveNext !== undefined) r.liveNext.livePrev = r.livePrev;
     r.liveNext = r.livePrev = undefined;
     this.live--;
-    const at = expires ? socketExpiry(socket!, now, lifecycle!, now) : Number.POSITIVE_INFINITY;
+    const at = expires ? socketExpiry(socket!, now, limits!, now) : Number.POSITIVE_INFINITY;
     if (this.live > 0) {
-      if (lifecycle !== undefined) this.armSweepAt(at, lifecycle);
+      if (limits !== undefined) this.armSweepAt(at, limits);
     } else {
       this.sweepPendingAt = Math.min(
         this.sweepPendingAt,
@@ -237,29 +232,28 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     this.sweepPendingAt = Number.POSITIVE_INFINITY;
   }
 
-  private armSweepAt(at: number, lifecycle: SocketLifecycleLimits): void {
+  private armSweepAt(at: number, limits: SocketLifecycleLimits): void {
     if (at === Number.POSITIVE_INFINITY || (this.sweep.armed && this.sweep.at <= at)) return;
     // Armed as (at − D, D) with the handler's fixed limit D, so every re-arm lands on the same duration's list.
-    const duration = (lifecycle.idleSocketTimeout || lifecycle.connectionLifetime) as number;
+    const duration = (limits.idleSocketTimeout || limits.connectionLifetime) as number;
     this.hostScheduler.arm(this.sweep, at - duration, duration);
   }
 
   /** DeadlineOwner: the sweep deadline fired: close what expired, re-arm for the next free socket's expiry. */
   onDeadline(_kind: "sweep", now: number): void {
-    const settings = this.currentSettings;
-    const lifecycle = settings?.lifecycle;
-    if (lifecycle === undefined || !(lifecycle.idleSocketTimeout || lifecycle.connectionLifetime)) return;
+    const limits = this.currentSettings;
+    if (limits === undefined || !(limits.idleSocketTimeout || limits.connectionLifetime)) return;
     let next = Number.POSITIVE_INFINITY;
-    for (const agent of settings!.agents()) {
-      if (agent !== undefined) next = Math.min(next, sweepAgent(agent, lifecycle, now, this.boundSocketClosed));
+    for (const agent of [limits.httpAgent, limits.httpsAgent]) {
+      if (agent !== undefined) next = Math.min(next, sweepAgent(agent, limits, now, this.boundSocketClosed));
     }
-    if (this.live > 0) this.armSweepAt(next, lifecycle);
+    if (this.live > 0) this.armSweepAt(next, limits);
     else this.sweepPendingAt = Math.min(this.sweepPendingAt, next);
   }
 
   private onTick(now: number): boolean {
     const monitor = this.hostMonitor;
-    if (monitor === undefined || this.currentSettings?.mode !== "interval") return false;
+    if (monitor === undefined || this.currentSettings?.socketMonitor !== "interval") return false;
     return monitor.sampleOnTick(now);
   }
 }

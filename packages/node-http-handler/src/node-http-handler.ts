@@ -5,13 +5,14 @@ import {
   buildAbortError,
   buildQueryString,
   checkHandlerUpdate,
-  configEntry,
+  emptyPoolStats,
   handlerDestroyedError,
   handlerMonitorOptions,
   resolveDefaultSocketTimeout,
   SHARED_OPTIONS,
   timing,
   validateRequest as importedValidateRequest,
+  withUpdate,
 } from "@sockeye/pool-monitor/internal";
 import type { Agent, ClientRequest } from "node:http";
 import https from "node:https";
@@ -43,7 +44,6 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   public readonly metadata = { handlerProtocol: "http/1.1" };
   private config?: ResolvedHandlerConfig;
   private configProvider: Promise<ResolvedHandlerConfig>;
-  private lastConfig?: ResolvedHandlerConfig;
   private agentIsExternal = false;
   private readonly runtime = new HandlerRuntime();
   /** Incremented by every `destroy()`: a `handle()` in its first-time setup rejects if it changed across an await. */
@@ -106,7 +106,8 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
   public destroy(): void {
     this.destroyGeneration++;
     this.runtime.destroy();
-    const config = this.config ?? this.lastConfig;
+    // The config last applied (`config` is unset after an update until the next handle()).
+    const config = this.runtime.runtimeSettings;
     config?.httpAgent?.destroy();
     config?.httpsAgent?.destroy();
   }
@@ -129,8 +130,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     const generation = this.destroyGeneration;
     if (!this.config) {
       this.config = await this.configProvider;
-      this.lastConfig = this.config;
-      this.applyRuntimeSettings(this.config);
+      this.runtime.runtimeSettings = this.config;
       if (generation !== this.destroyGeneration) throw handlerDestroyedError(PACKAGE_PREFIX, SETUP_WHERE);
     }
     const config = this.config;
@@ -275,13 +275,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
    * @param options - `{ resetSummaries: true }` restarts the duration summaries after reading them.
    */
   public getPoolStats(options?: GetStatsOptions): PoolStats {
-    return (
-      this.runtime.hostMonitor?.getStats(options) ?? {
-        takenAt: timing.now(),
-        origins: [],
-        totals: { active: 0, idle: 0, queued: 0, inFlight: 0, saturatedOrigins: 0 },
-      }
-    );
+    return this.runtime.hostMonitor?.getStats(options) ?? emptyPoolStats(timing.now());
   }
 
   /** The handler's `Http1PoolMonitor`; `undefined` with `telemetry: false`. It outlives `destroy()`. */
@@ -306,10 +300,7 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
     const pending = this.pendingMonitorUpdates;
     if (pending !== undefined && (update.update === "monitor" || key === "telemetry")) pending[key as string] = value;
     this.config = undefined;
-    this.configProvider = this.configProvider.then((config) => {
-      const [name, next] = configEntry(config, key, value);
-      return { ...config, [name]: next } as ResolvedHandlerConfig;
-    });
+    this.configProvider = this.configProvider.then((config) => withUpdate(config, key, value));
     this.configProvider.catch(() => {});
   }
 
@@ -341,22 +332,6 @@ export class NodeHttpHandler implements HttpHandler<NodeHttpHandlerOptions> {
 
   private monitorOptions(config: ResolvedHandlerConfig | undefined): PoolMonitorOptions {
     return handlerMonitorOptions(config, PACKAGE_PREFIX, () => this.runtime.runtimeSettings?.logger);
-  }
-
-  private applyRuntimeSettings(config: ResolvedHandlerConfig): void {
-    const window =
-      config.socketAcquisitionWarningTimeout ?? (config.requestTimeout ?? 2000) + (config.connectionTimeout ?? 1000);
-    this.runtime.runtimeSettings = {
-      mode: config.socketMonitor,
-      warningWindowMs: window,
-      logger: config.logger,
-      agents: () => [config.httpAgent, config.httpsAgent],
-      lifecycle: {
-        idleSocketTimeout: config.idleSocketTimeout,
-        connectionLifetime: config.connectionLifetime,
-        externalAgents: config.lifecycleForExternalAgents,
-      },
-    };
   }
 }
 

@@ -6,10 +6,10 @@ import {
   DeadlinePlan,
   buildAbortError,
   checkHandlerUpdate,
-  configEntry,
   emptyPoolStats,
   handlerMonitorOptions,
   validateRequest,
+  withUpdate,
 } from "@sockeye/pool-monitor/internal";
 import { MIN_CONTINUE_WAIT_MS, PACKAGE_PREFIX } from "./constants";
 import { Http2PoolMonitor } from "./http2-pool-monitor";
@@ -178,10 +178,9 @@ export class NodeHttp2Handler implements HttpHandler<NodeHttp2HandlerOptions> {
   public updateHttpClientConfig(key: keyof NodeHttp2HandlerOptions | symbol, value: unknown): void {
     value = checkHandlerUpdate(HTTP2_OPTIONS, key, value, PACKAGE_PREFIX, this.pool.monitor).value;
     this.config = undefined;
-    this.configProvider = this.configProvider.then((config) => {
-      const [name, next] = configEntry(config.options, key, value);
-      return resolveHttp2Config({ ...config.options, [name]: next } as NodeHttp2HandlerOptions);
-    });
+    this.configProvider = this.configProvider.then((config) =>
+      resolveHttp2Config(withUpdate(config.options, key, value))
+    );
     this.configProvider.catch(() => {});
   }
 

@@ -1,5 +1,5 @@
 import type { Logger, Provider } from "@smithy/types";
-import { type ResolvedSharedOptions, resolveSharedOptions } from "@sockeye/pool-monitor/internal";
+import { type ResolvedSharedOptions, resolveOptions, SHARED_OPTIONS } from "@sockeye/pool-monitor/internal";
 import type { Agent as HttpAgent } from "node:http";
 import https from "node:https";
 import { DEFAULT_MAX_SOCKETS, PACKAGE_PREFIX } from "./constants";
@@ -36,7 +36,7 @@ export function resolveHandlerConfig(
   options: NodeHttpHandlerOptions | void | undefined,
   onExternalAgent: () => void
 ): ResolvedHandlerConfig {
-  const config = resolveSharedOptions(options, PACKAGE_PREFIX);
+  const config = resolveOptions(SHARED_OPTIONS, options, PACKAGE_PREFIX) as unknown as ResolvedSharedOptions;
   const { httpAgent, httpsAgent } = config;
   let httpAgentPromise: Promise<HttpAgent> | undefined;
   let httpsAgentInstance: https.Agent;

@@ -54,7 +54,6 @@ export function resolveHttp2Config(options: NodeHttp2HandlerOptions | undefined 
   return {
     ...config,
     options: { ...(raw as NodeHttp2HandlerOptions), defaultSocketTimeout },
-    requestTimeout: ms(config.requestTimeout),
     sessionTimeout: ms(config.sessionTimeout),
     connectionTimeout: ms(config.connectionTimeout),
     defaultSocketTimeout,

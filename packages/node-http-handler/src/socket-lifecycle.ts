@@ -27,7 +27,7 @@ export interface SocketLifecycleLimits {
   idleSocketTimeout: number | undefined;
   connectionLifetime: number | undefined;
   /** Also apply to caller-owned agents (only when the caller set a limit explicitly). */
-  externalAgents: boolean;
+  lifecycleForExternalAgents: boolean;
 }
 
 interface AgentLifecycle {
@@ -60,7 +60,7 @@ export function sweepAgent(
   const none = Number.POSITIVE_INFINITY;
   if (typeof agent.on !== "function" || agent.freeSockets === null || typeof agent.freeSockets !== "object")
     return none;
-  if (!limits.externalAgents && !ownedAgents.has(agent)) return none;
+  if (!limits.lifecycleForExternalAgents && !ownedAgents.has(agent)) return none;
   let state = (agent as any)[kLifecycle] as AgentLifecycle | undefined;
   if (state === undefined) {
     state = { lastSweepAt: Number.NEGATIVE_INFINITY };

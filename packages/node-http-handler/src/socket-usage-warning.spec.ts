@@ -1,6 +1,7 @@
 import type { Logger } from "@smithy/types";
 import { DeadlineScheduler, timing } from "@sockeye/pool-monitor/internal";
 import { Agent } from "node:http";
+import type https from "node:https";
 import { afterEach, beforeEach, describe, expect, test as it, vi } from "vitest";
 import { MIN_WARNING_WINDOW_MS } from "./constants";
 import { FAKE_TIMERS } from "../../pool-monitor/src/fake-timers.mock";
@@ -32,11 +33,14 @@ function request(agent: Agent, logger?: { warn: (m: string) => void }): WarnedRe
 
 let scheduler: DeadlineScheduler;
 let warning: SocketUsageWarning;
-const settings = (mode: SocketUsageWarningSettings["mode"], agent: Agent, logger = { warn: vi.fn() }) => ({
-  mode,
-  warningWindowMs: 0,
+const settings = (mode: SocketUsageWarningSettings["socketMonitor"], agent: Agent, logger = { warn: vi.fn() }) => ({
+  socketMonitor: mode,
+  socketAcquisitionWarningTimeout: 0,
+  requestTimeout: undefined,
+  connectionTimeout: undefined,
   logger: logger as unknown as Logger & { warn: ReturnType<typeof vi.fn> },
-  agents: () => [agent],
+  httpAgent: undefined,
+  httpsAgent: agent as https.Agent,
 });
 
 describe("SocketUsageWarning", () => {
@@ -83,7 +87,7 @@ describe("SocketUsageWarning", () => {
   it('"per-request": upstream\'s native timer per request, cleared by clear()', () => {
     const agent = busyAgent(1, 2);
     const logger = { warn: vi.fn() };
-    warning.warningSettings = { ...settings("per-request", agent), warningWindowMs: 3000 };
+    warning.warningSettings = { ...settings("per-request", agent), socketAcquisitionWarningTimeout: 3000 };
     const r = request(agent, logger);
     warning.arm(r, timing.now(), true);
     expect(r.warningTimer).toBeDefined();

@@ -14,13 +14,12 @@ import {
   type DeadlineScheduler,
   timing,
 } from "@sockeye/pool-monitor/internal";
-import type { Logger } from "@smithy/types";
 import type { Agent } from "node:http";
 import type { AgentGate } from "./agent-gate";
 import { checkSocketUsage } from "./check-socket-usage";
 import { MIN_WARNING_WINDOW_MS, PACKAGE_PREFIX } from "./constants";
 import type { RequestPlan } from "./request-plan";
-import type { SocketMonitorMode } from "@sockeye/pool-monitor";
+import type { ResolvedHandlerConfig } from "./resolve-handler-config";
 
 /** The per-request slots this concern uses (fields of the request's state). @internal */
 export interface WarnedRequest extends DeadlineOwner<DeadlineKind> {
@@ -31,14 +30,21 @@ export interface WarnedRequest extends DeadlineOwner<DeadlineKind> {
   warningTimer: ReturnType<typeof setTimeout> | undefined;
 }
 
-/** What the warning needs from the handler's resolved config. @internal */
-export interface SocketUsageWarningSettings {
-  mode: SocketMonitorMode;
-  /** Delay before a request counts as "waiting", ms (upstream's formula). */
-  warningWindowMs: number;
-  logger: Logger | undefined;
-  /** The agents the interval check looks at (the http agent may not exist yet). */
-  agents: () => (Agent | undefined)[];
+/** What the warning reads of the handler's resolved config. @internal */
+export type SocketUsageWarningSettings = Pick<
+  ResolvedHandlerConfig,
+  | "socketMonitor"
+  | "socketAcquisitionWarningTimeout"
+  | "requestTimeout"
+  | "connectionTimeout"
+  | "logger"
+  | "httpAgent"
+  | "httpsAgent"
+>;
+
+/** Delay before a request counts as "waiting", ms (upstream's formula). */
+function warningWindowMs(s: SocketUsageWarningSettings): number {
+  return s.socketAcquisitionWarningTimeout ?? (s.requestTimeout ?? 2000) + (s.connectionTimeout ?? 1000);
 }
 
 function onPerRequestTimer(warning: SocketUsageWarning, r: WarnedRequest): void {
@@ -65,11 +71,11 @@ export class SocketUsageWarning {
   /** Arms a new request's window by the mode; none for an unlimited or one-off agent, or when `monitored`. */
   arm(r: WarnedRequest, now: number, monitored: boolean): void {
     const settings = this.warningSettings;
-    if (settings === undefined || settings.mode === "off" || r.requestPlan.oneOffAgent) return;
+    if (settings === undefined || settings.socketMonitor === "off" || r.requestPlan.oneOffAgent) return;
     const maxSockets = r.requestPlan.agent.maxSockets;
     if (typeof maxSockets !== "number" || maxSockets === Number.POSITIVE_INFINITY) return;
-    if (settings.mode === "per-request") {
-      r.warningTimer = timing.setTimeout(onPerRequestTimer, settings.warningWindowMs, this, r);
+    if (settings.socketMonitor === "per-request") {
+      r.warningTimer = timing.setTimeout(onPerRequestTimer, warningWindowMs(settings), this, r);
       return;
     }
     if (monitored) {
@@ -77,7 +83,7 @@ export class SocketUsageWarning {
       return;
     }
     r.usageWarning ??= new Deadline<DeadlineKind>(r, DeadlineKind.Warning);
-    this.sharedScheduler.arm(r.usageWarning, now, Math.max(MIN_WARNING_WINDOW_MS, settings.warningWindowMs));
+    this.sharedScheduler.arm(r.usageWarning, now, Math.max(MIN_WARNING_WINDOW_MS, warningWindowMs(settings)));
   }
 
   /** The request settled: its window no longer matters. */
@@ -93,7 +99,7 @@ export class SocketUsageWarning {
   onWindow(r: WarnedRequest): void {
     const settings = this.warningSettings;
     if (settings === undefined) return;
-    if (settings.mode === "per-request") {
+    if (settings.socketMonitor === "per-request") {
       this.timestamp = checkSocketUsage(
         r.requestPlan.agent,
         this.timestamp,
@@ -103,7 +109,7 @@ export class SocketUsageWarning {
       );
       return;
     }
-    for (const agent of settings.agents()) {
+    for (const agent of [settings.httpAgent, settings.httpsAgent]) {
       if (agent === undefined) continue;
       const before = this.timestamp;
       this.timestamp = checkSocketUsage(agent, before, settings.logger, PACKAGE_PREFIX, this.gateOf(agent));

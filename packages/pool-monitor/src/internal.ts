@@ -10,7 +10,7 @@ export { type AbortSignalLike, RequestCore } from "./request-core";
 export { DeadlinePlan } from "./request-core-plan";
 export { RequestPhase } from "./request-core-phase";
 export { Deadline, type DeadlineOwner, DeadlineScheduler, TICK_MS } from "./deadline-scheduler";
-export { CHANNEL_NAMES, requestFinishedChannel } from "./diagnostics";
+export { CHANNEL_NAMES } from "./diagnostics";
 export { formatSaturationMessage, type SaturationTerms } from "./format-saturation-message";
 export { describeValue, invalidOption } from "./invalid-option";
 export {
@@ -33,7 +33,6 @@ export { Http1PoolMonitor } from "./http1-pool-monitor";
 export {
   addActiveAge,
   addUnreadResponse,
-  type SocketHolder,
   agentMaps,
   type Http1Requests,
   OriginState,
@@ -61,12 +60,7 @@ export {
 } from "./origin-telemetry";
 export { PoolReading, SampleEvidence, type UnreadBody, type UnreadWatch } from "./pool-reading";
 export { type CloseReasonOf, HTTP2_CLOSE_REASONS } from "./pool-stats";
-export {
-  type FinishedHttp1Request,
-  httpRequestFinishedEvent,
-  schemeOf,
-  type WireFacts,
-} from "./request-finished";
+export { httpRequestFinishedEvent, schemeOf, type WireFacts } from "./request-finished";
 export { POOL_MONITOR_DEFAULTS, SATURATION_OPTION_KEYS } from "./pool-monitor-options";
 export {
   bodyAbortedError,
@@ -94,20 +88,19 @@ export {
   unusableBodyError,
 } from "./request-errors";
 export {
-  DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
-  type ResolvedSharedOptions,
   checkHandlerUpdate,
-  configEntry,
   handlerMonitorOptions,
   resolveDefaultSocketTimeout,
-  resolveSharedOptions,
+  withUpdate,
 } from "./resolve-shared-options";
 export { guardedWarn } from "./guarded-warn";
 export { SOCKET_MONITOR_ENV } from "./socket-monitor-mode";
 export {
   ALL_HANDLERS_OPTIONS,
   type AllSharedOptions,
+  DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
   type Http2SharedOption,
+  type ResolvedSharedOptions,
   SHARED_OPTIONS,
 } from "./shared-handler-options";
 export {
@@ -124,10 +117,9 @@ export {
   bodyOf,
   bodyOpen,
   endResponseBody,
-  failResponseBody,
   failSourceBody,
   openResponseBody,
   pushBody,
 } from "./response-body";
-export { type BodyReader, watchBodyRead } from "./watch-body-read";
+export { watchBodyRead } from "./watch-body-read";
 export { type BodyLengthSink, closedEarly, pipeBody, writeBody } from "./write-body";

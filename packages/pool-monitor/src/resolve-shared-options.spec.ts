@@ -1,17 +1,16 @@
 import { describe, expect, test as it, vi } from "vitest";
 import { PoolMonitor } from "./pool-monitor";
-import {
-  checkHandlerUpdate,
-  configEntry,
-  DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
-  resolveDefaultSocketTimeout,
-  resolveSharedOptions,
-} from "./resolve-shared-options";
-import { SHARED_OPTIONS } from "./shared-handler-options";
+import { checkHandlerUpdate, resolveDefaultSocketTimeout, withUpdate } from "./resolve-shared-options";
+import { resolveOptions } from "./option-rules";
+import { DEFAULT_IDLE_SOCKET_TIMEOUT_MS, type ResolvedSharedOptions, SHARED_OPTIONS } from "./shared-handler-options";
 import { SOCKET_MONITOR_ENV } from "./socket-monitor-mode";
 
 const P = "@sockeye/test";
 const NO_ENV: NodeJS.ProcessEnv = {};
+
+/** The shared options resolved by their schema, as `NodeHttpHandler` resolves its options. */
+const resolveSharedOptions = (options: object | null | undefined, prefix: string, env: NodeJS.ProcessEnv) =>
+  resolveOptions(SHARED_OPTIONS, options, prefix, env) as unknown as ResolvedSharedOptions;
 
 function message(fn: () => unknown): string {
   try {
@@ -206,16 +205,22 @@ describe("checkHandlerUpdate (the first step of every updateHttpClientConfig)", 
   });
 });
 
-describe("configEntry (the SDK's symbol keys)", () => {
-  it("sets logger and defaultSocketTimeout only while the config has none; other keys set themselves", () => {
+describe("withUpdate (the SDK's symbol keys)", () => {
+  it("sets logger and defaultSocketTimeout only while the options have none; other keys set themselves", () => {
     const logger = { warn() {} };
-    expect(configEntry({}, Symbol.for("logger"), logger)).toEqual(["logger", logger]);
-    expect(configEntry({ logger: console }, Symbol.for("logger"), logger)).toEqual(["logger", console]);
-    expect(configEntry({}, Symbol.for("logger"), { info() {} })).toEqual(["logger", undefined]);
+    expect(withUpdate({}, Symbol.for("logger"), logger)).toEqual({ logger });
+    expect(withUpdate({ logger: console }, Symbol.for("logger"), logger)).toEqual({ logger: console });
+    expect(withUpdate({}, Symbol.for("logger"), { info() {} })).toEqual({ logger: undefined });
     const timeout = Symbol.for("@smithy/defaultSocketTimeout");
-    expect(configEntry({}, timeout, 5000)).toEqual(["defaultSocketTimeout", 5000]);
-    expect(configEntry({ defaultSocketTimeout: 3000 }, timeout, 5000)).toEqual(["defaultSocketTimeout", 3000]);
-    expect(configEntry({ defaultSocketTimeout: 0 }, timeout, 5000)).toEqual(["defaultSocketTimeout", 5000]);
-    expect(configEntry({}, "requestTimeout", 9)).toEqual(["requestTimeout", 9]);
+    expect(withUpdate({}, timeout, 5000)).toEqual({ defaultSocketTimeout: 5000 });
+    expect(withUpdate({ defaultSocketTimeout: 3000 }, timeout, 5000)).toEqual({ defaultSocketTimeout: 3000 });
+    expect(withUpdate({ defaultSocketTimeout: 0 }, timeout, 5000)).toEqual({ defaultSocketTimeout: 5000 });
+    expect(withUpdate({}, "requestTimeout", 9)).toEqual({ requestTimeout: 9 });
+  });
+
+  it("returns a copy: the options it was given stay as they were", () => {
+    const options: { requestTimeout: number; logger?: unknown } = { requestTimeout: 1 };
+    expect(withUpdate(options, "requestTimeout", 9)).toEqual({ requestTimeout: 9 });
+    expect(options).toEqual({ requestTimeout: 1 });
   });
 });

@@ -1,11 +1,8 @@
-/** The one resolver of the shared options, and the steps every `updateHttpClientConfig()` shares. Never per request. */
-import { type AnySchema, checkOption, type OptionUpdate, resolveOptions } from "./option-rules";
+/** The steps every handler's `updateHttpClientConfig()` shares, and its monitor's options. Never per request. */
+import { type AnySchema, checkOption, type OptionUpdate } from "./option-rules";
 import type { PoolMonitorLogger, PoolMonitorOptions } from "./pool-monitor-options";
-import { type ResolvedSharedOptions, SHARED_OPTIONS, type SharedHandlerOptions } from "./shared-handler-options";
+import type { SharedHandlerOptions } from "./shared-handler-options";
 import { saturationFields } from "./telemetry-core";
-
-export type { ResolvedSharedOptions } from "./shared-handler-options";
-export { DEFAULT_IDLE_SOCKET_TIMEOUT_MS } from "./shared-handler-options";
 
 /** `defaultSocketTimeout` counts only as a finite number > 0 (upstream's rule), else `undefined`. @internal */
 export function resolveDefaultSocketTimeout(
@@ -15,32 +12,24 @@ export function resolveDefaultSocketTimeout(
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
 }
 
-/** The config entry `updateHttpClientConfig(key, value)` sets (the two `Symbol.for` keys only if unset, as upstream). @internal */
-export function configEntry(
-  config: { logger?: unknown; defaultSocketTimeout?: unknown },
+/**
+ * A copy of `options` with `updateHttpClientConfig(key, value)` applied: the SDK's `Symbol.for("logger")` and
+ * `Symbol.for("@smithy/defaultSocketTimeout")` set `logger` / `defaultSocketTimeout` only while unset (as upstream);
+ * any other key sets itself. The second step of every handler's update, after `checkHandlerUpdate()`. @internal
+ */
+export function withUpdate<T extends { logger?: unknown; defaultSocketTimeout?: unknown }>(
+  options: T,
   key: string | symbol,
   value: unknown
-): [name: string | symbol, value: unknown] {
+): T {
   if (key === Symbol.for("logger")) {
-    return ["logger", config.logger ?? (typeof (value as { warn?: unknown })?.warn === "function" ? value : undefined)];
+    const logger = typeof (value as { warn?: unknown })?.warn === "function" ? value : undefined;
+    return { ...options, logger: options.logger ?? logger };
   }
   if (key === Symbol.for("@smithy/defaultSocketTimeout")) {
-    return ["defaultSocketTimeout", resolveDefaultSocketTimeout(config) ?? value];
+    return { ...options, defaultSocketTimeout: resolveDefaultSocketTimeout(options) ?? value };
   }
-  return [key, value];
-}
-
-/**
- * Validates and resolves the shared options (`socketMonitor` falls back to `SOCKEYE_SOCKET_MONITOR` of `env`).
- * @param prefix - the package name starting every message, e.g. `@sockeye/node-http-handler`.
- * @returns a normalised copy of every option (the handler's own unchecked). @internal
- */
-export function resolveSharedOptions<T extends object>(
-  options: T | null | undefined | void,
-  prefix: string,
-  env: NodeJS.ProcessEnv = process.env
-): T & ResolvedSharedOptions {
-  return resolveOptions(SHARED_OPTIONS, options, prefix, env) as unknown as T & ResolvedSharedOptions;
+  return { ...options, [key]: value };
 }
 
 /** The part of a handler's monitor an update reaches (`TelemetryCore.applyHandlerOption()`). */

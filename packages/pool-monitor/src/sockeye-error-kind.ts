@@ -54,20 +54,20 @@ export function brandTimeout<E extends Error>(error: E, deadline: TimeoutDeadlin
   return brand(error, "timeout");
 }
 
+/** Every `SockeyeErrorKind`: a brand with another value (a foreign `Symbol.for` user's) is no kind. */
+const KINDS: ReadonlySet<unknown> = new Set<SockeyeErrorKind>([
+  "timeout",
+  "abort",
+  "handler_destroyed",
+  "connection_reset",
+  "queue_full",
+]);
+
 /** The kind of a Sockeye error, or `undefined` for any other value. @public */
 export function sockeyeErrorKind(error: unknown): SockeyeErrorKind | undefined {
   if (typeof error !== "object" || error === null) return undefined;
   const kind = (error as { [KIND]?: unknown })[KIND];
-  switch (kind) {
-    case "timeout":
-    case "abort":
-    case "handler_destroyed":
-    case "connection_reset":
-    case "queue_full":
-      return kind;
-    default:
-      return undefined;
-  }
+  return KINDS.has(kind) ? (kind as SockeyeErrorKind) : undefined;
 }
 
 /** True for a timeout a Sockeye handler raised (its `deadline` says which), not the transport's own. @public */

@@ -1,4 +1,4 @@
-import { DeadlinePlan, type DeadlineScheduler } from "@sockeye/pool-monitor/internal";
+import { DeadlinePlan, type DeadlineScheduler, resolveDefaultSocketTimeout } from "@sockeye/pool-monitor/internal";
 import type { Logger } from "@smithy/types";
 import type { ResolvedUndiciConfig } from "./resolve-undici-config";
 import type { UndiciPoolMonitor } from "./undici-pool-monitor";
@@ -32,10 +32,7 @@ export class RequestPlan extends DeadlinePlan<"undici"> {
     readonly requestTimeoutMs: number | undefined = config.requestTimeout
   ) {
     const explicit = config.socketTimeout;
-    const serviceDefault =
-      explicit === undefined && typeof config.defaultSocketTimeout === "number" && config.defaultSocketTimeout > 0
-        ? config.defaultSocketTimeout
-        : undefined;
+    const serviceDefault = explicit === undefined ? resolveDefaultSocketTimeout(config) : undefined;
     const socketTimeout = serviceDefault ?? explicit ?? 0;
     const idleMs = Number.isFinite(socketTimeout) ? socketTimeout : 0;
     super(

@@ -274,6 +274,19 @@ describe("UndiciHttpHandler options", () => {
     new UndiciHttpHandler({ dispatcher: { connections: 4 }, maxQueuedRequests: 10 }).destroy();
   });
 
+  it("an update after destroy() does not bring the destroyed caller's dispatcher back (every key resolves the options again)", () => {
+    const dispatcher = stubDispatcher();
+    const h = new UndiciHttpHandler({ dispatcher, requestTimeout: 1000 });
+    h.destroy();
+    expect((h.httpHandlerConfigs() as { dispatcher?: unknown }).dispatcher).toBeUndefined();
+    const logger = quietLogger();
+    h.updateHttpClientConfig(Symbol.for("logger"), logger);
+    h.updateHttpClientConfig("requestTimeout", 2000);
+    const config = h.httpHandlerConfigs() as { dispatcher?: unknown; logger?: unknown; requestTimeout?: unknown };
+    expect(config).toMatchObject({ dispatcher: undefined, logger, requestTimeout: 2000 });
+    h.destroy();
+  });
+
   it('socketMonitor: "per-request" is treated as "interval", with one warning', () => {
     const logger = quietLogger();
     const h = new UndiciHttpHandler({ socketMonitor: "per-request", logger });

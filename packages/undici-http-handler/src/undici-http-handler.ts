@@ -6,13 +6,13 @@ import {
   buildAbortError,
   buildQueryString as importedBuildQueryString,
   checkHandlerUpdate,
-  configEntry,
   DeadlineScheduler,
   emptyPoolStats,
   guardedWarn,
   handlerMonitorOptions,
   TICK_MS,
   validateRequest as importedValidateRequest,
+  withUpdate,
 } from "@sockeye/pool-monitor/internal";
 import { ConnectingSockets } from "./connecting-sockets";
 import { PACKAGE_PREFIX } from "./constants";
@@ -37,10 +37,6 @@ import { UndiciPoolMonitor } from "./undici-pool-monitor";
 // package's export is a getter call.
 const buildQueryString = importedBuildQueryString;
 const validateRequest = importedValidateRequest;
-
-// Bound once (see undici-request.ts).
-const checkRequest = validateRequest;
-const queryStringOf = buildQueryString;
 
 const WARN_PREFIX = `${PACKAGE_PREFIX}:WARN - `;
 
@@ -188,7 +184,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const abortSignal = options?.abortSignal as AbortSignalLike | undefined;
     if (abortSignal?.aborted) return Promise.reject(buildAbortError(abortSignal));
     try {
-      const https = checkRequest(request, PACKAGE_PREFIX) === "https:";
+      const https = validateRequest(request, PACKAGE_PREFIX) === "https:";
       let headers = request.headers;
       if (
         headers !== undefined &&
@@ -205,7 +201,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       }
       let path = request.path;
       if (request.query) {
-        const qs = queryStringOf(request.query);
+        const qs = buildQueryString(request.query);
         if (qs) path += `?${qs}`;
       }
       // request.fragment never leaves the client (RFC 9110 §7.1).
@@ -484,7 +480,11 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     if (destroyed !== undefined) void destroyed.destroy(DESTROYED_BY_HANDLER).catch(ignoreRejection);
     this.pendingConnects.destroyAll(DESTROYED_BY_HANDLER);
     this.telemetryMonitor?.releasePools();
-    if (this.config?.dispatcher !== undefined) this.config = { ...this.config, dispatcher: undefined };
+    if (this.config?.dispatcher !== undefined) {
+      // Gone from the options too, so that no later update (which resolves them again) brings it back.
+      this.rawOptions = { ...this.rawOptions, dispatcher: undefined };
+      this.config = { ...this.config, dispatcher: undefined };
+    }
   }
 
   /**
@@ -500,23 +500,15 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     const following = key === "maxQueuedRequests" && this.viaGlobal && globalDispatcherSlot() === this.globalSeen;
     const unbounded = following ? unboundedQueueError(value as number, "global") : undefined;
     if (unbounded !== undefined) throw unbounded;
-    const apply = (config: ResolvedUndiciConfig): ResolvedUndiciConfig => {
-      if (typeof key !== "string") {
-        const [name, next] = configEntry(config, key, value);
-        return { ...config, [name]: next };
-      }
-      const merged = { ...this.rawOptions, [key]: value } as UndiciHttpHandlerOptions;
-      const next = {
-        ...resolveUndiciConfig(merged),
-        logger: merged.logger ?? config.logger,
-        defaultSocketTimeout: config.defaultSocketTimeout,
-      };
-      this.rawOptions = merged;
-      return next;
+    const apply = (): ResolvedUndiciConfig => {
+      const next = withUpdate<UndiciHttpHandlerOptions>(this.rawOptions ?? {}, key, value);
+      const config = resolveUndiciConfig(next);
+      this.rawOptions = next;
+      return config;
     };
     if (this.config !== undefined) {
       // Applied now (as upstream's httpHandlerConfigs() shows it at once); a bad value throws here.
-      this.setConfig(apply(this.config));
+      this.setConfig(apply());
       this.configPromise = Promise.resolve(this.config);
     } else this.configPromise = this.chain(this.configPromise.then(apply));
     if (update.update === "pool") this.retireDispatcher();
