@@ -110,9 +110,12 @@ export class OriginTelemetry {
     this.detector = new SaturationDetector({ ...tuning, origin });
   }
 
-  /** A request left the queue and `depth` remain queued: keeps the interval's floor. */
+  /**
+   * A request left the queue and `depth` remain queued: keeps the interval's floor. Branch-free, so code optimized
+   * while a queue never dipped (this is inlined into the request paths) does not deoptimize when it first drains.
+   */
   queueShrank(depth: number): void {
-    if (depth < this.sampleMinQueued) this.sampleMinQueued = depth;
+    this.sampleMinQueued = Math.min(this.sampleMinQueued, depth);
   }
 
   /** Starts the next sample interval; `queued` is the depth it starts from. */
