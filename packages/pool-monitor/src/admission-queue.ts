@@ -1,0 +1,146 @@
+/**
+ * AdmissionQueue: the one request queue of every transport — an intrusive FIFO of requests and the admission count
+ * in front of a capacity.
+ *
+ *   admit(n) ─► nothing queued and hasRoom() ? ─yes─► "dispatch" (inUse++)
+ *                          └─no─► nodeCount >= maxQueued ? ─yes─► "full" (`maxQueuedRequests`: never queued)
+ *                                                  └─no──► "queued": linked at the tail
+ *   drain() ─► while the head exists and hasRoom(): unlinked, inUse++, dispatch(head)
+ *
+ *   firstNode ─► [req] ⇄ [req] ⇄ [req] ◄─ lastNode        (the requests themselves are the nodes: `listPrev` /
+ *                                                          `listNext`; `listTag` names the list a node is on)
+ *
+ * Costs: admit, link, unlink and dequeue are O(1) and allocate nothing per request; a node is on at most one list
+ * at a time, which its `listTag` tells in O(1). `drain()` is not re-entrant: a dispatch that frees a slot does not
+ * recurse, the running loop takes the slot.
+ *
+ * Transports differ by parameters and two hooks: `limit` (a count of slots; `Infinity` = unlimited), `hasRoom()`
+ * (HTTP/1 adds its agent-wide `maxTotalSockets`), `dispatch()` (HTTP/1 counts agent-wide). A transport whose
+ * capacity is not a count (HTTP/2's session slots) uses the FIFO alone.
+ * @internal
+ */
+
+/** The link fields a request carries to be queued (a node is on at most one list). @internal */
+export interface QueueNode {
+  /** The `tag` of the list the node is on; 0: on none. */
+  listTag: number;
+  listPrev: QueueNode | undefined;
+  listNext: QueueNode | undefined;
+}
+
+/** A node `drain()` can hand its slot to. @internal */
+export interface GatedNode extends QueueNode {
+  /** Starts the request (already counted in `inUse`). Never throws. */
+  dispatchFromGate(): void;
+}
+
+/** What `admit()` did with a request: dispatch it now, queued it, or refused it (the queue is full). @internal */
+export type Admission = "dispatch" | "queued" | "full";
+
+/** @internal */
+export class AdmissionQueue<N extends QueueNode = QueueNode> {
+  /** The oldest queued node (the next to dispatch). */
+  firstNode: N | undefined = undefined;
+  lastNode: N | undefined = undefined;
+  /** Nodes queued. */
+  nodeCount = 0;
+  /** Requests admitted (or drained) and not yet released by their owner: `inUse--` when one frees its slot. */
+  inUse = 0;
+  private draining = false;
+
+  /**
+   * @param tag - the `listTag` a node on this list carries (non-zero; lists a node may move between differ).
+   * @param limit - slots (`inUse` below it leaves room); `Infinity`: unlimited; 0: nothing is dispatched.
+   */
+  constructor(
+    readonly tag = 1,
+    public limit = Number.POSITIVE_INFINITY
+  ) {}
+
+  /** Whether `n` is on a list of this tag (on this one, where a node's owner knows its list). */
+  has(n: QueueNode): boolean {
+    return n.listTag === this.tag;
+  }
+
+  /** Appends `n` (not on any list). O(1). */
+  linkTail(n: N): void {
+    n.listTag = this.tag;
+    n.listPrev = this.lastNode;
+    n.listNext = undefined;
+    if (this.lastNode === undefined) this.firstNode = n;
+    else this.lastNode.listNext = n;
+    this.lastNode = n;
+    this.nodeCount++;
+  }
+
+  /** Puts `n` (not on any list) first: it is dispatched next. O(1). */
+  linkHead(n: N): void {
+    n.listTag = this.tag;
+    n.listPrev = undefined;
+    n.listNext = this.firstNode;
+    if (this.firstNode === undefined) this.lastNode = n;
+    else this.firstNode.listPrev = n;
+    this.firstNode = n;
+    this.nodeCount++;
+  }
+
+  /** Unlinks `n`; no-op unless it is on a list of this tag. O(1). */
+  unlinkNode(n: N): void {
+    if (n.listTag !== this.tag) return;
+    const prev = n.listPrev as N | undefined;
+    const next = n.listNext as N | undefined;
+    if (prev === undefined) this.firstNode = next;
+    else prev.listNext = next;
+    if (next === undefined) this.lastNode = prev;
+    else next.listPrev = prev;
+    n.listPrev = n.listNext = undefined;
+    n.listTag = 0;
+    this.nodeCount--;
+  }
+
+  /** Unlinks and returns the oldest node, if any. O(1). */
+  shift(): N | undefined {
+    const n = this.firstNode;
+    if (n !== undefined) this.unlinkNode(n);
+    return n;
+  }
+
+  /**
+   * Counts `n` in `inUse` (`"dispatch"`: the caller starts it) when nothing waits and there is room; else queues it
+   * at the tail (`"queued"`), unless `maxQueued` wait already (`"full"`: not queued). O(1).
+   */
+  admit(n: N, maxQueued: number): Admission {
+    if (this.nodeCount === 0 && this.hasRoom()) {
+      this.inUse++;
+      return "dispatch";
+    }
+    if (this.nodeCount >= maxQueued) return "full";
+    this.linkTail(n);
+    return "queued";
+  }
+
+  /** Dispatches queued nodes, oldest first, while `hasRoom()`. */
+  drain(this: AdmissionQueue<N & GatedNode>): void {
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      for (let n = this.firstNode; n !== undefined && this.hasRoom(); n = this.firstNode) {
+        this.unlinkNode(n);
+        this.inUse++;
+        this.dispatch(n);
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  /** Whether one more request may start now. Hook: the default is `inUse < limit`. */
+  protected hasRoom(): boolean {
+    return this.inUse < this.limit;
+  }
+
+  /** Starts a drained node (counted in `inUse` already). Hook: the default is its `dispatchFromGate()`. */
+  protected dispatch(n: N & GatedNode): void {
+    n.dispatchFromGate();
+  }
+}
