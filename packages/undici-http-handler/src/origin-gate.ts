@@ -9,17 +9,20 @@
  *                     └─no──► queue (intrusive FIFO: the request object is the node; head = oldest)
  *   end / error / failure before a connection ─► inUse-- ─► head of the queue dispatched
  *
- * The queue is the telemetry entry's `waitList` when the origin has an entry of its own, else a list of its own
- * (registered with `_OTHER`). Cost per request: two counter updates, plus an O(1) push/unlink when it waits.
+ * Admission and FIFO are an `AdmissionQueue` (`fifoQueue`: `admit()`, `inUse`, `drain()`): the telemetry entry's
+ * `waitList` when the origin has an entry of its own, else a list of its own (registered with `_OTHER`). What is
+ * undici's own here: the pool shortcut, the connection attempts nobody waits for, the slot released after undici's
+ * call returns. Cost per request: two counter updates, plus an O(1) link/unlink when it waits.
  *
  * `OriginGates` keeps a gate only while it holds something, or while it is pinned (the gate of the handler's
  * one-entry origin cache, handed out without a lookup): a client of many hosts keeps O(busy origins) gates, one
  * endpoint keeps its gate allocation-free. A gate left idle tells its registry, which drops it in O(1).
  */
+import { AdmissionQueue } from "@sockeye/pool-monitor/internal";
 import type { Pool } from "undici";
 import type { ConnectingSockets } from "./connecting-sockets";
 import type { DispatcherLike } from "./dispatcher-like";
-import { type OriginPoolState, type PoolRequestNode, RequestList } from "./origin-pool-state";
+import type { OriginPoolState, PoolRequestNode, RequestList } from "./origin-pool-state";
 
 /** A request the gate can hold and later dispatch. @internal */
 export interface GatedRequest extends PoolRequestNode {
@@ -32,13 +35,8 @@ const GATE_LIST_TAG = 3;
 
 /** @internal */
 export class OriginGate {
-  /** Requests handed to undici and not finished with their connection (response ended, failed or abandoned). */
-  inUse = 0;
-  /** Of those, requests that have no connection yet (undici is connecting one for them or will give them one). */
+  /** Of the requests in `fifoQueue.inUse`, those that have no connection yet (undici connects one or will give one). */
   awaitingConn = 0;
-  /** Set by `UndiciHttpHandler.destroy()`: nothing is dispatched any more. */
-  gateClosed = false;
-  private draining = false;
   /** Where queued requests go when their turn comes: the handler's current dispatcher. */
   dispatchTo: DispatcherLike | undefined;
   /**
@@ -54,16 +52,30 @@ export class OriginGate {
 
   /**
    * @param gateOrigin - `scheme://host:port`.
-   * @param gateLimit - connections per origin (`maxSockets`); `null` = unlimited (nothing ever waits here).
+   * @param limit - connections per origin (`maxSockets`); `null` = unlimited (nothing ever waits here).
    * @param connectingSet - the handler's connecting sockets (to end an attempt nobody waits for).
-   * @param fifoQueue - the FIFO: the telemetry entry's `waitList`, or a list of its own.
+   * @param fifoQueue - the admission count and FIFO: the telemetry entry's `waitList`, or a list of its own; its
+   *   `inUse` counts the requests handed to undici and not finished with their connection (ended, failed, abandoned).
    */
   constructor(
     readonly gateOrigin: string,
-    public gateLimit: number | null,
+    limit: number | null,
     readonly connectingSet: ConnectingSockets,
-    readonly fifoQueue: RequestList = new RequestList(GATE_LIST_TAG)
-  ) {}
+    readonly fifoQueue: RequestList = new AdmissionQueue(GATE_LIST_TAG)
+  ) {
+    this.setLimit(limit);
+  }
+
+  /** Connections per origin from now on (`null`: unlimited; 0: the gate dispatches nothing any more). */
+  setLimit(limit: number | null): void {
+    this.fifoQueue.limit = limit ?? Number.POSITIVE_INFINITY;
+  }
+
+  /** `maxSockets=<limit>, <n> queued`, for error messages. */
+  describe(): string {
+    const { limit, nodeCount } = this.fifoQueue;
+    return `maxSockets=${limit === Number.POSITIVE_INFINITY ? "unlimited" : limit}, ${nodeCount} queued`;
+  }
 
   /** Where a request of the origin goes now: its open pool, else `dispatchTo`. */
   dispatchTarget(): DispatcherLike | undefined {
@@ -83,18 +95,6 @@ export class OriginGate {
     return this.awaitingConn > 0 || this.fifoQueue.nodeCount > 0;
   }
 
-  /** True (and counted in `inUse`) when the request may go to undici now; false: the caller queues it. */
-  admit(): boolean {
-    const limit = this.gateLimit;
-    if (limit !== null && (this.inUse >= limit || this.fifoQueue.nodeCount > 0)) return false;
-    this.inUse++;
-    return true;
-  }
-
-  enqueueWaiter(n: GatedRequest): void {
-    this.fifoQueue.linkTail(n);
-  }
-
   /** Removes a queued `n` (O(1)); no-op when it is not queued. */
   unlinkWaiter(n: GatedRequest): void {
     this.fifoQueue.unlinkNode(n);
@@ -103,32 +103,20 @@ export class OriginGate {
 
   /** A request finished with its slot: dispatch queued requests while slots are free. */
   freeSlot(): void {
-    if (this.inUse > 0) this.inUse--;
+    const queue = this.fifoQueue;
+    if (queue.inUse > 0) queue.inUse--;
     this.drainQueue();
     this.gateRegistry?.gateIdle(this);
   }
 
   /** Nothing in use (awaiting a connection included: `awaitingConn <= inUse`) and nothing queued. */
   get gateUnused(): boolean {
-    return this.inUse === 0 && this.fifoQueue.nodeCount === 0;
+    return this.fifoQueue.inUse === 0 && this.fifoQueue.nodeCount === 0;
   }
 
-  /** Dispatches queued requests, oldest first, while the limit allows. Not re-entrant: no recursion per request. */
+  /** Dispatches queued requests, oldest first, while the limit allows (the queue holds only `GatedRequest`s). */
   drainQueue(): void {
-    if (this.draining) return;
-    this.draining = true;
-    try {
-      while (!this.gateClosed) {
-        const head = this.fifoQueue.firstNode as GatedRequest | undefined;
-        const limit = this.gateLimit;
-        if (head === undefined || (limit !== null && this.inUse >= limit)) return;
-        this.fifoQueue.unlinkNode(head);
-        this.inUse++;
-        head.dispatchFromGate();
-      }
-    } finally {
-      this.draining = false;
-    }
+    (this.fifoQueue as AdmissionQueue<GatedRequest>).drain();
   }
 }
 
