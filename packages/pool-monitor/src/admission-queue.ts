@@ -1,22 +1,16 @@
 /**
- * AdmissionQueue: the one request queue of every transport — an intrusive FIFO of requests and the admission count
- * in front of a capacity.
+ * AdmissionQueue: every transport's request queue — an intrusive FIFO of the requests themselves and the count of
+ * admitted ones in front of a capacity.
  *
- *   admit(n) ─► nothing queued and hasRoom() ? ─yes─► "dispatch" (inUse++)
- *                          └─no─► nodeCount >= maxQueued ? ─yes─► "full" (`maxQueuedRequests`: never queued)
- *                                                  └─no──► "queued": linked at the tail
- *   drain() ─► while the head exists and hasRoom(): unlinked, inUse++, dispatch(head)
+ *   admit(n) ─► nothing queued and hasRoom() ─► "dispatch" (inUse++) · else nodeCount >= maxQueued ─► "full"
+ *               · else "queued" at the tail
+ *   drain()  ─► while the head exists and hasRoom(): unlinked, inUse++, dispatch(head)
+ *   firstNode ─► [req] ⇄ [req] ⇄ [req] ◄─ lastNode   (`listPrev` / `listNext` / `listTag` are the requests' fields)
  *
- *   firstNode ─► [req] ⇄ [req] ⇄ [req] ◄─ lastNode        (the requests themselves are the nodes: `listPrev` /
- *                                                          `listNext`; `listTag` names the list a node is on)
- *
- * Costs: admit, link, unlink and dequeue are O(1) and allocate nothing per request; a node is on at most one list
- * at a time, which its `listTag` tells in O(1). `drain()` is not re-entrant: a dispatch that frees a slot does not
- * recurse, the running loop takes the slot.
- *
- * Transports differ by parameters and two hooks: `limit` (a count of slots; `Infinity` = unlimited), `hasRoom()`
- * (HTTP/1 adds its agent-wide `maxTotalSockets`), `dispatch()` (HTTP/1 counts agent-wide). A transport whose
- * capacity is not a count (HTTP/2's session slots) uses the FIFO alone.
+ * Costs: admit, link and unlink are O(1) and allocate nothing per request; a node is on at most one list, which its
+ * `listTag` names. `drain()` does not recurse: a slot freed by a dispatch goes to the running loop. Transports differ
+ * by `limit` and two hooks (HTTP/1: the agent-wide `maxTotalSockets` in `hasRoom()`, its totals in `dispatch()`);
+ * HTTP/2, whose capacity is a session slot, not a count, uses the FIFO alone.
  * @internal
  */
 
@@ -39,7 +33,7 @@ export type Admission = "dispatch" | "queued" | "full";
 
 /** @internal */
 export class AdmissionQueue<N extends QueueNode = QueueNode> {
-  /** The oldest queued node (the next to dispatch). */
+  /** The oldest queued node, next to dispatch. */
   firstNode: N | undefined = undefined;
   lastNode: N | undefined = undefined;
   /** Nodes queued. */
@@ -49,8 +43,8 @@ export class AdmissionQueue<N extends QueueNode = QueueNode> {
   private draining = false;
 
   /**
-   * @param tag - the `listTag` a node on this list carries (non-zero; lists a node may move between differ).
-   * @param limit - slots (`inUse` below it leaves room); `Infinity`: unlimited; 0: nothing is dispatched.
+   * @param tag - the `listTag` of a node on this list: non-zero, distinct for lists a node moves between.
+   * @param limit - slots: `Infinity` unlimited, 0 dispatches nothing.
    */
   constructor(
     readonly tag = 1,
@@ -98,17 +92,7 @@ export class AdmissionQueue<N extends QueueNode = QueueNode> {
     this.nodeCount--;
   }
 
-  /** Unlinks and returns the oldest node, if any. O(1). */
-  shift(): N | undefined {
-    const n = this.firstNode;
-    if (n !== undefined) this.unlinkNode(n);
-    return n;
-  }
-
-  /**
-   * Counts `n` in `inUse` (`"dispatch"`: the caller starts it) when nothing waits and there is room; else queues it
-   * at the tail (`"queued"`), unless `maxQueued` wait already (`"full"`: not queued). O(1).
-   */
+  /** `"dispatch"` (counted in `inUse`: the caller starts `n`), `"queued"` (at the tail) or `"full"` (not queued). */
   admit(n: N, maxQueued: number): Admission {
     if (this.nodeCount === 0 && this.hasRoom()) {
       this.inUse++;

@@ -1,34 +1,28 @@
 /**
- * OriginGate: the handler-side FIFO in front of one origin's pool of the handler-owned undici `Agent`, and
+ * OriginGate: the handler-side queue in front of one origin's pool of the handler-owned undici `Agent`, and
  * OriginGates, the handler's gates by exact origin.
  *
  * Why: undici drops an aborted queued request only when its turn comes. With the gate, a request beyond the
  * origin's limit never reaches undici: rejecting it is an O(1) unlink that never touches a connection.
  *
- *   handle() ─► inUse < limit ? ─yes─► dispatched to undici (inUse++, awaitingConn++) ─► onRequestStart (awaitingConn--)
- *                     └─no──► queue (intrusive FIFO: the request object is the node; head = oldest)
- *   end / error / failure before a connection ─► inUse-- ─► head of the queue dispatched
+ *   handle() ─► fifoQueue.admit() ─dispatch─► to undici (inUse++, awaitingConn++) ─► onRequestStart (awaitingConn--)
+ *   end / error / failure before a connection ─► inUse-- ─► fifoQueue.drain()
  *
- * Admission and FIFO are an `AdmissionQueue` (`fifoQueue`: `admit()`, `inUse`, `drain()`): the telemetry entry's
- * `waitList` when the origin has an entry of its own, else a list of its own (registered with `_OTHER`). What is
- * undici's own here: the pool shortcut, the connection attempts nobody waits for, the slot released after undici's
- * call returns. Cost per request: two counter updates, plus an O(1) link/unlink when it waits.
+ * `fifoQueue` (an `AdmissionQueue`) is the telemetry entry's `waitList`, or a list of its own registered with
+ * `_OTHER`. The gate adds what is undici's own: the pool shortcut and the connection attempts nobody waits for.
  *
  * `OriginGates` keeps a gate only while it holds something, or while it is pinned (the gate of the handler's
  * one-entry origin cache, handed out without a lookup): a client of many hosts keeps O(busy origins) gates, one
  * endpoint keeps its gate allocation-free. A gate left idle tells its registry, which drops it in O(1).
  */
-import { AdmissionQueue } from "@sockeye/pool-monitor/internal";
+import { AdmissionQueue, type GatedNode } from "@sockeye/pool-monitor/internal";
 import type { Pool } from "undici";
 import type { ConnectingSockets } from "./connecting-sockets";
 import type { DispatcherLike } from "./dispatcher-like";
 import type { OriginPoolState, PoolRequestNode, RequestList } from "./origin-pool-state";
 
-/** A request the gate can hold and later dispatch. @internal */
-export interface GatedRequest extends PoolRequestNode {
-  /** Hands the request to undici (the gate already counted it in `inUse`). */
-  dispatchFromGate(): void;
-}
+/** A request the gate can hold and later dispatch (`dispatchFromGate()` hands it to undici). @internal */
+export type GatedRequest = PoolRequestNode & GatedNode;
 
 /** List tag of a gate-owned queue (see `PoolRequestNode.listTag`). */
 const GATE_LIST_TAG = 3;
@@ -54,8 +48,7 @@ export class OriginGate {
    * @param gateOrigin - `scheme://host:port`.
    * @param limit - connections per origin (`maxSockets`); `null` = unlimited (nothing ever waits here).
    * @param connectingSet - the handler's connecting sockets (to end an attempt nobody waits for).
-   * @param fifoQueue - the admission count and FIFO: the telemetry entry's `waitList`, or a list of its own; its
-   *   `inUse` counts the requests handed to undici and not finished with their connection (ended, failed, abandoned).
+   * @param fifoQueue - its `inUse`: requests handed to undici and not finished with their connection.
    */
   constructor(
     readonly gateOrigin: string,
