@@ -5,7 +5,8 @@ export type Timing = ReturnType<typeof createTiming>;
 
 /**
  * The clock and timer seam every handler and monitor goes through: globals are resolved at call time (`performance`
- * again whenever `setTimeout` changed), so fake timers drive them. One instance per process under `Symbol.for("@sockeye/timing")`, shared by every copy of the package.
+ * again whenever `setTimeout` changed), so fake timers drive them. One instance per process under
+ * `Symbol.for("@sockeye/timing")`, shared by every copy of the package.
  * The `startedAt` given to `trackRequest()` must come from `timing.now()`. @public
  */
 export const timing: Timing = registered();
