@@ -4,9 +4,8 @@ const TIMING_KEY = Symbol.for("@sockeye/timing");
 export type Timing = ReturnType<typeof createTiming>;
 
 /**
- * The clock and timer seam every handler and monitor goes through: globals are resolved at call time (`performance`
- * again whenever `setTimeout` changed), so fake timers drive them. One instance per process under
- * `Symbol.for("@sockeye/timing")`, shared by every copy of the package.
+ * The clock and timer seam every handler and monitor goes through: globals are resolved at call time, so fake timers
+ * drive them. One instance per process under `Symbol.for("@sockeye/timing")`, shared by every copy of the package.
  * The `startedAt` given to `trackRequest()` must come from `timing.now()`. @public
  */
 export const timing: Timing = registered();
@@ -47,24 +46,13 @@ function clearWith(handle: unknown, own: string, nativeClear: Fn | undefined, cu
 }
 
 function createTiming() {
-  // Node's `globalThis.performance` is a lazy getter: a call on every read. The object is kept, and read again
-  // whenever `globalThis.setTimeout` changed: fake timers that replace `performance` replace `setTimeout` with it
-  // (vitest, Jest and @sinonjs/fake-timers alike) and restore both.
-  let perf = performance;
-  let perfSeenWith: unknown = setTimeout;
   const nativeSetImmediate = native<typeof setImmediate>("setImmediate");
   const nativeClearImmediate = native<typeof clearImmediate>("clearImmediate");
   const nativeClearTimeout = native<typeof clearTimeout>("clearTimeout");
   const nativeClearInterval = native<typeof clearInterval>("clearInterval");
   return {
     /** Monotonic milliseconds (`performance.now()`). */
-    now: (): number => {
-      if (setTimeout !== perfSeenWith) {
-        perf = performance;
-        perfSeenWith = setTimeout;
-      }
-      return perf.now();
-    },
+    now: (): number => performance.now(),
     /** Wall-clock milliseconds (`Date.now()`); only for contracts defined on wall time (upstream's warning stamp). */
     wallNow: (): number => Date.now(),
     setTimeout: <A extends unknown[]>(
