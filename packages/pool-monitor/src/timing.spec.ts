@@ -129,6 +129,14 @@ describe("timing", () => {
     }
   });
 
+  it("now() follows fake timers that fake performance alone (as the handlers' idle-socket specs install them)", () => {
+    vi.useFakeTimers({ toFake: ["performance"] });
+    const fakeStart = performance.now();
+    expect(timing.now()).toBe(fakeStart);
+    vi.advanceTimersByTime(500);
+    expect(timing.now()).toBe(fakeStart + 500);
+  });
+
   it("afterPoll is the global setImmediate when that is not a test's fake", () => {
     const spy = vi.spyOn(globalThis, "setImmediate");
     const handle = timing.afterPoll(() => {});
