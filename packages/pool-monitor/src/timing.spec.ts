@@ -114,6 +114,29 @@ describe("timing", () => {
     expect(underReal).not.toHaveBeenCalled();
   });
 
+  it("now() reads the fake clock while fake timers are installed, and the real one once they are removed", () => {
+    for (let round = 0; round < 2; round++) {
+      vi.useFakeTimers({ toFake: [...FAKE_TIMERS] });
+      const fakeStart = performance.now();
+      expect(timing.now()).toBe(fakeStart);
+      vi.advanceTimersByTime(1000);
+      expect(timing.now()).toBe(fakeStart + 1000);
+      vi.useRealTimers();
+      const before = performance.now();
+      const now = timing.now();
+      expect(now).toBeGreaterThanOrEqual(before);
+      expect(now).toBeLessThanOrEqual(performance.now());
+    }
+  });
+
+  it("now() follows fake timers that fake performance alone (as the handlers' idle-socket specs install them)", () => {
+    vi.useFakeTimers({ toFake: ["performance"] });
+    const fakeStart = performance.now();
+    expect(timing.now()).toBe(fakeStart);
+    vi.advanceTimersByTime(500);
+    expect(timing.now()).toBe(fakeStart + 500);
+  });
+
   it("afterPoll is the global setImmediate when that is not a test's fake", () => {
     const spy = vi.spyOn(globalThis, "setImmediate");
     const handle = timing.afterPoll(() => {});

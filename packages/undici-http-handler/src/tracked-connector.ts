@@ -2,6 +2,8 @@
  * Wraps an undici connector so that every connection of one origin is observed from its first byte to its close
  * (connect and TLS times, errors, close reason, age). undici's connector returns the socket synchronously, so
  * listeners are attached before any event. Per connection: one state object, one closure, four shared listeners.
+ * The state is found through a `WeakMap`, not a property on the socket: a socket with a property of its own gets a
+ * hidden class of its own, which turns Node's and undici's per-request property reads on sockets megamorphic.
  */
 import type { Socket } from "node:net";
 import { type CloseReasonOf, timing } from "@sockeye/pool-monitor/internal";
@@ -13,7 +15,8 @@ import type { UndiciPoolMonitor } from "./undici-pool-monitor";
 type Connector = buildConnectorType.connector;
 type SocketError = Error & { code?: string };
 
-const kConn = Symbol("sockeye.connection");
+/** Each tracked socket's state, until it closes. */
+const states = new WeakMap<Socket, ConnectionState>();
 
 /** One connection's telemetry state. */
 class ConnectionState {
@@ -71,23 +74,23 @@ function closeReason(c: ConnectionState, ageMs: number): CloseReasonOf<"undici">
 }
 
 function onTcpConnect(this: Socket): void {
-  const c: ConnectionState | undefined = (this as any)[kConn];
+  const c = states.get(this);
   if (c !== undefined) c.tcpDoneAt = timing.now();
 }
 
 function onSocketEnd(this: Socket): void {
-  const c: ConnectionState | undefined = (this as any)[kConn];
+  const c = states.get(this);
   if (c !== undefined && c.cause === undefined) c.cause = "end";
 }
 
 function onSocketError(this: Socket, err: SocketError): void {
-  (this as any)[kConn]?.noteError(err);
+  states.get(this)?.noteError(err);
 }
 
 function onSocketClose(this: Socket): void {
-  const c: ConnectionState | undefined = (this as any)[kConn];
+  const c = states.get(this);
   if (c === undefined) return;
-  (this as any)[kConn] = undefined;
+  states.delete(this);
   const o = c.o;
   if (!c.attemptEnded && o.attemptsOpen > 0) o.attemptsOpen--;
   const ageMs = c.connectedAt === 0 ? 0 : timing.now() - c.connectedAt;
@@ -124,7 +127,7 @@ export function trackedConnector(
       } else state.noteError(err as SocketError);
       callback(err as Error & null, connected as any);
     }) as unknown as Socket;
-    (socket as any)[kConn] = state;
+    states.set(socket, state);
     if (state.isTls) socket.once("connect", onTcpConnect);
     socket.once("end", onSocketEnd);
     socket.on("error", onSocketError);

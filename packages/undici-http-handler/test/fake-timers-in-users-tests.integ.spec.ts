@@ -30,6 +30,7 @@ import { UndiciHttpHandler } from "../src/index";
 const realSetImmediate = globalThis.setImmediate;
 const realSetTimeout = globalThis.setTimeout;
 const realNow = performance.now.bind(performance);
+const realPerformance = globalThis.performance;
 
 type LaneKey = "sockeye-node" | "sockeye-undici" | "sockeye-h2" | "smithy-node" | "smithy-undici" | "smithy-h2";
 
@@ -306,6 +307,22 @@ const DRIVERS: Driver[] = [
 
 const REQUEST_TIMEOUT_MS = 1000;
 
+/** The `requestTimeout` of the rows that also wait for it on the real clock, ms. */
+const SWAP_TIMEOUT_MS = 150;
+
+/** Durations of the `request:finished` events of `handler` from now on (its monitor exists once it has started a request). */
+function finishedDurations(handler: AnyHandler): number[] {
+  const durations: number[] = [];
+  const monitor = (handler as { poolMonitor?: { subscribe(l: (e: { type: string }) => void): () => void } })
+    .poolMonitor;
+  const unsubscribe = monitor?.subscribe((e) => {
+    if (e.type === "request:finished") durations.push((e as { type: string; durationMs: number }).durationMs);
+  });
+  expect(unsubscribe).toBeDefined();
+  cleanups.push(() => unsubscribe?.());
+  return durations;
+}
+
 type Scenario = "tick" | "warn" | "runAllTimeout" | "runAllNone" | "runOnlyPending" | "restore";
 
 /**
@@ -425,6 +442,42 @@ for (const tls of [false, true]) {
                 ran = true;
               });
               await until(() => ran, "a real setImmediate to run", 500);
+            }
+          );
+
+          // The clock is cached between swaps of the timer functions: it must follow each install and uninstall.
+          it.skipIf(!lane.sockeye || tls)(
+            "one handler across install, uninstall and install again: deadlines and durations follow the fake clock, then the real one, then the fake one",
+            async () => {
+              const t = { requestTimeout: SWAP_TIMEOUT_MS, throwOnRequestTimeout: true };
+              const handler = made(lane, tls, t);
+              let durations: number[] | undefined;
+              for (const [round, fake] of [true, false, true].entries()) {
+                if (fake) driver.install();
+                else driver.uninstall();
+                const start = realNow();
+                const req = await inFlight(lane, tls, handler, t);
+                durations ??= finishedDurations(handler);
+                if (fake) {
+                  // Real time past the deadline changes nothing: only the fake clock counts.
+                  await new Promise((resolve) => realSetTimeout(resolve, SWAP_TIMEOUT_MS + 50));
+                  await settleTurns();
+                  expect(req.state).toBe("pending");
+                  await driver.advance(SWAP_TIMEOUT_MS);
+                  await settleTurns();
+                } else {
+                  await until(() => req.state !== "pending", "requestTimeout on the real clock");
+                  expect(realNow() - start).toBeGreaterThanOrEqual(SWAP_TIMEOUT_MS - 1);
+                }
+                expect(req.state).toBe("rejected");
+                expect(req.error?.name).toBe("TimeoutError");
+                await until(() => durations!.length > round, "request:finished");
+                const duration = durations[round];
+                if (!fake) expect(duration).toBeGreaterThanOrEqual(SWAP_TIMEOUT_MS - 1);
+                // Measured on the fake clock where `performance` is faked: exactly the ticks advanced.
+                else if (globalThis.performance !== realPerformance) expect(duration).toBe(SWAP_TIMEOUT_MS);
+              }
+              expect(durations).toHaveLength(3);
             }
           );
         });
