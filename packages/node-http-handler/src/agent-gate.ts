@@ -25,8 +25,7 @@ import {
 import type { Agent } from "node:http";
 import { isIP } from "node:net";
 
-// Bound once: in this package's CommonJS build (what Node's `require` and `import` load) every use of another
-// package's export is a getter call.
+// Bound once: in the CommonJS build (what Node loads), each read of another package's export is a getter call.
 const timing = importedTiming;
 
 export type { Admission } from "@sockeye/pool-monitor/internal";

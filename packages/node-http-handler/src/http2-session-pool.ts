@@ -34,8 +34,7 @@ import { type Http2CloseCause, Http2SessionEntry, type Http2SessionHost } from "
 import type { Http2PoolOrigin, Http2PoolSession, Http2StreamHost, Http2StreamRequest } from "./http2-stream-request";
 import type { ResolvedHttp2Config } from "./resolve-http2-config";
 
-// Bound once: in this package's CommonJS build (what Node's `require` and `import` load) every use of another
-// package's export is a getter call.
+// Bound once: in the CommonJS build (what Node loads), each read of another package's export is a getter call.
 const timing = importedTiming;
 
 /** Streams assumed per connecting session when deciding whether the queue needs one more session. */

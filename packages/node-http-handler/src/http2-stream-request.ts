@@ -51,8 +51,7 @@ import type { Http2Origin, Http2Waiter } from "./http2-origin";
 import type { Http2OriginTelemetry } from "./http2-pool-monitor";
 import type { Http2SessionEntry } from "./http2-session-entry";
 
-// Bound once: in this package's CommonJS build (what Node's `require` and `import` load) every use of another
-// package's export is a getter call.
+// Bound once: in the CommonJS build (what Node loads), each read of another package's export is a getter call.
 const bodyOpen = importedBodyOpen;
 const DeadlineKind = importedDeadlineKind;
 const endResponseBody = importedEndResponseBody;
@@ -72,7 +71,6 @@ type DeadlineKind = importedDeadlineKind;
 
 const { NGHTTP2_CANCEL, NGHTTP2_ENHANCE_YOUR_CALM, NGHTTP2_REFUSED_STREAM } = http2.constants;
 
-/** Times one request is placed again after a refused stream. */
 const MAX_REFUSALS = 3;
 const kRequest = Symbol("sockeye.http2StreamRequest");
 
@@ -263,7 +261,6 @@ export class Http2StreamRequest
     return "connection";
   }
 
-  /** Attaches the abort listener, arms the deadlines, then asks the pool for a slot. */
   start(resolve: (value: { response: HttpResponse }) => void, reject: (error: unknown) => void): void {
     this.begin(resolve, reject);
     try {
@@ -498,8 +495,7 @@ export class Http2StreamRequest
 
   /** BodyLengthSink: the piped request body failed, broke its `content-length` or was destroyed before its end. */
   onBodyError(error: Error): void {
-    // `destroy(error)` resets (INTERNAL_ERROR) with no END_STREAM: `close()` ends our side first, so the server would
-    // take the cut body for a whole one.
+    // `destroy(error)`, not `close()`: see `reset()`.
     if (!this.settled) this.reset("destroy", error);
     this.end("failed", error, "leave", "cancel");
   }

@@ -7,8 +7,7 @@ import type { DeadlineScheduler, IdleTarget } from "@sockeye/pool-monitor/intern
 import { IdleWatch, timing as importedTiming } from "@sockeye/pool-monitor/internal";
 import type { Socket } from "node:net";
 
-// Bound once: in this package's CommonJS build (what Node's `require` and `import` load) every use of another
-// package's export is a getter call.
+// Bound once: in the CommonJS build (what Node loads), each read of another package's export is a getter call.
 const timing = importedTiming;
 
 /** The target of a spare watch (it holds no request). */
