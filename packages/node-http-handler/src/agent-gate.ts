@@ -38,10 +38,7 @@ export interface GatedRequest extends GatedNode {
 
 /** One agent key's count (`inUse`: the handler's requests dispatched to the agent and not finished) and FIFO. @internal */
 export class GateKey extends AdmissionQueue<GatedRequest> {
-  /**
-   * @param name - the agent's name for the key (`agent.getName()`), the same string `agent.requests` uses.
-   * @param gate - the gate holding the key: its agent's limits and its counts over all keys.
-   */
+  /** `name`: the agent's name for the key (`agent.getName()`, as `agent.requests` keys it); `gate`: its holder. */
   constructor(
     readonly name: string,
     private readonly gate: AgentGate

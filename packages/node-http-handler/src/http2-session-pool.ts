@@ -377,7 +377,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
   private openSession(origin: Http2PoolOrigin, isolated: boolean): Http2PoolSession {
     const config = this.poolConfig;
     const connectOptions = config.options.nodeHttp2ConnectOptions;
-    // Before `http2.connect()`, whose synchronous work (a TLS context: ~1 ms) is part of establishing the session.
+    // Before `http2.connect()`, whose synchronous work (e.g. a TLS context) is part of establishing the session.
     const now = timing.now();
     const session = connectOptions == null ? http2.connect(origin.key) : http2.connect(origin.key, connectOptions);
     const entry = new Http2SessionEntry(this, origin, session, isolated, config.maxConcurrentStreams, now);

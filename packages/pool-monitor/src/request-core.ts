@@ -47,9 +47,7 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
   /** `BodySource`: the body handed out, held weakly while it waits for its reader. */
   bodyRef: WeakRef<Readable> | undefined = undefined;
   phase: PhaseOf = RequestPhase.Created;
-  /** The promise is settled (resolved with the response, or rejected). */
   settled = false;
-  /** `finish()` ran: terminal. */
   isFinished = false;
   /** How it is counted when it finishes; the first outcome noted wins unless the transport overwrites it. */
   outcome: RequestOutcome | undefined = undefined;
@@ -83,7 +81,6 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     this.begunAt = timing.now();
   }
 
-  /** The package name errors start with. */
   abstract get errorPrefix(): string;
   /** What the request waits for in its queue (acquisition timeout message). */
   abstract get waitsFor(): "socket" | "connection";
@@ -92,7 +89,6 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
   /** What only the wire knows, for `request:finished` (called only when someone listens). */
   protected abstract wireFacts(): WireFacts;
 
-  /** Queue description for timeout messages. */
   describeQueue(): string {
     return "";
   }
@@ -184,7 +180,6 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     reject(error);
   }
 
-  /** EventListener: the abort signal fired. */
   handleEvent(): void {
     if (this.isFinished) return;
     this.detachAbort();
@@ -278,7 +273,6 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     if (!this.isFinished) this.schedule();
   }
 
-  /** Whether `kind` is armed. */
   deadlineArmed(kind: DeadlineKind): boolean {
     const i = this.plan.indexOf(kind);
     return i >= 0 && this.dues !== undefined && this.dues[i] >= 0;
@@ -292,14 +286,12 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     return (e.idle ? this.lastActive : this.dues[i]) + e.ms;
   }
 
-  /** Suspends the idle deadlines (a body paused for its reader). */
   pauseIdle(): void {
     if (this.idlePaused) return;
     this.idlePaused = true;
     if (this.dues !== undefined && !this.isFinished) this.schedule();
   }
 
-  /** Resumes the idle deadlines from `now`. */
   resumeIdle(now: number): void {
     if (!this.idlePaused) return;
     this.idlePaused = false;

@@ -45,8 +45,6 @@ export class OriginGate {
   queueEntry: OriginPoolState | undefined = undefined;
 
   /**
-   * @param gateOrigin - `scheme://host:port`.
-   * @param limit - connections per origin (`maxSockets`); `null` = unlimited (nothing ever waits here).
    * @param connectingSet - the handler's connecting sockets (to end an attempt nobody waits for).
    * @param fifoQueue - its `inUse`: requests handed to undici and not finished with their connection.
    */
