@@ -109,7 +109,6 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
   streamLimit: number;
   peerMaxConcurrentStreams: number | undefined = undefined;
   referenced = true;
-  /** It was `ready` at some point. */
   wasReady = false;
   /** `timing.now()` ms at creation, TCP connect and establishment (-1: not yet). */
   readonly createdAt: number;

@@ -26,9 +26,7 @@ interface HookedSocket {
 
 /** A watched request: `onIdle` runs when the limit passed with no byte moved; its end unwatches it. @internal */
 export interface IdleWatcher extends IdleTarget {
-  /** The request's watch while it is watched. */
   idleWatch: IdleWatch | undefined;
-  /** The socket being watched (`undefined` when not watched). */
   idleOn: Socket | undefined;
   /** The inactivity limit, ms. */
   readonly idleLimitMs: number;
@@ -58,7 +56,6 @@ export class IdleWatchList {
 
   constructor(private readonly sharedScheduler: DeadlineScheduler) {}
 
-  /** Whether no request is watched. */
   get empty(): boolean {
     return this.watching === 0;
   }

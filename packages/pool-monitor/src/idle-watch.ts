@@ -25,7 +25,6 @@ export class IdleWatch implements DeadlineOwner<undefined> {
     public target: IdleTarget
   ) {}
 
-  /** Whether the watch is running. */
   get watching(): boolean {
     return this.deadline.armed;
   }

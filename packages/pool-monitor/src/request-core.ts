@@ -40,7 +40,6 @@ function onLegacyAbort(this: Owned): void {
 export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
   implements DeadlineOwner<DeadlineKind>, DeadlineContext
 {
-  /** `timing.now()` at `handle()`, ms. */
   readonly begunAt: number;
   /** `BodySource`: the body handed out, held strongly while it asks for data (`response-body.ts`). */
   heldBody: Readable | undefined = undefined;
@@ -82,7 +81,6 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
   }
 
   abstract get errorPrefix(): string;
-  /** What the request waits for in its queue (acquisition timeout message). */
   abstract get waitsFor(): "socket" | "connection";
   /** Tears the exchange down after a failure (abort, deadline, error): reject or fail the body, then `finish()`. */
   abstract fail(error: Error, outcome: RequestOutcome): void;
@@ -93,7 +91,6 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     return "";
   }
 
-  /** A sentence added to a connection timeout, or `undefined`. */
   connectionDetail(): string | undefined {
     return undefined;
   }
