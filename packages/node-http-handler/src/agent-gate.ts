@@ -5,8 +5,7 @@
  * already piped) and removes it by an O(queue) splice. The gate keeps the handler's requests out of that queue: per
  * agent key (`agent.getName()`) it counts requests dispatched and not finished (`inUse`) and creates a
  * `ClientRequest` only while `inUse < agent.maxSockets` and the handler's total is below `agent.maxTotalSockets`
- * (both read at each decision). Otherwise the request waits in its key's FIFO (`GateKey`, an `AdmissionQueue`: the
- * requests themselves are the nodes): waiting allocates nothing, leaving is an O(1) unlink.
+ * (both read at each decision). Otherwise the request waits in its key's FIFO (`GateKey`, an `AdmissionQueue`).
  *
  * The drain is batched: one `setImmediate` per gate and turn dispatches every slot freed in the turn, once Node has
  * parked the freed sockets in `freeSockets` (dispatching inside `'close'` would queue them in `agent.requests` for a

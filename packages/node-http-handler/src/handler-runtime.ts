@@ -1,10 +1,9 @@
 /**
  * HandlerRuntime: what one HTTP/1 handler owns while requests are in flight: the deadline scheduler (its tick
  * samples the monitor in `"interval"` mode), the `socketTimeout` watches, the socket-usage warning, one `AgentGate`
- * per agent, and the live list (intrusive, O(1) link/unlink) of every request between `requestStarted` and
- * `requestFinished`: the one in-flight count, walked only by `destroy()` and the monitor's reading. Free-socket
- * sweeps (`socket-lifecycle.ts`) run before a dispatch (at most once per `TICK_MS` per agent) and on one `sweep`
- * deadline at the earliest free-socket expiry.
+ * per agent, the free-socket sweeps (`socket-lifecycle.ts`), and the live list (intrusive, O(1) link/unlink) of every
+ * request between `requestStarted` and `requestFinished`: the one in-flight count, walked only by `destroy()` and the
+ * monitor's reading.
  */
 import type { Http1PoolMonitor } from "@sockeye/pool-monitor";
 import {

@@ -5,8 +5,7 @@
  * it was seen under (`poolLinks`), learnt from the handler's gate, or by the standalone monitor from
  * `agent.requests[name]` / `agent.sockets[name]`. Reading an origin is O(links); an idle link is dropped
  * (`dropLinkIfIdle()`), so a replaced agent is not counted forever. `maxSockets` is summed over the busy links; when
- * some link is full with a queue, the sample covers those links only. Per socket, one `SocketState` sits in a
- * symbol-keyed slot.
+ * some link is full with a queue, the sample covers those links only.
  */
 import { errorMonitor } from "node:events";
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
