@@ -74,7 +74,6 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     return gate;
   }
 
-  /** Per-origin telemetry and saturation detection; `undefined` with `telemetry: false`. */
   get hostMonitor(): Http1PoolMonitor | undefined {
     return this.monitor;
   }
@@ -122,7 +121,6 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     return gate.admit(r, gate.keyFor(options.host, options.port), r.requestPlan.maxQueued);
   }
 
-  /** Right before a request is created: drop its agent's expired free sockets so it cannot get one. */
   requestDispatching(r: InFlightRequest, now: number): void {
     const limits = this.currentSettings;
     if (!r.requestPlan.swept || limits === undefined) return;
@@ -201,7 +199,6 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     this.socketWarning.onWindow(r);
   }
 
-  /** Telemetry for a socket the handler closed on purpose. */
   socketClosedByLimit(socket: Socket, reason: LifecycleCloseReason): void {
     this.hostMonitor?.noteSocketClose(socket, reason);
   }

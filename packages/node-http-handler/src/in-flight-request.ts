@@ -207,7 +207,6 @@ export class InFlightRequest
     }
   }
 
-  /** GatedRequest: the handler's gate lets the request go. */
   dispatchFromGate(): void {
     this.dispatch(timing.now());
   }
@@ -319,12 +318,10 @@ export class InFlightRequest
     };
   }
 
-  /** IdleWatcher: the `socketTimeout` limit, ms. */
   get idleLimitMs(): number {
     return this.requestPlan.socketIdleMs as number;
   }
 
-  /** IdleWatcher: `socketTimeout` expired with no byte moved on the socket. */
   onIdle(): void {
     const req = this.req;
     if (req === undefined || this.isFinished) return;

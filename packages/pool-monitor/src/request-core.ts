@@ -41,9 +41,8 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
   implements DeadlineOwner<DeadlineKind>, DeadlineContext
 {
   readonly begunAt: number;
-  /** `BodySource`: the body handed out, held strongly while it asks for data (`response-body.ts`). */
+  // BodySource's links to the body handed out (`response-body.ts`).
   heldBody: Readable | undefined = undefined;
-  /** `BodySource`: the body handed out, held weakly while it waits for its reader. */
   bodyRef: WeakRef<Readable> | undefined = undefined;
   phase: PhaseOf = RequestPhase.Created;
   settled = false;
