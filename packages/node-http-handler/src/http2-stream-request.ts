@@ -424,7 +424,6 @@ export class Http2StreamRequest
     return false;
   }
 
-  /** The body wants data: Node reads the stream again. */
   readMore(): void {
     if (!this.streamPaused) return;
     this.streamPaused = false;

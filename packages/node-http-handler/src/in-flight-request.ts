@@ -196,7 +196,6 @@ export class InFlightRequest
       this.armDeadline(DeadlineKind.Connection, now);
       if (this.track()) this.countQueued(now);
     } else {
-      // Refused (`maxQueuedRequests`): counted as started, then failed by `finish()` as queue-full.
       if (this.track()) {
         this.countStarted();
         this.monitor!.queueFullRejected(this.telemetry!);
@@ -298,7 +297,6 @@ export class InFlightRequest
       this.giveUp(error, "timed_out", kind === DeadlineKind.Acquire || kind === DeadlineKind.Request);
   }
 
-  /** Core: tears the exchange down (abort, deadline). */
   fail(error: Error, outcome: RequestOutcome): void {
     this.giveUp(error, outcome === "aborted" || outcome === "timed_out" ? outcome : undefined, false);
   }
@@ -595,7 +593,6 @@ function onRequestError(this: ClientRequest, error: NodeJS.ErrnoException): void
   const state: InFlightRequest = (this as any)[kState];
   state.hasErrored = true;
   if (state.settled) return;
-  // ECONNRESET / EPIPE / ETIMEDOUT become TimeoutErrors, as upstream relabels them.
   state.reject(relabelSocketError(error));
 }
 

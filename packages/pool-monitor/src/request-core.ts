@@ -218,7 +218,6 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     }
   }
 
-  /** `BodySource.bodyCollected()`: an open response is torn down (`releaseCollectedBody()`) and counted reclaimed. */
   bodyCollected(): void {
     if (this.isFinished || (this.heldBody === undefined && this.bodyRef === undefined)) return;
     this.heldBody = this.bodyRef = undefined;
