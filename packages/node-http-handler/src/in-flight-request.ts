@@ -534,8 +534,6 @@ export class InFlightRequest
   }
 }
 
-// Node listeners: shared functions, `this` is the emitter.
-
 function onResponse(this: ClientRequest, res: IncomingMessage): void {
   const state: InFlightRequest = (this as any)[kState];
   const monitor = state.monitor;
