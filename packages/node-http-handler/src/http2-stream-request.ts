@@ -8,8 +8,6 @@
  *
  * REFUSED_STREAM means the peer did not process the stream (RFC 9113 §8.7); ENHANCE_YOUR_CALM does not, so only an
  * idempotent method is resent after it. A resendable pooled request is placed again, up to `MAX_REFUSALS` times.
- *
- * `finish()` runs once, from the stream's `'close'`, or from `end()` (every early end; the first cause wins).
  */
 import { HttpResponse, type HttpRequest } from "@smithy/protocol-http";
 import type { RequestOutcome } from "@sockeye/pool-monitor";
@@ -565,7 +563,7 @@ export class Http2StreamRequest
     stream.destroy(error);
   }
 
-  /** The single way out, idempotent: tells the pool once (`streamFinished`), then the core. */
+  /** The single way out (`'close'` or `end()`), idempotent: tells the pool once (`streamFinished`), then the core. */
   override finish(): void {
     if (this.isFinished) return;
     const unsettled = this.settled ? undefined : http2NoResponseError(this.entry?.session.destroyed === true);

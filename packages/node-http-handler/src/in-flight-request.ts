@@ -8,8 +8,7 @@
  *   any state ── error, abort, deadline, body write failure ─► reject()
  *   'close' │ left the gate or the agent queue │ handler destroy() │ http.request threw ─► finish() (terminal)
  *
- * Deadlines run from `start()`, gated or not. A request that leaves the gate or the agent queue never emits
- * `'close'` (`agent-queue.ts`), so that path calls `finish()` itself.
+ * Deadlines run from `start()`, gated or not; a request that leaves a queue never emits `'close'` (`agent-queue.ts`).
  *
  * The response body is fed by the `IncomingMessage`'s `push`, replaced by one module-level function
  * (`pushResponse`): a full body returns false so the parser stops reading the socket, and `readMore()` restarts it
