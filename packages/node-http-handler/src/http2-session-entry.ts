@@ -131,7 +131,6 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
   readonly socket: Socket;
   readonly connectDeadline: Deadline<typeof DeadlineKind.Connection>;
   idle: IdleWatch | undefined = undefined;
-  /** Node's own activity method, once replaced on the session. */
   nodeActivity: (() => void) | undefined = undefined;
 
   constructor(
