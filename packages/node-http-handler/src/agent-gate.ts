@@ -5,8 +5,7 @@
  * already piped) and removes it by an O(queue) splice. The gate keeps the handler's requests out of that queue: per
  * agent key (`agent.getName()`) it counts requests dispatched and not finished (`inUse`) and creates a
  * `ClientRequest` only while `inUse < agent.maxSockets` and the handler's total is below `agent.maxTotalSockets`
- * (both read at each decision). Otherwise the request waits in its key's FIFO (`GateKey`, an `AdmissionQueue`: the
- * requests themselves are the nodes): waiting allocates nothing, leaving is an O(1) unlink.
+ * (both read at each decision). Otherwise the request waits in its key's FIFO (`GateKey`, an `AdmissionQueue`).
  *
  * The drain is batched: one `setImmediate` per gate and turn dispatches every slot freed in the turn, once Node has
  * parked the freed sockets in `freeSockets` (dispatching inside `'close'` would queue them in `agent.requests` for a
@@ -25,8 +24,7 @@ import {
 import type { Agent } from "node:http";
 import { isIP } from "node:net";
 
-// Bound once: in this package's CommonJS build (what Node's `require` and `import` load) every use of another
-// package's export is a getter call.
+// Bound once: in the CommonJS build (what Node loads), each read of another package's export is a getter call.
 const timing = importedTiming;
 
 export type { Admission } from "@sockeye/pool-monitor/internal";
@@ -39,10 +37,7 @@ export interface GatedRequest extends GatedNode {
 
 /** One agent key's count (`inUse`: the handler's requests dispatched to the agent and not finished) and FIFO. @internal */
 export class GateKey extends AdmissionQueue<GatedRequest> {
-  /**
-   * @param name - the agent's name for the key (`agent.getName()`), the same string `agent.requests` uses.
-   * @param gate - the gate holding the key: its agent's limits and its counts over all keys.
-   */
+  /** `name`: the agent's name for the key (`agent.getName()`, as `agent.requests` keys it); `gate`: its holder. */
   constructor(
     readonly name: string,
     private readonly gate: AgentGate

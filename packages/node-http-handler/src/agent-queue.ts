@@ -5,11 +5,7 @@
  */
 import type { Agent, ClientRequest } from "node:http";
 
-/**
- * Removes `req` from `agent.requests` if it is queued there. Returns true when it was (the request then has no
- * socket and will never emit `'close'`), false otherwise.
- * @internal
- */
+/** Removes `req` from `agent.requests` if queued there; true when it was (then it never emits `'close'`). @internal */
 export function leaveAgentQueue(agent: Agent, req: ClientRequest): boolean {
   const requests = agent.requests as Record<string, unknown[] | undefined> | undefined;
   if (requests === null || typeof requests !== "object") return false;
@@ -25,11 +21,7 @@ export function leaveAgentQueue(agent: Agent, req: ClientRequest): boolean {
   return false;
 }
 
-/**
- * `maxSockets=<n>, <m> requests queued` for error messages (all agent keys summed, plus the handler's own queue in
- * front of the agent, `gate`).
- * @internal
- */
+/** `maxSockets=<n>, <m> requests queued` for error messages: every agent key, plus the handler's `gate`. @internal */
 export function describeAgentQueue(agent: Agent, gate?: { readonly queued: number }): string {
   let queued = gate?.queued ?? 0;
   const requests = agent.requests;

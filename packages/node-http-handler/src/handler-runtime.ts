@@ -1,10 +1,9 @@
 /**
  * HandlerRuntime: what one HTTP/1 handler owns while requests are in flight: the deadline scheduler (its tick
  * samples the monitor in `"interval"` mode), the `socketTimeout` watches, the socket-usage warning, one `AgentGate`
- * per agent, and the live list (intrusive, O(1) link/unlink) of every request between `requestStarted` and
- * `requestFinished`: the one in-flight count, walked only by `destroy()` and the monitor's reading. Free-socket
- * sweeps (`socket-lifecycle.ts`) run before a dispatch (at most once per `TICK_MS` per agent) and on one `sweep`
- * deadline at the earliest free-socket expiry.
+ * per agent, the free-socket sweeps (`socket-lifecycle.ts`), and the live list (intrusive, O(1) link/unlink) of every
+ * request between `requestStarted` and `requestFinished`: the one in-flight count, walked only by `destroy()` and the
+ * monitor's reading.
  */
 import type { Http1PoolMonitor } from "@sockeye/pool-monitor";
 import {
@@ -75,7 +74,6 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     return gate;
   }
 
-  /** Per-origin telemetry and saturation detection; `undefined` with `telemetry: false`. */
   get hostMonitor(): Http1PoolMonitor | undefined {
     return this.monitor;
   }
@@ -123,7 +121,6 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     return gate.admit(r, gate.keyFor(options.host, options.port), r.requestPlan.maxQueued);
   }
 
-  /** Right before a request is created: drop its agent's expired free sockets so it cannot get one. */
   requestDispatching(r: InFlightRequest, now: number): void {
     const limits = this.currentSettings;
     if (!r.requestPlan.swept || limits === undefined) return;
@@ -202,7 +199,6 @@ export class HandlerRuntime implements RequestHost<InFlightRequest>, DeadlineOwn
     this.socketWarning.onWindow(r);
   }
 
-  /** Telemetry for a socket the handler closed on purpose. */
   socketClosedByLimit(socket: Socket, reason: LifecycleCloseReason): void {
     this.hostMonitor?.noteSocketClose(socket, reason);
   }

@@ -7,9 +7,8 @@
  *                                                                     for one of maxIsolatedSessionsPerOrigin)
  *   holders:  head ─► [req] ⇄ [req] ◄─ tail                           (streams holding a slot, oldest first)
  *
- * The lists are `AdmissionQueue`s used as FIFOs (a stream's capacity is a session slot, not a count), tagged 1–3:
- * intrusive, a request is on at most one and its `listTag` says which, O(1), no allocation. Finding a free slot is O(maxSessionsPerOrigin). Generic over the
- * session and request types (no import cycle).
+ * The lists are `AdmissionQueue`s used as FIFOs (a stream's capacity is a session slot, not a count), tagged 1–3.
+ * Finding a free slot is O(maxSessionsPerOrigin). Generic over the session and request types (no import cycle).
  */
 import { AdmissionQueue, type QueueNode } from "@sockeye/pool-monitor/internal";
 import type { Http2OriginTelemetry } from "./http2-pool-monitor";
@@ -50,7 +49,6 @@ export class Http2Origin<S extends { readonly available: boolean }, W extends Ht
 
   /**
    * @param key - the URL given to `http2.connect()` (may carry user info, as upstream's pool key).
-   * @param name - `scheme://host:port`, the only form that reaches telemetry.
    * @param counters - the origin's telemetry entry (its own or `_OTHER`'s); `undefined` while telemetry is off.
    */
   constructor(

@@ -155,8 +155,7 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
       if (head !== undefined && head.begunAt < oldestQueuedAt) oldestQueuedAt = head.begunAt;
       const held = m.holders.firstNode;
       if (held !== undefined && held.slotAt < oldestSlotAt) oldestSlotAt = held.slotAt;
-      // Stream slots: pooled slots are unbounded while another session may still be opened; isolated sessions
-      // (`disableConcurrentStreams`) have one slot each, bounded once `maxIsolatedSessionsPerOrigin` are open.
+      // Stream slots (see the header).
       const isolatedInUse = m.isolatedOpen > 0 || m.isolated.nodeCount > 0;
       let cap = 0;
       if (!isolatedInUse || m.sessions.length > 0 || m.pooled.nodeCount > 0) {

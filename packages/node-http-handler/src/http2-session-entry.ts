@@ -109,7 +109,6 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
   streamLimit: number;
   peerMaxConcurrentStreams: number | undefined = undefined;
   referenced = true;
-  /** It was `ready` at some point. */
   wasReady = false;
   /** `timing.now()` ms at creation, TCP connect and establishment (-1: not yet). */
   readonly createdAt: number;
@@ -132,7 +131,6 @@ export class Http2SessionEntry<R extends Http2Waiter<R>>
   readonly socket: Socket;
   readonly connectDeadline: Deadline<typeof DeadlineKind.Connection>;
   idle: IdleWatch | undefined = undefined;
-  /** Node's own activity method, once replaced on the session. */
   nodeActivity: (() => void) | undefined = undefined;
 
   constructor(

@@ -34,8 +34,7 @@ import { type Http2CloseCause, Http2SessionEntry, type Http2SessionHost } from "
 import type { Http2PoolOrigin, Http2PoolSession, Http2StreamHost, Http2StreamRequest } from "./http2-stream-request";
 import type { ResolvedHttp2Config } from "./resolve-http2-config";
 
-// Bound once: in this package's CommonJS build (what Node's `require` and `import` load) every use of another
-// package's export is a getter call.
+// Bound once: in the CommonJS build (what Node loads), each read of another package's export is a getter call.
 const timing = importedTiming;
 
 /** Streams assumed per connecting session when deciding whether the queue needs one more session. */
@@ -378,7 +377,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
   private openSession(origin: Http2PoolOrigin, isolated: boolean): Http2PoolSession {
     const config = this.poolConfig;
     const connectOptions = config.options.nodeHttp2ConnectOptions;
-    // Before `http2.connect()`, whose synchronous work (a TLS context: ~1 ms) is part of establishing the session.
+    // Before `http2.connect()`, whose synchronous work (e.g. a TLS context) is part of establishing the session.
     const now = timing.now();
     const session = connectOptions == null ? http2.connect(origin.key) : http2.connect(origin.key, connectOptions);
     const entry = new Http2SessionEntry(this, origin, session, isolated, config.maxConcurrentStreams, now);

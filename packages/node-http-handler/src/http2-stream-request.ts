@@ -8,8 +8,6 @@
  *
  * REFUSED_STREAM means the peer did not process the stream (RFC 9113 §8.7); ENHANCE_YOUR_CALM does not, so only an
  * idempotent method is resent after it. A resendable pooled request is placed again, up to `MAX_REFUSALS` times.
- *
- * `finish()` runs once, from the stream's `'close'`, or from `end()` (every early end; the first cause wins).
  */
 import { HttpResponse, type HttpRequest } from "@smithy/protocol-http";
 import type { RequestOutcome } from "@sockeye/pool-monitor";
@@ -51,8 +49,7 @@ import type { Http2Origin, Http2Waiter } from "./http2-origin";
 import type { Http2OriginTelemetry } from "./http2-pool-monitor";
 import type { Http2SessionEntry } from "./http2-session-entry";
 
-// Bound once: in this package's CommonJS build (what Node's `require` and `import` load) every use of another
-// package's export is a getter call.
+// Bound once: in the CommonJS build (what Node loads), each read of another package's export is a getter call.
 const bodyOpen = importedBodyOpen;
 const DeadlineKind = importedDeadlineKind;
 const endResponseBody = importedEndResponseBody;
@@ -72,7 +69,6 @@ type DeadlineKind = importedDeadlineKind;
 
 const { NGHTTP2_CANCEL, NGHTTP2_ENHANCE_YOUR_CALM, NGHTTP2_REFUSED_STREAM } = http2.constants;
 
-/** Times one request is placed again after a refused stream. */
 const MAX_REFUSALS = 3;
 const kRequest = Symbol("sockeye.http2StreamRequest");
 
@@ -263,7 +259,6 @@ export class Http2StreamRequest
     return "connection";
   }
 
-  /** Attaches the abort listener, arms the deadlines, then asks the pool for a slot. */
   start(resolve: (value: { response: HttpResponse }) => void, reject: (error: unknown) => void): void {
     this.begin(resolve, reject);
     try {
@@ -427,7 +422,6 @@ export class Http2StreamRequest
     return false;
   }
 
-  /** The body wants data: Node reads the stream again. */
   readMore(): void {
     if (!this.streamPaused) return;
     this.streamPaused = false;
@@ -498,8 +492,7 @@ export class Http2StreamRequest
 
   /** BodyLengthSink: the piped request body failed, broke its `content-length` or was destroyed before its end. */
   onBodyError(error: Error): void {
-    // `destroy(error)` resets (INTERNAL_ERROR) with no END_STREAM: `close()` ends our side first, so the server would
-    // take the cut body for a whole one.
+    // `destroy(error)`, not `close()`: see `reset()`.
     if (!this.settled) this.reset("destroy", error);
     this.end("failed", error, "leave", "cancel");
   }
@@ -570,7 +563,7 @@ export class Http2StreamRequest
     stream.destroy(error);
   }
 
-  /** The single way out, idempotent: tells the pool once (`streamFinished`), then the core. */
+  /** The single way out (`'close'` or `end()`), idempotent: tells the pool once (`streamFinished`), then the core. */
   override finish(): void {
     if (this.isFinished) return;
     const unsettled = this.settled ? undefined : http2NoResponseError(this.entry?.session.destroyed === true);

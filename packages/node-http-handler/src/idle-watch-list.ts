@@ -7,8 +7,7 @@ import type { DeadlineScheduler, IdleTarget } from "@sockeye/pool-monitor/intern
 import { IdleWatch, timing as importedTiming } from "@sockeye/pool-monitor/internal";
 import type { Socket } from "node:net";
 
-// Bound once: in this package's CommonJS build (what Node's `require` and `import` load) every use of another
-// package's export is a getter call.
+// Bound once: in the CommonJS build (what Node loads), each read of another package's export is a getter call.
 const timing = importedTiming;
 
 /** The target of a spare watch (it holds no request). */
@@ -27,9 +26,7 @@ interface HookedSocket {
 
 /** A watched request: `onIdle` runs when the limit passed with no byte moved; its end unwatches it. @internal */
 export interface IdleWatcher extends IdleTarget {
-  /** The request's watch while it is watched. */
   idleWatch: IdleWatch | undefined;
-  /** The socket being watched (`undefined` when not watched). */
   idleOn: Socket | undefined;
   /** The inactivity limit, ms. */
   readonly idleLimitMs: number;
@@ -59,7 +56,6 @@ export class IdleWatchList {
 
   constructor(private readonly sharedScheduler: DeadlineScheduler) {}
 
-  /** Whether no request is watched. */
   get empty(): boolean {
     return this.watching === 0;
   }

@@ -8,10 +8,7 @@
  *   any state ── error, abort, deadline, body write failure ─► reject()
  *   'close' │ left the gate or the agent queue │ handler destroy() │ http.request threw ─► finish() (terminal)
  *
- * Deadlines run from `start()`, gated or not; `connectionTimeout` is armed here unless the agent handed over a
- * connected socket. A request that leaves the gate or the agent queue never emits `'close'` (`agent-queue.ts`), so
- * that path calls `finish()` itself. A request on the one-off 100-continue agent is counted in its origin's
- * `unpooled` block (`unpooled-request.ts`); HTTP/1-only telemetry (agent-name links, gate queue, sockets) is here.
+ * Deadlines run from `start()`, gated or not; a request that leaves a queue never emits `'close'` (`agent-queue.ts`).
  *
  * The response body is fed by the `IncomingMessage`'s `push`, replaced by one module-level function
  * (`pushResponse`): a full body returns false so the parser stops reading the socket, and `readMore()` restarts it
@@ -75,8 +72,7 @@ import { socketAge, stampSocket } from "./socket-lifecycle";
 import type { WarnedRequest } from "./socket-usage-warning";
 import { enableTcpKeepAlive } from "./tcp-keep-alive";
 
-// Bound once: in this package's CommonJS build (what Node's `require` and `import` load) every use of another
-// package's export is a getter call.
+// Bound once: in the CommonJS build (what Node loads), each read of another package's export is a getter call.
 const agentMaps = importedAgentMaps;
 const bodyOpen = importedBodyOpen;
 const DeadlineKind = importedDeadlineKind;
@@ -118,7 +114,6 @@ export class InFlightRequest
   // IdleWatcher fields (the host's idle watch, `socketTimeout`).
   idleWatch: IdleWatch | undefined = undefined;
   idleOn: Socket | undefined = undefined;
-  // The host's live list.
   liveNext: InFlightRequest | undefined = undefined;
   livePrev: InFlightRequest | undefined = undefined;
   // GatedRequest fields (the plan's `AgentGate`): the key counted under and, while queued, the FIFO links.
@@ -132,7 +127,6 @@ export class InFlightRequest
   res: IncomingMessage | undefined = undefined;
   /** The parser was stopped: the body's buffer is full. */
   resPaused = false;
-  /** The Node request emitted `'error'`. */
   hasErrored = false;
   /** Why the handler gave up on it (the first reason wins): counted so, not as failed. */
   notedOutcome: "aborted" | "timed_out" | undefined = undefined;
@@ -173,7 +167,6 @@ export class InFlightRequest
     return "socket";
   }
 
-  /** Its origin entry (`UnpooledRequest`): the core's `telemetry`. */
   get originState(): OriginState | undefined {
     return this.telemetry;
   }
@@ -202,7 +195,6 @@ export class InFlightRequest
       this.armDeadline(DeadlineKind.Connection, now);
       if (this.track()) this.countQueued(now);
     } else {
-      // Refused (`maxQueuedRequests`): counted as started, then failed by `finish()` as queue-full.
       if (this.track()) {
         this.countStarted();
         this.monitor!.queueFullRejected(this.telemetry!);
@@ -213,7 +205,6 @@ export class InFlightRequest
     }
   }
 
-  /** GatedRequest: the handler's gate lets the request go. */
   dispatchFromGate(): void {
     this.dispatch(timing.now());
   }
@@ -258,7 +249,6 @@ export class InFlightRequest
     }
   }
 
-  /** Connection timeout detail: where the request still was. */
   override connectionDetail(): string | undefined {
     if (this.req?.socket) return undefined;
     return `The request was still waiting for a free socket (${this.describeQueue()}).`;
@@ -306,7 +296,6 @@ export class InFlightRequest
       this.giveUp(error, "timed_out", kind === DeadlineKind.Acquire || kind === DeadlineKind.Request);
   }
 
-  /** Core: tears the exchange down (abort, deadline). */
   fail(error: Error, outcome: RequestOutcome): void {
     this.giveUp(error, outcome === "aborted" || outcome === "timed_out" ? outcome : undefined, false);
   }
@@ -326,12 +315,10 @@ export class InFlightRequest
     };
   }
 
-  /** IdleWatcher: the `socketTimeout` limit, ms. */
   get idleLimitMs(): number {
     return this.requestPlan.socketIdleMs as number;
   }
 
-  /** IdleWatcher: `socketTimeout` expired with no byte moved on the socket. */
   onIdle(): void {
     const req = this.req;
     if (req === undefined || this.isFinished) return;
@@ -384,7 +371,6 @@ export class InFlightRequest
     this.host.requestSettled(this);
   }
 
-  /** Resolves once with the response (`Headers`). */
   resolve(value: unknown, now: number): void {
     if (this.settled) return;
     this.resolveWith(value, now);
@@ -422,8 +408,6 @@ export class InFlightRequest
     if (this.requestPlan.socketIdleMs && !this.isFinished && !this.req?.destroyed)
       this.host.watchIdle(this, socket, now);
   }
-
-  // BodySource: the response body handed out.
 
   readMore(): void {
     if (!this.resPaused) return;
@@ -549,8 +533,6 @@ export class InFlightRequest
   }
 }
 
-// Node listeners: shared functions, `this` is the emitter.
-
 function onResponse(this: ClientRequest, res: IncomingMessage): void {
   const state: InFlightRequest = (this as any)[kState];
   const monitor = state.monitor;
@@ -608,7 +590,6 @@ function onRequestError(this: ClientRequest, error: NodeJS.ErrnoException): void
   const state: InFlightRequest = (this as any)[kState];
   state.hasErrored = true;
   if (state.settled) return;
-  // ECONNRESET / EPIPE / ETIMEDOUT become TimeoutErrors, as upstream relabels them.
   state.reject(relabelSocketError(error));
 }
 
@@ -663,7 +644,6 @@ function onSocketConnected(this: Socket): void {
   }
 }
 
-/** TLS handshake done: the connection is established. */
 function onSocketSecureConnected(this: Socket): void {
   const state: InFlightRequest | undefined = (this as any)[kConnectingFor];
   (this as any)[kConnectingFor] = undefined;

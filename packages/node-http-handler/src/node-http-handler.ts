@@ -24,8 +24,7 @@ import type { NodeHttpHandlerOptions } from "./node-http-handler-options";
 import type { RequestPlan } from "./request-plan";
 import { loadedHttp, ownedAgents, type ResolvedHandlerConfig, resolveHandlerConfig } from "./resolve-handler-config";
 
-// Bound once: in this package's CommonJS build (what Node's `require` and `import` load) every use of another
-// package's export is a getter call.
+// Bound once: in the CommonJS build (what Node loads), each read of another package's export is a getter call.
 const validateRequest = importedValidateRequest;
 
 type RequestFunc = (options: object) => ClientRequest;

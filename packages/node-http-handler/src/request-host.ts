@@ -9,7 +9,6 @@ import type { LifecycleCloseReason } from "./socket-lifecycle";
  * Its life runs from `requestStarted` to `requestFinished` (called once). @internal
  */
 export interface RequestHost<R> {
-  /** The handler's shared deadline scheduler. */
   readonly hostScheduler: DeadlineScheduler;
   /** Per-origin telemetry; `undefined` with `telemetry: false`. */
   readonly hostMonitor: Http1PoolMonitor | undefined;

@@ -11,8 +11,7 @@ import type { Socket } from "node:net";
 import { TICK_MS, timing as importedTiming } from "@sockeye/pool-monitor/internal";
 import { ownedAgents } from "./resolve-handler-config";
 
-// Bound once: in this package's CommonJS build (what Node's `require` and `import` load) every use of another
-// package's export is a getter call.
+// Bound once: in the CommonJS build (what Node loads), each read of another package's export is a getter call.
 const timing = importedTiming;
 
 const kCreatedAt = Symbol("sockeye.socketCreatedAt");

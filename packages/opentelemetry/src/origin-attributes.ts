@@ -8,7 +8,6 @@ import type { RequestFinishedEvent } from "@sockeye/pool-monitor";
 /** As `@sockeye/pool-monitor`'s `OVERFLOW_ORIGIN`. */
 const OTHER = "_OTHER";
 
-/** Attributes derived from one origin. */
 interface OriginAttributes {
   /** `server.address`, `server.port`, `url.scheme`. */
   base: Attributes;

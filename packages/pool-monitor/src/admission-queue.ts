@@ -2,9 +2,6 @@
  * AdmissionQueue: every transport's request queue — an intrusive FIFO of the requests themselves and the count of
  * admitted ones in front of a capacity.
  *
- *   admit(n) ─► nothing queued and hasRoom() ─► "dispatch" (inUse++) · else nodeCount >= maxQueued ─► "full"
- *               · else "queued" at the tail
- *   drain()  ─► while the head exists and hasRoom(): unlinked, inUse++, dispatch(head)
  *   firstNode ─► [req] ⇄ [req] ⇄ [req] ◄─ lastNode   (`listPrev` / `listNext` / `listTag` are the requests' fields)
  *
  * Costs: admit, link and unlink are O(1) and allocate nothing per request; a node is on at most one list, which its
@@ -33,19 +30,15 @@ export type Admission = "dispatch" | "queued" | "full";
 
 /** @internal */
 export class AdmissionQueue<N extends QueueNode = QueueNode> {
-  /** The oldest queued node, next to dispatch. */
+  /** The oldest queued node. */
   firstNode: N | undefined = undefined;
   lastNode: N | undefined = undefined;
-  /** Nodes queued. */
   nodeCount = 0;
   /** Requests admitted (or drained) and not yet released by their owner: `inUse--` when one frees its slot. */
   inUse = 0;
   private draining = false;
 
-  /**
-   * @param tag - the `listTag` of a node on this list: non-zero, distinct for lists a node moves between.
-   * @param limit - slots: `Infinity` unlimited, 0 dispatches nothing.
-   */
+  /** `tag`: non-zero, distinct for lists a node moves between; `limit`: slots (`Infinity`: unlimited). */
   constructor(
     readonly tag = 1,
     public limit = Number.POSITIVE_INFINITY

@@ -137,7 +137,6 @@ export type DeadlineKindOf<T extends Transport> = {
   [K in DeadlineKind]: T extends (typeof DEADLINE_RULES)[K]["on"][number] ? K : never;
 }[DeadlineKind];
 
-/** Every deadline kind's value. */
 const KINDS: ReadonlySet<unknown> = new Set(Object.values(DeadlineKind));
 
 /** Whether an armed `kind` holds the process: every `DeadlineKind` does; idle watches and ticks do not. @internal */

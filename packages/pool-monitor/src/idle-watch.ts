@@ -25,7 +25,6 @@ export class IdleWatch implements DeadlineOwner<undefined> {
     public target: IdleTarget
   ) {}
 
-  /** Whether the watch is running. */
   get watching(): boolean {
     return this.deadline.armed;
   }
@@ -37,7 +36,6 @@ export class IdleWatch implements DeadlineOwner<undefined> {
     this.scheduler.arm(this.deadline, now, limitMs);
   }
 
-  /** Stops watching. O(1). */
   stop(): void {
     this.scheduler.disarm(this.deadline);
   }

@@ -40,16 +40,12 @@ function onLegacyAbort(this: Owned): void {
 export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
   implements DeadlineOwner<DeadlineKind>, DeadlineContext
 {
-  /** `timing.now()` at `handle()`, ms. */
   readonly begunAt: number;
-  /** `BodySource`: the body handed out, held strongly while it asks for data (`response-body.ts`). */
+  // BodySource's links to the body handed out (`response-body.ts`).
   heldBody: Readable | undefined = undefined;
-  /** `BodySource`: the body handed out, held weakly while it waits for its reader. */
   bodyRef: WeakRef<Readable> | undefined = undefined;
   phase: PhaseOf = RequestPhase.Created;
-  /** The promise is settled (resolved with the response, or rejected). */
   settled = false;
-  /** `finish()` ran: terminal. */
   isFinished = false;
   /** How it is counted when it finishes; the first outcome noted wins unless the transport overwrites it. */
   outcome: RequestOutcome | undefined = undefined;
@@ -83,21 +79,17 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     this.begunAt = timing.now();
   }
 
-  /** The package name errors start with. */
   abstract get errorPrefix(): string;
-  /** What the request waits for in its queue (acquisition timeout message). */
   abstract get waitsFor(): "socket" | "connection";
   /** Tears the exchange down after a failure (abort, deadline, error): reject or fail the body, then `finish()`. */
   abstract fail(error: Error, outcome: RequestOutcome): void;
   /** What only the wire knows, for `request:finished` (called only when someone listens). */
   protected abstract wireFacts(): WireFacts;
 
-  /** Queue description for timeout messages. */
   describeQueue(): string {
     return "";
   }
 
-  /** A sentence added to a connection timeout, or `undefined`. */
   connectionDetail(): string | undefined {
     return undefined;
   }
@@ -184,7 +176,6 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     reject(error);
   }
 
-  /** EventListener: the abort signal fired. */
   handleEvent(): void {
     if (this.isFinished) return;
     this.detachAbort();
@@ -227,7 +218,6 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     }
   }
 
-  /** `BodySource.bodyCollected()`: an open response is torn down (`releaseCollectedBody()`) and counted reclaimed. */
   bodyCollected(): void {
     if (this.isFinished || (this.heldBody === undefined && this.bodyRef === undefined)) return;
     this.heldBody = this.bodyRef = undefined;
@@ -278,7 +268,6 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     if (!this.isFinished) this.schedule();
   }
 
-  /** Whether `kind` is armed. */
   deadlineArmed(kind: DeadlineKind): boolean {
     const i = this.plan.indexOf(kind);
     return i >= 0 && this.dues !== undefined && this.dues[i] >= 0;
@@ -292,14 +281,12 @@ export abstract class RequestCore<O extends OriginTelemetry = OriginTelemetry>
     return (e.idle ? this.lastActive : this.dues[i]) + e.ms;
   }
 
-  /** Suspends the idle deadlines (a body paused for its reader). */
   pauseIdle(): void {
     if (this.idlePaused) return;
     this.idlePaused = true;
     if (this.dues !== undefined && !this.isFinished) this.schedule();
   }
 
-  /** Resumes the idle deadlines from `now`. */
   resumeIdle(now: number): void {
     if (!this.idlePaused) return;
     this.idlePaused = false;

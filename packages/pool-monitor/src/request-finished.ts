@@ -95,7 +95,6 @@ export function schemeOf(protocolOrOrigin: string | undefined): "http" | "https"
 export interface WireFacts {
   /** `http` / `https`, or `null` when unknown. */
   scheme: "http" | "https" | null;
-  /** The request method as sent. */
   method: unknown;
   /** The response status; `null` (or anything outside 100..599) when none arrived. */
   statusCode: unknown;
@@ -113,7 +112,6 @@ export interface WireFacts {
 export interface RequestFacts extends WireFacts {
   /** The monitor's origin key (`scheme://host:port` or `_OTHER`). */
   origin: string;
-  /** How the request was counted. */
   outcome: RequestOutcome;
   /** The error it ended with (the one its caller saw), if any. */
   error: unknown;

@@ -4,9 +4,8 @@
  * is busy; a sample is *saturated* when `active >= maxSockets` and the queue is non-empty. The `stallAfterMs` floor of
  * `stallDeadline()` keeps a client's first long polls from reading as a stall.
  *
- * During an episode the cause is re-attributed per sample; a new cause seen on CAUSE_CONFIRM_SAMPLES samples is
- * reported. Recovery takes K = `windowSamples` clear samples. Every transition, and a gap longer than GAP_PERIODS
- * periods, clears the window.
+ * During an episode the cause is re-attributed per sample (a change needs CAUSE_CONFIRM_SAMPLES); recovery takes
+ * K = `windowSamples` clear samples; every transition, and a gap longer than GAP_PERIODS periods, clears the window.
  *
  * Data: a ring of K samples in one Float64Array (SLOT numbers each), a ring of the last 3 troughs and scalars.
  * `update()` is O(K) and allocates only for a report or, during a `pool_capacity` episode, the sizing.

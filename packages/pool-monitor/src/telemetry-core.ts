@@ -391,7 +391,6 @@ export abstract class TelemetryCore<O extends OriginTelemetry = OriginTelemetry>
     return e.queued > 0;
   }
 
-  /** `o`'s pool read by its transport into the one reused `PoolReading`. */
   private readOrigin(o: O, now: number): PoolReading {
     const r = this.reading;
     const options = this.monitorOptions;

@@ -46,7 +46,6 @@ export class TrackedRequest implements FinishedHttp1Request, ResponseProgress {
   /** `socket.bytesRead` when the body last made progress, and when that was. */
   seenProgress = 0;
   progressAt = 0;
-  /** Counted in `origin.unpooled` only. */
   isUnpooled = false;
   /** For `request:finished`: the method, the request's error, its raw `Content-Length`. */
   readonly trackedMethod: string | undefined;

@@ -5,8 +5,7 @@
  * it was seen under (`poolLinks`), learnt from the handler's gate, or by the standalone monitor from
  * `agent.requests[name]` / `agent.sockets[name]`. Reading an origin is O(links); an idle link is dropped
  * (`dropLinkIfIdle()`), so a replaced agent is not counted forever. `maxSockets` is summed over the busy links; when
- * some link is full with a queue, the sample covers those links only. Per socket, one `SocketState` sits in a
- * symbol-keyed slot.
+ * some link is full with a queue, the sample covers those links only.
  */
 import { errorMonitor } from "node:events";
 import type { Agent, ClientRequest, IncomingMessage } from "node:http";
@@ -106,7 +105,6 @@ export interface Http1Requests {
 /** What the unread-body rule reads of a request whose response arrived. @internal */
 export interface ResponseProgress extends UnreadWatch {
   readonly res: IncomingMessage | undefined;
-  /** `timing.now()` ms at its response (-1: none yet). */
   readonly responseAt: number;
 }
 
@@ -174,7 +172,6 @@ export class SocketState {
     readonly tls: boolean
   ) {}
 
-  /** TCP connected at `now`. */
   onConnect(now: number): void {
     const core = this.core;
     if (core.coreDestroyed) return;
@@ -187,7 +184,6 @@ export class SocketState {
     }
   }
 
-  /** TLS handshake done at `now`. */
   onSecureConnect(now: number): void {
     if (this.core.coreDestroyed) return;
     const tcpAt = this.tcpAt >= 0 ? this.tcpAt : this.createdAt;
@@ -195,7 +191,6 @@ export class SocketState {
     this.core.connectionReady(this.origin, tcpAt - this.createdAt, now - tcpAt);
   }
 
-  /** The socket emitted an error. */
   onError(): void {
     if (this.core.coreDestroyed) return;
     this.errored = true;
@@ -329,13 +324,11 @@ function setSocketState(socket: Socket, state: SocketState | undefined): void {
 
 /** The node:http transport's state of one origin entry: its agent links, queue and open responses. @internal */
 export class OriginState extends OriginTelemetry {
-  /** Its agent links. */
   readonly poolLinks = new Set<PoolLink>();
   /** Agent of the latest request (its `maxSockets` is the origin's while no link is live). */
   lastAgent: Agent | undefined = undefined;
   /** Link of the latest request found queued: checked first, as under saturation most queue under one name. */
   lastQueueLink: PoolLink | undefined = undefined;
-  /** Tracked requests queued now. */
   queuedTracked = 0;
 
   /** The next interval's queue floor starts from the tracked queue (this monitor's requests), not the agent's. */

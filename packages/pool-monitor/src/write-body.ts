@@ -81,10 +81,7 @@ function release(body: GuardedBody): void {
   body.removeListener("close", onGuardedClose);
 }
 
-/**
- * Pipes `body` into `dest`, held to `declared` bytes unless -1, and fails it if `body` is destroyed without an error
- * before its end; the caller handles the body's errors. @internal
- */
+/** Pipes `body` into `dest` with its `LengthGuard` (see the header); the caller handles the body's errors. @internal */
 export function pipeBody(
   body: Readable,
   dest: Destination,

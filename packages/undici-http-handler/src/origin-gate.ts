@@ -45,8 +45,6 @@ export class OriginGate {
   queueEntry: OriginPoolState | undefined = undefined;
 
   /**
-   * @param gateOrigin - `scheme://host:port`.
-   * @param limit - connections per origin (`maxSockets`); `null` = unlimited (nothing ever waits here).
    * @param connectingSet - the handler's connecting sockets (to end an attempt nobody waits for).
    * @param fifoQueue - its `inUse`: requests handed to undici and not finished with their connection.
    */
@@ -83,12 +81,10 @@ export class OriginGate {
     if (!this.needsConnection()) this.connectingSet.abandon(this.gateOrigin);
   }
 
-  /** Whether a request of the origin waits for a connection: dispatched without one yet, or queued here. */
   needsConnection(): boolean {
     return this.awaitingConn > 0 || this.fifoQueue.nodeCount > 0;
   }
 
-  /** Removes a queued `n` (O(1)); no-op when it is not queued. */
   unlinkWaiter(n: GatedRequest): void {
     this.fifoQueue.unlinkNode(n);
     this.gateRegistry?.gateIdle(this);

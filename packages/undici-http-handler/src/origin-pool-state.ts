@@ -10,11 +10,9 @@
  * With the handler-owned dispatcher (`gatedHere`), `waitList` is the origin's `OriginGate` FIFO (requests beyond
  * `maxSockets`); an `_OTHER` entry has one gate per overflowed origin, registered here (`gateQueues`).
  *
- * Pools: the handler's Agent factory registers each undici `Pool` it creates, by exact origin, replacing the one
- * before (undici's Agent replaces a pool whose connections all went away). A pool undici closes is dropped on the
- * next tick of its last `'disconnect'` / `'connectionError'`, else by `refreshPools()`. `connLimit` and the gauges
- * are summed over the pools at sample and snapshot time only, never per event, which would be quadratic in an
- * `_OTHER` entry of thousands of origins. A caller's own dispatcher registers no pool: the handler sets `statsReader`.
+ * Pools: the handler's Agent factory registers each undici `Pool` by exact origin, replacing the one before (undici's
+ * Agent replaces a pool whose connections all went away). `connLimit` and the gauges are summed over the pools at
+ * sample and snapshot time only: per event, that would be quadratic in an `_OTHER` entry of thousands of origins.
  */
 import {
   AdmissionQueue,
@@ -86,7 +84,6 @@ export class OriginPoolState extends OriginTelemetry {
   readonly waitList: RequestList = new AdmissionQueue(1);
   readonly pausedList: RequestList = new AdmissionQueue(2);
   readonly holders: RequestList = new AdmissionQueue(4);
-  /** Requests of this entry are admitted by `OriginGate`s (see the header). */
   gatedHere = false;
   /** FIFO lists of the gates of origins aggregated in this entry (`_OTHER`), by exact origin (not `waitList`). */
   readonly gateQueues = new Map<string, RequestList>();

@@ -33,8 +33,7 @@ import { RequestPlan } from "./request-plan";
 import { type AbortSignalLike, LegacyUndiciRequest, UndiciRequest, type UndiciRequestCore } from "./undici-request";
 import { UndiciPoolMonitor } from "./undici-pool-monitor";
 
-// Bound once: in this package's CommonJS build (what Node's `require` and `import` load) every use of another
-// package's export is a getter call.
+// Bound once: in the CommonJS build (what Node loads), each read of another package's export is a getter call.
 const buildQueryString = importedBuildQueryString;
 const validateRequest = importedValidateRequest;
 
