@@ -2,6 +2,8 @@
  * IdleWatchList: HTTP/1's `socketTimeout`: one pool-monitor `IdleWatch` per watched request, fired `socketTimeout` ms
  * after its socket last moved a byte; stopped watches are reused, so steady traffic allocates none. Node reports
  * socket activity through `socket._unrefTimer()`, wrapped once per socket by a shared hook that writes `lastActive`.
+ * A hooked socket's `HookedSocket` (Node's method and the current watch) is in a `WeakMap`, not on the socket: a
+ * property of its own would give the socket a hidden class of its own, and Node's reads on sockets megamorphic.
  */
 import type { DeadlineScheduler, IdleTarget } from "@sockeye/pool-monitor/internal";
 import { IdleWatch, timing as importedTiming } from "@sockeye/pool-monitor/internal";
@@ -13,16 +15,14 @@ const timing = importedTiming;
 /** The target of a spare watch (it holds no request). */
 const NO_TARGET: IdleTarget = { onIdle() {} };
 
-/** The watching request's `IdleWatch`, on the socket it watches. */
-const kWatch = Symbol("sockeye.idleWatch");
-/** The socket's own `_unrefTimer` (Node's activity method), kept when the hook replaces it. */
-const kOriginal = Symbol("sockeye.unrefTimer");
-
+/** A hooked socket: Node's own `_unrefTimer` (kept when the hook replaces it) and the watching request's watch. */
 interface HookedSocket {
-  _unrefTimer?: () => void;
-  [kWatch]?: IdleWatch | undefined;
-  [kOriginal]?: () => void;
+  readonly original: () => void;
+  watch: IdleWatch | undefined;
 }
+
+/** Each hooked socket's `HookedSocket`, written once when the hook is installed. */
+const hooked = new WeakMap<Socket, HookedSocket>();
 
 /** A watched request: `onIdle` runs when the limit passed with no byte moved; its end unwatches it. @internal */
 export interface IdleWatcher extends IdleTarget {
@@ -33,19 +33,23 @@ export interface IdleWatcher extends IdleTarget {
 }
 
 /** Node's activity method on a hooked socket: note the activity on the watching request's `IdleWatch`, then Node's. */
-function onSocketActivity(this: HookedSocket): void {
-  const watch = this[kWatch];
-  if (watch !== undefined) watch.lastActive = timing.now();
-  this[kOriginal]?.call(this);
+function onSocketActivity(this: Socket): void {
+  const h = hooked.get(this);
+  if (h === undefined) return;
+  if (h.watch !== undefined) h.watch.lastActive = timing.now();
+  h.original.call(this);
 }
 
-/** Installs the activity hook on `socket` once (a no-op after the first call for the same socket). */
-function hook(socket: HookedSocket): void {
-  if (socket._unrefTimer === onSocketActivity) return;
+/** Installs the activity hook on `socket` once; its `HookedSocket` (`undefined`: the socket has no such method). */
+function hook(socket: Socket & { _unrefTimer?: () => void }): HookedSocket | undefined {
+  let h = hooked.get(socket);
+  if (h !== undefined) return h;
   const original = socket._unrefTimer;
-  if (typeof original !== "function") return;
-  socket[kOriginal] = original;
+  if (typeof original !== "function") return undefined;
+  h = { original, watch: undefined };
+  hooked.set(socket, h);
   socket._unrefTimer = onSocketActivity;
+  return h;
 }
 
 /** The handler's `socketTimeout` watches (see the file header). @internal */
@@ -67,8 +71,8 @@ export class IdleWatchList {
     if (watch === undefined) watch = new IdleWatch(this.sharedScheduler, w);
     else watch.target = w;
     w.idleWatch = watch;
-    hook(socket as unknown as HookedSocket);
-    (socket as unknown as HookedSocket)[kWatch] = watch;
+    const h = hook(socket);
+    if (h !== undefined) h.watch = watch;
     w.idleOn = socket;
     this.watching++;
     watch.start(w.idleLimitMs, now);
@@ -76,7 +80,7 @@ export class IdleWatchList {
 
   /** Stops watching `w`. Idempotent. */
   unwatch(w: IdleWatcher): void {
-    const socket = w.idleOn as unknown as HookedSocket | undefined;
+    const socket = w.idleOn;
     if (socket === undefined) return;
     w.idleOn = undefined;
     if (this.watching > 0) this.watching--;
@@ -84,7 +88,8 @@ export class IdleWatchList {
     w.idleWatch = undefined;
     watch.stop();
     watch.target = NO_TARGET;
-    if (socket[kWatch] === watch) socket[kWatch] = undefined;
+    const h = hooked.get(socket);
+    if (h !== undefined && h.watch === watch) h.watch = undefined;
     this.spare.push(watch);
   }
 
