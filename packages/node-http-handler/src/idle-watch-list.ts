@@ -1,9 +1,10 @@
 /**
  * IdleWatchList: HTTP/1's `socketTimeout`: one pool-monitor `IdleWatch` per watched request, fired `socketTimeout` ms
  * after its socket last moved a byte; stopped watches are reused, so steady traffic allocates none. Node reports
- * socket activity through `socket._unrefTimer()`, wrapped once per socket by a shared hook that writes `lastActive`.
- * A hooked socket's `HookedSocket` (Node's method and the current watch) is in a `WeakMap`, not on the socket: a
- * property of its own would give the socket a hidden class of its own, and Node's reads on sockets megamorphic.
+ * socket activity through `socket._unrefTimer()`, wrapped once per socket (one closure per socket, none per request)
+ * by a hook that writes the current watch's `lastActive`, then calls Node's own method. The socket's `HookedSocket`
+ * is in a `WeakMap`, not on the socket: a property of its own would give the socket a hidden class of its own and
+ * make Node's per-request reads on sockets megamorphic.
  */
 import type { DeadlineScheduler, IdleTarget } from "@sockeye/pool-monitor/internal";
 import { IdleWatch, timing as importedTiming } from "@sockeye/pool-monitor/internal";
@@ -15,13 +16,12 @@ const timing = importedTiming;
 /** The target of a spare watch (it holds no request). */
 const NO_TARGET: IdleTarget = { onIdle() {} };
 
-/** A hooked socket: Node's own `_unrefTimer` (kept when the hook replaces it) and the watching request's watch. */
+/** A hooked socket's current watch (the watching request's `IdleWatch`; `undefined` while none watches). */
 interface HookedSocket {
-  readonly original: () => void;
   watch: IdleWatch | undefined;
 }
 
-/** Each hooked socket's `HookedSocket`, written once when the hook is installed. */
+/** Each hooked socket's `HookedSocket`, set once when the hook is installed. */
 const hooked = new WeakMap<Socket, HookedSocket>();
 
 /** A watched request: `onIdle` runs when the limit passed with no byte moved; its end unwatches it. @internal */
@@ -32,24 +32,23 @@ export interface IdleWatcher extends IdleTarget {
   readonly idleLimitMs: number;
 }
 
-/** Node's activity method on a hooked socket: note the activity on the watching request's `IdleWatch`, then Node's. */
-function onSocketActivity(this: Socket): void {
-  const h = hooked.get(this);
-  if (h === undefined) return;
-  if (h.watch !== undefined) h.watch.lastActive = timing.now();
-  h.original.call(this);
-}
-
-/** Installs the activity hook on `socket` once; its `HookedSocket` (`undefined`: the socket has no such method). */
+/**
+ * Installs the activity hook on `socket` once, in place of Node's `_unrefTimer`: it notes the activity on the current
+ * watch, then calls Node's method. Returns the socket's `HookedSocket` (`undefined`: the socket has no such method).
+ */
 function hook(socket: Socket & { _unrefTimer?: () => void }): HookedSocket | undefined {
-  let h = hooked.get(socket);
-  if (h !== undefined) return h;
+  const existing = hooked.get(socket);
+  if (existing !== undefined) return existing;
   const original = socket._unrefTimer;
   if (typeof original !== "function") return undefined;
-  h = { original, watch: undefined };
-  hooked.set(socket, h);
-  socket._unrefTimer = onSocketActivity;
-  return h;
+  const hooks: HookedSocket = { watch: undefined };
+  hooked.set(socket, hooks);
+  socket._unrefTimer = function onSocketActivity(this: Socket): void {
+    const watch = hooks.watch;
+    if (watch !== undefined) watch.lastActive = timing.now();
+    original.call(this);
+  };
+  return hooks;
 }
 
 /** The handler's `socketTimeout` watches (see the file header). @internal */
