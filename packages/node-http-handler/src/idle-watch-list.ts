@@ -2,9 +2,8 @@
  * IdleWatchList: HTTP/1's `socketTimeout`: one pool-monitor `IdleWatch` per watched request, fired `socketTimeout` ms
  * after its socket last moved a byte; stopped watches are reused, so steady traffic allocates none. Node reports
  * socket activity through `socket._unrefTimer()`, wrapped once per socket (one closure per socket, none per request)
- * by a hook that writes the current watch's `lastActive`, then calls Node's own method. The socket's `HookedSocket`
- * is in a `WeakMap`, not on the socket: a property of its own would give the socket a hidden class of its own and
- * make Node's per-request reads on sockets megamorphic.
+ * by a hook that writes the current watch's `lastActive`, then calls Node's own method. The current watch is kept
+ * off the socket, in a `WeakMap` (pool-monitor's tracking-state.ts says why).
  */
 import type { DeadlineScheduler, IdleTarget } from "@sockeye/pool-monitor/internal";
 import { IdleWatch, timing as importedTiming } from "@sockeye/pool-monitor/internal";

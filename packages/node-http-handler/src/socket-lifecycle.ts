@@ -4,8 +4,7 @@
  *   close it under a new request (the `ECONNRESET` race, nodejs/node#47130).
  * - `connectionLifetime`: an older socket is not reused (DNS changes are picked up).
  * `sweepAgent()` runs before a dispatch (`sweepDue()`) and on the runtime's sweep deadline: O(free sockets). Each
- * socket's two stamps (created-at, freed-at) are in `WeakMap`s, not on the socket: a property of its own would give
- * the socket a hidden class of its own, and Node's per-request reads on sockets megamorphic.
+ * socket's two stamps (created-at, freed-at) are kept off the socket, in `WeakMap`s.
  */
 import type { Agent } from "node:http";
 import type { Socket } from "node:net";

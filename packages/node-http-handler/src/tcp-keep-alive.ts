@@ -1,7 +1,7 @@
 import type { Agent } from "node:http";
 import type { Socket } from "node:net";
 
-/** Sockets whose keep-alive is set (a `WeakSet`: a property on the socket would change its hidden class). */
+/** Sockets whose keep-alive is set (kept off the socket, which keeps Node's shape). */
 const keepAliveSet = new WeakSet<Socket>();
 
 /**
