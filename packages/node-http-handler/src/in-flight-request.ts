@@ -91,8 +91,7 @@ type DeadlineKind = importedDeadlineKind;
 const HttpResponse = ImportedHttpResponse;
 
 const kState = Symbol("sockeye.inFlightRequest");
-/** The request each connecting socket was assigned to, until connected (off the socket: it keeps Node's shape). */
-const connectingFor = new WeakMap<Socket, InFlightRequest>();
+const kConnectingFor = Symbol("sockeye.connectingFor");
 
 type Settle = (value: any) => void;
 
@@ -616,7 +615,7 @@ function onRequestSocket(this: ClientRequest, socket: Socket): void {
   enableTcpKeepAlive(socket, plan.agent);
   if (plan.lifetimeMs) stampSocket(socket, now);
   if (connecting) {
-    connectingFor.set(socket, state);
+    (socket as any)[kConnectingFor] = state;
     socket.once("connect", onSocketConnected);
     if (plan.isSSL) socket.once("secureConnect", onSocketSecureConnected);
   } else {
@@ -627,7 +626,7 @@ function onRequestSocket(this: ClientRequest, socket: Socket): void {
 
 /** TCP connected: timed for telemetry; the inactivity watch starts (it covers a stalled TLS handshake too). */
 function onSocketConnected(this: Socket): void {
-  const state = connectingFor.get(this);
+  const state: InFlightRequest | undefined = (this as any)[kConnectingFor];
   if (state === undefined) return;
   const now = timing.now();
   const monitor = state.monitor;
@@ -640,14 +639,14 @@ function onSocketConnected(this: Socket): void {
   if (state.req?.socket !== this) return;
   state.connected(this, now);
   if (!state.requestPlan.isSSL) {
-    connectingFor.delete(this);
+    (this as any)[kConnectingFor] = undefined;
     state.enterPhase(RequestPhase.Connected, now);
   }
 }
 
 function onSocketSecureConnected(this: Socket): void {
-  const state = connectingFor.get(this);
-  connectingFor.delete(this);
+  const state: InFlightRequest | undefined = (this as any)[kConnectingFor];
+  (this as any)[kConnectingFor] = undefined;
   if (state === undefined) return;
   const now = timing.now();
   const ss = socketStateOf(this);

@@ -1,8 +1,7 @@
 import type { Agent } from "node:http";
 import type { Socket } from "node:net";
 
-/** Sockets whose keep-alive is set (kept off the socket, which keeps Node's shape). */
-const keepAliveSet = new WeakSet<Socket>();
+const kKeepAliveSet = Symbol("sockeye.keepAliveSet");
 
 /**
  * A keep-alive agent only enables TCP keep-alive on a socket when it is first pooled, so a long first request runs
@@ -11,7 +10,7 @@ const keepAliveSet = new WeakSet<Socket>();
  */
 export function enableTcpKeepAlive(socket: Socket, agent: Agent): void {
   const a = agent as Agent & { keepAlive?: boolean; keepAliveMsecs?: number };
-  if (a.keepAlive !== true || keepAliveSet.has(socket)) return;
-  keepAliveSet.add(socket);
+  if (a.keepAlive !== true || (socket as any)[kKeepAliveSet] === true) return;
+  (socket as any)[kKeepAliveSet] = true;
   socket.setKeepAlive(true, a.keepAliveMsecs || 0);
 }
