@@ -141,17 +141,19 @@ export abstract class UndiciRequestCore
     }
     this.targetDispatcher = dispatcher;
     this.dispatchOptions = options;
-    const admission = gate === undefined ? "dispatch" : gate.fifoQueue.admit(this, plan.maxQueued);
-    if (admission === "dispatch") {
+    if (gate === undefined || gate.admit()) {
       this.dispatchFromGate();
-    } else if (admission === "full") {
+      return;
+    }
+    const queued = gate.fifoQueue.nodeCount;
+    if (queued >= plan.maxQueued) {
       // `maxQueuedRequests`: rejected now, never queued (counted as a failed request, and as queue-full).
       if (o !== undefined) plan.poolTelemetry?.queueFullRejected(o);
-      const queued = (gate as OriginGate).fifoQueue.nodeCount;
       this.fail(queueFullError(PACKAGE_PREFIX, plan.maxQueued, queued, "connection"), "failed");
-    } else {
-      this.enterQueue(clock.now());
+      return;
     }
+    gate.enqueueWaiter(this);
+    this.enterQueue(clock.now());
   }
 
   /** Hands the request to undici (counted in its gate's `inUse`, when it has a gate). */
@@ -473,7 +475,7 @@ export abstract class UndiciRequestCore
 
   override describeQueue(): string {
     const gate = this.originGate;
-    if (gate !== undefined) return gate.describe();
+    if (gate !== undefined) return `maxSockets=${gate.gateLimit ?? "unlimited"}, ${gate.fifoQueue.nodeCount} queued`;
     const o = this.telemetry;
     if (o === undefined) return "pool statistics unavailable with telemetry: false";
     return `maxSockets=${o.connLimit ?? "unlimited"}, ${o.queuedNow} queued`;
