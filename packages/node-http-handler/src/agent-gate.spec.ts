@@ -10,10 +10,10 @@ import { describe, expect, test as it } from "vitest";
 import { AgentGate, type GatedRequest } from "./agent-gate";
 
 class Node implements GatedRequest {
-  gatePrev: GatedRequest | undefined = undefined;
-  gateNext: GatedRequest | undefined = undefined;
+  listTag = 0;
+  listPrev: GatedRequest["listPrev"] = undefined;
+  listNext: GatedRequest["listNext"] = undefined;
   gateKey: GatedRequest["gateKey"] = undefined;
-  inGateQueue = false;
   constructor(
     readonly id: number,
     readonly log: number[],
@@ -108,13 +108,13 @@ describe("AgentGate", () => {
     gate.leave(nodes[2]);
     gate.leave(nodes[4]);
     gate.leave(nodes[1]);
-    expect(key.size).toBe(1);
-    expect(nodes[2]).toMatchObject({ gateKey: undefined, gatePrev: undefined, gateNext: undefined });
+    expect(key.nodeCount).toBe(1);
+    expect(nodes[2]).toMatchObject({ gateKey: undefined, listTag: 0, listPrev: undefined, listNext: undefined });
     gate.leave(nodes[0]);
     await turn();
     expect(log).toEqual([3]);
-    expect(key.head).toBeUndefined();
-    expect(key.tail).toBeUndefined();
+    expect(key.firstNode).toBeUndefined();
+    expect(key.lastNode).toBeUndefined();
   });
 
   it("honours the agent's maxTotalSockets over keys", async () => {

@@ -5,8 +5,7 @@
  * already piped) and removes it by an O(queue) splice. The gate keeps the handler's requests out of that queue: per
  * agent key (`agent.getName()`) it counts requests dispatched and not finished (`inUse`) and creates a
  * `ClientRequest` only while `inUse < agent.maxSockets` and the handler's total is below `agent.maxTotalSockets`
- * (both read at each decision). Otherwise the request waits in its key's FIFO, an intrusive doubly linked list of
- * the requests themselves (`GatedRequest`): waiting allocates nothing, leaving is an O(1) unlink.
+ * (both read at each decision). Otherwise the request waits in its key's FIFO (`GateKey`, an `AdmissionQueue`).
  *
  * The drain is batched: one `setImmediate` per gate and turn dispatches every slot freed in the turn, once Node has
  * parked the freed sockets in `freeSockets` (dispatching inside `'close'` would queue them in `agent.requests` for a
@@ -16,41 +15,50 @@
  * Memory: one `GateKey` per key with a request dispatched or queued, dropped when it empties, except the memoised
  * last one: so the key `keyFor()` returns is valid for `admit()` until the next `keyFor()`.
  */
-import { timing as importedTiming } from "@sockeye/pool-monitor/internal";
+import {
+  type Admission,
+  AdmissionQueue,
+  type GatedNode,
+  timing as importedTiming,
+} from "@sockeye/pool-monitor/internal";
 import type { Agent } from "node:http";
 import { isIP } from "node:net";
 
-// Bound once: in this package's CommonJS build (what Node's `require` and `import` load) every use of another
-// package's export is a getter call.
+// Bound once: in the CommonJS build (what Node loads), each read of another package's export is a getter call.
 const timing = importedTiming;
 
+export type { Admission } from "@sockeye/pool-monitor/internal";
+
 /** A request the gate can hold and later dispatch: its own state object, with the gate's link fields. @internal */
-export interface GatedRequest {
-  /** Neighbours while queued (older / younger). */
-  gatePrev: GatedRequest | undefined;
-  gateNext: GatedRequest | undefined;
-  /** The key it is counted under (dispatched) or queued on; `undefined` outside the gate. */
+export interface GatedRequest extends GatedNode {
+  /** The key it is counted under (dispatched) or queued on (`listTag` set); `undefined` outside the gate. */
   gateKey: GateKey | undefined;
-  /** Queued (true) or dispatched (false) while `gateKey` is set. */
-  inGateQueue: boolean;
-  /** Creates the Node request (the gate has counted it in `inUse` already). Never throws. */
-  dispatchFromGate(): void;
 }
 
-/** What `admit()` did with a request: dispatch it now, queued it, or refused it (its key's queue is full). @internal */
-export type Admission = "dispatch" | "queued" | "full";
+/** One agent key's count (`inUse`: the handler's requests dispatched to the agent and not finished) and FIFO. @internal */
+export class GateKey extends AdmissionQueue<GatedRequest> {
+  /** `name`: the agent's name for the key (`agent.getName()`, as `agent.requests` keys it); `gate`: its holder. */
+  constructor(
+    readonly name: string,
+    private readonly gate: AgentGate
+  ) {
+    super();
+  }
 
-/** One agent key's count and queue. @internal */
-export class GateKey {
-  /** The handler's requests of this key dispatched to the agent and not finished. */
-  inUse = 0;
-  /** Queued requests. */
-  size = 0;
-  head: GatedRequest | undefined = undefined;
-  tail: GatedRequest | undefined = undefined;
+  /** Below the agent's `maxSockets` here and `maxTotalSockets` over all keys, unless the owner is being destroyed. */
+  protected override hasRoom(): boolean {
+    const gate = this.gate;
+    const agent = gate.agent;
+    // A non-numeric maxTotalSockets (an agent built before Node had it) compares false: treated as unlimited.
+    return this.inUse < agent.maxSockets && !(gate.total >= agent.maxTotalSockets) && !gate.owner.destroying;
+  }
 
-  /** @param name - the agent's name for the key (`agent.getName()`), the same string `agent.requests` uses. */
-  constructor(readonly name: string) {}
+  protected override dispatch(r: GatedRequest): void {
+    const gate = this.gate;
+    gate.total++;
+    if (--gate.queued === 0) gate.cancelDrain();
+    r.dispatchFromGate();
+  }
 }
 
 /** Something whose `destroying` flag stops every dispatch (the handler runtime during `destroy()`). @internal */
@@ -79,7 +87,7 @@ export class AgentGate {
 
   constructor(
     readonly agent: Agent,
-    private readonly owner: GateOwner
+    readonly owner: GateOwner
   ) {}
 
   /** The agent's name for a request to `host`:`port`, as Node computes it; valid for `admit()` until the next call. */
@@ -91,7 +99,7 @@ export class AgentGate {
     if (options.servername == null) options.servername = isIP(host) ? "" : host;
     const name = agent.getName(options as never);
     let key = this.keys.get(name);
-    if (key === undefined) this.keys.set(name, (key = new GateKey(name)));
+    if (key === undefined) this.keys.set(name, (key = new GateKey(name, this)));
     this.memoHost = host;
     this.memoPort = port;
     this.memoKey = key;
@@ -102,29 +110,17 @@ export class AgentGate {
 
   /** Requests queued under `name` (an agent key), for upstream's socket-usage check. */
   queuedUnder(name: string): number {
-    return this.keys.get(name)?.size ?? 0;
+    return this.keys.get(name)?.nodeCount ?? 0;
   }
 
   /** Counts `r` under `key`: `"dispatch"` now, `"queued"` at the tail, or `"full"` (`maxQueued` wait). O(1). */
   admit(r: GatedRequest, key: GateKey, maxQueued: number): Admission {
-    if (key.size === 0 && this.hasRoom(key)) {
-      r.gateKey = key;
-      r.inGateQueue = false;
-      key.inUse++;
-      this.total++;
-      return "dispatch";
-    }
-    if (key.size >= maxQueued) return "full";
+    const admission = key.admit(r, maxQueued);
+    if (admission === "full") return admission;
     r.gateKey = key;
-    r.inGateQueue = true;
-    r.gateNext = undefined;
-    r.gatePrev = key.tail;
-    if (key.tail !== undefined) key.tail.gateNext = r;
-    else key.head = r;
-    key.tail = r;
-    key.size++;
-    this.queued++;
-    return "queued";
+    if (admission === "dispatch") this.total++;
+    else this.queued++;
+    return admission;
   }
 
   /** `r` leaves the gate: a queued one is unlinked (O(1)), a dispatched one frees its slot. No-op if outside. */
@@ -132,9 +128,9 @@ export class AgentGate {
     const key = r.gateKey;
     if (key === undefined) return;
     r.gateKey = undefined;
-    if (r.inGateQueue) {
-      r.inGateQueue = false;
-      this.unlink(key, r);
+    if (r.listTag !== 0) {
+      key.unlinkNode(r);
+      if (--this.queued === 0) this.cancelDrain();
     } else {
       key.inUse--;
       this.total--;
@@ -154,19 +150,15 @@ export class AgentGate {
    * others (a total limit lets a slot freed in one key go to another); nothing while the owner is being destroyed.
    */
   drain(): void {
-    const immediate = this.drainImmediate;
-    if (immediate !== undefined) {
-      timing.clearImmediate(immediate);
-      this.drainImmediate = undefined;
-    }
+    this.cancelDrain();
     if (this.draining || this.owner.destroying) return;
     this.draining = true;
     try {
       const first = this.lastFreed;
-      if (first !== undefined) this.drainKey(first);
+      if (first !== undefined) first.drain();
       if (this.queued === 0) return;
       for (const other of this.keys.values()) {
-        if (other.size !== 0 && other !== first) this.drainKey(other);
+        if (other.nodeCount !== 0 && other !== first) other.drain();
         if (this.queued === 0) break;
       }
     } finally {
@@ -174,40 +166,15 @@ export class AgentGate {
     }
   }
 
+  /** The queue emptied: no batched drain is needed any more. */
+  cancelDrain(): void {
+    if (this.drainImmediate === undefined) return;
+    timing.clearImmediate(this.drainImmediate);
+    this.drainImmediate = undefined;
+  }
+
   /** Drops `key` when nothing is dispatched or queued under it, unless it is the memoised key. O(1). */
   private dropIfIdle(key: GateKey): void {
-    if (key.inUse + key.size === 0 && key !== this.memoKey) this.keys.delete(key.name);
-  }
-
-  private hasRoom(key: GateKey): boolean {
-    const agent = this.agent;
-    // A non-numeric maxTotalSockets (an agent built before Node had it) compares false: treated as unlimited.
-    return key.inUse < agent.maxSockets && !(this.total >= agent.maxTotalSockets);
-  }
-
-  private unlink(key: GateKey, r: GatedRequest): void {
-    const prev = r.gatePrev;
-    const next = r.gateNext;
-    if (prev !== undefined) prev.gateNext = next;
-    else key.head = next;
-    if (next !== undefined) next.gatePrev = prev;
-    else key.tail = prev;
-    r.gatePrev = r.gateNext = undefined;
-    key.size--;
-    if (--this.queued === 0 && this.drainImmediate !== undefined) {
-      timing.clearImmediate(this.drainImmediate);
-      this.drainImmediate = undefined;
-    }
-  }
-
-  private drainKey(key: GateKey): void {
-    while (key.head !== undefined && this.hasRoom(key) && !this.owner.destroying) {
-      const head = key.head;
-      this.unlink(key, head);
-      head.inGateQueue = false;
-      key.inUse++;
-      this.total++;
-      head.dispatchFromGate();
-    }
+    if (key.inUse + key.nodeCount === 0 && key !== this.memoKey) this.keys.delete(key.name);
   }
 }

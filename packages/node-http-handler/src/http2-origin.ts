@@ -7,58 +7,23 @@
  *                                                                     for one of maxIsolatedSessionsPerOrigin)
  *   holders:  head ─► [req] ⇄ [req] ◄─ tail                           (streams holding a slot, oldest first)
  *
- * The lists are intrusive (`next` / `prev` are fields of the requests, on at most one list): O(1), no allocation.
+ * The lists are `AdmissionQueue`s used as FIFOs (a stream's capacity is a session slot, not a count), tagged 1–3.
  * Finding a free slot is O(maxSessionsPerOrigin). Generic over the session and request types (no import cycle).
  */
+import { AdmissionQueue, type QueueNode } from "@sockeye/pool-monitor/internal";
 import type { Http2OriginTelemetry } from "./http2-pool-monitor";
 
 /** The links and facts of a request that the origin's lists use (fields of `Http2StreamRequest`). @internal */
-export interface Http2Waiter<W> {
+export interface Http2Waiter<W extends QueueNode> extends QueueNode {
   readonly isolated: boolean;
   readonly begunAt: number;
-  /** On a waiting list now / counted as queued (not only waiting for a connecting session). */
-  queued: boolean;
+  /** Counted as queued (not only waiting for a connecting session). */
   wasQueued: boolean;
-  next: W | undefined;
-  prev: W | undefined;
+  listNext: W | undefined;
+  listPrev: W | undefined;
   slotAt: number;
   /** It waits behind others: counted queued. */
   countQueued(): void;
-}
-
-/** An intrusive FIFO of requests (see the header). @internal */
-export class RequestList<W extends Http2Waiter<W>> {
-  head: W | undefined = undefined;
-  tail: W | undefined = undefined;
-  size = 0;
-
-  push(req: W): void {
-    req.next = undefined;
-    req.prev = this.tail;
-    if (this.tail) this.tail.next = req;
-    else this.head = req;
-    this.tail = req;
-    this.size++;
-  }
-
-  unshift(req: W): void {
-    req.prev = undefined;
-    req.next = this.head;
-    if (this.head) this.head.prev = req;
-    else this.tail = req;
-    this.head = req;
-    this.size++;
-  }
-
-  /** Unlinks `req`, which is on this list. */
-  delete(req: W): void {
-    if (req.prev) req.prev.next = req.next;
-    else this.head = req.next;
-    if (req.next) req.next.prev = req.prev;
-    else this.tail = req.prev;
-    req.next = req.prev = undefined;
-    this.size--;
-  }
 }
 
 /** @internal */
@@ -70,21 +35,20 @@ export class Http2Origin<S extends { readonly available: boolean }, W extends Ht
   /** Pooled sessions still connecting, and under a silence check (streams wait for either). */
   connecting = 0;
   checking = 0;
-  readonly pooled = new RequestList<W>();
+  readonly pooled = new AdmissionQueue<W>(1);
   /** Pooled streams waiting only for a connecting session: not queued (as in node:http) until none is. */
   deferred = 0;
-  readonly isolated = new RequestList<W>();
+  readonly isolated = new AdmissionQueue<W>(2);
   /** Isolated sessions counted against `maxIsolatedSessionsPerOrigin` (event streams excluded). */
   isolatedOpen = 0;
   /** The stream limit of the last established session (a guess for those still connecting). */
   streamLimitHint: number | undefined = undefined;
-  readonly holders = new RequestList<W>();
+  readonly holders = new AdmissionQueue<W>(3);
   /** Streams started and not finished: with `open`, what keeps the origin in the pool. */
   streamsInFlight = 0;
 
   /**
    * @param key - the URL given to `http2.connect()` (may carry user info, as upstream's pool key).
-   * @param name - `scheme://host:port`, the only form that reaches telemetry.
    * @param counters - the origin's telemetry entry (its own or `_OTHER`'s); `undefined` while telemetry is off.
    */
   constructor(
@@ -95,39 +59,39 @@ export class Http2Origin<S extends { readonly available: boolean }, W extends Ht
 
   /** Every request waiting beyond the origin's capacity, pooled and isolated (what telemetry reports as `queued`). */
   get waiting(): number {
-    return this.pooled.size - this.deferred + this.isolated.size;
+    return this.pooled.nodeCount - this.deferred + this.isolated.nodeCount;
   }
 
   /** The request that has waited longest beyond capacity, on either list. */
   get oldestWaiting(): W | undefined {
-    let a = this.pooled.head;
-    while (a !== undefined && !a.wasQueued) a = a.next;
-    const b = this.isolated.head;
+    let a = this.pooled.firstNode;
+    while (a !== undefined && !a.wasQueued) a = a.listNext;
+    const b = this.isolated.firstNode;
     if (a === undefined || b === undefined) return a ?? b;
     return a.begunAt <= b.begunAt ? a : b;
   }
 
   /** Appends `req` to its list, or to the head of the pooled one when `again` (a refused stream placed again). */
   enqueue(req: W, deferred: boolean, again = false): void {
-    req.queued = true;
     req.wasQueued = !deferred;
     if (deferred) this.deferred++;
-    if (again) this.pooled.unshift(req);
-    else (req.isolated ? this.isolated : this.pooled).push(req);
+    if (again) this.pooled.linkHead(req);
+    else (req.isolated ? this.isolated : this.pooled).linkTail(req);
   }
 
-  /** Takes `req` off its waiting list, if it is on one. */
-  remove(req: W): void {
-    if (!req.queued) return;
-    req.queued = false;
+  /** Takes `req` off its waiting list; false when it is on none. */
+  remove(req: W): boolean {
+    const list = req.isolated ? this.isolated : this.pooled;
+    if (!list.has(req)) return false;
     if (!req.wasQueued) this.deferred--;
-    (req.isolated ? this.isolated : this.pooled).delete(req);
+    list.unlinkNode(req);
     this.counters?.queueShrank(this.waiting);
+    return true;
   }
 
   /** The head of the pooled or isolated list. */
   dequeue(isolated: boolean): W | undefined {
-    const req = (isolated ? this.isolated : this.pooled).head;
+    const req = (isolated ? this.isolated : this.pooled).firstNode;
     if (req !== undefined) this.remove(req);
     return req;
   }
@@ -135,7 +99,7 @@ export class Http2Origin<S extends { readonly available: boolean }, W extends Ht
   /** No pooled session is connecting any more: the deferred requests count as queued now. */
   countDeferred(): void {
     if (this.deferred === 0 || this.connecting > 0 || this.checking > 0) return;
-    for (let req = this.pooled.head; req !== undefined && this.deferred > 0; req = req.next) {
+    for (let req = this.pooled.firstNode; req !== undefined && this.deferred > 0; req = req.listNext) {
       if (req.wasQueued) continue;
       req.wasQueued = true;
       this.deferred--;

@@ -37,7 +37,7 @@ export interface Http2SessionView {
 /** What the monitor reads of a request holding a stream slot (with the body it handed out). @internal */
 export interface Http2HolderView extends UnreadWatch {
   readonly slotAt: number;
-  readonly next: Http2HolderView | undefined;
+  readonly listNext: Http2HolderView | undefined;
   readonly heldBody: UnreadBody | undefined;
   readonly bodyRef: WeakRef<UnreadBody> | undefined;
   readonly respondedAt: number;
@@ -48,12 +48,12 @@ export interface Http2HolderView extends UnreadWatch {
 export interface Http2OriginView {
   readonly open: Iterable<Http2SessionView>;
   readonly sessions: readonly Http2SessionView[];
-  readonly pooled: { readonly size: number };
+  readonly pooled: { readonly nodeCount: number };
   readonly isolatedOpen: number;
-  readonly isolated: { readonly size: number };
+  readonly isolated: { readonly nodeCount: number };
   readonly waiting: number;
   readonly oldestWaiting: { readonly begunAt: number } | undefined;
-  readonly holders: { readonly head: Http2HolderView | undefined };
+  readonly holders: { readonly firstNode: Http2HolderView | undefined };
 }
 
 /** What the monitor reads of the pool's configuration. @internal */
@@ -122,8 +122,8 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
     let isolated = 0;
     let pooled = 0;
     for (const m of t.members) {
-      isolated += m.isolated.size;
-      pooled += m.pooled.size;
+      isolated += m.isolated.nodeCount;
+      pooled += m.pooled.nodeCount;
     }
     const raise =
       isolated > pooled
@@ -153,13 +153,12 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
       queued += m.waiting;
       const head = m.oldestWaiting;
       if (head !== undefined && head.begunAt < oldestQueuedAt) oldestQueuedAt = head.begunAt;
-      const held = m.holders.head;
+      const held = m.holders.firstNode;
       if (held !== undefined && held.slotAt < oldestSlotAt) oldestSlotAt = held.slotAt;
-      // Stream slots: pooled slots are unbounded while another session may still be opened; isolated sessions
-      // (`disableConcurrentStreams`) have one slot each, bounded once `maxIsolatedSessionsPerOrigin` are open.
-      const isolatedInUse = m.isolatedOpen > 0 || m.isolated.size > 0;
+      // Stream slots (see the header).
+      const isolatedInUse = m.isolatedOpen > 0 || m.isolated.nodeCount > 0;
       let cap = 0;
-      if (!isolatedInUse || m.sessions.length > 0 || m.pooled.size > 0) {
+      if (!isolatedInUse || m.sessions.length > 0 || m.pooled.nodeCount > 0) {
         cap = m.sessions.length >= maxSessions ? 0 : Number.POSITIVE_INFINITY;
         for (const entry of m.sessions) {
           slots += entry.active;
@@ -179,7 +178,7 @@ export class Http2PoolMonitor extends TelemetryCore<Http2OriginTelemetry> {
     // A response body pins its stream slot while the stream makes no progress (flow control stops the peer of an
     // unread one) and nobody reads it: the unread-body rule. O(slot holders).
     for (const m of t.members) {
-      for (let h = m.holders.head; h !== undefined; h = h.next) {
+      for (let h = m.holders.firstNode; h !== undefined; h = h.listNext) {
         const body = h.heldBody ?? h.bodyRef?.deref();
         if (h.respondedAt >= 0 && body !== undefined) r.addWatched(h, h.progress, now, h.respondedAt, body);
       }

@@ -76,7 +76,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
       this.placePooled(origin, req, false);
     } else if (
       !req.eventStream &&
-      (origin.isolatedOpen >= this.poolConfig.maxIsolatedSessionsPerOrigin || origin.isolated.size > 0)
+      (origin.isolatedOpen >= this.poolConfig.maxIsolatedSessionsPerOrigin || origin.isolated.nodeCount > 0)
     ) {
       if (this.refusedFull(origin, req)) return;
       origin.enqueue(req, false);
@@ -128,7 +128,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     if (!req.isolated && (origin.deferred < capacity || origin.sessions.length < config.maxSessionsPerOrigin)) {
       return false;
     }
-    const waiting = origin.pooled.size + origin.isolated.size - Math.min(origin.deferred, capacity);
+    const waiting = origin.pooled.nodeCount + origin.isolated.nodeCount - Math.min(origin.deferred, capacity);
     if (waiting < max) return false;
     req.queueFull(max, waiting);
     return true;
@@ -155,7 +155,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
       failAll(origin, true, failure);
       return;
     }
-    while (origin.isolated.size > 0 && origin.isolatedOpen < this.poolConfig.maxIsolatedSessionsPerOrigin) {
+    while (origin.isolated.nodeCount > 0 && origin.isolatedOpen < this.poolConfig.maxIsolatedSessionsPerOrigin) {
       const req = origin.dequeue(true) as Http2StreamRequest;
       try {
         this.openIsolated(origin, req);
@@ -169,10 +169,9 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     const origin = req.origin;
     origin.streamsInFlight--;
     const entry = req.entry;
-    if (req.queued) {
-      origin.remove(req);
+    if (origin.remove(req)) {
       // A connecting session nobody waits for any more stays, but stops holding the process.
-      if (origin.pooled.size === 0) for (const session of origin.sessions) this.updateRef(session);
+      if (origin.pooled.nodeCount === 0) for (const session of origin.sessions) this.updateRef(session);
     } else if (entry !== undefined && !req.onSession) {
       // Its isolated session is still connecting: nobody else will use it.
       if (entry.isolatedRequest === req) {
@@ -197,7 +196,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
   private releaseSlot(req: Http2StreamRequest, entry: Http2PoolSession): void {
     req.onSession = false;
     req.entry = undefined;
-    req.origin.holders.delete(req);
+    req.origin.holders.unlinkNode(req);
     entry.active--;
   }
 
@@ -401,7 +400,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
 
   /** Opens a session if the queue (plus `arriving` requests about to join it) needs one and the bound allows. */
   private maybeOpen(origin: Http2PoolOrigin, arriving = 0): void {
-    const queued = origin.pooled.size + arriving;
+    const queued = origin.pooled.nodeCount + arriving;
     if (queued === 0 || origin.sessions.length >= this.poolConfig.maxSessionsPerOrigin) return;
     // 0 × Infinity (no session connecting, no stream limit) is NaN: open.
     if (queued <= (origin.connecting + origin.checking) * this.streamsPerSession(origin)) return;
@@ -410,7 +409,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
 
   private drain(entry: Http2PoolSession): void {
     const origin = entry.origin;
-    while (origin.pooled.size > 0 && entry.available) this.startOn(entry, origin.dequeue(false)!);
+    while (origin.pooled.nodeCount > 0 && entry.available) this.startOn(entry, origin.dequeue(false)!);
   }
 
   private startOn(entry: Http2PoolSession, req: Http2StreamRequest): void {
@@ -421,7 +420,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
     req.onSession = true;
     const now = timing.now();
     req.slotAt = now;
-    entry.origin.holders.push(req);
+    entry.origin.holders.linkTail(req);
     this.updateRef(entry);
     req.startStream(entry, now, entry.streams > 1);
   }
@@ -430,7 +429,7 @@ export class Http2SessionPool implements Http2StreamHost, Http2SessionHost<Http2
   private updateRef(entry: Http2PoolSession): void {
     const want =
       entry.active > 0 ||
-      (entry.state === "connecting" && (entry.isolatedRequest !== undefined || entry.origin.pooled.size > 0));
+      (entry.state === "connecting" && (entry.isolatedRequest !== undefined || entry.origin.pooled.nodeCount > 0));
     if (want === entry.referenced || entry.session.destroyed) return;
     entry.referenced = want;
     if (want) entry.session.ref();
@@ -484,7 +483,7 @@ function failAll(origin: Http2PoolOrigin, isolated: boolean, error: Error): void
 /** Ends every request holding a slot on `entry` (all of `origin`'s when `undefined`) now, with `error` if unsettled. */
 function endHolders(origin: Http2PoolOrigin, entry: Http2PoolSession | undefined, error: Error | undefined): void {
   const holders: Http2StreamRequest[] = [];
-  for (let req = origin.holders.head; req !== undefined; req = req.next) {
+  for (let req = origin.holders.firstNode; req !== undefined; req = req.listNext) {
     if (entry === undefined || req.entry === entry) holders.push(req);
   }
   for (const req of holders) req.sessionGone(error);

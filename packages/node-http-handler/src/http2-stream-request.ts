@@ -219,9 +219,9 @@ export class Http2StreamRequest
   private bodyGone = false;
   onSession = false;
   // Http2Waiter (`Http2Origin`'s lists).
-  queued = false;
-  next: Http2StreamRequest | undefined = undefined;
-  prev: Http2StreamRequest | undefined = undefined;
+  listTag = 0;
+  listNext: Http2StreamRequest | undefined = undefined;
+  listPrev: Http2StreamRequest | undefined = undefined;
   slotAt = 0;
   /** Progress events of the stream, and the unread-body watch: response time (-1: none yet), last count, since when. */
   progress = 0;

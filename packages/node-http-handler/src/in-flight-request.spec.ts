@@ -306,7 +306,7 @@ describe("InFlightRequest in the handler's gate: every deadline, abort and destr
     };
     const queued = start(s, "/ok", signal, counting, plan(overrides));
     expect(gate.queued).toBe(1);
-    expect(queued.state.inGateQueue).toBe(true);
+    expect(queued.state.listTag).not.toBe(0); // on its gate key's FIFO
     expect(queued.state.req).toBeUndefined();
     expect(Object.keys(s.agent.requests)).toEqual([]);
     // Counted by the monitor as queued, from start().

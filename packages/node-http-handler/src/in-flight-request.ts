@@ -38,6 +38,7 @@ import {
   outcomeOf as importedOutcomeOf,
   pushBody as importedPushBody,
   type PoolLink,
+  type QueueNode,
   queueFullError,
   REQUEST_TIMEOUT_HINT,
   RequestCore,
@@ -117,9 +118,9 @@ export class InFlightRequest
   livePrev: InFlightRequest | undefined = undefined;
   // GatedRequest fields (the plan's `AgentGate`): the key counted under and, while queued, the FIFO links.
   gateKey: GateKey | undefined = undefined;
-  inGateQueue = false;
-  gatePrev: InFlightRequest | undefined = undefined;
-  gateNext: InFlightRequest | undefined = undefined;
+  listTag = 0;
+  listPrev: QueueNode | undefined = undefined;
+  listNext: QueueNode | undefined = undefined;
   /** Kept from `start()` until the Node request is created. */
   private requestFunc: ((options: object) => ClientRequest) | undefined = undefined;
   nodeOptions: NodeRequestOptions | undefined = undefined;
@@ -199,7 +200,7 @@ export class InFlightRequest
         this.monitor!.queueFullRejected(this.telemetry!);
       }
       const plan = this.requestPlan;
-      const queued = plan.agentGate!.keyFor(options.host, options.port).size;
+      const queued = plan.agentGate!.keyFor(options.host, options.port).nodeCount;
       this.finish(queueFullError(PACKAGE_PREFIX, plan.maxQueued, queued, "socket"));
     }
   }
@@ -278,7 +279,7 @@ export class InFlightRequest
       }
       return;
     }
-    if (this.settled || (req === undefined && !this.inGateQueue)) return;
+    if (this.settled || (req === undefined && this.listTag === 0)) return;
     if (kind === DeadlineKind.Continue) {
       if (req !== undefined && !req.destroyed && !this.res) this.writeBodyOrFail();
       return;
@@ -350,7 +351,7 @@ export class InFlightRequest
   destroyByHandler(): void {
     if (this.isFinished) return;
     const req = this.req;
-    const queued = req === undefined ? this.inGateQueue : !req.socket && leaveAgentQueue(this.requestPlan.agent, req);
+    const queued = req === undefined ? this.listTag !== 0 : !req.socket && leaveAgentQueue(this.requestPlan.agent, req);
     const error = handlerDestroyedError(
       PACKAGE_PREFIX,
       queued ? `while it was waiting for a free socket (${this.describeQueue()})` : "while the request was in flight"

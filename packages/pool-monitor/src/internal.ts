@@ -3,6 +3,7 @@
  * signatures may change in any release. The public entry re-exports its runtime values from here, so the code is
  * built once. @internal
  */
+export { type Admission, AdmissionQueue, type GatedNode, type QueueNode } from "./admission-queue";
 export { buildQueryString } from "./build-query-string";
 export { DeadlineKind } from "./deadline-kind";
 export { IdleWatch, type IdleTarget } from "./idle-watch";

@@ -10,6 +10,12 @@ import { ConnectingSockets } from "./connecting-sockets";
 import { type GatedRequest, OriginGate, OriginGates } from "./origin-gate";
 import { OriginPoolState } from "./origin-pool-state";
 
+/** `maxQueuedRequests` unset. */
+const UNBOUNDED = Number.POSITIVE_INFINITY;
+
+/** Admits a new request (`n`) into `gate`'s queue: `"dispatch"`, `"queued"` or `"full"`. */
+const admit = (gate: OriginGate, n: GatedRequest = node("x", [])) => gate.fifoQueue.admit(n, UNBOUNDED);
+
 function node(name: string, sent: string[]): GatedRequest & { name: string } {
   return {
     name,
@@ -29,11 +35,9 @@ describe("OriginGate", () => {
   it("admits up to the limit, then queues; a freed slot dispatches the oldest queued request", () => {
     const sent: string[] = [];
     const gate = new OriginGate("http://a:80", 2, new ConnectingSockets());
-    expect([gate.admit(), gate.admit(), gate.admit()]).toEqual([true, true, false]);
     const [c, d, e] = ["c", "d", "e"].map((n) => node(n, sent));
-    gate.enqueueWaiter(c);
-    gate.enqueueWaiter(d);
-    gate.enqueueWaiter(e);
+    expect([admit(gate), admit(gate), admit(gate, c)]).toEqual(["dispatch", "dispatch", "queued"]);
+    expect([admit(gate, d), admit(gate, e)]).toEqual(["queued", "queued"]);
     gate.unlinkWaiter(d);
     expect(gate.fifoQueue.nodeCount).toBe(2);
     expect(d.listTag).toBe(0);
@@ -41,20 +45,20 @@ describe("OriginGate", () => {
     expect(sent).toEqual(["c"]);
     gate.freeSlot();
     expect(sent).toEqual(["c", "e"]);
-    expect([gate.inUse, gate.fifoQueue.nodeCount]).toEqual([2, 0]);
+    expect([gate.fifoQueue.inUse, gate.fifoQueue.nodeCount]).toEqual([2, 0]);
   });
 
   it("a new request queues behind waiting ones even when a slot is momentarily free", () => {
     const gate = new OriginGate("http://a:80", 1, new ConnectingSockets());
-    expect(gate.admit()).toBe(true);
-    gate.enqueueWaiter(node("b", []));
-    gate.inUse = 0;
-    expect(gate.admit()).toBe(false);
+    expect(admit(gate)).toBe("dispatch");
+    expect(admit(gate, node("b", []))).toBe("queued");
+    gate.fifoQueue.inUse = 0;
+    expect(admit(gate)).toBe("queued");
   });
 
-  it("a dispatch failing synchronously frees its slot inside drain(): the loop goes on, without recursion", () => {
+  it("a dispatch failing synchronously frees its slot inside the drain: the loop goes on, without recursion", () => {
     const gate = new OriginGate("http://a:80", 1, new ConnectingSockets());
-    gate.admit();
+    admit(gate);
     const sent: string[] = [];
     let depth = 0;
     let maxDepth = 0;
@@ -67,22 +71,24 @@ describe("OriginGate", () => {
         gate.freeSlot(); // the dispatcher rejected it at once
         depth--;
       };
-      gate.enqueueWaiter(n);
+      admit(gate, n);
     }
     gate.freeSlot();
     expect(sent).toHaveLength(10_000);
     expect(maxDepth).toBe(1);
-    expect([gate.inUse, gate.fifoQueue.nodeCount]).toEqual([0, 0]);
+    expect([gate.fifoQueue.inUse, gate.fifoQueue.nodeCount]).toEqual([0, 0]);
   });
 
-  it("unlimited: never queues; closed: dispatches nothing", () => {
+  it("unlimited: never queues; closed (limit 0): dispatches nothing", () => {
     const sent: string[] = [];
     const unlimited = new OriginGate("http://a:80", null, new ConnectingSockets());
-    for (let i = 0; i < 100; i++) expect(unlimited.admit()).toBe(true);
+    for (let i = 0; i < 100; i++) expect(admit(unlimited)).toBe("dispatch");
+    expect(unlimited.describe()).toBe("maxSockets=unlimited, 0 queued");
     const gate = new OriginGate("http://a:80", 1, new ConnectingSockets());
-    gate.admit();
-    gate.enqueueWaiter(node("b", sent));
-    gate.gateClosed = true;
+    admit(gate);
+    admit(gate, node("b", sent));
+    expect(gate.describe()).toBe("maxSockets=1, 1 queued");
+    gate.setLimit(0);
     gate.freeSlot();
     expect(sent).toEqual([]);
   });
@@ -94,7 +100,7 @@ describe("OriginGate", () => {
     gate.awaitingConn = 1;
     gate.abandonIfUnneeded();
     gate.awaitingConn = 0;
-    gate.enqueueWaiter(node("b", []));
+    gate.fifoQueue.linkTail(node("b", []));
     gate.abandonIfUnneeded();
     expect(calls).toEqual([]);
     gate.unlinkWaiter(gate.fifoQueue.firstNode as GatedRequest);
@@ -110,7 +116,7 @@ describe("OriginGates", () => {
   it("keeps the pinned gate while idle, and drops an idle gate once another is pinned", () => {
     const gates = new OriginGates(new ConnectingSockets());
     const a = gates.pinGate("http://a:80", 1, undefined, undefined);
-    expect(a.admit()).toBe(true);
+    expect(admit(a)).toBe("dispatch");
     a.freeSlot();
     // Pinned: kept, and handed out again for the origin.
     expect(gates.byOrigin.get("http://a:80")).toBe(a);
@@ -125,10 +131,8 @@ describe("OriginGates", () => {
     const gates = new OriginGates(new ConnectingSockets());
     const a = gates.pinGate("http://a:80", 1, o, undefined);
     expect(o.gateQueues.get("http://a:80")).toBe(a.fifoQueue);
-    expect(a.admit()).toBe(true);
-    expect(a.admit()).toBe(false);
-    const queued = node("queued", []);
-    a.enqueueWaiter(queued);
+    expect(admit(a)).toBe("dispatch");
+    expect(admit(a, node("queued", []))).toBe("queued");
     gates.pinGate("http://b:80", 1, o, undefined); // a is busy: kept
     expect(gates.byOrigin.get("http://a:80")).toBe(a);
     a.freeSlot(); // the queued one is dispatched: still busy
@@ -144,9 +148,8 @@ describe("OriginGates", () => {
   it("a gate whose last queued request leaves (nothing in use) is dropped too", () => {
     const gates = new OriginGates(new ConnectingSockets());
     const a = gates.pinGate("http://a:80", 0, undefined, undefined);
-    expect(a.admit()).toBe(false); // limit 0: everything waits
     const queued = node("queued", []);
-    a.enqueueWaiter(queued);
+    expect(admit(a, queued)).toBe("queued"); // limit 0: everything waits
     gates.unpin(); // busy: kept
     expect(gates.byOrigin.get("http://a:80")).toBe(a);
     a.unlinkWaiter(queued);
@@ -156,7 +159,7 @@ describe("OriginGates", () => {
   it("clear() drops every gate and gate queue, busy or not", () => {
     const o = other();
     const gates = new OriginGates(new ConnectingSockets());
-    for (let i = 0; i < 10; i++) gates.pinGate(`http://bucket-${i}:80`, 1, o, undefined).admit();
+    for (let i = 0; i < 10; i++) admit(gates.pinGate(`http://bucket-${i}:80`, 1, o, undefined));
     expect(gates.byOrigin.size).toBe(10);
     gates.clear();
     expect(gates.byOrigin.size).toBe(0);

@@ -1,44 +1,36 @@
 /**
- * OriginGate: the handler-side FIFO in front of one origin's pool of the handler-owned undici `Agent`, and
+ * OriginGate: the handler-side queue in front of one origin's pool of the handler-owned undici `Agent`, and
  * OriginGates, the handler's gates by exact origin.
  *
  * Why: undici drops an aborted queued request only when its turn comes. With the gate, a request beyond the
  * origin's limit never reaches undici: rejecting it is an O(1) unlink that never touches a connection.
  *
- *   handle() ─► inUse < limit ? ─yes─► dispatched to undici (inUse++, awaitingConn++) ─► onRequestStart (awaitingConn--)
- *                     └─no──► queue (intrusive FIFO: the request object is the node; head = oldest)
- *   end / error / failure before a connection ─► inUse-- ─► head of the queue dispatched
+ *   handle() ─► fifoQueue.admit() ─dispatch─► to undici (inUse++, awaitingConn++) ─► onRequestStart (awaitingConn--)
+ *   end / error / failure before a connection ─► inUse-- ─► fifoQueue.drain()
  *
- * The queue is the telemetry entry's `waitList` when the origin has an entry of its own, else a list of its own
- * (registered with `_OTHER`). Cost per request: two counter updates, plus an O(1) push/unlink when it waits.
+ * `fifoQueue` (an `AdmissionQueue`) is the telemetry entry's `waitList`, or a list of its own registered with
+ * `_OTHER`. The gate adds what is undici's own: the pool shortcut and the connection attempts nobody waits for.
  *
  * `OriginGates` keeps a gate only while it holds something, or while it is pinned (the gate of the handler's
  * one-entry origin cache, handed out without a lookup): a client of many hosts keeps O(busy origins) gates, one
  * endpoint keeps its gate allocation-free. A gate left idle tells its registry, which drops it in O(1).
  */
+import { AdmissionQueue, type GatedNode } from "@sockeye/pool-monitor/internal";
 import type { Pool } from "undici";
 import type { ConnectingSockets } from "./connecting-sockets";
 import type { DispatcherLike } from "./dispatcher-like";
-import { type OriginPoolState, type PoolRequestNode, RequestList } from "./origin-pool-state";
+import type { OriginPoolState, PoolRequestNode, RequestList } from "./origin-pool-state";
 
-/** A request the gate can hold and later dispatch. @internal */
-export interface GatedRequest extends PoolRequestNode {
-  /** Hands the request to undici (the gate already counted it in `inUse`). */
-  dispatchFromGate(): void;
-}
+/** A request the gate can hold and later dispatch (`dispatchFromGate()` hands it to undici). @internal */
+export type GatedRequest = PoolRequestNode & GatedNode;
 
 /** List tag of a gate-owned queue (see `PoolRequestNode.listTag`). */
 const GATE_LIST_TAG = 3;
 
 /** @internal */
 export class OriginGate {
-  /** Requests handed to undici and not finished with their connection (response ended, failed or abandoned). */
-  inUse = 0;
-  /** Of those, requests that have no connection yet (undici is connecting one for them or will give them one). */
+  /** Of the requests in `fifoQueue.inUse`, those that have no connection yet (undici connects one or will give one). */
   awaitingConn = 0;
-  /** Set by `UndiciHttpHandler.destroy()`: nothing is dispatched any more. */
-  gateClosed = false;
-  private draining = false;
   /** Where queued requests go when their turn comes: the handler's current dispatcher. */
   dispatchTo: DispatcherLike | undefined;
   /**
@@ -53,17 +45,28 @@ export class OriginGate {
   queueEntry: OriginPoolState | undefined = undefined;
 
   /**
-   * @param gateOrigin - `scheme://host:port`.
-   * @param gateLimit - connections per origin (`maxSockets`); `null` = unlimited (nothing ever waits here).
    * @param connectingSet - the handler's connecting sockets (to end an attempt nobody waits for).
-   * @param fifoQueue - the FIFO: the telemetry entry's `waitList`, or a list of its own.
+   * @param fifoQueue - its `inUse`: requests handed to undici and not finished with their connection.
    */
   constructor(
     readonly gateOrigin: string,
-    public gateLimit: number | null,
+    limit: number | null,
     readonly connectingSet: ConnectingSockets,
-    readonly fifoQueue: RequestList = new RequestList(GATE_LIST_TAG)
-  ) {}
+    readonly fifoQueue: RequestList = new AdmissionQueue(GATE_LIST_TAG)
+  ) {
+    this.setLimit(limit);
+  }
+
+  /** Connections per origin from now on (`null`: unlimited; 0: the gate dispatches nothing any more). */
+  setLimit(limit: number | null): void {
+    this.fifoQueue.limit = limit ?? Number.POSITIVE_INFINITY;
+  }
+
+  /** `maxSockets=<limit>, <n> queued`, for error messages. */
+  describe(): string {
+    const { limit, nodeCount } = this.fifoQueue;
+    return `maxSockets=${limit === Number.POSITIVE_INFINITY ? "unlimited" : limit}, ${nodeCount} queued`;
+  }
 
   /** Where a request of the origin goes now: its open pool, else `dispatchTo`. */
   dispatchTarget(): DispatcherLike | undefined {
@@ -78,24 +81,10 @@ export class OriginGate {
     if (!this.needsConnection()) this.connectingSet.abandon(this.gateOrigin);
   }
 
-  /** Whether a request of the origin waits for a connection: dispatched without one yet, or queued here. */
   needsConnection(): boolean {
     return this.awaitingConn > 0 || this.fifoQueue.nodeCount > 0;
   }
 
-  /** True (and counted in `inUse`) when the request may go to undici now; false: the caller queues it. */
-  admit(): boolean {
-    const limit = this.gateLimit;
-    if (limit !== null && (this.inUse >= limit || this.fifoQueue.nodeCount > 0)) return false;
-    this.inUse++;
-    return true;
-  }
-
-  enqueueWaiter(n: GatedRequest): void {
-    this.fifoQueue.linkTail(n);
-  }
-
-  /** Removes a queued `n` (O(1)); no-op when it is not queued. */
   unlinkWaiter(n: GatedRequest): void {
     this.fifoQueue.unlinkNode(n);
     this.gateRegistry?.gateIdle(this);
@@ -103,32 +92,20 @@ export class OriginGate {
 
   /** A request finished with its slot: dispatch queued requests while slots are free. */
   freeSlot(): void {
-    if (this.inUse > 0) this.inUse--;
+    const queue = this.fifoQueue;
+    if (queue.inUse > 0) queue.inUse--;
     this.drainQueue();
     this.gateRegistry?.gateIdle(this);
   }
 
   /** Nothing in use (awaiting a connection included: `awaitingConn <= inUse`) and nothing queued. */
   get gateUnused(): boolean {
-    return this.inUse === 0 && this.fifoQueue.nodeCount === 0;
+    return this.fifoQueue.inUse === 0 && this.fifoQueue.nodeCount === 0;
   }
 
-  /** Dispatches queued requests, oldest first, while the limit allows. Not re-entrant: no recursion per request. */
+  /** Dispatches queued requests, oldest first, while the limit allows (the queue holds only `GatedRequest`s). */
   drainQueue(): void {
-    if (this.draining) return;
-    this.draining = true;
-    try {
-      while (!this.gateClosed) {
-        const head = this.fifoQueue.firstNode as GatedRequest | undefined;
-        const limit = this.gateLimit;
-        if (head === undefined || (limit !== null && this.inUse >= limit)) return;
-        this.fifoQueue.unlinkNode(head);
-        this.inUse++;
-        head.dispatchFromGate();
-      }
-    } finally {
-      this.draining = false;
-    }
+    (this.fifoQueue as AdmissionQueue<GatedRequest>).drain();
   }
 }
 

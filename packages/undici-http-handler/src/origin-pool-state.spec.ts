@@ -6,8 +6,8 @@
  */
 import { EventEmitter } from "node:events";
 import { describe, expect, it } from "vitest";
-import { PoolReading } from "@sockeye/pool-monitor/internal";
-import { OriginPoolState, type PoolEvidence, RequestList, type UndiciStatsLike } from "./origin-pool-state";
+import { AdmissionQueue, PoolReading } from "@sockeye/pool-monitor/internal";
+import { OriginPoolState, type PoolEvidence, type UndiciStatsLike } from "./origin-pool-state";
 
 interface FakePool {
   stats: UndiciStatsLike;
@@ -190,7 +190,7 @@ describe("OriginPoolState pool registry", () => {
     const o = entry();
     o.registerPool("http://b:80", pool(), 2);
     o.registerPool("http://c:80", pool(), null);
-    o.gateQueues.set("http://c:80", new RequestList(3));
+    o.gateQueues.set("http://c:80", new AdmissionQueue(3));
     expect(limitOf(o)).toBeNull();
     o.releasePools();
     expect(poolCount(o)).toBe(0);

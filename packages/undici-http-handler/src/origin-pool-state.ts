@@ -10,16 +10,20 @@
  * With the handler-owned dispatcher (`gatedHere`), `waitList` is the origin's `OriginGate` FIFO (requests beyond
  * `maxSockets`); an `_OTHER` entry has one gate per overflowed origin, registered here (`gateQueues`).
  *
- * Pools: the handler's Agent factory registers each undici `Pool` it creates, by exact origin, replacing the one
- * before (undici's Agent replaces a pool whose connections all went away). A pool undici closes is dropped on the
- * next tick of its last `'disconnect'` / `'connectionError'`, else by `refreshPools()`. `connLimit` and the gauges
- * are summed over the pools at sample and snapshot time only, never per event, which would be quadratic in an
- * `_OTHER` entry of thousands of origins. A caller's own dispatcher registers no pool: the handler sets `statsReader`.
+ * Pools: the handler's Agent factory registers each undici `Pool` by exact origin, replacing the one before (undici's
+ * Agent replaces a pool whose connections all went away). `connLimit` and the gauges are summed over the pools at
+ * sample and snapshot time only: per event, that would be quadratic in an `_OTHER` entry of thousands of origins.
  */
-import { OriginTelemetry, type PoolReading, type SampleEvidence } from "@sockeye/pool-monitor/internal";
+import {
+  AdmissionQueue,
+  OriginTelemetry,
+  type QueueNode,
+  type PoolReading,
+  type SampleEvidence,
+} from "@sockeye/pool-monitor/internal";
 
 /** Fields a request state object carries for its origin's lists. @internal */
-export interface PoolRequestNode {
+export interface PoolRequestNode extends QueueNode {
   begunAt: number;
   /** When it got a connection (`timing.now()` ms); -1 while it holds none. */
   heldSince: number;
@@ -61,40 +65,8 @@ function isLive(pool: PoolLike): boolean {
   return pool.closed !== true && pool.destroyed !== true;
 }
 
-/** An intrusive doubly linked list of request nodes. @internal */
-export class RequestList {
-  firstNode: PoolRequestNode | undefined;
-  lastNode: PoolRequestNode | undefined;
-  nodeCount = 0;
-
-  constructor(private readonly tag: number) {}
-
-  /** Whether `n` is linked in this list. */
-  has(n: PoolRequestNode): boolean {
-    return n.listTag === this.tag;
-  }
-
-  linkTail(n: PoolRequestNode): void {
-    n.listTag = this.tag;
-    n.listPrev = this.lastNode;
-    n.listNext = undefined;
-    if (this.lastNode === undefined) this.firstNode = n;
-    else this.lastNode.listNext = n;
-    this.lastNode = n;
-    this.nodeCount++;
-  }
-
-  unlinkNode(n: PoolRequestNode): void {
-    if (n.listTag !== this.tag) return;
-    if (n.listPrev === undefined) this.firstNode = n.listNext;
-    else n.listPrev.listNext = n.listNext;
-    if (n.listNext === undefined) this.lastNode = n.listPrev;
-    else n.listNext.listPrev = n.listPrev;
-    n.listPrev = n.listNext = undefined;
-    n.listTag = 0;
-    this.nodeCount--;
-  }
-}
+/** An intrusive list of request nodes (a gate's queue admits through it too). @internal */
+export type RequestList = AdmissionQueue<PoolRequestNode>;
 
 /** The undici transport's state of one origin entry: its pools, gates and request lists. @internal */
 export class OriginPoolState extends OriginTelemetry {
@@ -109,10 +81,9 @@ export class OriginPoolState extends OriginTelemetry {
   /** Limit of the latest registered pool: `connLimit` while no registered pool is live (the next one gets it). */
   private latestLimit: number | null = null;
 
-  readonly waitList = new RequestList(1);
-  readonly pausedList = new RequestList(2);
-  readonly holders = new RequestList(4);
-  /** Requests of this entry are admitted by `OriginGate`s (see the header). */
+  readonly waitList: RequestList = new AdmissionQueue(1);
+  readonly pausedList: RequestList = new AdmissionQueue(2);
+  readonly holders: RequestList = new AdmissionQueue(4);
   gatedHere = false;
   /** FIFO lists of the gates of origins aggregated in this entry (`_OTHER`), by exact origin (not `waitList`). */
   readonly gateQueues = new Map<string, RequestList>();

@@ -163,7 +163,7 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
       for (const [origin, gate] of this.gates.byOrigin) {
         gate.dispatchTo = this.currentDispatcher;
         gate.originPool = undefined;
-        gate.gateLimit = limits === undefined ? null : origin.startsWith("https:") ? limits.https : limits.http;
+        gate.setLimit(limits === undefined ? null : origin.startsWith("https:") ? limits.https : limits.http);
         gate.drainQueue();
       }
       if (limits === undefined && this.gates.byOrigin.size > 0) {
@@ -470,9 +470,9 @@ export class UndiciHttpHandler implements HttpHandler<UndiciHttpHandlerOptions> 
     // Requests held in the gates never reached undici: reject them first, so that no slot freed below dispatches
     // one into the dispatcher being destroyed.
     for (const gate of this.gates.byOrigin.values()) {
-      gate.gateClosed = true;
       for (let n = gate.fifoQueue.firstNode; n !== undefined; n = gate.fifoQueue.firstNode)
         (n as UndiciRequestCore).failQueuedOnDestroy();
+      gate.setLimit(0);
     }
     this.gates.clear();
     const destroyed = dispatcher !== undefined && !this.viaGlobal ? dispatcher : this.config?.dispatcher;

@@ -141,19 +141,17 @@ export abstract class UndiciRequestCore
     }
     this.targetDispatcher = dispatcher;
     this.dispatchOptions = options;
-    if (gate === undefined || gate.admit()) {
+    const admission = gate === undefined ? "dispatch" : gate.fifoQueue.admit(this, plan.maxQueued);
+    if (admission === "dispatch") {
       this.dispatchFromGate();
-      return;
-    }
-    const queued = gate.fifoQueue.nodeCount;
-    if (queued >= plan.maxQueued) {
+    } else if (admission === "full") {
       // `maxQueuedRequests`: rejected now, never queued (counted as a failed request, and as queue-full).
       if (o !== undefined) plan.poolTelemetry?.queueFullRejected(o);
+      const queued = (gate as OriginGate).fifoQueue.nodeCount;
       this.fail(queueFullError(PACKAGE_PREFIX, plan.maxQueued, queued, "connection"), "failed");
-      return;
+    } else {
+      this.enterQueue(clock.now());
     }
-    gate.enqueueWaiter(this);
-    this.enterQueue(clock.now());
   }
 
   /** Hands the request to undici (counted in its gate's `inUse`, when it has a gate). */
@@ -475,7 +473,7 @@ export abstract class UndiciRequestCore
 
   override describeQueue(): string {
     const gate = this.originGate;
-    if (gate !== undefined) return `maxSockets=${gate.gateLimit ?? "unlimited"}, ${gate.fifoQueue.nodeCount} queued`;
+    if (gate !== undefined) return gate.describe();
     const o = this.telemetry;
     if (o === undefined) return "pool statistics unavailable with telemetry: false";
     return `maxSockets=${o.connLimit ?? "unlimited"}, ${o.queuedNow} queued`;

@@ -304,9 +304,10 @@ describe("every way a stream request ends goes through finish(), once", () => {
       () => (state = "rejected")
     );
     await waitFor(() => server.openStreams === 1);
-    const origins = (h as unknown as { pool: { origins: Map<string, { holders: { head?: { stream?: object } } }> } })
-      .pool.origins;
-    const stream = [...origins.values()][0].holders.head?.stream as { emit: (...args: unknown[]) => boolean };
+    const origins = (
+      h as unknown as { pool: { origins: Map<string, { holders: { firstNode?: { stream?: object } } }> } }
+    ).pool.origins;
+    const stream = [...origins.values()][0].holders.firstNode?.stream as { emit: (...args: unknown[]) => boolean };
     stream.emit = () => false;
     return () => state;
   }
