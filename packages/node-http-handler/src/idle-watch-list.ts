@@ -1,7 +1,9 @@
 /**
  * IdleWatchList: HTTP/1's `socketTimeout`: one pool-monitor `IdleWatch` per watched request, fired `socketTimeout` ms
  * after its socket last moved a byte; stopped watches are reused, so steady traffic allocates none. Node reports
- * socket activity through `socket._unrefTimer()`, wrapped once per socket by a shared hook that writes `lastActive`.
+ * socket activity through `socket._unrefTimer()`, wrapped once per socket (one closure per socket, none per request)
+ * by a hook that writes the current watch's `lastActive`, then calls Node's own method. The current watch is kept
+ * off the socket, in a `WeakMap` (pool-monitor's tracking-state.ts says why).
  */
 import type { DeadlineScheduler, IdleTarget } from "@sockeye/pool-monitor/internal";
 import { IdleWatch, timing as importedTiming } from "@sockeye/pool-monitor/internal";
@@ -13,16 +15,13 @@ const timing = importedTiming;
 /** The target of a spare watch (it holds no request). */
 const NO_TARGET: IdleTarget = { onIdle() {} };
 
-/** The watching request's `IdleWatch`, on the socket it watches. */
-const kWatch = Symbol("sockeye.idleWatch");
-/** The socket's own `_unrefTimer` (Node's activity method), kept when the hook replaces it. */
-const kOriginal = Symbol("sockeye.unrefTimer");
-
+/** A hooked socket's current watch (the watching request's `IdleWatch`; `undefined` while none watches). */
 interface HookedSocket {
-  _unrefTimer?: () => void;
-  [kWatch]?: IdleWatch | undefined;
-  [kOriginal]?: () => void;
+  watch: IdleWatch | undefined;
 }
+
+/** Each hooked socket's `HookedSocket`, set once when the hook is installed. */
+const hooked = new WeakMap<Socket, HookedSocket>();
 
 /** A watched request: `onIdle` runs when the limit passed with no byte moved; its end unwatches it. @internal */
 export interface IdleWatcher extends IdleTarget {
@@ -32,20 +31,23 @@ export interface IdleWatcher extends IdleTarget {
   readonly idleLimitMs: number;
 }
 
-/** Node's activity method on a hooked socket: note the activity on the watching request's `IdleWatch`, then Node's. */
-function onSocketActivity(this: HookedSocket): void {
-  const watch = this[kWatch];
-  if (watch !== undefined) watch.lastActive = timing.now();
-  this[kOriginal]?.call(this);
-}
-
-/** Installs the activity hook on `socket` once (a no-op after the first call for the same socket). */
-function hook(socket: HookedSocket): void {
-  if (socket._unrefTimer === onSocketActivity) return;
+/**
+ * Installs the activity hook on `socket` once, in place of Node's `_unrefTimer`: it notes the activity on the current
+ * watch, then calls Node's method. Returns the socket's `HookedSocket` (`undefined`: the socket has no such method).
+ */
+function hook(socket: Socket & { _unrefTimer?: () => void }): HookedSocket | undefined {
+  const existing = hooked.get(socket);
+  if (existing !== undefined) return existing;
   const original = socket._unrefTimer;
-  if (typeof original !== "function") return;
-  socket[kOriginal] = original;
-  socket._unrefTimer = onSocketActivity;
+  if (typeof original !== "function") return undefined;
+  const hooks: HookedSocket = { watch: undefined };
+  hooked.set(socket, hooks);
+  socket._unrefTimer = function onSocketActivity(this: Socket): void {
+    const watch = hooks.watch;
+    if (watch !== undefined) watch.lastActive = timing.now();
+    original.call(this);
+  };
+  return hooks;
 }
 
 /** The handler's `socketTimeout` watches (see the file header). @internal */
@@ -67,8 +69,8 @@ export class IdleWatchList {
     if (watch === undefined) watch = new IdleWatch(this.sharedScheduler, w);
     else watch.target = w;
     w.idleWatch = watch;
-    hook(socket as unknown as HookedSocket);
-    (socket as unknown as HookedSocket)[kWatch] = watch;
+    const h = hook(socket);
+    if (h !== undefined) h.watch = watch;
     w.idleOn = socket;
     this.watching++;
     watch.start(w.idleLimitMs, now);
@@ -76,7 +78,7 @@ export class IdleWatchList {
 
   /** Stops watching `w`. Idempotent. */
   unwatch(w: IdleWatcher): void {
-    const socket = w.idleOn as unknown as HookedSocket | undefined;
+    const socket = w.idleOn;
     if (socket === undefined) return;
     w.idleOn = undefined;
     if (this.watching > 0) this.watching--;
@@ -84,7 +86,8 @@ export class IdleWatchList {
     w.idleWatch = undefined;
     watch.stop();
     watch.target = NO_TARGET;
-    if (socket[kWatch] === watch) socket[kWatch] = undefined;
+    const h = hooked.get(socket);
+    if (h !== undefined && h.watch === watch) h.watch = undefined;
     this.spare.push(watch);
   }
 

@@ -91,7 +91,8 @@ type DeadlineKind = importedDeadlineKind;
 const HttpResponse = ImportedHttpResponse;
 
 const kState = Symbol("sockeye.inFlightRequest");
-const kConnectingFor = Symbol("sockeye.connectingFor");
+/** The request each connecting socket was assigned to, until connected (off the socket: it keeps Node's shape). */
+const connectingFor = new WeakMap<Socket, InFlightRequest>();
 
 type Settle = (value: any) => void;
 
@@ -615,7 +616,7 @@ function onRequestSocket(this: ClientRequest, socket: Socket): void {
   enableTcpKeepAlive(socket, plan.agent);
   if (plan.lifetimeMs) stampSocket(socket, now);
   if (connecting) {
-    (socket as any)[kConnectingFor] = state;
+    connectingFor.set(socket, state);
     socket.once("connect", onSocketConnected);
     if (plan.isSSL) socket.once("secureConnect", onSocketSecureConnected);
   } else {
@@ -626,7 +627,7 @@ function onRequestSocket(this: ClientRequest, socket: Socket): void {
 
 /** TCP connected: timed for telemetry; the inactivity watch starts (it covers a stalled TLS handshake too). */
 function onSocketConnected(this: Socket): void {
-  const state: InFlightRequest | undefined = (this as any)[kConnectingFor];
+  const state = connectingFor.get(this);
   if (state === undefined) return;
   const now = timing.now();
   const monitor = state.monitor;
@@ -639,14 +640,14 @@ function onSocketConnected(this: Socket): void {
   if (state.req?.socket !== this) return;
   state.connected(this, now);
   if (!state.requestPlan.isSSL) {
-    (this as any)[kConnectingFor] = undefined;
+    connectingFor.delete(this);
     state.enterPhase(RequestPhase.Connected, now);
   }
 }
 
 function onSocketSecureConnected(this: Socket): void {
-  const state: InFlightRequest | undefined = (this as any)[kConnectingFor];
-  (this as any)[kConnectingFor] = undefined;
+  const state = connectingFor.get(this);
+  connectingFor.delete(this);
   if (state === undefined) return;
   const now = timing.now();
   const ss = socketStateOf(this);

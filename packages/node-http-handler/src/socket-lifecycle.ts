@@ -3,8 +3,8 @@
  * - `idleSocketTimeout`: a free keep-alive socket idle this long is closed before the server's keep-alive timeout can
  *   close it under a new request (the `ECONNRESET` race, nodejs/node#47130).
  * - `connectionLifetime`: an older socket is not reused (DNS changes are picked up).
- * `sweepAgent()` runs before a dispatch (`sweepDue()`) and on the runtime's sweep deadline: O(free sockets); each
- * socket carries two stamps under symbols (created-at, freed-at).
+ * `sweepAgent()` runs before a dispatch (`sweepDue()`) and on the runtime's sweep deadline: O(free sockets). Each
+ * socket's two stamps (created-at, freed-at) are kept off the socket, in `WeakMap`s.
  */
 import type { Agent } from "node:http";
 import type { Socket } from "node:net";
@@ -14,8 +14,10 @@ import { ownedAgents } from "./resolve-handler-config";
 // Bound once: in the CommonJS build (what Node loads), each read of another package's export is a getter call.
 const timing = importedTiming;
 
-const kCreatedAt = Symbol("sockeye.socketCreatedAt");
-const kFreedAt = Symbol("sockeye.socketFreedAt");
+/** When the handler first saw each socket (monotonic ms). */
+const createdAt = new WeakMap<Socket, number>();
+/** When each socket last went back to its agent's free list (monotonic ms). */
+const freedAt = new WeakMap<Socket, number>();
 const kLifecycle = Symbol("sockeye.agentLifecycle");
 
 /** Why the handler closed a socket. @internal */
@@ -34,17 +36,17 @@ interface AgentLifecycle {
 }
 
 function onAgentFree(socket: Socket): void {
-  (socket as any)[kFreedAt] = timing.now();
+  freedAt.set(socket, timing.now());
 }
 
 /** Stamps a socket's creation time the first time the handler sees it. @internal */
 export function stampSocket(socket: Socket, now: number): void {
-  if ((socket as any)[kCreatedAt] === undefined) (socket as any)[kCreatedAt] = now;
+  if (!createdAt.has(socket)) createdAt.set(socket, now);
 }
 
 /** Age of a socket in ms since the handler first saw it (0 if never seen). @internal */
 export function socketAge(socket: Socket, now: number): number {
-  const created = (socket as any)[kCreatedAt] as number | undefined;
+  const created = createdAt.get(socket);
   return created === undefined ? 0 : now - created;
 }
 
@@ -75,13 +77,16 @@ export function sweepAgent(
     if (!sockets) continue;
     for (let i = sockets.length - 1; i >= 0; i--) {
       const socket = sockets[i];
-      let freedAt = (socket as any)[kFreedAt] as number | undefined;
-      if (freedAt === undefined) freedAt = (socket as any)[kFreedAt] = now;
+      let freed = freedAt.get(socket);
+      if (freed === undefined) {
+        freed = now;
+        freedAt.set(socket, now);
+      }
       let reason: LifecycleCloseReason | undefined;
-      if (idleSocketTimeout && now - freedAt >= idleSocketTimeout) reason = "idle_timeout";
+      if (idleSocketTimeout && now - freed >= idleSocketTimeout) reason = "idle_timeout";
       else if (connectionLifetime && socketAge(socket, now) >= connectionLifetime) reason = "max_lifetime";
       if (reason === undefined) {
-        next = Math.min(next, socketExpiry(socket, freedAt, limits, now));
+        next = Math.min(next, socketExpiry(socket, freed, limits, now));
         continue;
       }
       onClose(socket, reason);

@@ -1,7 +1,8 @@
 import type { Agent } from "node:http";
 import type { Socket } from "node:net";
 
-const kKeepAliveSet = Symbol("sockeye.keepAliveSet");
+/** Sockets whose keep-alive is set (kept off the socket, which keeps Node's shape). */
+const keepAliveSet = new WeakSet<Socket>();
 
 /**
  * A keep-alive agent only enables TCP keep-alive on a socket when it is first pooled, so a long first request runs
@@ -10,7 +11,7 @@ const kKeepAliveSet = Symbol("sockeye.keepAliveSet");
  */
 export function enableTcpKeepAlive(socket: Socket, agent: Agent): void {
   const a = agent as Agent & { keepAlive?: boolean; keepAliveMsecs?: number };
-  if (a.keepAlive !== true || (socket as any)[kKeepAliveSet] === true) return;
-  (socket as any)[kKeepAliveSet] = true;
+  if (a.keepAlive !== true || keepAliveSet.has(socket)) return;
+  keepAliveSet.add(socket);
   socket.setKeepAlive(true, a.keepAliveMsecs || 0);
 }

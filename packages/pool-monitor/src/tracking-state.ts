@@ -201,7 +201,7 @@ export class SocketState {
   onClose(socket: Socket, now: number): void {
     if (this.closed) return;
     this.closed = true;
-    setSocketState(socket, undefined);
+    socketStates.delete(socket);
     const core = this.core;
     if (core.coreDestroyed) return;
     core.connectionClosed(this.origin, now - this.createdAt, this.readyAt >= 0, this.requests, this.closeReason());
@@ -243,7 +243,7 @@ const HTTP1_CLOSE_RULES: Readonly<Record<Http1CloseReason, (s: SocketState) => b
 export function adoptSocket(core: Http1Core, o: OriginState, socket: Socket, now: number): SocketState {
   const connecting = socket.connecting;
   const ss = new SocketState(core, o, now, connecting, (socket as TLSSocket).encrypted === true);
-  setSocketState(socket, ss);
+  socketStates.set(socket, ss);
   socket.on("close", onSocketClose);
   (socket as NodeJS.EventEmitter).on(errorMonitor, onSocketError);
   socket.on("end", onSocketEnd);
@@ -309,17 +309,18 @@ function onSocketClose(this: Socket): void {
   socketStateOf(this)?.onClose(this, timing.now());
 }
 
-/** A socket's `SocketState` slot; a registered symbol, so the CommonJS and ESM builds share it. */
-const kSocketState = Symbol.for("sockeye.poolMonitor.socketState");
+/**
+ * Each seen socket's state, in a `WeakMap` rather than a property on the socket: a socket with a property of its own
+ * gets a hidden class of its own, which turns Node's per-request property reads on sockets megamorphic. One map per
+ * process, under a registered symbol on `globalThis`, so the CommonJS and ESM builds share it.
+ */
+const socketStates: WeakMap<Socket, SocketState> = ((globalThis as Record<symbol, unknown>)[
+  Symbol.for("sockeye.poolMonitor.socketState")
+] ??= new WeakMap<Socket, SocketState>()) as WeakMap<Socket, SocketState>;
 
 /** The socket's state, if a monitor has seen it. @internal */
 export function socketStateOf(socket: Socket): SocketState | undefined {
-  return (socket as unknown as Record<symbol, SocketState | undefined>)[kSocketState];
-}
-
-/** Sets (or clears, with `undefined`) the socket's state. */
-function setSocketState(socket: Socket, state: SocketState | undefined): void {
-  (socket as unknown as Record<symbol, SocketState | undefined>)[kSocketState] = state;
+  return socketStates.get(socket);
 }
 
 /** The node:http transport's state of one origin entry: its agent links, queue and open responses. @internal */
