@@ -55,12 +55,16 @@ function onGuardedEnd(this: GuardedBody): void {
   else guard.fail();
 }
 
-/** A body destroyed without an error before its end (its `'error'` listener handles an error). */
+/**
+ * The body closed: the guard lets go; if it was destroyed without an error before its end, the request fails (its
+ * `'error'` listener handles an error).
+ */
 function onGuardedClose(this: GuardedBody): void {
   const guard = this[kGuard];
-  if (guard === undefined || !closedEarly(this)) return;
+  if (guard === undefined) return;
+  // Whatever the end, so that a body the caller keeps does not keep the request alive.
   release(this);
-  guard.fail(bodyClosedEarlyError(guard.prefix));
+  if (closedEarly(this)) guard.fail(bodyClosedEarlyError(guard.prefix));
 }
 
 /** Whether `body` was destroyed without an error before its end. @internal */

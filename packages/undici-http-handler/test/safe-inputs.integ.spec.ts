@@ -163,6 +163,54 @@ function request(port: number, tls: boolean, fields: Record<string, unknown> = {
   return req;
 }
 
+/** Records how `promise` (a `handle()` call) settles into `outcome`; the returned promise never rejects. */
+function recordOutcome(promise: Promise<unknown>, outcome: Outcome): Promise<void> {
+  return promise.then(
+    () => {
+      outcome.state = "resolved";
+    },
+    (error: Error & { code?: unknown }) => {
+      outcome.state = "rejected";
+      outcome.error = { name: error.name, code: error.code, message: error.message };
+    }
+  );
+}
+
+/** The request bytes a recorder received so far (HTTP/1: raw connections; HTTP/2: stream bodies). */
+function bytesReceived(target: Target): string {
+  return target.kind === "h1"
+    ? Buffer.concat(target.h1.connections.map((c) => c.raw)).toString("latin1")
+    : Buffer.concat(target.h2.streams.map((s) => s.body)).toString("latin1");
+}
+
+/**
+ * The server never got a whole request (HTTP/1: no request parsed, the connection closed; HTTP/2: the stream reset
+ * without END_STREAM), and once `handler` is destroyed no socket or timer is left beyond `before`.
+ */
+async function expectCutOffAndReleased(
+  target: Target,
+  handler: AnyHandler,
+  before: ReturnType<typeof activeResources>
+): Promise<void> {
+  if (target.kind === "h1") {
+    expect(target.h1.requests).toHaveLength(0);
+    await waitFor(() => target.h1.connections.every((c) => c.closed), "the client to close", CAP_MS);
+  } else {
+    await waitFor(() => target.h2.streams.every((s) => s.rstCode !== -1), "the stream to close", CAP_MS);
+    // Node's close(CANCEL) would end the request side first: the server would take the cut body for a whole one.
+    for (const s of target.h2.streams) expect([s.ended, s.rstCode > 0]).toEqual([false, true]);
+  }
+  handler.destroy();
+  await waitFor(
+    () => {
+      const now = activeResources();
+      return now.handles <= before.handles && now.timers <= before.timers;
+    },
+    "the handler's sockets and timers to go",
+    CAP_MS
+  );
+}
+
 /** Sends `req` through a new handler of `lane`, reads the body, destroys the handler, and reports how it ended. */
 async function run(lane: Lane, req: HttpRequest, agent?: Record<string, unknown>): Promise<Outcome> {
   const handler = lane.make(agent);
@@ -549,19 +597,8 @@ describe("a request body stream destroyed mid-upload fails the request at once, 
     const body = new Readable({ read() {} });
     const headers = length === undefined ? {} : { "content-length": length };
     const outcome: Outcome = { state: "pending" };
-    const settled = handler.handle(request(target.port, false, { body, headers })).then(
-      () => {
-        outcome.state = "resolved";
-      },
-      (error: Error & { code?: unknown }) => {
-        outcome.state = "rejected";
-        outcome.error = { name: error.name, code: error.code, message: error.message };
-      }
-    );
-    const sent = (): string =>
-      target.kind === "h1"
-        ? Buffer.concat(target.h1.connections.map((c) => c.raw)).toString("latin1")
-        : Buffer.concat(target.h2.streams.map((s) => s.body)).toString("latin1");
+    const settled = recordOutcome(handler.handle(request(target.port, false, { body, headers })), outcome);
+    const sent = (): string => bytesReceived(target);
     await waitFor(
       () => (target.kind === "h1" ? accepted(target) : target.h2.streams.length) === 1,
       "the upload",
@@ -592,25 +629,7 @@ describe("a request body stream destroyed mid-upload fails the request at once, 
             /^@sockeye\/[a-z0-9-]+ - the request body stream was destroyed before its end, without an error; the request was cut off\.$/
           );
         }
-        // The server never got a whole request: the connection was closed, the stream reset.
-        if (target.kind === "h1") {
-          expect(target.h1.requests).toHaveLength(0);
-          await waitFor(() => target.h1.connections.every((c) => c.closed), "the client to close", CAP_MS);
-        } else {
-          await waitFor(() => target.h2.streams.every((s) => s.rstCode !== -1), "the stream to close", CAP_MS);
-          // Reset without END_STREAM: the server never took the cut body for a whole one.
-          for (const s of target.h2.streams) expect([s.ended, s.rstCode > 0]).toEqual([false, true]);
-        }
-        // No socket or timer left behind.
-        run.handler.destroy();
-        await waitFor(
-          () => {
-            const now = activeResources();
-            return now.handles <= run.before.handles && now.timers <= run.before.timers;
-          },
-          "the handler's sockets and timers to go",
-          CAP_MS
-        );
+        await expectCutOffAndReleased(target, run.handler, run.before);
       });
     }
   }
@@ -653,21 +672,9 @@ describe("an upload cut off by the caller's abort or by requestTimeout never rea
     const controller = new AbortController();
     const options = how === "abort" ? { abortSignal: controller.signal } : { requestTimeout: 100 };
     const outcome: Outcome = { state: "pending" };
-    handler.handle(request(target.port, false, { body }), options).then(
-      () => {
-        outcome.state = "resolved";
-      },
-      (error: Error & { code?: unknown }) => {
-        outcome.state = "rejected";
-        outcome.error = { name: error.name, code: error.code, message: error.message };
-      }
-    );
-    const sent = (): string =>
-      target.kind === "h1"
-        ? Buffer.concat(target.h1.connections.map((c) => c.raw)).toString("latin1")
-        : Buffer.concat(target.h2.streams.map((s) => s.body)).toString("latin1");
+    void recordOutcome(handler.handle(request(target.port, false, { body }), options), outcome);
     body.push("first-chunk");
-    await waitFor(() => sent().includes("first-chunk"), "the first chunk to arrive", CAP_MS);
+    await waitFor(() => bytesReceived(target).includes("first-chunk"), "the first chunk to arrive", CAP_MS);
     if (how === "abort") controller.abort();
     await waitFor(() => outcome.state !== "pending", "the request to settle", CAP_MS).catch(() => {});
     return { target, handler, outcome, before };
@@ -681,23 +688,7 @@ describe("an upload cut off by the caller's abort or by requestTimeout never rea
           state: "rejected",
           error: { name: how === "abort" ? "AbortError" : "TimeoutError" },
         });
-        if (target.kind === "h1") {
-          expect(target.h1.requests).toHaveLength(0);
-          await waitFor(() => target.h1.connections.every((c) => c.closed), "the client to close", CAP_MS);
-        } else {
-          await waitFor(() => target.h2.streams.every((s) => s.rstCode !== -1), "the stream to close", CAP_MS);
-          // Reset without END_STREAM (Node's close(CANCEL) would end the request side first).
-          for (const s of target.h2.streams) expect([s.ended, s.rstCode > 0]).toEqual([false, true]);
-        }
-        handler.destroy();
-        await waitFor(
-          () => {
-            const now = activeResources();
-            return now.handles <= before.handles && now.timers <= before.timers;
-          },
-          "the handler's sockets and timers to go",
-          CAP_MS
-        );
+        await expectCutOffAndReleased(target, handler, before);
       });
     }
   }

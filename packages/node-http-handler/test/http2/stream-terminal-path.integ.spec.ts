@@ -144,6 +144,9 @@ describe("every way a stream request ends goes through finish(), once", () => {
     failing.destroy(new Error("body failed"));
     expect(await outcome(failed)).toMatchObject({ ok: false, error: { message: "body failed" } });
     await waitFor(() => inFlight(t.pool) === 0);
+    // Node 22+'s server counts a stream reset with INTERNAL_ERROR a moment longer: a stream sent before it let go
+    // would be refused (and replayed on a fresh session), which is not what this row is about.
+    await waitFor(() => server.openStreams === 0);
     expect(failing.listenerCount("error")).toBe(0);
     expect(toldOnce(finished, 3)).toEqual(["aborted", "aborted", "failed"]);
     expect(origin(h).requests).toEqual({ started: 3, completed: 0, failed: 1, aborted: 2, timedOut: 0, queueFull: 0 });
