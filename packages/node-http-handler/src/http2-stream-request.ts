@@ -492,9 +492,7 @@ export class Http2StreamRequest
 
   /** BodyLengthSink: the piped request body failed, broke its `content-length` or was destroyed before its end. */
   onBodyError(error: Error): void {
-    // `destroy(error)`, not `close()`: see `reset()`.
-    if (!this.settled) this.reset("destroy", error);
-    this.end("failed", error, "leave", "cancel");
+    this.end("failed", error, "cancel", "cancel");
   }
 
   /** The session it waited for failed before it was established, or the handler was destroyed. */
