@@ -55,8 +55,7 @@ import { parseResponseHeaders } from "./parse-response-headers";
 import type { RequestOutcome } from "./undici-pool-monitor";
 import type { RequestPlan } from "./request-plan";
 
-// Bound once: in this package's CommonJS build (what Node's `require` and `import` load) every use of another
-// package's export is a getter call.
+// Bound once: in the CommonJS build (what Node loads), each read of another package's export is a getter call.
 const bodyOpen = importedBodyOpen;
 const DeadlineKind = importedDeadlineKind;
 const endResponseBody = importedEndResponseBody;
