@@ -4,7 +4,7 @@
  *   close it under a new request (the `ECONNRESET` race, nodejs/node#47130).
  * - `connectionLifetime`: an older socket is not reused (DNS changes are picked up).
  * `sweepAgent()` runs before a dispatch (`sweepDue()`) and on the runtime's sweep deadline: O(free sockets). Each
- * socket's two stamps (created-at, freed-at) are kept off the socket, in `WeakMap`s.
+ * socket's two stamps (created-at, freed-at) are kept off the socket, in one `WeakMap`.
  */
 import type { Agent } from "node:http";
 import type { Socket } from "node:net";
@@ -14,10 +14,19 @@ import { ownedAgents } from "./resolve-handler-config";
 // Bound once: in the CommonJS build (what Node loads), each read of another package's export is a getter call.
 const timing = importedTiming;
 
-/** When the handler first saw each socket (monotonic ms). */
-const createdAt = new WeakMap<Socket, number>();
-/** When each socket last went back to its agent's free list (monotonic ms). */
-const freedAt = new WeakMap<Socket, number>();
+/** A socket's stamps, monotonic ms: when the handler first saw it, when it last went back to its agent's free list. */
+interface SocketStamps {
+  createdAt: number | undefined;
+  freedAt: number | undefined;
+}
+
+const stamps = new WeakMap<Socket, SocketStamps>();
+
+function stampsOf(socket: Socket): SocketStamps {
+  let s = stamps.get(socket);
+  if (s === undefined) stamps.set(socket, (s = { createdAt: undefined, freedAt: undefined }));
+  return s;
+}
 const kLifecycle = Symbol("sockeye.agentLifecycle");
 
 /** Why the handler closed a socket. @internal */
@@ -36,17 +45,18 @@ interface AgentLifecycle {
 }
 
 function onAgentFree(socket: Socket): void {
-  freedAt.set(socket, timing.now());
+  stampsOf(socket).freedAt = timing.now();
 }
 
 /** Stamps a socket's creation time the first time the handler sees it. @internal */
 export function stampSocket(socket: Socket, now: number): void {
-  if (!createdAt.has(socket)) createdAt.set(socket, now);
+  const s = stampsOf(socket);
+  if (s.createdAt === undefined) s.createdAt = now;
 }
 
 /** Age of a socket in ms since the handler first saw it (0 if never seen). @internal */
 export function socketAge(socket: Socket, now: number): number {
-  const created = createdAt.get(socket);
+  const created = stamps.get(socket)?.createdAt;
   return created === undefined ? 0 : now - created;
 }
 
@@ -77,11 +87,8 @@ export function sweepAgent(
     if (!sockets) continue;
     for (let i = sockets.length - 1; i >= 0; i--) {
       const socket = sockets[i];
-      let freed = freedAt.get(socket);
-      if (freed === undefined) {
-        freed = now;
-        freedAt.set(socket, now);
-      }
+      const s = stampsOf(socket);
+      const freed = s.freedAt ?? (s.freedAt = now);
       let reason: LifecycleCloseReason | undefined;
       if (idleSocketTimeout && now - freed >= idleSocketTimeout) reason = "idle_timeout";
       else if (connectionLifetime && socketAge(socket, now) >= connectionLifetime) reason = "max_lifetime";
